@@ -1,0 +1,35 @@
+// memplan: static memory planning for compiled ML programs.
+//
+//   memplan::Graph graph = ...;  // ops in execution order
+//   absl::StatusOr<memplan::Plan> plan = memplan::PlanMemory(graph, {});
+//
+// PlanMemory builds the problem, runs the planner and verifies the plan; a plan
+// the verifier rejects is an internal error and is never returned.
+
+#ifndef MEMPLAN_MEMPLAN_H_
+#define MEMPLAN_MEMPLAN_H_
+
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "memplan/planner.h"
+#include "memplan/problem.h"
+#include "memplan/types.h"
+#include "memplan/verify.h"
+
+namespace memplan {
+
+struct PlanMemoryOptions {
+  BuildOptions build;
+  std::string planner;  // empty = DefaultPlannerName()
+  PlanOptions plan;
+};
+
+absl::StatusOr<Plan> PlanMemory(const Graph& graph,
+                                const PlanMemoryOptions& options = {});
+absl::StatusOr<Plan> PlanMemory(const Problem& problem,
+                                const PlanMemoryOptions& options = {});
+
+}  // namespace memplan
+
+#endif  // MEMPLAN_MEMPLAN_H_

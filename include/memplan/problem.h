@@ -1,0 +1,89 @@
+// From a Graph to a Problem: lifetimes, buffers, conflicts and bounds.
+//
+// Time semantics (op i executes at step i; lifetimes are [start, end)):
+//   * a tensor produced by op p and last read by op c is alive [p, c + 1);
+//   * graph inputs are alive from step 0, graph outputs until step N (= #ops);
+//   * a tensor produced and never read is alive [p, p + 1);
+//   * constants are planned only with `plan_constants`, alive from their
+//     producer (or step 0) to their last reader;
+//   * scratch tensors of op i are alive [i, i + 1);
+//   * alias (view) hints always merge the view into its base's buffer (as large
+//     as the base, alive over the union); in-place hints merge when the input is
+//     read for the last time by that op, is no graph input or output, and the
+//     output is not larger. Otherwise the two stay separate buffers.
+// Two buffers conflict when their lifetimes overlap or an explicit conflict
+// names them.
+
+#ifndef MEMPLAN_PROBLEM_H_
+#define MEMPLAN_PROBLEM_H_
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "memplan/types.h"
+
+namespace memplan {
+
+struct BuildOptions {
+  bool plan_inputs = true;
+  bool plan_outputs = true;
+  bool plan_constants = false;
+  // Default alignment of every buffer (a power of two); a tensor's own
+  // alignment raises it. Sizes are rounded up to the buffer's alignment.
+  Bytes alignment = 1;
+  // When set, replaces the graph's pools (empty = keep the graph's).
+  std::vector<Pool> pools;
+  // When > 0, the capacity of the single default pool (only when the graph
+  // and `pools` name no pools).
+  Bytes capacity = 0;
+};
+
+absl::StatusOr<Problem> BuildProblem(const Graph& graph,
+                                     const BuildOptions& options = {});
+
+// Checks a Problem made by hand or read from a file: positive pool list,
+// power-of-two alignments, sizes that are multiples of their alignment,
+// start < end, valid pool and buffer references, fixed placements aligned.
+absl::Status ValidateProblem(const Problem& problem);
+
+// Sum of all buffer sizes: the peak of a plan without reuse.
+Bytes NaiveTotal(const Problem& problem);
+
+// The largest sum of sizes of buffers alive at one step (O(n log n)).
+Bytes LowerBound(const Problem& problem);
+
+// The alignment an offset of `buffer` in `pool` must respect.
+Bytes EffectiveAlignment(const Problem& problem, BufferId buffer, PoolId pool);
+
+// The pools `buffer` may live in, in preference order.
+std::vector<PoolId> AllowedPools(const Problem& problem, BufferId buffer);
+
+// Compact adjacency (CSR) of the conflict graph: lifetime overlaps found by a
+// sweep over time plus the explicit conflicts. Neighbours are sorted by id and
+// unique. Memory is O(n + conflicts).
+class ConflictGraph {
+ public:
+  static ConflictGraph Build(const Problem& problem);
+
+  int size() const { return static_cast<int>(begin_.size()) - 1; }
+  std::span<const BufferId> neighbors(BufferId b) const {
+    return {adjacency_.data() + begin_[b],
+            static_cast<size_t>(begin_[b + 1] - begin_[b])};
+  }
+  int64_t num_edges() const { return static_cast<int64_t>(adjacency_.size()) / 2; }
+  bool Conflict(BufferId a, BufferId b) const;  // O(log degree)
+
+ private:
+  std::vector<int64_t> begin_ = {0};
+  std::vector<BufferId> adjacency_;
+};
+
+// Fills pool_used, peak, naive_total and lower_bound of `plan` from its
+// assignments. Planners call it before returning.
+void ComputePlanStatistics(const Problem& problem, Plan& plan);
+
+}  // namespace memplan
+
+#endif  // MEMPLAN_PROBLEM_H_

@@ -1,0 +1,176 @@
+// The vocabulary of memplan: plain value types shared by every part.
+//
+// Two levels:
+//   * Graph level: what a compiler hands over (Tensor, Op, Graph).
+//   * Problem level: what planners see (Buffer, Pool, Problem), built from a
+//     Graph by BuildProblem() (memplan/problem.h) or read from a buffer CSV.
+// A planner turns a Problem into a Plan: one Assignment per buffer.
+//
+// Every lifetime in memplan is half-open: [start, end) in op steps. Two
+// buffers whose lifetimes merely touch (a.end == b.start) do not conflict.
+
+#ifndef MEMPLAN_TYPES_H_
+#define MEMPLAN_TYPES_H_
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/time/time.h"
+
+namespace memplan {
+
+using Bytes = int64_t;     // a size in bytes
+using Offset = int64_t;    // bytes from the pool's base
+using Step = int64_t;      // an op step (op i executes at step i)
+using BufferId = int32_t;  // index into Problem::buffers
+using PoolId = int32_t;    // index into Problem::pools
+
+// ---------------------------------------------------------------------------
+// Graph level.
+
+enum class TensorKind {
+  kActivation,  // produced by one op, read by later ops
+  kInput,       // graph input: alive from step 0
+  kOutput,      // graph output: alive until the last step
+  kConstant,    // weights; not planned unless BuildOptions::plan_constants
+  kScratch,     // an op's workspace, alive only while that op runs
+};
+
+// A placement the planner must keep, named at graph level.
+struct FixedTensorPlacement {
+  std::string pool;  // empty = the first pool
+  Offset offset = 0;
+  bool operator==(const FixedTensorPlacement&) const = default;
+};
+
+struct Tensor {
+  std::string name;
+  Bytes size = 0;
+  TensorKind kind = TensorKind::kActivation;
+  Bytes alignment = 0;             // 0 = the default of BuildOptions
+  std::vector<std::string> pools;  // allowed pools in preference order; empty = all
+  std::optional<FixedTensorPlacement> fixed;
+  // Informative only.
+  std::vector<int64_t> shape;
+  std::string dtype;
+  bool operator==(const Tensor&) const = default;
+};
+
+// "Output `output` of the op may reuse / is a view of input `input`"
+// (indices into Op::outputs and Op::inputs).
+struct OperandPair {
+  int output = 0;
+  int input = 0;
+  bool operator==(const OperandPair&) const = default;
+};
+
+struct Op {
+  std::string name;
+  std::string type;
+  std::vector<std::string> inputs;
+  std::vector<std::string> outputs;
+  std::vector<std::string> scratch;   // workspace tensors alive only during the op
+  std::vector<OperandPair> inplace;   // output may reuse input's bytes
+  std::vector<OperandPair> alias;     // output is a view of input's bytes
+  bool operator==(const Op&) const = default;
+};
+
+struct Pool {
+  std::string name;
+  Bytes capacity = 0;   // 0 = unbounded
+  Bytes alignment = 1;  // every offset in the pool is a multiple of this
+  bool operator==(const Pool&) const = default;
+};
+
+struct TensorConflict {
+  std::string a;
+  std::string b;
+  bool operator==(const TensorConflict&) const = default;
+};
+
+// The ops are in execution order, which must be a topological order.
+struct Graph {
+  std::string name;
+  std::vector<Tensor> tensors;
+  std::vector<Op> ops;
+  std::vector<Pool> pools;                // empty = one unbounded "default" pool
+  std::vector<TensorConflict> conflicts;  // explicit extra conflicts
+  bool operator==(const Graph&) const = default;
+};
+
+// ---------------------------------------------------------------------------
+// Problem level.
+
+struct Lifetime {
+  Step start = 0;  // first step the buffer is alive
+  Step end = 0;    // first step it is no longer alive (half-open)
+  bool operator==(const Lifetime&) const = default;
+};
+
+// True when the half-open lifetimes share a step.
+inline bool Overlaps(const Lifetime& a, const Lifetime& b) {
+  return a.start < b.end && b.start < a.end;
+}
+
+struct Placement {
+  PoolId pool = 0;
+  Offset offset = 0;
+  bool operator==(const Placement&) const = default;
+};
+
+struct Buffer {
+  std::string name;                  // the name of the tensor it came from
+  std::vector<std::string> tensors;  // every tensor living in it (in-place/alias)
+  Bytes size = 0;       // bytes reserved: already rounded up to `alignment`
+  Bytes alignment = 1;  // power of two; the pool's alignment applies as well
+  Lifetime lifetime;
+  std::vector<PoolId> pools;  // allowed pools in preference order; empty = all, in order
+  std::optional<Placement> fixed;
+  bool operator==(const Buffer&) const = default;
+};
+
+struct BufferConflict {
+  BufferId a = 0;
+  BufferId b = 0;
+  bool operator==(const BufferConflict&) const = default;
+};
+
+// Buffers are identified by their index. A Problem always has at least one
+// pool once built; pools are listed fastest first.
+struct Problem {
+  std::string name;
+  std::vector<Buffer> buffers;
+  std::vector<Pool> pools;
+  std::vector<BufferConflict> conflicts;  // explicit conflicts beyond lifetimes
+  bool operator==(const Problem&) const = default;
+};
+
+// ---------------------------------------------------------------------------
+// Result.
+
+struct Assignment {
+  BufferId buffer = 0;
+  PoolId pool = 0;
+  Offset offset = 0;
+  bool operator==(const Assignment&) const = default;
+};
+
+struct Plan {
+  // One per buffer; planners emit them in buffer order (assignments[i].buffer == i).
+  std::vector<Assignment> assignments;
+  std::vector<Bytes> pool_used;  // per pool: the highest byte used (offset + size)
+  Bytes peak = 0;                // sum of pool_used: the memory the plan needs
+  Bytes naive_total = 0;         // every buffer its own bytes
+  Bytes lower_bound = 0;         // max-live bytes; no single-pool plan is smaller
+  std::string planner;
+  absl::Duration wall_time = absl::ZeroDuration();
+  bool proven_optimal = false;  // the planner proved no valid plan has a smaller peak
+  bool operator==(const Plan&) const = default;
+};
+
+}  // namespace memplan
+
+#endif  // MEMPLAN_TYPES_H_

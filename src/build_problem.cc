@@ -1,0 +1,515 @@
+// BuildProblem: from an op list in execution order to buffers with lifetimes.
+
+#include <algorithm>
+#include <limits>
+#include <numeric>
+#include <string>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "memplan/internal/planner_util.h"
+#include "memplan/internal/status_macros.h"
+#include "memplan/problem.h"
+
+namespace memplan {
+namespace {
+
+using internal::IsPowerOfTwo;
+
+constexpr int kNone = -1;
+
+absl::string_view KindName(TensorKind kind) {
+  switch (kind) {
+    case TensorKind::kActivation:
+      return "activation";
+    case TensorKind::kInput:
+      return "input";
+    case TensorKind::kOutput:
+      return "output";
+    case TensorKind::kConstant:
+      return "constant";
+    case TensorKind::kScratch:
+      return "scratch";
+  }
+  return "?";
+}
+
+absl::Status ValidatePools(const std::vector<Pool>& pools) {
+  absl::flat_hash_map<std::string, int> seen;
+  for (const Pool& pool : pools) {
+    if (pool.name.empty()) return absl::InvalidArgumentError("a pool has no name");
+    if (!seen.emplace(pool.name, 0).second) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("pool \"", pool.name, "\" is defined twice"));
+    }
+    if (pool.capacity < 0) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "pool \"", pool.name, "\" has a negative capacity ", pool.capacity));
+    }
+    if (!IsPowerOfTwo(pool.alignment)) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("pool \"", pool.name, "\" has alignment ", pool.alignment,
+                       ", which is not a power of two"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+// Union-find over tensor indices; the root of a set is its base tensor (the
+// one whose bytes the others share).
+class TensorGroups {
+ public:
+  explicit TensorGroups(int n) : parent_(n) {
+    std::iota(parent_.begin(), parent_.end(), 0);
+  }
+  int Find(int t) {
+    while (parent_[t] != t) {
+      parent_[t] = parent_[parent_[t]];
+      t = parent_[t];
+    }
+    return t;
+  }
+  // Makes `base`'s root the root of both.
+  void Attach(int member, int base) { parent_[Find(member)] = Find(base); }
+
+ private:
+  std::vector<int> parent_;
+};
+
+// What BuildProblem learns about each tensor while walking the ops.
+struct TensorUse {
+  int producer = kNone;
+  int last_reader = kNone;
+  int scratch_op = kNone;
+};
+
+class Builder {
+ public:
+  Builder(const Graph& graph, const BuildOptions& options)
+      : graph_(graph), options_(options) {}
+
+  absl::StatusOr<Problem> Build() {
+    MEMPLAN_RETURN_IF_ERROR(SetUpPools());
+    MEMPLAN_RETURN_IF_ERROR(IndexTensors());
+    MEMPLAN_RETURN_IF_ERROR(WalkOps());
+    MEMPLAN_RETURN_IF_ERROR(ComputeLifetimes());
+    MEMPLAN_RETURN_IF_ERROR(MergeAliases());
+    MergeInPlace();
+    MEMPLAN_RETURN_IF_ERROR(MakeBuffers());
+    MEMPLAN_RETURN_IF_ERROR(AddConflicts());
+    return std::move(problem_);
+  }
+
+ private:
+  absl::Status SetUpPools() {
+    if (!IsPowerOfTwo(options_.alignment)) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "alignment ", options_.alignment, " is not a power of two"));
+    }
+    if (options_.capacity < 0) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("capacity ", options_.capacity, " is negative"));
+    }
+    problem_.name = graph_.name;
+    problem_.pools = !options_.pools.empty() ? options_.pools : graph_.pools;
+    if (problem_.pools.empty()) {
+      problem_.pools.push_back(Pool{.name = "default", .capacity = 0, .alignment = 1});
+    }
+    if (options_.capacity > 0) {
+      if (problem_.pools.size() != 1) {
+        return absl::InvalidArgumentError(
+            "a capacity option applies to a single pool; set each pool's "
+            "capacity instead");
+      }
+      problem_.pools[0].capacity = options_.capacity;
+    }
+    MEMPLAN_RETURN_IF_ERROR(ValidatePools(problem_.pools));
+    for (int p = 0; p < static_cast<int>(problem_.pools.size()); ++p) {
+      pool_index_[problem_.pools[p].name] = p;
+    }
+    return absl::OkStatus();
+  }
+
+  absl::StatusOr<PoolId> FindPool(const std::string& name, const Tensor& tensor) {
+    auto it = pool_index_.find(name);
+    if (it == pool_index_.end()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "tensor \"", tensor.name, "\" names unknown pool \"", name, "\""));
+    }
+    return it->second;
+  }
+
+  absl::Status IndexTensors() {
+    const int n = static_cast<int>(graph_.tensors.size());
+    use_.resize(n);
+    for (int t = 0; t < n; ++t) {
+      const Tensor& tensor = graph_.tensors[t];
+      if (tensor.name.empty()) {
+        return absl::InvalidArgumentError(absl::StrCat("tensor #", t, " has no name"));
+      }
+      if (!tensor_index_.emplace(tensor.name, t).second) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("tensor \"", tensor.name, "\" is defined twice"));
+      }
+      if (tensor.size < 0) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "tensor \"", tensor.name, "\" has a negative size ", tensor.size));
+      }
+      if (tensor.alignment != 0 && !IsPowerOfTwo(tensor.alignment)) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("tensor \"", tensor.name, "\" has alignment ",
+                         tensor.alignment, ", which is not a power of two"));
+      }
+      for (const std::string& pool : tensor.pools) {
+        MEMPLAN_RETURN_IF_ERROR(FindPool(pool, tensor).status());
+      }
+      if (tensor.fixed.has_value()) {
+        if (!tensor.fixed->pool.empty()) {
+          MEMPLAN_RETURN_IF_ERROR(FindPool(tensor.fixed->pool, tensor).status());
+        }
+        if (tensor.fixed->offset < 0) {
+          return absl::InvalidArgumentError(absl::StrCat(
+              "tensor \"", tensor.name, "\" has a negative fixed offset ",
+              tensor.fixed->offset));
+        }
+      }
+    }
+    return absl::OkStatus();
+  }
+
+  absl::StatusOr<int> FindTensor(const std::string& name, const Op& op,
+                                 absl::string_view role) {
+    auto it = tensor_index_.find(name);
+    if (it == tensor_index_.end()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "op \"", op.name, "\" names unknown ", role, " tensor \"", name, "\""));
+    }
+    return it->second;
+  }
+
+  absl::Status CheckPairs(const Op& op, const std::vector<OperandPair>& pairs,
+                          absl::string_view hint) {
+    for (const OperandPair& pair : pairs) {
+      if (pair.output < 0 || pair.output >= static_cast<int>(op.outputs.size()) ||
+          pair.input < 0 || pair.input >= static_cast<int>(op.inputs.size())) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "op \"", op.name, "\" has ", hint, " hint [", pair.output, ", ",
+            pair.input, "] out of range (", op.outputs.size(), " outputs, ",
+            op.inputs.size(), " inputs)"));
+      }
+    }
+    return absl::OkStatus();
+  }
+
+  absl::Status WalkOps() {
+    absl::flat_hash_map<std::string, int> op_names;
+    for (int i = 0; i < static_cast<int>(graph_.ops.size()); ++i) {
+      const Op& op = graph_.ops[i];
+      if (op.name.empty()) {
+        return absl::InvalidArgumentError(absl::StrCat("op #", i, " has no name"));
+      }
+      if (!op_names.emplace(op.name, i).second) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("op \"", op.name, "\" is defined twice"));
+      }
+      MEMPLAN_RETURN_IF_ERROR(CheckPairs(op, op.inplace, "inplace"));
+      MEMPLAN_RETURN_IF_ERROR(CheckPairs(op, op.alias, "alias"));
+      for (const std::string& name : op.inputs) {
+        MEMPLAN_ASSIGN_OR_RETURN(int t, FindTensor(name, op, "input"));
+        const Tensor& tensor = graph_.tensors[t];
+        const bool available =
+            use_[t].producer != kNone ||
+            ((tensor.kind == TensorKind::kInput ||
+              tensor.kind == TensorKind::kConstant) &&
+             use_[t].scratch_op == kNone);
+        if (!available) {
+          return absl::InvalidArgumentError(absl::StrCat(
+              "op \"", op.name, "\" reads tensor \"", name,
+              "\", which no earlier op produces and which is not a graph input "
+              "or constant (ops must be in topological order)"));
+        }
+        use_[t].last_reader = i;
+      }
+      for (const std::string& name : op.outputs) {
+        MEMPLAN_ASSIGN_OR_RETURN(int t, FindTensor(name, op, "output"));
+        const Tensor& tensor = graph_.tensors[t];
+        if (use_[t].producer != kNone || use_[t].scratch_op != kNone) {
+          return absl::InvalidArgumentError(absl::StrCat(
+              "tensor \"", name, "\" is produced twice (by op \"",
+              graph_.ops[std::max(use_[t].producer, use_[t].scratch_op)].name,
+              "\" and op \"", op.name, "\")"));
+        }
+        if (tensor.kind == TensorKind::kInput || tensor.kind == TensorKind::kScratch) {
+          return absl::InvalidArgumentError(
+              absl::StrCat("op \"", op.name, "\" produces ", KindName(tensor.kind),
+                           " tensor \"", name, "\""));
+        }
+        if (use_[t].last_reader != kNone) {
+          return absl::InvalidArgumentError(absl::StrCat(
+              "tensor \"", name, "\" is read by op \"",
+              graph_.ops[use_[t].last_reader].name,
+              "\" before op \"", op.name, "\" produces it"));
+        }
+        use_[t].producer = i;
+      }
+      for (const std::string& name : op.scratch) {
+        MEMPLAN_ASSIGN_OR_RETURN(int t, FindTensor(name, op, "scratch"));
+        if (use_[t].producer != kNone || use_[t].scratch_op != kNone ||
+            use_[t].last_reader != kNone ||
+            graph_.tensors[t].kind != TensorKind::kScratch) {
+          return absl::InvalidArgumentError(absl::StrCat(
+              "op \"", op.name, "\" uses tensor \"", name,
+              "\" as scratch; scratch tensors must be of kind scratch and "
+              "belong to exactly one op"));
+        }
+        use_[t].scratch_op = i;
+      }
+    }
+    for (int t = 0; t < static_cast<int>(graph_.tensors.size()); ++t) {
+      const Tensor& tensor = graph_.tensors[t];
+      const bool needs_producer = tensor.kind == TensorKind::kActivation ||
+                                  tensor.kind == TensorKind::kOutput;
+      if (needs_producer && use_[t].producer == kNone) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            KindName(tensor.kind), " tensor \"", tensor.name,
+            "\" is produced by no op"));
+      }
+      if (tensor.kind == TensorKind::kScratch && use_[t].scratch_op == kNone) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "scratch tensor \"", tensor.name, "\" belongs to no op"));
+      }
+    }
+    return absl::OkStatus();
+  }
+
+  absl::Status ComputeLifetimes() {
+    const Step num_steps = static_cast<Step>(graph_.ops.size());
+    const int n = static_cast<int>(graph_.tensors.size());
+    lifetime_.resize(n);
+    planned_.resize(n);
+    for (int t = 0; t < n; ++t) {
+      const Tensor& tensor = graph_.tensors[t];
+      const TensorUse& use = use_[t];
+      Step start = use.producer != kNone ? use.producer : 0;
+      if (tensor.kind == TensorKind::kScratch) start = use.scratch_op;
+      Step end = use.last_reader != kNone ? use.last_reader + 1 : start + 1;
+      if (tensor.kind == TensorKind::kOutput) end = std::max(end, num_steps);
+      end = std::max(end, start + 1);
+      lifetime_[t] = Lifetime{.start = start, .end = end};
+      switch (tensor.kind) {
+        case TensorKind::kInput:
+          planned_[t] = options_.plan_inputs;
+          break;
+        case TensorKind::kOutput:
+          planned_[t] = options_.plan_outputs;
+          break;
+        case TensorKind::kConstant:
+          planned_[t] = options_.plan_constants;
+          break;
+        default:
+          planned_[t] = true;
+      }
+    }
+    return absl::OkStatus();
+  }
+
+  // Views always share their base's bytes.
+  absl::Status MergeAliases() {
+    groups_ = std::make_unique<TensorGroups>(graph_.tensors.size());
+    for (const Op& op : graph_.ops) {
+      for (const OperandPair& pair : op.alias) {
+        const int out = tensor_index_.at(op.outputs[pair.output]);
+        const int in = tensor_index_.at(op.inputs[pair.input]);
+        if (groups_->Find(out) == groups_->Find(in)) continue;
+        groups_->Attach(out, in);
+      }
+    }
+    GroupSummaries();
+    return absl::OkStatus();
+  }
+
+  // Recomputes each root's lifetime and planned flag from its members.
+  void GroupSummaries() {
+    const int n = static_cast<int>(graph_.tensors.size());
+    group_lifetime_.assign(n, Lifetime{std::numeric_limits<Step>::max(), 0});
+    group_planned_.assign(n, true);
+    group_io_.assign(n, false);
+    for (int t = 0; t < n; ++t) {
+      const int root = groups_->Find(t);
+      Lifetime& l = group_lifetime_[root];
+      l.start = std::min(l.start, lifetime_[t].start);
+      l.end = std::max(l.end, lifetime_[t].end);
+      group_planned_[root] = group_planned_[root] && planned_[t];
+      const TensorKind kind = graph_.tensors[t].kind;
+      if (kind == TensorKind::kInput || kind == TensorKind::kOutput) {
+        group_io_[root] = true;
+      }
+    }
+  }
+
+  bool PoolsCompatible(int a, int b) {
+    const auto& pa = graph_.tensors[a].pools;
+    const auto& pb = graph_.tensors[b].pools;
+    if (pa.empty() || pb.empty()) return true;
+    return std::any_of(pa.begin(), pa.end(), [&](const std::string& p) {
+      return std::find(pb.begin(), pb.end(), p) != pb.end();
+    });
+  }
+
+  // An output may take its input's bytes when that input (with all its views)
+  // is dead after this op, is no graph input or output, and is large enough.
+  void MergeInPlace() {
+    for (int i = 0; i < static_cast<int>(graph_.ops.size()); ++i) {
+      const Op& op = graph_.ops[i];
+      for (const OperandPair& pair : op.inplace) {
+        const int out = groups_->Find(tensor_index_.at(op.outputs[pair.output]));
+        const int in = groups_->Find(tensor_index_.at(op.inputs[pair.input]));
+        if (out == in || !group_planned_[in] || !group_planned_[out]) continue;
+        if (group_io_[in] || group_lifetime_[in].end != i + 1) continue;
+        if (graph_.tensors[out].size > graph_.tensors[in].size) continue;
+        if (!PoolsCompatible(out, in)) continue;
+        if (graph_.tensors[out].fixed.has_value() ||
+            graph_.tensors[in].fixed.has_value()) {
+          continue;
+        }
+        groups_->Attach(out, in);
+        group_lifetime_[in].end = group_lifetime_[out].end;
+        group_io_[in] = group_io_[out];
+      }
+    }
+  }
+
+  absl::Status MakeBuffers() {
+    const int n = static_cast<int>(graph_.tensors.size());
+    // Buffers in the order of their first tensor; members in tensor order.
+    std::vector<int> buffer_of_root(n, kNone);
+    for (int t = 0; t < n; ++t) {
+      const int root = groups_->Find(t);
+      if (!group_planned_[root]) continue;
+      if (buffer_of_root[root] == kNone) {
+        buffer_of_root[root] = static_cast<int>(problem_.buffers.size());
+        Buffer buffer;
+        buffer.name = graph_.tensors[root].name;
+        buffer.size = graph_.tensors[root].size;
+        buffer.alignment = options_.alignment;
+        buffer.lifetime = group_lifetime_[root];
+        problem_.buffers.push_back(std::move(buffer));
+      }
+      buffer_of_tensor_.emplace(t, buffer_of_root[root]);
+      Buffer& buffer = problem_.buffers[buffer_of_root[root]];
+      const Tensor& tensor = graph_.tensors[t];
+      buffer.tensors.push_back(tensor.name);
+      buffer.alignment = std::max(buffer.alignment, tensor.alignment);
+      if (!tensor.pools.empty()) {
+        MEMPLAN_RETURN_IF_ERROR(RestrictPools(buffer, tensor));
+      }
+      if (tensor.fixed.has_value()) {
+        Placement fixed{.pool = 0, .offset = tensor.fixed->offset};
+        if (!tensor.fixed->pool.empty()) fixed.pool = pool_index_.at(tensor.fixed->pool);
+        if (buffer.fixed.has_value() && *buffer.fixed != fixed) {
+          return absl::InvalidArgumentError(absl::StrCat(
+              "tensor \"", tensor.name, "\" shares buffer \"", buffer.name,
+              "\" but has a different fixed placement"));
+        }
+        buffer.fixed = fixed;
+      }
+    }
+    for (Buffer& buffer : problem_.buffers) {
+      if (buffer.size > std::numeric_limits<Bytes>::max() - buffer.alignment) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "buffer \"", buffer.name, "\" of ", buffer.size,
+            " bytes overflows int64 when aligned"));
+      }
+      buffer.size = internal::RoundUp(buffer.size, buffer.alignment);
+      if (buffer.fixed.has_value() && !buffer.pools.empty() &&
+          std::find(buffer.pools.begin(), buffer.pools.end(), buffer.fixed->pool) ==
+              buffer.pools.end()) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "buffer \"", buffer.name, "\" is fixed in pool \"",
+            problem_.pools[buffer.fixed->pool].name,
+            "\", which its tensors do not allow"));
+      }
+    }
+    return ValidateProblem(problem_);
+  }
+
+  // Views of one base share its bytes, so they must agree on the pools.
+  absl::Status RestrictPools(Buffer& buffer, const Tensor& tensor) {
+    std::vector<PoolId> allowed;
+    for (const std::string& name : tensor.pools) allowed.push_back(pool_index_.at(name));
+    if (buffer.pools.empty()) {  // the earlier members allow every pool
+      buffer.pools = std::move(allowed);
+      return absl::OkStatus();
+    }
+    std::vector<PoolId> both;
+    for (PoolId p : buffer.pools) {
+      if (std::find(allowed.begin(), allowed.end(), p) != allowed.end()) both.push_back(p);
+    }
+    if (both.empty()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "tensor \"", tensor.name, "\" is a view sharing buffer \"", buffer.name,
+          "\", but no pool is allowed for both"));
+    }
+    buffer.pools = std::move(both);
+    return absl::OkStatus();
+  }
+
+  absl::Status AddConflicts() {
+    std::vector<BufferConflict> conflicts;
+    for (const TensorConflict& c : graph_.conflicts) {
+      int ids[2];
+      const std::string* names[2] = {&c.a, &c.b};
+      for (int k = 0; k < 2; ++k) {
+        auto it = tensor_index_.find(*names[k]);
+        if (it == tensor_index_.end()) {
+          return absl::InvalidArgumentError(absl::StrCat(
+              "conflict names unknown tensor \"", *names[k], "\""));
+        }
+        ids[k] = it->second;
+      }
+      auto a = buffer_of_tensor_.find(ids[0]);
+      auto b = buffer_of_tensor_.find(ids[1]);
+      if (a == buffer_of_tensor_.end() || b == buffer_of_tensor_.end()) continue;
+      if (a->second == b->second) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("conflict between tensors \"", c.a, "\" and \"", c.b,
+                         "\", which share one buffer"));
+      }
+      conflicts.push_back(BufferConflict{.a = std::min(a->second, b->second),
+                                         .b = std::max(a->second, b->second)});
+    }
+    std::sort(conflicts.begin(), conflicts.end(),
+              [](const BufferConflict& x, const BufferConflict& y) {
+                return std::tie(x.a, x.b) < std::tie(y.a, y.b);
+              });
+    conflicts.erase(std::unique(conflicts.begin(), conflicts.end()), conflicts.end());
+    problem_.conflicts = std::move(conflicts);
+    return absl::OkStatus();
+  }
+
+  const Graph& graph_;
+  const BuildOptions& options_;
+  Problem problem_;
+  absl::flat_hash_map<std::string, int> pool_index_;
+  absl::flat_hash_map<std::string, int> tensor_index_;
+  std::vector<TensorUse> use_;
+  std::vector<Lifetime> lifetime_;
+  std::vector<bool> planned_;
+  std::unique_ptr<TensorGroups> groups_;
+  std::vector<Lifetime> group_lifetime_;
+  std::vector<bool> group_planned_;
+  std::vector<bool> group_io_;
+  absl::flat_hash_map<int, int> buffer_of_tensor_;
+};
+
+}  // namespace
+
+absl::StatusOr<Problem> BuildProblem(const Graph& graph, const BuildOptions& options) {
+  return Builder(graph, options).Build();
+}
+
+}  // namespace memplan

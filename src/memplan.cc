@@ -1,0 +1,41 @@
+// PlanMemory: build, solve, verify.
+
+#include "memplan/memplan.h"
+
+#include <string>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "memplan/internal/status_macros.h"
+
+namespace memplan {
+
+absl::StatusOr<Plan> PlanMemory(const Graph& graph, const PlanMemoryOptions& options) {
+  MEMPLAN_ASSIGN_OR_RETURN(Problem problem, BuildProblem(graph, options.build));
+  return PlanMemory(problem, options);
+}
+
+absl::StatusOr<Plan> PlanMemory(const Problem& problem,
+                                const PlanMemoryOptions& options) {
+  MEMPLAN_RETURN_IF_ERROR(ValidateProblem(problem));
+  if (options.plan.time_limit < absl::ZeroDuration()) {
+    return absl::InvalidArgumentError("the time limit is negative");
+  }
+  const std::string name = options.planner.empty()
+                               ? std::string(DefaultPlannerName())
+                               : options.planner;
+  MEMPLAN_ASSIGN_OR_RETURN(auto planner, CreatePlanner(name));
+  const absl::Time start = absl::Now();
+  MEMPLAN_ASSIGN_OR_RETURN(Plan plan, planner->Solve(problem, options.plan));
+  plan.wall_time = absl::Now() - start;
+  plan.planner = name;
+  if (absl::Status status = VerifyPlan(problem, plan); !status.ok()) {
+    return absl::InternalError(absl::StrCat("planner \"", name,
+                                            "\" produced an invalid plan: ",
+                                            status.message()));
+  }
+  return plan;
+}
+
+}  // namespace memplan

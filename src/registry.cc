@@ -1,0 +1,53 @@
+// The registry: one explicit table of every planner. (A static library drops
+// object files nobody references, so planners do not register themselves.)
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "memplan/internal/planners.h"
+#include "memplan/planner.h"
+
+namespace memplan {
+namespace {
+
+struct Entry {
+  std::string_view name;
+  std::string_view description;
+  std::unique_ptr<Planner> (*factory)();
+};
+
+// Keep the order: cheapest first; the comparison tables follow it.
+constexpr Entry kPlanners[] = {
+    {"naive", "every buffer its own bytes, one after another (no reuse)",
+     &internal::NewNaivePlanner},
+};
+
+}  // namespace
+
+std::vector<PlannerInfo> RegisteredPlanners() {
+  std::vector<PlannerInfo> infos;
+  for (const Entry& e : kPlanners) infos.push_back({e.name, e.description});
+  return infos;
+}
+
+absl::StatusOr<std::unique_ptr<Planner>> CreatePlanner(std::string_view name) {
+  std::string valid;
+  for (const Entry& e : kPlanners) {
+    if (e.name == name) return e.factory();
+    absl::StrAppend(&valid, valid.empty() ? "" : ", ", std::string(e.name));
+  }
+  return absl::NotFoundError(absl::StrCat("unknown planner \"", std::string(name),
+                                          "\"; valid planners: ", valid));
+}
+
+std::string_view DefaultPlannerName() {
+  for (const Entry& e : kPlanners) {
+    if (e.name == "best") return e.name;
+  }
+  return "naive";
+}
+
+}  // namespace memplan

@@ -1,0 +1,176 @@
+// The verifier. It shares no code with the planners: a sweep over time keeps,
+// per pool, the byte ranges of the live buffers in an ordered map; a new range
+// only has to be compared with its two neighbours, because the ranges already
+// in the map are disjoint.
+
+#include "memplan/verify.h"
+
+#include <algorithm>
+#include <limits>
+#include <map>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/string_view.h"
+
+namespace memplan {
+namespace {
+
+std::string Describe(const Problem& problem, const Assignment& a) {
+  const Buffer& b = problem.buffers[a.buffer];
+  return absl::StrCat("\"", b.name, "\" (alive [", b.lifetime.start, ", ",
+                      b.lifetime.end, "), bytes [", a.offset, ", ",
+                      a.offset + b.size, "))");
+}
+
+absl::Status OverlapError(const Problem& problem, const Assignment& x,
+                          const Assignment& y, absl::string_view why) {
+  return absl::InvalidArgumentError(absl::StrCat(
+      "buffers ", Describe(problem, x), " and ", Describe(problem, y), " ", why,
+      " and share bytes in pool \"", problem.pools[x.pool].name, "\""));
+}
+
+bool BytesIntersect(Offset a, Bytes a_size, Offset b, Bytes b_size) {
+  return a_size > 0 && b_size > 0 && a < b + b_size && b < a + a_size;
+}
+
+}  // namespace
+
+absl::Status VerifyPlan(const Problem& problem, const Plan& plan) {
+  const int n = static_cast<int>(problem.buffers.size());
+  const int num_pools = static_cast<int>(problem.pools.size());
+  std::vector<int> assignment_of(n, -1);
+  for (int i = 0; i < static_cast<int>(plan.assignments.size()); ++i) {
+    const Assignment& a = plan.assignments[i];
+    if (a.buffer < 0 || a.buffer >= n) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "assignment #", i, " names buffer #", a.buffer, ", which does not exist"));
+    }
+    const Buffer& b = problem.buffers[a.buffer];
+    if (assignment_of[a.buffer] != -1) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("buffer \"", b.name, "\" is assigned more than once"));
+    }
+    assignment_of[a.buffer] = i;
+    if (a.pool < 0 || a.pool >= num_pools) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "buffer \"", b.name, "\" is assigned to pool #", a.pool,
+          ", which does not exist"));
+    }
+    const Pool& pool = problem.pools[a.pool];
+    if (!b.pools.empty() &&
+        std::find(b.pools.begin(), b.pools.end(), a.pool) == b.pools.end()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "buffer \"", b.name, "\" is placed in pool \"", pool.name,
+          "\", which it is not allowed in"));
+    }
+    const Bytes alignment = std::max(b.alignment, pool.alignment);
+    if (a.offset < 0 || a.offset % alignment != 0) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "buffer \"", b.name, "\" is at offset ", a.offset,
+          ", which is not a non-negative multiple of ", alignment));
+    }
+    if (a.offset > std::numeric_limits<Offset>::max() - b.size) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "buffer \"", b.name, "\" at offset ", a.offset, " overflows int64"));
+    }
+    if (pool.capacity > 0 && a.offset + b.size > pool.capacity) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "buffer ", Describe(problem, a), " ends beyond the capacity ",
+          pool.capacity, " of pool \"", pool.name, "\""));
+    }
+    if (b.fixed.has_value() && (b.fixed->pool != a.pool || b.fixed->offset != a.offset)) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "buffer \"", b.name, "\" is fixed at offset ", b.fixed->offset,
+          " of pool \"", problem.pools[b.fixed->pool].name, "\" but placed at ",
+          a.offset, " of pool \"", pool.name, "\""));
+    }
+  }
+  for (int b = 0; b < n; ++b) {
+    if (assignment_of[b] == -1) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "buffer \"", problem.buffers[b].name, "\" is not assigned"));
+    }
+  }
+
+  // Sweep: at equal steps ends come before starts (half-open lifetimes).
+  struct Event {
+    Step step;
+    bool is_start;
+    BufferId buffer;
+  };
+  std::vector<Event> events;
+  events.reserve(2 * n);
+  for (BufferId b = 0; b < n; ++b) {
+    if (problem.buffers[b].size == 0) continue;
+    events.push_back({problem.buffers[b].lifetime.start, true, b});
+    events.push_back({problem.buffers[b].lifetime.end, false, b});
+  }
+  std::sort(events.begin(), events.end(), [](const Event& x, const Event& y) {
+    return std::tie(x.step, x.is_start, x.buffer) < std::tie(y.step, y.is_start, y.buffer);
+  });
+  std::vector<std::map<Offset, BufferId>> live(num_pools);
+  for (const Event& e : events) {
+    const Assignment& a = plan.assignments[assignment_of[e.buffer]];
+    auto& ranges = live[a.pool];
+    if (!e.is_start) {
+      ranges.erase(a.offset);
+      continue;
+    }
+    const Bytes size = problem.buffers[e.buffer].size;
+    auto next = ranges.lower_bound(a.offset);
+    if (next != ranges.end()) {
+      const Assignment& other = plan.assignments[assignment_of[next->second]];
+      if (next->first < a.offset + size) {
+        return OverlapError(problem, other, a, "are alive at the same time");
+      }
+    }
+    if (next != ranges.begin()) {
+      auto prev = std::prev(next);
+      const Assignment& other = plan.assignments[assignment_of[prev->second]];
+      if (prev->first + problem.buffers[prev->second].size > a.offset) {
+        return OverlapError(problem, other, a, "are alive at the same time");
+      }
+    }
+    ranges.emplace(a.offset, e.buffer);
+  }
+
+  for (const BufferConflict& c : problem.conflicts) {
+    if (c.a < 0 || c.a >= n || c.b < 0 || c.b >= n) {
+      return absl::InvalidArgumentError("an explicit conflict names no buffer");
+    }
+    const Assignment& x = plan.assignments[assignment_of[c.a]];
+    const Assignment& y = plan.assignments[assignment_of[c.b]];
+    if (x.pool == y.pool && BytesIntersect(x.offset, problem.buffers[c.a].size,
+                                           y.offset, problem.buffers[c.b].size)) {
+      return OverlapError(problem, x, y, "conflict explicitly");
+    }
+  }
+
+  // The plan's figures must be the plan's: a wrong peak is a wrong plan.
+  std::vector<Bytes> used(num_pools, 0);
+  for (const Assignment& a : plan.assignments) {
+    const Bytes size = problem.buffers[a.buffer].size;
+    if (size > 0) used[a.pool] = std::max(used[a.pool], a.offset + size);
+  }
+  Bytes peak = 0;
+  for (int p = 0; p < num_pools; ++p) {
+    peak += used[p];
+    if (p >= static_cast<int>(plan.pool_used.size()) || plan.pool_used[p] != used[p]) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "the plan reports ",
+          p < static_cast<int>(plan.pool_used.size()) ? plan.pool_used[p] : 0,
+          " bytes used in pool \"", problem.pools[p].name, "\" but uses ", used[p]));
+    }
+  }
+  if (plan.peak != peak) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "the plan reports a peak of ", plan.peak, " bytes but needs ", peak));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace memplan

@@ -1,0 +1,107 @@
+#include "test_util.h"
+
+#include <algorithm>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "memplan/internal/planner_util.h"
+
+namespace memplan::testing {
+
+std::string DataPath(std::string_view relative) {
+  return absl::StrCat(MEMPLAN_DATA_DIR, "/", relative);
+}
+
+std::vector<std::string> ModelGraphs() {
+  std::vector<std::string> out;
+  for (const char* name :
+       {"alexnet", "deeplabv3_mobilenet_v3_large", "densenet121", "efficientnet_b0",
+        "inception_v3", "mobilenet_v2", "mobilenet_v3_large", "mobilenet_v3_small",
+        "resnet18", "resnet50", "shufflenet_v2_x1_0", "squeezenet1_1",
+        "transformer_encoder_6l", "vgg16", "vit_b_16"}) {
+    out.push_back(absl::StrCat("models/", name, ".json"));
+  }
+  return out;
+}
+
+std::vector<std::string> TrainingGraphs() {
+  std::vector<std::string> out;
+  for (const char* name :
+       {"mlp_train", "mobilenet_v2_train", "resnet18_train", "transformer_lm_train"}) {
+    out.push_back(absl::StrCat("training/", name, ".json"));
+  }
+  return out;
+}
+
+std::vector<std::string> TraceCsvs() {
+  return {"traces/G_1.csv", "traces/S_1.csv", "traces/somas_resnet50.csv"};
+}
+
+std::vector<std::string> MinimallocCsvs() {
+  std::vector<std::string> out;
+  for (char c = 'A'; c <= 'K'; ++c) out.push_back(absl::StrCat("minimalloc/", std::string(1, c), ".1048576.csv"));
+  return out;
+}
+
+absl::StatusOr<Problem> LoadProblem(std::string_view relative, const BuildOptions& options) {
+  absl::StatusOr<LoadedInput> input = LoadInput(DataPath(relative), options);
+  if (!input.ok()) return input.status();
+  return std::move(input->problem);
+}
+
+Problem RandomProblem(uint64_t seed, const RandomProblemOptions& options) {
+  std::mt19937_64 rng(seed);
+  auto uniform = [&](int64_t lo, int64_t hi) {  // inclusive
+    return std::uniform_int_distribution<int64_t>(lo, hi)(rng);
+  };
+  Problem problem;
+  problem.name = absl::StrCat("random_", seed);
+  for (int p = 0; p < std::max(1, options.pools); ++p) {
+    Pool pool{.name = absl::StrCat("p", p), .capacity = 0, .alignment = 1};
+    if (options.alignments) pool.alignment = int64_t{1} << uniform(0, 3);
+    if (p + 1 < options.pools) pool.capacity = options.capacity;
+    problem.pools.push_back(pool);
+  }
+  for (int i = 0; i < options.buffers; ++i) {
+    Buffer b;
+    b.name = absl::StrCat("b", i);
+    b.tensors = {b.name};
+    b.lifetime.start = uniform(0, std::max<Step>(0, options.horizon - 1));
+    b.lifetime.end = b.lifetime.start + uniform(1, std::max<Step>(1, options.max_lifetime));
+    if (options.alignments) b.alignment = int64_t{1} << uniform(0, 4);
+    b.size = internal::RoundUp(uniform(1, options.max_size), b.alignment);
+    if (options.pools > 1 && uniform(0, 3) == 0) {
+      // A random non-empty subset of the pools, in a random preference order.
+      std::vector<PoolId> all(options.pools);
+      for (int p = 0; p < options.pools; ++p) all[p] = p;
+      std::shuffle(all.begin(), all.end(), rng);
+      all.resize(uniform(1, options.pools));
+      b.pools = all;
+    }
+    problem.buffers.push_back(std::move(b));
+  }
+  // Fixed buffers are stacked in the last pool so they never overlap.
+  Offset top = 0;
+  const PoolId last = static_cast<PoolId>(problem.pools.size()) - 1;
+  for (int k = 0; k < std::min(options.fixed, options.buffers); ++k) {
+    Buffer& b = problem.buffers[k * options.buffers / std::max(1, options.fixed)];
+    const Bytes align = std::max(b.alignment, problem.pools[last].alignment);
+    top = internal::RoundUp(top, align);
+    b.fixed = Placement{.pool = last, .offset = top};
+    if (!b.pools.empty() && std::find(b.pools.begin(), b.pools.end(), last) == b.pools.end()) {
+      b.pools.push_back(last);
+    }
+    top += b.size;
+  }
+  for (int k = 0; k < options.explicit_conflicts && options.buffers > 1; ++k) {
+    BufferId a = static_cast<BufferId>(uniform(0, options.buffers - 1));
+    BufferId c = static_cast<BufferId>(uniform(0, options.buffers - 1));
+    if (a == c) continue;
+    problem.conflicts.push_back({.a = std::min(a, c), .b = std::max(a, c)});
+  }
+  return problem;
+}
+
+}  // namespace memplan::testing

@@ -1,0 +1,48 @@
+// Helpers shared by the tests: the bundled data and seeded random problems.
+
+#ifndef MEMPLAN_TESTS_TEST_UTIL_H_
+#define MEMPLAN_TESTS_TEST_UTIL_H_
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "memplan/io.h"
+#include "memplan/problem.h"
+#include "memplan/types.h"
+
+namespace memplan::testing {
+
+// Path of a file under bench/data, e.g. DataPath("models/resnet50.json").
+std::string DataPath(std::string_view relative);
+
+// Names (relative to bench/data) of the bundled inputs.
+std::vector<std::string> ModelGraphs();     // models/*.json
+std::vector<std::string> TrainingGraphs();  // training/*.json
+std::vector<std::string> TraceCsvs();       // traces/*.csv
+std::vector<std::string> MinimallocCsvs();  // minimalloc/[A-K].1048576.csv
+
+// Loads a bundled input with `options` (see LoadInput).
+absl::StatusOr<Problem> LoadProblem(std::string_view relative,
+                                    const BuildOptions& options = {});
+
+struct RandomProblemOptions {
+  int buffers = 30;
+  Step horizon = 40;         // lifetimes lie in [0, horizon)
+  Step max_lifetime = 10;
+  Bytes max_size = 1000;
+  int pools = 1;             // pools p0, p1, ...; each buffer may allow a subset
+  Bytes capacity = 0;        // capacity of every pool but the last (0 = unbounded)
+  bool alignments = false;   // random power-of-two buffer and pool alignments
+  int explicit_conflicts = 0;
+  int fixed = 0;             // buffers with a fixed placement (never overlapping)
+};
+
+// A seeded random problem that ValidateProblem accepts.
+Problem RandomProblem(uint64_t seed, const RandomProblemOptions& options = {});
+
+}  // namespace memplan::testing
+
+#endif  // MEMPLAN_TESTS_TEST_UTIL_H_
