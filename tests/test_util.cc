@@ -11,7 +11,7 @@
 namespace memplan::testing {
 
 std::string DataPath(std::string_view relative) {
-  return absl::StrCat(MEMPLAN_DATA_DIR, "/", relative);
+  return absl::StrCat(MEMPLAN_DATA_DIR, "/", std::string(relative));
 }
 
 std::vector<std::string> ModelGraphs() {
@@ -78,6 +78,10 @@ Problem RandomProblem(uint64_t seed, const RandomProblemOptions& options) {
       for (int p = 0; p < options.pools; ++p) all[p] = p;
       std::shuffle(all.begin(), all.end(), rng);
       all.resize(uniform(1, options.pools));
+      // Keep the last, unbounded pool allowed so the problem stays feasible.
+      if (std::find(all.begin(), all.end(), options.pools - 1) == all.end()) {
+        all.push_back(options.pools - 1);
+      }
       b.pools = all;
     }
     problem.buffers.push_back(std::move(b));

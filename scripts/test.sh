@@ -1,0 +1,12 @@
+#!/usr/bin/env bash
+# Builds memplan with AddressSanitizer and UndefinedBehaviorSanitizer and runs
+# the whole test suite. Usage: bash scripts/test.sh [extra ctest arguments]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/install_deps.sh
+cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+  -DMEMPLAN_SANITIZE=ON -DMEMPLAN_BUILD_BENCH=OFF
+cmake --build build-asan
+export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1
+export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+ctest --test-dir build-asan --output-on-failure -j2 "$@"
