@@ -1,0 +1,189 @@
+// File formats: round trips, gzip, and errors that say where.
+
+#include <cstdio>
+#include <string>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "memplan/io.h"
+#include "memplan/memplan.h"
+#include "test_util.h"
+
+namespace memplan {
+namespace {
+
+using ::testing::HasSubstr;
+
+std::string TempPath(const std::string& name) {
+  return ::testing::TempDir() + "/memplan_io_test_" + name;
+}
+
+std::string ErrorOf(const absl::Status& status) {
+  EXPECT_FALSE(status.ok());
+  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument) << status;
+  return std::string(status.message());
+}
+
+TEST(GraphJsonTest, RoundTripsEveryField) {
+  Graph graph{
+      .name = "g",
+      .tensors = {{.name = "x", .size = 12, .kind = TensorKind::kInput,
+                   .shape = {1, 3}, .dtype = "float32"},
+                  {.name = "w", .size = 4, .kind = TensorKind::kConstant},
+                  {.name = "ws", .size = 64, .kind = TensorKind::kScratch},
+                  {.name = "y", .size = 12, .kind = TensorKind::kOutput,
+                   .alignment = 16, .pools = {"sram", "dram"},
+                   .fixed = FixedTensorPlacement{.pool = "dram", .offset = 64}}},
+      .ops = {{.name = "op", .type = "Add", .inputs = {"x", "w"}, .outputs = {"y"},
+               .scratch = {"ws"}, .inplace = {{.output = 0, .input = 0}},
+               .alias = {}}},
+      .pools = {{.name = "sram", .capacity = 1024, .alignment = 8},
+                {.name = "dram", .capacity = 0, .alignment = 64}},
+      .conflicts = {{.a = "x", .b = "y"}},
+  };
+  absl::StatusOr<Graph> back = ParseGraphJson(GraphToJson(graph));
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_EQ(*back, graph);
+}
+
+TEST(GraphJsonTest, ReadsEveryBundledGraphAndGzip) {
+  for (const std::string& path : testing::ModelGraphs()) {
+    absl::StatusOr<std::string> text = ReadFile(testing::DataPath(path));
+    ASSERT_TRUE(text.ok()) << text.status();
+    absl::StatusOr<Graph> graph = ParseGraphJson(*text);
+    ASSERT_TRUE(graph.ok()) << path << ": " << graph.status();
+    EXPECT_FALSE(graph->ops.empty());
+  }
+  // Gzipped, written and read back through zlib.
+  absl::StatusOr<std::string> text = ReadFile(testing::DataPath("models/resnet18.json"));
+  ASSERT_TRUE(text.ok());
+  const std::string gz = TempPath("resnet18.json.gz");
+  ASSERT_TRUE(WriteFile(gz, *text).ok());
+  absl::StatusOr<std::string> inflated = ReadFile(gz);
+  ASSERT_TRUE(inflated.ok()) << inflated.status();
+  EXPECT_EQ(*inflated, *text);
+  absl::StatusOr<LoadedInput> from_gz = LoadInput(gz, {});
+  absl::StatusOr<LoadedInput> from_json = LoadInput(testing::DataPath("models/resnet18.json"), {});
+  ASSERT_TRUE(from_gz.ok()) << from_gz.status();
+  ASSERT_TRUE(from_json.ok());
+  EXPECT_EQ(from_gz->problem, from_json->problem);
+  std::remove(gz.c_str());
+}
+
+TEST(GraphJsonTest, MalformedJsonSaysWhere) {
+  const std::string message = ErrorOf(ParseGraphJson("{\n\"format\": \"memplan-graph-v1\",\n  \"ops\": [}").status());
+  EXPECT_THAT(message, HasSubstr("malformed JSON at line 3, column 11"));
+}
+
+TEST(GraphJsonTest, SchemaErrorsNameTheItem) {
+  const std::string head = R"({"format":"memplan-graph-v1","ops":[],"tensors":[)";
+  EXPECT_THAT(ErrorOf(ParseGraphJson(head + R"({"name":"t","size":-1e3}]})").status()),
+              HasSubstr("tensor \"t\""));
+  EXPECT_THAT(ErrorOf(ParseGraphJson(head + R"({"name":"t","size":9223372036854775808}]})").status()),
+              HasSubstr("overflows int64"));
+  EXPECT_THAT(ErrorOf(ParseGraphJson(head + R"({"name":"t","size":null}]})").status()),
+              HasSubstr("tensor \"t\" has no size"));
+  EXPECT_THAT(ErrorOf(ParseGraphJson(head + R"({"name":"t","size":1,"kind":"weird"}]})").status()),
+              HasSubstr("unknown kind \"weird\""));
+  EXPECT_THAT(ErrorOf(ParseGraphJson(R"({"format":"other","ops":[],"tensors":[]})").status()),
+              HasSubstr("unsupported graph format \"other\""));
+  EXPECT_THAT(ErrorOf(ParseGraphJson(R"({"format":"memplan-graph-v1","tensors":[],"ops":[{"name":"o","inputs":[3]}]})").status()),
+              HasSubstr("op \"o\""));
+}
+
+TEST(BufferCsvTest, ReadsMiniMallocFilesAndWritesThemBack) {
+  absl::StatusOr<std::string> text = ReadFile(testing::DataPath("minimalloc/input.12.csv"));
+  ASSERT_TRUE(text.ok());
+  absl::StatusOr<BufferCsv> csv = ParseBufferCsv(*text);
+  ASSERT_TRUE(csv.ok()) << csv.status();
+  EXPECT_EQ(csv->problem.buffers[0].name, "b1");
+  EXPECT_EQ(csv->problem.buffers[0].lifetime, (Lifetime{0, 3}));
+  EXPECT_FALSE(csv->plan.has_value());
+  absl::StatusOr<BufferCsv> again = ParseBufferCsv(BufferCsvText(csv->problem));
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ(again->problem, csv->problem);
+}
+
+TEST(BufferCsvTest, AnOffsetColumnIsAPlan) {
+  absl::StatusOr<BufferCsv> csv =
+      ParseBufferCsv("id,lower,upper,size,offset\na,0,2,8,0\nb,1,3,4,8\nc,2,4,8,0\n");
+  ASSERT_TRUE(csv.ok()) << csv.status();
+  ASSERT_TRUE(csv->plan.has_value());
+  EXPECT_TRUE(VerifyPlan(csv->problem, *csv->plan).ok());
+  EXPECT_EQ(csv->plan->peak, 12);
+  const std::string text = BufferCsvText(csv->problem, &*csv->plan);
+  EXPECT_EQ(text, "id,lower,upper,size,offset\na,0,2,8,0\nb,1,3,4,8\nc,2,4,8,0\n");
+}
+
+TEST(BufferCsvTest, ErrorsNameTheLine) {
+  EXPECT_THAT(ErrorOf(ParseBufferCsv("id,lower,upper,size\n0,5,5,10\n").status()),
+              HasSubstr("CSV line 2: buffer \"0\" has lower 5 >= upper 5"));
+  EXPECT_THAT(ErrorOf(ParseBufferCsv("id,lower,upper,size\n0,0,1,x\n").status()),
+              HasSubstr("CSV line 2, column 4"));
+  EXPECT_THAT(ErrorOf(ParseBufferCsv("id,lower,upper,size\n0,0,1\n").status()),
+              HasSubstr("CSV line 2: 3 fields"));
+  EXPECT_THAT(ErrorOf(ParseBufferCsv("id,lower,upper,size\n0,0,1,99999999999999999999\n").status()),
+              HasSubstr("overflows int64"));
+  EXPECT_THAT(ErrorOf(ParseBufferCsv("id,lower,upper,size\n0,0,1,-4\n").status()),
+              HasSubstr("negative size"));
+  EXPECT_THAT(ErrorOf(ParseBufferCsv("id,lower,upper,size\n7,0,1,4\n7,1,2,4\n").status()),
+              HasSubstr("CSV line 3: buffer id \"7\" appears twice"));
+  EXPECT_THAT(ErrorOf(ParseBufferCsv("id,begin,upper,size\n").status()),
+              HasSubstr("unknown column \"begin\""));
+  EXPECT_THAT(ErrorOf(ParseBufferCsv("").status()), HasSubstr("empty"));
+}
+
+TEST(PlanJsonTest, RoundTripsAPlan) {
+  absl::StatusOr<Problem> problem = testing::LoadProblem("models/resnet18.json");
+  ASSERT_TRUE(problem.ok());
+  absl::StatusOr<Plan> plan = PlanMemory(*problem, {.planner = "naive"});
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  absl::StatusOr<Plan> back = ParsePlanJson(PlanToJson(*problem, *plan), *problem);
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_EQ(back->assignments, plan->assignments);
+  EXPECT_EQ(back->peak, plan->peak);
+  EXPECT_EQ(back->pool_used, plan->pool_used);
+  EXPECT_EQ(back->planner, "naive");
+  EXPECT_TRUE(VerifyPlan(*problem, *back).ok());
+}
+
+TEST(PlanJsonTest, UnknownBuffersAndPoolsAreNamed) {
+  Problem problem{.buffers = {Buffer{.name = "a", .size = 4, .lifetime = {0, 1}}},
+                  .pools = {Pool{.name = "default"}}};
+  EXPECT_THAT(ErrorOf(ParsePlanJson(R"({"format":"memplan-plan-v1","buffers":[{"name":"zz","offset":0}]})", problem).status()),
+              HasSubstr("\"zz\""));
+  EXPECT_THAT(ErrorOf(ParsePlanJson(R"({"format":"memplan-plan-v1","buffers":[{"name":"a","pool":"hbm","offset":0}]})", problem).status()),
+              HasSubstr("unknown pool \"hbm\""));
+}
+
+TEST(LoadInputTest, MissingFilesAndUnknownTypes) {
+  absl::StatusOr<LoadedInput> missing = LoadInput("/nonexistent/graph.json", {});
+  ASSERT_FALSE(missing.ok());
+  EXPECT_THAT(std::string(missing.status().message()), HasSubstr("/nonexistent/graph.json"));
+  EXPECT_THAT(ErrorOf(LoadInput(testing::DataPath("models/README.md"), {}).status()),
+              HasSubstr("unknown input type"));
+}
+
+TEST(RegistryTest, UnknownPlannerIsNotFoundListingValidNames) {
+  absl::StatusOr<std::unique_ptr<Planner>> planner = CreatePlanner("magic");
+  ASSERT_FALSE(planner.ok());
+  EXPECT_EQ(planner.status().code(), absl::StatusCode::kNotFound);
+  EXPECT_THAT(std::string(planner.status().message()), HasSubstr("\"magic\""));
+  EXPECT_THAT(std::string(planner.status().message()), HasSubstr("naive"));
+  EXPECT_EQ(PlanMemory(Problem{.pools = {Pool{.name = "d"}}}, {.planner = "magic"}).status().code(),
+            absl::StatusCode::kNotFound);
+}
+
+TEST(RegistryTest, EveryRegisteredPlannerIsCreatedUnderItsName) {
+  ASSERT_FALSE(RegisteredPlanners().empty());
+  for (const PlannerInfo& info : RegisteredPlanners()) {
+    absl::StatusOr<std::unique_ptr<Planner>> planner = CreatePlanner(info.name);
+    ASSERT_TRUE(planner.ok()) << planner.status();
+    EXPECT_EQ((*planner)->name(), info.name);
+    EXPECT_FALSE(info.description.empty());
+  }
+  EXPECT_TRUE(CreatePlanner(DefaultPlannerName()).ok());
+}
+
+}  // namespace
+}  // namespace memplan

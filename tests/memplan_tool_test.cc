@@ -1,0 +1,166 @@
+// The memplan tool, run as a user runs it. Plans it writes are checked here
+// by an all-pairs checker that shares no code with the library.
+
+#include <sys/wait.h>
+
+#include <cstdio>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <string>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "nlohmann/json.hpp"
+#include "test_util.h"
+
+namespace memplan {
+namespace {
+
+using ::testing::HasSubstr;
+
+struct ToolRun {
+  int exit_code = -1;
+  std::string output;  // stdout and stderr
+};
+
+ToolRun Tool(const std::string& args) {
+  const std::string command = std::string(MEMPLAN_TOOL) + " " + args + " 2>&1";
+  ToolRun run;
+  FILE* pipe = popen(command.c_str(), "r");
+  if (pipe == nullptr) return run;
+  char chunk[4096];
+  size_t n = 0;
+  while ((n = fread(chunk, 1, sizeof(chunk), pipe)) > 0) run.output.append(chunk, n);
+  const int status = pclose(pipe);
+  run.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return run;
+}
+
+std::string Data(const std::string& relative) { return testing::DataPath(relative); }
+
+std::string Temp(const std::string& name) {
+  return ::testing::TempDir() + "/memplan_tool_test_" + name;
+}
+
+std::string Slurp(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+TEST(MemplanToolTest, PlannersListsTheRegistry) {
+  ToolRun run = Tool("planners");
+  EXPECT_EQ(run.exit_code, 0) << run.output;
+  EXPECT_THAT(run.output, HasSubstr("naive"));
+}
+
+// Plans resnet50 with the naive planner and checks the written plan against
+// the bundled buffer CSV, pair by pair.
+TEST(MemplanToolTest, NaivePlanOfResnet50IsTheNaiveTotalAndValid) {
+  const std::string out = Temp("resnet50.json");
+  ToolRun run = Tool("plan " + Data("models/resnet50.json") + " --planner=naive --out=" + out);
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  EXPECT_THAT(run.output, HasSubstr("peak 106393504 bytes"));
+  const nlohmann::json plan = nlohmann::json::parse(Slurp(out));
+  EXPECT_EQ(plan["format"], "memplan-plan-v1");
+  EXPECT_EQ(plan["peak"], 106393504);
+  EXPECT_EQ(plan["naive_total"], 106393504);
+  EXPECT_EQ(plan["lower_bound"], 9633792);
+  // The independent check: lifetimes from the CSV, offsets from the plan.
+  std::ifstream csv(Data("models/resnet50.csv"));
+  std::string line;
+  std::getline(csv, line);
+  std::vector<std::array<int64_t, 3>> rows;  // lower, upper, size
+  while (std::getline(csv, line)) {
+    std::array<int64_t, 4> f{};
+    std::sscanf(line.c_str(), "%ld,%ld,%ld,%ld", &f[0], &f[1], &f[2], &f[3]);
+    rows.push_back({f[1], f[2], f[3]});
+  }
+  const auto& buffers = plan["buffers"];
+  ASSERT_EQ(buffers.size(), rows.size());
+  int64_t peak = 0;
+  for (size_t i = 0; i < rows.size(); ++i) {
+    EXPECT_EQ(buffers[i]["start"], rows[i][0]);
+    EXPECT_EQ(buffers[i]["end"], rows[i][1]);
+    EXPECT_EQ(buffers[i]["size"], rows[i][2]);
+    peak = std::max(peak, buffers[i]["offset"].get<int64_t>() + rows[i][2]);
+    for (size_t j = 0; j < i; ++j) {
+      const bool alive = rows[i][0] < rows[j][1] && rows[j][0] < rows[i][1];
+      const int64_t oi = buffers[i]["offset"], oj = buffers[j]["offset"];
+      const bool bytes = oi < oj + rows[j][2] && oj < oi + rows[i][2];
+      EXPECT_FALSE(alive && bytes) << i << " and " << j << " overlap";
+    }
+  }
+  EXPECT_EQ(peak, 106393504);
+  ToolRun verify = Tool("verify " + Data("models/resnet50.json") + " " + out);
+  EXPECT_EQ(verify.exit_code, 0) << verify.output;
+  EXPECT_THAT(verify.output, HasSubstr("valid plan"));
+}
+
+TEST(MemplanToolTest, CsvInAndOutAndVerify) {
+  const std::string out = Temp("input12.csv");
+  ToolRun run = Tool("plan " + Data("minimalloc/input.12.csv") + " --planner=naive --out=" + out);
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  EXPECT_THAT(Slurp(out), HasSubstr("id,lower,upper,size,offset\n"));
+  ToolRun verify = Tool("verify " + Data("minimalloc/input.12.csv") + " " + out);
+  EXPECT_EQ(verify.exit_code, 0) << verify.output;
+  // A capacity the naive plan cannot meet.
+  ToolRun capped = Tool("plan " + Data("minimalloc/input.12.csv") + " --planner=naive --capacity=12");
+  EXPECT_NE(capped.exit_code, 0);
+  EXPECT_THAT(capped.output, HasSubstr("fits in no allowed pool"));
+}
+
+TEST(MemplanToolTest, VerifyRejectsTheSeedNotebookPlan) {
+  ToolRun run = Tool("verify " + Data("seed/seed000_model.json") + " " +
+                 Data("seed/seed000_notebook_plan.json") + " --plan-constants --alignment=4");
+  EXPECT_EQ(run.exit_code, 1);
+  EXPECT_THAT(run.output, HasSubstr("invalid plan"));
+  EXPECT_THAT(run.output, HasSubstr("\"input_1_int8:0\""));
+  EXPECT_THAT(run.output, HasSubstr("Conv2D/ReadVariableOp:0\""));
+}
+
+TEST(MemplanToolTest, StatsPrintsTotalsAndBounds) {
+  ToolRun run = Tool("stats " + Data("seed/seed000_model.json") + " --plan-constants --alignment=4");
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  EXPECT_THAT(run.output, HasSubstr("ops: 13"));
+  EXPECT_THAT(run.output, HasSubstr("naive total: 728132"));
+  EXPECT_THAT(run.output, HasSubstr("lower bound: 697888"));
+  ToolRun pools = Tool("stats " + Data("models/alexnet.json") +
+                   " --pool=sram:1048576:16 --pool=dram:0:64 --no-plan-inputs");
+  ASSERT_EQ(pools.exit_code, 0) << pools.output;
+  EXPECT_THAT(pools.output, HasSubstr("planned buffers: 20"));
+}
+
+TEST(MemplanToolTest, BadInputIsOneLineAndNonZero) {
+  const std::string bad_json = Temp("bad.json");
+  std::ofstream(bad_json) << "{\"format\": \"memplan-graph-v1\", \"tensors\": [";
+  const std::string bad_csv = Temp("bad.csv");
+  std::ofstream(bad_csv) << "id,lower,upper,size\n0,4,2,10\n";
+  const std::string cycle = Temp("cycle.json");
+  std::ofstream(cycle) << R"({"format":"memplan-graph-v1","tensors":[
+    {"name":"a","size":4},{"name":"b","size":4}],
+    "ops":[{"name":"f","inputs":["b"],"outputs":["a"]},{"name":"g","inputs":["a"],"outputs":["b"]}]})";
+  const std::map<std::string, std::string> cases = {
+      {"plan " + Data("models/resnet18.json") + " --planner=nope", "unknown planner \"nope\""},
+      {"plan " + Data("models/resnet18.json") + " --alignment=3", "alignment 3"},
+      {"plan " + Data("models/resnet18.json") + " --pool=fast:x", "--pool=fast:x"},
+      {"plan " + Data("models/resnet18.json") + " --bogus", "unknown flag --bogus"},
+      {"plan /nonexistent.json", "cannot open"},
+      {"plan " + bad_json, "malformed JSON at line 1"},
+      {"plan " + bad_csv, "line 2"},
+      {"plan " + cycle, "reads tensor \"b\""},
+      {"verify " + Data("models/resnet18.json"), "verify takes INPUT and PLAN"},
+      {"frobnicate", "unknown command"},
+  };
+  for (const auto& [args, message] : cases) {
+    ToolRun run = Tool(args);
+    EXPECT_NE(run.exit_code, 0) << args;
+    EXPECT_NE(run.exit_code, -1) << args << " crashed";
+    EXPECT_THAT(run.output, HasSubstr(message)) << args;
+  }
+}
+
+}  // namespace
+}  // namespace memplan

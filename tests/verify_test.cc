@@ -1,0 +1,163 @@
+// VerifyPlan: accepts valid plans, rejects each kind of invalid one with a
+// message naming the buffers, and agrees with a brute-force check.
+
+#include <random>
+#include <string>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "memplan/io.h"
+#include "memplan/problem.h"
+#include "memplan/verify.h"
+#include "test_util.h"
+
+namespace memplan {
+namespace {
+
+using ::testing::HasSubstr;
+
+Problem ThreeBuffers() {
+  return Problem{.buffers = {Buffer{.name = "a", .size = 16, .lifetime = {0, 2}},
+                             Buffer{.name = "b", .size = 32, .lifetime = {1, 3}},
+                             Buffer{.name = "c", .size = 16, .lifetime = {2, 4}}},
+                 .pools = {Pool{.name = "default"}}};
+}
+
+Plan PlanOf(const Problem& problem, std::vector<Offset> offsets, PoolId pool = 0) {
+  Plan plan;
+  for (BufferId b = 0; b < static_cast<BufferId>(offsets.size()); ++b) {
+    plan.assignments.push_back({.buffer = b, .pool = pool, .offset = offsets[b]});
+  }
+  ComputePlanStatistics(problem, plan);
+  return plan;
+}
+
+std::string Error(const Problem& problem, const Plan& plan) {
+  absl::Status status = VerifyPlan(problem, plan);
+  EXPECT_FALSE(status.ok());
+  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
+  return std::string(status.message());
+}
+
+TEST(VerifyTest, AcceptsAValidPlanWhereTouchingLifetimesShareBytes) {
+  const Problem problem = ThreeBuffers();
+  // a [0,2) and c [2,4) touch: they may share offset 0.
+  EXPECT_TRUE(VerifyPlan(problem, PlanOf(problem, {0, 16, 0})).ok());
+}
+
+TEST(VerifyTest, AnOverlapNamesBothBuffersLifetimesAndBytes) {
+  const Problem problem = ThreeBuffers();
+  const std::string message = Error(problem, PlanOf(problem, {0, 8, 48}));
+  EXPECT_THAT(message, HasSubstr("\"a\" (alive [0, 2), bytes [0, 16))"));
+  EXPECT_THAT(message, HasSubstr("\"b\" (alive [1, 3), bytes [8, 40))"));
+}
+
+TEST(VerifyTest, RejectsMissingDuplicateAndUnknownAssignments) {
+  const Problem problem = ThreeBuffers();
+  Plan missing = PlanOf(problem, {0, 16});
+  EXPECT_THAT(Error(problem, missing), HasSubstr("\"c\" is not assigned"));
+  Plan duplicate = PlanOf(problem, {0, 16, 0});
+  duplicate.assignments[2].buffer = 1;
+  EXPECT_THAT(Error(problem, duplicate), HasSubstr("\"b\" is assigned more than once"));
+  Plan unknown = PlanOf(problem, {0, 16, 0});
+  unknown.assignments[2].buffer = 7;
+  EXPECT_THAT(Error(problem, unknown), HasSubstr("buffer #7"));
+  Plan bad_pool = PlanOf(problem, {0, 16, 0});
+  bad_pool.assignments[0].pool = 3;
+  EXPECT_THAT(Error(problem, bad_pool), HasSubstr("pool #3"));
+}
+
+TEST(VerifyTest, RejectsMisalignedNegativeAndOverCapacityOffsets) {
+  Problem problem = ThreeBuffers();
+  problem.buffers[1].alignment = 16;
+  EXPECT_THAT(Error(problem, PlanOf(problem, {0, 24, 0})),
+              HasSubstr("\"b\" is at offset 24, which is not a non-negative multiple of 16"));
+  problem.pools[0].alignment = 32;
+  EXPECT_THAT(Error(problem, PlanOf(problem, {0, 16, 0})), HasSubstr("multiple of 32"));
+  EXPECT_THAT(Error(problem, PlanOf(problem, {-32, 32, 0})), HasSubstr("\"a\""));
+  problem.pools[0].capacity = 48;
+  EXPECT_THAT(Error(problem, PlanOf(problem, {0, 32, 0})),
+              HasSubstr("beyond the capacity 48"));
+}
+
+TEST(VerifyTest, RejectsDisallowedPoolsAndMovedFixedBuffers) {
+  Problem problem = ThreeBuffers();
+  problem.pools.push_back(Pool{.name = "slow"});
+  problem.buffers[0].pools = {1};
+  EXPECT_THAT(Error(problem, PlanOf(problem, {0, 16, 0})),
+              HasSubstr("\"a\" is placed in pool \"default\", which it is not allowed in"));
+  problem.buffers[0].pools = {};
+  problem.buffers[2].fixed = Placement{.pool = 0, .offset = 64};
+  EXPECT_THAT(Error(problem, PlanOf(problem, {0, 16, 0})), HasSubstr("\"c\" is fixed"));
+  EXPECT_TRUE(VerifyPlan(problem, PlanOf(problem, {0, 16, 64})).ok());
+}
+
+TEST(VerifyTest, ExplicitConflictsAndZeroSizeBuffers) {
+  Problem problem = ThreeBuffers();
+  problem.conflicts = {{.a = 0, .b = 2}};
+  EXPECT_THAT(Error(problem, PlanOf(problem, {0, 16, 0})), HasSubstr("conflict explicitly"));
+  Problem empty{.buffers = {Buffer{.name = "z", .size = 0, .lifetime = {0, 5}},
+                            Buffer{.name = "w", .size = 8, .lifetime = {0, 5}}},
+                .pools = {Pool{.name = "default"}}};
+  EXPECT_TRUE(VerifyPlan(empty, PlanOf(empty, {0, 0})).ok());  // no byte shared
+}
+
+TEST(VerifyTest, RejectsAPlanThatMisreportsItsPeak) {
+  const Problem problem = ThreeBuffers();
+  Plan plan = PlanOf(problem, {0, 16, 0});
+  plan.peak -= 1;
+  EXPECT_THAT(Error(problem, plan), HasSubstr("peak"));
+  plan = PlanOf(problem, {0, 16, 0});
+  plan.pool_used[0] = 1;
+  EXPECT_THAT(Error(problem, plan), HasSubstr("used in pool"));
+}
+
+// The seed notebook printed a plan whose conv weights overlap the quantized
+// input they are read with.
+TEST(VerifyTest, RejectsTheSeedNotebookPlanNamingTheTensors) {
+  absl::StatusOr<Problem> problem = testing::LoadProblem(
+      "seed/seed000_model.json", {.plan_constants = true, .alignment = 4});
+  ASSERT_TRUE(problem.ok()) << problem.status();
+  absl::StatusOr<std::string> text =
+      ReadFile(testing::DataPath("seed/seed000_notebook_plan.json"));
+  ASSERT_TRUE(text.ok()) << text.status();
+  absl::StatusOr<Plan> plan = ParsePlanJson(*text, *problem);
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  EXPECT_EQ(plan->peak, 692352);
+  const std::string message = Error(*problem, *plan);
+  EXPECT_THAT(message, HasSubstr("\"input_1_int8:0\""));
+  EXPECT_THAT(message, HasSubstr("conv2d_1/Conv2D/ReadVariableOp:0\""));
+}
+
+// Random plans, valid or not: the verifier agrees with an all-pairs check.
+TEST(VerifyTest, AgreesWithBruteForceOnRandomPlans) {
+  int rejected = 0;
+  for (uint64_t seed = 1; seed <= 300; ++seed) {
+    Problem problem = testing::RandomProblem(
+        seed, {.buffers = 12, .horizon = 10, .max_lifetime = 4, .max_size = 8,
+               .explicit_conflicts = 2});
+    std::mt19937_64 rng(seed);
+    std::vector<Offset> offsets;
+    for (int b = 0; b < 12; ++b) offsets.push_back(static_cast<Offset>(rng() % 40));
+    const Plan plan = PlanOf(problem, offsets);
+    bool overlap = false;
+    for (int a = 0; a < 12; ++a) {
+      for (int b = a + 1; b < 12; ++b) {
+        bool conflict = Overlaps(problem.buffers[a].lifetime, problem.buffers[b].lifetime);
+        for (const BufferConflict& c : problem.conflicts) {
+          conflict |= (c.a == a && c.b == b);
+        }
+        const bool bytes = offsets[a] < offsets[b] + problem.buffers[b].size &&
+                           offsets[b] < offsets[a] + problem.buffers[a].size;
+        overlap |= conflict && bytes;
+      }
+    }
+    EXPECT_EQ(VerifyPlan(problem, plan).ok(), !overlap) << "seed " << seed;
+    rejected += overlap;
+  }
+  EXPECT_GT(rejected, 50);   // both outcomes are exercised
+  EXPECT_LT(rejected, 300);
+}
+
+}  // namespace
+}  // namespace memplan
