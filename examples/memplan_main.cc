@@ -37,7 +37,8 @@ constexpr char kUsage[] =
     "  memplan verify INPUT PLAN.json|PLAN.csv [build flags]\n"
     "  memplan stats INPUT [build flags]\n"
     "  memplan planners\n"
-    "build flags: --alignment=N --plan-constants --no-plan-inputs --no-plan-outputs\n"
+    "build flags: --alignment=N --plan-constants --no-plan-inputs "
+    "--no-plan-outputs\n"
     "             --pool=NAME:CAPACITY:ALIGNMENT (repeatable) --capacity=N\n"
     "INPUT: a memplan-graph-v1 JSON (.json, .json.gz) or a buffer CSV (.csv)\n";
 
@@ -47,7 +48,8 @@ struct CommandLine {
   std::multimap<std::string, std::string> flags;
 
   bool Has(const std::string& name) const { return flags.count(name) > 0; }
-  std::string Get(const std::string& name, const std::string& fallback = "") const {
+  std::string Get(const std::string& name,
+                  const std::string& fallback = "") const {
     auto it = flags.find(name);
     return it == flags.end() ? fallback : it->second;
   }
@@ -59,8 +61,8 @@ struct CommandLine {
   }
 };
 
-absl::StatusOr<CommandLine> ParseCommandLine(int argc, char** argv, int first,
-                                             const std::set<std::string>& known) {
+absl::StatusOr<CommandLine> ParseCommandLine(
+    int argc, char** argv, int first, const std::set<std::string>& known) {
   CommandLine line;
   for (int i = first; i < argc; ++i) {
     std::string arg = argv[i];
@@ -69,7 +71,8 @@ absl::StatusOr<CommandLine> ParseCommandLine(int argc, char** argv, int first,
       continue;
     }
     const size_t eq = arg.find('=');
-    std::string name = arg.substr(2, eq == std::string::npos ? std::string::npos : eq - 2);
+    std::string name =
+        arg.substr(2, eq == std::string::npos ? std::string::npos : eq - 2);
     std::string value = eq == std::string::npos ? "" : arg.substr(eq + 1);
     if (known.count(name) == 0) {
       return absl::InvalidArgumentError(absl::StrCat("unknown flag --", name));
@@ -79,8 +82,8 @@ absl::StatusOr<CommandLine> ParseCommandLine(int argc, char** argv, int first,
   return line;
 }
 
-absl::StatusOr<int64_t> IntFlag(const CommandLine& line, const std::string& name,
-                                int64_t fallback) {
+absl::StatusOr<int64_t> IntFlag(const CommandLine& line,
+                                const std::string& name, int64_t fallback) {
   if (!line.Has(name)) return fallback;
   int64_t value = 0;
   if (!absl::SimpleAtoi(line.Get(name), &value)) {
@@ -111,8 +114,9 @@ absl::StatusOr<BuildOptions> BuildOptionsFrom(const CommandLine& line) {
     if (parts.empty() || parts.size() > 3 || parts[0].empty() ||
         (parts.size() > 1 && !absl::SimpleAtoi(parts[1], &pool.capacity)) ||
         (parts.size() > 2 && !absl::SimpleAtoi(parts[2], &pool.alignment))) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "--pool=", spec, " is not NAME[:CAPACITY[:ALIGNMENT]] with integers"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("--pool=", spec,
+                       " is not NAME[:CAPACITY[:ALIGNMENT]] with integers"));
     }
     pool.name = parts[0];
     options.pools.push_back(pool);
@@ -129,13 +133,16 @@ absl::StatusOr<LoadedInput> Load(const CommandLine& line, size_t index) {
 std::string Summary(const Plan& plan) {
   const double naive_pct =
       plan.naive_total > 0 ? 100.0 * plan.peak / plan.naive_total : 100.0;
-  const double ratio =
-      plan.lower_bound > 0 ? static_cast<double>(plan.peak) / plan.lower_bound : 1.0;
+  const double ratio = plan.lower_bound > 0
+                           ? static_cast<double>(plan.peak) / plan.lower_bound
+                           : 1.0;
   return absl::StrFormat(
-      "planner %s: peak %d bytes, %.2f%% of naive total %d, %.4fx lower bound %d, "
+      "planner %s: peak %d bytes, %.2f%% of naive total %d, %.4fx lower bound "
+      "%d, "
       "proven optimal: %s, %.1f ms",
-      plan.planner, plan.peak, naive_pct, plan.naive_total, ratio, plan.lower_bound,
-      plan.proven_optimal ? "yes" : "no", absl::ToDoubleMilliseconds(plan.wall_time));
+      plan.planner, plan.peak, naive_pct, plan.naive_total, ratio,
+      plan.lower_bound, plan.proven_optimal ? "yes" : "no",
+      absl::ToDoubleMilliseconds(plan.wall_time));
 }
 
 absl::Status RunPlan(int argc, char** argv) {
@@ -153,8 +160,9 @@ absl::Status RunPlan(int argc, char** argv) {
   if (line->Has("time-limit")) {
     double seconds = 0;
     if (!absl::SimpleAtod(line->Get("time-limit"), &seconds) || seconds < 0) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "--time-limit=", line->Get("time-limit"), " is not a number of seconds"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("--time-limit=", line->Get("time-limit"),
+                       " is not a number of seconds"));
     }
     options.plan.time_limit = absl::Seconds(seconds);
   }
@@ -171,8 +179,10 @@ absl::Status RunPlan(int argc, char** argv) {
   if (!plan.ok()) return plan.status();
   const std::string out = line->Get("out");
   std::string text;
-  const bool csv = out.size() >= 4 && (out.ends_with(".csv") || out.ends_with(".csv.gz"));
-  text = csv ? BufferCsvText(input->problem, &*plan) : PlanToJson(input->problem, *plan);
+  const bool csv =
+      out.size() >= 4 && (out.ends_with(".csv") || out.ends_with(".csv.gz"));
+  text = csv ? BufferCsvText(input->problem, &*plan)
+             : PlanToJson(input->problem, *plan);
   if (out.empty()) {
     std::cout << text;
   } else if (absl::Status s = WriteFile(out, text); !s.ok()) {
@@ -183,7 +193,8 @@ absl::Status RunPlan(int argc, char** argv) {
 }
 
 absl::Status RunVerify(int argc, char** argv) {
-  absl::StatusOr<CommandLine> line = ParseCommandLine(argc, argv, 2, kBuildFlags);
+  absl::StatusOr<CommandLine> line =
+      ParseCommandLine(argc, argv, 2, kBuildFlags);
   if (!line.ok()) return line.status();
   if (line->positional.size() != 2) {
     return absl::InvalidArgumentError("verify takes INPUT and PLAN");
@@ -194,17 +205,19 @@ absl::Status RunVerify(int argc, char** argv) {
   absl::StatusOr<std::string> text = ReadFile(path);
   if (!text.ok()) return text.status();
   Plan plan;
-  const std::string plain = path.ends_with(".gz") ? path.substr(0, path.size() - 3) : path;
+  const std::string plain =
+      path.ends_with(".gz") ? path.substr(0, path.size() - 3) : path;
   if (plain.ends_with(".csv")) {
     absl::StatusOr<BufferCsv> csv = ParseBufferCsv(*text);
     if (!csv.ok()) return csv.status();
     if (!csv->plan.has_value()) {
-      return absl::InvalidArgumentError(absl::StrCat(path, " has no offset column"));
+      return absl::InvalidArgumentError(
+          absl::StrCat(path, " has no offset column"));
     }
     if (csv->problem.buffers.size() != input->problem.buffers.size()) {
       return absl::InvalidArgumentError(absl::StrCat(
-          path, " places ", csv->problem.buffers.size(), " buffers, the input has ",
-          input->problem.buffers.size()));
+          path, " places ", csv->problem.buffers.size(),
+          " buffers, the input has ", input->problem.buffers.size()));
     }
     for (size_t b = 0; b < csv->problem.buffers.size(); ++b) {
       if (csv->problem.buffers[b].name != input->problem.buffers[b].name) {
@@ -221,15 +234,18 @@ absl::Status RunVerify(int argc, char** argv) {
     plan = std::move(*parsed);
   }
   if (absl::Status s = VerifyPlan(input->problem, plan); !s.ok()) {
-    return absl::InvalidArgumentError(absl::StrCat("invalid plan: ", s.message()));
+    return absl::InvalidArgumentError(
+        absl::StrCat("invalid plan: ", s.message()));
   }
-  std::cout << absl::StrFormat("valid plan: %d buffers, peak %d bytes, lower bound %d\n",
-                               plan.assignments.size(), plan.peak, LowerBound(input->problem));
+  std::cout << absl::StrFormat(
+      "valid plan: %d buffers, peak %d bytes, lower bound %d\n",
+      plan.assignments.size(), plan.peak, LowerBound(input->problem));
   return absl::OkStatus();
 }
 
 absl::Status RunStats(int argc, char** argv) {
-  absl::StatusOr<CommandLine> line = ParseCommandLine(argc, argv, 2, kBuildFlags);
+  absl::StatusOr<CommandLine> line =
+      ParseCommandLine(argc, argv, 2, kBuildFlags);
   if (!line.ok()) return line.status();
   if (line->positional.size() != 1) {
     return absl::InvalidArgumentError("stats takes exactly one INPUT");
@@ -254,7 +270,8 @@ absl::Status RunPlanners() {
 }
 
 int Main(int argc, char** argv) {
-  if (argc < 2 || std::string(argv[1]) == "--help" || std::string(argv[1]) == "help") {
+  if (argc < 2 || std::string(argv[1]) == "--help" ||
+      std::string(argv[1]) == "help") {
     std::cerr << kUsage;
     return argc < 2 ? 2 : 0;
   }

@@ -16,14 +16,22 @@ int main() {
       .tensors = {{.name = "input", .size = 602112, .kind = TensorKind::kInput},
                   {.name = "conv", .size = 3211264},
                   {.name = "relu", .size = 3211264},
-                  {.name = "pool", .size = 802816, .kind = TensorKind::kOutput}},
-      .ops = {{.name = "conv1", .type = "Conv", .inputs = {"input"}, .outputs = {"conv"}},
+                  {.name = "pool",
+                   .size = 802816,
+                   .kind = TensorKind::kOutput}},
+      .ops = {{.name = "conv1",
+               .type = "Conv",
+               .inputs = {"input"},
+               .outputs = {"conv"}},
               {.name = "relu1",
                .type = "Relu",
                .inputs = {"conv"},
                .outputs = {"relu"},
                .inplace = {{.output = 0, .input = 0}}},
-              {.name = "pool1", .type = "MaxPool", .inputs = {"relu"}, .outputs = {"pool"}}},
+              {.name = "pool1",
+               .type = "MaxPool",
+               .inputs = {"relu"},
+               .outputs = {"pool"}}},
   };
   memplan::PlanMemoryOptions options;
   options.build.alignment = 64;
@@ -38,7 +46,8 @@ int main() {
                 static_cast<long long>(a.offset));
   }
   std::printf("arena: %lld bytes (naive %lld, lower bound %lld), planner %s\n",
-              static_cast<long long>(plan->peak), static_cast<long long>(plan->naive_total),
+              static_cast<long long>(plan->peak),
+              static_cast<long long>(plan->naive_total),
               static_cast<long long>(plan->lower_bound), plan->planner.c_str());
   return 0;
 }

@@ -48,7 +48,8 @@ class NaivePlanner : public Planner {
       bool placed = false;
       for (PoolId p : AllowedPools(problem, b)) {
         const Pool& pool = problem.pools[p];
-        const Offset offset = RoundUp(top[p], EffectiveAlignment(problem, b, p));
+        const Offset offset =
+            RoundUp(top[p], EffectiveAlignment(problem, b, p));
         if (pool.capacity > 0 && offset + buffer.size > pool.capacity) continue;
         plan.assignments[b].pool = p;
         plan.assignments[b].offset = offset;
@@ -65,6 +66,8 @@ class NaivePlanner : public Planner {
 
 }  // namespace
 
-std::unique_ptr<Planner> NewNaivePlanner() { return std::make_unique<NaivePlanner>(); }
+std::unique_ptr<Planner> NewNaivePlanner() {
+  return std::make_unique<NaivePlanner>();
+}
 
 }  // namespace memplan::internal

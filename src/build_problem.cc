@@ -41,7 +41,8 @@ absl::string_view KindName(TensorKind kind) {
 absl::Status ValidatePools(const std::vector<Pool>& pools) {
   absl::flat_hash_map<std::string, int> seen;
   for (const Pool& pool : pools) {
-    if (pool.name.empty()) return absl::InvalidArgumentError("a pool has no name");
+    if (pool.name.empty())
+      return absl::InvalidArgumentError("a pool has no name");
     if (!seen.emplace(pool.name, 0).second) {
       return absl::InvalidArgumentError(
           absl::StrCat("pool \"", pool.name, "\" is defined twice"));
@@ -52,8 +53,8 @@ absl::Status ValidatePools(const std::vector<Pool>& pools) {
     }
     if (!IsPowerOfTwo(pool.alignment)) {
       return absl::InvalidArgumentError(
-          absl::StrCat("pool \"", pool.name, "\" has alignment ", pool.alignment,
-                       ", which is not a power of two"));
+          absl::StrCat("pool \"", pool.name, "\" has alignment ",
+                       pool.alignment, ", which is not a power of two"));
     }
   }
   return absl::OkStatus();
@@ -117,7 +118,8 @@ class Builder {
     problem_.name = graph_.name;
     problem_.pools = !options_.pools.empty() ? options_.pools : graph_.pools;
     if (problem_.pools.empty()) {
-      problem_.pools.push_back(Pool{.name = "default", .capacity = 0, .alignment = 1});
+      problem_.pools.push_back(
+          Pool{.name = "default", .capacity = 0, .alignment = 1});
     }
     if (options_.capacity > 0) {
       if (problem_.pools.size() != 1) {
@@ -134,7 +136,8 @@ class Builder {
     return absl::OkStatus();
   }
 
-  absl::StatusOr<PoolId> FindPool(const std::string& name, const Tensor& tensor) {
+  absl::StatusOr<PoolId> FindPool(const std::string& name,
+                                  const Tensor& tensor) {
     auto it = pool_index_.find(name);
     if (it == pool_index_.end()) {
       return absl::InvalidArgumentError(absl::StrCat(
@@ -149,7 +152,8 @@ class Builder {
     for (int t = 0; t < n; ++t) {
       const Tensor& tensor = graph_.tensors[t];
       if (tensor.name.empty()) {
-        return absl::InvalidArgumentError(absl::StrCat("tensor #", t, " has no name"));
+        return absl::InvalidArgumentError(
+            absl::StrCat("tensor #", t, " has no name"));
       }
       if (!tensor_index_.emplace(tensor.name, t).second) {
         return absl::InvalidArgumentError(
@@ -169,7 +173,8 @@ class Builder {
       }
       if (tensor.fixed.has_value()) {
         if (!tensor.fixed->pool.empty()) {
-          MEMPLAN_RETURN_IF_ERROR(FindPool(tensor.fixed->pool, tensor).status());
+          MEMPLAN_RETURN_IF_ERROR(
+              FindPool(tensor.fixed->pool, tensor).status());
         }
         if (tensor.fixed->offset < 0) {
           return absl::InvalidArgumentError(absl::StrCat(
@@ -185,8 +190,9 @@ class Builder {
                                  absl::string_view role) {
     auto it = tensor_index_.find(name);
     if (it == tensor_index_.end()) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "op \"", op.name, "\" names unknown ", role, " tensor \"", name, "\""));
+      return absl::InvalidArgumentError(absl::StrCat("op \"", op.name,
+                                                     "\" names unknown ", role,
+                                                     " tensor \"", name, "\""));
     }
     return it->second;
   }
@@ -194,7 +200,8 @@ class Builder {
   absl::Status CheckPairs(const Op& op, const std::vector<OperandPair>& pairs,
                           absl::string_view hint) {
     for (const OperandPair& pair : pairs) {
-      if (pair.output < 0 || pair.output >= static_cast<int>(op.outputs.size()) ||
+      if (pair.output < 0 ||
+          pair.output >= static_cast<int>(op.outputs.size()) ||
           pair.input < 0 || pair.input >= static_cast<int>(op.inputs.size())) {
         return absl::InvalidArgumentError(absl::StrCat(
             "op \"", op.name, "\" has ", hint, " hint [", pair.output, ", ",
@@ -210,7 +217,8 @@ class Builder {
     for (int i = 0; i < static_cast<int>(graph_.ops.size()); ++i) {
       const Op& op = graph_.ops[i];
       if (op.name.empty()) {
-        return absl::InvalidArgumentError(absl::StrCat("op #", i, " has no name"));
+        return absl::InvalidArgumentError(
+            absl::StrCat("op #", i, " has no name"));
       }
       if (!op_names.emplace(op.name, i).second) {
         return absl::InvalidArgumentError(
@@ -221,11 +229,10 @@ class Builder {
       for (const std::string& name : op.inputs) {
         MEMPLAN_ASSIGN_OR_RETURN(int t, FindTensor(name, op, "input"));
         const Tensor& tensor = graph_.tensors[t];
-        const bool available =
-            use_[t].producer != kNone ||
-            ((tensor.kind == TensorKind::kInput ||
-              tensor.kind == TensorKind::kConstant) &&
-             use_[t].scratch_op == kNone);
+        const bool available = use_[t].producer != kNone ||
+                               ((tensor.kind == TensorKind::kInput ||
+                                 tensor.kind == TensorKind::kConstant) &&
+                                use_[t].scratch_op == kNone);
         if (!available) {
           return absl::InvalidArgumentError(absl::StrCat(
               "op \"", op.name, "\" reads tensor \"", name,
@@ -243,16 +250,17 @@ class Builder {
               graph_.ops[std::max(use_[t].producer, use_[t].scratch_op)].name,
               "\" and op \"", op.name, "\")"));
         }
-        if (tensor.kind == TensorKind::kInput || tensor.kind == TensorKind::kScratch) {
+        if (tensor.kind == TensorKind::kInput ||
+            tensor.kind == TensorKind::kScratch) {
           return absl::InvalidArgumentError(
-              absl::StrCat("op \"", op.name, "\" produces ", KindName(tensor.kind),
-                           " tensor \"", name, "\""));
+              absl::StrCat("op \"", op.name, "\" produces ",
+                           KindName(tensor.kind), " tensor \"", name, "\""));
         }
         if (use_[t].last_reader != kNone) {
-          return absl::InvalidArgumentError(absl::StrCat(
-              "tensor \"", name, "\" is read by op \"",
-              graph_.ops[use_[t].last_reader].name,
-              "\" before op \"", op.name, "\" produces it"));
+          return absl::InvalidArgumentError(
+              absl::StrCat("tensor \"", name, "\" is read by op \"",
+                           graph_.ops[use_[t].last_reader].name,
+                           "\" before op \"", op.name, "\" produces it"));
         }
         use_[t].producer = i;
       }
@@ -274,9 +282,9 @@ class Builder {
       const bool needs_producer = tensor.kind == TensorKind::kActivation ||
                                   tensor.kind == TensorKind::kOutput;
       if (needs_producer && use_[t].producer == kNone) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            KindName(tensor.kind), " tensor \"", tensor.name,
-            "\" is produced by no op"));
+        return absl::InvalidArgumentError(
+            absl::StrCat(KindName(tensor.kind), " tensor \"", tensor.name,
+                         "\" is produced by no op"));
       }
       if (tensor.kind == TensorKind::kScratch && use_[t].scratch_op == kNone) {
         return absl::InvalidArgumentError(absl::StrCat(
@@ -366,7 +374,8 @@ class Builder {
     for (int i = 0; i < static_cast<int>(graph_.ops.size()); ++i) {
       const Op& op = graph_.ops[i];
       for (const OperandPair& pair : op.inplace) {
-        const int out = groups_->Find(tensor_index_.at(op.outputs[pair.output]));
+        const int out =
+            groups_->Find(tensor_index_.at(op.outputs[pair.output]));
         const int in = groups_->Find(tensor_index_.at(op.inputs[pair.input]));
         if (out == in || !group_planned_[in] || !group_planned_[out]) continue;
         if (group_io_[in] || group_lifetime_[in].end != i + 1) continue;
@@ -409,7 +418,8 @@ class Builder {
       }
       if (tensor.fixed.has_value()) {
         Placement fixed{.pool = 0, .offset = tensor.fixed->offset};
-        if (!tensor.fixed->pool.empty()) fixed.pool = pool_index_.at(tensor.fixed->pool);
+        if (!tensor.fixed->pool.empty())
+          fixed.pool = pool_index_.at(tensor.fixed->pool);
         if (buffer.fixed.has_value() && *buffer.fixed != fixed) {
           return absl::InvalidArgumentError(absl::StrCat(
               "tensor \"", tensor.name, "\" shares buffer \"", buffer.name,
@@ -420,18 +430,18 @@ class Builder {
     }
     for (Buffer& buffer : problem_.buffers) {
       if (buffer.size > std::numeric_limits<Bytes>::max() - buffer.alignment) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            "buffer \"", buffer.name, "\" of ", buffer.size,
-            " bytes overflows int64 when aligned"));
+        return absl::InvalidArgumentError(
+            absl::StrCat("buffer \"", buffer.name, "\" of ", buffer.size,
+                         " bytes overflows int64 when aligned"));
       }
       buffer.size = internal::RoundUp(buffer.size, buffer.alignment);
       if (buffer.fixed.has_value() && !buffer.pools.empty() &&
-          std::find(buffer.pools.begin(), buffer.pools.end(), buffer.fixed->pool) ==
-              buffer.pools.end()) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            "buffer \"", buffer.name, "\" is fixed in pool \"",
-            problem_.pools[buffer.fixed->pool].name,
-            "\", which its tensors do not allow"));
+          std::find(buffer.pools.begin(), buffer.pools.end(),
+                    buffer.fixed->pool) == buffer.pools.end()) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("buffer \"", buffer.name, "\" is fixed in pool \"",
+                         problem_.pools[buffer.fixed->pool].name,
+                         "\", which its tensors do not allow"));
       }
     }
     return ValidateProblem(problem_);
@@ -440,19 +450,21 @@ class Builder {
   // Views of one base share its bytes, so they must agree on the pools.
   absl::Status RestrictPools(Buffer& buffer, const Tensor& tensor) {
     std::vector<PoolId> allowed;
-    for (const std::string& name : tensor.pools) allowed.push_back(pool_index_.at(name));
+    for (const std::string& name : tensor.pools)
+      allowed.push_back(pool_index_.at(name));
     if (buffer.pools.empty()) {  // the earlier members allow every pool
       buffer.pools = std::move(allowed);
       return absl::OkStatus();
     }
     std::vector<PoolId> both;
     for (PoolId p : buffer.pools) {
-      if (std::find(allowed.begin(), allowed.end(), p) != allowed.end()) both.push_back(p);
+      if (std::find(allowed.begin(), allowed.end(), p) != allowed.end())
+        both.push_back(p);
     }
     if (both.empty()) {
       return absl::InvalidArgumentError(absl::StrCat(
-          "tensor \"", tensor.name, "\" is a view sharing buffer \"", buffer.name,
-          "\", but no pool is allowed for both"));
+          "tensor \"", tensor.name, "\" is a view sharing buffer \"",
+          buffer.name, "\", but no pool is allowed for both"));
     }
     buffer.pools = std::move(both);
     return absl::OkStatus();
@@ -473,7 +485,8 @@ class Builder {
       }
       auto a = buffer_of_tensor_.find(ids[0]);
       auto b = buffer_of_tensor_.find(ids[1]);
-      if (a == buffer_of_tensor_.end() || b == buffer_of_tensor_.end()) continue;
+      if (a == buffer_of_tensor_.end() || b == buffer_of_tensor_.end())
+        continue;
       if (a->second == b->second) {
         return absl::InvalidArgumentError(
             absl::StrCat("conflict between tensors \"", c.a, "\" and \"", c.b,
@@ -486,7 +499,8 @@ class Builder {
               [](const BufferConflict& x, const BufferConflict& y) {
                 return std::tie(x.a, x.b) < std::tie(y.a, y.b);
               });
-    conflicts.erase(std::unique(conflicts.begin(), conflicts.end()), conflicts.end());
+    conflicts.erase(std::unique(conflicts.begin(), conflicts.end()),
+                    conflicts.end());
     problem_.conflicts = std::move(conflicts);
     return absl::OkStatus();
   }
@@ -508,7 +522,8 @@ class Builder {
 
 }  // namespace
 
-absl::StatusOr<Problem> BuildProblem(const Graph& graph, const BuildOptions& options) {
+absl::StatusOr<Problem> BuildProblem(const Graph& graph,
+                                     const BuildOptions& options) {
   return Builder(graph, options).Build();
 }
 

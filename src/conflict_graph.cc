@@ -43,7 +43,8 @@ ConflictGraph ConflictGraph::Build(const Problem& problem) {
     live.push_back(b);
     ends.emplace(problem.buffers[b].lifetime.end, b);
   }
-  for (const BufferConflict& c : problem.conflicts) edges.emplace_back(c.a, c.b);
+  for (const BufferConflict& c : problem.conflicts)
+    edges.emplace_back(c.a, c.b);
 
   ConflictGraph graph;
   graph.begin_.assign(n + 1, 0);

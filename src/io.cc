@@ -56,9 +56,9 @@ absl::StatusOr<Json> ParseJson(absl::string_view text) {
     return Json::parse(text.begin(), text.end());
   } catch (const Json::parse_error& e) {
     // e.byte is 1-based and points just past the offending character.
-    return absl::InvalidArgumentError(
-        absl::StrCat("malformed JSON at ", Position(text, e.byte == 0 ? 0 : e.byte - 1),
-                     ": ", e.what()));
+    return absl::InvalidArgumentError(absl::StrCat(
+        "malformed JSON at ", Position(text, e.byte == 0 ? 0 : e.byte - 1),
+        ": ", e.what()));
   }
 }
 
@@ -82,7 +82,8 @@ absl::StatusOr<std::string> GetString(const Json& object, const char* key,
 
 absl::StatusOr<int64_t> ToInt64(const Json& value, absl::string_view what) {
   if (value.is_number_unsigned()) {
-    if (value.get<uint64_t>() > static_cast<uint64_t>(std::numeric_limits<int64_t>::max())) {
+    if (value.get<uint64_t>() >
+        static_cast<uint64_t>(std::numeric_limits<int64_t>::max())) {
       return absl::InvalidArgumentError(absl::StrCat(what, " overflows int64"));
     }
     return static_cast<int64_t>(value.get<uint64_t>());
@@ -157,7 +158,8 @@ absl::StatusOr<std::vector<OperandPair>> GetPairs(const Json& object,
   return out;
 }
 
-absl::StatusOr<TensorKind> ParseKind(const std::string& kind, absl::string_view where) {
+absl::StatusOr<TensorKind> ParseKind(const std::string& kind,
+                                     absl::string_view where) {
   if (kind == "activation") return TensorKind::kActivation;
   if (kind == "input") return TensorKind::kInput;
   if (kind == "output") return TensorKind::kOutput;
@@ -188,16 +190,20 @@ absl::StatusOr<std::vector<Pool>> ParsePools(const Json& root) {
   std::vector<Pool> pools;
   auto it = root.find("pools");
   if (it == root.end() || it->is_null()) return pools;
-  if (!it->is_array()) return absl::InvalidArgumentError("\"pools\" must be an array");
+  if (!it->is_array())
+    return absl::InvalidArgumentError("\"pools\" must be an array");
   for (size_t i = 0; i < it->size(); ++i) {
     const Json& p = (*it)[i];
     const std::string where = absl::StrCat("pool #", i);
-    if (!p.is_object()) return absl::InvalidArgumentError(where + " must be an object");
+    if (!p.is_object())
+      return absl::InvalidArgumentError(where + " must be an object");
     Pool pool;
     MEMPLAN_ASSIGN_OR_RETURN(pool.name, GetString(p, "name", where, true));
     const std::string named = absl::StrCat("pool \"", pool.name, "\"");
-    MEMPLAN_ASSIGN_OR_RETURN(pool.capacity, GetInt(p, "capacity", named, false, 0));
-    MEMPLAN_ASSIGN_OR_RETURN(pool.alignment, GetInt(p, "alignment", named, false, 1));
+    MEMPLAN_ASSIGN_OR_RETURN(pool.capacity,
+                             GetInt(p, "capacity", named, false, 0));
+    MEMPLAN_ASSIGN_OR_RETURN(pool.alignment,
+                             GetInt(p, "alignment", named, false, 1));
     pools.push_back(std::move(pool));
   }
   return pools;
@@ -205,11 +211,12 @@ absl::StatusOr<std::vector<Pool>> ParsePools(const Json& root) {
 
 absl::StatusOr<Tensor> ParseTensor(const Json& t, size_t index) {
   if (!t.is_object()) {
-    return absl::InvalidArgumentError(absl::StrCat("tensor #", index, " must be an object"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("tensor #", index, " must be an object"));
   }
   Tensor tensor;
-  MEMPLAN_ASSIGN_OR_RETURN(tensor.name,
-                           GetString(t, "name", absl::StrCat("tensor #", index), true));
+  MEMPLAN_ASSIGN_OR_RETURN(
+      tensor.name, GetString(t, "name", absl::StrCat("tensor #", index), true));
   const std::string where = absl::StrCat("tensor \"", tensor.name, "\"");
   if (auto size = t.find("size"); size == t.end() || size->is_null()) {
     return absl::InvalidArgumentError(where + " has no size");
@@ -218,12 +225,14 @@ absl::StatusOr<Tensor> ParseTensor(const Json& t, size_t index) {
   MEMPLAN_ASSIGN_OR_RETURN(std::string kind,
                            GetString(t, "kind", where, false, "activation"));
   MEMPLAN_ASSIGN_OR_RETURN(tensor.kind, ParseKind(kind, where));
-  MEMPLAN_ASSIGN_OR_RETURN(tensor.alignment, GetInt(t, "alignment", where, false, 0));
+  MEMPLAN_ASSIGN_OR_RETURN(tensor.alignment,
+                           GetInt(t, "alignment", where, false, 0));
   MEMPLAN_ASSIGN_OR_RETURN(tensor.pools, GetStrings(t, "pools", where));
   MEMPLAN_ASSIGN_OR_RETURN(tensor.dtype, GetString(t, "dtype", where, false));
   if (auto shape = t.find("shape"); shape != t.end() && shape->is_array()) {
     for (const Json& d : *shape) {
-      MEMPLAN_ASSIGN_OR_RETURN(int64_t dim, ToInt64(d, where + ": a shape dimension"));
+      MEMPLAN_ASSIGN_OR_RETURN(int64_t dim,
+                               ToInt64(d, where + ": a shape dimension"));
       tensor.shape.push_back(dim);
     }
   }
@@ -233,8 +242,10 @@ absl::StatusOr<Tensor> ParseTensor(const Json& t, size_t index) {
           where + ": \"fixed\" must be an object {\"pool\", \"offset\"}");
     }
     FixedTensorPlacement placement;
-    MEMPLAN_ASSIGN_OR_RETURN(placement.pool, GetString(*fixed, "pool", where, false));
-    MEMPLAN_ASSIGN_OR_RETURN(placement.offset, GetInt(*fixed, "offset", where, true));
+    MEMPLAN_ASSIGN_OR_RETURN(placement.pool,
+                             GetString(*fixed, "pool", where, false));
+    MEMPLAN_ASSIGN_OR_RETURN(placement.offset,
+                             GetInt(*fixed, "offset", where, true));
     tensor.fixed = placement;
   }
   return tensor;
@@ -242,10 +253,12 @@ absl::StatusOr<Tensor> ParseTensor(const Json& t, size_t index) {
 
 absl::StatusOr<Op> ParseOp(const Json& o, size_t index) {
   if (!o.is_object()) {
-    return absl::InvalidArgumentError(absl::StrCat("op #", index, " must be an object"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("op #", index, " must be an object"));
   }
   Op op;
-  MEMPLAN_ASSIGN_OR_RETURN(op.name, GetString(o, "name", absl::StrCat("op #", index), true));
+  MEMPLAN_ASSIGN_OR_RETURN(
+      op.name, GetString(o, "name", absl::StrCat("op #", index), true));
   const std::string where = absl::StrCat("op \"", op.name, "\"");
   MEMPLAN_ASSIGN_OR_RETURN(op.type, GetString(o, "type", where, false));
   MEMPLAN_ASSIGN_OR_RETURN(op.inputs, GetStrings(o, "inputs", where));
@@ -263,7 +276,8 @@ Json PairsJson(const std::vector<OperandPair>& pairs) {
 }
 
 bool EndsWith(absl::string_view s, absl::string_view suffix) {
-  return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
+  return s.size() >= suffix.size() &&
+         s.substr(s.size() - suffix.size()) == suffix;
 }
 
 std::string StripGz(const std::string& path) {
@@ -278,14 +292,18 @@ std::string StripGz(const std::string& path) {
 absl::StatusOr<Graph> ParseGraphJson(std::string_view std_text) {
   const absl::string_view text(std_text.data(), std_text.size());
   MEMPLAN_ASSIGN_OR_RETURN(Json root, ParseJson(text));
-  if (!root.is_object()) return absl::InvalidArgumentError("a graph must be a JSON object");
-  MEMPLAN_ASSIGN_OR_RETURN(std::string format, GetString(root, "format", "the graph", true));
+  if (!root.is_object())
+    return absl::InvalidArgumentError("a graph must be a JSON object");
+  MEMPLAN_ASSIGN_OR_RETURN(std::string format,
+                           GetString(root, "format", "the graph", true));
   if (format != kGraphFormat) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "unsupported graph format \"", format, "\" (expected ", kGraphFormat, ")"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("unsupported graph format \"", format, "\" (expected ",
+                     kGraphFormat, ")"));
   }
   Graph graph;
-  MEMPLAN_ASSIGN_OR_RETURN(graph.name, GetString(root, "name", "the graph", false));
+  MEMPLAN_ASSIGN_OR_RETURN(graph.name,
+                           GetString(root, "name", "the graph", false));
   auto tensors = root.find("tensors");
   auto ops = root.find("ops");
   if (tensors == root.end() || !tensors->is_array()) {
@@ -306,14 +324,17 @@ absl::StatusOr<Graph> ParseGraphJson(std::string_view std_text) {
   if (auto conflicts = root.find("conflicts");
       conflicts != root.end() && !conflicts->is_null()) {
     if (!conflicts->is_array()) {
-      return absl::InvalidArgumentError("\"conflicts\" must be a list of [tensor, tensor]");
+      return absl::InvalidArgumentError(
+          "\"conflicts\" must be a list of [tensor, tensor]");
     }
     for (const Json& c : *conflicts) {
-      if (!c.is_array() || c.size() != 2 || !c[0].is_string() || !c[1].is_string()) {
+      if (!c.is_array() || c.size() != 2 || !c[0].is_string() ||
+          !c[1].is_string()) {
         return absl::InvalidArgumentError(
             "\"conflicts\" must be a list of [tensor, tensor] name pairs");
       }
-      graph.conflicts.push_back({c[0].get<std::string>(), c[1].get<std::string>()});
+      graph.conflicts.push_back(
+          {c[0].get<std::string>(), c[1].get<std::string>()});
     }
   }
   return graph;
@@ -321,18 +342,22 @@ absl::StatusOr<Graph> ParseGraphJson(std::string_view std_text) {
 
 std::string GraphToJson(const Graph& graph) {
   // One tensor and one op per line, like the bundled data.
-  std::string out = absl::StrCat("{\n\"format\":\"", kGraphFormat, "\",\n\"name\":",
-                                 Json(graph.name).dump(), ",\n");
+  std::string out =
+      absl::StrCat("{\n\"format\":\"", kGraphFormat,
+                   "\",\n\"name\":", Json(graph.name).dump(), ",\n");
   if (!graph.pools.empty()) {
     Json pools = Json::array();
     for (const Pool& p : graph.pools) {
-      pools.push_back({{"name", p.name}, {"capacity", p.capacity}, {"alignment", p.alignment}});
+      pools.push_back({{"name", p.name},
+                       {"capacity", p.capacity},
+                       {"alignment", p.alignment}});
     }
     absl::StrAppend(&out, "\"pools\":", pools.dump(), ",\n");
   }
   if (!graph.conflicts.empty()) {
     Json conflicts = Json::array();
-    for (const TensorConflict& c : graph.conflicts) conflicts.push_back({c.a, c.b});
+    for (const TensorConflict& c : graph.conflicts)
+      conflicts.push_back({c.a, c.b});
     absl::StrAppend(&out, "\"conflicts\":", conflicts.dump(), ",\n");
   }
   absl::StrAppend(&out, "\"tensors\":[\n");
@@ -345,13 +370,18 @@ std::string GraphToJson(const Graph& graph) {
     j["kind"] = std::string(KindName(t.kind));
     if (t.alignment != 0) j["alignment"] = t.alignment;
     if (!t.pools.empty()) j["pools"] = t.pools;
-    if (t.fixed.has_value()) j["fixed"] = {{"pool", t.fixed->pool}, {"offset", t.fixed->offset}};
-    absl::StrAppend(&out, j.dump(), i + 1 < graph.tensors.size() ? ",\n" : "\n");
+    if (t.fixed.has_value())
+      j["fixed"] = {{"pool", t.fixed->pool}, {"offset", t.fixed->offset}};
+    absl::StrAppend(&out, j.dump(),
+                    i + 1 < graph.tensors.size() ? ",\n" : "\n");
   }
   absl::StrAppend(&out, "],\n\"ops\":[\n");
   for (size_t i = 0; i < graph.ops.size(); ++i) {
     const Op& o = graph.ops[i];
-    Json j = {{"name", o.name}, {"type", o.type}, {"inputs", o.inputs}, {"outputs", o.outputs}};
+    Json j = {{"name", o.name},
+              {"type", o.type},
+              {"inputs", o.inputs},
+              {"outputs", o.outputs}};
     if (!o.scratch.empty()) j["scratch"] = o.scratch;
     if (!o.inplace.empty()) j["inplace"] = PairsJson(o.inplace);
     if (!o.alias.empty()) j["alias"] = PairsJson(o.alias);
@@ -367,11 +397,14 @@ std::string GraphToJson(const Graph& graph) {
 absl::StatusOr<BufferCsv> ParseBufferCsv(std::string_view std_text) {
   const absl::string_view text(std_text.data(), std_text.size());
   BufferCsv csv;
-  csv.problem.pools.push_back(Pool{.name = "default", .capacity = 0, .alignment = 1});
+  csv.problem.pools.push_back(
+      Pool{.name = "default", .capacity = 0, .alignment = 1});
   std::vector<absl::string_view> lines = absl::StrSplit(text, '\n');
   int header_line = -1;
-  int col_id = -1, col_lower = -1, col_upper = -1, col_size = -1, col_offset = -1;
-  bool closed_end = false;  // start/end columns: MiniMalloc reads end as inclusive
+  int col_id = -1, col_lower = -1, col_upper = -1, col_size = -1,
+      col_offset = -1;
+  bool closed_end =
+      false;  // start/end columns: MiniMalloc reads end as inclusive
   size_t num_columns = 0;
   absl::flat_hash_map<std::string, int> seen;
   std::vector<Offset> offsets;
@@ -386,13 +419,22 @@ absl::StatusOr<BufferCsv> ParseBufferCsv(std::string_view std_text) {
       num_columns = fields.size();
       for (int c = 0; c < static_cast<int>(fields.size()); ++c) {
         const std::string name = absl::AsciiStrToLower(fields[c]);
-        if (name == "id" || name == "buffer") col_id = c;
-        else if (name == "lower") col_lower = c;
-        else if (name == "upper") col_upper = c;
-        else if (name == "start") { col_lower = c; closed_end = true; }
-        else if (name == "end") { col_upper = c; closed_end = true; }
-        else if (name == "size") col_size = c;
-        else if (name == "offset") col_offset = c;
+        if (name == "id" || name == "buffer")
+          col_id = c;
+        else if (name == "lower")
+          col_lower = c;
+        else if (name == "upper")
+          col_upper = c;
+        else if (name == "start") {
+          col_lower = c;
+          closed_end = true;
+        } else if (name == "end") {
+          col_upper = c;
+          closed_end = true;
+        } else if (name == "size")
+          col_size = c;
+        else if (name == "offset")
+          col_offset = c;
         else {
           return absl::InvalidArgumentError(
               absl::StrCat(where, ": unknown column \"", fields[c],
@@ -401,7 +443,8 @@ absl::StatusOr<BufferCsv> ParseBufferCsv(std::string_view std_text) {
       }
       if (col_id < 0 || col_lower < 0 || col_upper < 0 || col_size < 0) {
         return absl::InvalidArgumentError(absl::StrCat(
-            where, ": the header must name the columns id, lower, upper and size"));
+            where,
+            ": the header must name the columns id, lower, upper and size"));
       }
       continue;
     }
@@ -409,7 +452,8 @@ absl::StatusOr<BufferCsv> ParseBufferCsv(std::string_view std_text) {
       return absl::InvalidArgumentError(absl::StrCat(
           where, ": ", fields.size(), " fields, the header has ", num_columns));
     }
-    auto number = [&](int col, absl::string_view what) -> absl::StatusOr<int64_t> {
+    auto number = [&](int col,
+                      absl::string_view what) -> absl::StatusOr<int64_t> {
       int64_t value = 0;
       if (!absl::SimpleAtoi(fields[col], &value)) {
         return absl::InvalidArgumentError(absl::StrCat(
@@ -420,10 +464,11 @@ absl::StatusOr<BufferCsv> ParseBufferCsv(std::string_view std_text) {
     };
     Buffer buffer;
     buffer.name = std::string(fields[col_id]);
-    if (buffer.name.empty()) return absl::InvalidArgumentError(where + ": empty id");
+    if (buffer.name.empty())
+      return absl::InvalidArgumentError(where + ": empty id");
     if (!seen.emplace(buffer.name, 0).second) {
-      return absl::InvalidArgumentError(
-          absl::StrCat(where, ": buffer id \"", buffer.name, "\" appears twice"));
+      return absl::InvalidArgumentError(absl::StrCat(
+          where, ": buffer id \"", buffer.name, "\" appears twice"));
     }
     buffer.tensors = {buffer.name};
     MEMPLAN_ASSIGN_OR_RETURN(buffer.lifetime.start, number(col_lower, "lower"));
@@ -437,12 +482,13 @@ absl::StatusOr<BufferCsv> ParseBufferCsv(std::string_view std_text) {
     MEMPLAN_ASSIGN_OR_RETURN(buffer.size, number(col_size, "size"));
     if (buffer.lifetime.start >= buffer.lifetime.end) {
       return absl::InvalidArgumentError(absl::StrCat(
-          where, ": buffer \"", buffer.name, "\" has lower ", buffer.lifetime.start,
-          " >= upper ", buffer.lifetime.end));
+          where, ": buffer \"", buffer.name, "\" has lower ",
+          buffer.lifetime.start, " >= upper ", buffer.lifetime.end));
     }
     if (buffer.size < 0) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          where, ": buffer \"", buffer.name, "\" has a negative size ", buffer.size));
+      return absl::InvalidArgumentError(
+          absl::StrCat(where, ": buffer \"", buffer.name,
+                       "\" has a negative size ", buffer.size));
     }
     if (col_offset >= 0) {
       MEMPLAN_ASSIGN_OR_RETURN(Offset offset, number(col_offset, "offset"));
@@ -451,14 +497,16 @@ absl::StatusOr<BufferCsv> ParseBufferCsv(std::string_view std_text) {
     csv.problem.buffers.push_back(std::move(buffer));
   }
   if (header_line < 0) {
-    return absl::InvalidArgumentError("the CSV is empty (expected a header id,lower,upper,size)");
+    return absl::InvalidArgumentError(
+        "the CSV is empty (expected a header id,lower,upper,size)");
   }
   MEMPLAN_RETURN_IF_ERROR(ValidateProblem(csv.problem));
   if (col_offset >= 0) {
     Plan plan;
     plan.planner = "csv";
     for (BufferId b = 0; b < static_cast<BufferId>(offsets.size()); ++b) {
-      plan.assignments.push_back({.buffer = b, .pool = 0, .offset = offsets[b]});
+      plan.assignments.push_back(
+          {.buffer = b, .pool = 0, .offset = offsets[b]});
     }
     ComputePlanStatistics(csv.problem, plan);
     csv.plan = std::move(plan);
@@ -471,7 +519,8 @@ std::string BufferCsvText(const Problem& problem, const Plan* plan) {
   if (plan != nullptr) {
     for (const Assignment& a : plan->assignments) offset[a.buffer] = a.offset;
   }
-  std::string out = plan != nullptr ? "id,lower,upper,size,offset\n" : "id,lower,upper,size\n";
+  std::string out = plan != nullptr ? "id,lower,upper,size,offset\n"
+                                    : "id,lower,upper,size\n";
   for (size_t b = 0; b < problem.buffers.size(); ++b) {
     const Buffer& buffer = problem.buffers[b];
     absl::StrAppend(&out, buffer.name, ",", buffer.lifetime.start, ",",
@@ -487,57 +536,66 @@ std::string BufferCsvText(const Problem& problem, const Plan* plan) {
 
 std::string PlanToJson(const Problem& problem, const Plan& plan) {
   std::string out = absl::StrCat(
-      "{\n\"format\":\"", kPlanFormat, "\",\n\"planner\":", Json(plan.planner).dump(),
-      ",\n\"peak\":", plan.peak, ",\n\"naive_total\":", plan.naive_total,
+      "{\n\"format\":\"", kPlanFormat,
+      "\",\n\"planner\":", Json(plan.planner).dump(), ",\n\"peak\":", plan.peak,
+      ",\n\"naive_total\":", plan.naive_total,
       ",\n\"lower_bound\":", plan.lower_bound,
       ",\n\"proven_optimal\":", plan.proven_optimal ? "true" : "false",
-      ",\n\"wall_time_ms\":", absl::ToDoubleMilliseconds(plan.wall_time),
-      ",\n\"pools\":[\n");
+      ",\n\"wall_time_ms\":", absl::ToDoubleMilliseconds(plan.wall_time));
+  if (plan.shared_objects > 0) {
+    absl::StrAppend(&out, ",\n\"shared_objects\":", plan.shared_objects);
+  }
+  absl::StrAppend(&out, ",\n\"pools\":[\n");
   for (size_t p = 0; p < problem.pools.size(); ++p) {
     const Pool& pool = problem.pools[p];
     Json j = {{"name", pool.name},
               {"capacity", pool.capacity},
               {"alignment", pool.alignment},
               {"used", p < plan.pool_used.size() ? plan.pool_used[p] : 0}};
-    absl::StrAppend(&out, j.dump(), p + 1 < problem.pools.size() ? ",\n" : "\n");
+    absl::StrAppend(&out, j.dump(),
+                    p + 1 < problem.pools.size() ? ",\n" : "\n");
   }
   absl::StrAppend(&out, "],\n\"buffers\":[\n");
   for (size_t i = 0; i < plan.assignments.size(); ++i) {
     const Assignment& a = plan.assignments[i];
     const Buffer& b = problem.buffers[a.buffer];
-    Json j = {{"name", b.name},
-              {"tensors", b.tensors},
-              {"size", b.size},
-              {"start", b.lifetime.start},
-              {"end", b.lifetime.end},
-              {"pool", problem.pools[a.pool].name},
+    Json j = {{"name", b.name},        {"tensors", b.tensors},
+              {"size", b.size},        {"start", b.lifetime.start},
+              {"end", b.lifetime.end}, {"pool", problem.pools[a.pool].name},
               {"offset", a.offset}};
-    absl::StrAppend(&out, j.dump(), i + 1 < plan.assignments.size() ? ",\n" : "\n");
+    absl::StrAppend(&out, j.dump(),
+                    i + 1 < plan.assignments.size() ? ",\n" : "\n");
   }
   absl::StrAppend(&out, "]\n}\n");
   return out;
 }
 
-absl::StatusOr<Plan> ParsePlanJson(std::string_view std_text, const Problem& problem) {
+absl::StatusOr<Plan> ParsePlanJson(std::string_view std_text,
+                                   const Problem& problem) {
   const absl::string_view text(std_text.data(), std_text.size());
   MEMPLAN_ASSIGN_OR_RETURN(Json root, ParseJson(text));
-  if (!root.is_object()) return absl::InvalidArgumentError("a plan must be a JSON object");
-  MEMPLAN_ASSIGN_OR_RETURN(std::string format, GetString(root, "format", "the plan", true));
+  if (!root.is_object())
+    return absl::InvalidArgumentError("a plan must be a JSON object");
+  MEMPLAN_ASSIGN_OR_RETURN(std::string format,
+                           GetString(root, "format", "the plan", true));
   if (format != kPlanFormat) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "unsupported plan format \"", format, "\" (expected ", kPlanFormat, ")"));
+    return absl::InvalidArgumentError(absl::StrCat("unsupported plan format \"",
+                                                   format, "\" (expected ",
+                                                   kPlanFormat, ")"));
   }
   absl::flat_hash_map<std::string, BufferId> buffer_by_name;
   for (BufferId b = 0; b < static_cast<BufferId>(problem.buffers.size()); ++b) {
     buffer_by_name.emplace(problem.buffers[b].name, b);
-    for (const std::string& t : problem.buffers[b].tensors) buffer_by_name.emplace(t, b);
+    for (const std::string& t : problem.buffers[b].tensors)
+      buffer_by_name.emplace(t, b);
   }
   absl::flat_hash_map<std::string, PoolId> pool_by_name;
   for (PoolId p = 0; p < static_cast<PoolId>(problem.pools.size()); ++p) {
     pool_by_name.emplace(problem.pools[p].name, p);
   }
   Plan plan;
-  MEMPLAN_ASSIGN_OR_RETURN(plan.planner, GetString(root, "planner", "the plan", false));
+  MEMPLAN_ASSIGN_OR_RETURN(plan.planner,
+                           GetString(root, "planner", "the plan", false));
   auto buffers = root.find("buffers");
   if (buffers == root.end() || !buffers->is_array()) {
     return absl::InvalidArgumentError("the plan has no \"buffers\" array");
@@ -545,45 +603,55 @@ absl::StatusOr<Plan> ParsePlanJson(std::string_view std_text, const Problem& pro
   for (size_t i = 0; i < buffers->size(); ++i) {
     const Json& j = (*buffers)[i];
     const std::string where = absl::StrCat("plan buffer #", i);
-    if (!j.is_object()) return absl::InvalidArgumentError(where + " must be an object");
-    MEMPLAN_ASSIGN_OR_RETURN(std::string name, GetString(j, "name", where, true));
+    if (!j.is_object())
+      return absl::InvalidArgumentError(where + " must be an object");
+    MEMPLAN_ASSIGN_OR_RETURN(std::string name,
+                             GetString(j, "name", where, true));
     auto b = buffer_by_name.find(name);
     if (b == buffer_by_name.end()) {
       // A tensor the problem does not plan (a constant, say) has no buffer.
-      return absl::InvalidArgumentError(absl::StrCat(
-          "the plan places \"", name, "\", which is no planned buffer of the input"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("the plan places \"", name,
+                       "\", which is no planned buffer of the input"));
     }
-    MEMPLAN_ASSIGN_OR_RETURN(std::string pool_name,
-                             GetString(j, "pool", where, false, problem.pools[0].name));
+    MEMPLAN_ASSIGN_OR_RETURN(
+        std::string pool_name,
+        GetString(j, "pool", where, false, problem.pools[0].name));
     auto p = pool_by_name.find(pool_name);
     if (p == pool_by_name.end()) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "the plan places \"", name, "\" in unknown pool \"", pool_name, "\""));
+      return absl::InvalidArgumentError(absl::StrCat("the plan places \"", name,
+                                                     "\" in unknown pool \"",
+                                                     pool_name, "\""));
     }
     MEMPLAN_ASSIGN_OR_RETURN(Offset offset, GetInt(j, "offset", where, true));
-    plan.assignments.push_back({.buffer = b->second, .pool = p->second, .offset = offset});
+    plan.assignments.push_back(
+        {.buffer = b->second, .pool = p->second, .offset = offset});
   }
   ComputePlanStatistics(problem, plan);
   // Keep what the file claims, so that the verifier judges the claim.
   if (auto peak = root.find("peak"); peak != root.end() && !peak->is_null()) {
     MEMPLAN_ASSIGN_OR_RETURN(plan.peak, ToInt64(*peak, "the plan's \"peak\""));
   }
-  if (auto pools = root.find("pools"); pools != root.end() && pools->is_array()) {
+  if (auto pools = root.find("pools");
+      pools != root.end() && pools->is_array()) {
     for (const Json& pj : *pools) {
       if (!pj.is_object()) continue;
-      MEMPLAN_ASSIGN_OR_RETURN(std::string name, GetString(pj, "name", "a plan pool", true));
+      MEMPLAN_ASSIGN_OR_RETURN(std::string name,
+                               GetString(pj, "name", "a plan pool", true));
       auto p = pool_by_name.find(name);
       if (p == pool_by_name.end()) {
         return absl::InvalidArgumentError(
             absl::StrCat("the plan names unknown pool \"", name, "\""));
       }
       if (pj.contains("used")) {
-        MEMPLAN_ASSIGN_OR_RETURN(plan.pool_used[p->second],
-                                 GetInt(pj, "used", absl::StrCat("pool \"", name, "\""), true));
+        MEMPLAN_ASSIGN_OR_RETURN(
+            plan.pool_used[p->second],
+            GetInt(pj, "used", absl::StrCat("pool \"", name, "\""), true));
       }
     }
   }
-  if (auto proven = root.find("proven_optimal"); proven != root.end() && proven->is_boolean()) {
+  if (auto proven = root.find("proven_optimal");
+      proven != root.end() && proven->is_boolean()) {
     plan.proven_optimal = proven->get<bool>();
   }
   return plan;
@@ -613,10 +681,12 @@ absl::StatusOr<std::string> ReadFile(const std::string& path) {
     return out;
   }
   std::ifstream in(path, std::ios::binary);
-  if (!in) return absl::NotFoundError(absl::StrCat("cannot open \"", path, "\""));
+  if (!in)
+    return absl::NotFoundError(absl::StrCat("cannot open \"", path, "\""));
   std::ostringstream contents;
   contents << in.rdbuf();
-  if (in.bad()) return absl::DataLossError(absl::StrCat("cannot read \"", path, "\""));
+  if (in.bad())
+    return absl::DataLossError(absl::StrCat("cannot read \"", path, "\""));
   return contents.str();
 }
 
@@ -624,13 +694,15 @@ absl::Status WriteFile(const std::string& path, std::string_view contents) {
   if (EndsWith(path, ".gz")) {
     gzFile file = gzopen(path.c_str(), "wb");
     if (file == nullptr) {
-      return absl::PermissionDeniedError(absl::StrCat("cannot write \"", path, "\""));
+      return absl::PermissionDeniedError(
+          absl::StrCat("cannot write \"", path, "\""));
     }
     size_t done = 0;
     while (done < contents.size()) {
-      const unsigned chunk =
-          static_cast<unsigned>(std::min<size_t>(contents.size() - done, 1 << 20));
-      if (gzwrite(file, contents.data() + done, chunk) != static_cast<int>(chunk)) {
+      const unsigned chunk = static_cast<unsigned>(
+          std::min<size_t>(contents.size() - done, 1 << 20));
+      if (gzwrite(file, contents.data() + done, chunk) !=
+          static_cast<int>(chunk)) {
         gzclose(file);
         return absl::DataLossError(absl::StrCat("cannot write \"", path, "\""));
       }
@@ -642,14 +714,18 @@ absl::Status WriteFile(const std::string& path, std::string_view contents) {
     return absl::OkStatus();
   }
   std::ofstream out(path, std::ios::binary);
-  if (!out) return absl::PermissionDeniedError(absl::StrCat("cannot write \"", path, "\""));
+  if (!out)
+    return absl::PermissionDeniedError(
+        absl::StrCat("cannot write \"", path, "\""));
   out.write(contents.data(), static_cast<std::streamsize>(contents.size()));
   out.close();
-  if (!out) return absl::DataLossError(absl::StrCat("cannot write \"", path, "\""));
+  if (!out)
+    return absl::DataLossError(absl::StrCat("cannot write \"", path, "\""));
   return absl::OkStatus();
 }
 
-absl::StatusOr<LoadedInput> LoadInput(const std::string& path, const BuildOptions& options) {
+absl::StatusOr<LoadedInput> LoadInput(const std::string& path,
+                                      const BuildOptions& options) {
   MEMPLAN_ASSIGN_OR_RETURN(std::string text, ReadFile(path));
   LoadedInput input;
   const std::string plain = StripGz(path);
@@ -662,32 +738,35 @@ absl::StatusOr<LoadedInput> LoadInput(const std::string& path, const BuildOption
     input.problem = std::move(csv->problem);
     input.csv_plan = std::move(csv->plan);
     if (!internal::IsPowerOfTwo(options.alignment)) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("alignment ", options.alignment, " is not a power of two"));
+      return absl::InvalidArgumentError(absl::StrCat(
+          "alignment ", options.alignment, " is not a power of two"));
     }
     if (!options.pools.empty()) input.problem.pools = options.pools;
     if (options.capacity > 0) {
       if (input.problem.pools.size() != 1) {
         return absl::InvalidArgumentError(
-            "a capacity option applies to a single pool; set each pool's capacity instead");
+            "a capacity option applies to a single pool; set each pool's "
+            "capacity instead");
       }
       input.problem.pools[0].capacity = options.capacity;
     }
     for (Buffer& b : input.problem.buffers) {
       b.alignment = options.alignment;
       if (b.size > std::numeric_limits<Bytes>::max() - b.alignment) {
-        return absl::InvalidArgumentError(
-            absl::StrCat("buffer \"", b.name, "\" overflows int64 when aligned"));
+        return absl::InvalidArgumentError(absl::StrCat(
+            "buffer \"", b.name, "\" overflows int64 when aligned"));
       }
       b.size = internal::RoundUp(b.size, b.alignment);
     }
-    if (input.csv_plan.has_value()) ComputePlanStatistics(input.problem, *input.csv_plan);
+    if (input.csv_plan.has_value())
+      ComputePlanStatistics(input.problem, *input.csv_plan);
     MEMPLAN_RETURN_IF_ERROR(ValidateProblem(input.problem));
     return input;
   }
   if (!EndsWith(plain, ".json")) {
     return absl::InvalidArgumentError(absl::StrCat(
-        "\"", path, "\": unknown input type (expected .json, .json.gz, .csv or .csv.gz)"));
+        "\"", path,
+        "\": unknown input type (expected .json, .json.gz, .csv or .csv.gz)"));
   }
   absl::StatusOr<Graph> graph = ParseGraphJson(text);
   if (!graph.ok()) {

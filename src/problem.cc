@@ -1,5 +1,7 @@
 // Problem checks, bounds and plan statistics.
 
+#include "memplan/problem.h"
+
 #include <algorithm>
 #include <limits>
 #include <string>
@@ -10,7 +12,6 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "memplan/internal/planner_util.h"
-#include "memplan/problem.h"
 
 namespace memplan {
 
@@ -32,8 +33,8 @@ absl::Status ValidateProblem(const Problem& problem) {
     }
     if (!IsPowerOfTwo(pool.alignment)) {
       return absl::InvalidArgumentError(
-          absl::StrCat("pool \"", pool.name, "\" has alignment ", pool.alignment,
-                       ", which is not a power of two"));
+          absl::StrCat("pool \"", pool.name, "\" has alignment ",
+                       pool.alignment, ", which is not a power of two"));
     }
   }
   const int num_pools = static_cast<int>(problem.pools.size());
@@ -45,18 +46,19 @@ absl::Status ValidateProblem(const Problem& problem) {
           absl::StrCat(who, " has a negative size ", b.size));
     }
     if (!IsPowerOfTwo(b.alignment)) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          who, " has alignment ", b.alignment, ", which is not a power of two"));
+      return absl::InvalidArgumentError(
+          absl::StrCat(who, " has alignment ", b.alignment,
+                       ", which is not a power of two"));
     }
     if (b.size % b.alignment != 0) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          who, " has size ", b.size, ", not a multiple of its alignment ",
-          b.alignment));
+      return absl::InvalidArgumentError(
+          absl::StrCat(who, " has size ", b.size,
+                       ", not a multiple of its alignment ", b.alignment));
     }
     if (b.lifetime.start >= b.lifetime.end) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          who, " has an empty lifetime [", b.lifetime.start, ", ",
-          b.lifetime.end, ")"));
+      return absl::InvalidArgumentError(
+          absl::StrCat(who, " has an empty lifetime [", b.lifetime.start, ", ",
+                       b.lifetime.end, ")"));
     }
     for (PoolId p : b.pools) {
       if (p < 0 || p >= num_pools) {
@@ -67,14 +69,14 @@ absl::Status ValidateProblem(const Problem& problem) {
     if (b.fixed.has_value()) {
       const PoolId p = b.fixed->pool;
       if (p < 0 || p >= num_pools) {
-        return absl::InvalidArgumentError(
-            absl::StrCat(who, " is fixed in pool #", p, ", which does not exist"));
+        return absl::InvalidArgumentError(absl::StrCat(
+            who, " is fixed in pool #", p, ", which does not exist"));
       }
       const Bytes align = std::max(b.alignment, problem.pools[p].alignment);
       if (b.fixed->offset < 0 || b.fixed->offset % align != 0) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            who, " has fixed offset ", b.fixed->offset,
-            ", not a non-negative multiple of ", align));
+        return absl::InvalidArgumentError(
+            absl::StrCat(who, " has fixed offset ", b.fixed->offset,
+                         ", not a non-negative multiple of ", align));
       }
       if (b.fixed->offset > std::numeric_limits<Offset>::max() - b.size) {
         return absl::InvalidArgumentError(
@@ -82,8 +84,8 @@ absl::Status ValidateProblem(const Problem& problem) {
       }
     }
     if (b.size > std::numeric_limits<Bytes>::max() - total) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "the sizes of the buffers overflow int64 at ", who));
+      return absl::InvalidArgumentError(
+          absl::StrCat("the sizes of the buffers overflow int64 at ", who));
     }
     total += b.size;
   }
@@ -122,7 +124,8 @@ Bytes LowerBound(const Problem& problem) {
 }
 
 Bytes EffectiveAlignment(const Problem& problem, BufferId buffer, PoolId pool) {
-  return std::max(problem.buffers[buffer].alignment, problem.pools[pool].alignment);
+  return std::max(problem.buffers[buffer].alignment,
+                  problem.pools[pool].alignment);
 }
 
 std::vector<PoolId> AllowedPools(const Problem& problem, BufferId buffer) {
@@ -136,7 +139,8 @@ std::vector<PoolId> AllowedPools(const Problem& problem, BufferId buffer) {
 void ComputePlanStatistics(const Problem& problem, Plan& plan) {
   plan.pool_used.assign(problem.pools.size(), 0);
   for (const Assignment& a : plan.assignments) {
-    if (a.buffer < 0 || a.buffer >= static_cast<BufferId>(problem.buffers.size()) ||
+    if (a.buffer < 0 ||
+        a.buffer >= static_cast<BufferId>(problem.buffers.size()) ||
         a.pool < 0 || a.pool >= static_cast<PoolId>(problem.pools.size())) {
       continue;  // the verifier reports it
     }
@@ -164,7 +168,8 @@ absl::Status NoFitError(const Problem& problem, BufferId buffer,
   for (PoolId p : AllowedPools(problem, buffer)) {
     const Pool& pool = problem.pools[p];
     absl::StrAppend(&pools, pools.empty() ? "" : "; ", "pool \"", pool.name,
-                    "\" holds ", p < static_cast<PoolId>(usage.size()) ? usage[p] : 0,
+                    "\" holds ",
+                    p < static_cast<PoolId>(usage.size()) ? usage[p] : 0,
                     " bytes then, capacity ", pool.capacity);
   }
   return absl::ResourceExhaustedError(absl::StrCat(

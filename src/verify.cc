@@ -46,8 +46,9 @@ absl::Status VerifyPlan(const Problem& problem, const Plan& plan) {
   for (int i = 0; i < static_cast<int>(plan.assignments.size()); ++i) {
     const Assignment& a = plan.assignments[i];
     if (a.buffer < 0 || a.buffer >= n) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "assignment #", i, " names buffer #", a.buffer, ", which does not exist"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("assignment #", i, " names buffer #", a.buffer,
+                       ", which does not exist"));
     }
     const Buffer& b = problem.buffers[a.buffer];
     if (assignment_of[a.buffer] != -1) {
@@ -56,16 +57,16 @@ absl::Status VerifyPlan(const Problem& problem, const Plan& plan) {
     }
     assignment_of[a.buffer] = i;
     if (a.pool < 0 || a.pool >= num_pools) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "buffer \"", b.name, "\" is assigned to pool #", a.pool,
-          ", which does not exist"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("buffer \"", b.name, "\" is assigned to pool #", a.pool,
+                       ", which does not exist"));
     }
     const Pool& pool = problem.pools[a.pool];
     if (!b.pools.empty() &&
         std::find(b.pools.begin(), b.pools.end(), a.pool) == b.pools.end()) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "buffer \"", b.name, "\" is placed in pool \"", pool.name,
-          "\", which it is not allowed in"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("buffer \"", b.name, "\" is placed in pool \"",
+                       pool.name, "\", which it is not allowed in"));
     }
     const Bytes alignment = std::max(b.alignment, pool.alignment);
     if (a.offset < 0 || a.offset % alignment != 0) {
@@ -82,7 +83,8 @@ absl::Status VerifyPlan(const Problem& problem, const Plan& plan) {
           "buffer ", Describe(problem, a), " ends beyond the capacity ",
           pool.capacity, " of pool \"", pool.name, "\""));
     }
-    if (b.fixed.has_value() && (b.fixed->pool != a.pool || b.fixed->offset != a.offset)) {
+    if (b.fixed.has_value() &&
+        (b.fixed->pool != a.pool || b.fixed->offset != a.offset)) {
       return absl::InvalidArgumentError(absl::StrCat(
           "buffer \"", b.name, "\" is fixed at offset ", b.fixed->offset,
           " of pool \"", problem.pools[b.fixed->pool].name, "\" but placed at ",
@@ -110,7 +112,8 @@ absl::Status VerifyPlan(const Problem& problem, const Plan& plan) {
     events.push_back({problem.buffers[b].lifetime.end, false, b});
   }
   std::sort(events.begin(), events.end(), [](const Event& x, const Event& y) {
-    return std::tie(x.step, x.is_start, x.buffer) < std::tie(y.step, y.is_start, y.buffer);
+    return std::tie(x.step, x.is_start, x.buffer) <
+           std::tie(y.step, y.is_start, y.buffer);
   });
   std::vector<std::map<Offset, BufferId>> live(num_pools);
   for (const Event& e : events) {
@@ -144,8 +147,9 @@ absl::Status VerifyPlan(const Problem& problem, const Plan& plan) {
     }
     const Assignment& x = plan.assignments[assignment_of[c.a]];
     const Assignment& y = plan.assignments[assignment_of[c.b]];
-    if (x.pool == y.pool && BytesIntersect(x.offset, problem.buffers[c.a].size,
-                                           y.offset, problem.buffers[c.b].size)) {
+    if (x.pool == y.pool &&
+        BytesIntersect(x.offset, problem.buffers[c.a].size, y.offset,
+                       problem.buffers[c.b].size)) {
       return OverlapError(problem, x, y, "conflict explicitly");
     }
   }
@@ -159,11 +163,13 @@ absl::Status VerifyPlan(const Problem& problem, const Plan& plan) {
   Bytes peak = 0;
   for (int p = 0; p < num_pools; ++p) {
     peak += used[p];
-    if (p >= static_cast<int>(plan.pool_used.size()) || plan.pool_used[p] != used[p]) {
+    if (p >= static_cast<int>(plan.pool_used.size()) ||
+        plan.pool_used[p] != used[p]) {
       return absl::InvalidArgumentError(absl::StrCat(
           "the plan reports ",
           p < static_cast<int>(plan.pool_used.size()) ? plan.pool_used[p] : 0,
-          " bytes used in pool \"", problem.pools[p].name, "\" but uses ", used[p]));
+          " bytes used in pool \"", problem.pools[p].name, "\" but uses ",
+          used[p]));
     }
   }
   if (plan.peak != peak) {

@@ -27,7 +27,8 @@ constexpr TensorKind kConst = TensorKind::kConstant;
 
 const Buffer& Find(const Problem& problem, const std::string& name) {
   for (const Buffer& b : problem.buffers) {
-    if (std::find(b.tensors.begin(), b.tensors.end(), name) != b.tensors.end()) return b;
+    if (std::find(b.tensors.begin(), b.tensors.end(), name) != b.tensors.end())
+      return b;
   }
   ADD_FAILURE() << "no buffer holds " << name;
   static const Buffer kNone;
@@ -36,7 +37,8 @@ const Buffer& Find(const Problem& problem, const std::string& name) {
 
 bool Planned(const Problem& problem, const std::string& name) {
   for (const Buffer& b : problem.buffers) {
-    if (std::find(b.tensors.begin(), b.tensors.end(), name) != b.tensors.end()) return true;
+    if (std::find(b.tensors.begin(), b.tensors.end(), name) != b.tensors.end())
+      return true;
   }
   return false;
 }
@@ -60,10 +62,12 @@ Graph Chain() {
 TEST(BuildProblemTest, LifetimesFollowProducersAndLastReaders) {
   absl::StatusOr<Problem> problem = BuildProblem(Chain());
   ASSERT_TRUE(problem.ok()) << problem.status();
-  EXPECT_EQ(Find(*problem, "x").lifetime, (Lifetime{0, 3}));  // input from 0 to its last reader
+  EXPECT_EQ(Find(*problem, "x").lifetime,
+            (Lifetime{0, 3}));  // input from 0 to its last reader
   EXPECT_EQ(Find(*problem, "a").lifetime, (Lifetime{0, 2}));
   EXPECT_EQ(Find(*problem, "b").lifetime, (Lifetime{1, 3}));
-  EXPECT_EQ(Find(*problem, "y").lifetime, (Lifetime{2, 3}));  // output to the end
+  EXPECT_EQ(Find(*problem, "y").lifetime,
+            (Lifetime{2, 3}));           // output to the end
   EXPECT_FALSE(Planned(*problem, "w"));  // constants are not planned by default
   EXPECT_EQ(problem->buffers.size(), 4u);
   EXPECT_EQ(NaiveTotal(*problem), 100);
@@ -72,7 +76,8 @@ TEST(BuildProblemTest, LifetimesFollowProducersAndLastReaders) {
 
 TEST(BuildProblemTest, OptionsPlanConstantsAndSkipInputsAndOutputs) {
   absl::StatusOr<Problem> problem = BuildProblem(
-      Chain(), {.plan_inputs = false, .plan_outputs = false, .plan_constants = true});
+      Chain(),
+      {.plan_inputs = false, .plan_outputs = false, .plan_constants = true});
   ASSERT_TRUE(problem.ok()) << problem.status();
   EXPECT_FALSE(Planned(*problem, "x"));
   EXPECT_FALSE(Planned(*problem, "y"));
@@ -81,22 +86,25 @@ TEST(BuildProblemTest, OptionsPlanConstantsAndSkipInputsAndOutputs) {
 }
 
 TEST(BuildProblemTest, UnreadOutputsOfAnOpLiveOneStep) {
-  Graph graph{.tensors = {{.name = "x", .size = 1, .kind = kIn},
-                          {.name = "a", .size = 2},
-                          {.name = "unused", .size = 3},
-                          {.name = "y", .size = 4, .kind = kOut}},
-              .ops = {{.name = "op0", .inputs = {"x"}, .outputs = {"a", "unused"}},
-                      {.name = "op1", .inputs = {"a"}, .outputs = {"y"}},
-                      {.name = "op2", .inputs = {}, .outputs = {}}}};
+  Graph graph{
+      .tensors = {{.name = "x", .size = 1, .kind = kIn},
+                  {.name = "a", .size = 2},
+                  {.name = "unused", .size = 3},
+                  {.name = "y", .size = 4, .kind = kOut}},
+      .ops = {{.name = "op0", .inputs = {"x"}, .outputs = {"a", "unused"}},
+              {.name = "op1", .inputs = {"a"}, .outputs = {"y"}},
+              {.name = "op2", .inputs = {}, .outputs = {}}}};
   absl::StatusOr<Problem> problem = BuildProblem(graph);
   ASSERT_TRUE(problem.ok()) << problem.status();
   EXPECT_EQ(Find(*problem, "unused").lifetime, (Lifetime{0, 1}));
-  EXPECT_EQ(Find(*problem, "y").lifetime, (Lifetime{1, 3}));  // until step N = 3
+  EXPECT_EQ(Find(*problem, "y").lifetime,
+            (Lifetime{1, 3}));  // until step N = 3
 }
 
 TEST(BuildProblemTest, ScratchLivesDuringItsOp) {
   Graph graph = Chain();
-  graph.tensors.push_back({.name = "ws", .size = 64, .kind = TensorKind::kScratch});
+  graph.tensors.push_back(
+      {.name = "ws", .size = 64, .kind = TensorKind::kScratch});
   graph.ops[1].scratch = {"ws"};
   absl::StatusOr<Problem> problem = BuildProblem(graph);
   ASSERT_TRUE(problem.ok()) << problem.status();
@@ -105,7 +113,7 @@ TEST(BuildProblemTest, ScratchLivesDuringItsOp) {
 
 TEST(BuildProblemTest, InPlaceMergesWhenTheInputDiesAtTheOp) {
   Graph graph = Chain();
-  graph.tensors[3].size = 20;             // b is no larger than a
+  graph.tensors[3].size = 20;                          // b is no larger than a
   graph.ops[1].inplace = {{.output = 0, .input = 0}};  // b may reuse a
   absl::StatusOr<Problem> problem = BuildProblem(graph);
   ASSERT_TRUE(problem.ok()) << problem.status();
@@ -148,7 +156,9 @@ TEST(BuildProblemTest, AliasSharesTheBaseOverBothLifetimes) {
                           {.name = "v", .size = 100},
                           {.name = "y", .size = 8, .kind = kOut}},
               .ops = {{.name = "op0", .inputs = {"x"}, .outputs = {"a"}},
-                      {.name = "view", .inputs = {"a"}, .outputs = {"v"},
+                      {.name = "view",
+                       .inputs = {"a"},
+                       .outputs = {"v"},
                        .alias = {{.output = 0, .input = 0}}},
                       {.name = "op2", .inputs = {"v"}, .outputs = {"y"}}}};
   absl::StatusOr<Problem> problem = BuildProblem(graph);
@@ -163,7 +173,9 @@ TEST(BuildProblemTest, AViewOfAnUnplannedConstantIsNotPlanned) {
   Graph graph{.tensors = {{.name = "w", .size = 8, .kind = kConst},
                           {.name = "wt", .size = 8},
                           {.name = "y", .size = 8, .kind = kOut}},
-              .ops = {{.name = "t", .inputs = {"w"}, .outputs = {"wt"},
+              .ops = {{.name = "t",
+                       .inputs = {"w"},
+                       .outputs = {"wt"},
                        .alias = {{.output = 0, .input = 0}}},
                       {.name = "use", .inputs = {"wt"}, .outputs = {"y"}}}};
   absl::StatusOr<Problem> problem = BuildProblem(graph);
@@ -190,14 +202,16 @@ TEST(BuildProblemTest, PoolsConflictsAndFixedPlacements) {
                  {.name = "dram", .capacity = 0, .alignment = 64}};
   graph.tensors[2].pools = {"dram", "sram"};
   graph.tensors[4].fixed = FixedTensorPlacement{.pool = "dram", .offset = 128};
-  graph.conflicts = {{.a = "y", .b = "x"}, {.a = "x", .b = "y"}, {.a = "w", .b = "x"}};
+  graph.conflicts = {
+      {.a = "y", .b = "x"}, {.a = "x", .b = "y"}, {.a = "w", .b = "x"}};
   absl::StatusOr<Problem> problem = BuildProblem(graph);
   ASSERT_TRUE(problem.ok()) << problem.status();
   EXPECT_EQ(problem->pools.size(), 2u);
   EXPECT_THAT(Find(*problem, "a").pools, ElementsAre(1, 0));
   EXPECT_TRUE(Find(*problem, "x").pools.empty());
   EXPECT_EQ(Find(*problem, "y").fixed, (Placement{.pool = 1, .offset = 128}));
-  // The duplicate is merged and the conflict with an unplanned constant dropped.
+  // The duplicate is merged and the conflict with an unplanned constant
+  // dropped.
   ASSERT_EQ(problem->conflicts.size(), 1u);
   const BufferConflict& c = problem->conflicts[0];
   EXPECT_EQ(problem->buffers[c.a].name, "x");
@@ -229,16 +243,17 @@ TEST(BuildProblemTest, SeedModelTotalsAndBounds) {
   ASSERT_TRUE(with.ok()) << with.status();
   EXPECT_EQ(NaiveTotal(*with), 728132);
   EXPECT_EQ(LowerBound(*with), 697888);
-  absl::StatusOr<Problem> without = testing::LoadProblem("seed/seed000_model.json");
+  absl::StatusOr<Problem> without =
+      testing::LoadProblem("seed/seed000_model.json");
   ASSERT_TRUE(without.ok()) << without.status();
   EXPECT_EQ(without->buffers.size(), 8u);
   EXPECT_EQ(NaiveTotal(*without), 34168);
   EXPECT_EQ(LowerBound(*without), 27040);
 }
 
-std::map<std::string, std::pair<int64_t, int64_t>> ReadSummary(const std::string& path,
-                                                               const std::string& naive_col,
-                                                               const std::string& bound_col) {
+std::map<std::string, std::pair<int64_t, int64_t>> ReadSummary(
+    const std::string& path, const std::string& naive_col,
+    const std::string& bound_col) {
   std::ifstream in(testing::DataPath(path));
   std::string line;
   std::getline(in, line);
@@ -250,7 +265,8 @@ std::map<std::string, std::pair<int64_t, int64_t>> ReadSummary(const std::string
   while (std::getline(in, line)) {
     std::vector<std::string> f = absl::StrSplit(line, ',');
     int64_t naive = 0, bound = 0;
-    if (f.size() != header.size() || !absl::SimpleAtoi(f[col(naive_col)], &naive) ||
+    if (f.size() != header.size() ||
+        !absl::SimpleAtoi(f[col(naive_col)], &naive) ||
         !absl::SimpleAtoi(f[col(bound_col)], &bound)) {
       continue;
     }
@@ -262,7 +278,8 @@ std::map<std::string, std::pair<int64_t, int64_t>> ReadSummary(const std::string
 // Every bundled model graph gives the naive total and max-live bound its
 // data README publishes (computed there independently from the CSVs).
 TEST(BuildProblemTest, BundledModelsMatchThePublishedTotals) {
-  const auto summary = ReadSummary("models/summary.csv", "naive_bytes", "max_live_bytes");
+  const auto summary =
+      ReadSummary("models/summary.csv", "naive_bytes", "max_live_bytes");
   ASSERT_EQ(summary.size(), testing::ModelGraphs().size());
   for (const std::string& path : testing::ModelGraphs()) {
     SCOPED_TRACE(path);
@@ -278,14 +295,16 @@ TEST(BuildProblemTest, BundledModelsMatchThePublishedTotals) {
     ASSERT_TRUE(csv.ok()) << csv.status();
     ASSERT_EQ(csv->buffers.size(), graph->problem.buffers.size());
     for (size_t b = 0; b < csv->buffers.size(); ++b) {
-      EXPECT_EQ(csv->buffers[b].lifetime, graph->problem.buffers[b].lifetime) << b;
+      EXPECT_EQ(csv->buffers[b].lifetime, graph->problem.buffers[b].lifetime)
+          << b;
       EXPECT_EQ(csv->buffers[b].size, graph->problem.buffers[b].size) << b;
     }
   }
 }
 
 TEST(BuildProblemTest, TrainingGraphsMergeViewsAndKeepTheBound) {
-  const auto summary = ReadSummary("training/summary.csv", "naive_bytes", "max_live_bytes");
+  const auto summary =
+      ReadSummary("training/summary.csv", "naive_bytes", "max_live_bytes");
   for (const std::string& path : testing::TrainingGraphs()) {
     SCOPED_TRACE(path);
     absl::StatusOr<Problem> graph = testing::LoadProblem(path);
@@ -315,11 +334,13 @@ TEST(ConflictGraphTest, SweepAgreesWithAllPairs) {
     for (BufferId a = 0; a < 60; ++a) {
       for (BufferId b = 0; b < 60; ++b) {
         if (a == b) continue;
-        bool expected = Overlaps(problem.buffers[a].lifetime, problem.buffers[b].lifetime);
+        bool expected =
+            Overlaps(problem.buffers[a].lifetime, problem.buffers[b].lifetime);
         for (const BufferConflict& c : problem.conflicts) {
           expected |= (c.a == a && c.b == b) || (c.a == b && c.b == a);
         }
-        EXPECT_EQ(graph.Conflict(a, b), expected) << seed << ": " << a << " " << b;
+        EXPECT_EQ(graph.Conflict(a, b), expected)
+            << seed << ": " << a << " " << b;
         edges += expected;
       }
     }
@@ -328,10 +349,11 @@ TEST(ConflictGraphTest, SweepAgreesWithAllPairs) {
 }
 
 TEST(ConflictGraphTest, TouchingLifetimesDoNotConflict) {
-  Problem problem{.buffers = {Buffer{.name = "a", .size = 1, .lifetime = {0, 2}},
-                              Buffer{.name = "b", .size = 1, .lifetime = {2, 4}},
-                              Buffer{.name = "c", .size = 1, .lifetime = {1, 3}}},
-                  .pools = {Pool{.name = "default"}}};
+  Problem problem{
+      .buffers = {Buffer{.name = "a", .size = 1, .lifetime = {0, 2}},
+                  Buffer{.name = "b", .size = 1, .lifetime = {2, 4}},
+                  Buffer{.name = "c", .size = 1, .lifetime = {1, 3}}},
+      .pools = {Pool{.name = "default"}}};
   const ConflictGraph graph = ConflictGraph::Build(problem);
   EXPECT_FALSE(graph.Conflict(0, 1));
   EXPECT_TRUE(graph.Conflict(0, 2));
@@ -411,7 +433,8 @@ TEST(BuildProblemErrorsTest, ActivationsWithoutProducerAndOrphanScratch) {
   graph.tensors.push_back({.name = "dangling", .size = 4});
   ExpectInvalid(graph, "\"dangling\" is produced by no op");
   Graph scratch = Chain();
-  scratch.tensors.push_back({.name = "ws", .size = 4, .kind = TensorKind::kScratch});
+  scratch.tensors.push_back(
+      {.name = "ws", .size = 4, .kind = TensorKind::kScratch});
   ExpectInvalid(scratch, "\"ws\" belongs to no op");
 }
 

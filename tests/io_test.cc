@@ -1,11 +1,12 @@
 // File formats: round trips, gzip, and errors that say where.
 
+#include "memplan/io.h"
+
 #include <cstdio>
 #include <string>
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "memplan/io.h"
 #include "memplan/memplan.h"
 #include "test_util.h"
 
@@ -27,15 +28,26 @@ std::string ErrorOf(const absl::Status& status) {
 TEST(GraphJsonTest, RoundTripsEveryField) {
   Graph graph{
       .name = "g",
-      .tensors = {{.name = "x", .size = 12, .kind = TensorKind::kInput,
-                   .shape = {1, 3}, .dtype = "float32"},
+      .tensors = {{.name = "x",
+                   .size = 12,
+                   .kind = TensorKind::kInput,
+                   .shape = {1, 3},
+                   .dtype = "float32"},
                   {.name = "w", .size = 4, .kind = TensorKind::kConstant},
                   {.name = "ws", .size = 64, .kind = TensorKind::kScratch},
-                  {.name = "y", .size = 12, .kind = TensorKind::kOutput,
-                   .alignment = 16, .pools = {"sram", "dram"},
-                   .fixed = FixedTensorPlacement{.pool = "dram", .offset = 64}}},
-      .ops = {{.name = "op", .type = "Add", .inputs = {"x", "w"}, .outputs = {"y"},
-               .scratch = {"ws"}, .inplace = {{.output = 0, .input = 0}},
+                  {.name = "y",
+                   .size = 12,
+                   .kind = TensorKind::kOutput,
+                   .alignment = 16,
+                   .pools = {"sram", "dram"},
+                   .fixed =
+                       FixedTensorPlacement{.pool = "dram", .offset = 64}}},
+      .ops = {{.name = "op",
+               .type = "Add",
+               .inputs = {"x", "w"},
+               .outputs = {"y"},
+               .scratch = {"ws"},
+               .inplace = {{.output = 0, .input = 0}},
                .alias = {}}},
       .pools = {{.name = "sram", .capacity = 1024, .alignment = 8},
                 {.name = "dram", .capacity = 0, .alignment = 64}},
@@ -55,7 +67,8 @@ TEST(GraphJsonTest, ReadsEveryBundledGraphAndGzip) {
     EXPECT_FALSE(graph->ops.empty());
   }
   // Gzipped, written and read back through zlib.
-  absl::StatusOr<std::string> text = ReadFile(testing::DataPath("models/resnet18.json"));
+  absl::StatusOr<std::string> text =
+      ReadFile(testing::DataPath("models/resnet18.json"));
   ASSERT_TRUE(text.ok());
   const std::string gz = TempPath("resnet18.json.gz");
   ASSERT_TRUE(WriteFile(gz, *text).ok());
@@ -63,7 +76,8 @@ TEST(GraphJsonTest, ReadsEveryBundledGraphAndGzip) {
   ASSERT_TRUE(inflated.ok()) << inflated.status();
   EXPECT_EQ(*inflated, *text);
   absl::StatusOr<LoadedInput> from_gz = LoadInput(gz, {});
-  absl::StatusOr<LoadedInput> from_json = LoadInput(testing::DataPath("models/resnet18.json"), {});
+  absl::StatusOr<LoadedInput> from_json =
+      LoadInput(testing::DataPath("models/resnet18.json"), {});
   ASSERT_TRUE(from_gz.ok()) << from_gz.status();
   ASSERT_TRUE(from_json.ok());
   EXPECT_EQ(from_gz->problem, from_json->problem);
@@ -71,28 +85,44 @@ TEST(GraphJsonTest, ReadsEveryBundledGraphAndGzip) {
 }
 
 TEST(GraphJsonTest, MalformedJsonSaysWhere) {
-  const std::string message = ErrorOf(ParseGraphJson("{\n\"format\": \"memplan-graph-v1\",\n  \"ops\": [}").status());
+  const std::string message = ErrorOf(
+      ParseGraphJson("{\n\"format\": \"memplan-graph-v1\",\n  \"ops\": [}")
+          .status());
   EXPECT_THAT(message, HasSubstr("malformed JSON at line 3, column 11"));
 }
 
 TEST(GraphJsonTest, SchemaErrorsNameTheItem) {
-  const std::string head = R"({"format":"memplan-graph-v1","ops":[],"tensors":[)";
-  EXPECT_THAT(ErrorOf(ParseGraphJson(head + R"({"name":"t","size":-1e3}]})").status()),
-              HasSubstr("tensor \"t\""));
-  EXPECT_THAT(ErrorOf(ParseGraphJson(head + R"({"name":"t","size":9223372036854775808}]})").status()),
+  const std::string head =
+      R"({"format":"memplan-graph-v1","ops":[],"tensors":[)";
+  EXPECT_THAT(
+      ErrorOf(ParseGraphJson(head + R"({"name":"t","size":-1e3}]})").status()),
+      HasSubstr("tensor \"t\""));
+  EXPECT_THAT(ErrorOf(ParseGraphJson(
+                          head + R"({"name":"t","size":9223372036854775808}]})")
+                          .status()),
               HasSubstr("overflows int64"));
-  EXPECT_THAT(ErrorOf(ParseGraphJson(head + R"({"name":"t","size":null}]})").status()),
-              HasSubstr("tensor \"t\" has no size"));
-  EXPECT_THAT(ErrorOf(ParseGraphJson(head + R"({"name":"t","size":1,"kind":"weird"}]})").status()),
-              HasSubstr("unknown kind \"weird\""));
-  EXPECT_THAT(ErrorOf(ParseGraphJson(R"({"format":"other","ops":[],"tensors":[]})").status()),
-              HasSubstr("unsupported graph format \"other\""));
-  EXPECT_THAT(ErrorOf(ParseGraphJson(R"({"format":"memplan-graph-v1","tensors":[],"ops":[{"name":"o","inputs":[3]}]})").status()),
-              HasSubstr("op \"o\""));
+  EXPECT_THAT(
+      ErrorOf(ParseGraphJson(head + R"({"name":"t","size":null}]})").status()),
+      HasSubstr("tensor \"t\" has no size"));
+  EXPECT_THAT(
+      ErrorOf(ParseGraphJson(head + R"({"name":"t","size":1,"kind":"weird"}]})")
+                  .status()),
+      HasSubstr("unknown kind \"weird\""));
+  EXPECT_THAT(
+      ErrorOf(ParseGraphJson(R"({"format":"other","ops":[],"tensors":[]})")
+                  .status()),
+      HasSubstr("unsupported graph format \"other\""));
+  EXPECT_THAT(
+      ErrorOf(
+          ParseGraphJson(
+              R"({"format":"memplan-graph-v1","tensors":[],"ops":[{"name":"o","inputs":[3]}]})")
+              .status()),
+      HasSubstr("op \"o\""));
 }
 
 TEST(BufferCsvTest, ReadsMiniMallocFilesAndWritesThemBack) {
-  absl::StatusOr<std::string> text = ReadFile(testing::DataPath("minimalloc/input.12.csv"));
+  absl::StatusOr<std::string> text =
+      ReadFile(testing::DataPath("minimalloc/input.12.csv"));
   ASSERT_TRUE(text.ok());
   absl::StatusOr<BufferCsv> csv = ParseBufferCsv(*text);
   ASSERT_TRUE(csv.ok()) << csv.status();
@@ -105,40 +135,50 @@ TEST(BufferCsvTest, ReadsMiniMallocFilesAndWritesThemBack) {
 }
 
 TEST(BufferCsvTest, AnOffsetColumnIsAPlan) {
-  absl::StatusOr<BufferCsv> csv =
-      ParseBufferCsv("id,lower,upper,size,offset\na,0,2,8,0\nb,1,3,4,8\nc,2,4,8,0\n");
+  absl::StatusOr<BufferCsv> csv = ParseBufferCsv(
+      "id,lower,upper,size,offset\na,0,2,8,0\nb,1,3,4,8\nc,2,4,8,0\n");
   ASSERT_TRUE(csv.ok()) << csv.status();
   ASSERT_TRUE(csv->plan.has_value());
   EXPECT_TRUE(VerifyPlan(csv->problem, *csv->plan).ok());
   EXPECT_EQ(csv->plan->peak, 12);
   const std::string text = BufferCsvText(csv->problem, &*csv->plan);
-  EXPECT_EQ(text, "id,lower,upper,size,offset\na,0,2,8,0\nb,1,3,4,8\nc,2,4,8,0\n");
+  EXPECT_EQ(text,
+            "id,lower,upper,size,offset\na,0,2,8,0\nb,1,3,4,8\nc,2,4,8,0\n");
 }
 
 TEST(BufferCsvTest, ErrorsNameTheLine) {
-  EXPECT_THAT(ErrorOf(ParseBufferCsv("id,lower,upper,size\n0,5,5,10\n").status()),
-              HasSubstr("CSV line 2: buffer \"0\" has lower 5 >= upper 5"));
-  EXPECT_THAT(ErrorOf(ParseBufferCsv("id,lower,upper,size\n0,0,1,x\n").status()),
-              HasSubstr("CSV line 2, column 4"));
+  EXPECT_THAT(
+      ErrorOf(ParseBufferCsv("id,lower,upper,size\n0,5,5,10\n").status()),
+      HasSubstr("CSV line 2: buffer \"0\" has lower 5 >= upper 5"));
+  EXPECT_THAT(
+      ErrorOf(ParseBufferCsv("id,lower,upper,size\n0,0,1,x\n").status()),
+      HasSubstr("CSV line 2, column 4"));
   EXPECT_THAT(ErrorOf(ParseBufferCsv("id,lower,upper,size\n0,0,1\n").status()),
               HasSubstr("CSV line 2: 3 fields"));
-  EXPECT_THAT(ErrorOf(ParseBufferCsv("id,lower,upper,size\n0,0,1,99999999999999999999\n").status()),
+  EXPECT_THAT(ErrorOf(ParseBufferCsv(
+                          "id,lower,upper,size\n0,0,1,99999999999999999999\n")
+                          .status()),
               HasSubstr("overflows int64"));
-  EXPECT_THAT(ErrorOf(ParseBufferCsv("id,lower,upper,size\n0,0,1,-4\n").status()),
-              HasSubstr("negative size"));
-  EXPECT_THAT(ErrorOf(ParseBufferCsv("id,lower,upper,size\n7,0,1,4\n7,1,2,4\n").status()),
-              HasSubstr("CSV line 3: buffer id \"7\" appears twice"));
+  EXPECT_THAT(
+      ErrorOf(ParseBufferCsv("id,lower,upper,size\n0,0,1,-4\n").status()),
+      HasSubstr("negative size"));
+  EXPECT_THAT(
+      ErrorOf(
+          ParseBufferCsv("id,lower,upper,size\n7,0,1,4\n7,1,2,4\n").status()),
+      HasSubstr("CSV line 3: buffer id \"7\" appears twice"));
   EXPECT_THAT(ErrorOf(ParseBufferCsv("id,begin,upper,size\n").status()),
               HasSubstr("unknown column \"begin\""));
   EXPECT_THAT(ErrorOf(ParseBufferCsv("").status()), HasSubstr("empty"));
 }
 
 TEST(PlanJsonTest, RoundTripsAPlan) {
-  absl::StatusOr<Problem> problem = testing::LoadProblem("models/resnet18.json");
+  absl::StatusOr<Problem> problem =
+      testing::LoadProblem("models/resnet18.json");
   ASSERT_TRUE(problem.ok());
   absl::StatusOr<Plan> plan = PlanMemory(*problem, {.planner = "naive"});
   ASSERT_TRUE(plan.ok()) << plan.status();
-  absl::StatusOr<Plan> back = ParsePlanJson(PlanToJson(*problem, *plan), *problem);
+  absl::StatusOr<Plan> back =
+      ParsePlanJson(PlanToJson(*problem, *plan), *problem);
   ASSERT_TRUE(back.ok()) << back.status();
   EXPECT_EQ(back->assignments, plan->assignments);
   EXPECT_EQ(back->peak, plan->peak);
@@ -148,20 +188,34 @@ TEST(PlanJsonTest, RoundTripsAPlan) {
 }
 
 TEST(PlanJsonTest, UnknownBuffersAndPoolsAreNamed) {
-  Problem problem{.buffers = {Buffer{.name = "a", .size = 4, .lifetime = {0, 1}}},
-                  .pools = {Pool{.name = "default"}}};
-  EXPECT_THAT(ErrorOf(ParsePlanJson(R"({"format":"memplan-plan-v1","buffers":[{"name":"zz","offset":0}]})", problem).status()),
-              HasSubstr("\"zz\""));
-  EXPECT_THAT(ErrorOf(ParsePlanJson(R"({"format":"memplan-plan-v1","buffers":[{"name":"a","pool":"hbm","offset":0}]})", problem).status()),
-              HasSubstr("unknown pool \"hbm\""));
+  Problem problem{
+      .buffers = {Buffer{.name = "a", .size = 4, .lifetime = {0, 1}}},
+      .pools = {Pool{.name = "default"}}};
+  EXPECT_THAT(
+      ErrorOf(
+          ParsePlanJson(
+              R"({"format":"memplan-plan-v1","buffers":[{"name":"zz","offset":0}]})",
+              problem)
+              .status()),
+      HasSubstr("\"zz\""));
+  EXPECT_THAT(
+      ErrorOf(
+          ParsePlanJson(
+              R"({"format":"memplan-plan-v1","buffers":[{"name":"a","pool":"hbm","offset":0}]})",
+              problem)
+              .status()),
+      HasSubstr("unknown pool \"hbm\""));
 }
 
 TEST(LoadInputTest, MissingFilesAndUnknownTypes) {
-  absl::StatusOr<LoadedInput> missing = LoadInput("/nonexistent/graph.json", {});
+  absl::StatusOr<LoadedInput> missing =
+      LoadInput("/nonexistent/graph.json", {});
   ASSERT_FALSE(missing.ok());
-  EXPECT_THAT(std::string(missing.status().message()), HasSubstr("/nonexistent/graph.json"));
-  EXPECT_THAT(ErrorOf(LoadInput(testing::DataPath("models/README.md"), {}).status()),
-              HasSubstr("unknown input type"));
+  EXPECT_THAT(std::string(missing.status().message()),
+              HasSubstr("/nonexistent/graph.json"));
+  EXPECT_THAT(
+      ErrorOf(LoadInput(testing::DataPath("models/README.md"), {}).status()),
+      HasSubstr("unknown input type"));
 }
 
 TEST(RegistryTest, UnknownPlannerIsNotFoundListingValidNames) {
@@ -170,8 +224,11 @@ TEST(RegistryTest, UnknownPlannerIsNotFoundListingValidNames) {
   EXPECT_EQ(planner.status().code(), absl::StatusCode::kNotFound);
   EXPECT_THAT(std::string(planner.status().message()), HasSubstr("\"magic\""));
   EXPECT_THAT(std::string(planner.status().message()), HasSubstr("naive"));
-  EXPECT_EQ(PlanMemory(Problem{.pools = {Pool{.name = "d"}}}, {.planner = "magic"}).status().code(),
-            absl::StatusCode::kNotFound);
+  EXPECT_EQ(
+      PlanMemory(Problem{.pools = {Pool{.name = "d"}}}, {.planner = "magic"})
+          .status()
+          .code(),
+      absl::StatusCode::kNotFound);
 }
 
 TEST(RegistryTest, EveryRegisteredPlannerIsCreatedUnderItsName) {

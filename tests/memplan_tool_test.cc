@@ -31,13 +31,16 @@ ToolRun Tool(const std::string& args) {
   if (pipe == nullptr) return run;
   char chunk[4096];
   size_t n = 0;
-  while ((n = fread(chunk, 1, sizeof(chunk), pipe)) > 0) run.output.append(chunk, n);
+  while ((n = fread(chunk, 1, sizeof(chunk), pipe)) > 0)
+    run.output.append(chunk, n);
   const int status = pclose(pipe);
   run.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
   return run;
 }
 
-std::string Data(const std::string& relative) { return testing::DataPath(relative); }
+std::string Data(const std::string& relative) {
+  return testing::DataPath(relative);
+}
 
 std::string Temp(const std::string& name) {
   return ::testing::TempDir() + "/memplan_tool_test_" + name;
@@ -60,7 +63,8 @@ TEST(MemplanToolTest, PlannersListsTheRegistry) {
 // the bundled buffer CSV, pair by pair.
 TEST(MemplanToolTest, NaivePlanOfResnet50IsTheNaiveTotalAndValid) {
   const std::string out = Temp("resnet50.json");
-  ToolRun run = Tool("plan " + Data("models/resnet50.json") + " --planner=naive --out=" + out);
+  ToolRun run = Tool("plan " + Data("models/resnet50.json") +
+                     " --planner=naive --out=" + out);
   ASSERT_EQ(run.exit_code, 0) << run.output;
   EXPECT_THAT(run.output, HasSubstr("peak 106393504 bytes"));
   const nlohmann::json plan = nlohmann::json::parse(Slurp(out));
@@ -101,20 +105,24 @@ TEST(MemplanToolTest, NaivePlanOfResnet50IsTheNaiveTotalAndValid) {
 
 TEST(MemplanToolTest, CsvInAndOutAndVerify) {
   const std::string out = Temp("input12.csv");
-  ToolRun run = Tool("plan " + Data("minimalloc/input.12.csv") + " --planner=naive --out=" + out);
+  ToolRun run = Tool("plan " + Data("minimalloc/input.12.csv") +
+                     " --planner=naive --out=" + out);
   ASSERT_EQ(run.exit_code, 0) << run.output;
   EXPECT_THAT(Slurp(out), HasSubstr("id,lower,upper,size,offset\n"));
-  ToolRun verify = Tool("verify " + Data("minimalloc/input.12.csv") + " " + out);
+  ToolRun verify =
+      Tool("verify " + Data("minimalloc/input.12.csv") + " " + out);
   EXPECT_EQ(verify.exit_code, 0) << verify.output;
   // A capacity the naive plan cannot meet.
-  ToolRun capped = Tool("plan " + Data("minimalloc/input.12.csv") + " --planner=naive --capacity=12");
+  ToolRun capped = Tool("plan " + Data("minimalloc/input.12.csv") +
+                        " --planner=naive --capacity=12");
   EXPECT_NE(capped.exit_code, 0);
   EXPECT_THAT(capped.output, HasSubstr("fits in no allowed pool"));
 }
 
 TEST(MemplanToolTest, VerifyRejectsTheSeedNotebookPlan) {
   ToolRun run = Tool("verify " + Data("seed/seed000_model.json") + " " +
-                 Data("seed/seed000_notebook_plan.json") + " --plan-constants --alignment=4");
+                     Data("seed/seed000_notebook_plan.json") +
+                     " --plan-constants --alignment=4");
   EXPECT_EQ(run.exit_code, 1);
   EXPECT_THAT(run.output, HasSubstr("invalid plan"));
   EXPECT_THAT(run.output, HasSubstr("\"input_1_int8:0\""));
@@ -122,20 +130,23 @@ TEST(MemplanToolTest, VerifyRejectsTheSeedNotebookPlan) {
 }
 
 TEST(MemplanToolTest, StatsPrintsTotalsAndBounds) {
-  ToolRun run = Tool("stats " + Data("seed/seed000_model.json") + " --plan-constants --alignment=4");
+  ToolRun run = Tool("stats " + Data("seed/seed000_model.json") +
+                     " --plan-constants --alignment=4");
   ASSERT_EQ(run.exit_code, 0) << run.output;
   EXPECT_THAT(run.output, HasSubstr("ops: 13"));
   EXPECT_THAT(run.output, HasSubstr("naive total: 728132"));
   EXPECT_THAT(run.output, HasSubstr("lower bound: 697888"));
-  ToolRun pools = Tool("stats " + Data("models/alexnet.json") +
-                   " --pool=sram:1048576:16 --pool=dram:0:64 --no-plan-inputs");
+  ToolRun pools =
+      Tool("stats " + Data("models/alexnet.json") +
+           " --pool=sram:1048576:16 --pool=dram:0:64 --no-plan-inputs");
   ASSERT_EQ(pools.exit_code, 0) << pools.output;
   EXPECT_THAT(pools.output, HasSubstr("planned buffers: 20"));
 }
 
 TEST(MemplanToolTest, BadInputIsOneLineAndNonZero) {
   const std::string bad_json = Temp("bad.json");
-  std::ofstream(bad_json) << "{\"format\": \"memplan-graph-v1\", \"tensors\": [";
+  std::ofstream(bad_json)
+      << "{\"format\": \"memplan-graph-v1\", \"tensors\": [";
   const std::string bad_csv = Temp("bad.csv");
   std::ofstream(bad_csv) << "id,lower,upper,size\n0,4,2,10\n";
   const std::string cycle = Temp("cycle.json");
@@ -143,10 +154,14 @@ TEST(MemplanToolTest, BadInputIsOneLineAndNonZero) {
     {"name":"a","size":4},{"name":"b","size":4}],
     "ops":[{"name":"f","inputs":["b"],"outputs":["a"]},{"name":"g","inputs":["a"],"outputs":["b"]}]})";
   const std::map<std::string, std::string> cases = {
-      {"plan " + Data("models/resnet18.json") + " --planner=nope", "unknown planner \"nope\""},
-      {"plan " + Data("models/resnet18.json") + " --alignment=3", "alignment 3"},
-      {"plan " + Data("models/resnet18.json") + " --pool=fast:x", "--pool=fast:x"},
-      {"plan " + Data("models/resnet18.json") + " --bogus", "unknown flag --bogus"},
+      {"plan " + Data("models/resnet18.json") + " --planner=nope",
+       "unknown planner \"nope\""},
+      {"plan " + Data("models/resnet18.json") + " --alignment=3",
+       "alignment 3"},
+      {"plan " + Data("models/resnet18.json") + " --pool=fast:x",
+       "--pool=fast:x"},
+      {"plan " + Data("models/resnet18.json") + " --bogus",
+       "unknown flag --bogus"},
       {"plan /nonexistent.json", "cannot open"},
       {"plan " + bad_json, "malformed JSON at line 1"},
       {"plan " + bad_csv, "line 2"},

@@ -31,31 +31,35 @@ const std::vector<CorpusEntry>& Corpus() {
   static const auto* corpus = [] {
     auto* out = new std::vector<CorpusEntry>();
     out->push_back({"empty", Problem{.pools = {Pool{.name = "default"}}}});
-    out->push_back(
-        {"one_buffer",
-         Problem{.buffers = {Buffer{.name = "a", .size = 64, .lifetime = {0, 1}}},
-                 .pools = {Pool{.name = "default"}}}});
+    out->push_back({"one_buffer",
+                    Problem{.buffers = {Buffer{
+                                .name = "a", .size = 64, .lifetime = {0, 1}}},
+                            .pools = {Pool{.name = "default"}}}});
     out->push_back(
         {"zero_size",
-         Problem{.buffers = {Buffer{.name = "a", .size = 0, .lifetime = {0, 2}},
-                             Buffer{.name = "b", .size = 8, .lifetime = {1, 3}}},
-                 .pools = {Pool{.name = "default"}}}});
+         Problem{
+             .buffers = {Buffer{.name = "a", .size = 0, .lifetime = {0, 2}},
+                         Buffer{.name = "b", .size = 8, .lifetime = {1, 3}}},
+             .pools = {Pool{.name = "default"}}}});
     for (const std::string& path : testing::ModelGraphs()) {
       out->push_back({path, *LoadProblem(path)});
     }
     for (const std::string& path : testing::TrainingGraphs()) {
       out->push_back({path, *LoadProblem(path)});
     }
-    out->push_back({"seed_constants", *LoadProblem("seed/seed000_model.json",
-                                                   {.plan_constants = true, .alignment = 4})});
-    out->push_back({"minimalloc_example", *LoadProblem("minimalloc/input.12.csv")});
+    out->push_back({"seed_constants",
+                    *LoadProblem("seed/seed000_model.json",
+                                 {.plan_constants = true, .alignment = 4})});
+    out->push_back(
+        {"minimalloc_example", *LoadProblem("minimalloc/input.12.csv")});
     for (uint64_t seed = 1; seed <= 8; ++seed) {
       RandomProblemOptions options;
       options.buffers = 20 + 10 * static_cast<int>(seed);
       options.alignments = seed % 2 == 0;
       options.explicit_conflicts = seed % 3 == 0 ? 5 : 0;
       options.fixed = seed % 4 == 0 ? 2 : 0;
-      out->push_back({absl::StrCat("random_", seed), RandomProblem(seed, options)});
+      out->push_back(
+          {absl::StrCat("random_", seed), RandomProblem(seed, options)});
     }
     for (uint64_t seed = 11; seed <= 14; ++seed) {
       // Two pools: a small fast one with a capacity, a large one without.
@@ -65,7 +69,8 @@ const std::vector<CorpusEntry>& Corpus() {
       options.capacity = 4000;
       options.alignments = seed % 2 == 0;
       options.fixed = seed == 13 ? 2 : 0;
-      out->push_back({absl::StrCat("random_pools_", seed), RandomProblem(seed, options)});
+      out->push_back(
+          {absl::StrCat("random_pools_", seed), RandomProblem(seed, options)});
     }
     return out;
   }();
@@ -85,7 +90,8 @@ TEST_P(PlannerTest, EveryPlanIsValidAndAtLeastTheLowerBound) {
   for (const CorpusEntry& entry : Corpus()) {
     SCOPED_TRACE(entry.name);
     absl::StatusOr<Plan> plan = PlanMemory(entry.problem, options);
-    if (!plan.ok() && plan.status().code() == absl::StatusCode::kUnimplemented) {
+    if (!plan.ok() &&
+        plan.status().code() == absl::StatusCode::kUnimplemented) {
       // Some planners support a single pool only; they must say so.
       EXPECT_GT(entry.problem.pools.size(), 1u) << plan.status();
       continue;
@@ -94,7 +100,8 @@ TEST_P(PlannerTest, EveryPlanIsValidAndAtLeastTheLowerBound) {
     EXPECT_TRUE(VerifyPlan(entry.problem, *plan).ok());
     EXPECT_EQ(plan->naive_total, NaiveTotal(entry.problem));
     EXPECT_EQ(plan->lower_bound, LowerBound(entry.problem));
-    if (IsSingleUnboundedPool(entry.problem) && entry.problem.conflicts.empty()) {
+    if (IsSingleUnboundedPool(entry.problem) &&
+        entry.problem.conflicts.empty()) {
       EXPECT_GE(plan->peak, plan->lower_bound);
     }
     EXPECT_EQ(plan->planner, GetParam());
@@ -105,7 +112,8 @@ TEST_P(PlannerTest, SameInputSamePlan) {
   PlanMemoryOptions options;
   options.planner = GetParam();
   options.plan.time_limit = absl::Seconds(1);
-  for (const char* path : {"models/inception_v3.json", "training/mlp_train.json"}) {
+  for (const char* path :
+       {"models/inception_v3.json", "training/mlp_train.json"}) {
     SCOPED_TRACE(path);
     const Problem problem = *LoadProblem(path);
     absl::StatusOr<Plan> first = PlanMemory(problem, options);
@@ -118,7 +126,9 @@ TEST_P(PlannerTest, SameInputSamePlan) {
 
 TEST_P(PlannerTest, AFixedPlacementIsKept) {
   Problem problem{
-      .buffers = {Buffer{.name = "fixed", .size = 16, .lifetime = {0, 4},
+      .buffers = {Buffer{.name = "fixed",
+                         .size = 16,
+                         .lifetime = {0, 4},
                          .fixed = Placement{.pool = 0, .offset = 32}},
                   Buffer{.name = "a", .size = 32, .lifetime = {0, 2}},
                   Buffer{.name = "b", .size = 48, .lifetime = {1, 3}}},
@@ -139,17 +149,21 @@ TEST_P(PlannerTest, ABufferThatFitsNowhereIsResourceExhausted) {
   options.planner = GetParam();
   absl::StatusOr<Plan> plan = PlanMemory(problem, options);
   ASSERT_FALSE(plan.ok());
-  EXPECT_EQ(plan.status().code(), absl::StatusCode::kResourceExhausted) << plan.status();
-  EXPECT_NE(plan.status().message().find("huge"), std::string::npos) << plan.status();
+  EXPECT_EQ(plan.status().code(), absl::StatusCode::kResourceExhausted)
+      << plan.status();
+  EXPECT_NE(plan.status().message().find("huge"), std::string::npos)
+      << plan.status();
 }
 
 std::vector<std::string> PlannerNames() {
   std::vector<std::string> names;
-  for (const PlannerInfo& info : RegisteredPlanners()) names.emplace_back(info.name);
+  for (const PlannerInfo& info : RegisteredPlanners())
+    names.emplace_back(info.name);
   return names;
 }
 
-INSTANTIATE_TEST_SUITE_P(Registry, PlannerTest, ::testing::ValuesIn(PlannerNames()),
+INSTANTIATE_TEST_SUITE_P(Registry, PlannerTest,
+                         ::testing::ValuesIn(PlannerNames()),
                          [](const ::testing::TestParamInfo<std::string>& info) {
                            return info.param;
                          });

@@ -17,10 +17,10 @@ std::string DataPath(std::string_view relative) {
 std::vector<std::string> ModelGraphs() {
   std::vector<std::string> out;
   for (const char* name :
-       {"alexnet", "deeplabv3_mobilenet_v3_large", "densenet121", "efficientnet_b0",
-        "inception_v3", "mobilenet_v2", "mobilenet_v3_large", "mobilenet_v3_small",
-        "resnet18", "resnet50", "shufflenet_v2_x1_0", "squeezenet1_1",
-        "transformer_encoder_6l", "vgg16", "vit_b_16"}) {
+       {"alexnet", "deeplabv3_mobilenet_v3_large", "densenet121",
+        "efficientnet_b0", "inception_v3", "mobilenet_v2", "mobilenet_v3_large",
+        "mobilenet_v3_small", "resnet18", "resnet50", "shufflenet_v2_x1_0",
+        "squeezenet1_1", "transformer_encoder_6l", "vgg16", "vit_b_16"}) {
     out.push_back(absl::StrCat("models/", name, ".json"));
   }
   return out;
@@ -28,8 +28,8 @@ std::vector<std::string> ModelGraphs() {
 
 std::vector<std::string> TrainingGraphs() {
   std::vector<std::string> out;
-  for (const char* name :
-       {"mlp_train", "mobilenet_v2_train", "resnet18_train", "transformer_lm_train"}) {
+  for (const char* name : {"mlp_train", "mobilenet_v2_train", "resnet18_train",
+                           "transformer_lm_train"}) {
     out.push_back(absl::StrCat("training/", name, ".json"));
   }
   return out;
@@ -41,11 +41,14 @@ std::vector<std::string> TraceCsvs() {
 
 std::vector<std::string> MinimallocCsvs() {
   std::vector<std::string> out;
-  for (char c = 'A'; c <= 'K'; ++c) out.push_back(absl::StrCat("minimalloc/", std::string(1, c), ".1048576.csv"));
+  for (char c = 'A'; c <= 'K'; ++c)
+    out.push_back(
+        absl::StrCat("minimalloc/", std::string(1, c), ".1048576.csv"));
   return out;
 }
 
-absl::StatusOr<Problem> LoadProblem(std::string_view relative, const BuildOptions& options) {
+absl::StatusOr<Problem> LoadProblem(std::string_view relative,
+                                    const BuildOptions& options) {
   absl::StatusOr<LoadedInput> input = LoadInput(DataPath(relative), options);
   if (!input.ok()) return input.status();
   return std::move(input->problem);
@@ -69,7 +72,8 @@ Problem RandomProblem(uint64_t seed, const RandomProblemOptions& options) {
     b.name = absl::StrCat("b", i);
     b.tensors = {b.name};
     b.lifetime.start = uniform(0, std::max<Step>(0, options.horizon - 1));
-    b.lifetime.end = b.lifetime.start + uniform(1, std::max<Step>(1, options.max_lifetime));
+    b.lifetime.end =
+        b.lifetime.start + uniform(1, std::max<Step>(1, options.max_lifetime));
     if (options.alignments) b.alignment = int64_t{1} << uniform(0, 4);
     b.size = internal::RoundUp(uniform(1, options.max_size), b.alignment);
     if (options.pools > 1 && uniform(0, 3) == 0) {
@@ -90,11 +94,13 @@ Problem RandomProblem(uint64_t seed, const RandomProblemOptions& options) {
   Offset top = 0;
   const PoolId last = static_cast<PoolId>(problem.pools.size()) - 1;
   for (int k = 0; k < std::min(options.fixed, options.buffers); ++k) {
-    Buffer& b = problem.buffers[k * options.buffers / std::max(1, options.fixed)];
+    Buffer& b =
+        problem.buffers[k * options.buffers / std::max(1, options.fixed)];
     const Bytes align = std::max(b.alignment, problem.pools[last].alignment);
     top = internal::RoundUp(top, align);
     b.fixed = Placement{.pool = last, .offset = top};
-    if (!b.pools.empty() && std::find(b.pools.begin(), b.pools.end(), last) == b.pools.end()) {
+    if (!b.pools.empty() &&
+        std::find(b.pools.begin(), b.pools.end(), last) == b.pools.end()) {
       b.pools.push_back(last);
     }
     top += b.size;

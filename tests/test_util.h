@@ -30,14 +30,14 @@ absl::StatusOr<Problem> LoadProblem(std::string_view relative,
 
 struct RandomProblemOptions {
   int buffers = 30;
-  Step horizon = 40;         // lifetimes lie in [0, horizon)
+  Step horizon = 40;  // lifetimes lie in [0, horizon)
   Step max_lifetime = 10;
   Bytes max_size = 1000;
-  int pools = 1;             // pools p0, p1, ...; each buffer may allow a subset
-  Bytes capacity = 0;        // capacity of every pool but the last (0 = unbounded)
-  bool alignments = false;   // random power-of-two buffer and pool alignments
+  int pools = 1;       // pools p0, p1, ...; each buffer may allow a subset
+  Bytes capacity = 0;  // capacity of every pool but the last (0 = unbounded)
+  bool alignments = false;  // random power-of-two buffer and pool alignments
   int explicit_conflicts = 0;
-  int fixed = 0;             // buffers with a fixed placement (never overlapping)
+  int fixed = 0;  // buffers with a fixed placement (never overlapping)
 };
 
 // A seeded random problem that ValidateProblem accepts.

@@ -1,6 +1,8 @@
 // VerifyPlan: accepts valid plans, rejects each kind of invalid one with a
 // message naming the buffers, and agrees with a brute-force check.
 
+#include "memplan/verify.h"
+
 #include <random>
 #include <string>
 
@@ -8,7 +10,6 @@
 #include "gtest/gtest.h"
 #include "memplan/io.h"
 #include "memplan/problem.h"
-#include "memplan/verify.h"
 #include "test_util.h"
 
 namespace memplan {
@@ -17,16 +18,19 @@ namespace {
 using ::testing::HasSubstr;
 
 Problem ThreeBuffers() {
-  return Problem{.buffers = {Buffer{.name = "a", .size = 16, .lifetime = {0, 2}},
-                             Buffer{.name = "b", .size = 32, .lifetime = {1, 3}},
-                             Buffer{.name = "c", .size = 16, .lifetime = {2, 4}}},
-                 .pools = {Pool{.name = "default"}}};
+  return Problem{
+      .buffers = {Buffer{.name = "a", .size = 16, .lifetime = {0, 2}},
+                  Buffer{.name = "b", .size = 32, .lifetime = {1, 3}},
+                  Buffer{.name = "c", .size = 16, .lifetime = {2, 4}}},
+      .pools = {Pool{.name = "default"}}};
 }
 
-Plan PlanOf(const Problem& problem, std::vector<Offset> offsets, PoolId pool = 0) {
+Plan PlanOf(const Problem& problem, std::vector<Offset> offsets,
+            PoolId pool = 0) {
   Plan plan;
   for (BufferId b = 0; b < static_cast<BufferId>(offsets.size()); ++b) {
-    plan.assignments.push_back({.buffer = b, .pool = pool, .offset = offsets[b]});
+    plan.assignments.push_back(
+        {.buffer = b, .pool = pool, .offset = offsets[b]});
   }
   ComputePlanStatistics(problem, plan);
   return plan;
@@ -58,7 +62,8 @@ TEST(VerifyTest, RejectsMissingDuplicateAndUnknownAssignments) {
   EXPECT_THAT(Error(problem, missing), HasSubstr("\"c\" is not assigned"));
   Plan duplicate = PlanOf(problem, {0, 16, 0});
   duplicate.assignments[2].buffer = 1;
-  EXPECT_THAT(Error(problem, duplicate), HasSubstr("\"b\" is assigned more than once"));
+  EXPECT_THAT(Error(problem, duplicate),
+              HasSubstr("\"b\" is assigned more than once"));
   Plan unknown = PlanOf(problem, {0, 16, 0});
   unknown.assignments[2].buffer = 7;
   EXPECT_THAT(Error(problem, unknown), HasSubstr("buffer #7"));
@@ -70,11 +75,15 @@ TEST(VerifyTest, RejectsMissingDuplicateAndUnknownAssignments) {
 TEST(VerifyTest, RejectsMisalignedNegativeAndOverCapacityOffsets) {
   Problem problem = ThreeBuffers();
   problem.buffers[1].alignment = 16;
-  EXPECT_THAT(Error(problem, PlanOf(problem, {0, 24, 0})),
-              HasSubstr("\"b\" is at offset 24, which is not a non-negative multiple of 16"));
+  EXPECT_THAT(
+      Error(problem, PlanOf(problem, {0, 24, 0})),
+      HasSubstr(
+          "\"b\" is at offset 24, which is not a non-negative multiple of 16"));
   problem.pools[0].alignment = 32;
-  EXPECT_THAT(Error(problem, PlanOf(problem, {0, 16, 0})), HasSubstr("multiple of 32"));
-  EXPECT_THAT(Error(problem, PlanOf(problem, {-32, 32, 0})), HasSubstr("\"a\""));
+  EXPECT_THAT(Error(problem, PlanOf(problem, {0, 16, 0})),
+              HasSubstr("multiple of 32"));
+  EXPECT_THAT(Error(problem, PlanOf(problem, {-32, 32, 0})),
+              HasSubstr("\"a\""));
   problem.pools[0].capacity = 48;
   EXPECT_THAT(Error(problem, PlanOf(problem, {0, 32, 0})),
               HasSubstr("beyond the capacity 48"));
@@ -84,18 +93,22 @@ TEST(VerifyTest, RejectsDisallowedPoolsAndMovedFixedBuffers) {
   Problem problem = ThreeBuffers();
   problem.pools.push_back(Pool{.name = "slow"});
   problem.buffers[0].pools = {1};
-  EXPECT_THAT(Error(problem, PlanOf(problem, {0, 16, 0})),
-              HasSubstr("\"a\" is placed in pool \"default\", which it is not allowed in"));
+  EXPECT_THAT(
+      Error(problem, PlanOf(problem, {0, 16, 0})),
+      HasSubstr(
+          "\"a\" is placed in pool \"default\", which it is not allowed in"));
   problem.buffers[0].pools = {};
   problem.buffers[2].fixed = Placement{.pool = 0, .offset = 64};
-  EXPECT_THAT(Error(problem, PlanOf(problem, {0, 16, 0})), HasSubstr("\"c\" is fixed"));
+  EXPECT_THAT(Error(problem, PlanOf(problem, {0, 16, 0})),
+              HasSubstr("\"c\" is fixed"));
   EXPECT_TRUE(VerifyPlan(problem, PlanOf(problem, {0, 16, 64})).ok());
 }
 
 TEST(VerifyTest, ExplicitConflictsAndZeroSizeBuffers) {
   Problem problem = ThreeBuffers();
   problem.conflicts = {{.a = 0, .b = 2}};
-  EXPECT_THAT(Error(problem, PlanOf(problem, {0, 16, 0})), HasSubstr("conflict explicitly"));
+  EXPECT_THAT(Error(problem, PlanOf(problem, {0, 16, 0})),
+              HasSubstr("conflict explicitly"));
   Problem empty{.buffers = {Buffer{.name = "z", .size = 0, .lifetime = {0, 5}},
                             Buffer{.name = "w", .size = 8, .lifetime = {0, 5}}},
                 .pools = {Pool{.name = "default"}}};
@@ -133,17 +146,21 @@ TEST(VerifyTest, RejectsTheSeedNotebookPlanNamingTheTensors) {
 TEST(VerifyTest, AgreesWithBruteForceOnRandomPlans) {
   int rejected = 0;
   for (uint64_t seed = 1; seed <= 300; ++seed) {
-    Problem problem = testing::RandomProblem(
-        seed, {.buffers = 12, .horizon = 10, .max_lifetime = 4, .max_size = 8,
-               .explicit_conflicts = 2});
+    Problem problem = testing::RandomProblem(seed, {.buffers = 12,
+                                                    .horizon = 10,
+                                                    .max_lifetime = 4,
+                                                    .max_size = 8,
+                                                    .explicit_conflicts = 2});
     std::mt19937_64 rng(seed);
     std::vector<Offset> offsets;
-    for (int b = 0; b < 12; ++b) offsets.push_back(static_cast<Offset>(rng() % 40));
+    for (int b = 0; b < 12; ++b)
+      offsets.push_back(static_cast<Offset>(rng() % 40));
     const Plan plan = PlanOf(problem, offsets);
     bool overlap = false;
     for (int a = 0; a < 12; ++a) {
       for (int b = a + 1; b < 12; ++b) {
-        bool conflict = Overlaps(problem.buffers[a].lifetime, problem.buffers[b].lifetime);
+        bool conflict =
+            Overlaps(problem.buffers[a].lifetime, problem.buffers[b].lifetime);
         for (const BufferConflict& c : problem.conflicts) {
           conflict |= (c.a == a && c.b == b);
         }
@@ -155,7 +172,7 @@ TEST(VerifyTest, AgreesWithBruteForceOnRandomPlans) {
     EXPECT_EQ(VerifyPlan(problem, plan).ok(), !overlap) << "seed " << seed;
     rejected += overlap;
   }
-  EXPECT_GT(rejected, 50);   // both outcomes are exercised
+  EXPECT_GT(rejected, 50);  // both outcomes are exercised
   EXPECT_LT(rejected, 300);
 }
 

@@ -37,7 +37,8 @@ std::string BufferCsvText(const Problem& problem, const Plan* plan = nullptr);
 std::string PlanToJson(const Problem& problem, const Plan& plan);
 // Reads a plan for `problem`: buffers are matched by name (or by any of their
 // tensors' names), pools by name.
-absl::StatusOr<Plan> ParsePlanJson(std::string_view text, const Problem& problem);
+absl::StatusOr<Plan> ParsePlanJson(std::string_view text,
+                                   const Problem& problem);
 
 // Whole files; a name ending in ".gz" is read or written through zlib.
 absl::StatusOr<std::string> ReadFile(const std::string& path);

@@ -8,9 +8,9 @@
 //     producer (or step 0) to their last reader;
 //   * scratch tensors of op i are alive [i, i + 1);
 //   * alias (view) hints always merge the view into its base's buffer (as large
-//     as the base, alive over the union); in-place hints merge when the input is
-//     read for the last time by that op, is no graph input or output, and the
-//     output is not larger. Otherwise the two stay separate buffers.
+//     as the base, alive over the union); in-place hints merge when the input
+//     is read for the last time by that op, is no graph input or output, and
+//     the output is not larger. Otherwise the two stay separate buffers.
 // Two buffers conflict when their lifetimes overlap or an explicit conflict
 // names them.
 
@@ -72,7 +72,9 @@ class ConflictGraph {
     return {adjacency_.data() + begin_[b],
             static_cast<size_t>(begin_[b + 1] - begin_[b])};
   }
-  int64_t num_edges() const { return static_cast<int64_t>(adjacency_.size()) / 2; }
+  int64_t num_edges() const {
+    return static_cast<int64_t>(adjacency_.size()) / 2;
+  }
   bool Conflict(BufferId a, BufferId b) const;  // O(log degree)
 
  private:

@@ -50,8 +50,9 @@ struct Tensor {
   std::string name;
   Bytes size = 0;
   TensorKind kind = TensorKind::kActivation;
-  Bytes alignment = 0;             // 0 = the default of BuildOptions
-  std::vector<std::string> pools;  // allowed pools in preference order; empty = all
+  Bytes alignment = 0;  // 0 = the default of BuildOptions
+  std::vector<std::string>
+      pools;  // allowed pools in preference order; empty = all
   std::optional<FixedTensorPlacement> fixed;
   // Informative only.
   std::vector<int64_t> shape;
@@ -72,9 +73,10 @@ struct Op {
   std::string type;
   std::vector<std::string> inputs;
   std::vector<std::string> outputs;
-  std::vector<std::string> scratch;   // workspace tensors alive only during the op
-  std::vector<OperandPair> inplace;   // output may reuse input's bytes
-  std::vector<OperandPair> alias;     // output is a view of input's bytes
+  std::vector<std::string>
+      scratch;  // workspace tensors alive only during the op
+  std::vector<OperandPair> inplace;  // output may reuse input's bytes
+  std::vector<OperandPair> alias;    // output is a view of input's bytes
   bool operator==(const Op&) const = default;
 };
 
@@ -96,7 +98,7 @@ struct Graph {
   std::string name;
   std::vector<Tensor> tensors;
   std::vector<Op> ops;
-  std::vector<Pool> pools;                // empty = one unbounded "default" pool
+  std::vector<Pool> pools;  // empty = one unbounded "default" pool
   std::vector<TensorConflict> conflicts;  // explicit extra conflicts
   bool operator==(const Graph&) const = default;
 };
@@ -122,12 +124,14 @@ struct Placement {
 };
 
 struct Buffer {
-  std::string name;                  // the name of the tensor it came from
-  std::vector<std::string> tensors;  // every tensor living in it (in-place/alias)
+  std::string name;  // the name of the tensor it came from
+  std::vector<std::string>
+      tensors;          // every tensor living in it (in-place/alias)
   Bytes size = 0;       // bytes reserved: already rounded up to `alignment`
   Bytes alignment = 1;  // power of two; the pool's alignment applies as well
   Lifetime lifetime;
-  std::vector<PoolId> pools;  // allowed pools in preference order; empty = all, in order
+  std::vector<PoolId>
+      pools;  // allowed pools in preference order; empty = all, in order
   std::optional<Placement> fixed;
   bool operator==(const Buffer&) const = default;
 };
@@ -159,15 +163,21 @@ struct Assignment {
 };
 
 struct Plan {
-  // One per buffer; planners emit them in buffer order (assignments[i].buffer == i).
+  // One per buffer; planners emit them in buffer order (assignments[i].buffer
+  // == i).
   std::vector<Assignment> assignments;
-  std::vector<Bytes> pool_used;  // per pool: the highest byte used (offset + size)
-  Bytes peak = 0;                // sum of pool_used: the memory the plan needs
-  Bytes naive_total = 0;         // every buffer its own bytes
-  Bytes lower_bound = 0;         // max-live bytes; no single-pool plan is smaller
+  std::vector<Bytes>
+      pool_used;          // per pool: the highest byte used (offset + size)
+  Bytes peak = 0;         // sum of pool_used: the memory the plan needs
+  Bytes naive_total = 0;  // every buffer its own bytes
+  Bytes lower_bound = 0;  // max-live bytes; no single-pool plan is smaller
   std::string planner;
   absl::Duration wall_time = absl::ZeroDuration();
-  bool proven_optimal = false;  // the planner proved no valid plan has a smaller peak
+  bool proven_optimal =
+      false;  // the planner proved no valid plan has a smaller peak
+  // Shared-object planners (caffe2_*): the number of objects the buffers were
+  // grouped into; 0 for planners that choose offsets freely.
+  int64_t shared_objects = 0;
   bool operator==(const Plan&) const = default;
 };
 
