@@ -23,6 +23,13 @@ struct Entry {
 constexpr Entry kPlanners[] = {
     {"naive", "every buffer its own bytes, one after another (no reuse)",
      &internal::NewNaivePlanner},
+    {"caffe2_greedy",
+     "memonger's greedy: shared objects by last use, closest size first",
+     &internal::NewCaffe2GreedyPlanner},
+    {"caffe2_dp",
+     "memonger's dynamic program over shared objects, budgeted; never worse "
+     "than caffe2_greedy",
+     &internal::NewCaffe2DpPlanner},
 };
 
 }  // namespace

@@ -11,6 +11,8 @@
 namespace memplan::internal {
 
 std::unique_ptr<Planner> NewNaivePlanner();
+std::unique_ptr<Planner> NewCaffe2GreedyPlanner();
+std::unique_ptr<Planner> NewCaffe2DpPlanner();
 
 }  // namespace memplan::internal
 

@@ -1,0 +1,420 @@
+// memplan_bench: how fast every registered planner is, and how it scales.
+//
+// Benchmarks (registered at start-up from RegisteredPlanners(), so a new
+// planner joins without an edit here):
+//   BM_<planner>_<model>            bench/data/models/*.json, training/*.json
+//   BM_<planner>_minimalloc_<X>     bench/data/minimalloc/[A-K].1048576.csv,
+//                                   planned in one UNBOUNDED pool: the timing
+//                                   is comparable across planners; the counter
+//                                   `fits_1MiB` says whether the plan also fits
+//                                   the benchmark's capacity 1048576.
+//   BM_<planner>_trace_<name>       bench/data/traces/*.csv
+//   BM_<planner>_<family>/N         synthetic chain, branchy, training and
+//                                   intervals problems (memplan/synthetic.h,
+//                                   seed 1) of N = 10^3, 10^4, 10^5, 10^6
+//                                   buffers, with the complexity fitted
+//                                   (oNLogN)
+//   BM_BuildProblem_<family>/N      BuildProblem on the synthetic graphs
+//   BM_VerifyPlan_<family>/N        VerifyPlan on a plan of the synthetic
+//   problems
+// Only Solve() is timed (no validation, no verification); every plan is
+// verified once after timing, and a rejected plan fails the benchmark.
+// Counters: buffers, peak, lb_ratio (peak / lower bound), optimal.
+//
+// Keeping the suite finite:
+//   * every plan gets a time limit (--memplan_time_limit=SECONDS, default 1);
+//     the search planners (hill_climb, best, caffe2_dp, cp, exact) run with a
+//     short minimum time, so they repeat only when a plan is fast;
+//   * planners have a size cap: cp and exact up to 10^3 buffers, caffe2_dp up
+//     to 10^4, hill_climb and best up to 10^5, the known linear-ish heuristics
+//     up to 10^6, any planner not listed here up to 10^5. Larger workloads
+//     (synthetic sizes, or the 28526-buffer trace S_1) are not registered;
+//   * a size is skipped ("skipped: ...") when the previous size of the same
+//     family took so long that 10x more would exceed --memplan_budget=SECONDS
+//     (default 60) per iteration.
+// A planner that fails (Unimplemented, ResourceExhausted, ...) reports the
+// error for that benchmark and the suite goes on.
+//
+//   memplan_bench --benchmark_filter='greedy|naive' --benchmark_min_time=0.05
+//   memplan_bench --memplan_data_dir=/path/to/bench/data
+
+#include <benchmark/benchmark.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
+#include "memplan/io.h"
+#include "memplan/memplan.h"
+#include "memplan/synthetic.h"
+
+namespace memplan {
+namespace {
+
+struct Settings {
+  std::string data_dir = MEMPLAN_BENCH_DATA_DIR;
+  absl::Duration time_limit = absl::Seconds(1);
+  double budget_seconds = 60;
+};
+Settings& settings() {
+  static Settings* s = new Settings;
+  return *s;
+}
+
+struct Policy {
+  int64_t max_buffers;
+  bool search;  // its run time is set by the time limit, not by the input
+};
+
+Policy PolicyFor(std::string_view planner) {
+  static const std::map<std::string_view, Policy>* kPolicies =
+      new std::map<std::string_view, Policy>{
+          {"naive", {1000000, false}},
+          {"greedy_by_size", {1000000, false}},
+          {"first_fit", {1000000, false}},
+          {"position_greedy", {1000000, false}},
+          {"caffe2_greedy", {1000000, false}},
+          {"hill_climb", {100000, true}},
+          {"best", {100000, true}},
+          {"caffe2_dp", {10000, true}},
+          {"cp", {1000, true}},
+          {"exact", {1000, true}},
+      };
+  auto it = kPolicies->find(planner);
+  return it == kPolicies->end() ? Policy{100000, false} : it->second;
+}
+
+constexpr int64_t kMinSynthetic = 1000;
+constexpr int64_t kMaxSynthetic = 1000000;
+constexpr uint64_t kSyntheticSeed = 1;
+
+// Synthetic workloads are generated once per (family, size) and kept while
+// benchmarks of that family run (the families are registered one after the
+// other), so at most one family's problems are in memory.
+class SyntheticCache {
+ public:
+  const Problem& Get(SyntheticKind kind, int64_t n) {
+    if (kind != kind_) {
+      problems_.clear();
+      graphs_.clear();
+      kind_ = kind;
+    }
+    auto it = problems_.find(n);
+    if (it == problems_.end()) {
+      absl::StatusOr<Problem> p = SyntheticProblem(kind, Options(n));
+      if (!p.ok()) {
+        fprintf(stderr, "memplan_bench: %s\n",
+                std::string(p.status().message()).c_str());
+        std::abort();  // the generator's own options: an internal error
+      }
+      it = problems_.emplace(n, std::move(*p)).first;
+    }
+    return it->second;
+  }
+  const Graph& GetGraph(SyntheticKind kind, int64_t n) {
+    if (kind != kind_) {
+      problems_.clear();
+      graphs_.clear();
+      kind_ = kind;
+    }
+    auto it = graphs_.find(n);
+    if (it == graphs_.end()) {
+      absl::StatusOr<Graph> g = SyntheticGraph(kind, Options(n));
+      if (!g.ok()) {
+        fprintf(stderr, "memplan_bench: %s\n",
+                std::string(g.status().message()).c_str());
+        std::abort();
+      }
+      it = graphs_.emplace(n, std::move(*g)).first;
+    }
+    return it->second;
+  }
+
+ private:
+  static SyntheticOptions Options(int64_t n) {
+    return {.buffers = n, .seed = kSyntheticSeed};
+  }
+  std::optional<SyntheticKind> kind_;
+  std::map<int64_t, Problem> problems_;
+  std::map<int64_t, Graph> graphs_;
+};
+SyntheticCache& cache() {
+  static SyntheticCache* c = new SyntheticCache;
+  return *c;
+}
+
+// Seconds per Solve of the last size run in each synthetic family.
+std::map<std::string, double>& last_seconds() {
+  static auto* m = new std::map<std::string, double>;
+  return *m;
+}
+
+// Times `planner` on `problem`; verifies the last plan.
+void RunPlanner(benchmark::State& state, const std::string& planner_name,
+                const Problem& problem, const std::string& family = "") {
+  absl::StatusOr<std::unique_ptr<Planner>> planner =
+      CreatePlanner(planner_name);
+  if (!planner.ok()) {
+    state.SkipWithError(std::string(planner.status().message()).c_str());
+    return;
+  }
+  if (!family.empty()) {
+    auto it = last_seconds().find(family);
+    if (it != last_seconds().end() &&
+        it->second * 10 > settings().budget_seconds) {
+      const std::string why =
+          absl::StrCat("skipped: the previous size took ", it->second,
+                       " s per plan, 10x is over the ",
+                       settings().budget_seconds, " s budget");
+      state.SkipWithError(why.c_str());
+      return;
+    }
+  }
+  PlanOptions options;
+  options.time_limit = settings().time_limit;
+  std::optional<Plan> last;
+  absl::Duration total;
+  int64_t runs = 0;
+  for (auto _ : state) {
+    const absl::Time start = absl::Now();
+    absl::StatusOr<Plan> plan = (*planner)->Solve(problem, options);
+    total += absl::Now() - start;
+    ++runs;
+    if (!plan.ok()) {
+      state.SkipWithError(
+          absl::StrCat(absl::StatusCodeToString(plan.status().code()), ": ",
+                       std::string(plan.status().message().substr(0, 200)))
+              .c_str());
+      break;
+    }
+    last = std::move(*plan);
+  }
+  if (!family.empty() && runs > 0) {
+    last_seconds()[family] = absl::ToDoubleSeconds(total) / runs;
+  }
+  if (!last.has_value()) return;
+  if (absl::Status s = VerifyPlan(problem, *last); !s.ok()) {
+    state.SkipWithError(
+        absl::StrCat("invalid plan: ", std::string(s.message())).c_str());
+    return;
+  }
+  state.counters["buffers"] = static_cast<double>(problem.buffers.size());
+  state.counters["peak"] = static_cast<double>(last->peak);
+  state.counters["lb_ratio"] =
+      last->lower_bound > 0
+          ? static_cast<double>(last->peak) / last->lower_bound
+          : 1.0;
+  state.counters["optimal"] = last->proven_optimal ? 1 : 0;
+  if (problem.name.starts_with("minimalloc_")) {
+    state.counters["fits_1MiB"] = last->peak <= 1048576 ? 1 : 0;
+  }
+}
+
+struct Workload {
+  std::string name;
+  Problem problem;
+};
+
+// Every bundled input, in a fixed order (sorted file names per folder).
+std::vector<Workload> LoadBundled() {
+  std::vector<Workload> out;
+  namespace fs = std::filesystem;
+  auto files = [&](const std::string& dir, const std::string& ext) {
+    std::vector<std::string> paths;
+    std::error_code ec;
+    for (const auto& e :
+         fs::directory_iterator(settings().data_dir + "/" + dir, ec)) {
+      if (e.path().extension() == ext) paths.push_back(e.path().string());
+    }
+    std::sort(paths.begin(), paths.end());
+    return paths;
+  };
+  auto add = [&](const std::string& path, const std::string& name) {
+    absl::StatusOr<LoadedInput> input = LoadInput(path, BuildOptions{});
+    if (!input.ok()) {
+      fprintf(stderr, "memplan_bench: skipping %s: %s\n", path.c_str(),
+              std::string(input.status().message()).c_str());
+      return;
+    }
+    input->problem.name = name;
+    out.push_back({name, std::move(input->problem)});
+  };
+  for (const char* dir : {"models", "training"}) {
+    for (const std::string& p : files(dir, ".json"))
+      add(p, fs::path(p).stem().string());
+  }
+  for (const std::string& p : files("minimalloc", ".csv")) {
+    const std::string stem = fs::path(p).stem().string();  // "A.1048576"
+    if (stem.find(".1048576") == std::string::npos) continue;
+    add(p, absl::StrCat("minimalloc_", stem.substr(0, stem.find('.'))));
+  }
+  for (const std::string& p : files("traces", ".csv")) {
+    add(p, absl::StrCat("trace_", fs::path(p).stem().string()));
+  }
+  if (out.empty()) {
+    fprintf(stderr, "memplan_bench: no bundled inputs under %s\n",
+            settings().data_dir.c_str());
+  }
+  return out;
+}
+
+void RegisterAll() {
+  static const std::vector<Workload>* bundled =
+      new std::vector<Workload>(LoadBundled());
+  std::vector<std::string> planners;
+  for (const PlannerInfo& info : RegisteredPlanners())
+    planners.emplace_back(info.name);
+
+  for (const std::string& planner : planners) {
+    const Policy policy = PolicyFor(planner);
+    for (const Workload& w : *bundled) {
+      if (static_cast<int64_t>(w.problem.buffers.size()) > policy.max_buffers)
+        continue;
+      auto* b = benchmark::RegisterBenchmark(
+          absl::StrCat("BM_", planner, "_", w.name).c_str(),
+          [planner, &w](benchmark::State& state) {
+            RunPlanner(state, planner, w.problem);
+          });
+      b->Unit(benchmark::kMillisecond);
+      if (policy.search) b->MinTime(0.01);
+    }
+  }
+
+  // Synthetic scaling, family-major so the cache holds one family at a time.
+  for (SyntheticKind kind : AllSyntheticKinds()) {
+    const std::string family(SyntheticKindName(kind));
+    for (const std::string& planner : planners) {
+      const Policy policy = PolicyFor(planner);
+      const int64_t max = std::min(policy.max_buffers, kMaxSynthetic);
+      if (max < kMinSynthetic) continue;
+      const std::string key = absl::StrCat(planner, "_", family);
+      auto* b = benchmark::RegisterBenchmark(
+          absl::StrCat("BM_", key).c_str(),
+          [planner, kind, key](benchmark::State& state) {
+            const Problem& p = cache().Get(kind, state.range(0));
+            RunPlanner(state, planner, p, key);
+            state.SetComplexityN(state.range(0));
+          });
+      b->RangeMultiplier(10)
+          ->Range(kMinSynthetic, max)
+          ->Unit(benchmark::kMillisecond);
+      if (max > kMinSynthetic) b->Complexity(benchmark::oNLogN);
+      if (policy.search) b->MinTime(0.01);
+    }
+    if (kind != SyntheticKind::kIntervals) {
+      benchmark::RegisterBenchmark(
+          absl::StrCat("BM_BuildProblem_", family).c_str(),
+          [kind](benchmark::State& state) {
+            const Graph& g = cache().GetGraph(kind, state.range(0));
+            for (auto _ : state) {
+              absl::StatusOr<Problem> p = BuildProblem(g);
+              if (!p.ok()) {
+                state.SkipWithError(std::string(p.status().message()).c_str());
+                break;
+              }
+              benchmark::DoNotOptimize(p->buffers.data());
+            }
+            state.SetComplexityN(state.range(0));
+          })
+          ->RangeMultiplier(10)
+          ->Range(kMinSynthetic, kMaxSynthetic)
+          ->Unit(benchmark::kMillisecond)
+          ->Complexity(benchmark::oNLogN);
+    }
+    benchmark::RegisterBenchmark(
+        absl::StrCat("BM_VerifyPlan_", family).c_str(),
+        [kind, planners](benchmark::State& state) {
+          const Problem& p = cache().Get(kind, state.range(0));
+          // A compact plan, so the verifier sees reuse; naive when no
+          // heuristic is registered.
+          const bool greedy = std::find(planners.begin(), planners.end(),
+                                        "greedy_by_size") != planners.end();
+          PlanMemoryOptions options;
+          options.planner = greedy ? "greedy_by_size" : "naive";
+          absl::StatusOr<Plan> plan = PlanMemory(p, options);
+          if (!plan.ok()) {
+            state.SkipWithError(std::string(plan.status().message()).c_str());
+            return;
+          }
+          state.SetLabel(options.planner);
+          for (auto _ : state) {
+            absl::Status s = VerifyPlan(p, *plan);
+            if (!s.ok()) {
+              state.SkipWithError(std::string(s.message()).c_str());
+              break;
+            }
+          }
+          state.SetComplexityN(state.range(0));
+        })
+        ->RangeMultiplier(10)
+        ->Range(kMinSynthetic, kMaxSynthetic)
+        ->Unit(benchmark::kMillisecond)
+        ->Complexity(benchmark::oNLogN);
+  }
+}
+
+// Takes memplan's own flags out of argv (Google Benchmark rejects unknown
+// ones).
+bool ParseOwnFlags(int* argc, char** argv) {
+  if (const char* env = std::getenv("MEMPLAN_DATA_DIR");
+      env != nullptr && *env) {
+    settings().data_dir = env;
+  }
+  int out = 1;
+  for (int i = 1; i < *argc; ++i) {
+    const std::string arg = argv[i];
+    auto value = [&](const std::string& flag) -> std::optional<std::string> {
+      if (arg.rfind(flag + "=", 0) == 0) return arg.substr(flag.size() + 1);
+      return std::nullopt;
+    };
+    double seconds = 0;
+    if (auto v = value("--memplan_data_dir")) {
+      settings().data_dir = *v;
+    } else if (auto v = value("--memplan_time_limit")) {
+      if (!absl::SimpleAtod(*v, &seconds) || seconds <= 0) {
+        fprintf(stderr,
+                "memplan_bench: %s is not a positive number of seconds\n",
+                arg.c_str());
+        return false;
+      }
+      settings().time_limit = absl::Seconds(seconds);
+    } else if (auto v = value("--memplan_budget")) {
+      if (!absl::SimpleAtod(*v, &seconds) || seconds <= 0) {
+        fprintf(stderr,
+                "memplan_bench: %s is not a positive number of seconds\n",
+                arg.c_str());
+        return false;
+      }
+      settings().budget_seconds = seconds;
+    } else {
+      argv[out++] = argv[i];
+    }
+  }
+  *argc = out;
+  return true;
+}
+
+}  // namespace
+}  // namespace memplan
+
+int main(int argc, char** argv) {
+  if (!memplan::ParseOwnFlags(&argc, argv)) return 1;
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+  memplan::RegisterAll();
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}
