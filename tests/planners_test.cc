@@ -155,6 +155,24 @@ TEST_P(PlannerTest, ABufferThatFitsNowhereIsResourceExhausted) {
       << plan.status();
 }
 
+// The baseline on every bundled input, traces and MiniMalloc instances
+// included: verified, and exactly the naive total.
+TEST(NaivePlannerTest, PlansEveryBundledInputAtTheNaiveTotal) {
+  std::vector<std::string> inputs = testing::ModelGraphs();
+  for (const std::vector<std::string>& more :
+       {testing::TrainingGraphs(), testing::TraceCsvs(), testing::MinimallocCsvs()}) {
+    inputs.insert(inputs.end(), more.begin(), more.end());
+  }
+  for (const std::string& path : inputs) {
+    SCOPED_TRACE(path);
+    absl::StatusOr<Problem> problem = LoadProblem(path);
+    ASSERT_TRUE(problem.ok()) << problem.status();
+    absl::StatusOr<Plan> plan = PlanMemory(*problem, {.planner = "naive"});
+    ASSERT_TRUE(plan.ok()) << plan.status();
+    EXPECT_EQ(plan->peak, NaiveTotal(*problem));
+  }
+}
+
 std::vector<std::string> PlannerNames() {
   std::vector<std::string> names;
   for (const PlannerInfo& info : RegisteredPlanners())
