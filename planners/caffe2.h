@@ -1,0 +1,132 @@
+// The Caffe2 memonger family: shared-object planners.
+//
+// Instead of choosing an offset per buffer, these planners group buffers into
+// shared objects (one allocation each, as in Caffe2's memonger): the members
+// of an object have pairwise disjoint lifetimes and no explicit conflict, the
+// object is as large as its largest member, and the objects are laid out one
+// after another in the pool. The result is still one (buffer, pool, offset)
+// per buffer: every member of an object sits at the object's offset.
+//
+//   offset ^  [ object 2: b5            ]
+//          |  [ object 1: b1 ][ b3 ][ b6 ]
+//          |  [ object 0: b0    ][ b2  ][ b4 ]
+//          +--------------------------------------> time
+//
+//   * caffe2_greedy: buffers in order of their last use (end, then start,
+//     then id); each joins the compatible object whose size is closest to its
+//     own (the first such object on a tie), else opens a new object. An object
+//     is compatible when its last member ends no later than the buffer starts,
+//     it allows exactly the same pools, no member conflicts explicitly with
+//     the buffer, and it is not static.
+//   * caffe2_dp: memonger's dynamic program over assignments (see
+//     caffe2_dp.cc) under a node budget; when the budget runs out the greedy
+//     places the remaining buffers. It runs the greedy as well and returns
+//     the smaller of the two, so it is never worse than caffe2_greedy.
+//
+// Shared by both:
+//   * Static buffers (Caffe2Options::static_buffers) and buffers with a fixed
+//     placement get an object of their own. Fixed buffers stay where they are;
+//     the other objects are stacked above the highest fixed byte of each pool.
+//   * Objects are laid out in creation order; each goes to the first allowed
+//     pool where it still fits (its offset aligned for every member).
+//   * Plan::shared_objects is the number of objects (memonger's statistics:
+//     naive_total is the baseline bytes, peak the optimized bytes, which is
+//     the sum of the object sizes plus alignment padding and fixed bytes).
+//   * proven_optimal is set only when the peak equals the lower bound. The
+//     shared-object formulation can be strictly worse than the best offset
+//     plan (a small buffer cannot reuse part of a larger object), so even a
+//     completed dynamic program proves nothing about the offset problem.
+
+#ifndef MEMPLAN_PLANNERS_CAFFE2_H_
+#define MEMPLAN_PLANNERS_CAFFE2_H_
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "memplan/planner.h"
+#include "memplan/types.h"
+
+namespace memplan {
+
+struct Caffe2Options {
+  // Buffers named here (by the buffer's name or any of its tensors' names)
+  // are never shared: each gets an object of its own. Names that match no
+  // buffer are ignored (the tensor may not be planned).
+  std::vector<std::string> static_buffers;
+  // caffe2_dp: search nodes (recursive calls plus candidate assignments)
+  // before the greedy finishes the remaining buffers. Deterministic, unlike
+  // the time limit, which also stops the search.
+  int64_t dp_node_budget = 200000;
+};
+
+// The names of the graph's input and/or output tensors, to make them static:
+//   options.static_buffers = GraphInputOutputNames(graph, true, true);
+std::vector<std::string> GraphInputOutputNames(const Graph& graph, bool inputs,
+                                               bool outputs);
+
+std::unique_ptr<Planner> MakeCaffe2GreedyPlanner(const Caffe2Options& options);
+std::unique_ptr<Planner> MakeCaffe2DpPlanner(const Caffe2Options& options);
+
+namespace internal {
+
+// One shared object during planning.
+struct SharedObject {
+  std::vector<BufferId> members;  // in the order they joined
+  Step last_end = 0;              // the latest end among the members
+  Bytes size = 0;                 // the largest member
+  bool operator==(const SharedObject&) const = default;
+};
+using ObjectAssignment = std::vector<SharedObject>;
+
+// Sum of the object sizes (memonger's "optimized bytes" before layout).
+Bytes ObjectTotal(const ObjectAssignment& objects);
+
+// What both planners know about a problem: which buffers may share, in which
+// order they are processed, and how objects are laid out.
+class Caffe2Context {
+ public:
+  Caffe2Context(const Problem& problem, const Caffe2Options& options);
+
+  const Problem& problem() const { return problem_; }
+  // The shareable buffers (neither fixed nor static) by (end, start, id).
+  const std::vector<BufferId>& order() const { return order_; }
+
+  // Buffers of one pool class allow exactly the same pools.
+  int pool_class(BufferId buffer) const { return pool_class_[buffer]; }
+  bool HasExplicitConflicts(BufferId buffer) const {
+    return !explicit_[buffer].empty();
+  }
+  bool ExplicitConflict(BufferId a, BufferId b) const;
+
+  // Whether `buffer` may join `object` after its current members.
+  bool CanJoin(const SharedObject& object, BufferId buffer) const;
+  // Same pools and no explicit conflict (ignores time).
+  bool Compatible(const SharedObject& object, BufferId buffer) const;
+  void Join(SharedObject& object, BufferId buffer) const;
+  SharedObject NewObject(BufferId buffer) const;
+
+  // memonger's greedy: places `buffers` (in that order) into `objects`.
+  void Greedy(std::span<const BufferId> buffers,
+              ObjectAssignment& objects) const;
+
+  // Adds the fixed and static buffers, lays the objects out and fills the
+  // statistics. ResourceExhausted when an object fits in no allowed pool.
+  absl::StatusOr<Plan> Layout(const ObjectAssignment& objects,
+                              std::string_view planner) const;
+
+ private:
+  const Problem& problem_;
+  std::vector<BufferId> order_;
+  std::vector<bool> shareable_;
+  std::vector<int> pool_class_;                  // equal = same allowed pools
+  std::vector<std::vector<BufferId>> explicit_;  // sorted explicit partners
+};
+
+}  // namespace internal
+}  // namespace memplan
+
+#endif  // MEMPLAN_PLANNERS_CAFFE2_H_
