@@ -30,6 +30,10 @@ constexpr Entry kPlanners[] = {
      "memonger's dynamic program over shared objects, budgeted; never worse "
      "than caffe2_greedy",
      &internal::NewCaffe2DpPlanner},
+    {"cp",
+     "constraint programming (Gecode) from a heuristic warm start; proves the "
+     "optimum of small problems",
+     &internal::NewCpPlanner},
 };
 
 }  // namespace

@@ -13,6 +13,7 @@ namespace memplan::internal {
 std::unique_ptr<Planner> NewNaivePlanner();
 std::unique_ptr<Planner> NewCaffe2GreedyPlanner();
 std::unique_ptr<Planner> NewCaffe2DpPlanner();
+std::unique_ptr<Planner> NewCpPlanner();
 
 }  // namespace memplan::internal
 

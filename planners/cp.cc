@@ -1,0 +1,640 @@
+// cp: the seed notebook's constraint model, solved with Gecode. See cp.h.
+
+#include "cp.h"
+
+#include <algorithm>
+#include <cstdint>
+#include <gecode/int.hh>
+#include <gecode/minimodel.hh>
+#include <gecode/search.hh>
+#include <memory>
+#include <numeric>
+#include <optional>
+#include <string>
+#include <tuple>
+#include <utility>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
+#include "memplan/internal/planner_util.h"
+#include "memplan/internal/planners.h"
+#include "memplan/internal/status_macros.h"
+#include "memplan/problem.h"
+#include "memplan/verify.h"
+
+namespace memplan {
+namespace {
+
+// What the brancher needs to know about the model's buffers (indices of the
+// model, not buffer ids). Owned by Solve, alive for the whole search.
+struct BranchData {
+  std::vector<int> size;        // in units
+  std::vector<int> twin_class;  // -1, or the class of interchangeable buffers
+  std::vector<std::vector<int>> twins;  // members of each class
+  bool dominance = true;
+};
+
+// Places the largest open buffer at its lowest feasible offset, or postpones
+// it. A postponed buffer stays unselectable until propagation raises its
+// lowest offset; when every open buffer is postponed the node fails. Any plan
+// in the postponed subtree in which the buffer's lowest offset never rose can
+// lower that buffer back to the offset it was postponed at (every other
+// buffer is fixed by then and that offset was feasible against all of them),
+// which is a plan of the other subtree with no larger peak: nothing better is
+// lost.
+class PlaceOrPostpone : public Gecode::Brancher {
+ public:
+  static void Post(Gecode::Home home,
+                   Gecode::ViewArray<Gecode::Int::IntView>& x,
+                   const BranchData* data) {
+    (void)new (home) PlaceOrPostpone(home, x, data);
+  }
+
+  bool status(const Gecode::Space&) const override {
+    for (int i = start_; i < x_.size(); ++i) {
+      if (!x_[i].assigned()) {
+        start_ = i;
+        return true;
+      }
+    }
+    return false;
+  }
+
+  const Gecode::Choice* choice(Gecode::Space&) override {
+    int best = -1;
+    for (int i = start_; i < x_.size(); ++i) {
+      if (x_[i].assigned()) continue;
+      const int lo = x_[i].min();
+      if (data_->dominance && postponed_[i] == lo) continue;
+      if (best < 0) {
+        best = i;
+        continue;
+      }
+      // Largest first; then lowest offset; then the lowest index (twins are
+      // thus taken in index order).
+      const int sb = data_->size[best], si = data_->size[i];
+      if (si > sb || (si == sb && lo < x_[best].min())) best = i;
+    }
+    if (best < 0) return new PosVal(*this, -1, 0);
+    return new PosVal(*this, best, x_[best].min());
+  }
+
+  const Gecode::Choice* choice(const Gecode::Space&,
+                               Gecode::Archive& e) override {
+    int pos, val;
+    e >> pos >> val;
+    return new PosVal(*this, pos, val);
+  }
+
+  Gecode::ExecStatus commit(Gecode::Space& home, const Gecode::Choice& c,
+                            unsigned int a) override {
+    const auto& pv = static_cast<const PosVal&>(c);
+    if (pv.pos < 0) return Gecode::ES_FAILED;  // every open buffer postponed
+    if (a == 0) {
+      return Gecode::me_failed(x_[pv.pos].eq(home, pv.val)) ? Gecode::ES_FAILED
+                                                            : Gecode::ES_OK;
+    }
+    if (!data_->dominance) {
+      return Gecode::me_failed(x_[pv.pos].gr(home, pv.val)) ? Gecode::ES_FAILED
+                                                            : Gecode::ES_OK;
+    }
+    postponed_[pv.pos] = pv.val;
+    // A twin at the same lowest offset would give the plans of the left
+    // branch with the two buffers swapped.
+    const int cls = data_->twin_class[pv.pos];
+    if (cls >= 0) {
+      for (int t : data_->twins[cls]) {
+        if (!x_[t].assigned() && x_[t].min() == pv.val) postponed_[t] = pv.val;
+      }
+    }
+    return Gecode::ES_OK;
+  }
+
+  void print(const Gecode::Space&, const Gecode::Choice& c, unsigned int a,
+             std::ostream& o) const override {
+    const auto& pv = static_cast<const PosVal&>(c);
+    o << "x[" << pv.pos << "] " << (a == 0 ? "=" : "postponed at") << " "
+      << pv.val;
+  }
+
+  Gecode::Actor* copy(Gecode::Space& home) override {
+    return new (home) PlaceOrPostpone(home, *this);
+  }
+
+  size_t dispose(Gecode::Space& home) override {
+    (void)Gecode::Brancher::dispose(home);
+    return sizeof(*this);
+  }
+
+ private:
+  class PosVal : public Gecode::Choice {
+   public:
+    PosVal(const Gecode::Brancher& b, int p, int v)
+        : Gecode::Choice(b, p < 0 ? 1 : 2), pos(p), val(v) {}
+    void archive(Gecode::Archive& e) const override {
+      Gecode::Choice::archive(e);
+      e << pos << val;
+    }
+    int pos;  // -1: fail
+    int val;
+  };
+
+  PlaceOrPostpone(Gecode::Home home, Gecode::ViewArray<Gecode::Int::IntView>& x,
+                  const BranchData* data)
+      : Gecode::Brancher(home), x_(x), data_(data) {
+    postponed_ = static_cast<Gecode::Space&>(home).alloc<int>(x_.size());
+    for (int i = 0; i < x_.size(); ++i) postponed_[i] = -1;
+  }
+
+  PlaceOrPostpone(Gecode::Space& home, PlaceOrPostpone& b)
+      : Gecode::Brancher(home, b), data_(b.data_), start_(b.start_) {
+    x_.update(home, b.x_);
+    postponed_ = home.alloc<int>(x_.size());
+    std::copy(b.postponed_, b.postponed_ + x_.size(), postponed_);
+  }
+
+  Gecode::ViewArray<Gecode::Int::IntView> x_;
+  const BranchData* data_;
+  int* postponed_ = nullptr;  // lowest offset when postponed, -1 = open
+  mutable int start_ = 0;     // every buffer before it is placed
+};
+
+class CpSpace : public Gecode::IntMinimizeSpace {
+ public:
+  CpSpace() = default;
+  CpSpace(CpSpace& s) : Gecode::IntMinimizeSpace(s) {
+    x.update(*this, s.x);
+    peak.update(*this, s.peak);
+  }
+  Gecode::Space* copy() override { return new CpSpace(*this); }
+  Gecode::IntVar cost() const override { return peak; }
+
+  Gecode::IntVarArray x;  // offsets of the model's buffers, in units
+  Gecode::IntVar peak;    // in units
+};
+
+// Guards against a warm start that (directly or not) runs cp again.
+thread_local int cp_depth = 0;
+
+class CpPlanner : public Planner {
+ public:
+  CpPlanner(const CpOptions& options, CpStats* stats)
+      : options_(options), stats_(stats) {}
+
+  std::string_view name() const override { return "cp"; }
+
+  absl::StatusOr<Plan> Solve(const Problem& problem,
+                             const PlanOptions& options) const override {
+    if (cp_depth > 0) {
+      return absl::FailedPreconditionError(
+          "the cp planner cannot be its own warm start");
+    }
+    ++cp_depth;
+    absl::StatusOr<Plan> plan;
+    try {
+      plan = SolveImpl(problem, options);
+    } catch (const Gecode::Exception& e) {
+      plan = absl::InternalError(absl::StrCat("cp: Gecode: ", e.what()));
+    }
+    --cp_depth;
+    return plan;
+  }
+
+ private:
+  absl::StatusOr<Plan> SolveImpl(const Problem& problem,
+                                 const PlanOptions& options) const;
+
+  CpOptions options_;
+  CpStats* stats_;
+};
+
+Plan FinishPlan(const Problem& problem, Plan plan, bool proven) {
+  plan.planner = "cp";
+  plan.proven_optimal = proven;
+  ComputePlanStatistics(problem, plan);
+  return plan;
+}
+
+// A step where the buffers alive need more than `capacity` bytes: the
+// buffer starting last there does not fit.
+absl::Status OverfullStepError(const Problem& problem, Bytes capacity) {
+  const int n = static_cast<int>(problem.buffers.size());
+  std::vector<BufferId> order(n);
+  std::iota(order.begin(), order.end(), 0);
+  std::vector<std::pair<Step, BufferId>> ends;
+  std::sort(order.begin(), order.end(), [&](BufferId a, BufferId b) {
+    const Step sa = problem.buffers[a].lifetime.start;
+    const Step sb = problem.buffers[b].lifetime.start;
+    return sa != sb ? sa < sb : a < b;
+  });
+  // Live set by a sweep; O(n^2) at worst, only on this error path.
+  std::vector<BufferId> live;
+  for (BufferId b : order) {
+    const Step t = problem.buffers[b].lifetime.start;
+    std::erase_if(
+        live, [&](BufferId l) { return problem.buffers[l].lifetime.end <= t; });
+    live.push_back(b);
+    Bytes sum = 0;
+    for (BufferId l : live) sum += problem.buffers[l].size;
+    if (sum > capacity) {
+      std::vector<Bytes> usage(problem.pools.size(), 0);
+      usage[0] = sum - problem.buffers[b].size;
+      return internal::NoFitError(problem, b, usage);
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status InfeasibleError(const Problem& problem, Bytes lower,
+                             const absl::Status& warm_error) {
+  const Pool& pool = problem.pools[0];
+  if (lower > pool.capacity) {
+    absl::Status step = OverfullStepError(problem, pool.capacity);
+    if (!step.ok()) return step;
+  }
+  std::string why = absl::StrCat(
+      "no plan of the ", problem.buffers.size(), " buffers fits in pool \"",
+      pool.name, "\" of capacity ", pool.capacity,
+      " bytes (proven by exhaustive search; lower bound ", lower, " bytes)");
+  if (!warm_error.ok())
+    absl::StrAppend(&why, "; the heuristic: ", warm_error.message());
+  return absl::ResourceExhaustedError(why);
+}
+
+// Posts "xi + si <= xj or xj + sj <= xi".
+void PostDisjunction(Gecode::Space& home, const Gecode::IntVar& xi, int si,
+                     const Gecode::IntVar& xj, int sj) {
+  Gecode::BoolVar before(home, 0, 1), after(home, 0, 1);
+  Gecode::IntArgs coefficients(2);
+  coefficients[0] = 1;
+  coefficients[1] = -1;
+  Gecode::IntVarArgs ij(2), ji(2);
+  ij[0] = xi;
+  ij[1] = xj;
+  ji[0] = xj;
+  ji[1] = xi;
+  Gecode::linear(home, coefficients, ij, Gecode::IRT_LQ, -si,
+                 Gecode::Reify(before, Gecode::RM_IMP));
+  Gecode::linear(home, coefficients, ji, Gecode::IRT_LQ, -sj,
+                 Gecode::Reify(after, Gecode::RM_IMP));
+  Gecode::rel(home, before, Gecode::BOT_OR, after, 1);
+}
+
+absl::StatusOr<Plan> CpPlanner::SolveImpl(const Problem& problem,
+                                          const PlanOptions& options) const {
+  const absl::Time deadline = absl::Now() + options.time_limit;
+  CpStats local_stats;
+  CpStats& stats = stats_ != nullptr ? *stats_ : local_stats;
+  stats = CpStats{};
+  if (problem.pools.size() != 1) {
+    return absl::UnimplementedError(
+        absl::StrCat("the cp planner supports a single pool; this problem has ",
+                     problem.pools.size(), " pools (use a heuristic planner)"));
+  }
+  const Pool& pool = problem.pools[0];
+  const int n = static_cast<int>(problem.buffers.size());
+  if (n == 0) return FinishPlan(problem, Plan{}, /*proven=*/true);
+
+  // Fixed buffers that already overlap make every plan invalid.
+  const ConflictGraph conflicts = ConflictGraph::Build(problem);
+  for (BufferId b = 0; b < n; ++b) {
+    const Buffer& bb = problem.buffers[b];
+    if (!bb.fixed.has_value() || bb.size == 0) continue;
+    for (BufferId c : conflicts.neighbors(b)) {
+      const Buffer& cb = problem.buffers[c];
+      if (c <= b || !cb.fixed.has_value() || cb.size == 0) continue;
+      if (bb.fixed->offset < cb.fixed->offset + cb.size &&
+          cb.fixed->offset < bb.fixed->offset + bb.size) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "fixed placements overlap: ", internal::DescribeBuffer(problem, b),
+            " at ", bb.fixed->offset, " and ",
+            internal::DescribeBuffer(problem, c), " at ", cb.fixed->offset));
+      }
+    }
+  }
+
+  // Lower bound on the peak: max live bytes and the end of every fixed buffer.
+  Bytes lower = LowerBound(problem);
+  for (BufferId b = 0; b < n; ++b) {
+    const Buffer& buffer = problem.buffers[b];
+    const Bytes end = buffer.fixed.has_value()
+                          ? buffer.fixed->offset + buffer.size
+                          : buffer.size;
+    if (pool.capacity > 0 && end > pool.capacity) {
+      const std::vector<Bytes> usage(1, 0);
+      return internal::NoFitError(problem, b, usage);
+    }
+    lower = std::max(lower, end);
+  }
+  if (pool.capacity > 0 && lower > pool.capacity) {
+    return InfeasibleError(problem, lower, absl::OkStatus());
+  }
+
+  // Warm start: the first registered planner that returns a valid plan.
+  std::optional<Plan> incumbent;
+  absl::Status warm_error = absl::OkStatus();
+  for (const std::string& planner_name : options_.warm_start) {
+    absl::StatusOr<std::unique_ptr<Planner>> planner =
+        CreatePlanner(planner_name);
+    if (!planner.ok()) continue;
+    PlanOptions warm_options = options;
+    warm_options.time_limit = options.time_limit / 2;
+    absl::StatusOr<Plan> plan = (*planner)->Solve(problem, warm_options);
+    if (!plan.ok()) {
+      if (warm_error.ok()) warm_error = plan.status();
+      continue;
+    }
+    if (!VerifyPlan(problem, *plan).ok()) continue;
+    ComputePlanStatistics(problem, *plan);
+    incumbent = std::move(*plan);
+    stats.used_warm_start = true;
+    stats.warm_start_peak = incumbent->peak;
+    break;
+  }
+  if (incumbent.has_value() && incumbent->peak <= lower) {
+    return FinishPlan(problem, std::move(*incumbent), /*proven=*/true);
+  }
+
+  // Units: every size, alignment and fixed offset is a multiple of `unit`.
+  Bytes unit = 0;
+  for (BufferId b = 0; b < n; ++b) {
+    const Buffer& buffer = problem.buffers[b];
+    unit = std::gcd(unit, buffer.size);
+    unit = std::gcd(unit, EffectiveAlignment(problem, b, 0));
+    if (buffer.fixed.has_value()) unit = std::gcd(unit, buffer.fixed->offset);
+  }
+  unit = std::max<Bytes>(unit, 1);
+
+  // The peak lies in [low, high] units; the search looks for strictly better
+  // plans than the incumbent.
+  const Bytes low = (lower + unit - 1) / unit;
+  Bytes high = 0;
+  if (incumbent.has_value()) {
+    high = (incumbent->peak - 1) / unit;
+  } else {
+    // Stacking every buffer above the fixed ones always fits.
+    for (BufferId b = 0; b < n; ++b) {
+      high +=
+          (problem.buffers[b].size + EffectiveAlignment(problem, b, 0)) / unit;
+    }
+    high += lower / unit;
+  }
+  if (pool.capacity > 0) high = std::min(high, pool.capacity / unit);
+  if (low > high) {
+    if (incumbent.has_value()) {
+      return FinishPlan(problem, std::move(*incumbent), /*proven=*/true);
+    }
+    return InfeasibleError(problem, lower, warm_error);
+  }
+  if (high > Gecode::Int::Limits::max) {
+    if (incumbent.has_value()) {
+      return FinishPlan(problem, std::move(*incumbent), /*proven=*/false);
+    }
+    return absl::UnimplementedError(absl::StrCat(
+        "the cp planner cannot model peaks of ", high, " units of ", unit,
+        " bytes (more than Gecode's integer range)"));
+  }
+
+  // The model's buffers: every buffer with bytes (zero-size ones sit at 0).
+  std::vector<BufferId> ids;
+  std::vector<int> index(n, -1);
+  for (BufferId b = 0; b < n; ++b) {
+    if (problem.buffers[b].size == 0) continue;
+    index[b] = static_cast<int>(ids.size());
+    ids.push_back(b);
+  }
+  const int m = static_cast<int>(ids.size());
+  BranchData data;
+  data.dominance = options_.dominance;
+  data.size.resize(m);
+  for (int k = 0; k < m; ++k)
+    data.size[k] = static_cast<int>(problem.buffers[ids[k]].size / unit);
+
+  auto root = std::make_unique<CpSpace>();
+  CpSpace& home = *root;
+  home.x = Gecode::IntVarArray(home, m);
+  home.peak =
+      Gecode::IntVar(home, static_cast<int>(low), static_cast<int>(high));
+  for (int k = 0; k < m; ++k) {
+    const Buffer& buffer = problem.buffers[ids[k]];
+    const int size = data.size[k];
+    if (buffer.fixed.has_value()) {
+      const int offset = static_cast<int>(buffer.fixed->offset / unit);
+      home.x[k] = Gecode::IntVar(home, offset, offset);
+    } else {
+      const int align =
+          static_cast<int>(EffectiveAlignment(problem, ids[k], 0) / unit);
+      const int top = static_cast<int>(high) - size;
+      home.x[k] = Gecode::IntVar(home, 0, top);
+      if (align > 1) {
+        Gecode::IntVar slot(home, 0, top / align);
+        Gecode::rel(home, home.x[k] == align * slot);
+      }
+    }
+    Gecode::rel(home, home.x[k] + size <= home.peak);
+  }
+
+  // Lifetimes as ranks, so that any step values fit Gecode's integers.
+  std::vector<Step> times;
+  for (BufferId b : ids) {
+    times.push_back(problem.buffers[b].lifetime.start);
+    times.push_back(problem.buffers[b].lifetime.end);
+  }
+  std::sort(times.begin(), times.end());
+  times.erase(std::unique(times.begin(), times.end()), times.end());
+  auto rank = [&](Step t) {
+    return static_cast<int>(std::lower_bound(times.begin(), times.end(), t) -
+                            times.begin());
+  };
+
+  // No overlap between conflicting buffers.
+  if (options_.use_nooverlap && m > 1) {
+    Gecode::IntVarArgs xs(m), ys(m);
+    Gecode::IntArgs ws(m), hs(m);
+    for (int k = 0; k < m; ++k) {
+      const Lifetime& life = problem.buffers[ids[k]].lifetime;
+      xs[k] = home.x[k];
+      ws[k] = data.size[k];
+      ys[k] = Gecode::IntVar(home, rank(life.start), rank(life.start));
+      hs[k] = rank(life.end) - rank(life.start);
+    }
+    Gecode::nooverlap(home, xs, ws, ys, hs);
+  }
+  for (int k = 0; k < m; ++k) {
+    const BufferId b = ids[k];
+    for (BufferId c : conflicts.neighbors(b)) {
+      if (c <= b || index[c] < 0) continue;
+      if (problem.buffers[b].fixed.has_value() &&
+          problem.buffers[c].fixed.has_value())
+        continue;
+      if (options_.use_nooverlap &&
+          Overlaps(problem.buffers[b].lifetime, problem.buffers[c].lifetime)) {
+        continue;
+      }
+      const int j = index[c];
+      PostDisjunction(home, home.x[k], data.size[k], home.x[j], data.size[j]);
+    }
+  }
+
+  // Redundant: the buffers alive together at a step form a unary resource.
+  // The live set is maximal right before a step at which some buffer ends,
+  // when buffers started since the last such step.
+  if (options_.redundant_cliques) {
+    std::vector<std::vector<int>> starts(times.size()), ends(times.size());
+    for (int k = 0; k < m; ++k) {
+      const Lifetime& life = problem.buffers[ids[k]].lifetime;
+      starts[rank(life.start)].push_back(k);
+      ends[rank(life.end)].push_back(k);
+    }
+    constexpr int64_t kMaxCliqueMembers = 200000;  // bounds model size
+    int64_t members = 0;
+    std::vector<int> live;
+    bool grew = false;
+    for (size_t t = 0; t < times.size(); ++t) {
+      if (grew && !ends[t].empty() && live.size() >= 2 &&
+          members + static_cast<int64_t>(live.size()) <= kMaxCliqueMembers) {
+        Gecode::IntVarArgs xs;
+        Gecode::IntArgs ps;
+        for (int k : live) {
+          xs << home.x[k];
+          ps << data.size[k];
+        }
+        Gecode::unary(home, xs, ps);
+        members += static_cast<int64_t>(live.size());
+      }
+      if (!ends[t].empty()) {
+        grew = false;
+        std::erase_if(live, [&](int k) {
+          return rank(problem.buffers[ids[k]].lifetime.end) ==
+                 static_cast<int>(t);
+        });
+      }
+      if (!starts[t].empty()) grew = true;
+      for (int k : starts[t]) live.push_back(k);
+    }
+  }
+
+  // Interchangeable buffers: same size, alignment, lifetime and conflicts.
+  data.twin_class.assign(m, -1);
+  {
+    std::vector<int> order;
+    for (int k = 0; k < m; ++k) {
+      if (!problem.buffers[ids[k]].fixed.has_value()) order.push_back(k);
+    }
+    auto key = [&](int k) {
+      const Buffer& buffer = problem.buffers[ids[k]];
+      return std::make_tuple(data.size[k],
+                             EffectiveAlignment(problem, ids[k], 0),
+                             buffer.lifetime.start, buffer.lifetime.end, k);
+    };
+    std::sort(order.begin(), order.end(),
+              [&](int a, int b) { return key(a) < key(b); });
+    auto others = [&](int k, int except) {
+      std::vector<BufferId> out;
+      for (BufferId c : conflicts.neighbors(ids[k])) {
+        if (c != ids[except]) out.push_back(c);
+      }
+      return out;
+    };
+    for (size_t i = 0; i < order.size();) {
+      size_t j = i + 1;
+      auto same = [&](int a, int b) {
+        auto ka = key(a), kb = key(b);
+        std::get<4>(ka) = std::get<4>(kb) = 0;
+        return ka == kb;
+      };
+      while (j < order.size() && same(order[i], order[j])) ++j;
+      // Within a run of equal keys, group by equal conflict sets.
+      for (size_t a = i; a < j; ++a) {
+        const int ka = order[a];
+        if (data.twin_class[ka] >= 0) continue;
+        std::vector<int> cls = {ka};
+        for (size_t b = a + 1; b < j; ++b) {
+          const int kb = order[b];
+          if (data.twin_class[kb] < 0 && others(ka, kb) == others(kb, ka))
+            cls.push_back(kb);
+        }
+        if (cls.size() < 2) continue;
+        for (int k : cls)
+          data.twin_class[k] = static_cast<int>(data.twins.size());
+        data.twins.push_back(std::move(cls));
+      }
+      i = j;
+    }
+  }
+
+  {
+    Gecode::IntVarArgs xs(home.x);
+    Gecode::ViewArray<Gecode::Int::IntView> views(home, xs);
+    PlaceOrPostpone::Post(home, views, &data);
+    Gecode::branch(home, home.peak, Gecode::INT_VAL_MIN());
+  }
+
+  // Branch and bound.
+  const int threads =
+      std::max(1, options_.threads > 0 ? options_.threads : options.threads);
+  bool found = false;
+  bool stopped = false;
+  std::vector<int> offsets(m, 0);
+  if (home.status() != Gecode::SS_FAILED) {
+    const int64_t ms =
+        std::max<int64_t>(0, absl::ToInt64Milliseconds(deadline - absl::Now()));
+    Gecode::Search::TimeStop stop(static_cast<unsigned long>(ms));
+    Gecode::Search::Options search_options;
+    search_options.threads = threads;
+    search_options.stop = &stop;
+    Gecode::BAB<CpSpace> engine(root.get(), search_options);
+    while (CpSpace* solution = engine.next()) {
+      for (int k = 0; k < m; ++k) offsets[k] = solution->x[k].val();
+      found = true;
+      ++stats.solutions;
+      delete solution;
+    }
+    stopped = engine.stopped();
+    const Gecode::Search::Statistics s = engine.statistics();
+    stats.nodes = static_cast<int64_t>(s.node);
+    stats.failures = static_cast<int64_t>(s.fail);
+  }
+
+  if (found) {
+    Plan plan;
+    plan.assignments.resize(n);
+    for (BufferId b = 0; b < n; ++b) {
+      Assignment& a = plan.assignments[b];
+      a.buffer = b;
+      a.pool = 0;
+      const Buffer& buffer = problem.buffers[b];
+      if (index[b] >= 0) {
+        a.offset = static_cast<Offset>(offsets[index[b]]) * unit;
+      } else if (buffer.fixed.has_value()) {
+        a.offset = buffer.fixed->offset;
+      }
+    }
+    return FinishPlan(problem, std::move(plan), /*proven=*/!stopped);
+  }
+  if (incumbent.has_value()) {
+    return FinishPlan(problem, std::move(*incumbent), /*proven=*/!stopped);
+  }
+  if (!stopped) return InfeasibleError(problem, lower, warm_error);
+  return absl::DeadlineExceededError(absl::StrCat(
+      "the cp planner found no plan within ",
+      absl::FormatDuration(options.time_limit), " and proved none impossible"));
+}
+
+}  // namespace
+
+std::unique_ptr<Planner> NewCpPlanner(const CpOptions& options,
+                                      CpStats* stats) {
+  return std::make_unique<CpPlanner>(options, stats);
+}
+
+namespace internal {
+std::unique_ptr<Planner> NewCpPlanner() {
+  return memplan::NewCpPlanner(CpOptions{});
+}
+}  // namespace internal
+
+}  // namespace memplan

@@ -1,0 +1,86 @@
+// cp: constraint programming (Gecode), the seed notebook's CP-SAT model.
+//
+//   offset ^          +------+
+//          |  [  b2  ]|  b3  |      every buffer: one offset variable x_b
+//          |  [ b0 ][  b1    ]      conflicting b, c: x_b + s_b <= x_c
+//          +--------------------->                  or x_c + s_c <= x_b
+//                         time      minimise peak >= x_b + s_b for all b
+//
+// The model, in units of u = gcd of every size, effective alignment and
+// fixed offset (so an offset of alignment a is a multiple of a / u):
+//   * an offset variable per buffer (fixed placements: fixed variables;
+//     zero-size buffers stay at offset 0 outside the model), the peak
+//     variable with the lower bound (max live bytes, the end of every fixed
+//     buffer) below it and the capacity, when given, above it;
+//   * no overlap for every conflicting pair (lifetime overlaps and explicit
+//     conflicts): a reified disjunction per pair, or Gecode's nooverlap of
+//     rectangles (offset x lifetime) plus disjunctions for explicit pairs;
+//   * redundant: for each maximal set of buffers alive at one step, a unary
+//     resource (edge finding) over [0, peak).
+// Warm start: the first registered of `best`, `greedy_by_size`, `naive` plans
+// first; its peak is the incumbent and the search only looks for strictly
+// smaller plans, so cp never returns anything worse. When the incumbent meets
+// the lower bound it is returned at once, proven optimal.
+// Search: branch and bound on the peak. The brancher takes the largest
+// buffer (ties: lowest offset, then id) and either places it at its lowest
+// feasible offset or postpones it: a postponed buffer is chosen again only
+// once propagation raises its lowest offset, and a node where every open
+// buffer is postponed fails. Sound because any plan can be pushed down until
+// each buffer rests on 0 or on a conflicting buffer, without raising the
+// peak. Symmetry: buffers of equal size, alignment and conflicts are
+// interchangeable, so postponing one postpones its twins at the same offset.
+// Proven optimal when the search space is exhausted. Limits:
+//   * one pool only (several pools: Unimplemented);
+//   * options.time_limit (default 10 s) bounds warm start, model and search;
+//     out of time, the best plan found is returned, not proven optimal;
+//   * with threads = 1 the search is deterministic, but a run cut short by
+//     the time limit stops wherever the clock says: two such runs may return
+//     different plans. threads > 1 uses Gecode's parallel branch and bound,
+//     which is not deterministic.
+
+#ifndef MEMPLAN_PLANNERS_CP_H_
+#define MEMPLAN_PLANNERS_CP_H_
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "memplan/planner.h"
+#include "memplan/types.h"
+
+namespace memplan {
+
+struct CpOptions {
+  // Worker threads; 0 = PlanOptions::threads.
+  int threads = 0;
+  // Non-overlap as Gecode's nooverlap of (offset x lifetime) rectangles
+  // instead of one reified disjunction per conflicting pair.
+  bool use_nooverlap = false;
+  // One unary-resource constraint per maximal set of buffers alive together.
+  bool redundant_cliques = true;
+  // Planners tried in order for the warm start; the first that is
+  // registered and returns a valid plan is used. Empty: no warm start.
+  std::vector<std::string> warm_start = {"best", "greedy_by_size", "naive"};
+  // The postpone rule and symmetry breaking of the brancher (off: plain
+  // "lowest offset or above it" branching; for measurements).
+  bool dominance = true;
+};
+
+// Statistics of the last search (for tests and measurements).
+struct CpStats {
+  int64_t nodes = 0;
+  int64_t failures = 0;
+  int64_t solutions = 0;  // improving solutions found by the search
+  bool used_warm_start = false;
+  Bytes warm_start_peak = 0;
+};
+
+// A cp planner with explicit options. `stats`, when set, receives the
+// statistics of each Solve (the planner must then not be shared).
+std::unique_ptr<Planner> NewCpPlanner(const CpOptions& options,
+                                      CpStats* stats = nullptr);
+
+}  // namespace memplan
+
+#endif  // MEMPLAN_PLANNERS_CP_H_
