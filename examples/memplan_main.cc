@@ -5,6 +5,9 @@
 //   memplan verify INPUT PLAN [build flags]
 //   memplan stats INPUT [build flags]
 //   memplan planners
+//   memplan compare INPUT... [--planners=a,b,...] [--time-limit=SECONDS]
+//                [--format=table|markdown|csv|summary] [--seed=N] [--threads=N]
+//                [build flags]
 //
 // Build flags: --alignment=N --plan-constants --no-plan-inputs
 // --no-plan-outputs --pool=NAME:CAPACITY:ALIGNMENT (repeatable) --capacity=N.
@@ -24,6 +27,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
 #include "absl/time/time.h"
+#include "memplan/compare.h"
 #include "memplan/io.h"
 #include "memplan/memplan.h"
 
@@ -37,6 +41,9 @@ constexpr char kUsage[] =
     "  memplan verify INPUT PLAN.json|PLAN.csv [build flags]\n"
     "  memplan stats INPUT [build flags]\n"
     "  memplan planners\n"
+    "  memplan compare INPUT... [--planners=a,b,...] [--time-limit=SECONDS]\n"
+    "               [--format=table|markdown|csv|summary] [--seed=N] [--threads=N]\n"
+    "               [build flags]\n"
     "build flags: --alignment=N --plan-constants --no-plan-inputs "
     "--no-plan-outputs\n"
     "             --pool=NAME:CAPACITY:ALIGNMENT (repeatable) --capacity=N\n"
@@ -269,6 +276,56 @@ absl::Status RunPlanners() {
   return absl::OkStatus();
 }
 
+// Every planner (or --planners) on every INPUT, one row per input x planner.
+// A planner that fails is a row saying so; the exit status is 1 only when an
+// input cannot be read or a plan fails verification.
+absl::Status RunCompare(int argc, char** argv) {
+  std::set<std::string> known = kBuildFlags;
+  known.insert({"planners", "time-limit", "format", "seed", "threads"});
+  absl::StatusOr<CommandLine> line = ParseCommandLine(argc, argv, 2, known);
+  if (!line.ok()) return line.status();
+  if (line->positional.empty()) {
+    return absl::InvalidArgumentError("compare takes at least one INPUT");
+  }
+  absl::StatusOr<CompareFormat> format =
+      ParseCompareFormat(line->Get("format", "table"));
+  if (!format.ok()) return format.status();
+  CompareOptions options;
+  absl::StatusOr<BuildOptions> build = BuildOptionsFrom(*line);
+  if (!build.ok()) return build.status();
+  options.build = *build;
+  if (line->Has("planners")) {
+    options.planners = absl::StrSplit(line->Get("planners"), ',', absl::SkipEmpty());
+  }
+  options.plan.time_limit = absl::Seconds(5);
+  if (line->Has("time-limit")) {
+    double seconds = 0;
+    if (!absl::SimpleAtod(line->Get("time-limit"), &seconds) || seconds < 0) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--time-limit=", line->Get("time-limit"),
+                       " is not a number of seconds"));
+    }
+    options.plan.time_limit = absl::Seconds(seconds);
+  }
+  absl::StatusOr<int64_t> seed = IntFlag(*line, "seed", 0);
+  if (!seed.ok()) return seed.status();
+  options.plan.seed = static_cast<uint64_t>(*seed);
+  absl::StatusOr<int64_t> threads = IntFlag(*line, "threads", 1);
+  if (!threads.ok()) return threads.status();
+  if (*threads < 1 || *threads > 1024) {
+    return absl::InvalidArgumentError("--threads must be between 1 and 1024");
+  }
+  options.plan.threads = static_cast<int>(*threads);
+  absl::StatusOr<std::vector<CompareRow>> rows =
+      CompareInputs(line->positional, options);
+  if (!rows.ok()) return rows.status();
+  std::cout << FormatComparison(*rows, *format) << std::flush;
+  if (AnyUnverified(*rows)) {
+    return absl::InternalError("a plan failed verification (see the table)");
+  }
+  return absl::OkStatus();
+}
+
 int Main(int argc, char** argv) {
   if (argc < 2 || std::string(argv[1]) == "--help" ||
       std::string(argv[1]) == "help") {
@@ -285,6 +342,8 @@ int Main(int argc, char** argv) {
     status = RunStats(argc, argv);
   } else if (command == "planners") {
     status = RunPlanners();
+  } else if (command == "compare") {
+    status = RunCompare(argc, argv);
   } else {
     std::cerr << "memplan: unknown command \"" << command << "\"\n" << kUsage;
     return 2;
