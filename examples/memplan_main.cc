@@ -30,6 +30,7 @@
 #include "memplan/compare.h"
 #include "memplan/io.h"
 #include "memplan/memplan.h"
+#include "memplan/reorder.h"
 
 namespace memplan {
 namespace {
@@ -37,7 +38,8 @@ namespace {
 constexpr char kUsage[] =
     "usage:\n"
     "  memplan plan INPUT [--planner=NAME] [--time-limit=SECONDS] [--seed=N]\n"
-    "               [--threads=N] [--out=FILE.json|FILE.csv] [build flags]\n"
+    "               [--threads=N] [--out=FILE.json|FILE.csv]\n"
+    "               [--graph-out=FILE.json] [build flags]\n"
     "  memplan verify INPUT PLAN.json|PLAN.csv [build flags]\n"
     "  memplan stats INPUT [build flags]\n"
     "  memplan planners\n"
@@ -47,6 +49,7 @@ constexpr char kUsage[] =
     "build flags: --alignment=N --plan-constants --no-plan-inputs "
     "--no-plan-outputs\n"
     "             --pool=NAME:CAPACITY:ALIGNMENT (repeatable) --capacity=N\n"
+    "             --reorder=longest_path|memory (graphs: plan another op order)\n"
     "INPUT: a memplan-graph-v1 JSON (.json, .json.gz) or a buffer CSV (.csv)\n";
 
 // Flags of the form --name=value or --name, and positional arguments.
@@ -102,7 +105,8 @@ absl::StatusOr<int64_t> IntFlag(const CommandLine& line,
 
 const std::set<std::string> kBuildFlags = {"alignment",      "plan-constants",
                                            "no-plan-inputs", "no-plan-outputs",
-                                           "pool",           "capacity"};
+                                           "pool",           "capacity",
+                                           "reorder"};
 
 absl::StatusOr<BuildOptions> BuildOptionsFrom(const CommandLine& line) {
   BuildOptions options;
@@ -134,7 +138,21 @@ absl::StatusOr<BuildOptions> BuildOptionsFrom(const CommandLine& line) {
 absl::StatusOr<LoadedInput> Load(const CommandLine& line, size_t index) {
   absl::StatusOr<BuildOptions> options = BuildOptionsFrom(line);
   if (!options.ok()) return options.status();
-  return LoadInput(line.positional[index], *options);
+  absl::StatusOr<LoadedInput> input =
+      LoadInput(line.positional[index], *options);
+  if (!input.ok() || !line.Has("reorder")) return input;
+  // --reorder: the problem of the graph with its ops in another order.
+  if (!input->graph.has_value()) {
+    return absl::InvalidArgumentError(
+        "--reorder needs a graph INPUT; a buffer CSV has no ops");
+  }
+  absl::StatusOr<Graph> graph = ReorderGraph(*input->graph, line.Get("reorder"));
+  if (!graph.ok()) return graph.status();
+  absl::StatusOr<Problem> problem = BuildProblem(*graph, *options);
+  if (!problem.ok()) return problem.status();
+  input->graph = std::move(*graph);
+  input->problem = std::move(*problem);
+  return input;
 }
 
 std::string Summary(const Plan& plan) {
@@ -154,7 +172,7 @@ std::string Summary(const Plan& plan) {
 
 absl::Status RunPlan(int argc, char** argv) {
   std::set<std::string> known = kBuildFlags;
-  known.insert({"planner", "time-limit", "seed", "threads", "out"});
+  known.insert({"planner", "time-limit", "seed", "threads", "out", "graph-out"});
   absl::StatusOr<CommandLine> line = ParseCommandLine(argc, argv, 2, known);
   if (!line.ok()) return line.status();
   if (line->positional.size() != 1) {
@@ -194,6 +212,13 @@ absl::Status RunPlan(int argc, char** argv) {
     std::cout << text;
   } else if (absl::Status s = WriteFile(out, text); !s.ok()) {
     return s;
+  }
+  if (line->Has("graph-out")) {  // the op order the plan's steps refer to
+    if (!input->graph.has_value()) {
+      return absl::InvalidArgumentError("--graph-out needs a graph INPUT");
+    }
+    absl::Status s = WriteFile(line->Get("graph-out"), GraphToJson(*input->graph));
+    if (!s.ok()) return s;
   }
   std::cerr << Summary(*plan) << "\n";
   return absl::OkStatus();
@@ -266,6 +291,18 @@ absl::Status RunStats(int argc, char** argv) {
   std::cout << "planned buffers: " << input->problem.buffers.size() << "\n"
             << "naive total: " << NaiveTotal(input->problem) << "\n"
             << "lower bound: " << LowerBound(input->problem) << "\n";
+  // memonger's statistics: baseline (naive total) and optimized bytes of the
+  // shared-object planners.
+  for (const char* planner : {"caffe2_greedy", "caffe2_dp"}) {
+    PlanMemoryOptions options;
+    options.planner = planner;
+    absl::StatusOr<Plan> plan = PlanMemory(input->problem, options);
+    if (!plan.ok()) return plan.status();
+    std::cout << absl::StrFormat(
+        "shared objects (%s): %d objects, %d bytes (%.2f%% of naive total)\n",
+        planner, plan->shared_objects, plan->peak,
+        plan->naive_total > 0 ? 100.0 * plan->peak / plan->naive_total : 100.0);
+  }
   return absl::OkStatus();
 }
 

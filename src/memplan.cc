@@ -8,16 +8,27 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "memplan/internal/status_macros.h"
+#include "memplan/reorder.h"
 
 namespace memplan {
 
 absl::StatusOr<Plan> PlanMemory(const Graph& graph, const PlanMemoryOptions& options) {
+  if (!options.reorder.empty()) {
+    MEMPLAN_ASSIGN_OR_RETURN(Graph reordered, ReorderGraph(graph, options.reorder));
+    PlanMemoryOptions rest = options;
+    rest.reorder.clear();
+    return PlanMemory(reordered, rest);
+  }
   MEMPLAN_ASSIGN_OR_RETURN(Problem problem, BuildProblem(graph, options.build));
   return PlanMemory(problem, options);
 }
 
 absl::StatusOr<Plan> PlanMemory(const Problem& problem,
                                 const PlanMemoryOptions& options) {
+  if (!options.reorder.empty()) {
+    return absl::InvalidArgumentError(
+        "an op ordering applies to graphs; a problem has no ops to reorder");
+  }
   MEMPLAN_RETURN_IF_ERROR(ValidateProblem(problem));
   if (options.plan.time_limit < absl::ZeroDuration()) {
     return absl::InvalidArgumentError("the time limit is negative");

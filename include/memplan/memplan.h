@@ -23,6 +23,11 @@ struct PlanMemoryOptions {
   BuildOptions build;
   std::string planner;  // empty = DefaultPlannerName()
   PlanOptions plan;
+  // Graphs only: an op ordering of memplan/reorder.h ("longest_path",
+  // "memory") applied before building the problem; empty = the graph's own
+  // order. The plan is then the plan of ReorderGraph(graph, reorder): call
+  // ReorderGraph() yourself to learn the order (and the buffers' steps).
+  std::string reorder;
 };
 
 absl::StatusOr<Plan> PlanMemory(const Graph& graph,
