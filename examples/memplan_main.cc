@@ -6,7 +6,7 @@
 //   memplan stats INPUT [build flags]
 //   memplan planners
 //   memplan compare INPUT... [--planners=a,b,...] [--time-limit=SECONDS]
-//                [--format=table|markdown|csv|summary] [--seed=N] [--threads=N]
+//                [--format=table|markdown|csv|summary[,...]] [--seed=N] [--threads=N]
 //                [build flags]
 //
 // Build flags: --alignment=N --plan-constants --no-plan-inputs
@@ -44,8 +44,8 @@ constexpr char kUsage[] =
     "  memplan stats INPUT [build flags]\n"
     "  memplan planners\n"
     "  memplan compare INPUT... [--planners=a,b,...] [--time-limit=SECONDS]\n"
-    "               [--format=table|markdown|csv|summary] [--seed=N] [--threads=N]\n"
-    "               [build flags]\n"
+    "               [--format=table|markdown|csv|summary[,...]] [--seed=N]\n"
+    "               [--threads=N] [build flags]\n"
     "build flags: --alignment=N --plan-constants --no-plan-inputs "
     "--no-plan-outputs\n"
     "             --pool=NAME:CAPACITY:ALIGNMENT (repeatable) --capacity=N\n"
@@ -324,9 +324,16 @@ absl::Status RunCompare(int argc, char** argv) {
   if (line->positional.empty()) {
     return absl::InvalidArgumentError("compare takes at least one INPUT");
   }
-  absl::StatusOr<CompareFormat> format =
-      ParseCompareFormat(line->Get("format", "table"));
-  if (!format.ok()) return format.status();
+  // --format=a,b prints the tables one after the other (one run).
+  std::vector<CompareFormat> formats;
+  for (absl::string_view name :
+       absl::StrSplit(line->Get("format", "table"), ',', absl::SkipEmpty())) {
+    absl::StatusOr<CompareFormat> format =
+        ParseCompareFormat(std::string(name));
+    if (!format.ok()) return format.status();
+    formats.push_back(*format);
+  }
+  if (formats.empty()) formats.push_back(CompareFormat::kTable);
   CompareOptions options;
   absl::StatusOr<BuildOptions> build = BuildOptionsFrom(*line);
   if (!build.ok()) return build.status();
@@ -356,7 +363,10 @@ absl::Status RunCompare(int argc, char** argv) {
   absl::StatusOr<std::vector<CompareRow>> rows =
       CompareInputs(line->positional, options);
   if (!rows.ok()) return rows.status();
-  std::cout << FormatComparison(*rows, *format) << std::flush;
+  for (size_t i = 0; i < formats.size(); ++i) {
+    std::cout << (i > 0 ? "\n" : "") << FormatComparison(*rows, formats[i]);
+  }
+  std::cout << std::flush;
   if (AnyUnverified(*rows)) {
     return absl::InternalError("a plan failed verification (see the table)");
   }

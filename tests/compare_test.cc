@@ -298,5 +298,15 @@ TEST(CompareToolTest, MarkdownOfTwoInputs) {
   EXPECT_THAT(run.out, HasSubstr("| A.1048576.csv | naive | 154 |"));
 }
 
+TEST(CompareToolTest, SeveralFormatsFromOneRun) {
+  ToolRun run = Tool("compare " + testing::DataPath("models/resnet18.json") +
+                     " --planners=naive --format=summary,csv");
+  ASSERT_EQ(run.exit_code, 0) << run.out;
+  EXPECT_THAT(run.out, HasSubstr("| naive | 1 | 1 | 0 | 3.6731 |"));
+  EXPECT_THAT(run.out, HasSubstr("\ninput,planner,buffers,"));
+  EXPECT_THAT(run.out,
+              HasSubstr("resnet18.json,naive,50,23590816,6422528,23590816,"));
+}
+
 }  // namespace
 }  // namespace memplan

@@ -1,0 +1,73 @@
+#!/usr/bin/env bash
+# The quality report: every registered planner on every bundled input, with a
+# time limit per plan, written as markdown to bench/results.md (the README's
+# Results section shows its summary). Usage:
+#   bash scripts/quality_report.sh [TIME_LIMIT_SECONDS]   (default 2)
+# It builds the tool in build-release/ (as scripts/quickstart.sh does) and
+# takes about (inputs x search planners x time limit) at most; a few minutes
+# on two cores.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+limit="${1:-2}"
+out=bench/results.md
+bash scripts/install_deps.sh
+cmake -S . -B build-release -G Ninja -DCMAKE_BUILD_TYPE=Release \
+  -DMEMPLAN_BUILD_TESTS=OFF -DMEMPLAN_BUILD_BENCH=OFF >/dev/null
+cmake --build build-release --target memplan_tool -j "$(nproc)"
+memplan=build-release/memplan
+
+d=bench/data
+main_inputs=($d/models/*.json $d/training/*.json $d/traces/*.csv $d/minimalloc/[A-K].1048576.csv)
+minimalloc=($d/minimalloc/[A-K].1048576.csv)
+cpu=$(grep -m1 'model name' /proc/cpuinfo | sed 's/.*: //')
+start=$(date +%s)
+
+section() {  # title, description, compare arguments...
+  local title="$1" text="$2"
+  shift 2
+  echo "running: memplan compare $* --time-limit=$limit" >&2
+  {
+    echo "## $title"
+    echo
+    echo "$text"
+    echo
+    echo '```'
+    echo "memplan compare $* --time-limit=$limit --format=summary,markdown"
+    echo '```'
+    echo
+    "$memplan" compare "$@" --time-limit="$limit" --format=summary,markdown ||
+      echo "**memplan compare exited with status $? (a plan failed verification?)**"
+    echo
+  } >>"$out.tmp"
+}
+
+cat >"$out.tmp" <<HEADER
+# memplan quality report
+
+Every registered planner ($("$memplan" planners | awk '{print $1}' | paste -sd, | sed 's/,/, /g'))
+on every bundled input. Each plan is checked by the verifier; *x lower
+bound* is peak / (most bytes alive at one step), 1.0000 is optimal. A planner
+that fails on an input (out of capacity, out of time, unsupported) is counted
+under *failed* with its reason in the table. Time limit per plan: ${limit} s.
+Wall times are of one run on a shared machine: compare them within a table.
+
+- Machine: $(nproc) CPUs, ${cpu}
+- Date: $(date -u +%Y-%m-%dT%H:%MZ)
+- Commit: $(git rev-parse --short HEAD 2>/dev/null || echo unknown)
+- Regenerate: \`bash scripts/quality_report.sh ${limit}\`
+
+HEADER
+
+section "All bundled inputs" \
+  "Inference graphs (models/), training steps (training/), compiler traces (traces/) and the MiniMalloc challenging set in one unbounded pool; default build options (inputs and outputs planned, constants not, alignment 1)." \
+  "${main_inputs[@]}"
+section "MiniMalloc at its capacity" \
+  "The MiniMalloc challenging set with its benchmark capacity of 1048576 bytes: a planner either fits or fails with RESOURCE_EXHAUSTED." \
+  "${minimalloc[@]}" --capacity=1048576
+section "The seed notebook's model, constants planned" \
+  "The notebook plans every tensor, weights included (optimum 697888 bytes = the lower bound)." \
+  $d/seed/seed000_model.json --plan-constants
+
+echo "Total run time: $(( $(date +%s) - start )) s." >>"$out.tmp"
+mv "$out.tmp" "$out"
+echo "wrote $out" >&2
