@@ -23,6 +23,14 @@ struct Entry {
 constexpr Entry kPlanners[] = {
     {"naive", "every buffer its own bytes, one after another (no reuse)",
      &internal::NewNaivePlanner},
+    {"greedy_by_size",
+     "largest first, each in the smallest gap that fits (Pisarchyk & Lee 2020)",
+     &internal::NewGreedyBySizePlanner},
+    {"first_fit", "largest first, each at the lowest offset that fits",
+     &internal::NewFirstFitPlanner},
+    {"position_greedy",
+     "largest first (ties in buffer order), jumping past overlapping buffers",
+     &internal::NewPositionGreedyPlanner},
     {"caffe2_greedy",
      "memonger's greedy: shared objects by last use, closest size first",
      &internal::NewCaffe2GreedyPlanner},
@@ -30,6 +38,11 @@ constexpr Entry kPlanners[] = {
      "memonger's dynamic program over shared objects, budgeted; never worse "
      "than caffe2_greedy",
      &internal::NewCaffe2DpPlanner},
+    {"hill_climb",
+     "seeded search over placement orders around the peak, from the best greedy",
+     &internal::NewHillClimbPlanner},
+    {"best", "runs the greedy placements and hill_climb, keeps the smallest plan",
+     &internal::NewBestPlanner},
     {"cp",
      "constraint programming (Gecode) from a heuristic warm start; proves the "
      "optimum of small problems",

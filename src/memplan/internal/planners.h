@@ -11,6 +11,11 @@
 namespace memplan::internal {
 
 std::unique_ptr<Planner> NewNaivePlanner();
+std::unique_ptr<Planner> NewGreedyBySizePlanner();
+std::unique_ptr<Planner> NewFirstFitPlanner();
+std::unique_ptr<Planner> NewPositionGreedyPlanner();
+std::unique_ptr<Planner> NewHillClimbPlanner();
+std::unique_ptr<Planner> NewBestPlanner();
 std::unique_ptr<Planner> NewCaffe2GreedyPlanner();
 std::unique_ptr<Planner> NewCaffe2DpPlanner();
 std::unique_ptr<Planner> NewCpPlanner();

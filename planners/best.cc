@@ -1,0 +1,93 @@
+// best: runs several planners and keeps the smallest valid plan.
+//
+//   * The greedy placements: greedy_by_size, first_fit, position_greedy and
+//     the area and lifetime orders with best and first fit (each one pass,
+//     O(n log n + sum of k log k)).
+//   * Then hill_climb, which starts from the smallest of those and improves
+//     the order around the peak, with the same counted (not timed) effort as
+//     on its own (see hill_climb.h); the time limit stays a safety cap for
+//     the whole of best. Skipped when a greedy plan is at the lower bound.
+//   * Every candidate goes through VerifyPlan; the smallest peak wins (ties:
+//     the earlier candidate). When none succeeds, the first error (for
+//     instance greedy_by_size's ResourceExhausted) is returned.
+//
+// Deterministic as its parts are; never worse than any of them. Not
+// guaranteed optimal.
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "greedy_by_size.h"
+#include "hill_climb.h"
+#include "memplan/internal/planners.h"
+#include "memplan/verify.h"
+
+namespace memplan {
+namespace {
+
+using internal::Fit;
+using internal::PlacementOrder;
+
+class BestPlanner : public Planner {
+ public:
+  std::string_view name() const override { return "best"; }
+
+  absl::StatusOr<Plan> Solve(const Problem& problem,
+                             const PlanOptions& options) const override {
+    std::vector<std::unique_ptr<Planner>> planners;
+    planners.push_back(internal::NewGreedyBySizePlanner());
+    planners.push_back(internal::NewFirstFitPlanner());
+    planners.push_back(internal::NewPositionGreedyPlanner());
+    for (PlacementOrder order :
+         {PlacementOrder::kArea, PlacementOrder::kLifetime}) {
+      for (Fit fit : {Fit::kBest, Fit::kFirst}) {
+        planners.push_back(NewGreedyPlanner({.order = order, .fit = fit}));
+      }
+    }
+    // The hill climb gets the same deterministic budget as when it runs on
+    // its own (so best is never worse than it), but must stop by best's own
+    // deadline.
+    HillClimbOptions hill_climb;
+    hill_climb.deadline = absl::Now() + options.time_limit;
+    planners.push_back(NewHillClimbPlanner(hill_climb));
+    std::optional<Plan> best;
+    std::optional<absl::Status> first_error;
+    for (const std::unique_ptr<Planner>& planner : planners) {
+      const bool is_hill_climb = planner->name() == "hill_climb";
+      // A plan at the lower bound cannot be beaten; skip the search.
+      if (is_hill_climb && best.has_value() && best->peak <= best->lower_bound)
+        break;
+      absl::StatusOr<Plan> plan = planner->Solve(problem, options);
+      if (plan.ok()) {
+        if (absl::Status status = VerifyPlan(problem, *plan); !status.ok()) {
+          plan = absl::InternalError(
+              absl::StrCat(std::string(planner->name()),
+                           " produced an invalid plan: ", status.message()));
+        }
+      }
+      if (!plan.ok()) {
+        if (!first_error.has_value()) first_error = plan.status();
+        continue;
+      }
+      if (!best.has_value() || plan->peak < best->peak) best = *std::move(plan);
+    }
+    if (!best.has_value()) return *first_error;
+    best->planner = std::string(name());
+    return *std::move(best);
+  }
+};
+
+}  // namespace
+
+namespace internal {
+
+std::unique_ptr<Planner> NewBestPlanner() {
+  return std::make_unique<BestPlanner>();
+}
+
+}  // namespace internal
+}  // namespace memplan

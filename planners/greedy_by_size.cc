@@ -1,0 +1,69 @@
+// greedy_by_size and its order / fit variants (see greedy_by_size.h).
+
+#include "greedy_by_size.h"
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "memplan/internal/placement.h"
+#include "memplan/internal/planners.h"
+#include "memplan/internal/status_macros.h"
+
+namespace memplan {
+namespace {
+
+using internal::Fit;
+using internal::PlacementOrder;
+
+class GreedyPlanner : public Planner {
+ public:
+  explicit GreedyPlanner(const GreedyOptions& options) : options_(options) {}
+
+  std::string_view name() const override { return GreedyPlannerName(options_); }
+
+  absl::StatusOr<Plan> Solve(const Problem& problem,
+                             const PlanOptions& options) const override {
+    (void)options;  // one pass; far below any sensible time limit
+    const internal::PlacementIndex index(problem);
+    const std::vector<BufferId> order =
+        internal::SortedBuffers(problem, options_.order);
+    MEMPLAN_ASSIGN_OR_RETURN(
+        Plan plan, internal::PlaceInOrder(index, order, options_.fit));
+    plan.planner = std::string(name());
+    return plan;
+  }
+
+ private:
+  GreedyOptions options_;
+};
+
+}  // namespace
+
+std::string_view GreedyPlannerName(const GreedyOptions& options) {
+  const bool best = options.fit == Fit::kBest;
+  switch (options.order) {
+    case PlacementOrder::kSize:
+      return best ? "greedy_by_size" : "first_fit";
+    case PlacementOrder::kArea:
+      return best ? "greedy_by_area" : "first_fit_by_area";
+    case PlacementOrder::kLifetime:
+      return best ? "greedy_by_lifetime" : "first_fit_by_lifetime";
+    case PlacementOrder::kSizeThenId:
+      return best ? "greedy_by_size_then_id" : "position_greedy";
+  }
+  return "greedy";
+}
+
+std::unique_ptr<Planner> NewGreedyPlanner(const GreedyOptions& options) {
+  return std::make_unique<GreedyPlanner>(options);
+}
+
+namespace internal {
+
+std::unique_ptr<Planner> NewGreedyBySizePlanner() {
+  return NewGreedyPlanner({});
+}
+
+}  // namespace internal
+}  // namespace memplan

@@ -1,0 +1,266 @@
+// hill_climb (see hill_climb.h).
+
+#include "hill_climb.h"
+
+#include <algorithm>
+#include <memory>
+#include <optional>
+#include <random>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/time/clock.h"
+#include "memplan/internal/placement.h"
+#include "memplan/internal/planners.h"
+#include "memplan/problem.h"
+
+namespace memplan {
+namespace {
+
+using internal::Fit;
+using internal::PlacementIndex;
+using internal::PlacementState;
+
+Bytes Sum(const std::vector<Bytes>& values) {
+  Bytes total = 0;
+  for (Bytes v : values) total += v;
+  return total;
+}
+
+// The search state: an order, its placement and the resulting peak.
+class Climber {
+ public:
+  Climber(const PlacementIndex& index, std::vector<BufferId> order, Fit fit)
+      : index_(index), state_(index), order_(std::move(order)), fit_(fit) {
+    position_.assign(index.problem().buffers.size(), -1);
+    for (int i = 0; i < static_cast<int>(order_.size()); ++i)
+      position_[order_[i]] = i;
+  }
+
+  // Places everything; the start plan is known to fit.
+  absl::Status Start() {
+    if (absl::Status s = state_.PlaceFixed(); !s.ok()) return s;
+    for (BufferId b : order_) {
+      if (absl::Status s = state_.PlaceGreedily(b, fit_); !s.ok()) return s;
+    }
+    used_ = state_.PoolUsed();
+    peak_ = Sum(used_);
+    excess_ = Excess();
+    return absl::OkStatus();
+  }
+
+  // Bytes of buffers above `threshold` summed over time steps... no: summed
+  // over buffers (each buffer's end above the threshold).
+  __int128 Excess() const {
+    const Problem& problem = index_.problem();
+    __int128 total = 0;
+    for (BufferId b : order_) {
+      const Offset end = state_.offset(b) + problem.buffers[b].size;
+      if (end > threshold_) total += end - threshold_;
+    }
+    return total;
+  }
+  void set_threshold(Bytes threshold) { threshold_ = threshold; }
+
+  Bytes peak() const { return peak_; }
+  // Obstacles examined plus the O(n) scans of each round.
+  int64_t work() const { return state_.work() + scans_; }
+  Plan ToPlan() const { return state_.ToPlan(); }
+
+  // One perturbation; true when it was kept.
+  bool Round(std::mt19937_64& rng) {
+    const Problem& problem = index_.problem();
+    scans_ += 3 * static_cast<int64_t>(problem.buffers.size());
+    // The buffers at the top of their pool, by id.
+    tops_.clear();
+    for (BufferId b : order_) {
+      const Bytes size = problem.buffers[b].size;
+      if (size > 0 && state_.offset(b) + size == used_[state_.pool(b)])
+        tops_.push_back(b);
+    }
+    if (tops_.empty()) return false;
+    std::sort(tops_.begin(), tops_.end());
+    const BufferId top = tops_[rng() % tops_.size()];
+    const int at = position_[top];
+
+    // Buffers beneath `top` that come earlier in the order.
+    state_.CollectObstacles(top, state_.pool(top), obstacles_);
+    earlier_.clear();
+    for (const internal::Obstacle& o : obstacles_) {
+      if (position_[o.buffer] >= 0 && position_[o.buffer] < at)
+        earlier_.push_back(o.buffer);
+    }
+    std::sort(earlier_.begin(), earlier_.end());
+
+    int first = 0;  // the first changed position
+    std::vector<BufferId> saved_order;
+    const uint64_t move = rng() % 3;
+    if (!earlier_.empty() && move == 0) {
+      // Swap the top buffer with one beneath it.
+      const BufferId other = earlier_[rng() % earlier_.size()];
+      first = position_[other];
+      saved_order.assign(order_.begin() + first, order_.end());
+      std::swap(order_[first], order_[at]);
+    } else if (!earlier_.empty() && move == 1) {
+      // Move a buffer beneath the top one to just after it: what held the
+      // top buffer up is placed later.
+      const BufferId other = earlier_[rng() % earlier_.size()];
+      first = position_[other];
+      saved_order.assign(order_.begin() + first, order_.end());
+      std::rotate(order_.begin() + first, order_.begin() + first + 1,
+                  order_.begin() + at + 1);
+    } else if (at > 0) {
+      // Move the top buffer to an earlier position.
+      first = static_cast<int>(rng() % at);
+      saved_order.assign(order_.begin() + first, order_.end());
+      std::rotate(order_.begin() + first, order_.begin() + at,
+                  order_.begin() + at + 1);
+    } else {
+      return false;
+    }
+
+    saved_.clear();
+    for (int i = first; i < static_cast<int>(order_.size()); ++i) {
+      const BufferId b = order_[i];
+      saved_.push_back({b, state_.pool(b), state_.offset(b)});
+      state_.Unplace(b);
+    }
+    bool fits = true;
+    for (int i = first; i < static_cast<int>(order_.size()) && fits; ++i) {
+      fits = state_.PlaceGreedily(order_[i], fit_).ok();
+    }
+    if (fits) {
+      std::vector<Bytes> used = state_.PoolUsed();
+      const Bytes peak = Sum(used);
+      const __int128 excess = Excess();
+      // Equal peaks: the smaller excess (bytes above the threshold) breaks
+      // the tie, which steers the walk over plateaus downwards.
+      if (peak < peak_ || (peak == peak_ && excess <= excess_)) {
+        for (int i = first; i < static_cast<int>(order_.size()); ++i)
+          position_[order_[i]] = i;
+        used_ = std::move(used);
+        peak_ = peak;
+        excess_ = excess;
+        return true;
+      }
+    }
+    // Undo: the old order and the old placement of the suffix.
+    for (int i = first; i < static_cast<int>(order_.size()); ++i)
+      state_.Unplace(order_[i]);
+    std::copy(saved_order.begin(), saved_order.end(), order_.begin() + first);
+    for (const Saved& s : saved_) state_.Place(s.buffer, s.pool, s.offset);
+    return false;
+  }
+
+ private:
+  struct Saved {
+    BufferId buffer;
+    PoolId pool;
+    Offset offset;
+  };
+  const PlacementIndex& index_;
+  PlacementState state_;
+  std::vector<BufferId> order_;
+  std::vector<int> position_;  // -1 for fixed buffers
+  Fit fit_;
+  std::vector<Bytes> used_;
+  Bytes peak_ = 0;
+  __int128 excess_ = 0;
+  int64_t scans_ = 0;
+  Bytes threshold_ = 0;
+  std::vector<BufferId> tops_;
+  std::vector<BufferId> earlier_;
+  std::vector<internal::Obstacle> obstacles_;
+  std::vector<Saved> saved_;
+};
+
+class HillClimbPlanner : public Planner {
+ public:
+  explicit HillClimbPlanner(const HillClimbOptions& options)
+      : options_(options) {}
+
+  std::string_view name() const override { return "hill_climb"; }
+
+  absl::StatusOr<Plan> Solve(const Problem& problem,
+                             const PlanOptions& options) const override {
+    const absl::Time deadline =
+        options_.deadline.value_or(absl::Now() + options.time_limit);
+    const PlacementIndex index(problem);
+
+    // The start: the smallest greedy plan.
+    std::optional<absl::Status> first_error;
+    std::optional<GreedyOptions> start;
+    Bytes start_peak = 0;
+    for (const GreedyOptions& g : options_.starts) {
+      const std::vector<BufferId> order =
+          internal::SortedBuffers(problem, g.order);
+      absl::StatusOr<Plan> plan = internal::PlaceInOrder(index, order, g.fit);
+      if (!plan.ok()) {
+        if (!first_error.has_value()) first_error = plan.status();
+        continue;
+      }
+      if (!start.has_value() || plan->peak < start_peak) {
+        start = g;
+        start_peak = plan->peak;
+      }
+    }
+    if (!start.has_value()) {
+      return first_error.value_or(
+          absl::InvalidArgumentError("hill_climb has no start"));
+    }
+
+    Climber climber(index, internal::SortedBuffers(problem, start->order),
+                    start->fit);
+    climber.set_threshold(
+        problem.pools.size() == 1 ? LowerBound(problem) * 100 / 100 : 0);
+    if (absl::Status s = climber.Start(); !s.ok()) return s;
+    const Bytes lower_bound = LowerBound(problem);
+    const double seconds = absl::ToDoubleSeconds(options.time_limit);
+    const double budget =
+        seconds * static_cast<double>(options_.work_per_second);
+    std::mt19937_64 rng(options.seed);
+    int64_t since_gain = 0;
+    for (int64_t round = 0; round < options_.max_rounds; ++round) {
+      if (climber.peak() <= lower_bound) break;
+      if (since_gain >= options_.max_rounds_without_gain) break;
+      if (static_cast<double>(climber.work()) >= budget) break;
+      // The clock is read every few rounds: it is only a safety cap.
+      if (round % 16 == 0 && absl::Now() >= deadline) break;
+      const Bytes before = climber.peak();
+      climber.Round(rng);
+      since_gain = climber.peak() < before ? 0 : since_gain + 1;
+    }
+    Plan plan = climber.ToPlan();
+    plan.planner = std::string(name());
+    return plan;
+  }
+
+ private:
+  HillClimbOptions options_;
+};
+
+}  // namespace
+
+std::vector<GreedyOptions> HillClimbOptions::DefaultStarts() {
+  using internal::PlacementOrder;
+  std::vector<GreedyOptions> starts;
+  for (PlacementOrder order : {PlacementOrder::kSize, PlacementOrder::kArea,
+                               PlacementOrder::kLifetime}) {
+    for (Fit fit : {Fit::kBest, Fit::kFirst}) starts.push_back({order, fit});
+  }
+  return starts;
+}
+
+std::unique_ptr<Planner> NewHillClimbPlanner(const HillClimbOptions& options) {
+  return std::make_unique<HillClimbPlanner>(options);
+}
+
+namespace internal {
+
+std::unique_ptr<Planner> NewHillClimbPlanner() {
+  return memplan::NewHillClimbPlanner(HillClimbOptions{});
+}
+
+}  // namespace internal
+}  // namespace memplan

@@ -1,0 +1,219 @@
+// Placement machinery shared by the offset-placing planners (not public API).
+//
+// A greedy planner places buffers one at a time: a buffer goes to the first of
+// its allowed pools (preference order) where a free byte range fits it, given
+// the buffers already placed there that it conflicts with. The pieces:
+//
+//   * PlacementIndex: built once per Problem. A static interval tree over
+//     every lifetime plus the explicit conflicts, so the search for a buffer's
+//     obstacles touches only buffers alive at the same time (O(log n + k)),
+//     never all pairs. Cheap to share between many placement runs.
+//   * PlacementState: who is placed where. Fixed placements go in first and
+//     are never moved; buffers can be placed and taken out again (the hill
+//     climb re-places a suffix of its order).
+//   * FindOffset: the gap search among a buffer's obstacles (best fit or
+//     first fit), aligned and under the pool's capacity.
+//   * PlaceInOrder: fixed buffers, then an order, with one Fit: a whole plan.
+//
+//   offset ^
+//          |   [  c  ]              obstacles of x: the placed buffers in the
+//          |        [    b    ]     same pool alive during x's lifetime
+//          | [ a ]                  (here a, b, c). Gaps are the byte ranges
+//          +-----|=====x=====|--->  between them; x takes one of those gaps
+//                               time   or goes above the highest.
+
+#ifndef MEMPLAN_INTERNAL_PLACEMENT_H_
+#define MEMPLAN_INTERNAL_PLACEMENT_H_
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "memplan/types.h"
+
+namespace memplan::internal {
+
+// Which free range a buffer takes among those that fit it.
+enum class Fit {
+  kBest,   // the smallest gap between obstacles that fits (ties: lowest);
+           // above the highest obstacle when no gap fits
+  kFirst,  // the lowest offset that fits
+};
+
+// Orders for greedy placement. All put the largest key first; ties go to
+// the earlier start, then the smaller id, except where noted.
+enum class PlacementOrder {
+  kSize,        // bytes
+  kArea,        // bytes x lifetime length
+  kLifetime,    // lifetime length
+  kSizeThenId,  // bytes; ties by id alone (a stable sort of the buffer list)
+};
+
+// Every non-fixed buffer, sorted for `order`.
+std::vector<BufferId> SortedBuffers(const Problem& problem,
+                                    PlacementOrder order);
+
+// A byte range [begin, end) of a pool that a placed buffer holds while the
+// buffer being placed is alive.
+struct Obstacle {
+  Offset begin = 0;
+  Offset end = 0;
+  BufferId buffer = 0;
+};
+
+// Sorts obstacles by begin (ties: end, then buffer id), as FindOffset wants.
+void SortByOffset(std::vector<Obstacle>& obstacles);
+
+// The offset `fit` chooses for `size` bytes among `sorted` obstacles (sorted
+// by SortByOffset): a multiple of `alignment` such that [offset, offset+size)
+// overlaps no obstacle and, when `capacity` > 0, ends within it. nullopt when
+// no such offset exists under the capacity. O(#obstacles).
+std::optional<Offset> FindOffset(std::span<const Obstacle> sorted, Bytes size,
+                                 Bytes alignment, Bytes capacity, Fit fit);
+
+// What placement needs to know about a Problem, built once in O(n log n + m)
+// (m explicit conflicts) and shared by any number of PlacementStates. Holds a
+// reference to the problem, which must outlive it.
+class PlacementIndex {
+ public:
+  explicit PlacementIndex(const Problem& problem);
+
+  const Problem& problem() const { return *problem_; }
+
+  // Calls visit(id) once for every buffer of non-zero size whose lifetime
+  // overlaps `lifetime` (its own id included when it qualifies). Cost
+  // O(log n + visited).
+  template <typename Visit>
+  void ForEachOverlapping(Lifetime lifetime, Visit&& visit) const;
+
+  // Explicit-conflict partners of `buffer` (sorted, unique).
+  std::span<const BufferId> explicit_conflicts(BufferId buffer) const {
+    return {explicit_.data() + explicit_begin_[buffer],
+            static_cast<size_t>(explicit_begin_[buffer + 1] -
+                                explicit_begin_[buffer])};
+  }
+
+ private:
+  // A centred interval tree, flattened. Node k holds the lifetimes that
+  // contain its centre; they are listed twice: by start ascending in
+  // by_start_[begin, end) and by end descending in by_end_[begin, end).
+  struct Node {
+    Step center = 0;
+    int32_t left = -1;
+    int32_t right = -1;
+    int64_t begin = 0;
+    int64_t end = 0;
+  };
+  struct Entry {
+    Step step = 0;  // the start (by_start_) or the end (by_end_)
+    BufferId buffer = 0;
+  };
+  int32_t Build(std::vector<BufferId>& by_start);
+
+  const Problem* problem_;
+  std::vector<Node> nodes_;
+  std::vector<Entry> by_start_;
+  std::vector<Entry> by_end_;
+  int32_t root_ = -1;
+  std::vector<int64_t> explicit_begin_;
+  std::vector<BufferId> explicit_;
+};
+
+// The placement under construction: for every buffer, its pool and offset
+// once placed.
+class PlacementState {
+ public:
+  // Nothing placed yet. `index` must outlive the state.
+  explicit PlacementState(const PlacementIndex& index);
+
+  // Places every buffer with a fixed placement. InvalidArgument naming both
+  // buffers when two fixed buffers that conflict share a byte.
+  absl::Status PlaceFixed();
+
+  bool placed(BufferId buffer) const { return pool_[buffer] >= 0; }
+  PoolId pool(BufferId buffer) const { return pool_[buffer]; }
+  Offset offset(BufferId buffer) const { return offset_[buffer]; }
+
+  // Appends to `out` (cleared first) the placed buffers of non-zero size in
+  // `pool` that conflict with `buffer` (overlapping lifetime or an explicit
+  // conflict), each once, in no particular order.
+  void CollectObstacles(BufferId buffer, PoolId pool,
+                        std::vector<Obstacle>& out) const;
+
+  void Place(BufferId buffer, PoolId pool, Offset offset);
+  void Unplace(BufferId buffer);
+
+  // Places `buffer` in the first allowed pool where `fit` finds an offset
+  // under the capacity. A buffer of size 0 goes to offset 0 of its first
+  // pool. ResourceExhausted (NoFitError, with each pool's highest byte in use
+  // during the buffer's lifetime) when no pool has room.
+  absl::Status PlaceGreedily(BufferId buffer, Fit fit);
+
+  // Buffers examined by CollectObstacles so far: a deterministic measure of
+  // the work done, for budgets that must not depend on the clock.
+  int64_t work() const { return work_; }
+
+  // Per pool: the highest byte in use (offset + size) over placed buffers.
+  // O(n).
+  std::vector<Bytes> PoolUsed() const;
+
+  // The plan of the current placement, with statistics. Every buffer must be
+  // placed.
+  Plan ToPlan() const;
+
+ private:
+  const PlacementIndex* index_;
+  std::vector<PoolId> pool_;  // -1: not placed
+  std::vector<Offset> offset_;
+  std::vector<Obstacle> scratch_;
+  mutable int64_t work_ = 0;
+};
+
+// Fixed buffers first, then every buffer of `order` (all non-fixed buffers,
+// each once) with PlaceGreedily(fit). The plan's planner name is left empty.
+absl::StatusOr<Plan> PlaceInOrder(const PlacementIndex& index,
+                                  std::span<const BufferId> order, Fit fit);
+
+// ---------------------------------------------------------------------------
+// Implementation of the template.
+
+template <typename Visit>
+void PlacementIndex::ForEachOverlapping(Lifetime lifetime,
+                                        Visit&& visit) const {
+  // Depth is O(log n): every child holds at most half of its parent's
+  // lifetimes (the centre is the median start).
+  int32_t stack[128];
+  int top = 0;
+  if (root_ >= 0) stack[top++] = root_;
+  while (top > 0) {
+    const Node& node = nodes_[stack[--top]];
+    if (lifetime.end <= node.center) {
+      // The query lies left of the centre: a node lifetime (which contains
+      // the centre) overlaps it exactly when it starts before the query ends.
+      for (int64_t i = node.begin;
+           i < node.end && by_start_[i].step < lifetime.end; ++i) {
+        visit(by_start_[i].buffer);
+      }
+      if (node.left >= 0) stack[top++] = node.left;
+    } else if (lifetime.start > node.center) {
+      for (int64_t i = node.begin;
+           i < node.end && by_end_[i].step > lifetime.start; ++i) {
+        visit(by_end_[i].buffer);
+      }
+      if (node.right >= 0) stack[top++] = node.right;
+    } else {
+      for (int64_t i = node.begin; i < node.end; ++i)
+        visit(by_start_[i].buffer);
+      if (node.left >= 0) stack[top++] = node.left;
+      if (node.right >= 0) stack[top++] = node.right;
+    }
+  }
+}
+
+}  // namespace memplan::internal
+
+#endif  // MEMPLAN_INTERNAL_PLACEMENT_H_

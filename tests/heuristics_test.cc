@@ -1,0 +1,328 @@
+// The heuristic planners: hand-worked teaching cases, pool hierarchies,
+// best against the heuristics it runs, and quality on the bundled models.
+
+#include <algorithm>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/time/time.h"
+#include "gmock/gmock.h"
+#include "greedy_by_size.h"
+#include "gtest/gtest.h"
+#include "hill_climb.h"
+#include "memplan/internal/placement.h"
+#include "memplan/memplan.h"
+#include "test_util.h"
+
+namespace memplan {
+namespace {
+
+using ::memplan::testing::LoadProblem;
+using ::memplan::testing::RandomProblem;
+using ::memplan::testing::RandomProblemOptions;
+using ::testing::HasSubstr;
+
+Plan MustPlan(const Problem& problem, const std::string& planner,
+              absl::Duration time_limit = absl::Seconds(1)) {
+  PlanMemoryOptions options;
+  options.planner = planner;
+  options.plan.time_limit = time_limit;
+  absl::StatusOr<Plan> plan = PlanMemory(problem, options);  // verifies
+  EXPECT_TRUE(plan.ok()) << planner << ": " << plan.status();
+  return plan.ok() ? *plan : Plan{};
+}
+
+std::vector<Offset> Offsets(const Plan& plan) {
+  std::vector<Offset> offsets;
+  for (const Assignment& a : plan.assignments) offsets.push_back(a.offset);
+  return offsets;
+}
+
+std::vector<PoolId> Pools(const Plan& plan) {
+  std::vector<PoolId> pools;
+  for (const Assignment& a : plan.assignments) pools.push_back(a.pool);
+  return pools;
+}
+
+Buffer B(std::string name, Bytes size, Step start, Step end) {
+  return Buffer{
+      .name = std::move(name), .size = size, .lifetime = {start, end}};
+}
+
+// Order by size: b3 (5), b1 (4), b0 (3), b4 (2), b2 (1).
+//   b3 -> 0; b1 overlaps b3 -> 5; b0 overlaps b3, b1 -> 9; b4 overlaps b3
+//   and b0 -> the 4-byte gap [5, 9). b2 [1, 2) overlaps only b4 [5, 7) and
+//   b0 [9, 12): gaps [0, 5) (5 bytes) and [7, 9) (2 bytes). Best fit takes
+//   the tighter 7, first fit the lower 0.
+//
+//   offset ^ 12 [   b0   ]
+//          |  9       [b1]
+//          |  7 [b2]            (greedy_by_size)
+//          |  5 [ b4  ]
+//          |  0    [ b3  ]
+//          +--1--2--3--4--5--> time
+Problem FitsDifferProblem() {
+  return Problem{
+      .buffers = {B("b0", 3, 1, 5), B("b1", 4, 4, 5), B("b2", 1, 1, 2),
+                  B("b3", 5, 3, 5), B("b4", 2, 1, 4)},
+      .pools = {Pool{.name = "default"}}};
+}
+
+TEST(GreedyBySizeTest, TakesTheSmallestGapThatFits) {
+  const Plan plan = MustPlan(FitsDifferProblem(), "greedy_by_size");
+  EXPECT_THAT(Offsets(plan), ::testing::ElementsAre(9, 5, 7, 0, 5));
+  EXPECT_EQ(plan.peak, 12);
+}
+
+TEST(FirstFitTest, TakesTheLowestOffsetThatFits) {
+  const Plan plan = MustPlan(FitsDifferProblem(), "first_fit");
+  EXPECT_THAT(Offsets(plan), ::testing::ElementsAre(9, 5, 0, 0, 5));
+  EXPECT_EQ(plan.peak, 12);
+}
+
+TEST(GreedyBySizeTest, UsesTheGapBelowTheLowestPlacedBuffer) {
+  // high is fixed at [8, 16). low meets only high: the gap below it, [0, 8),
+  // fits (skipping that gap would put low at 16). mid meets high and low:
+  // the gap [4, 8) between them fits it exactly.
+  Problem problem{
+      .buffers = {B("high", 8, 0, 4), B("low", 4, 0, 2), B("mid", 4, 1, 3)},
+      .pools = {Pool{.name = "default"}}};
+  problem.buffers[0].fixed = Placement{.pool = 0, .offset = 8};
+  const Plan plan = MustPlan(problem, "greedy_by_size");
+  EXPECT_THAT(Offsets(plan), ::testing::ElementsAre(8, 0, 4));
+  EXPECT_EQ(plan.peak, 16);
+}
+
+// Four buffers of equal size: 0 [0,2), 1 [5,7), 2 [1,4), 3 [3,6).
+// position_greedy keeps the buffer order on ties: 0 -> 0, 1 -> 0, 2 jumps
+// past 0 to 10, 3 jumps past 1 then 2 to 20: a third level, while the slot at
+// 0 is free during [2, 5). first_fit orders by start (0, 2, 3, 1): 3 takes
+// that slot at 0 and 1 goes to 10.
+Problem TiesProblem() {
+  return Problem{.buffers = {B("b0", 10, 0, 2), B("b1", 10, 5, 7),
+                             B("b2", 10, 1, 4), B("b3", 10, 3, 6)},
+                 .pools = {Pool{.name = "default"}}};
+}
+
+TEST(PositionGreedyTest, JumpsPastOverlappingBuffersInBufferOrder) {
+  const Plan plan = MustPlan(TiesProblem(), "position_greedy");
+  EXPECT_THAT(Offsets(plan), ::testing::ElementsAre(0, 0, 10, 20));
+  EXPECT_EQ(plan.peak, 30);
+}
+
+TEST(PositionGreedyTest, FirstFitUsesTheGapItLeaves) {
+  const Plan plan = MustPlan(TiesProblem(), "first_fit");
+  EXPECT_THAT(Offsets(plan), ::testing::ElementsAre(0, 10, 10, 0));
+  EXPECT_EQ(plan.peak, 20);
+}
+
+TEST(HillClimbTest, ImprovesOnItsStartAndIsDeterministic) {
+  // The ties case above with hill_climb restricted to position_greedy's
+  // start: the climb must find the two-level plan.
+  HillClimbOptions options;
+  options.starts = {{.order = internal::PlacementOrder::kSizeThenId,
+                     .fit = internal::Fit::kFirst}};
+  const Problem problem = TiesProblem();
+  absl::StatusOr<Plan> plan = NewHillClimbPlanner(options)->Solve(problem, {});
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  ASSERT_TRUE(VerifyPlan(problem, *plan).ok());
+  EXPECT_EQ(plan->peak, 20);
+  EXPECT_EQ(plan->planner, "hill_climb");
+
+  // A problem greedy does not solve: a different seed may give a different
+  // plan, the same seed always the same.
+  const Problem hard = *LoadProblem("minimalloc/A.1048576.csv");
+  PlanOptions plan_options{.time_limit = absl::Milliseconds(100), .seed = 7};
+  absl::StatusOr<Plan> first =
+      NewHillClimbPlanner({})->Solve(hard, plan_options);
+  absl::StatusOr<Plan> second =
+      NewHillClimbPlanner({})->Solve(hard, plan_options);
+  ASSERT_TRUE(first.ok() && second.ok());
+  EXPECT_TRUE(VerifyPlan(hard, *first).ok());
+  EXPECT_EQ(first->assignments, second->assignments);
+  const Plan greedy = MustPlan(hard, "greedy_by_size");
+  EXPECT_LT(first->peak, greedy.peak);
+}
+
+TEST(BestTest, IsTheDefaultPlanner) { EXPECT_EQ(DefaultPlannerName(), "best"); }
+
+// ---------------------------------------------------------------------------
+// Pool hierarchies, for every heuristic.
+
+class HierarchyTest : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(HierarchyTest, SpillsToTheSecondPoolWhenTheFirstIsFull) {
+  Problem problem{
+      .buffers = {B("a", 80, 0, 2), B("b", 40, 1, 3), B("c", 20, 2, 4)},
+      .pools = {Pool{.name = "sram", .capacity = 100}, Pool{.name = "dram"}}};
+  const Plan plan = MustPlan(problem, GetParam());
+  // a fills sram; b meets a and does not fit above it; c no longer meets a.
+  EXPECT_THAT(Pools(plan), ::testing::ElementsAre(0, 1, 0));
+  EXPECT_THAT(Offsets(plan), ::testing::ElementsAre(0, 0, 0));
+  EXPECT_THAT(plan.pool_used, ::testing::ElementsAre(80, 40));
+}
+
+TEST_P(HierarchyTest, HonoursABufferAllowedOnlyInTheSecondPool) {
+  Problem problem{
+      .buffers = {B("a", 8, 0, 2), B("only_dram", 16, 0, 2)},
+      .pools = {Pool{.name = "sram", .capacity = 100}, Pool{.name = "dram"}}};
+  problem.buffers[1].pools = {1};
+  const Plan plan = MustPlan(problem, GetParam());
+  EXPECT_THAT(Pools(plan), ::testing::ElementsAre(0, 1));
+  EXPECT_THAT(Offsets(plan), ::testing::ElementsAre(0, 0));
+}
+
+TEST_P(HierarchyTest, AlignsToEachPoolsAlignment) {
+  // Four 48-byte buffers alive together. sram (alignment 64, 128 bytes)
+  // holds two: at 0 and 64. dram (alignment 256) holds the others at 0, 256.
+  Problem problem{
+      .buffers = {B("x", 48, 0, 2), B("y", 48, 0, 2), B("z", 48, 0, 2),
+                  B("w", 48, 0, 2)},
+      .pools = {Pool{.name = "sram", .capacity = 128, .alignment = 64},
+                Pool{.name = "dram", .alignment = 256}}};
+  const Plan plan = MustPlan(problem, GetParam());
+  // The search planners may swap equal buffers: compare offsets per pool.
+  std::vector<std::vector<Offset>> offsets(2);
+  for (const Assignment& a : plan.assignments)
+    offsets[a.pool].push_back(a.offset);
+  for (std::vector<Offset>& o : offsets) std::sort(o.begin(), o.end());
+  EXPECT_THAT(offsets[0], ::testing::ElementsAre(0, 64));
+  EXPECT_THAT(offsets[1], ::testing::ElementsAre(0, 256));
+}
+
+TEST_P(HierarchyTest, ABufferThatFitsNowhereNamesItsSizeLifetimeAndUsage) {
+  // By size: a (150) only fits dram; b (96) goes to sram; c (95, [2, 3))
+  // meets b in sram (96 + 95 > 100) and a in dram (150 + 95 > 200).
+  Problem problem{
+      .buffers = {B("a", 150, 0, 4), B("b", 96, 1, 3), B("c", 95, 2, 3)},
+      .pools = {Pool{.name = "sram", .capacity = 100},
+                Pool{.name = "dram", .capacity = 200}}};
+  PlanMemoryOptions options;
+  options.planner = GetParam();
+  absl::StatusOr<Plan> plan = PlanMemory(problem, options);
+  ASSERT_FALSE(plan.ok());
+  EXPECT_EQ(plan.status().code(), absl::StatusCode::kResourceExhausted);
+  const std::string message(plan.status().message());
+  EXPECT_THAT(message, HasSubstr("buffer \"c\" (95 bytes, alive [2, 3))"));
+  EXPECT_THAT(message,
+              HasSubstr("pool \"sram\" holds 96 bytes then, capacity 100"));
+  EXPECT_THAT(message,
+              HasSubstr("pool \"dram\" holds 150 bytes then, capacity 200"));
+}
+
+TEST_P(HierarchyTest, KeepsFixedPlacementsAndAvoidsThem) {
+  Problem problem{
+      .buffers = {B("fixed", 32, 0, 4), B("a", 32, 0, 2), B("b", 16, 1, 3)},
+      .pools = {Pool{.name = "sram", .capacity = 64}, Pool{.name = "dram"}}};
+  problem.buffers[0].fixed = Placement{.pool = 0, .offset = 0};
+  const Plan plan = MustPlan(problem, GetParam());
+  EXPECT_EQ(plan.assignments[0].offset, 0);
+  EXPECT_EQ(plan.assignments[0].pool, 0);
+  // a fills the rest of sram; b meets both and spills.
+  EXPECT_THAT(Pools(plan), ::testing::ElementsAre(0, 0, 1));
+  EXPECT_THAT(Offsets(plan), ::testing::ElementsAre(0, 32, 0));
+}
+
+TEST_P(HierarchyTest, HonoursExplicitConflicts) {
+  // a and b never live at the same time, but an explicit conflict keeps
+  // them apart.
+  Problem problem{.buffers = {B("a", 16, 0, 1), B("b", 8, 1, 2)},
+                  .pools = {Pool{.name = "default"}},
+                  .conflicts = {BufferConflict{.a = 0, .b = 1}}};
+  const Plan plan = MustPlan(problem, GetParam());
+  EXPECT_THAT(Offsets(plan), ::testing::ElementsAre(0, 16));
+}
+
+TEST_P(HierarchyTest, PlansALargeRandomProblemWithPools) {
+  RandomProblemOptions options;
+  options.buffers = 3000;
+  options.horizon = 2000;
+  options.max_lifetime = 60;
+  options.pools = 2;
+  options.capacity = 20000;
+  options.alignments = true;
+  options.explicit_conflicts = 50;
+  options.fixed = 5;
+  const Problem problem = RandomProblem(42, options);
+  const Plan plan = MustPlan(problem, GetParam(), absl::Milliseconds(200));
+  EXPECT_GE(plan.peak, plan.lower_bound);
+  EXPECT_GT(plan.pool_used[0], 0);
+}
+
+INSTANTIATE_TEST_SUITE_P(Heuristics, HierarchyTest,
+                         ::testing::Values("greedy_by_size", "first_fit",
+                                           "position_greedy", "hill_climb",
+                                           "best"),
+                         [](const ::testing::TestParamInfo<std::string>& info) {
+                           return info.param;
+                         });
+
+// ---------------------------------------------------------------------------
+// Quality.
+
+TEST(QualityTest, GreedyBySizeReachesTheLowerBoundOnEveryBundledModel) {
+  for (const std::string& path : testing::ModelGraphs()) {
+    SCOPED_TRACE(path);
+    const Plan plan = MustPlan(*LoadProblem(path), "greedy_by_size");
+    EXPECT_EQ(plan.peak, plan.lower_bound);
+  }
+}
+
+TEST(QualityTest, BestIsNeverWorseThanTheHeuristicsItRuns) {
+  std::vector<std::pair<std::string, Problem>> corpus;
+  for (const std::string& path : testing::TrainingGraphs()) {
+    corpus.emplace_back(path, *LoadProblem(path));
+  }
+  corpus.emplace_back("minimalloc/A", *LoadProblem("minimalloc/A.1048576.csv"));
+  corpus.emplace_back("models/inception_v3",
+                      *LoadProblem("models/inception_v3.json"));
+  for (uint64_t seed = 1; seed <= 4; ++seed) {
+    RandomProblemOptions options;
+    options.buffers = 60;
+    options.pools = seed % 2 == 0 ? 2 : 1;
+    options.capacity = 6000;
+    options.alignments = seed >= 3;
+    options.explicit_conflicts = 3;
+    options.fixed = seed == 4 ? 2 : 0;
+    corpus.emplace_back(absl::StrCat("random_", seed),
+                        RandomProblem(seed, options));
+  }
+  const absl::Duration limit = absl::Milliseconds(300);
+  std::vector<std::unique_ptr<Planner>> heuristics;
+  for (internal::PlacementOrder order :
+       {internal::PlacementOrder::kSize, internal::PlacementOrder::kArea,
+        internal::PlacementOrder::kLifetime,
+        internal::PlacementOrder::kSizeThenId}) {
+    for (internal::Fit fit : {internal::Fit::kBest, internal::Fit::kFirst}) {
+      if (order == internal::PlacementOrder::kSizeThenId &&
+          fit == internal::Fit::kBest)
+        continue;
+      heuristics.push_back(NewGreedyPlanner({.order = order, .fit = fit}));
+    }
+  }
+  heuristics.push_back(NewHillClimbPlanner({}));
+  for (const auto& [name, problem] : corpus) {
+    SCOPED_TRACE(name);
+    const Plan best = MustPlan(problem, "best", limit);
+    for (const auto& heuristic : heuristics) {
+      SCOPED_TRACE(std::string(heuristic->name()));
+      absl::StatusOr<Plan> plan =
+          heuristic->Solve(problem, {.time_limit = limit});
+      if (!plan.ok()) continue;  // best only has to beat the ones that succeed
+      ASSERT_TRUE(VerifyPlan(problem, *plan).ok());
+      EXPECT_LE(best.peak, plan->peak);
+    }
+  }
+}
+
+TEST(QualityTest, BestBeatsGreedyOnAMiniMallocInstance) {
+  const Problem problem = *LoadProblem("minimalloc/K.1048576.csv");
+  const Plan greedy = MustPlan(problem, "greedy_by_size");
+  const Plan best = MustPlan(problem, "best", absl::Milliseconds(300));
+  EXPECT_LT(best.peak, greedy.peak);
+}
+
+}  // namespace
+}  // namespace memplan
