@@ -35,6 +35,7 @@ struct BranchData {
   std::vector<int> twin_class;  // -1, or the class of interchangeable buffers
   std::vector<std::vector<int>> twins;  // members of each class
   bool dominance = true;
+  bool lowest_offset_first = false;
 };
 
 // Places the largest open buffer at its lowest feasible offset, or postpones
@@ -73,10 +74,15 @@ class PlaceOrPostpone : public Gecode::Brancher {
         best = i;
         continue;
       }
-      // Largest first; then lowest offset; then the lowest index (twins are
-      // thus taken in index order).
+      // Largest first, then lowest offset (or the other way round); then
+      // the lowest index (twins are thus taken in index order).
       const int sb = data_->size[best], si = data_->size[i];
-      if (si > sb || (si == sb && lo < x_[best].min())) best = i;
+      const int lb = x_[best].min();
+      if (data_->lowest_offset_first) {
+        if (lo < lb || (lo == lb && si > sb)) best = i;
+      } else if (si > sb || (si == sb && lo < lb)) {
+        best = i;
+      }
     }
     if (best < 0) return new PosVal(*this, -1, 0);
     return new PosVal(*this, best, x_[best].min());
@@ -409,6 +415,7 @@ absl::StatusOr<Plan> CpPlanner::SolveImpl(const Problem& problem,
   const int m = static_cast<int>(ids.size());
   BranchData data;
   data.dominance = options_.dominance;
+  data.lowest_offset_first = options_.lowest_offset_first;
   data.size.resize(m);
   for (int k = 0; k < m; ++k)
     data.size[k] = static_cast<int>(problem.buffers[ids[k]].size / unit);

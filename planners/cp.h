@@ -65,6 +65,9 @@ struct CpOptions {
   // The postpone rule and symmetry breaking of the brancher (off: plain
   // "lowest offset or above it" branching; for measurements).
   bool dominance = true;
+  // Branch on the open buffer with the lowest feasible offset (ties: the
+  // largest) instead of the largest (ties: the lowest offset).
+  bool lowest_offset_first = false;
 };
 
 // Statistics of the last search (for tests and measurements).

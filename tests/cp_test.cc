@@ -349,8 +349,10 @@ TEST(CpTest, AgreesWithBruteForceOnTinyProblems) {
     plain.redundant_cliques = false;
     CpOptions nooverlap = NoWarmStart();
     nooverlap.use_nooverlap = true;
+    CpOptions lowest = NoWarmStart();
+    lowest.lowest_offset_first = true;
     for (const CpOptions& cp_options :
-         {CpOptions{}, NoWarmStart(), plain, nooverlap}) {
+         {CpOptions{}, NoWarmStart(), plain, nooverlap, lowest}) {
       absl::StatusOr<Plan> plan = SolveCp(problem, cp_options);
       ASSERT_TRUE(plan.ok()) << plan.status();
       EXPECT_EQ(plan->peak, optimum);
