@@ -7,6 +7,9 @@
 //     the order around the peak, with the same counted (not timed) effort as
 //     on its own (see hill_climb.h); the time limit stays a safety cap for
 //     the whole of best. Skipped when a greedy plan is at the lower bound.
+//   * Dense problems, where one greedy run costs more than a sixteenth of the
+//     counted budget (time limit x HillClimbOptions::work_per_second), run
+//     fewer greedy placements (greedy_by_size always) and no hill climb.
 //   * Every candidate goes through VerifyPlan; the smallest peak wins (ties:
 //     the earlier candidate). When none succeeds, the first error (for
 //     instance greedy_by_size's ResourceExhausted) is returned.
@@ -14,6 +17,7 @@
 // Deterministic as its parts are; never worse than any of them. Not
 // guaranteed optimal.
 
+#include <algorithm>
 #include <memory>
 #include <optional>
 #include <string>
@@ -38,6 +42,7 @@ class BestPlanner : public Planner {
 
   absl::StatusOr<Plan> Solve(const Problem& problem,
                              const PlanOptions& options) const override {
+    const absl::Time deadline = absl::Now() + options.time_limit;
     std::vector<std::unique_ptr<Planner>> planners;
     planners.push_back(internal::NewGreedyBySizePlanner());
     planners.push_back(internal::NewFirstFitPlanner());
@@ -48,12 +53,29 @@ class BestPlanner : public Planner {
         planners.push_back(NewGreedyPlanner({.order = order, .fit = fit}));
       }
     }
-    // The hill climb gets the same deterministic budget as when it runs on
-    // its own (so best is never worse than it), but must stop by best's own
-    // deadline.
-    HillClimbOptions hill_climb;
-    hill_climb.deadline = absl::Now() + options.time_limit;
-    planners.push_back(NewHillClimbPlanner(hill_climb));
+    // Budget in counted work, decided up front so that the plan does not
+    // depend on the clock: one greedy run examines about twice the
+    // overlapping pairs. Dense problems (a long trace) get fewer greedy runs
+    // and no search; greedy_by_size always runs.
+    const HillClimbOptions hill_climb;
+    const double budget = absl::ToDoubleSeconds(options.time_limit) *
+                          static_cast<double>(hill_climb.work_per_second);
+    const double run_cost =
+        2.0 * static_cast<double>(internal::CountOverlappingPairs(problem)) +
+        static_cast<double>(problem.buffers.size());
+    const int affordable =
+        static_cast<int>(std::min(budget / std::max(run_cost, 1.0), 1e6));
+    if (affordable < 4 * static_cast<int>(planners.size())) {
+      planners.resize(
+          std::clamp(affordable / 2, 1, static_cast<int>(planners.size())));
+    } else {
+      // The hill climb gets the same counted budget as on its own (so best
+      // is never worse than it), but must stop by best's own deadline.
+      HillClimbOptions search = hill_climb;
+      search.deadline = deadline;
+      planners.push_back(NewHillClimbPlanner(search));
+    }
+
     std::optional<Plan> best;
     std::optional<absl::Status> first_error;
     for (const std::unique_ptr<Planner>& planner : planners) {

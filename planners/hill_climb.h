@@ -47,7 +47,7 @@ struct HillClimbOptions {
   // Deterministic effort per second of PlanOptions::time_limit, in obstacles
   // examined. Calibrated so that the budget takes well under the time limit
   // on a typical core.
-  int64_t work_per_second = 10'000'000;
+  int64_t work_per_second = 40'000'000;
   // When set, the wall-clock safety cap (instead of the start + the time
   // limit): for compositions that spent part of their time limit already.
   std::optional<absl::Time> deadline;

@@ -57,6 +57,11 @@ enum class PlacementOrder {
 std::vector<BufferId> SortedBuffers(const Problem& problem,
                                     PlacementOrder order);
 
+// The number of pairs of non-empty buffers whose lifetimes overlap, counted
+// (not listed) by a sweep in O(n log n): a placement run examines about
+// twice as many obstacles, so compositions can budget runs up front.
+int64_t CountOverlappingPairs(const Problem& problem);
+
 // A byte range [begin, end) of a pool that a placed buffer holds while the
 // buffer being placed is alive.
 struct Obstacle {
@@ -65,7 +70,8 @@ struct Obstacle {
   BufferId buffer = 0;
 };
 
-// Sorts obstacles by begin (ties: end, then buffer id), as FindOffset wants.
+// Sorts obstacles by begin, as FindOffset wants (ties in no particular but
+// deterministic order).
 void SortByOffset(std::vector<Obstacle>& obstacles);
 
 // The offset `fit` chooses for `size` bytes among `sorted` obstacles (sorted
@@ -153,8 +159,9 @@ class PlacementState {
   // during the buffer's lifetime) when no pool has room.
   absl::Status PlaceGreedily(BufferId buffer, Fit fit);
 
-  // Buffers examined by CollectObstacles so far: a deterministic measure of
-  // the work done, for budgets that must not depend on the clock.
+  // Buffers examined by CollectObstacles plus k log k per gap search sorting
+  // k obstacles: a deterministic measure of the work done so far, for
+  // budgets that must not depend on the clock.
   int64_t work() const { return work_; }
 
   // Per pool: the highest byte in use (offset + size) over placed buffers.
