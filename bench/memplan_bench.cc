@@ -29,9 +29,9 @@
 //     to 10^4, hill_climb and best up to 10^5, the known linear-ish heuristics
 //     up to 10^6, any planner not listed here up to 10^5. Larger workloads
 //     (synthetic sizes, or the 28526-buffer trace S_1) are not registered;
-//   * a size is skipped ("skipped: ...") when the previous size of the same
-//     family took so long that 10x more would exceed --memplan_budget=SECONDS
-//     (default 60) per iteration.
+//   * a size is skipped ("skipped: ...") when the previous sizes of the same
+//     family predict more than --memplan_budget=SECONDS (default 60) per plan
+//     (10x the last time, or more when the last two sizes grew faster).
 // A planner that fails (Unimplemented, ResourceExhausted, ...) reports the
 // error for that benchmark and the suite goes on.
 //
@@ -155,10 +155,22 @@ SyntheticCache& cache() {
   return *c;
 }
 
-// Seconds per Solve of the last size run in each synthetic family.
-std::map<std::string, double>& last_seconds() {
-  static auto* m = new std::map<std::string, double>;
+// Seconds per Solve of the sizes run so far in each synthetic family.
+std::map<std::string, std::vector<double>>& family_seconds() {
+  static auto* m = new std::map<std::string, std::vector<double>>;
   return *m;
+}
+
+// The time the next size (10x more buffers) should take: the last time grown
+// by the larger of 10 and the growth seen between the last two sizes, so a
+// quadratic planner is stopped one size earlier than a linear one.
+double PredictNextSeconds(const std::vector<double>& seconds) {
+  if (seconds.empty()) return 0;
+  double growth = 10;
+  if (seconds.size() >= 2 && seconds[seconds.size() - 2] > 0) {
+    growth = std::max(growth, seconds.back() / seconds[seconds.size() - 2]);
+  }
+  return seconds.back() * growth;
 }
 
 // Times `planner` on `problem`; verifies the last plan.
@@ -171,13 +183,13 @@ void RunPlanner(benchmark::State& state, const std::string& planner_name,
     return;
   }
   if (!family.empty()) {
-    auto it = last_seconds().find(family);
-    if (it != last_seconds().end() &&
-        it->second * 10 > settings().budget_seconds) {
-      const std::string why =
-          absl::StrCat("skipped: the previous size took ", it->second,
-                       " s per plan, 10x is over the ",
-                       settings().budget_seconds, " s budget");
+    const std::vector<double>& seconds = family_seconds()[family];
+    if (const double next = PredictNextSeconds(seconds);
+        next > settings().budget_seconds) {
+      const std::string why = absl::StrCat(
+          "skipped: the previous size took ", seconds.back(),
+          " s per plan, this one would take about ", static_cast<int64_t>(next),
+          " s, over the ", settings().budget_seconds, " s budget");
       state.SkipWithError(why.c_str());
       return;
     }
@@ -202,7 +214,7 @@ void RunPlanner(benchmark::State& state, const std::string& planner_name,
     last = std::move(*plan);
   }
   if (!family.empty() && runs > 0) {
-    last_seconds()[family] = absl::ToDoubleSeconds(total) / runs;
+    family_seconds()[family].push_back(absl::ToDoubleSeconds(total) / runs);
   }
   if (!last.has_value()) return;
   if (absl::Status s = VerifyPlan(problem, *last); !s.ok()) {
