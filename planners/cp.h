@@ -55,9 +55,15 @@ struct CpOptions {
   // Worker threads; 0 = PlanOptions::threads.
   int threads = 0;
   // Non-overlap as Gecode's nooverlap of (offset x lifetime) rectangles
-  // instead of one reified disjunction per conflicting pair.
+  // instead of one reified disjunction per conflicting pair. Measured: both
+  // prune the same (equal node counts on every instance tried); their speed
+  // per node differs either way by up to 1.5x, so the default stays with the
+  // disjunctions, which explicit conflicts need anyway.
   bool use_nooverlap = false;
-  // One unary-resource constraint per maximal set of buffers alive together.
+  // One unary-resource constraint (edge finding) per maximal set of buffers
+  // alive together. What makes proofs above the lower bound possible (a
+  // random 18-buffer problem: 49 nodes with, unproven after 1.7M without),
+  // at up to 100x the cost per node on MiniMalloc-sized problems.
   bool redundant_cliques = true;
   // Planners tried in order for the warm start; the first that is
   // registered and returns a valid plan is used. Empty: no warm start.
