@@ -60,7 +60,7 @@ struct Caffe2Options {
   // caffe2_dp: search nodes (recursive calls plus candidate assignments)
   // before the greedy finishes the remaining buffers. Deterministic, unlike
   // the time limit, which also stops the search.
-  int64_t dp_node_budget = 200000;
+  int64_t dp_node_budget = 100000;
 };
 
 // The names of the graph's input and/or output tensors, to make them static:
