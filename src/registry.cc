@@ -47,6 +47,10 @@ constexpr Entry kPlanners[] = {
      "constraint programming (Gecode) from a heuristic warm start; proves the "
      "optimum of small problems",
      &internal::NewCpPlanner},
+    {"exact",
+     "branch-and-bound over canonical placements; proves feasibility under a "
+     "capacity or the minimum peak",
+     &internal::NewExactPlanner},
 };
 
 }  // namespace

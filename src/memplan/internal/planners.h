@@ -19,6 +19,7 @@ std::unique_ptr<Planner> NewBestPlanner();
 std::unique_ptr<Planner> NewCaffe2GreedyPlanner();
 std::unique_ptr<Planner> NewCaffe2DpPlanner();
 std::unique_ptr<Planner> NewCpPlanner();
+std::unique_ptr<Planner> NewExactPlanner();
 
 }  // namespace memplan::internal
 

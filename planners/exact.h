@@ -1,0 +1,96 @@
+// exact: a branch-and-bound planner that proves what it returns.
+//
+// Two modes, decided by the (single) pool:
+//   * capacity > 0: find a plan whose peak fits the capacity, or prove that
+//     none exists (ResourceExhausted). Out of time with neither:
+//     DeadlineExceeded.
+//   * capacity 0: minimise the peak. The upper bound starts from the best
+//     heuristic plan, the lower bound from max-live; probes at heights in
+//     between (bisection) run with node limits that grow round after round,
+//     so no single probe eats the budget and a plan once found is never lost.
+//     proven_optimal is set only when the two bounds meet.
+//
+// The search (one per independent part, see below) places buffers in
+// "canonical" form: every buffer sits at offset 0 or directly on a buffer it
+// conflicts with. Time is cut into sections (between consecutive lifetime
+// ends); each section has a floor. At every node the lowest run of sections
+// is taken; either a buffer lying entirely within the run is put on its
+// floor, or nothing will ever sit there and the run is raised to its lower
+// neighbour:
+//
+//   offset ^        +------+
+//          |  +---+ |  c   |          run R = sections with the lowest floor;
+//          |  | a | +------+          branches: each buffer inside R placed
+//          |  +---+ ....R.... +--+    on R's floor, or R raised to the lower
+//          |  |  b          | |d |    of its two neighbours.
+//          +--------------------------> time
+//
+// Pruning, each switchable so its effect can be measured:
+//   * section_inference: a section's floor plus the sizes still to place
+//     there must fit under the height being probed;
+//   * symmetry_bans: once every plan with buffer x on floor f has been
+//     searched, x (and any buffer identical to it) may not be put on floor f
+//     again in the sibling subtrees - this removes the permutations of
+//     buffers placed side by side;
+//   * decomposition: where no buffer crosses a point in time the problem
+//     splits; each part is solved (and proven) on its own;
+//   * failure_cache: states (floors, buffers left) whose whole subtree failed
+//     are remembered and cut when reached again by another path;
+//   * sizes, offsets and alignments are counted in their greatest common
+//     divisor (MiniMalloc's instances: 1024 bytes).
+// Several static orders of the buffers (size, area, lifetime, start) are
+// tried in turn, each with the node limit of the round.
+//
+// Proofs (infeasible, optimal) are claimed only where the search is complete:
+// a single pool, no fixed placements, no explicit conflicts between buffers
+// and one alignment (after the common unit). Otherwise the search is a
+// heuristic and says so: nothing is claimed but what the plan shows (a peak
+// equal to max-live is optimal in any case).
+//
+// Determinism: the search is driven by node counts, so with a node limit
+// that ends the search before the time limit the same input gives the same
+// plan. When the time limit cuts the search, the result depends on the
+// machine's speed.
+
+#ifndef MEMPLAN_PLANNERS_EXACT_H_
+#define MEMPLAN_PLANNERS_EXACT_H_
+
+#include <cstdint>
+#include <memory>
+
+#include "memplan/planner.h"
+
+namespace memplan {
+
+struct ExactOptions {
+  // Search nodes over the whole solve; 0 = bounded by the time limit only.
+  int64_t node_limit = 0;
+  // Node limit of one search (one order, one height) in the first round; it
+  // is multiplied by `node_limit_growth` after every round.
+  int64_t first_node_limit = 1000;
+  int64_t node_limit_growth = 4;
+  bool section_inference = true;
+  bool symmetry = true;
+  bool decomposition = true;
+  bool failure_cache = true;
+  int64_t failure_cache_entries = 1 << 20;  // per part
+  // Minimising mode: start from the best heuristic plan ("best", else
+  // "greedy_by_size", else "naive").
+  bool heuristic_warm_start = true;
+};
+
+// What a solve did (filled when a pointer is given to the factory).
+struct ExactStats {
+  int64_t nodes = 0;
+  int parts = 0;
+  int searches = 0;
+};
+
+// The `exact` planner with explicit options; `stats`, when not null, must
+// outlive the planner and is overwritten by every Solve.
+std::unique_ptr<Planner> MakeExactPlanner(const ExactOptions& options,
+                                          ExactStats* stats = nullptr);
+
+}  // namespace memplan
+
+#endif  // MEMPLAN_PLANNERS_EXACT_H_
