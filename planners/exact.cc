@@ -171,8 +171,21 @@ class PartSearch {
           step = kFail;
           continue;
         }
-        Raise(fr.cell, fr.cell + 1, fr.f, fr.raise_to);
-        raises_.push_back({fr.cell, fr.cell + 1, fr.f, fr.raise_to});
+        // With nothing at all inside the run, the whole run rises to h.
+        const bool whole = fr.raise_to == fr.h && fr.inner_empty;
+        const int lo = whole ? fr.r0 : fr.cell,
+                  hi = whole ? fr.r1 : fr.cell + 1;
+        if (whole && options_.section_inference) {
+          bool fits = true;
+          for (int t = lo; t < hi && fits; ++t)
+            fits = fr.h + rem_[t] <= height_;
+          if (!fits) {
+            step = kFail;
+            continue;
+          }
+        }
+        Raise(lo, hi, fr.f, fr.raise_to);
+        raises_.push_back({lo, hi, fr.f, fr.raise_to});
         step = kExpand;
         continue;
       }
@@ -206,6 +219,7 @@ class PartSearch {
  private:
   struct Frame {
     int64_t f = 0, h = kInf, raise_to = kInf;
+    bool inner_empty = false;
     int r0 = 0, r1 = 0, cell = 0;
     std::vector<int> cands;
     size_t next = 0;
@@ -344,6 +358,7 @@ class PartSearch {
       }
       fr.cands.resize(kept);
     }
+    fr.inner_empty = inner >= kInf && fr.cands.empty();
     fr.raise_to = std::min(fr.h, inner >= kInf ? kInf : fr.f + inner);
   }
 
