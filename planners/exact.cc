@@ -100,7 +100,9 @@ class PartSearch {
   Outcome Run(int64_t height, int order, int64_t node_limit,
               absl::Time deadline) {
     Reset(height);
-    rank_ = &part_.ranks[order];
+    // Strategies: each static order, without and with "fill the run first".
+    rank_ = &part_.ranks[order / 2];
+    fill_first_ = order % 2 == 1;
     nodes_ = 0;
     const bool use_cache = options_.failure_cache;
     int depth = 0;
@@ -345,8 +347,16 @@ class PartSearch {
       }
     }
     const std::vector<int>& rank = *rank_;
-    std::sort(fr.cands.begin(), fr.cands.end(),
-              [&rank](int a, int b) { return rank[a] < rank[b]; });
+    // Items that fill the whole run first: they leave no sliver beside them.
+    auto fills = [&](int c) {
+      return fill_first_ && part_.items[c].s0 == fr.r0 &&
+                     part_.items[c].s1 == fr.r1
+                 ? 0
+                 : 1;
+    };
+    std::sort(fr.cands.begin(), fr.cands.end(), [&](int a, int b) {
+      return fills(a) != fills(b) ? fills(a) < fills(b) : rank[a] < rank[b];
+    });
     if (options_.symmetry) {
       size_t kept = 0;
       for (size_t i = 0; i < fr.cands.size(); ++i) {
@@ -410,6 +420,7 @@ class PartSearch {
   const ExactOptions& options_;
   std::vector<StateKey> item_key_;
   const std::vector<int>* rank_ = nullptr;
+  bool fill_first_ = false;
   int64_t height_ = 0;
   int64_t nodes_ = 0;
   // eff_[s]: the floor of section s when items still cross it, else kInf.
@@ -707,7 +718,7 @@ class ExactPlanner : public Planner {
     part.failed_height = height;
     PartSearch search(part, run.options);
     bool exhausted_all = true;
-    for (int o = 0; o < kNumOrders; ++o) {
+    for (int o = 0; o < 2 * kNumOrders; ++o) {
       int64_t budget = limit;
       if (run.options.node_limit > 0) {
         budget = std::min(budget, run.options.node_limit - run.nodes);
