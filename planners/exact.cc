@@ -89,6 +89,8 @@ class PartSearch {
     for (int i = 0; i < n; ++i) {
       item_key_.push_back({Mix(2 * i + 1), Mix(2 * i + 1 + (1ULL << 40))});
     }
+    // Nodes of large parts are slow: look at the clock at every one.
+    clock_mask_ = n > 1000 ? 0 : 1023;
     eff_.resize(sections);
     rem_.resize(sections);
     low_.resize(sections);
@@ -115,7 +117,7 @@ class PartSearch {
         if (num_placed_ == static_cast<int>(part_.items.size()))
           return Outcome::kFound;
         if (nodes_ >= node_limit ||
-            ((nodes_ & 1023) == 1023 && absl::Now() > deadline)) {
+            ((nodes_ & clock_mask_) == clock_mask_ && absl::Now() > deadline)) {
           return Outcome::kLimit;
         }
         ++nodes_;
@@ -421,6 +423,7 @@ class PartSearch {
   std::vector<StateKey> item_key_;
   const std::vector<int>* rank_ = nullptr;
   bool fill_first_ = false;
+  int64_t clock_mask_ = 1023;
   int64_t height_ = 0;
   int64_t nodes_ = 0;
   // eff_[s]: the floor of section s when items still cross it, else kInf.
