@@ -13,33 +13,38 @@
 // The search (one per independent part, see below) places buffers in
 // "canonical" form: every buffer sits at offset 0 or directly on a buffer it
 // conflicts with. Time is cut into sections (between consecutive lifetime
-// ends); each section has a floor. At every node the lowest run of sections
-// is taken; either a buffer lying entirely within the run is put on its
-// floor, or nothing will ever sit there and the run is raised to its lower
-// neighbour:
+// ends); each section has a floor. At every node one cell is decided: a
+// section of a valley (a run R of equal floor f whose neighbours are higher),
+// the one with the least slack under the height. Either a buffer inside R
+// that crosses the cell is put on f, or nothing will ever sit on (cell, f)
+// and the cell is raised to the lowest place a buffer crossing it can still
+// take (f plus the smallest buffer inside R, or the lower neighbour's floor;
+// the whole run when nothing fits inside it):
 //
 //   offset ^        +------+
-//          |  +---+ |  c   |          run R = sections with the lowest floor;
-//          |  | a | +------+          branches: each buffer inside R placed
-//          |  +---+ ....R.... +--+    on R's floor, or R raised to the lower
-//          |  |  b          | |d |    of its two neighbours.
+//          |  +---+ |  c   |          R = a valley at floor f; branches at
+//          |  | a | +------+          its tightest section: each buffer in R
+//          |  +---+ ....R.... +--+    over that section on f, or the section
+//          |  |  b          | |d |    raised.
 //          +--------------------------> time
 //
 // Pruning, each switchable so its effect can be measured:
 //   * section_inference: a section's floor plus the sizes still to place
 //     there must fit under the height being probed;
-//   * symmetry_bans: once every plan with buffer x on floor f has been
-//     searched, x (and any buffer identical to it) may not be put on floor f
-//     again in the sibling subtrees - this removes the permutations of
-//     buffers placed side by side;
+//   * section_inference also uses each buffer's candidate (the highest
+//     floor over its lifetime): in a section, the lowest candidate of the
+//     buffers crossing it plus their sizes must fit;
+//   * symmetry: buffers with the same lifetime, size and alignment are
+//     interchangeable; only one of them is tried at a cell;
 //   * decomposition: where no buffer crosses a point in time the problem
 //     splits; each part is solved (and proven) on its own;
 //   * failure_cache: states (floors, buffers left) whose whole subtree failed
 //     are remembered and cut when reached again by another path;
 //   * sizes, offsets and alignments are counted in their greatest common
 //     divisor (MiniMalloc's instances: 1024 bytes).
-// Several static orders of the buffers (size, area, lifetime, start) are
-// tried in turn, each with the node limit of the round.
+// Several static orders of the buffers (size, area, lifetime, start), each
+// also with "buffers that fill the whole run first", are tried in turn, each
+// with the node limit of the round.
 //
 // Proofs (infeasible, optimal) are claimed only where the search is complete:
 // a single pool, no fixed placements, no explicit conflicts between buffers
