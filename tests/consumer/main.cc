@@ -1,7 +1,9 @@
-// A user's program linking the installed memplan package.
+// A user's program linking the installed memplan package: PlanMemory() with
+// the default planner, and a planner built with its own options.
 #include <cstdio>
 
 #include "memplan/memplan.h"
+#include "memplan/planners/cp.h"
 
 int main() {
   memplan::Graph graph{
@@ -13,7 +15,18 @@ int main() {
   };
   absl::StatusOr<memplan::Plan> plan = memplan::PlanMemory(graph);
   if (!plan.ok() || plan->peak < plan->lower_bound) return 1;
-  std::printf("peak %lld lower bound %lld\n", static_cast<long long>(plan->peak),
+
+  absl::StatusOr<memplan::Problem> problem = memplan::BuildProblem(graph);
+  if (!problem.ok()) return 1;
+  memplan::CpOptions options;
+  options.warm_start = {"greedy_by_size"};
+  absl::StatusOr<memplan::Plan> cp =
+      memplan::NewCpPlanner(options)->Solve(*problem, memplan::PlanOptions{});
+  if (!cp.ok() || !memplan::VerifyPlan(*problem, *cp).ok() || !cp->proven_optimal) {
+    return 1;
+  }
+  std::printf("peak %lld, cp %lld (proven), lower bound %lld\n",
+              static_cast<long long>(plan->peak), static_cast<long long>(cp->peak),
               static_cast<long long>(plan->lower_bound));
   return 0;
 }
