@@ -152,6 +152,10 @@ void ComputePlanStatistics(const Problem& problem, Plan& plan) {
   for (Bytes used : plan.pool_used) plan.peak += used;
   plan.naive_total = NaiveTotal(problem);
   plan.lower_bound = LowerBound(problem);
+  // Every plan's peak (the sum of its pools' heights) is at least the bytes
+  // alive at any one step, so a plan at the lower bound is optimal, whoever
+  // made it.
+  if (plan.peak == plan.lower_bound) plan.proven_optimal = true;
 }
 
 namespace internal {

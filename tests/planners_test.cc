@@ -104,6 +104,8 @@ TEST_P(PlannerTest, EveryPlanIsValidAndAtLeastTheLowerBound) {
         entry.problem.conflicts.empty()) {
       EXPECT_GE(plan->peak, plan->lower_bound);
     }
+    // A plan at the lower bound is optimal, and says so.
+    if (plan->peak == plan->lower_bound) EXPECT_TRUE(plan->proven_optimal);
     EXPECT_EQ(plan->planner, GetParam());
   }
 }

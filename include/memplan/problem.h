@@ -83,7 +83,8 @@ class ConflictGraph {
 };
 
 // Fills pool_used, peak, naive_total and lower_bound of `plan` from its
-// assignments. Planners call it before returning.
+// assignments, and marks the plan proven optimal when its peak meets the
+// lower bound. Planners call it before returning.
 void ComputePlanStatistics(const Problem& problem, Plan& plan);
 
 }  // namespace memplan
