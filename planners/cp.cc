@@ -19,6 +19,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
+#include "memplan/internal/placement.h"
 #include "memplan/internal/planner_util.h"
 #include "memplan/internal/planners.h"
 #include "memplan/internal/status_macros.h"
@@ -304,12 +305,22 @@ absl::StatusOr<Plan> CpPlanner::SolveImpl(const Problem& problem,
   const int n = static_cast<int>(problem.buffers.size());
   if (n == 0) return FinishPlan(problem, Plan{}, /*proven=*/true);
 
-  // Fixed buffers that already overlap make every plan invalid.
-  const ConflictGraph conflicts = ConflictGraph::Build(problem);
-  for (BufferId b = 0; b < n; ++b) {
+  // The size of the model, before anything as large as it is built: the
+  // conflict graph and the disjunctions both grow with the pairs.
+  stats.conflicting_pairs = internal::CountOverlappingPairs(problem) +
+                            static_cast<int64_t>(problem.conflicts.size());
+  stats.model_too_large =
+      options_.max_conflicting_pairs > 0 &&
+      stats.conflicting_pairs > options_.max_conflicting_pairs;
+
+  // Fixed buffers that already overlap make every plan invalid. (Above the
+  // bound the warm start's placement of the fixed buffers finds them.)
+  std::optional<ConflictGraph> conflict_graph;
+  if (!stats.model_too_large) conflict_graph = ConflictGraph::Build(problem);
+  for (BufferId b = 0; conflict_graph.has_value() && b < n; ++b) {
     const Buffer& bb = problem.buffers[b];
     if (!bb.fixed.has_value() || bb.size == 0) continue;
-    for (BufferId c : conflicts.neighbors(b)) {
+    for (BufferId c : conflict_graph->neighbors(b)) {
       const Buffer& cb = problem.buffers[c];
       if (c <= b || !cb.fixed.has_value() || cb.size == 0) continue;
       if (bb.fixed->offset < cb.fixed->offset + cb.size &&
@@ -363,6 +374,38 @@ absl::StatusOr<Plan> CpPlanner::SolveImpl(const Problem& problem,
   if (incumbent.has_value() && incumbent->peak <= lower) {
     return FinishPlan(problem, std::move(*incumbent), /*proven=*/true);
   }
+  if (stats.model_too_large) {
+    if (incumbent.has_value()) {
+      return FinishPlan(problem, std::move(*incumbent), /*proven=*/false);
+    }
+    const std::string why = absl::StrCat(
+        "the cp planner builds no model of ", stats.conflicting_pairs,
+        " conflicting pairs (CpOptions::max_conflicting_pairs is ",
+        options_.max_conflicting_pairs, ") and has no warm start plan");
+    if (!warm_error.ok()) {
+      return absl::Status(
+          warm_error.code(),
+          absl::StrCat(why, "; the warm start: ", warm_error.message()));
+    }
+    return absl::UnimplementedError(why);
+  }
+  const ConflictGraph& conflicts = *conflict_graph;
+  // Building the model is cut short by the time limit too: the incumbent
+  // (or DeadlineExceeded) is returned, as when the search runs out of time.
+  auto out_of_time = [&]() -> absl::StatusOr<Plan> {
+    stats.model_out_of_time = true;
+    if (incumbent.has_value()) {
+      return FinishPlan(problem, std::move(*incumbent), /*proven=*/false);
+    }
+    return absl::DeadlineExceededError(absl::StrCat(
+        "the cp planner ran out of its time limit of ",
+        absl::FormatDuration(options.time_limit), " while building its model"));
+  };
+  // Reads the clock every 1024 calls.
+  int64_t clock_ticks = 0;
+  auto past_deadline = [&] {
+    return (++clock_ticks & 1023) == 0 && absl::Now() >= deadline;
+  };
 
   // Units: every size, alignment and fixed offset is a multiple of `unit`.
   Bytes unit = 0;
@@ -483,6 +526,7 @@ absl::StatusOr<Plan> CpPlanner::SolveImpl(const Problem& problem,
       }
       const int j = index[c];
       PostDisjunction(home, home.x[k], data.size[k], home.x[j], data.size[j]);
+      if (past_deadline()) return out_of_time();
     }
   }
 
@@ -496,13 +540,13 @@ absl::StatusOr<Plan> CpPlanner::SolveImpl(const Problem& problem,
       starts[rank(life.start)].push_back(k);
       ends[rank(life.end)].push_back(k);
     }
-    constexpr int64_t kMaxCliqueMembers = 200000;  // bounds model size
     int64_t members = 0;
     std::vector<int> live;
     bool grew = false;
     for (size_t t = 0; t < times.size(); ++t) {
       if (grew && !ends[t].empty() && live.size() >= 2 &&
-          members + static_cast<int64_t>(live.size()) <= kMaxCliqueMembers) {
+          members + static_cast<int64_t>(live.size()) <=
+              options_.max_clique_members) {
         Gecode::IntVarArgs xs;
         Gecode::IntArgs ps;
         for (int k : live) {
@@ -511,6 +555,7 @@ absl::StatusOr<Plan> CpPlanner::SolveImpl(const Problem& problem,
         }
         Gecode::unary(home, xs, ps);
         members += static_cast<int64_t>(live.size());
+        if (absl::Now() >= deadline) return out_of_time();
       }
       if (!ends[t].empty()) {
         grew = false;
@@ -560,6 +605,7 @@ absl::StatusOr<Plan> CpPlanner::SolveImpl(const Problem& problem,
         if (data.twin_class[ka] >= 0) continue;
         std::vector<int> cls = {ka};
         for (size_t b = a + 1; b < j; ++b) {
+          if (past_deadline()) return out_of_time();
           const int kb = order[b];
           if (data.twin_class[kb] < 0 && others(ka, kb) == others(kb, ka))
             cls.push_back(kb);
@@ -593,6 +639,18 @@ absl::StatusOr<Plan> CpPlanner::SolveImpl(const Problem& problem,
     Gecode::Search::Options search_options;
     search_options.threads = threads;
     search_options.stop = &stop;
+    // The search keeps a copy of the space every c_d levels of its path,
+    // and a copy holds every disjunction: about 48 bytes per pair and level
+    // (measured on somas_resnet50: 218395 pairs, 1042 buffers, 1.76 GB at
+    // the default c_d = 8, 0.54 GB at 64). Large models copy less often so
+    // that the copies stay near 256 MB; the search visits the same nodes,
+    // recomputation only costs time.
+    const double copy_bytes = 48.0 *
+                              static_cast<double>(stats.conflicting_pairs) *
+                              static_cast<double>(m);
+    search_options.c_d = static_cast<unsigned int>(
+        std::clamp(copy_bytes / (256.0 * 1024 * 1024),
+                   static_cast<double>(Gecode::Search::Config::c_d), 1e6));
     Gecode::BAB<CpSpace> engine(root.get(), search_options);
     while (CpSpace* solution = engine.next()) {
       for (int k = 0; k < m; ++k) offsets[k] = solution->x[k].val();

@@ -31,8 +31,11 @@
 // interchangeable, so postponing one postpones its twins at the same offset.
 // Proven optimal when the search space is exhausted. Limits:
 //   * one pool only (several pools: Unimplemented);
-//   * options.time_limit (default 10 s) bounds warm start, model and search;
-//     out of time, the best plan found is returned, not proven optimal;
+//   * CpOptions::max_conflicting_pairs (default 100000) bounds the model:
+//     above it, the warm start plan is returned unproven, no model built;
+//   * options.time_limit (default 10 s) bounds warm start (half of it),
+//     model building and search; out of time, the best plan found is
+//     returned, not proven optimal;
 //   * with threads = 1 the search is deterministic, but a run cut short by
 //     the time limit stops wherever the clock says: two such runs may return
 //     different plans. threads > 1 uses Gecode's parallel branch and bound,
@@ -74,6 +77,20 @@ struct CpOptions {
   // Branch on the open buffer with the lowest feasible offset (ties: the
   // largest) instead of the largest (ties: the lowest offset).
   bool lowest_offset_first = false;
+  // Bound on the model, checked before anything is built: the conflicting
+  // pairs (lifetime overlaps between buffers with bytes, counted by a sweep
+  // in O(n log n), plus the explicit conflicts). Every pair is an entry of
+  // the conflict graph and a reified disjunction in every Gecode space the
+  // search keeps, so memory grows with the pairs: measured 1.8 GB at the
+  // 218395 pairs of somas_resnet50 (0.4 GB even with the fewest copies);
+  // S_1 (28526 buffers) has 43 million. Above the bound no model is built:
+  // the warm start plan is returned, not proven optimal (proven when it
+  // meets the lower bound); without a warm start plan, the warm start's
+  // error or Unimplemented. 0: no bound.
+  int64_t max_conflicting_pairs = 100000;
+  // Bound on the redundant cliques: the sum of their sizes. Cliques past it
+  // are left out (the model stays exact, it only propagates less).
+  int64_t max_clique_members = 200000;
 };
 
 // Statistics of the last search (for tests and measurements).
@@ -83,6 +100,9 @@ struct CpStats {
   int64_t solutions = 0;  // improving solutions found by the search
   bool used_warm_start = false;
   Bytes warm_start_peak = 0;
+  int64_t conflicting_pairs = 0;   // the estimate checked against the bound
+  bool model_too_large = false;    // above max_conflicting_pairs: no model
+  bool model_out_of_time = false;  // the time limit ran out while building
 };
 
 // A cp planner with explicit options. `stats`, when set, receives the

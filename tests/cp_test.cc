@@ -418,5 +418,86 @@ TEST(CpTest, NeverWorseThanTheWarmStartOnBundledModels) {
   }
 }
 
+// The model bound: above CpOptions::max_conflicting_pairs cp builds no model
+// and returns its warm start plan, not proven optimal.
+
+TEST(CpTest, AboveThePairBoundReturnsTheWarmStartUnproven) {
+  const Problem problem = GreedyTrap();  // 3 overlapping pairs
+  CpOptions cp_options;
+  cp_options.warm_start = {"greedy_by_size"};
+  cp_options.max_conflicting_pairs = 2;
+  CpStats stats;
+  absl::StatusOr<Plan> plan =
+      SolveCp(problem, cp_options, absl::Seconds(10), &stats);
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  EXPECT_EQ(stats.conflicting_pairs, 3);
+  EXPECT_TRUE(stats.model_too_large);
+  ASSERT_TRUE(stats.used_warm_start);
+  EXPECT_EQ(stats.warm_start_peak, 10);
+  EXPECT_EQ(plan->peak, 10);  // the warm start's, not the optimum 7
+  EXPECT_FALSE(plan->proven_optimal);
+  EXPECT_EQ(stats.nodes, 0);  // no search
+
+  // At the bound the model is built and the optimum proven.
+  cp_options.max_conflicting_pairs = 3;
+  plan = SolveCp(problem, cp_options, absl::Seconds(10), &stats);
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  EXPECT_FALSE(stats.model_too_large);
+  EXPECT_EQ(plan->peak, 7);
+  EXPECT_TRUE(plan->proven_optimal);
+}
+
+TEST(CpTest, ExplicitConflictsCountTowardsThePairBound) {
+  CpOptions cp_options;
+  cp_options.warm_start = {"naive"};
+  cp_options.max_conflicting_pairs = 2;
+  CpStats stats;
+  absl::StatusOr<Plan> plan =
+      SolveCp(ExplicitTriangle(0), cp_options, absl::Seconds(10), &stats);
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  EXPECT_EQ(stats.conflicting_pairs, 3);
+  EXPECT_TRUE(stats.model_too_large);
+  // naive stacks the three: 24, which is the optimum but above the lower
+  // bound (8), so nothing proves it.
+  EXPECT_EQ(plan->peak, 24);
+  EXPECT_FALSE(plan->proven_optimal);
+}
+
+TEST(CpTest, AboveThePairBoundWithoutWarmStartIsAnError) {
+  CpOptions cp_options = NoWarmStart();
+  cp_options.max_conflicting_pairs = 2;
+  absl::StatusOr<Plan> plan = SolveCp(GreedyTrap(), cp_options);
+  ASSERT_FALSE(plan.ok());
+  EXPECT_EQ(plan.status().code(), absl::StatusCode::kUnimplemented);
+  EXPECT_NE(plan.status().message().find("max_conflicting_pairs"),
+            std::string::npos)
+      << plan.status();
+}
+
+TEST(CpTest, DefaultPairBoundKeepsDenseProblemsOutOfTheModel) {
+  // The greedy trap (in thousands of bytes) and, later, 500 one-byte buffers
+  // alive together: 124753 conflicting pairs, above the default bound. The
+  // warm start is 10000 against a lower bound of 7000.
+  Problem problem = GreedyTrap();
+  for (Buffer& b : problem.buffers) b.size *= 1000;
+  for (int i = 0; i < 500; ++i) {
+    problem.buffers.push_back(
+        Buffer{.name = absl::StrCat("t", i), .size = 1, .lifetime = {10, 11}});
+  }
+  CpOptions cp_options;
+  ASSERT_LT(cp_options.max_conflicting_pairs, 124753);
+  cp_options.warm_start = {"greedy_by_size"};
+  CpStats stats;
+  absl::StatusOr<Plan> plan =
+      SolveCp(problem, cp_options, absl::Seconds(10), &stats);
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  EXPECT_EQ(stats.conflicting_pairs, 124753);
+  EXPECT_TRUE(stats.model_too_large);
+  EXPECT_EQ(plan->lower_bound, 7000);
+  EXPECT_EQ(plan->peak, 10000);
+  EXPECT_FALSE(plan->proven_optimal);
+  EXPECT_EQ(stats.nodes, 0);
+}
+
 }  // namespace
 }  // namespace memplan
