@@ -10,6 +10,11 @@
 //   * Dense problems, where one greedy run costs more than a sixteenth of the
 //     counted budget (time limit x HillClimbOptions::work_per_second), run
 //     fewer greedy placements (greedy_by_size always) and no hill climb.
+//   * The time limit: the first greedy run (greedy_by_size) always
+//     completes; a later run still going at the deadline is abandoned and
+//     nothing more is started, the best complete plan wins. Below the
+//     limit the counted budget alone decides, so the plan does not depend
+//     on the clock.
 //   * Every candidate goes through VerifyPlan; the smallest peak wins (ties:
 //     the earlier candidate). When none succeeds, the first error (for
 //     instance greedy_by_size's ResourceExhausted) is returned.
@@ -23,6 +28,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "greedy_by_size.h"
@@ -43,14 +49,22 @@ class BestPlanner : public Planner {
   absl::StatusOr<Plan> Solve(const Problem& problem,
                              const PlanOptions& options) const override {
     const absl::Time deadline = absl::Now() + options.time_limit;
+    // greedy_by_size, first_fit, position_greedy, then the area and
+    // lifetime orders. The first run always completes; the others are
+    // abandoned when still going at the deadline.
     std::vector<std::unique_ptr<Planner>> planners;
     planners.push_back(internal::NewGreedyBySizePlanner());
-    planners.push_back(internal::NewFirstFitPlanner());
-    planners.push_back(internal::NewPositionGreedyPlanner());
+    planners.push_back(NewGreedyPlanner({.order = PlacementOrder::kSize,
+                                         .fit = Fit::kFirst,
+                                         .deadline = deadline}));
+    planners.push_back(NewGreedyPlanner({.order = PlacementOrder::kSizeThenId,
+                                         .fit = Fit::kFirst,
+                                         .deadline = deadline}));
     for (PlacementOrder order :
          {PlacementOrder::kArea, PlacementOrder::kLifetime}) {
       for (Fit fit : {Fit::kBest, Fit::kFirst}) {
-        planners.push_back(NewGreedyPlanner({.order = order, .fit = fit}));
+        planners.push_back(NewGreedyPlanner(
+            {.order = order, .fit = fit, .deadline = deadline}));
       }
     }
     // Budget in counted work, decided up front so that the plan does not
@@ -83,6 +97,8 @@ class BestPlanner : public Planner {
       // A plan at the lower bound cannot be beaten; skip the search.
       if (is_hill_climb && best.has_value() && best->peak <= best->lower_bound)
         break;
+      // Out of time: keep the best complete plan.
+      if (best.has_value() && absl::Now() >= deadline) break;
       absl::StatusOr<Plan> plan = planner->Solve(problem, options);
       if (plan.ok()) {
         if (absl::Status status = VerifyPlan(problem, *plan); !status.ok()) {
@@ -92,6 +108,7 @@ class BestPlanner : public Planner {
         }
       }
       if (!plan.ok()) {
+        if (absl::IsDeadlineExceeded(plan.status())) break;  // abandoned
         if (!first_error.has_value()) first_error = plan.status();
         continue;
       }

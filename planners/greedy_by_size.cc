@@ -24,12 +24,15 @@ class GreedyPlanner : public Planner {
 
   absl::StatusOr<Plan> Solve(const Problem& problem,
                              const PlanOptions& options) const override {
-    (void)options;  // one pass; far below any sensible time limit
+    // One pass, which always completes (on its own a heuristic ignores the
+    // time limit); only a composition's deadline can cut it short.
+    (void)options;
     const internal::PlacementIndex index(problem);
     const std::vector<BufferId> order =
         internal::SortedBuffers(problem, options_.order);
     MEMPLAN_ASSIGN_OR_RETURN(
-        Plan plan, internal::PlaceInOrder(index, order, options_.fit));
+        Plan plan,
+        internal::PlaceInOrder(index, order, options_.fit, options_.deadline));
     plan.planner = std::string(name());
     return plan;
   }

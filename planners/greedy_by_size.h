@@ -29,8 +29,10 @@
 #define MEMPLAN_PLANNERS_GREEDY_BY_SIZE_H_
 
 #include <memory>
+#include <optional>
 #include <string_view>
 
+#include "absl/time/time.h"
 #include "memplan/internal/placement.h"
 #include "memplan/planner.h"
 
@@ -39,6 +41,10 @@ namespace memplan {
 struct GreedyOptions {
   internal::PlacementOrder order = internal::PlacementOrder::kSize;
   internal::Fit fit = internal::Fit::kBest;
+  // For compositions that have a plan already (best, hill_climb): a run
+  // still going at this time is abandoned, DeadlineExceeded. Unset (the
+  // default), the run always completes: one pass, it ignores the time limit.
+  std::optional<absl::Time> deadline;
 };
 
 // The planner's name for `options`: "greedy_by_size" (size, best fit),

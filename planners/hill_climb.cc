@@ -10,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/status/status.h"
 #include "absl/time/clock.h"
 #include "memplan/internal/placement.h"
 #include "memplan/internal/planners.h"
@@ -38,11 +39,16 @@ class Climber {
       position_[order_[i]] = i;
   }
 
-  // Places everything; the start plan is known to fit.
-  absl::Status Start() {
+  // Places everything (a greedy run). With a deadline, a run still going
+  // at it is abandoned: DeadlineExceeded.
+  absl::Status Start(const std::optional<absl::Time>& deadline) {
     if (absl::Status s = state_.PlaceFixed(); !s.ok()) return s;
+    int64_t last_work = 0;
     for (BufferId b : order_) {
       if (absl::Status s = state_.PlaceGreedily(b, fit_); !s.ok()) return s;
+      if (internal::PastDeadline(deadline, state_.work(), last_work)) {
+        return absl::DeadlineExceededError("start abandoned at the deadline");
+      }
     }
     used_ = state_.PoolUsed();
     peak_ = Sum(used_);
@@ -68,8 +74,9 @@ class Climber {
   int64_t work() const { return state_.work() + scans_; }
   Plan ToPlan() const { return state_.ToPlan(); }
 
-  // One perturbation; true when it was kept.
-  bool Round(std::mt19937_64& rng) {
+  // One perturbation; true when it was kept. A round still placing at the
+  // deadline is undone.
+  bool Round(std::mt19937_64& rng, absl::Time deadline) {
     const Problem& problem = index_.problem();
     scans_ += 3 * static_cast<int64_t>(problem.buffers.size());
     // The buffers at the top of their pool, by id.
@@ -127,8 +134,10 @@ class Climber {
       state_.Unplace(b);
     }
     bool fits = true;
+    int64_t last_work = state_.work();
     for (int i = first; i < static_cast<int>(order_.size()) && fits; ++i) {
-      fits = state_.PlaceGreedily(order_[i], fit_).ok();
+      fits = state_.PlaceGreedily(order_[i], fit_).ok() &&
+             !internal::PastDeadline(deadline, state_.work(), last_work);
     }
     if (fits) {
       std::vector<Bytes> used = state_.PoolUsed();
@@ -188,34 +197,40 @@ class HillClimbPlanner : public Planner {
         options_.deadline.value_or(absl::Now() + options.time_limit);
     const PlacementIndex index(problem);
 
-    // The start: the smallest greedy plan.
+    const Bytes lower_bound = LowerBound(problem);
+    const Bytes threshold =
+        problem.pools.size() == 1 ? lower_bound * 100 / 100 : 0;
+    // The start: the smallest greedy plan (ties: the first), kept placed.
+    // The first run always completes; a later one still going at the
+    // deadline is abandoned, and no other starts.
     std::optional<absl::Status> first_error;
-    std::optional<GreedyOptions> start;
+    std::unique_ptr<Climber> best_start;
     Bytes start_peak = 0;
+    bool first_run = true;
     for (const GreedyOptions& g : options_.starts) {
-      const std::vector<BufferId> order =
-          internal::SortedBuffers(problem, g.order);
-      absl::StatusOr<Plan> plan = internal::PlaceInOrder(index, order, g.fit);
-      if (!plan.ok()) {
-        if (!first_error.has_value()) first_error = plan.status();
+      auto candidate = std::make_unique<Climber>(
+          index, internal::SortedBuffers(problem, g.order), g.fit);
+      candidate->set_threshold(threshold);
+      const absl::Status status = candidate->Start(
+          first_run ? std::nullopt : std::optional<absl::Time>(deadline));
+      first_run = false;
+      if (absl::IsDeadlineExceeded(status)) break;
+      if (!status.ok()) {
+        if (!first_error.has_value()) first_error = status;
         continue;
       }
-      if (!start.has_value() || plan->peak < start_peak) {
-        start = g;
-        start_peak = plan->peak;
+      const Bytes peak = candidate->ToPlan().peak;
+      if (best_start == nullptr || peak < start_peak) {
+        best_start = std::move(candidate);
+        start_peak = peak;
       }
     }
-    if (!start.has_value()) {
+    if (best_start == nullptr) {
       return first_error.value_or(
           absl::InvalidArgumentError("hill_climb has no start"));
     }
 
-    Climber climber(index, internal::SortedBuffers(problem, start->order),
-                    start->fit);
-    climber.set_threshold(
-        problem.pools.size() == 1 ? LowerBound(problem) * 100 / 100 : 0);
-    if (absl::Status s = climber.Start(); !s.ok()) return s;
-    const Bytes lower_bound = LowerBound(problem);
+    Climber& climber = *best_start;
     const double seconds = absl::ToDoubleSeconds(options.time_limit);
     const double budget =
         seconds * static_cast<double>(options_.work_per_second);
@@ -225,10 +240,10 @@ class HillClimbPlanner : public Planner {
       if (climber.peak() <= lower_bound) break;
       if (since_gain >= options_.max_rounds_without_gain) break;
       if (static_cast<double>(climber.work()) >= budget) break;
-      // The clock is read every few rounds: it is only a safety cap.
-      if (round % 16 == 0 && absl::Now() >= deadline) break;
+      // The clock is only a safety cap; a round costs at least O(n).
+      if (absl::Now() >= deadline) break;
       const Bytes before = climber.peak();
-      climber.Round(rng);
+      climber.Round(rng, deadline);
       since_gain = climber.peak() < before ? 0 : since_gain + 1;
     }
     Plan plan = climber.ToPlan();

@@ -20,8 +20,11 @@
 // Determinism: the rounds, the stagnation limit and the work budget are
 // counted, not timed, so the same problem, seed and time limit give the same
 // plan on any machine. The wall clock is only a safety cap (the time limit
-// itself): when a very slow or loaded machine reaches it first, the result
-// is still a valid plan, but may differ from one run to the next.
+// itself): the first start always completes, a later start still going at
+// the deadline is abandoned (no further starts), and a round still placing
+// at it is undone. When a very slow or loaded machine (or a dense problem,
+// whose greedy runs take seconds) reaches it first, the result is still a
+// valid plan, but may differ from one run to the next.
 //
 // Never worse than its start; not guaranteed optimal.
 

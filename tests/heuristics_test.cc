@@ -14,6 +14,8 @@
 #include "hill_climb.h"
 #include "memplan/internal/placement.h"
 #include "memplan/memplan.h"
+#include "memplan/synthetic.h"
+#include "memplan/verify.h"
 #include "test_util.h"
 
 namespace memplan {
@@ -322,6 +324,73 @@ TEST(QualityTest, BestBeatsGreedyOnAMiniMallocInstance) {
   const Plan greedy = MustPlan(problem, "greedy_by_size");
   const Plan best = MustPlan(problem, "best", absl::Milliseconds(300));
   EXPECT_LT(best.peak, greedy.peak);
+}
+
+// Deadlines of compositions: a placement run still going at its deadline is
+// abandoned; hill_climb keeps its first start, which always completes.
+
+Problem DenseTrainingProblem() {
+  SyntheticOptions options;
+  options.buffers = 600;
+  absl::StatusOr<Problem> problem =
+      SyntheticProblem(SyntheticKind::kTraining, options);
+  EXPECT_TRUE(problem.ok()) << problem.status();
+  return problem.ok() ? *problem : Problem{};
+}
+
+TEST(DeadlineTest, PlacementRunIsAbandonedAtItsDeadline) {
+  const Problem problem = DenseTrainingProblem();
+  ASSERT_GT(internal::CountOverlappingPairs(problem), internal::kClockWork);
+  const internal::PlacementIndex index(problem);
+  const std::vector<BufferId> order =
+      internal::SortedBuffers(problem, internal::PlacementOrder::kSize);
+  absl::StatusOr<Plan> free_run =
+      internal::PlaceInOrder(index, order, internal::Fit::kBest);
+  ASSERT_TRUE(free_run.ok()) << free_run.status();
+  absl::StatusOr<Plan> in_time = internal::PlaceInOrder(
+      index, order, internal::Fit::kBest, absl::InfiniteFuture());
+  ASSERT_TRUE(in_time.ok()) << in_time.status();
+  EXPECT_EQ(in_time->assignments, free_run->assignments);
+  absl::StatusOr<Plan> late = internal::PlaceInOrder(
+      index, order, internal::Fit::kBest, absl::InfinitePast());
+  EXPECT_EQ(late.status().code(), absl::StatusCode::kDeadlineExceeded);
+
+  // A greedy planner with a deadline (as best runs all but its first).
+  absl::StatusOr<Plan> greedy =
+      NewGreedyPlanner({.deadline = absl::InfinitePast()})
+          ->Solve(problem, PlanOptions{});
+  EXPECT_EQ(greedy.status().code(), absl::StatusCode::kDeadlineExceeded);
+}
+
+TEST(DeadlineTest, HillClimbPastItsDeadlineKeepsTheFirstStart) {
+  const Problem problem = DenseTrainingProblem();
+  HillClimbOptions options;
+  const Plan first = MustPlan(problem, "greedy_by_size");
+  // Meaningful only when another start is smaller: without the deadline,
+  // hill_climb would start from that one.
+  Bytes smallest = first.peak;
+  for (const GreedyOptions& g : options.starts) {
+    absl::StatusOr<Plan> plan = NewGreedyPlanner(g)->Solve(problem, {});
+    ASSERT_TRUE(plan.ok()) << plan.status();
+    smallest = std::min(smallest, plan->peak);
+  }
+  ASSERT_LT(smallest, first.peak);
+  ASSERT_EQ(options.starts.front().order, internal::PlacementOrder::kSize);
+  ASSERT_EQ(options.starts.front().fit, internal::Fit::kBest);
+
+  options.deadline = absl::InfinitePast();
+  absl::StatusOr<Plan> plan =
+      NewHillClimbPlanner(options)->Solve(problem, PlanOptions{});
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  EXPECT_TRUE(VerifyPlan(problem, *plan).ok());
+  EXPECT_EQ(plan->assignments, first.assignments);
+
+  // Without the deadline the same start and budget climb from the smallest.
+  options.deadline.reset();
+  plan = NewHillClimbPlanner(options)->Solve(
+      problem, PlanOptions{.time_limit = absl::Milliseconds(100)});
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  EXPECT_LE(plan->peak, smallest);
 }
 
 }  // namespace
