@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <cstdint>
 #include <numeric>
 #include <utility>
 
@@ -55,11 +56,44 @@ std::vector<BufferId> SortedBuffers(const Problem& problem,
 
 void SortByOffset(std::vector<Obstacle>& obstacles) {
   // By begin alone: FindOffset's result does not depend on the order of
-  // obstacles with equal begins, and the one-key sort is the hot spot of
-  // dense problems. (std::sort on the same input is deterministic.)
-  std::sort(
-      obstacles.begin(), obstacles.end(),
-      [](const Obstacle& a, const Obstacle& b) { return a.begin < b.begin; });
+  // obstacles with equal begins (after the first of them, the highest byte
+  // reached is above their begin), and the one-key sort is the hot spot of
+  // dense problems. Small sets: std::sort. Large ones (the live sets of
+  // training-like problems): a stable LSD radix sort on the bytes of begin
+  // that differ between obstacles, a few linear passes instead of k log k
+  // comparisons. Both are deterministic.
+  constexpr size_t kRadixFrom = 256;
+  if (obstacles.size() < kRadixFrom) {
+    std::sort(
+        obstacles.begin(), obstacles.end(),
+        [](const Obstacle& a, const Obstacle& b) { return a.begin < b.begin; });
+    return;
+  }
+  // Signed order as unsigned: the sign bit flipped.
+  auto Key = [](const Obstacle& o) {
+    return static_cast<uint64_t>(o.begin) ^ (uint64_t{1} << 63);
+  };
+  uint64_t all_or = 0;
+  uint64_t all_and = ~uint64_t{0};
+  for (const Obstacle& o : obstacles) {
+    all_or |= Key(o);
+    all_and &= Key(o);
+  }
+  const uint64_t varying = all_or ^ all_and;  // bits not shared by all
+  thread_local std::vector<Obstacle> buffer;
+  buffer.resize(obstacles.size());
+  std::vector<Obstacle>* from = &obstacles;
+  std::vector<Obstacle>* to = &buffer;
+  for (int shift = 0; shift < 64; shift += 8) {
+    if (((varying >> shift) & 0xff) == 0) continue;
+    size_t count[257] = {};
+    for (const Obstacle& o : *from) ++count[((Key(o) >> shift) & 0xff) + 1];
+    for (int d = 0; d < 256; ++d) count[d + 1] += count[d];
+    for (const Obstacle& o : *from)
+      (*to)[count[(Key(o) >> shift) & 0xff]++] = o;
+    std::swap(from, to);
+  }
+  if (from != &obstacles) obstacles.swap(buffer);
 }
 
 std::optional<Offset> FindOffset(std::span<const Obstacle> sorted, Bytes size,
