@@ -129,6 +129,127 @@ TEST(ExactTest, AgreesWithBruteForceOnSmallProblems) {
   }
 }
 
+// Max-live is 4 (at every step but 2), yet no plan is lower than 5. In 4
+// bytes: a and h (3 bytes, one step each) push b and g to an edge, say b
+// at 0; c (2 bytes) beside b leaves d at 1 or 3; either way f (2 bytes)
+// beside d and g leaves e only byte 0, which b still holds at step 2.
+//
+//   step:  0   1   2   3   4   5
+//          a   c   e   e   g   h      a, h: 3 bytes; c, f: 2 bytes;
+//          b   b   b   f   f   g      b, d, e, g: 1 byte
+//              d   d   d   d
+Problem FragmentationChain(Bytes capacity) {
+  auto buffer = [](const char* name, Step start, Step end, Bytes size) {
+    return Buffer{.name = name, .size = size, .lifetime = {start, end}};
+  };
+  return Problem{.buffers = {buffer("a", 0, 1, 3), buffer("b", 0, 3, 1),
+                             buffer("c", 1, 2, 2), buffer("d", 1, 5, 1),
+                             buffer("e", 2, 4, 1), buffer("f", 3, 5, 2),
+                             buffer("g", 4, 6, 1), buffer("h", 5, 6, 3)},
+                 .pools = {Pool{.name = "sram", .capacity = capacity}}};
+}
+
+// A random problem that is tight at every step: at each step some live
+// buffers end and new ones (random sizes) fill the step up to `height`
+// units of 8 bytes, so that fragmentation - not max-live - often decides
+// the optimum. At most `max_buffers` buffers.
+Problem TightRandomProblem(uint64_t seed, int max_buffers) {
+  std::mt19937_64 rng(seed);
+  Problem problem{.pools = {Pool{.name = "default"}}};
+  const Bytes height = 4 + static_cast<Bytes>(rng() % 2);
+  const Step steps = 6 + static_cast<Step>(rng() % 5);
+  std::vector<BufferId> live;
+  for (Step t = 0; t < steps; ++t) {
+    std::vector<BufferId> kept;
+    Bytes load = 0;
+    for (BufferId b : live) {
+      if (rng() % 2 == 0) {
+        kept.push_back(b);
+        load += problem.buffers[b].size / 8;
+      } else {
+        problem.buffers[b].lifetime.end = t;
+      }
+    }
+    live = kept;
+    while (load < height &&
+           static_cast<int>(problem.buffers.size()) < max_buffers) {
+      const Bytes size =
+          1 + static_cast<Bytes>(rng() % std::min<Bytes>(3, height - load));
+      live.push_back(static_cast<BufferId>(problem.buffers.size()));
+      problem.buffers.push_back(
+          Buffer{.name = absl::StrCat("b", problem.buffers.size()),
+                 .size = 8 * size,
+                 .lifetime = {t, steps}});
+      load += size;
+    }
+  }
+  return problem;
+}
+
+// FragmentationChain with sizes times 1 to 3, its buffers in a random
+// order, a random time shift and 1 to 3 random buffers of 1 to 3 units
+// alive somewhere over steps [0, 10).
+Problem ShuffledChain(uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  const Problem chain = FragmentationChain(0);
+  const Bytes scale = 1 + static_cast<Bytes>(rng() % 3);
+  const Step shift = static_cast<Step>(rng() % 4);
+  Problem problem{.pools = chain.pools};
+  for (Buffer b : chain.buffers) {
+    b.size *= scale;
+    b.lifetime = {b.lifetime.start + shift, b.lifetime.end + shift};
+    problem.buffers.push_back(b);
+  }
+  const int extra = 1 + static_cast<int>(rng() % 3);
+  for (int i = 0; i < extra; ++i) {
+    const Step start = static_cast<Step>(rng() % 9);
+    const Step end = start + 1 + static_cast<Step>(rng() % (10 - start - 1));
+    problem.buffers.push_back(
+        Buffer{.name = absl::StrCat("x", i),
+               .size = scale * (1 + static_cast<Bytes>(rng() % 3)),
+               .lifetime = {start, end}});
+  }
+  std::shuffle(problem.buffers.begin(), problem.buffers.end(), rng);
+  return problem;
+}
+
+TEST(ExactTest, AgreesWithCpOnSmallRandomProblems) {
+  absl::StatusOr<std::unique_ptr<Planner>> cp = CreatePlanner("cp");
+  ASSERT_TRUE(cp.ok()) << cp.status();
+  int above_lower_bound = 0;
+  for (uint64_t seed = 300; seed < 380; ++seed) {
+    SCOPED_TRACE(seed);
+    // Larger than the brute force can afford: up to 14 buffers. Random
+    // problems rarely need more than max-live, so every other one is the
+    // fragmentation chain scaled, shuffled and joined by random buffers.
+    Problem problem = TightRandomProblem(seed, 14);
+    if (seed % 2 == 1) problem = ShuffledChain(seed);
+    PlanOptions options;
+    options.time_limit = absl::Seconds(20);
+    absl::StatusOr<Plan> by_cp = (*cp)->Solve(problem, options);
+    ASSERT_TRUE(by_cp.ok()) << by_cp.status();
+    ASSERT_TRUE(by_cp->proven_optimal);
+    absl::StatusOr<Plan> by_exact = SolveExact(problem);
+    ASSERT_TRUE(by_exact.ok()) << by_exact.status();
+    EXPECT_TRUE(by_exact->proven_optimal);
+    EXPECT_EQ(by_exact->peak, by_cp->peak);
+    if (by_cp->peak > by_cp->lower_bound) ++above_lower_bound;
+
+    // The optimum as capacity fits; below it the search proves nothing fits.
+    problem.pools[0].capacity = by_cp->peak;
+    absl::StatusOr<Plan> fits = SolveExact(problem);
+    ASSERT_TRUE(fits.ok()) << fits.status();
+    EXPECT_LE(fits->peak, by_cp->peak);
+    problem.pools[0].capacity = by_cp->peak - 1;
+    absl::StatusOr<Plan> none = SolveExact(problem);
+    ASSERT_FALSE(none.ok());
+    EXPECT_EQ(none.status().code(), absl::StatusCode::kResourceExhausted)
+        << none.status();
+  }
+  // Not only problems that max-live settles.
+  EXPECT_GE(above_lower_bound, 5);
+}
+
 TEST(ExactTest, EveryInferenceSwitchGivesTheSameOptimum) {
   for (uint64_t seed = 100; seed <= 130; ++seed) {
     SCOPED_TRACE(seed);
@@ -180,6 +301,31 @@ TEST(ExactTest, ProvesSmallHandCasesInfeasible) {
   EXPECT_EQ(plan.status().code(), absl::StatusCode::kResourceExhausted);
 }
 
+TEST(ExactTest, TheSearchProvesInfeasibilityAboveMaxLive) {
+  const Problem unbounded = FragmentationChain(0);
+  EXPECT_EQ(LowerBound(unbounded), 4);
+  ASSERT_EQ(BruteForce(unbounded).Optimum(), 5);
+
+  absl::StatusOr<Plan> best = SolveExact(unbounded);
+  ASSERT_TRUE(best.ok()) << best.status();
+  EXPECT_EQ(best->peak, 5);
+  EXPECT_TRUE(best->proven_optimal);
+
+  // Max-live fits in 4, so the proof is the search's own.
+  absl::StatusOr<Plan> none = SolveExact(FragmentationChain(4));
+  ASSERT_FALSE(none.ok());
+  EXPECT_EQ(none.status().code(), absl::StatusCode::kResourceExhausted)
+      << none.status();
+  EXPECT_NE(none.status().message().find("exact search proved"),
+            std::string::npos)
+      << none.status();
+
+  absl::StatusOr<Plan> fits = SolveExact(FragmentationChain(5));
+  ASSERT_TRUE(fits.ok()) << fits.status();
+  EXPECT_LE(fits->peak, 5);
+  EXPECT_TRUE(VerifyPlan(FragmentationChain(5), *fits).ok());
+}
+
 TEST(ExactTest, SeveralPoolsAreUnimplemented) {
   Problem problem{
       .buffers = {Buffer{.name = "a", .size = 8, .lifetime = {0, 1}}},
@@ -191,7 +337,8 @@ TEST(ExactTest, SeveralPoolsAreUnimplemented) {
 
 TEST(ExactTest, SolvesMiniMallocInstancesUnderTheirCapacity) {
   for (const char* name :
-       {"minimalloc/B.1048576.csv", "minimalloc/C.1048576.csv"}) {
+       {"minimalloc/B.1048576.csv", "minimalloc/C.1048576.csv",
+        "minimalloc/E.1048576.csv"}) {
     SCOPED_TRACE(name);
     absl::StatusOr<Problem> problem = LoadProblem(name, {.capacity = 1048576});
     ASSERT_TRUE(problem.ok()) << problem.status();
