@@ -806,10 +806,20 @@ class ExactPlanner : public Planner {
         result = ProbeResult::kUnknown;
         continue;
       }
-      const Outcome outcome = SolvePart(
-          run, part, height, limit, run.options.restarts_per_round,
-          std::max(run.options.first_node_limit,
-                   limit / std::max(1, run.options.restarts_per_round)));
+      // Random orders get as many nodes as the static ones, in searches
+      // that grow only as the square root of the round's limit: many short
+      // tries are what solves the parts no static order does.
+      const int64_t first = std::max<int64_t>(1, run.options.first_node_limit);
+      const int64_t restart_limit = std::max(
+          first, static_cast<int64_t>(std::sqrt(static_cast<double>(limit) *
+                                                static_cast<double>(first))));
+      const int restarts = run.options.restarts_per_round <= 0
+                               ? 0
+                               : static_cast<int>(std::max<int64_t>(
+                                     run.options.restarts_per_round,
+                                     2 * kNumOrders * limit / restart_limit));
+      const Outcome outcome =
+          SolvePart(run, part, height, limit, restarts, restart_limit);
       if (outcome == Outcome::kFound) continue;
       if (outcome == Outcome::kExhausted) {
         if (part.complete) {
@@ -1014,6 +1024,15 @@ class ExactPlanner : public Planner {
         if (lo >= hi) break;
         bool limit_hit = false;
         int64_t a = lo, b = hi - 1;
+        // The lower bound first: at a height without slack the inference
+        // prunes hardest, so a plan there (MiniMalloc's K: 87 ms) is often
+        // found where a looser probe wanders for a minute.
+        if (Probe(run, lo, limit, &limit_hit) == ProbeResult::kFeasible) {
+          hi = PartsHeight(run);
+          b = hi - 1;
+        } else {
+          a = lo + 1;
+        }
         while (a <= b && !run.OutOfBudget()) {
           const int64_t mid = a + (b - a) / 2;
           const ProbeResult r = Probe(run, mid, limit, &limit_hit);

@@ -44,13 +44,13 @@
 //     divisor (MiniMalloc's instances: 1024 bytes).
 // Several static orders of the buffers (size, area, lifetime, start), each
 // also with "buffers that fill the whole run first", are tried in turn, each
-// with the node limit of the round; then `restarts_per_round` random orders
-// (size times a random power of the length, randomly perturbed; seeded from
-// PlanOptions::seed) with a smaller limit each. The failure cache is shared
-// by all of them. Restarts are what solve tight parts where every static
-// order commits early to a wrong choice: MiniMalloc's E has a 131-buffer
-// part with 4 units of slack that no static order solved in 20 s, and a
-// few dozen random orders of 1000 nodes each solve it in tens of ms.
+// with the node limit of the round; then random orders (size times a random
+// power of the length, randomly perturbed; seeded from PlanOptions::seed),
+// as many nodes in all as the static orders, in short searches. The failure
+// cache is shared by all of them. Restarts are what solve tight parts where
+// every static order commits early to a wrong choice: MiniMalloc's E has a
+// 131-buffer part with 4 units of slack that no static order solved in 20 s,
+// and a few dozen random orders of 1000 nodes each solve it in tens of ms.
 //
 // Proofs (infeasible, optimal) are claimed only where the search is complete:
 // a single pool, no fixed placements, no explicit conflicts between buffers
@@ -80,8 +80,10 @@ struct ExactOptions {
   // is multiplied by `node_limit_growth` after every round.
   int64_t first_node_limit = 1000;
   int64_t node_limit_growth = 4;
-  // Random orders tried after the static ones in every round, each with the
-  // round's node limit divided by this number (at least first_node_limit).
+  // Random orders tried after the static ones in every round (at least
+  // this many; more in later rounds, so that they get as many nodes as the
+  // static orders), each with sqrt(round limit * first_node_limit) nodes.
+  // 0: none.
   int restarts_per_round = 16;
   bool section_inference = true;
   bool symmetry = true;
