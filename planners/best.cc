@@ -22,6 +22,8 @@
 // Deterministic as its parts are; never worse than any of them. Not
 // guaranteed optimal.
 
+#include "best.h"
+
 #include <algorithm>
 #include <memory>
 #include <optional>
@@ -44,6 +46,8 @@ using internal::PlacementOrder;
 
 class BestPlanner : public Planner {
  public:
+  explicit BestPlanner(const BestOptions& options) : options_(options) {}
+
   std::string_view name() const override { return "best"; }
 
   absl::StatusOr<Plan> Solve(const Problem& problem,
@@ -71,7 +75,7 @@ class BestPlanner : public Planner {
     // depend on the clock: one greedy run examines about twice the
     // overlapping pairs. Dense problems (a long trace) get fewer greedy runs
     // and no search; greedy_by_size always runs.
-    const HillClimbOptions hill_climb;
+    const HillClimbOptions& hill_climb = options_.hill_climb;
     const double budget = absl::ToDoubleSeconds(options.time_limit) *
                           static_cast<double>(hill_climb.work_per_second);
     const double run_cost =
@@ -118,14 +122,21 @@ class BestPlanner : public Planner {
     best->planner = std::string(name());
     return *std::move(best);
   }
+
+ private:
+  BestOptions options_;
 };
 
 }  // namespace
 
+std::unique_ptr<Planner> NewBestPlanner(const BestOptions& options) {
+  return std::make_unique<BestPlanner>(options);
+}
+
 namespace internal {
 
 std::unique_ptr<Planner> NewBestPlanner() {
-  return std::make_unique<BestPlanner>();
+  return std::make_unique<BestPlanner>(BestOptions{});
 }
 
 }  // namespace internal
