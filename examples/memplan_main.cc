@@ -6,8 +6,8 @@
 //   memplan stats INPUT [build flags]
 //   memplan planners
 //   memplan compare INPUT... [--planners=a,b,...] [--time-limit=SECONDS]
-//                [--format=table|markdown|csv|summary[,...]] [--seed=N] [--threads=N]
-//                [build flags]
+//                [--format=table|markdown|csv|summary[,...]] [--seed=N]
+//                [--threads=N] [build flags]
 //
 // Build flags: --alignment=N --plan-constants --no-plan-inputs
 // --no-plan-outputs --pool=NAME:CAPACITY:ALIGNMENT (repeatable) --capacity=N.
@@ -49,7 +49,8 @@ constexpr char kUsage[] =
     "build flags: --alignment=N --plan-constants --no-plan-inputs "
     "--no-plan-outputs\n"
     "             --pool=NAME:CAPACITY:ALIGNMENT (repeatable) --capacity=N\n"
-    "             --reorder=longest_path|memory (graphs: plan another op order)\n"
+    "             --reorder=longest_path|memory (graphs: plan another op "
+    "order)\n"
     "INPUT: a memplan-graph-v1 JSON (.json, .json.gz) or a buffer CSV (.csv)\n";
 
 // Flags of the form --name=value or --name, and positional arguments.
@@ -103,10 +104,32 @@ absl::StatusOr<int64_t> IntFlag(const CommandLine& line,
   return value;
 }
 
-const std::set<std::string> kBuildFlags = {"alignment",      "plan-constants",
-                                           "no-plan-inputs", "no-plan-outputs",
-                                           "pool",           "capacity",
-                                           "reorder"};
+// --time-limit (seconds), --seed and --threads; absent flags keep `options`.
+absl::Status ReadPlanOptions(const CommandLine& line, PlanOptions& options) {
+  if (line.Has("time-limit")) {
+    double seconds = 0;
+    if (!absl::SimpleAtod(line.Get("time-limit"), &seconds) || seconds < 0) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--time-limit=", line.Get("time-limit"),
+                       " is not a number of seconds"));
+    }
+    options.time_limit = absl::Seconds(seconds);
+  }
+  absl::StatusOr<int64_t> seed = IntFlag(line, "seed", 0);
+  if (!seed.ok()) return seed.status();
+  options.seed = static_cast<uint64_t>(*seed);
+  absl::StatusOr<int64_t> threads = IntFlag(line, "threads", 1);
+  if (!threads.ok()) return threads.status();
+  if (*threads < 1 || *threads > 1024) {
+    return absl::InvalidArgumentError("--threads must be between 1 and 1024");
+  }
+  options.threads = static_cast<int>(*threads);
+  return absl::OkStatus();
+}
+
+const std::set<std::string> kBuildFlags = {
+    "alignment", "plan-constants", "no-plan-inputs", "no-plan-outputs",
+    "pool",      "capacity",       "reorder"};
 
 absl::StatusOr<BuildOptions> BuildOptionsFrom(const CommandLine& line) {
   BuildOptions options;
@@ -146,7 +169,8 @@ absl::StatusOr<LoadedInput> Load(const CommandLine& line, size_t index) {
     return absl::InvalidArgumentError(
         "--reorder needs a graph INPUT; a buffer CSV has no ops");
   }
-  absl::StatusOr<Graph> graph = ReorderGraph(*input->graph, line.Get("reorder"));
+  absl::StatusOr<Graph> graph =
+      ReorderGraph(*input->graph, line.Get("reorder"));
   if (!graph.ok()) return graph.status();
   absl::StatusOr<Problem> problem = BuildProblem(*graph, *options);
   if (!problem.ok()) return problem.status();
@@ -172,7 +196,8 @@ std::string Summary(const Plan& plan) {
 
 absl::Status RunPlan(int argc, char** argv) {
   std::set<std::string> known = kBuildFlags;
-  known.insert({"planner", "time-limit", "seed", "threads", "out", "graph-out"});
+  known.insert(
+      {"planner", "time-limit", "seed", "threads", "out", "graph-out"});
   absl::StatusOr<CommandLine> line = ParseCommandLine(argc, argv, 2, known);
   if (!line.ok()) return line.status();
   if (line->positional.size() != 1) {
@@ -182,24 +207,7 @@ absl::Status RunPlan(int argc, char** argv) {
   if (!input.ok()) return input.status();
   PlanMemoryOptions options;
   options.planner = line->Get("planner");
-  if (line->Has("time-limit")) {
-    double seconds = 0;
-    if (!absl::SimpleAtod(line->Get("time-limit"), &seconds) || seconds < 0) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("--time-limit=", line->Get("time-limit"),
-                       " is not a number of seconds"));
-    }
-    options.plan.time_limit = absl::Seconds(seconds);
-  }
-  absl::StatusOr<int64_t> seed = IntFlag(*line, "seed", 0);
-  if (!seed.ok()) return seed.status();
-  options.plan.seed = static_cast<uint64_t>(*seed);
-  absl::StatusOr<int64_t> threads = IntFlag(*line, "threads", 1);
-  if (!threads.ok()) return threads.status();
-  if (*threads < 1 || *threads > 1024) {
-    return absl::InvalidArgumentError("--threads must be between 1 and 1024");
-  }
-  options.plan.threads = static_cast<int>(*threads);
+  if (absl::Status s = ReadPlanOptions(*line, options.plan); !s.ok()) return s;
   absl::StatusOr<Plan> plan = PlanMemory(input->problem, options);
   if (!plan.ok()) return plan.status();
   const std::string out = line->Get("out");
@@ -217,7 +225,8 @@ absl::Status RunPlan(int argc, char** argv) {
     if (!input->graph.has_value()) {
       return absl::InvalidArgumentError("--graph-out needs a graph INPUT");
     }
-    absl::Status s = WriteFile(line->Get("graph-out"), GraphToJson(*input->graph));
+    absl::Status s =
+        WriteFile(line->Get("graph-out"), GraphToJson(*input->graph));
     if (!s.ok()) return s;
   }
   std::cerr << Summary(*plan) << "\n";
@@ -298,8 +307,8 @@ absl::Status RunStats(int argc, char** argv) {
     options.planner = planner;
     absl::StatusOr<Plan> plan = PlanMemory(input->problem, options);
     if (!plan.ok()) {  // e.g. the objects exceed a capacity: still a statistic
-      std::cout << "shared objects (" << planner << "): " << plan.status().message()
-                << "\n";
+      std::cout << "shared objects (" << planner
+                << "): " << plan.status().message() << "\n";
       continue;
     }
     std::cout << absl::StrFormat(
@@ -343,27 +352,11 @@ absl::Status RunCompare(int argc, char** argv) {
   if (!build.ok()) return build.status();
   options.build = *build;
   if (line->Has("planners")) {
-    options.planners = absl::StrSplit(line->Get("planners"), ',', absl::SkipEmpty());
+    options.planners =
+        absl::StrSplit(line->Get("planners"), ',', absl::SkipEmpty());
   }
   options.plan.time_limit = absl::Seconds(5);
-  if (line->Has("time-limit")) {
-    double seconds = 0;
-    if (!absl::SimpleAtod(line->Get("time-limit"), &seconds) || seconds < 0) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("--time-limit=", line->Get("time-limit"),
-                       " is not a number of seconds"));
-    }
-    options.plan.time_limit = absl::Seconds(seconds);
-  }
-  absl::StatusOr<int64_t> seed = IntFlag(*line, "seed", 0);
-  if (!seed.ok()) return seed.status();
-  options.plan.seed = static_cast<uint64_t>(*seed);
-  absl::StatusOr<int64_t> threads = IntFlag(*line, "threads", 1);
-  if (!threads.ok()) return threads.status();
-  if (*threads < 1 || *threads > 1024) {
-    return absl::InvalidArgumentError("--threads must be between 1 and 1024");
-  }
-  options.plan.threads = static_cast<int>(*threads);
+  if (absl::Status s = ReadPlanOptions(*line, options.plan); !s.ok()) return s;
   absl::StatusOr<std::vector<CompareRow>> rows =
       CompareInputs(line->positional, options);
   if (!rows.ok()) return rows.status();

@@ -22,44 +22,6 @@ using internal::IsPowerOfTwo;
 
 constexpr int kNone = -1;
 
-absl::string_view KindName(TensorKind kind) {
-  switch (kind) {
-    case TensorKind::kActivation:
-      return "activation";
-    case TensorKind::kInput:
-      return "input";
-    case TensorKind::kOutput:
-      return "output";
-    case TensorKind::kConstant:
-      return "constant";
-    case TensorKind::kScratch:
-      return "scratch";
-  }
-  return "?";
-}
-
-absl::Status ValidatePools(const std::vector<Pool>& pools) {
-  absl::flat_hash_map<std::string, int> seen;
-  for (const Pool& pool : pools) {
-    if (pool.name.empty())
-      return absl::InvalidArgumentError("a pool has no name");
-    if (!seen.emplace(pool.name, 0).second) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("pool \"", pool.name, "\" is defined twice"));
-    }
-    if (pool.capacity < 0) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "pool \"", pool.name, "\" has a negative capacity ", pool.capacity));
-    }
-    if (!IsPowerOfTwo(pool.alignment)) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("pool \"", pool.name, "\" has alignment ",
-                       pool.alignment, ", which is not a power of two"));
-    }
-  }
-  return absl::OkStatus();
-}
-
 // Union-find over tensor indices; the root of a set is its base tensor (the
 // one whose bytes the others share).
 class TensorGroups {
@@ -254,7 +216,8 @@ class Builder {
             tensor.kind == TensorKind::kScratch) {
           return absl::InvalidArgumentError(
               absl::StrCat("op \"", op.name, "\" produces ",
-                           KindName(tensor.kind), " tensor \"", name, "\""));
+                           std::string(TensorKindName(tensor.kind)),
+                           " tensor \"", name, "\""));
         }
         if (use_[t].last_reader != kNone) {
           return absl::InvalidArgumentError(
@@ -283,8 +246,8 @@ class Builder {
                                   tensor.kind == TensorKind::kOutput;
       if (needs_producer && use_[t].producer == kNone) {
         return absl::InvalidArgumentError(
-            absl::StrCat(KindName(tensor.kind), " tensor \"", tensor.name,
-                         "\" is produced by no op"));
+            absl::StrCat(std::string(TensorKindName(tensor.kind)), " tensor \"",
+                         tensor.name, "\" is produced by no op"));
       }
       if (tensor.kind == TensorKind::kScratch && use_[t].scratch_op == kNone) {
         return absl::InvalidArgumentError(absl::StrCat(

@@ -170,22 +170,6 @@ absl::StatusOr<TensorKind> ParseKind(const std::string& kind,
       "\" (expected activation, input, output, constant or scratch)"));
 }
 
-absl::string_view KindName(TensorKind kind) {
-  switch (kind) {
-    case TensorKind::kActivation:
-      return "activation";
-    case TensorKind::kInput:
-      return "input";
-    case TensorKind::kOutput:
-      return "output";
-    case TensorKind::kConstant:
-      return "constant";
-    case TensorKind::kScratch:
-      return "scratch";
-  }
-  return "activation";
-}
-
 absl::StatusOr<std::vector<Pool>> ParsePools(const Json& root) {
   std::vector<Pool> pools;
   auto it = root.find("pools");
@@ -367,7 +351,7 @@ std::string GraphToJson(const Graph& graph) {
     if (!t.shape.empty()) j["shape"] = t.shape;
     if (!t.dtype.empty()) j["dtype"] = t.dtype;
     j["size"] = t.size;
-    j["kind"] = std::string(KindName(t.kind));
+    j["kind"] = std::string(TensorKindName(t.kind));
     if (t.alignment != 0) j["alignment"] = t.alignment;
     if (!t.pools.empty()) j["pools"] = t.pools;
     if (t.fixed.has_value())

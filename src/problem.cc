@@ -12,17 +12,18 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "memplan/internal/planner_util.h"
+#include "memplan/internal/status_macros.h"
 
 namespace memplan {
 
 using internal::IsPowerOfTwo;
 
-absl::Status ValidateProblem(const Problem& problem) {
-  if (problem.pools.empty()) {
-    return absl::InvalidArgumentError("the problem has no pool");
-  }
+absl::Status ValidatePools(const std::vector<Pool>& pools) {
   absl::flat_hash_set<std::string> pool_names;
-  for (const Pool& pool : problem.pools) {
+  for (const Pool& pool : pools) {
+    if (pool.name.empty()) {
+      return absl::InvalidArgumentError("a pool has no name");
+    }
     if (!pool_names.insert(pool.name).second) {
       return absl::InvalidArgumentError(
           absl::StrCat("pool \"", pool.name, "\" is defined twice"));
@@ -37,6 +38,14 @@ absl::Status ValidateProblem(const Problem& problem) {
                        pool.alignment, ", which is not a power of two"));
     }
   }
+  return absl::OkStatus();
+}
+
+absl::Status ValidateProblem(const Problem& problem) {
+  if (problem.pools.empty()) {
+    return absl::InvalidArgumentError("the problem has no pool");
+  }
+  MEMPLAN_RETURN_IF_ERROR(ValidatePools(problem.pools));
   const int num_pools = static_cast<int>(problem.pools.size());
   Bytes total = 0;
   for (const Buffer& b : problem.buffers) {

@@ -233,34 +233,17 @@ TEST(CompareTest, SummaryCountsWhoFoundTheSmallestPeak) {
               HasSubstr("| b | 2 | 1 | 1 | 2.0000 | 2.0000 | 0 | 0 |"));
 }
 
-// The tool, run as a user runs it.
-struct ToolRun {
-  int exit_code = -1;
-  std::string out;
-};
-
-ToolRun Tool(const std::string& args) {
-  const std::string command = std::string(MEMPLAN_TOOL) + " " + args + " 2>&1";
-  ToolRun run;
-  FILE* pipe = popen(command.c_str(), "r");
-  if (pipe == nullptr) return run;
-  char chunk[4096];
-  size_t n = 0;
-  while ((n = fread(chunk, 1, sizeof(chunk), pipe)) > 0)
-    run.out.append(chunk, n);
-  const int status = pclose(pipe);
-  run.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return run;
-}
+using ::memplan::testing::RunTool;
+using ::memplan::testing::ToolRun;
 
 TEST(CompareToolTest, Resnet50EveryPlannerVerified) {
-  ToolRun run = Tool("compare " + testing::DataPath("models/resnet50.json") +
-                     " --time-limit=1 --format=csv");
-  ASSERT_EQ(run.exit_code, 0) << run.out;
+  ToolRun run = RunTool("compare " + testing::DataPath("models/resnet50.json") +
+                        " --time-limit=1 --format=csv");
+  ASSERT_EQ(run.exit_code, 0) << run.output;
   std::vector<std::string> lines =
-      absl::StrSplit(run.out, '\n', absl::SkipEmpty());
+      absl::StrSplit(run.output, '\n', absl::SkipEmpty());
   const std::vector<std::string> planners = AllPlanners();
-  ASSERT_EQ(lines.size(), planners.size() + 1) << run.out;
+  ASSERT_EQ(lines.size(), planners.size() + 1) << run.output;
   for (size_t i = 0; i < planners.size(); ++i) {
     EXPECT_THAT(lines[i + 1], HasSubstr("resnet50.json," + planners[i] +
                                         ",123,106393504,9633792,"));
@@ -270,41 +253,41 @@ TEST(CompareToolTest, Resnet50EveryPlannerVerified) {
 }
 
 TEST(CompareToolTest, FailingPlannerStillExitsZero) {
-  ToolRun run = Tool("compare " + testing::DataPath("models/resnet18.json") +
-                     " --planners=naive --capacity=1024");
-  EXPECT_EQ(run.exit_code, 0) << run.out;
-  EXPECT_THAT(run.out, HasSubstr("RESOURCE_EXHAUSTED"));
+  ToolRun run = RunTool("compare " + testing::DataPath("models/resnet18.json") +
+                        " --planners=naive --capacity=1024");
+  EXPECT_EQ(run.exit_code, 0) << run.output;
+  EXPECT_THAT(run.output, HasSubstr("RESOURCE_EXHAUSTED"));
 }
 
 TEST(CompareToolTest, BadInputsAndFlagsExitNonZero) {
-  EXPECT_EQ(Tool("compare /nonexistent/model.json").exit_code, 1);
-  EXPECT_EQ(Tool("compare").exit_code, 1);
-  ToolRun run = Tool("compare " + testing::DataPath("models/resnet18.json") +
-                     " --planners=naive,nope");
+  EXPECT_EQ(RunTool("compare /nonexistent/model.json").exit_code, 1);
+  EXPECT_EQ(RunTool("compare").exit_code, 1);
+  ToolRun run = RunTool("compare " + testing::DataPath("models/resnet18.json") +
+                        " --planners=naive,nope");
   EXPECT_EQ(run.exit_code, 1);
-  EXPECT_THAT(run.out, HasSubstr("nope"));
-  EXPECT_EQ(Tool("compare " + testing::DataPath("models/resnet18.json") +
-                 " --format=xml")
+  EXPECT_THAT(run.output, HasSubstr("nope"));
+  EXPECT_EQ(RunTool("compare " + testing::DataPath("models/resnet18.json") +
+                    " --format=xml")
                 .exit_code,
             1);
 }
 
 TEST(CompareToolTest, MarkdownOfTwoInputs) {
-  ToolRun run = Tool("compare " + testing::DataPath("models/resnet18.json") +
-                     " " + testing::DataPath("minimalloc/A.1048576.csv") +
-                     " --planners=naive --format=markdown");
-  ASSERT_EQ(run.exit_code, 0) << run.out;
-  EXPECT_THAT(run.out, HasSubstr("| resnet18.json | naive |"));
-  EXPECT_THAT(run.out, HasSubstr("| A.1048576.csv | naive | 154 |"));
+  ToolRun run = RunTool("compare " + testing::DataPath("models/resnet18.json") +
+                        " " + testing::DataPath("minimalloc/A.1048576.csv") +
+                        " --planners=naive --format=markdown");
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  EXPECT_THAT(run.output, HasSubstr("| resnet18.json | naive |"));
+  EXPECT_THAT(run.output, HasSubstr("| A.1048576.csv | naive | 154 |"));
 }
 
 TEST(CompareToolTest, SeveralFormatsFromOneRun) {
-  ToolRun run = Tool("compare " + testing::DataPath("models/resnet18.json") +
-                     " --planners=naive --format=summary,csv");
-  ASSERT_EQ(run.exit_code, 0) << run.out;
-  EXPECT_THAT(run.out, HasSubstr("| naive | 1 | 1 | 0 | 3.6731 |"));
-  EXPECT_THAT(run.out, HasSubstr("\ninput,planner,buffers,"));
-  EXPECT_THAT(run.out,
+  ToolRun run = RunTool("compare " + testing::DataPath("models/resnet18.json") +
+                        " --planners=naive --format=summary,csv");
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  EXPECT_THAT(run.output, HasSubstr("| naive | 1 | 1 | 0 | 3.6731 |"));
+  EXPECT_THAT(run.output, HasSubstr("\ninput,planner,buffers,"));
+  EXPECT_THAT(run.output,
               HasSubstr("resnet18.json,naive,50,23590816,6422528,23590816,"));
 }
 

@@ -19,24 +19,8 @@ namespace {
 
 using ::testing::HasSubstr;
 
-struct ToolRun {
-  int exit_code = -1;
-  std::string output;  // stdout and stderr
-};
-
-ToolRun Tool(const std::string& args) {
-  const std::string command = std::string(MEMPLAN_TOOL) + " " + args + " 2>&1";
-  ToolRun run;
-  FILE* pipe = popen(command.c_str(), "r");
-  if (pipe == nullptr) return run;
-  char chunk[4096];
-  size_t n = 0;
-  while ((n = fread(chunk, 1, sizeof(chunk), pipe)) > 0)
-    run.output.append(chunk, n);
-  const int status = pclose(pipe);
-  run.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return run;
-}
+using ::memplan::testing::RunTool;
+using ::memplan::testing::ToolRun;
 
 std::string Data(const std::string& relative) {
   return testing::DataPath(relative);
@@ -54,7 +38,7 @@ std::string Slurp(const std::string& path) {
 }
 
 TEST(MemplanToolTest, PlannersListsTheRegistry) {
-  ToolRun run = Tool("planners");
+  ToolRun run = RunTool("planners");
   EXPECT_EQ(run.exit_code, 0) << run.output;
   EXPECT_THAT(run.output, HasSubstr("naive"));
 }
@@ -63,8 +47,8 @@ TEST(MemplanToolTest, PlannersListsTheRegistry) {
 // the bundled buffer CSV, pair by pair.
 TEST(MemplanToolTest, NaivePlanOfResnet50IsTheNaiveTotalAndValid) {
   const std::string out = Temp("resnet50.json");
-  ToolRun run = Tool("plan " + Data("models/resnet50.json") +
-                     " --planner=naive --out=" + out);
+  ToolRun run = RunTool("plan " + Data("models/resnet50.json") +
+                        " --planner=naive --out=" + out);
   ASSERT_EQ(run.exit_code, 0) << run.output;
   EXPECT_THAT(run.output, HasSubstr("peak 106393504 bytes"));
   const nlohmann::json plan = nlohmann::json::parse(Slurp(out));
@@ -98,31 +82,32 @@ TEST(MemplanToolTest, NaivePlanOfResnet50IsTheNaiveTotalAndValid) {
     }
   }
   EXPECT_EQ(peak, 106393504);
-  ToolRun verify = Tool("verify " + Data("models/resnet50.json") + " " + out);
+  ToolRun verify =
+      RunTool("verify " + Data("models/resnet50.json") + " " + out);
   EXPECT_EQ(verify.exit_code, 0) << verify.output;
   EXPECT_THAT(verify.output, HasSubstr("valid plan"));
 }
 
 TEST(MemplanToolTest, CsvInAndOutAndVerify) {
   const std::string out = Temp("input12.csv");
-  ToolRun run = Tool("plan " + Data("minimalloc/input.12.csv") +
-                     " --planner=naive --out=" + out);
+  ToolRun run = RunTool("plan " + Data("minimalloc/input.12.csv") +
+                        " --planner=naive --out=" + out);
   ASSERT_EQ(run.exit_code, 0) << run.output;
   EXPECT_THAT(Slurp(out), HasSubstr("id,lower,upper,size,offset\n"));
   ToolRun verify =
-      Tool("verify " + Data("minimalloc/input.12.csv") + " " + out);
+      RunTool("verify " + Data("minimalloc/input.12.csv") + " " + out);
   EXPECT_EQ(verify.exit_code, 0) << verify.output;
   // A capacity the naive plan cannot meet.
-  ToolRun capped = Tool("plan " + Data("minimalloc/input.12.csv") +
-                        " --planner=naive --capacity=12");
+  ToolRun capped = RunTool("plan " + Data("minimalloc/input.12.csv") +
+                           " --planner=naive --capacity=12");
   EXPECT_NE(capped.exit_code, 0);
   EXPECT_THAT(capped.output, HasSubstr("fits in no allowed pool"));
 }
 
 TEST(MemplanToolTest, VerifyRejectsTheSeedNotebookPlan) {
-  ToolRun run = Tool("verify " + Data("seed/seed000_model.json") + " " +
-                     Data("seed/seed000_notebook_plan.json") +
-                     " --plan-constants --alignment=4");
+  ToolRun run = RunTool("verify " + Data("seed/seed000_model.json") + " " +
+                        Data("seed/seed000_notebook_plan.json") +
+                        " --plan-constants --alignment=4");
   EXPECT_EQ(run.exit_code, 1);
   EXPECT_THAT(run.output, HasSubstr("invalid plan"));
   EXPECT_THAT(run.output, HasSubstr("\"input_1_int8:0\""));
@@ -130,15 +115,15 @@ TEST(MemplanToolTest, VerifyRejectsTheSeedNotebookPlan) {
 }
 
 TEST(MemplanToolTest, StatsPrintsTotalsAndBounds) {
-  ToolRun run = Tool("stats " + Data("seed/seed000_model.json") +
-                     " --plan-constants --alignment=4");
+  ToolRun run = RunTool("stats " + Data("seed/seed000_model.json") +
+                        " --plan-constants --alignment=4");
   ASSERT_EQ(run.exit_code, 0) << run.output;
   EXPECT_THAT(run.output, HasSubstr("ops: 13"));
   EXPECT_THAT(run.output, HasSubstr("naive total: 728132"));
   EXPECT_THAT(run.output, HasSubstr("lower bound: 697888"));
   ToolRun pools =
-      Tool("stats " + Data("models/alexnet.json") +
-           " --pool=sram:1048576:16 --pool=dram:0:64 --no-plan-inputs");
+      RunTool("stats " + Data("models/alexnet.json") +
+              " --pool=sram:1048576:16 --pool=dram:0:64 --no-plan-inputs");
   ASSERT_EQ(pools.exit_code, 0) << pools.output;
   EXPECT_THAT(pools.output, HasSubstr("planned buffers: 20"));
 }
@@ -170,7 +155,7 @@ TEST(MemplanToolTest, BadInputIsOneLineAndNonZero) {
       {"frobnicate", "unknown command"},
   };
   for (const auto& [args, message] : cases) {
-    ToolRun run = Tool(args);
+    ToolRun run = RunTool(args);
     EXPECT_NE(run.exit_code, 0) << args;
     EXPECT_NE(run.exit_code, -1) << args << " crashed";
     EXPECT_THAT(run.output, HasSubstr(message)) << args;

@@ -1,6 +1,9 @@
 #include "test_util.h"
 
+#include <sys/wait.h>
+
 #include <algorithm>
+#include <cstdio>
 #include <random>
 #include <string>
 #include <vector>
@@ -52,6 +55,20 @@ absl::StatusOr<Problem> LoadProblem(std::string_view relative,
   absl::StatusOr<LoadedInput> input = LoadInput(DataPath(relative), options);
   if (!input.ok()) return input.status();
   return std::move(input->problem);
+}
+
+ToolRun RunTool(const std::string& args) {
+  const std::string command = std::string(MEMPLAN_TOOL) + " " + args + " 2>&1";
+  ToolRun run;
+  FILE* pipe = popen(command.c_str(), "r");
+  if (pipe == nullptr) return run;
+  char chunk[4096];
+  size_t n = 0;
+  while ((n = fread(chunk, 1, sizeof(chunk), pipe)) > 0)
+    run.output.append(chunk, n);
+  const int status = pclose(pipe);
+  run.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return run;
 }
 
 Problem RandomProblem(uint64_t seed, const RandomProblemOptions& options) {

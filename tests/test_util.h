@@ -40,6 +40,14 @@ struct RandomProblemOptions {
   int fixed = 0;  // buffers with a fixed placement (never overlapping)
 };
 
+// Runs the memplan tool with `args` (shell words), capturing stdout and
+// stderr; exit_code is -1 when it did not exit normally (a crash).
+struct ToolRun {
+  int exit_code = -1;
+  std::string output;
+};
+ToolRun RunTool(const std::string& args);
+
 // A seeded random problem that ValidateProblem accepts.
 Problem RandomProblem(uint64_t seed, const RandomProblemOptions& options = {});
 

@@ -43,6 +43,9 @@ struct BuildOptions {
 absl::StatusOr<Problem> BuildProblem(const Graph& graph,
                                      const BuildOptions& options = {});
 
+// Unique non-empty names, non-negative capacities, power-of-two alignments.
+absl::Status ValidatePools(const std::vector<Pool>& pools);
+
 // Checks a Problem made by hand or read from a file: positive pool list,
 // power-of-two alignments, sizes that are multiples of their alignment,
 // start < end, valid pool and buffer references, fixed placements aligned.

@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -40,6 +41,23 @@ enum class TensorKind {
 };
 
 // A placement the planner must keep, named at graph level.
+// "activation", "input", "output", "constant" or "scratch" (the JSON names).
+constexpr std::string_view TensorKindName(TensorKind kind) {
+  switch (kind) {
+    case TensorKind::kActivation:
+      return "activation";
+    case TensorKind::kInput:
+      return "input";
+    case TensorKind::kOutput:
+      return "output";
+    case TensorKind::kConstant:
+      return "constant";
+    case TensorKind::kScratch:
+      return "scratch";
+  }
+  return "activation";
+}
+
 struct FixedTensorPlacement {
   std::string pool;  // empty = the first pool
   Offset offset = 0;
