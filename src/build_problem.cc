@@ -59,8 +59,8 @@ class Builder {
     MEMPLAN_RETURN_IF_ERROR(SetUpPools());
     MEMPLAN_RETURN_IF_ERROR(IndexTensors());
     MEMPLAN_RETURN_IF_ERROR(WalkOps());
-    MEMPLAN_RETURN_IF_ERROR(ComputeLifetimes());
-    MEMPLAN_RETURN_IF_ERROR(MergeAliases());
+    ComputeLifetimes();
+    MergeAliases();
     MergeInPlace();
     MEMPLAN_RETURN_IF_ERROR(MakeBuffers());
     MEMPLAN_RETURN_IF_ERROR(AddConflicts());
@@ -69,29 +69,9 @@ class Builder {
 
  private:
   absl::Status SetUpPools() {
-    if (!IsPowerOfTwo(options_.alignment)) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "alignment ", options_.alignment, " is not a power of two"));
-    }
-    if (options_.capacity < 0) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("capacity ", options_.capacity, " is negative"));
-    }
     problem_.name = graph_.name;
-    problem_.pools = !options_.pools.empty() ? options_.pools : graph_.pools;
-    if (problem_.pools.empty()) {
-      problem_.pools.push_back(
-          Pool{.name = "default", .capacity = 0, .alignment = 1});
-    }
-    if (options_.capacity > 0) {
-      if (problem_.pools.size() != 1) {
-        return absl::InvalidArgumentError(
-            "a capacity option applies to a single pool; set each pool's "
-            "capacity instead");
-      }
-      problem_.pools[0].capacity = options_.capacity;
-    }
-    MEMPLAN_RETURN_IF_ERROR(ValidatePools(problem_.pools));
+    MEMPLAN_ASSIGN_OR_RETURN(problem_.pools,
+                             ResolvePools(graph_.pools, options_));
     for (int p = 0; p < static_cast<int>(problem_.pools.size()); ++p) {
       pool_index_[problem_.pools[p].name] = p;
     }
@@ -257,7 +237,7 @@ class Builder {
     return absl::OkStatus();
   }
 
-  absl::Status ComputeLifetimes() {
+  void ComputeLifetimes() {
     const Step num_steps = static_cast<Step>(graph_.ops.size());
     const int n = static_cast<int>(graph_.tensors.size());
     lifetime_.resize(n);
@@ -285,11 +265,10 @@ class Builder {
           planned_[t] = true;
       }
     }
-    return absl::OkStatus();
   }
 
   // Views always share their base's bytes.
-  absl::Status MergeAliases() {
+  void MergeAliases() {
     groups_ = std::make_unique<TensorGroups>(graph_.tensors.size());
     for (const Op& op : graph_.ops) {
       for (const OperandPair& pair : op.alias) {
@@ -300,7 +279,6 @@ class Builder {
       }
     }
     GroupSummaries();
-    return absl::OkStatus();
   }
 
   // Recomputes each root's lifetime and planned flag from its members.

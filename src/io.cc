@@ -721,19 +721,8 @@ absl::StatusOr<LoadedInput> LoadInput(const std::string& path,
     }
     input.problem = std::move(csv->problem);
     input.csv_plan = std::move(csv->plan);
-    if (!internal::IsPowerOfTwo(options.alignment)) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "alignment ", options.alignment, " is not a power of two"));
-    }
-    if (!options.pools.empty()) input.problem.pools = options.pools;
-    if (options.capacity > 0) {
-      if (input.problem.pools.size() != 1) {
-        return absl::InvalidArgumentError(
-            "a capacity option applies to a single pool; set each pool's "
-            "capacity instead");
-      }
-      input.problem.pools[0].capacity = options.capacity;
-    }
+    MEMPLAN_ASSIGN_OR_RETURN(input.problem.pools,
+                             ResolvePools(input.problem.pools, options));
     for (Buffer& b : input.problem.buffers) {
       b.alignment = options.alignment;
       if (b.size > std::numeric_limits<Bytes>::max() - b.alignment) {

@@ -41,6 +41,32 @@ absl::Status ValidatePools(const std::vector<Pool>& pools) {
   return absl::OkStatus();
 }
 
+absl::StatusOr<std::vector<Pool>> ResolvePools(
+    const std::vector<Pool>& declared, const BuildOptions& options) {
+  if (!IsPowerOfTwo(options.alignment)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "alignment ", options.alignment, " is not a power of two"));
+  }
+  if (options.capacity < 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("capacity ", options.capacity, " is negative"));
+  }
+  std::vector<Pool> pools = !options.pools.empty() ? options.pools : declared;
+  if (pools.empty()) {
+    pools.push_back(Pool{.name = "default", .capacity = 0, .alignment = 1});
+  }
+  if (options.capacity > 0) {
+    if (pools.size() != 1) {
+      return absl::InvalidArgumentError(
+          "a capacity option applies to a single pool; set each pool's "
+          "capacity instead");
+    }
+    pools[0].capacity = options.capacity;
+  }
+  MEMPLAN_RETURN_IF_ERROR(ValidatePools(pools));
+  return pools;
+}
+
 absl::Status ValidateProblem(const Problem& problem) {
   if (problem.pools.empty()) {
     return absl::InvalidArgumentError("the problem has no pool");

@@ -148,6 +148,8 @@ TEST(MemplanToolTest, BadInputIsOneLineAndNonZero) {
       {"plan " + Data("models/resnet18.json") + " --bogus",
        "unknown flag --bogus"},
       {"plan /nonexistent.json", "cannot open"},
+      {"plan " + Data("minimalloc/input.12.csv") + " --capacity=-5",
+       "capacity -5 is negative"},
       {"plan " + bad_json, "malformed JSON at line 1"},
       {"plan " + bad_csv, "line 2"},
       {"plan " + cycle, "reads tensor \"b\""},

@@ -43,6 +43,13 @@ struct BuildOptions {
 absl::StatusOr<Problem> BuildProblem(const Graph& graph,
                                      const BuildOptions& options = {});
 
+// The pools a problem built with `options` gets: options.pools, else
+// `declared`, else one unbounded "default" pool; options.capacity (when > 0)
+// becomes the capacity of the single pool. Checks the options' alignment and
+// capacity and the resulting pools.
+absl::StatusOr<std::vector<Pool>> ResolvePools(
+    const std::vector<Pool>& declared, const BuildOptions& options);
+
 // Unique non-empty names, non-negative capacities, power-of-two alignments.
 absl::Status ValidatePools(const std::vector<Pool>& pools);
 
