@@ -24,7 +24,8 @@
 namespace memplan::internal {
 
 std::unique_ptr<Planner> NewFirstFitPlanner() {
-  return NewGreedyPlanner({.order = PlacementOrder::kSize, .fit = Fit::kFirst});
+  return NewGreedyPlanner(
+      {.order = PlacementOrder::kSize, .fit = Fit::kFirst, .deadline = {}});
 }
 
 }  // namespace memplan::internal

@@ -262,7 +262,9 @@ std::vector<GreedyOptions> HillClimbOptions::DefaultStarts() {
   std::vector<GreedyOptions> starts;
   for (PlacementOrder order : {PlacementOrder::kSize, PlacementOrder::kArea,
                                PlacementOrder::kLifetime}) {
-    for (Fit fit : {Fit::kBest, Fit::kFirst}) starts.push_back({order, fit});
+    for (Fit fit : {Fit::kBest, Fit::kFirst}) {
+      starts.push_back({.order = order, .fit = fit, .deadline = {}});
+    }
   }
   return starts;
 }

@@ -34,8 +34,9 @@
 namespace memplan::internal {
 
 std::unique_ptr<Planner> NewPositionGreedyPlanner() {
-  return NewGreedyPlanner(
-      {.order = PlacementOrder::kSizeThenId, .fit = Fit::kFirst});
+  return NewGreedyPlanner({.order = PlacementOrder::kSizeThenId,
+                           .fit = Fit::kFirst,
+                           .deadline = {}});
 }
 
 }  // namespace memplan::internal
