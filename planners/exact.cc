@@ -31,6 +31,9 @@ namespace {
 
 constexpr int64_t kInf = std::numeric_limits<int64_t>::max() / 4;
 constexpr int kNumOrders = 4;
+// Minimising mode: probes between the bounds that may run out of nodes in
+// one round of the node limit.
+constexpr int kUnknownProbesPerRound = 2;
 
 uint64_t Mix(uint64_t x) {  // splitmix64's finaliser
   x += 0x9E3779B97F4A7C15ULL;
@@ -80,6 +83,44 @@ struct Part {
 
 enum class Outcome { kFound, kExhausted, kLimit };
 
+// The maximum of an array over ranges in O(log n), kept up to date by
+// refreshing the ranges whose values changed. Leaves beyond the array hold
+// `empty`.
+class RangeMax {
+ public:
+  void Reset(const std::vector<int64_t>& values, int64_t empty) {
+    size_ = 1;
+    while (size_ < static_cast<int>(values.size())) size_ *= 2;
+    tree_.assign(2 * size_, empty);
+    std::copy(values.begin(), values.end(), tree_.begin() + size_);
+    for (int i = size_ - 1; i >= 1; --i)
+      tree_[i] = std::max(tree_[2 * i], tree_[2 * i + 1]);
+  }
+  // values[lo, hi) changed.
+  void Refresh(const std::vector<int64_t>& values, int lo, int hi) {
+    if (lo >= hi) return;
+    for (int i = lo; i < hi; ++i) tree_[size_ + i] = values[i];
+    for (int a = (size_ + lo) / 2, b = (size_ + hi - 1) / 2; a >= 1;
+         a /= 2, b /= 2) {
+      for (int i = a; i <= b; ++i)
+        tree_[i] = std::max(tree_[2 * i], tree_[2 * i + 1]);
+    }
+  }
+  // The maximum over [lo, hi), lo < hi.
+  int64_t Max(int lo, int hi) const {
+    int64_t m = std::numeric_limits<int64_t>::min();
+    for (int a = lo + size_, b = hi + size_; a < b; a /= 2, b /= 2) {
+      if (a & 1) m = std::max(m, tree_[a++]);
+      if (b & 1) m = std::max(m, tree_[--b]);
+    }
+    return m;
+  }
+
+ private:
+  int size_ = 1;
+  std::vector<int64_t> tree_;
+};
+
 // Depth-first search of one part at one height, iterative so that parts of
 // tens of thousands of buffers need no deep native stack.
 class PartSearch {
@@ -95,7 +136,9 @@ class PartSearch {
     clock_mask_ = n > 1000 ? 0 : 1023;
     eff_.resize(sections);
     rem_.resize(sections);
-    low_.resize(sections);
+    eff_tree_size_ = 1;
+    while (eff_tree_size_ < sections) eff_tree_size_ *= 2;
+    low_.resize(2 * eff_tree_size_);
     placed_.resize(n);
     offset_.resize(n);
   }
@@ -247,6 +290,7 @@ class PartSearch {
       eff_[s] = rem_[s] > 0 ? part_.base[s] : kInf;
       if (rem_[s] > 0) ToggleFloor(static_cast<int>(s), eff_[s]);
     }
+    eff_max_.Reset(eff_, 0);
     for (const StateKey& k : item_key_) {
       unplaced_hash_.first ^= k.first;
       unplaced_hash_.second ^= k.second;
@@ -278,19 +322,28 @@ class PartSearch {
   // from the lowest candidate among them upwards: that plus their sizes must
   // fit under the height.
   bool SectionsFit() {
+    // low_ is a tree of "at most" marks over the sections: an item marks
+    // the O(log n) nodes covering its span, and a section's low is the
+    // least mark on its path to the root.
+    const int size = eff_tree_size_;
     std::fill(low_.begin(), low_.end(), kInf);
     const int n = static_cast<int>(part_.items.size());
     for (int c = 0; c < n; ++c) {
       if (placed_[c]) continue;
       const Item& item = part_.items[c];
-      int64_t cand = 0;
-      for (int s = item.s0; s < item.s1; ++s) cand = std::max(cand, eff_[s]);
-      cand = std::max(cand, item.fixed_top);
+      const int64_t cand =
+          std::max(eff_max_.Max(item.s0, item.s1), item.fixed_top);
       if (cand + item.size > height_) return false;
-      for (int s = item.s0; s < item.s1; ++s) low_[s] = std::min(low_[s], cand);
+      for (int a = item.s0 + size, b = item.s1 + size; a < b; a /= 2, b /= 2) {
+        if (a & 1) low_[a] = std::min(low_[a], cand), ++a;
+        if (b & 1) --b, low_[b] = std::min(low_[b], cand);
+      }
     }
-    for (size_t s = 0; s < low_.size(); ++s) {
-      if (low_[s] < kInf && low_[s] + rem_[s] > height_) return false;
+    for (int i = 2; i < 2 * size; ++i) low_[i] = std::min(low_[i], low_[i / 2]);
+    const int sections = static_cast<int>(rem_.size());
+    for (int s = 0; s < sections; ++s) {
+      if (low_[size + s] < kInf && low_[size + s] + rem_[s] > height_)
+        return false;
     }
     return true;
   }
@@ -389,6 +442,7 @@ class PartSearch {
         eff_[s] = kInf;
       }
     }
+    eff_max_.Refresh(eff_, item.s0, item.s1);
     placed_[c] = 1;
     offset_[c] = off;
     ++num_placed_;
@@ -405,6 +459,7 @@ class PartSearch {
       eff_[s] = floor;
       ToggleFloor(s, floor);
     }
+    eff_max_.Refresh(eff_, item.s0, item.s1);
     placed_[c] = 0;
     --num_placed_;
     unplaced_hash_.first ^= item_key_[c].first;
@@ -417,6 +472,7 @@ class PartSearch {
       ToggleFloor(s, to);
       eff_[s] = to;
     }
+    eff_max_.Refresh(eff_, r0, r1);
   }
 
   Part& part_;
@@ -430,7 +486,9 @@ class PartSearch {
   // eff_[s]: the floor of section s when items still cross it, else kInf.
   std::vector<int64_t> eff_;
   std::vector<int64_t> rem_;  // sizes of the unplaced items crossing s
-  std::vector<int64_t> low_;  // scratch of SectionsFit
+  RangeMax eff_max_;          // eff_ over ranges of sections
+  int eff_tree_size_ = 1;
+  std::vector<int64_t> low_;  // scratch of SectionsFit: a tree of marks
   std::vector<char> placed_;
   std::vector<int64_t> offset_;
   int num_placed_ = 0;
@@ -745,6 +803,12 @@ class ExactPlanner : public Planner {
                      o % 2 == 1, budget, run.deadline);
       run.nodes += search.nodes();
       ++run.searches;
+        fprintf(
+            stderr,
+            "part %zu h %ld order %d budget %ld nodes %ld outcome %d t %.3f\n",
+            part.items.size(), (long)height, o, (long)budget,
+            (long)search.nodes(), (int)outcome,
+            absl::ToDoubleSeconds(absl::Now() - run.deadline));
       if (outcome == Outcome::kFound) {
         int64_t top = 0;
         for (size_t i = 0; i < part.items.size(); ++i) {
@@ -809,17 +873,25 @@ class ExactPlanner : public Planner {
       // Random orders get as many nodes as the static ones, in searches
       // that grow only as the square root of the round's limit: many short
       // tries are what solves the parts no static order does.
-      const int64_t first = std::max<int64_t>(1, run.options.first_node_limit);
+      // A descent takes a node per item at least: the limits of a large
+      // part are scaled so that its first round can reach a plan at all.
+      const int64_t m = static_cast<int64_t>(part.items.size());
+      const int64_t first0 = std::max<int64_t>(1, run.options.first_node_limit);
+      const int64_t scale = std::max<int64_t>(1, (2 * m + first0 - 1) / first0);
+      const int64_t first = first0 * scale;
+      const int64_t part_limit = limit * scale;
       const int64_t restart_limit = std::max(
-          first, static_cast<int64_t>(std::sqrt(static_cast<double>(limit) *
-                                                static_cast<double>(first))));
-      const int restarts = run.options.restarts_per_round <= 0
-                               ? 0
-                               : static_cast<int>(std::max<int64_t>(
-                                     run.options.restarts_per_round,
-                                     2 * kNumOrders * limit / restart_limit));
+          first,
+          static_cast<int64_t>(std::sqrt(static_cast<double>(part_limit) *
+                                         static_cast<double>(first))));
+      const int restarts =
+          run.options.restarts_per_round <= 0
+              ? 0
+              : static_cast<int>(std::max<int64_t>(
+                    run.options.restarts_per_round,
+                    2 * kNumOrders * part_limit / restart_limit));
       const Outcome outcome =
-          SolvePart(run, part, height, limit, restarts, restart_limit);
+          SolvePart(run, part, height, part_limit, restarts, restart_limit);
       if (outcome == Outcome::kFound) continue;
       if (outcome == Outcome::kExhausted) {
         if (part.complete) {
@@ -882,7 +954,7 @@ class ExactPlanner : public Planner {
       PlanOptions options = plan_options;
       options.time_limit = std::max(
           absl::ZeroDuration(),
-          std::min(plan_options.time_limit / 4, run.deadline - absl::Now()));
+          std::min(plan_options.time_limit / 10, run.deadline - absl::Now()));
       absl::StatusOr<Plan> plan = (*planner)->Solve(run.problem, options);
       if (plan.ok() && VerifyPlan(run.problem, *plan).ok()) {
         plan->planner = std::string(name());
@@ -1023,23 +1095,32 @@ class ExactPlanner : public Planner {
         int64_t hi = best_height();
         if (lo >= hi) break;
         bool limit_hit = false;
-        int64_t a = lo, b = hi - 1;
         // The lower bound first: at a height without slack the inference
         // prunes hardest, so a plan there (MiniMalloc's K: 87 ms) is often
         // found where a looser probe wanders for a minute.
         if (Probe(run, lo, limit, &limit_hit) == ProbeResult::kFeasible) {
           hi = PartsHeight(run);
-          b = hi - 1;
-        } else {
-          a = lo + 1;
         }
-        while (a <= b && !run.OutOfBudget()) {
-          const int64_t mid = a + (b - a) / 2;
+        // Then down from the top, for as long as plans come: a plan found
+        // under a loose height often lies well below it.
+        int64_t a = PartsLower(run) > lo ? PartsLower(run) : lo + 1;
+        while (a < hi && !run.OutOfBudget() &&
+               Probe(run, hi - 1, limit, &limit_hit) ==
+                   ProbeResult::kFeasible) {
+          hi = PartsHeight(run);
+        }
+        // Then bisection in between. A probe that runs out of nodes costs
+        // the whole round's limit, so only a few of them are made per round.
+        int64_t top = hi - 2;
+        for (int unknown = 0; a <= top && unknown < kUnknownProbesPerRound &&
+                              !run.OutOfBudget();) {
+          const int64_t mid = a + (top - a) / 2;
           const ProbeResult r = Probe(run, mid, limit, &limit_hit);
           if (r == ProbeResult::kFeasible) {
             hi = PartsHeight(run);
-            b = hi - 1;
+            top = hi - 1;
           } else {
+            if (r == ProbeResult::kUnknown) ++unknown;
             a = mid + 1;
           }
         }
