@@ -2,6 +2,7 @@
 //
 //   memplan plan INPUT [build flags] [--planner=NAME] [--time-limit=SECONDS]
 //                [--seed=N] [--threads=N] [--out=FILE.json|FILE.csv]
+//                [--node-limit=N] [--exact-off=NAME,...]   (exact only)
 //   memplan verify INPUT PLAN [build flags]
 //   memplan stats INPUT [build flags]
 //   memplan planners
@@ -30,6 +31,7 @@
 #include "memplan/compare.h"
 #include "memplan/io.h"
 #include "memplan/memplan.h"
+#include "memplan/planners/exact.h"
 #include "memplan/reorder.h"
 
 namespace memplan {
@@ -40,6 +42,9 @@ constexpr char kUsage[] =
     "  memplan plan INPUT [--planner=NAME] [--time-limit=SECONDS] [--seed=N]\n"
     "               [--threads=N] [--out=FILE.json|FILE.csv]\n"
     "               [--graph-out=FILE.json] [build flags]\n"
+    "               exact only: [--node-limit=N] [--exact-off=NAME,...] with\n"
+    "               NAME in section_inference, symmetry, decomposition,\n"
+    "               failure_cache, restarts, warm_start\n"
     "  memplan verify INPUT PLAN.json|PLAN.csv [build flags]\n"
     "  memplan stats INPUT [build flags]\n"
     "  memplan planners\n"
@@ -179,6 +184,42 @@ absl::StatusOr<LoadedInput> Load(const CommandLine& line, size_t index) {
   return input;
 }
 
+// --node-limit=N and --exact-off=NAME,... for the exact planner.
+absl::StatusOr<ExactOptions> ExactOptionsFrom(const CommandLine& line) {
+  ExactOptions options;
+  absl::StatusOr<int64_t> node_limit = IntFlag(line, "node-limit", 0);
+  if (!node_limit.ok()) return node_limit.status();
+  if (*node_limit < 0) {
+    return absl::InvalidArgumentError("--node-limit must not be negative");
+  }
+  options.node_limit = *node_limit;
+  const std::map<std::string, bool*> switches = {
+      {"section_inference", &options.section_inference},
+      {"symmetry", &options.symmetry},
+      {"decomposition", &options.decomposition},
+      {"failure_cache", &options.failure_cache},
+      {"warm_start", &options.heuristic_warm_start},
+  };
+  for (const std::string& flag : line.All("exact-off")) {
+    for (absl::string_view name :
+         absl::StrSplit(flag, ',', absl::SkipEmpty())) {
+      if (name == "restarts") {
+        options.restarts_per_round = 0;
+        continue;
+      }
+      auto it = switches.find(std::string(name));
+      if (it == switches.end()) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "--exact-off: unknown \"", name,
+            "\"; valid: section_inference, symmetry, decomposition, "
+            "failure_cache, restarts, warm_start"));
+      }
+      *it->second = false;
+    }
+  }
+  return options;
+}
+
 std::string Summary(const Plan& plan) {
   const double naive_pct =
       plan.naive_total > 0 ? 100.0 * plan.peak / plan.naive_total : 100.0;
@@ -196,8 +237,8 @@ std::string Summary(const Plan& plan) {
 
 absl::Status RunPlan(int argc, char** argv) {
   std::set<std::string> known = kBuildFlags;
-  known.insert(
-      {"planner", "time-limit", "seed", "threads", "out", "graph-out"});
+  known.insert({"planner", "time-limit", "seed", "threads", "out", "graph-out",
+                "node-limit", "exact-off"});
   absl::StatusOr<CommandLine> line = ParseCommandLine(argc, argv, 2, known);
   if (!line.ok()) return line.status();
   if (line->positional.size() != 1) {
@@ -208,7 +249,20 @@ absl::Status RunPlan(int argc, char** argv) {
   PlanMemoryOptions options;
   options.planner = line->Get("planner");
   if (absl::Status s = ReadPlanOptions(*line, options.plan); !s.ok()) return s;
-  absl::StatusOr<Plan> plan = PlanMemory(input->problem, options);
+  absl::StatusOr<Plan> plan;
+  ExactStats stats;
+  const bool exact = options.planner == "exact";
+  if (exact) {
+    absl::StatusOr<ExactOptions> exact_options = ExactOptionsFrom(*line);
+    if (!exact_options.ok()) return exact_options.status();
+    plan = PlanMemory(input->problem, *MakeExactPlanner(*exact_options, &stats),
+                      options.plan);
+  } else if (line->Has("node-limit") || line->Has("exact-off")) {
+    return absl::InvalidArgumentError(
+        "--node-limit and --exact-off apply to --planner=exact");
+  } else {
+    plan = PlanMemory(input->problem, options);
+  }
   if (!plan.ok()) return plan.status();
   const std::string out = line->Get("out");
   std::string text;
@@ -230,6 +284,12 @@ absl::Status RunPlan(int argc, char** argv) {
     if (!s.ok()) return s;
   }
   std::cerr << Summary(*plan) << "\n";
+  if (exact) {
+    std::cerr << absl::StrFormat(
+        "exact search: %d nodes, %d searches (%d under random orders), "
+        "parts: %d\n",
+        stats.nodes, stats.searches, stats.restarts, stats.parts);
+  }
   return absl::OkStatus();
 }
 

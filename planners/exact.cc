@@ -141,6 +141,8 @@ class PartSearch {
     low_.resize(2 * eff_tree_size_);
     placed_.resize(n);
     offset_.resize(n);
+    for (int64_t b : part.base) room_ = std::max(room_, b);
+    for (const Item& item : part.items) room_ += item.size;
   }
 
   // Searches for a plan of height <= `height` with the static order `order`.
@@ -149,6 +151,8 @@ class PartSearch {
     Reset(height);
     rank_ = &rank;
     fill_first_ = fill_first;
+    // Under a height that every item could stack to, nothing is pruned.
+    inference_ = options_.section_inference && height < room_;
     nodes_ = 0;
     const bool use_cache = options_.failure_cache;
     int depth = 0;
@@ -171,7 +175,7 @@ class PartSearch {
           continue;
         }
         if (use_cache) hashes_.push_back(key);
-        if (options_.section_inference && !SectionsFit()) {
+        if (inference_ && !SectionsFit()) {
           step = kFail;
           continue;
         }
@@ -192,7 +196,7 @@ class PartSearch {
           }
           off = RoundUpTo(off, item.align);
           if (off + item.size > height_) continue;
-          if (off > fr.f && options_.section_inference) {
+          if (off > fr.f && inference_) {
             bool fits = true;
             for (int s = item.s0; s < item.s1 && fits; ++s) {
               fits = off + rem_[s] <= height_;
@@ -214,8 +218,8 @@ class PartSearch {
         // Nothing sits on the cell (r0, f): every buffer crossing r0 lies
         // higher, on a buffer inside the run (at least f + its size) or
         // across a neighbour (at least h). Raise r0 to the lowest of those.
-        if (fr.raise_to >= kInf || (options_.section_inference &&
-                                    fr.raise_to + rem_[fr.cell] > height_)) {
+        if (fr.raise_to >= kInf ||
+            (inference_ && fr.raise_to + rem_[fr.cell] > height_)) {
           step = kFail;
           continue;
         }
@@ -223,7 +227,7 @@ class PartSearch {
         const bool whole = fr.raise_to == fr.h && fr.inner_empty;
         const int lo = whole ? fr.r0 : fr.cell,
                   hi = whole ? fr.r1 : fr.cell + 1;
-        if (whole && options_.section_inference) {
+        if (whole && inference_) {
           bool fits = true;
           for (int t = lo; t < hi && fits; ++t)
             fits = fr.h + rem_[t] <= height_;
@@ -480,6 +484,8 @@ class PartSearch {
   std::vector<StateKey> item_key_;
   const std::vector<int>* rank_ = nullptr;
   bool fill_first_ = false;
+  bool inference_ = true;
+  int64_t room_ = 0;  // the highest base plus every item's size
   int64_t clock_mask_ = 1023;
   int64_t height_ = 0;
   int64_t nodes_ = 0;
@@ -803,12 +809,6 @@ class ExactPlanner : public Planner {
                      o % 2 == 1, budget, run.deadline);
       run.nodes += search.nodes();
       ++run.searches;
-        fprintf(
-            stderr,
-            "part %zu h %ld order %d budget %ld nodes %ld outcome %d t %.3f\n",
-            part.items.size(), (long)height, o, (long)budget,
-            (long)search.nodes(), (int)outcome,
-            absl::ToDoubleSeconds(absl::Now() - run.deadline));
       if (outcome == Outcome::kFound) {
         int64_t top = 0;
         for (size_t i = 0; i < part.items.size(); ++i) {

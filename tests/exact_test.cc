@@ -372,12 +372,35 @@ TEST(ExactTest, NodeLimitsMakeItDeterministic) {
   absl::StatusOr<Plan> first =
       MakeExactPlanner(options, &stats)->Solve(*problem, plan_options);
   absl::StatusOr<Plan> second =
-      MakeExactPlanner(options)->Solve(*problem, plan_options);
+      PlanMemory(*problem, *MakeExactPlanner(options), plan_options);
   ASSERT_TRUE(first.ok()) << first.status();
   ASSERT_TRUE(second.ok()) << second.status();
   EXPECT_EQ(first->assignments, second->assignments);
   EXPECT_LE(stats.nodes, options.node_limit);
   EXPECT_TRUE(VerifyPlan(*problem, *first).ok());
+}
+
+// PlanMemory with a planner of the caller's options validates the problem
+// and verifies the plan like the named form.
+TEST(ExactTest, PlanMemoryTakesAPlannerWithOptions) {
+  ExactOptions options;
+  options.symmetry = false;
+  const std::unique_ptr<Planner> planner = MakeExactPlanner(options);
+  const Problem problem = FragmentationChain(0);
+  absl::StatusOr<Plan> plan = PlanMemory(problem, *planner);
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  EXPECT_EQ(plan->planner, "exact");
+  EXPECT_EQ(plan->peak, 5);
+  EXPECT_TRUE(plan->proven_optimal);
+
+  Problem bad = problem;
+  bad.buffers[0].size = -1;
+  absl::StatusOr<Plan> rejected = PlanMemory(bad, *planner);
+  ASSERT_FALSE(rejected.ok());
+  EXPECT_EQ(rejected.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(rejected.status().message().find(bad.buffers[0].name),
+            std::string::npos)
+      << rejected.status();
 }
 
 }  // namespace

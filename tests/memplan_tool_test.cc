@@ -104,6 +104,40 @@ TEST(MemplanToolTest, CsvInAndOutAndVerify) {
   EXPECT_THAT(capped.output, HasSubstr("fits in no allowed pool"));
 }
 
+// The exact planner's options, as one measures the effect of an inference:
+// with the other switches off it still plans B under the capacity; without
+// the section inference as well, 200000 nodes are not enough. The search
+// reports its work.
+TEST(MemplanToolTest, ExactOptionsFromTheCommandLine) {
+  const std::string input = Data("minimalloc/B.1048576.csv");
+  const std::string out = Temp("b_exact.csv");
+  ToolRun all = RunTool("plan " + input +
+                        " --planner=exact --capacity=1048576 --out=" + out);
+  ASSERT_EQ(all.exit_code, 0) << all.output;
+  EXPECT_THAT(all.output, HasSubstr("exact search: "));
+  EXPECT_EQ(
+      RunTool("verify " + input + " " + out + " --capacity=1048576").exit_code,
+      0);
+  ToolRun off = RunTool(
+      "plan " + input +
+      " --planner=exact --capacity=1048576 --node-limit=200000 "
+      "--exact-off=symmetry,decomposition,failure_cache,restarts,warm_start "
+      "--out=" +
+      out);
+  ASSERT_EQ(off.exit_code, 0) << off.output;
+  EXPECT_THAT(off.output, HasSubstr("(0 under random orders)"));
+  EXPECT_EQ(
+      RunTool("verify " + input + " " + out + " --capacity=1048576").exit_code,
+      0);
+  ToolRun starved = RunTool(
+      "plan " + input +
+      " --planner=exact --capacity=1048576 --node-limit=200000 "
+      "--exact-off=section_inference,symmetry,decomposition,failure_cache,"
+      "restarts,warm_start");
+  EXPECT_NE(starved.exit_code, 0);
+  EXPECT_THAT(starved.output, HasSubstr("time or node limit"));
+}
+
 TEST(MemplanToolTest, VerifyRejectsTheSeedNotebookPlan) {
   ToolRun run = RunTool("verify " + Data("seed/seed000_model.json") + " " +
                         Data("seed/seed000_notebook_plan.json") +
@@ -155,6 +189,17 @@ TEST(MemplanToolTest, BadInputIsOneLineAndNonZero) {
       {"plan " + cycle, "reads tensor \"b\""},
       {"verify " + Data("models/resnet18.json"), "verify takes INPUT and PLAN"},
       {"frobnicate", "unknown command"},
+      {"plan " + Data("minimalloc/input.12.csv") +
+           " --planner=exact "
+           "--exact-off=symmetry,bogus",
+       "--exact-off: unknown \"bogus\""},
+      {"plan " + Data("minimalloc/input.12.csv") +
+           " --planner=exact "
+           "--node-limit=-1",
+       "--node-limit must not be negative"},
+      {"plan " + Data("minimalloc/input.12.csv") +
+           " --planner=best --node-limit=5",
+       "apply to --planner=exact"},
   };
   for (const auto& [args, message] : cases) {
     ToolRun run = RunTool(args);

@@ -35,6 +35,12 @@ absl::StatusOr<Plan> PlanMemory(const Graph& graph,
 absl::StatusOr<Plan> PlanMemory(const Problem& problem,
                                 const PlanMemoryOptions& options = {});
 
+// The same with a planner built by the caller, e.g. one with options of its
+// own (memplan/planners/exact.h: MakeExactPlanner(ExactOptions{...})): the
+// problem is validated and the plan verified all the same.
+absl::StatusOr<Plan> PlanMemory(const Problem& problem, const Planner& planner,
+                                const PlanOptions& options = {});
+
 }  // namespace memplan
 
 #endif  // MEMPLAN_MEMPLAN_H_
