@@ -17,6 +17,18 @@
 //   BM_BuildProblem_<family>/N      BuildProblem on the synthetic graphs
 //   BM_VerifyPlan_<family>/N        VerifyPlan on a plan of the synthetic
 //   problems
+//   With --memplan_exact_targets, the exact planner's targets, each run 3
+//   times (one iteration per run; medians reported), wall time:
+//   BM_exact_capacity_minimalloc_<X>   under capacity 1048576
+//   BM_exact_capacity_minimalloc_all   the 11 instances one after the other
+//   BM_exact_ablation_<switch>_minimalloc_all
+//                                      the same with one inference off
+//                                      (node limit 10^6 per instance; the
+//                                      counter `solved` counts the fits)
+//   BM_exact_minimise_minimalloc_<X>   no capacity: the least peak, with
+//   BM_exact_minimise_trace_<name>     --memplan_exact_time_limit (default
+//   BM_exact_minimise_<model>          60 s); S_1 also against best,
+//   BM_best_trace_S_1_at_exact_limit   both with a 10 s limit
 // Only Solve() is timed (no validation, no verification); every plan is
 // verified once after timing, and a rejected plan fails the benchmark.
 // Counters: buffers, peak, lb_ratio (peak / lower bound), optimal.
@@ -60,6 +72,7 @@
 #include "absl/time/time.h"
 #include "memplan/io.h"
 #include "memplan/memplan.h"
+#include "memplan/planners/exact.h"
 #include "memplan/synthetic.h"
 
 namespace memplan {
@@ -69,6 +82,8 @@ struct Settings {
   std::string data_dir = MEMPLAN_BENCH_DATA_DIR;
   absl::Duration time_limit = absl::Seconds(1);
   double budget_seconds = 60;
+  bool exact_targets = false;
+  absl::Duration exact_time_limit = absl::Seconds(60);
 };
 Settings& settings() {
   static Settings* s = new Settings;
@@ -284,6 +299,158 @@ std::vector<Workload> LoadBundled() {
   return out;
 }
 
+// The exact planner's targets (see the top of the file).
+struct ExactRun {
+  std::vector<const Problem*> problems;
+  Bytes capacity = 0;  // 0: minimise
+  ExactOptions options;
+  std::string planner = "exact";  // or a registered planner to compare with
+  absl::Duration time_limit;
+};
+
+void RunExact(benchmark::State& state, const ExactRun& run) {
+  std::vector<Problem> problems;
+  for (const Problem* p : run.problems) {
+    problems.push_back(*p);
+    if (run.capacity > 0) problems.back().pools[0].capacity = run.capacity;
+  }
+  PlanOptions plan_options;
+  plan_options.time_limit = run.time_limit;
+  int solved = 0, optimal = 0;
+  int64_t nodes = 0;
+  double ratio = 1;
+  Bytes peak = 0;
+  for (auto _ : state) {
+    solved = optimal = 0;
+    nodes = 0;
+    for (const Problem& problem : problems) {
+      ExactStats stats;
+      std::unique_ptr<Planner> planner;
+      if (run.planner == "exact") {
+        planner = MakeExactPlanner(run.options, &stats);
+      } else {
+        absl::StatusOr<std::unique_ptr<Planner>> named =
+            CreatePlanner(run.planner);
+        if (!named.ok()) {
+          state.SkipWithError(std::string(named.status().message()).c_str());
+          return;
+        }
+        planner = *std::move(named);
+      }
+      absl::StatusOr<Plan> plan = planner->Solve(problem, plan_options);
+      nodes += stats.nodes;
+      if (!plan.ok()) {
+        // Out of nodes or time under a capacity: counted as not solved.
+        if (run.capacity > 0 &&
+            plan.status().code() != absl::StatusCode::kInternal) {
+          continue;
+        }
+        state.SkipWithError(std::string(plan.status().message()).c_str());
+        return;
+      }
+      if (absl::Status v = VerifyPlan(problem, *plan); !v.ok()) {
+        state.SkipWithError(
+            absl::StrCat("invalid plan: ", v.message()).c_str());
+        return;
+      }
+      ++solved;
+      optimal += plan->proven_optimal ? 1 : 0;
+      peak = plan->peak;
+      ratio = plan->lower_bound > 0
+                  ? static_cast<double>(plan->peak) / plan->lower_bound
+                  : 1.0;
+    }
+  }
+  state.counters["solved"] = solved;
+  state.counters["nodes"] = static_cast<double>(nodes);
+  if (problems.size() == 1) {
+    state.counters["peak"] = static_cast<double>(peak);
+    state.counters["lb_ratio"] = ratio;
+    state.counters["optimal"] = optimal;
+  } else {
+    state.counters["optimal"] = optimal;
+  }
+}
+
+void RegisterExactTargets(const std::vector<Workload>& bundled) {
+  auto add = [](const std::string& name, ExactRun run) {
+    benchmark::RegisterBenchmark(
+        name.c_str(), [run](benchmark::State& state) { RunExact(state, run); })
+        ->Iterations(1)
+        ->Repetitions(3)
+        ->ReportAggregatesOnly(true)
+        ->UseRealTime()
+        ->Unit(benchmark::kMillisecond);
+  };
+  std::vector<const Problem*> minimalloc;
+  for (const Workload& w : bundled) {
+    if (w.name.starts_with("minimalloc_")) minimalloc.push_back(&w.problem);
+  }
+  const absl::Duration limit = settings().exact_time_limit;
+  for (const Workload& w : bundled) {
+    if (!w.name.starts_with("minimalloc_")) continue;
+    add(absl::StrCat("BM_exact_capacity_", w.name), {.problems = {&w.problem},
+                                                     .capacity = 1048576,
+                                                     .options = {},
+                                                     .planner = "exact",
+                                                     .time_limit = limit});
+  }
+  add("BM_exact_capacity_minimalloc_all", {.problems = minimalloc,
+                                           .capacity = 1048576,
+                                           .options = {},
+                                           .planner = "exact",
+                                           .time_limit = limit});
+  const std::pair<const char*, bool ExactOptions::*> switches[] = {
+      {"section_inference", &ExactOptions::section_inference},
+      {"symmetry", &ExactOptions::symmetry},
+      {"decomposition", &ExactOptions::decomposition},
+      {"failure_cache", &ExactOptions::failure_cache},
+  };
+  ExactOptions capped;
+  capped.node_limit = 1000000;
+  add("BM_exact_ablation_none_minimalloc_all", {.problems = minimalloc,
+                                                .capacity = 1048576,
+                                                .options = capped,
+                                                .time_limit = limit});
+  for (const auto& [name, field] : switches) {
+    ExactOptions off = capped;
+    off.*field = false;
+    add(absl::StrCat("BM_exact_ablation_", name, "_minimalloc_all"),
+        {.problems = minimalloc,
+         .capacity = 1048576,
+         .options = off,
+         .time_limit = limit});
+  }
+  ExactOptions no_restarts = capped;
+  no_restarts.restarts_per_round = 0;
+  add("BM_exact_ablation_restarts_minimalloc_all", {.problems = minimalloc,
+                                                    .capacity = 1048576,
+                                                    .options = no_restarts,
+                                                    .time_limit = limit});
+  for (const Workload& w : bundled) {
+    if (w.name.starts_with("minimalloc_") || w.name.starts_with("trace_") ||
+        w.problem.buffers.size() <= 2000) {
+      if (w.name == "trace_S_1") continue;
+      add(absl::StrCat("BM_exact_minimise_", w.name), {.problems = {&w.problem},
+                                                       .capacity = 0,
+                                                       .options = {},
+                                                       .planner = "exact",
+                                                       .time_limit = limit});
+    }
+  }
+  for (const Workload& w : bundled) {
+    if (w.name != "trace_S_1") continue;
+    for (const char* planner : {"exact", "best"}) {
+      add(absl::StrCat("BM_", planner, "_trace_S_1_10s"),
+          {.problems = {&w.problem},
+           .capacity = 0,
+           .options = {},
+           .planner = planner,
+           .time_limit = absl::Seconds(10)});
+    }
+  }
+}
+
 void RegisterAll() {
   static const std::vector<Workload>* bundled =
       new std::vector<Workload>(LoadBundled());
@@ -305,6 +472,8 @@ void RegisterAll() {
       if (policy.search) b->MinTime(0.01);
     }
   }
+
+  if (settings().exact_targets) RegisterExactTargets(*bundled);
 
   // Synthetic scaling, family-major so the cache holds one family at a time.
   for (SyntheticKind kind : AllSyntheticKinds()) {
@@ -404,6 +573,16 @@ bool ParseOwnFlags(int* argc, char** argv) {
         return false;
       }
       settings().time_limit = absl::Seconds(seconds);
+    } else if (arg == "--memplan_exact_targets") {
+      settings().exact_targets = true;
+    } else if (auto v = value("--memplan_exact_time_limit")) {
+      if (!absl::SimpleAtod(*v, &seconds) || seconds <= 0) {
+        fprintf(stderr,
+                "memplan_bench: %s is not a positive number of seconds\n",
+                arg.c_str());
+        return false;
+      }
+      settings().exact_time_limit = absl::Seconds(seconds);
     } else if (auto v = value("--memplan_budget")) {
       if (!absl::SimpleAtod(*v, &seconds) || seconds <= 0) {
         fprintf(stderr,
