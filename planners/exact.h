@@ -5,10 +5,13 @@
 //     none exists (ResourceExhausted). Out of time with neither:
 //     DeadlineExceeded.
 //   * capacity 0: minimise the peak. The upper bound starts from the best
-//     heuristic plan, the lower bound from max-live; probes at heights in
-//     between (bisection) run with node limits that grow round after round,
-//     so no single probe eats the budget and a plan once found is never lost.
-//     proven_optimal is set only when the two bounds meet.
+//     heuristic plan, the lower bound from max-live. Every round of the node
+//     limit probes the lower bound, then one below the best plan for as long
+//     as plans come (a plan found under a loose height often lies well below
+//     it), then bisects in between with at most two probes that run out of
+//     nodes; the limit then grows. So no single probe eats the budget and a
+//     plan once found is never lost. proven_optimal is set only when the two
+//     bounds meet.
 //
 // The search (one per independent part, see below) places buffers in
 // "canonical" form: every buffer sits at offset 0 or directly on a buffer it
@@ -30,7 +33,8 @@
 //
 // Pruning, each switchable so its effect can be measured:
 //   * section_inference: a section's floor plus the sizes still to place
-//     there must fit under the height being probed;
+//     there must fit under the height being probed (kept in range-max trees,
+//     O(items log sections) a node);
 //   * section_inference also uses each buffer's candidate (the highest
 //     floor over its lifetime): in a section, the lowest candidate of the
 //     buffers crossing it plus their sizes must fit;
@@ -77,7 +81,9 @@ struct ExactOptions {
   // Search nodes over the whole solve; 0 = bounded by the time limit only.
   int64_t node_limit = 0;
   // Node limit of one search (one order, one height) in the first round; it
-  // is multiplied by `node_limit_growth` after every round.
+  // is multiplied by `node_limit_growth` after every round. Parts of more
+  // than first_node_limit / 2 buffers get proportionally more, so that a
+  // first round can reach a plan at all.
   int64_t first_node_limit = 1000;
   int64_t node_limit_growth = 4;
   // Random orders tried after the static ones in every round (at least
