@@ -1,5 +1,5 @@
-// best: the smallest valid plan of several greedy placements and hill_climb
-// (see best.cc for the algorithm).
+// best: the smallest valid plan of several greedy placements, hill_climb and
+// the exact planner's search with a node budget (see best.cc).
 
 #ifndef MEMPLAN_PLANNERS_BEST_H_
 #define MEMPLAN_PLANNERS_BEST_H_
@@ -15,6 +15,9 @@ struct BestOptions {
   // The hill climb best runs last, and through its work_per_second the
   // counted budget of the whole run (time limit x work_per_second).
   HillClimbOptions hill_climb;
+  // Last, in a single pool: the exact planner's search below the best plan,
+  // with as many nodes as the counted budget pays for.
+  bool exact_search = true;
 };
 
 // A best planner with explicit options (the registry's uses the defaults).

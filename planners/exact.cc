@@ -1042,7 +1042,10 @@ class ExactPlanner : public Planner {
       limit *= options_.node_limit_growth;
     }
     // Nothing found and nothing proven: a heuristic may still fit.
-    absl::StatusOr<Plan> heuristic = Heuristic(run, plan_options);
+    absl::StatusOr<Plan> heuristic =
+        options_.heuristic_warm_start
+            ? Heuristic(run, plan_options)
+            : absl::NotFoundError("no heuristic was tried");
     if (heuristic.ok()) return Finish(run, *std::move(heuristic), false);
     if (run.OutOfBudget()) {
       return absl::DeadlineExceededError(absl::StrCat(
@@ -1085,6 +1088,10 @@ class ExactPlanner : public Planner {
       if (all_parts_planned()) h = PartsHeight(run);
       if (best.has_value()) {
         h = std::min(h, (best->peak + run.d.granule - 1) / run.d.granule);
+      }
+      if (options_.upper_bound > 0) {
+        h = std::min(
+            h, (options_.upper_bound + run.d.granule - 1) / run.d.granule);
       }
       return h;
     };

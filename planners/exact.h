@@ -97,8 +97,13 @@ struct ExactOptions {
   bool failure_cache = true;
   int64_t failure_cache_entries = 1 << 20;  // per part
   // Minimising mode: start from the best heuristic plan ("best", else
-  // "greedy_by_size", else "naive").
+  // "greedy_by_size", else "naive"). With a capacity: the fallback when the
+  // search finds no plan in time.
   bool heuristic_warm_start = true;
+  // Minimising mode: a peak (bytes) the caller already has a plan for; only
+  // heights below it are probed. The plan returned is still the search's
+  // own, which may be higher when nothing better is found. 0: none.
+  Bytes upper_bound = 0;
 };
 
 // What a solve did (filled when a pointer is given to the factory).

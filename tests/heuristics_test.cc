@@ -303,7 +303,7 @@ TEST(QualityTest, BestIsNeverWorseThanTheHeuristicsItRuns) {
   HillClimbOptions climb;
   climb.work_per_second = 200'000;
   const std::unique_ptr<Planner> best_planner =
-      NewBestPlanner({.hill_climb = climb});
+      NewBestPlanner({.hill_climb = climb, .exact_search = true});
   std::vector<std::unique_ptr<Planner>> heuristics;
   for (internal::PlacementOrder order :
        {internal::PlacementOrder::kSize, internal::PlacementOrder::kArea,
@@ -340,6 +340,27 @@ TEST(QualityTest, BestBeatsGreedyOnAMiniMallocInstance) {
   const Plan greedy = MustPlan(problem, "greedy_by_size");
   const Plan best = MustPlan(problem, "best", absl::Milliseconds(300));
   EXPECT_LT(best.peak, greedy.peak);
+}
+
+// best's last step, the exact search with a counted node budget, is what
+// takes a challenging MiniMalloc instance from 1.2x to its lower bound. A
+// distant clock, so the budget decides (the 80M units of a 2 s limit).
+TEST(QualityTest, BestReachesTheLowerBoundOfMiniMallocAByItsExactSearch) {
+  const Problem problem = *LoadProblem("minimalloc/A.1048576.csv");
+  HillClimbOptions climb;
+  climb.work_per_second = 40'000'000 / 30;
+  const PlanOptions options{.time_limit = absl::Seconds(60)};
+  absl::StatusOr<Plan> with = PlanMemory(
+      problem, *NewBestPlanner({.hill_climb = climb, .exact_search = true}),
+      options);
+  absl::StatusOr<Plan> without = PlanMemory(
+      problem, *NewBestPlanner({.hill_climb = climb, .exact_search = false}),
+      options);
+  ASSERT_TRUE(with.ok()) << with.status();
+  ASSERT_TRUE(without.ok()) << without.status();
+  EXPECT_EQ(with->peak, with->lower_bound);
+  EXPECT_TRUE(with->proven_optimal);
+  EXPECT_GT(without->peak, without->lower_bound * 11 / 10);
 }
 
 // Deadlines of compositions: a placement run still going at its deadline is
