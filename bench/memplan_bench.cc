@@ -23,8 +23,9 @@
 //   BM_exact_capacity_minimalloc_all   the 11 instances one after the other
 //   BM_exact_ablation_<switch>_minimalloc_all
 //                                      the same with one inference off
-//                                      (node limit 10^6 per instance; the
-//                                      counter `solved` counts the fits)
+//                                      (node limit 10^6 per instance, no
+//                                      heuristic fallback; the counter
+//                                      `solved` counts the fits)
 //   BM_exact_minimise_minimalloc_<X>   no capacity: the least peak, with
 //   BM_exact_minimise_trace_<name>     --memplan_exact_time_limit (default
 //   BM_exact_minimise_<model>          60 s); S_1 also against best,
@@ -407,8 +408,10 @@ void RegisterExactTargets(const std::vector<Workload>& bundled) {
       {"decomposition", &ExactOptions::decomposition},
       {"failure_cache", &ExactOptions::failure_cache},
   };
+  // The search alone: no heuristic to fall back on when it fails.
   ExactOptions capped;
   capped.node_limit = 1000000;
+  capped.heuristic_warm_start = false;
   add("BM_exact_ablation_none_minimalloc_all", {.problems = minimalloc,
                                                 .capacity = 1048576,
                                                 .options = capped,
