@@ -566,35 +566,30 @@ bool ParseOwnFlags(int* argc, char** argv) {
       if (arg.rfind(flag + "=", 0) == 0) return arg.substr(flag.size() + 1);
       return std::nullopt;
     };
-    double seconds = 0;
+    // A positive number of seconds, or an error for the flag.
+    auto seconds = [&](const std::string& text) -> std::optional<double> {
+      double value = 0;
+      if (absl::SimpleAtod(text, &value) && value > 0) return value;
+      fprintf(stderr, "memplan_bench: %s is not a positive number of seconds\n",
+              arg.c_str());
+      return std::nullopt;
+    };
     if (auto v = value("--memplan_data_dir")) {
       settings().data_dir = *v;
     } else if (auto v = value("--memplan_time_limit")) {
-      if (!absl::SimpleAtod(*v, &seconds) || seconds <= 0) {
-        fprintf(stderr,
-                "memplan_bench: %s is not a positive number of seconds\n",
-                arg.c_str());
-        return false;
-      }
-      settings().time_limit = absl::Seconds(seconds);
+      const std::optional<double> s = seconds(*v);
+      if (!s.has_value()) return false;
+      settings().time_limit = absl::Seconds(*s);
     } else if (arg == "--memplan_exact_targets") {
       settings().exact_targets = true;
     } else if (auto v = value("--memplan_exact_time_limit")) {
-      if (!absl::SimpleAtod(*v, &seconds) || seconds <= 0) {
-        fprintf(stderr,
-                "memplan_bench: %s is not a positive number of seconds\n",
-                arg.c_str());
-        return false;
-      }
-      settings().exact_time_limit = absl::Seconds(seconds);
+      const std::optional<double> s = seconds(*v);
+      if (!s.has_value()) return false;
+      settings().exact_time_limit = absl::Seconds(*s);
     } else if (auto v = value("--memplan_budget")) {
-      if (!absl::SimpleAtod(*v, &seconds) || seconds <= 0) {
-        fprintf(stderr,
-                "memplan_bench: %s is not a positive number of seconds\n",
-                arg.c_str());
-        return false;
-      }
-      settings().budget_seconds = seconds;
+      const std::optional<double> s = seconds(*v);
+      if (!s.has_value()) return false;
+      settings().budget_seconds = *s;
     } else {
       argv[out++] = argv[i];
     }

@@ -12,10 +12,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 limit="${1:-60}"
 out=bench/exact_results.md
-bash scripts/install_deps.sh
-cmake -S . -B build-release -G Ninja -DCMAKE_BUILD_TYPE=Release \
-  -DMEMPLAN_BUILD_TESTS=OFF -DMEMPLAN_BUILD_BENCH=ON >/dev/null
-cmake --build build-release --target memplan_bench -j "$(nproc)"
+bash scripts/release_build.sh memplan_bench
 cpu=$(grep -m1 'model name' /proc/cpuinfo | sed 's/.*: //')
 raw=$(mktemp)
 trap 'rm -f "$raw"' EXIT

@@ -10,10 +10,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 limit="${1:-2}"
 out=bench/results.md
-bash scripts/install_deps.sh
-cmake -S . -B build-release -G Ninja -DCMAKE_BUILD_TYPE=Release \
-  -DMEMPLAN_BUILD_TESTS=OFF -DMEMPLAN_BUILD_BENCH=OFF >/dev/null
-cmake --build build-release --target memplan_tool -j "$(nproc)"
+bash scripts/release_build.sh memplan_tool
 memplan=build-release/memplan
 
 d=bench/data

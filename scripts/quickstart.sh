@@ -6,10 +6,7 @@
 # Usage: bash scripts/quickstart.sh [INPUT...] [memplan compare flags]
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bash scripts/install_deps.sh
-cmake -S . -B build-release -G Ninja -DCMAKE_BUILD_TYPE=Release \
-  -DMEMPLAN_BUILD_TESTS=OFF -DMEMPLAN_BUILD_BENCH=OFF
-cmake --build build-release --target memplan_tool -j "$(nproc)"
+bash scripts/release_build.sh memplan_tool
 args=("$@")
 have_input=0
 for a in "${args[@]}"; do [[ "$a" == --* ]] || have_input=1; done

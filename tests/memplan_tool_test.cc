@@ -111,29 +111,27 @@ TEST(MemplanToolTest, CsvInAndOutAndVerify) {
 TEST(MemplanToolTest, ExactOptionsFromTheCommandLine) {
   const std::string input = Data("minimalloc/B.1048576.csv");
   const std::string out = Temp("b_exact.csv");
-  ToolRun all = RunTool("plan " + input +
-                        " --planner=exact --capacity=1048576 --out=" + out);
-  ASSERT_EQ(all.exit_code, 0) << all.output;
-  EXPECT_THAT(all.output, HasSubstr("exact search: "));
-  EXPECT_EQ(
-      RunTool("verify " + input + " " + out + " --capacity=1048576").exit_code,
-      0);
-  ToolRun off = RunTool(
-      "plan " + input +
-      " --planner=exact --capacity=1048576 --node-limit=200000 "
-      "--exact-off=symmetry,decomposition,failure_cache,restarts,warm_start "
-      "--out=" +
-      out);
-  ASSERT_EQ(off.exit_code, 0) << off.output;
-  EXPECT_THAT(off.output, HasSubstr("(0 under random orders)"));
-  EXPECT_EQ(
-      RunTool("verify " + input + " " + out + " --capacity=1048576").exit_code,
-      0);
-  ToolRun starved = RunTool(
-      "plan " + input +
-      " --planner=exact --capacity=1048576 --node-limit=200000 "
-      "--exact-off=section_inference,symmetry,decomposition,failure_cache,"
-      "restarts,warm_start");
+  const std::string plan =
+      "plan " + input + " --planner=exact --capacity=1048576 ";
+  // Plans with `flags`, and checks the plan with `memplan verify`.
+  auto plan_and_verify = [&](const std::string& flags) {
+    ToolRun run = RunTool(plan + flags + " --out=" + out);
+    EXPECT_EQ(run.exit_code, 0) << run.output;
+    EXPECT_EQ(RunTool("verify " + input + " " + out + " --capacity=1048576")
+                  .exit_code,
+              0)
+        << flags;
+    return run.output;
+  };
+  EXPECT_THAT(plan_and_verify(""), HasSubstr("exact search: "));
+  EXPECT_THAT(
+      plan_and_verify("--node-limit=200000 --exact-off=symmetry,"
+                      "decomposition,failure_cache,restarts,warm_start"),
+      HasSubstr("(0 under random orders)"));
+  ToolRun starved =
+      RunTool(plan +
+              "--node-limit=200000 --exact-off=section_inference,symmetry,"
+              "decomposition,failure_cache,restarts,warm_start");
   EXPECT_NE(starved.exit_code, 0);
   EXPECT_THAT(starved.output, HasSubstr("time or node limit"));
 }
