@@ -69,7 +69,9 @@ struct Part {
   std::vector<int64_t> load;             // sizes of the items over s
   std::vector<std::vector<int>> ranks;   // per static order: rank of each item
   int64_t lower = 0;                     // max over s of base + load
-  bool complete = true;                  // the search proves what it fails
+  int64_t room = 0;      // the highest base plus every item's size: no height
+                         // above it constrains the search
+  bool complete = true;  // the search proves what it fails
 
   // Results across probes.
   int64_t lo = 0;     // proven: no plan below this height (complete parts)
@@ -141,8 +143,6 @@ class PartSearch {
     low_.resize(2 * eff_tree_size_);
     placed_.resize(n);
     offset_.resize(n);
-    for (int64_t b : part.base) room_ = std::max(room_, b);
-    for (const Item& item : part.items) room_ += item.size;
   }
 
   // Searches for a plan of height <= `height` with the static order `order`.
@@ -152,7 +152,7 @@ class PartSearch {
     rank_ = &rank;
     fill_first_ = fill_first;
     // Under a height that every item could stack to, nothing is pruned.
-    inference_ = options_.section_inference && height < room_;
+    inference_ = options_.section_inference && height < part_.room;
     nodes_ = 0;
     const bool use_cache = options_.failure_cache;
     int depth = 0;
@@ -485,7 +485,6 @@ class PartSearch {
   const std::vector<int>* rank_ = nullptr;
   bool fill_first_ = false;
   bool inference_ = true;
-  int64_t room_ = 0;  // the highest base plus every item's size
   int64_t clock_mask_ = 1023;
   int64_t height_ = 0;
   int64_t nodes_ = 0;
@@ -672,7 +671,9 @@ Decomposition Decompose(const Problem& problem, bool split) {
     }
     for (int s = 0; s < sections; ++s) {
       part.lower = std::max(part.lower, part.base[s] + part.load[s]);
+      part.room = std::max(part.room, part.base[s]);
     }
+    for (const Item& item : part.items) part.room += item.size;
     // Interchangeable items (same span, size, alignment, no explicit
     // conflicts) share a group: a ban on one is a ban on all.
     std::vector<int> order(m);
@@ -1070,12 +1071,8 @@ class ExactPlanner : public Planner {
     // height limit) gives every part a plan.
     for (Part& part : run.d.parts) {
       if (run.OutOfBudget()) break;
-      int64_t room = 0;
-      for (size_t s = 0; s < part.base.size(); ++s)
-        room = std::max(room, part.base[s]);
-      for (const Item& item : part.items) room += item.size;
       bool ignored = false;
-      Probe1(run, part, room, &ignored);
+      Probe1(run, part, part.room, &ignored);
     }
     auto all_parts_planned = [&] {
       for (const Part& part : run.d.parts) {
