@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -35,13 +36,33 @@ double PercentOfNaive(const CompareRow& r) {
   return r.naive_total > 0 ? 100.0 * static_cast<double>(r.peak) / r.naive_total
                            : 100.0;
 }
-double RatioToLowerBound(const CompareRow& r) {
+// Only in one pool: the lower bound is a single-pool figure, and a sum over
+// several pools says nothing against it.
+std::optional<double> RatioToLowerBound(const CompareRow& r) {
+  if (r.pool_used.size() > 1) return std::nullopt;
   return r.lower_bound > 0 ? static_cast<double>(r.peak) / r.lower_bound : 1.0;
+}
+
+std::string FormatRatio(const CompareRow& r, const char* format,
+                        const char* none) {
+  const std::optional<double> ratio = RatioToLowerBound(r);
+  return ratio.has_value() ? absl::StrFormat(format, *ratio) : none;
+}
+
+// "sram 1024, dram 4096" for a plan in several pools.
+std::string PoolsNote(const CompareRow& r) {
+  if (r.pool_used.size() < 2) return "";
+  std::vector<std::string> parts;
+  for (size_t p = 0; p < r.pool_used.size(); ++p) {
+    parts.push_back(absl::StrCat(p < r.pool_names.size() ? r.pool_names[p] : "",
+                                 " ", r.pool_used[p]));
+  }
+  return absl::StrCat("pools: ", absl::StrJoin(parts, ", "));
 }
 
 // The failure of a row in one line: "RESOURCE_EXHAUSTED: buffer ...".
 std::string Note(const CompareRow& r, size_t max_length) {
-  if (r.status.ok()) return "";
+  if (r.status.ok()) return PoolsNote(r);
   std::string text = absl::StrCat(absl::StatusCodeToString(r.status.code()),
                                   ": ", std::string(r.status.message()));
   std::replace(text.begin(), text.end(), '\n', ' ');
@@ -57,7 +78,7 @@ std::vector<std::string> Cells(const CompareRow& r) {
   if (r.planned) {
     c.push_back(absl::StrCat(r.peak));
     c.push_back(absl::StrFormat("%.2f", PercentOfNaive(r)));
-    c.push_back(absl::StrFormat("%.4f", RatioToLowerBound(r)));
+    c.push_back(FormatRatio(r, "%.4f", "-"));
     c.push_back(r.proven_optimal ? "yes" : "no");
   } else {
     c.insert(c.end(), {"-", "-", "-", "-"});
@@ -146,7 +167,7 @@ std::string Csv(const std::vector<CompareRow>& rows) {
     if (r.planned) {
       c.push_back(absl::StrCat(r.peak));
       c.push_back(absl::StrFormat("%.4f", PercentOfNaive(r)));
-      c.push_back(absl::StrFormat("%.6f", RatioToLowerBound(r)));
+      c.push_back(FormatRatio(r, "%.6f", ""));
       c.push_back(r.proven_optimal ? "1" : "0");
     } else {
       c.insert(c.end(), {"", "", "", ""});
@@ -154,7 +175,9 @@ std::string Csv(const std::vector<CompareRow>& rows) {
     c.push_back(
         absl::StrFormat("%.3f", absl::ToDoubleMilliseconds(r.wall_time)));
     c.push_back(r.planned ? (r.verified ? "1" : "0") : "");
-    c.push_back(r.status.ok() ? "ok" : CsvField(Note(r, 1000)));
+    c.push_back(r.status.ok() && r.pool_used.size() < 2
+                    ? "ok"
+                    : CsvField(Note(r, 1000)));
     absl::StrAppend(&out, absl::StrJoin(c, ","), "\n");
   }
   return out;
@@ -180,6 +203,7 @@ std::string Summary(const std::vector<CompareRow>& rows) {
       "|---|---:|---:|---:|---:|---:|---:|---:|---:|\n";
   for (const std::string& planner : planners) {
     int inputs = 0, planned = 0, failed = 0, smallest = 0, optimal = 0;
+    int ratios = 0;  // plans in one pool
     double log_sum = 0, worst = 0;
     absl::Duration time;
     for (const CompareRow& r : rows) {
@@ -191,17 +215,18 @@ std::string Summary(const std::vector<CompareRow>& rows) {
         continue;
       }
       ++planned;
-      const double ratio = RatioToLowerBound(r);
-      log_sum += std::log(ratio);
-      worst = std::max(worst, ratio);
       smallest += r.peak == best[r.input];
       optimal += r.proven_optimal;
+      if (const std::optional<double> ratio = RatioToLowerBound(r)) {
+        ++ratios;
+        log_sum += std::log(*ratio);
+        worst = std::max(worst, *ratio);
+      }
     }
     const std::string geomean =
-        planned > 0 ? absl::StrFormat("%.4f", std::exp(log_sum / planned))
-                    : "-";
+        ratios > 0 ? absl::StrFormat("%.4f", std::exp(log_sum / ratios)) : "-";
     const std::string worst_text =
-        planned > 0 ? absl::StrFormat("%.4f", worst) : "-";
+        ratios > 0 ? absl::StrFormat("%.4f", worst) : "-";
     absl::StrAppend(
         &out, absl::StrFormat(
                   "| %s | %d | %d | %d | %s | %s | %d | %d | %.2f |\n",
@@ -247,6 +272,8 @@ absl::StatusOr<std::vector<CompareRow>> ComparePlanners(
     } else {
       row.planned = true;
       row.peak = plan->peak;
+      row.pool_used = plan->pool_used;
+      for (const Pool& pool : problem.pools) row.pool_names.push_back(pool.name);
       row.proven_optimal = plan->proven_optimal;
       row.status = VerifyPlan(problem, *plan);
       row.verified = row.status.ok();

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -36,6 +37,29 @@ std::vector<std::string> AllPlanners() {
   for (const PlannerInfo& info : RegisteredPlanners())
     names.emplace_back(info.name);
   return names;
+}
+
+// Two pools: the rows carry each pool's bytes and no ratio of their sum to
+// the single-pool lower bound.
+TEST(CompareTest, SeveralPoolsAreReportedPerPoolWithoutARatio) {
+  Problem p = Small();
+  p.pools = {{.name = "sram", .capacity = 200, .alignment = 1},
+             {.name = "dram", .capacity = 0, .alignment = 1}};
+  CompareOptions options;
+  options.planners = {"naive"};
+  absl::StatusOr<std::vector<CompareRow>> rows =
+      ComparePlanners(p, "pools", options);
+  ASSERT_TRUE(rows.ok()) << rows.status();
+  const CompareRow& r = rows->front();
+  ASSERT_TRUE(r.verified) << r.status;
+  ASSERT_EQ(r.pool_used.size(), 2u);
+  EXPECT_EQ(r.pool_used[0] + r.pool_used[1], r.peak);
+  const std::string table = FormatComparison(*rows, CompareFormat::kMarkdown);
+  EXPECT_THAT(table, HasSubstr(absl::StrCat("pools: sram ", r.pool_used[0],
+                                            ", dram ", r.pool_used[1])));
+  EXPECT_THAT(table, HasSubstr("| - |"));  // the ratio column
+  EXPECT_THAT(FormatComparison(*rows, CompareFormat::kSummary),
+              HasSubstr("| naive | 1 | 1 | 0 | - | - |"));
 }
 
 TEST(CompareTest, NaiveRowCarriesTheBounds) {
@@ -259,17 +283,19 @@ TEST(CompareToolTest, FailingPlannerStillExitsZero) {
   EXPECT_THAT(run.output, HasSubstr("RESOURCE_EXHAUSTED"));
 }
 
+// An input that cannot be read is a failure (1); a bad command line is a
+// usage error (2).
 TEST(CompareToolTest, BadInputsAndFlagsExitNonZero) {
   EXPECT_EQ(RunTool("compare /nonexistent/model.json").exit_code, 1);
-  EXPECT_EQ(RunTool("compare").exit_code, 1);
+  EXPECT_EQ(RunTool("compare").exit_code, 2);
   ToolRun run = RunTool("compare " + testing::DataPath("models/resnet18.json") +
                         " --planners=naive,nope");
-  EXPECT_EQ(run.exit_code, 1);
+  EXPECT_EQ(run.exit_code, 2);
   EXPECT_THAT(run.output, HasSubstr("nope"));
   EXPECT_EQ(RunTool("compare " + testing::DataPath("models/resnet18.json") +
                     " --format=xml")
                 .exit_code,
-            1);
+            2);
 }
 
 TEST(CompareToolTest, MarkdownOfTwoInputs) {

@@ -18,6 +18,7 @@ namespace memplan {
 namespace {
 
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 using ::memplan::testing::RunTool;
 using ::memplan::testing::ToolRun;
@@ -181,11 +182,12 @@ TEST(MemplanToolTest, BadInputIsOneLineAndNonZero) {
        "unknown flag --bogus"},
       {"plan /nonexistent.json", "cannot open"},
       {"plan " + Data("minimalloc/input.12.csv") + " --capacity=-5",
-       "capacity -5 is negative"},
+       "--capacity=-5: \"-5\" is not a size"},
       {"plan " + bad_json, "malformed JSON at line 1"},
       {"plan " + bad_csv, "line 2"},
       {"plan " + cycle, "reads tensor \"b\""},
-      {"verify " + Data("models/resnet18.json"), "verify takes INPUT and PLAN"},
+      {"verify " + Data("models/resnet18.json"),
+       "expected memplan verify INPUT PLAN"},
       {"frobnicate", "unknown command"},
       {"plan " + Data("minimalloc/input.12.csv") +
            " --planner=exact "
@@ -205,6 +207,157 @@ TEST(MemplanToolTest, BadInputIsOneLineAndNonZero) {
     EXPECT_NE(run.exit_code, -1) << args << " crashed";
     EXPECT_THAT(run.output, HasSubstr(message)) << args;
   }
+}
+
+// Runs the tool with stdout only (stderr discarded).
+ToolRun StdoutOf(const std::string& args) {
+  const std::string command =
+      std::string(MEMPLAN_TOOL) + " " + args + " 2>/dev/null";
+  ToolRun run;
+  FILE* pipe = popen(command.c_str(), "r");
+  if (pipe == nullptr) return run;
+  char chunk[4096];
+  size_t n = 0;
+  while ((n = fread(chunk, 1, sizeof(chunk), pipe)) > 0)
+    run.output.append(chunk, n);
+  const int status = pclose(pipe);
+  run.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return run;
+}
+
+TEST(MemplanToolTest, HelpForTheToolAndEveryCommandOnStdout) {
+  for (const std::string help : {"--help", "-h", "help"}) {
+    ToolRun run = StdoutOf(help);
+    EXPECT_EQ(run.exit_code, 0) << help;
+    EXPECT_THAT(run.output, HasSubstr("memplan compare INPUT...")) << help;
+  }
+  for (const std::string command :
+       {"plan", "verify", "stats", "planners", "compare"}) {
+    for (const std::string help : {"--help", "-h"}) {
+      ToolRun run = StdoutOf(command + " " + help);
+      EXPECT_EQ(run.exit_code, 0) << command << " " << help;
+      EXPECT_THAT(run.output, HasSubstr("usage: memplan " + command))
+          << command;
+      EXPECT_THAT(run.output, HasSubstr("--help")) << command;
+    }
+  }
+  // Each command's flags are described once, from the flag definitions.
+  ToolRun plan = StdoutOf("plan --help");
+  EXPECT_THAT(plan.output, HasSubstr("--time-limit=SECONDS"));
+  EXPECT_THAT(plan.output, HasSubstr("--capacity=SIZE"));
+  EXPECT_THAT(StdoutOf("stats --help").output, HasSubstr("--shared-objects"));
+  EXPECT_THAT(StdoutOf("stats --help").output, Not(HasSubstr("--planner=")));
+  ToolRun version = StdoutOf("--version");
+  EXPECT_EQ(version.exit_code, 0);
+  EXPECT_THAT(version.output, ::testing::StartsWith("memplan "));
+}
+
+TEST(MemplanToolTest, UsageErrorsExitTwoOtherErrorsOne) {
+  const std::string input = Data("minimalloc/input.12.csv");
+  const std::vector<std::string> usage_errors = {
+           "",
+           "frobnicate",
+           "plan",
+           "plan " + input + " " + input,
+           "plan " + input + " --bogus",
+           "plan " + input + " --planners=naive",  // a compare flag
+           "plan " + input + " --planner",         // no value
+           "plan " + input + " --planner=nope",
+           "plan " + input + " --time-limit=nan",
+           "plan " + input + " --time-limit=inf",
+           "plan " + input + " --time-limit=-1",
+           "plan " + input + " --time-limit=soon",
+           "plan " + input + " --threads=0",
+           "plan " + input + " --capacity=12Q",
+           "plan " + input + " --reorder=fastest",
+           "stats " + input + " --planner=naive",
+           "compare",
+           "compare " + input + " --format=xml",
+  };
+  for (const std::string& args : usage_errors) {
+    ToolRun run = RunTool(args);
+    EXPECT_EQ(run.exit_code, 2) << args << "\n" << run.output;
+    EXPECT_THAT(run.output, HasSubstr("--help")) << args;
+  }
+  EXPECT_EQ(RunTool("plan /nonexistent.json").exit_code, 1);
+  EXPECT_EQ(RunTool("plan " + input + " --planner=naive --capacity=12")
+                .exit_code,
+            1);
+}
+
+// --flag value and --flag=value are the same; sizes take units.
+TEST(MemplanToolTest, FlagSpellingsAndSizeUnits) {
+  const std::string input = Data("models/resnet18.json");
+  const std::string a = Temp("spelled_a.json"), b = Temp("spelled_b.json");
+  ToolRun equals = RunTool("plan " + input +
+                           " --planner=greedy_by_size --alignment=64 "
+                           "--capacity=8MiB --out=" + a);
+  ToolRun spaced = RunTool("plan " + input +
+                           " --planner greedy_by_size --alignment 64 "
+                           "--capacity 8388608 --out " + b);
+  ASSERT_EQ(equals.exit_code, 0) << equals.output;
+  ASSERT_EQ(spaced.exit_code, 0) << spaced.output;
+  nlohmann::json plan_a = nlohmann::json::parse(Slurp(a));
+  nlohmann::json plan_b = nlohmann::json::parse(Slurp(b));
+  plan_a.erase("wall_time_ms");
+  plan_b.erase("wall_time_ms");
+  EXPECT_EQ(plan_a, plan_b);
+  EXPECT_EQ(plan_a["pools"][0]["capacity"], 8388608);
+  // 2M is 2 MiB; the plan of resnet18 needs 6422528 bytes at least.
+  ToolRun small = RunTool("plan " + input + " --capacity=2M");
+  EXPECT_EQ(small.exit_code, 1);
+  EXPECT_THAT(small.output, HasSubstr("capacity 2097152"));
+  ToolRun decimal = RunTool("plan " + input + " --capacity=2MB");
+  EXPECT_THAT(decimal.output, HasSubstr("capacity 2000000"));
+  ToolRun pools = RunTool("stats " + input +
+                          " --pool=sram:512KiB:16 --pool dram:1G:64");
+  ASSERT_EQ(pools.exit_code, 0) << pools.output;
+  EXPECT_THAT(pools.output,
+              HasSubstr("pool sram: capacity 524288, alignment 16"));
+  EXPECT_THAT(pools.output,
+              HasSubstr("pool dram: capacity 1073741824, alignment 64"));
+}
+
+TEST(MemplanToolTest, PlannersMarksTheDefault) {
+  ToolRun run = RunTool("planners");
+  ASSERT_EQ(run.exit_code, 0);
+  std::istringstream lines(run.output);
+  std::string line;
+  int marked = 0;
+  while (std::getline(lines, line)) {
+    if (line.find("[default]") == std::string::npos) continue;
+    ++marked;
+    EXPECT_THAT(line, ::testing::StartsWith("best "));
+  }
+  EXPECT_EQ(marked, 1) << run.output;
+}
+
+// Several pools: the summary gives each pool's bytes and never a ratio of
+// their sum to the single-pool lower bound.
+TEST(MemplanToolTest, MultiPoolSummaryReportsEachPool) {
+  const std::string input = Data("models/alexnet.json");
+  const std::string out = Temp("alexnet_pools.json");
+  ToolRun run = RunTool("plan " + input +
+                        " --planner=greedy_by_size --pool=sram:1M:16 "
+                        "--pool=dram:0:64 --out=" + out);
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  EXPECT_THAT(run.output, ::testing::ContainsRegex("sram [0-9]+ of 1048576 "
+                                                   "bytes, dram [0-9]+ bytes"));
+  EXPECT_THAT(run.output, Not(HasSubstr("lower bound")));
+  ToolRun verify = RunTool("verify " + input + " " + out +
+                           " --pool=sram:1M:16,dram:0:64");
+  EXPECT_EQ(verify.exit_code, 0) << verify.output;
+}
+
+// stats plans nothing unless asked: memonger's figures need --shared-objects.
+TEST(MemplanToolTest, StatsPlansOnlyWhenAsked) {
+  const std::string input = Data("seed/seed000_model.json");
+  EXPECT_THAT(RunTool("stats " + input).output,
+              Not(HasSubstr("shared objects")));
+  ToolRun shared = RunTool("stats " + input + " --shared-objects");
+  ASSERT_EQ(shared.exit_code, 0) << shared.output;
+  EXPECT_THAT(shared.output, HasSubstr("shared objects (caffe2_greedy): "));
+  EXPECT_THAT(shared.output, HasSubstr("shared objects (caffe2_dp): "));
 }
 
 }  // namespace

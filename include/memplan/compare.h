@@ -40,7 +40,11 @@ struct CompareRow {
   absl::Status status;  // OK, the planner's failure, or the verifier's message
   // Set when the planner returned a plan:
   bool planned = false;
-  Bytes peak = 0;
+  Bytes peak = 0;  // the sum of the pools' bytes
+  // Per pool. With several pools no ratio to the (single-pool) lower bound is
+  // given and the note lists each pool's bytes instead.
+  std::vector<Bytes> pool_used;
+  std::vector<std::string> pool_names;
   bool proven_optimal = false;
   absl::Duration wall_time = absl::ZeroDuration();
   bool verified = false;

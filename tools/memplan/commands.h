@@ -1,0 +1,61 @@
+// The tool's subcommands. Each lives in its own <name>_command.cc and is
+// listed once in main.cc's table; its synopsis, description and flags make
+// its --help text, so the usage is written in one place.
+
+#ifndef MEMPLAN_TOOLS_MEMPLAN_COMMANDS_H_
+#define MEMPLAN_TOOLS_MEMPLAN_COMMANDS_H_
+
+#include <optional>
+#include <string>
+#include "absl/strings/string_view.h"
+#include <vector>
+
+#include "absl/status/status.h"
+#include "flags.h"
+#include "memplan/planner.h"
+#include "memplan/types.h"
+
+namespace memplan::tool {
+
+struct Command {
+  absl::string_view name;
+  absl::string_view synopsis;     // the arguments after "memplan NAME"
+  absl::string_view description;  // a paragraph for NAME --help
+  std::vector<std::string> flags;  // abseil names of the flags it accepts
+  int min_positional = 0;
+  int max_positional = 0;  // -1: no limit
+  // Usage errors beyond the flags' own checks (exit status 2); may be null.
+  absl::Status (*check)(const Arguments& args) = nullptr;
+  // Runs the command; an error is exit status 1.
+  absl::Status (*run)(const Arguments& args) = nullptr;
+};
+
+Command PlanCommand();
+Command VerifyCommand();
+Command StatsCommand();
+Command PlannersCommand();
+Command CompareCommand();
+
+// Flag lists shared by several commands (abseil names).
+std::vector<std::string> PlanningFlags();  // --time-limit, --seed, --threads
+
+// The planning flags as options. Without --time-limit: `time_limit` when
+// set, else PlanOptions' own default.
+PlanOptions PlanOptionsFromFlags(
+    const Arguments& args,
+    std::optional<absl::Duration> time_limit = std::nullopt);
+
+// Usage errors of the planning flags.
+absl::Status CheckPlanningFlags();
+
+// Usage error unless `name` is empty or a registered planner.
+absl::Status CheckPlannerName(absl::string_view flag, absl::string_view name);
+
+// One line about a plan: the peak of each pool and, in one pool, how it
+// compares with the naive total and the lower bound. A sum over several pools
+// is never compared with the single-pool lower bound.
+std::string PlanSummary(const Problem& problem, const Plan& plan);
+
+}  // namespace memplan::tool
+
+#endif  // MEMPLAN_TOOLS_MEMPLAN_COMMANDS_H_

@@ -1,0 +1,85 @@
+// What several commands share: planning flags, planner names, the summary.
+
+#include <algorithm>
+
+#include "absl/flags/flag.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "commands.h"
+
+namespace memplan::tool {
+
+std::vector<std::string> PlanningFlags() {
+  return {"time_limit", "seed", "threads"};
+}
+
+PlanOptions PlanOptionsFromFlags(const Arguments& args,
+                                 std::optional<absl::Duration> time_limit) {
+  PlanOptions options;
+  if (args.Given("time_limit")) {
+    time_limit = absl::GetFlag(FLAGS_time_limit).value;
+  }
+  if (time_limit.has_value()) options.time_limit = *time_limit;
+  options.seed = absl::GetFlag(FLAGS_seed);
+  options.threads = absl::GetFlag(FLAGS_threads);
+  return options;
+}
+
+absl::Status CheckPlanningFlags() {
+  const int threads = absl::GetFlag(FLAGS_threads);
+  if (threads < 1 || threads > 1024) {
+    return absl::InvalidArgumentError("--threads must be between 1 and 1024");
+  }
+  return absl::OkStatus();
+}
+
+absl::Status CheckPlannerName(absl::string_view flag, absl::string_view name) {
+  if (name.empty()) return absl::OkStatus();
+  std::vector<std::string> names;
+  for (const PlannerInfo& info : RegisteredPlanners()) {
+    if (info.name == std::string_view(name.data(), name.size())) {
+      return absl::OkStatus();
+    }
+    names.emplace_back(info.name);
+  }
+  return absl::InvalidArgumentError(
+      absl::StrCat("--", flag, ": unknown planner \"", name,
+                   "\"; valid planners: ", absl::StrJoin(names, ", ")));
+}
+
+std::string PlanSummary(const Problem& problem, const Plan& plan) {
+  std::string out = absl::StrCat("planner ", plan.planner, ": ");
+  if (problem.pools.size() == 1) {
+    const double naive_pct =
+        plan.naive_total > 0 ? 100.0 * plan.peak / plan.naive_total : 100.0;
+    const double ratio =
+        plan.lower_bound > 0
+            ? static_cast<double>(plan.peak) / plan.lower_bound
+            : 1.0;
+    absl::StrAppendFormat(
+        &out,
+        "peak %d bytes, %.2f%% of naive total %d, %.4fx lower bound %d",
+        plan.peak, naive_pct, plan.naive_total, ratio, plan.lower_bound);
+  } else {
+    // Each pool's own figure: a sum over pools says nothing against the
+    // lower bound, which assumes one pool.
+    std::vector<std::string> pools;
+    for (size_t p = 0; p < problem.pools.size(); ++p) {
+      const Pool& pool = problem.pools[p];
+      const Bytes used = p < plan.pool_used.size() ? plan.pool_used[p] : 0;
+      pools.push_back(pool.capacity > 0
+                          ? absl::StrFormat("%s %d of %d bytes", pool.name,
+                                            used, pool.capacity)
+                          : absl::StrFormat("%s %d bytes", pool.name, used));
+    }
+    absl::StrAppendFormat(&out, "%s; naive total %d",
+                          absl::StrJoin(pools, ", "), plan.naive_total);
+  }
+  absl::StrAppendFormat(&out, ", proven optimal: %s, %.1f ms",
+                        plan.proven_optimal ? "yes" : "no",
+                        absl::ToDoubleMilliseconds(plan.wall_time));
+  return out;
+}
+
+}  // namespace memplan::tool

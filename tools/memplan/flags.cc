@@ -1,0 +1,328 @@
+#include "flags.h"
+
+#include <cmath>
+#include <limits>
+#include <map>
+
+#include "absl/flags/flag.h"
+#include "absl/flags/reflection.h"
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_replace.h"
+#include "absl/strings/str_split.h"
+
+// Each help text starts with the placeholder of its value ("SIZE: ...");
+// booleans have none. FlagHelp() prints them as --name=SIZE.
+ABSL_FLAG(memplan::tool::ByteSize, alignment, {1},
+          "SIZE: default alignment of every buffer, a power of two");
+ABSL_FLAG(bool, plan_constants, false, "plan constants (weights) too");
+ABSL_FLAG(bool, plan_inputs, true,
+          "plan graph inputs (--no-plan-inputs: leave them to the caller)");
+ABSL_FLAG(bool, plan_outputs, true,
+          "plan graph outputs (--no-plan-outputs: leave them to the caller)");
+ABSL_FLAG(memplan::tool::PoolSpecs, pool, {},
+          "NAME[:CAPACITY[:ALIGNMENT]]: a memory pool, fastest first; "
+          "repeatable; replaces the input's pools (capacity 0 = unbounded)");
+ABSL_FLAG(memplan::tool::ByteSize, capacity, {0},
+          "SIZE: capacity of the single default pool (0 = unbounded)");
+ABSL_FLAG(std::string, reorder, "",
+          "NAME: plan the graph's ops in another valid order: longest_path or "
+          "memory");
+ABSL_FLAG(std::string, planner, "",
+          "NAME: the planner (memplan planners lists them; empty = the "
+          "default)");
+ABSL_FLAG(memplan::tool::TimeLimit, time_limit, {},
+          "SECONDS: wall-clock limit per plan (or a duration such as 500ms); "
+          "a limit makes results depend on the machine's speed");
+ABSL_FLAG(uint64_t, seed, 0, "N: seed of every random choice");
+ABSL_FLAG(int32_t, threads, 1, "N: worker threads, 1 to 1024");
+ABSL_FLAG(int64_t, node_limit, 0,
+          "N: exact planner only: search nodes per plan (0 = no limit)");
+ABSL_FLAG(std::vector<std::string>, exact_off, {},
+          "NAME,...: exact planner only: switch off section_inference, "
+          "symmetry, decomposition, failure_cache, restarts or warm_start");
+ABSL_FLAG(std::string, out, "",
+          "FILE: write the plan to FILE (.json, .csv, .json.gz, .csv.gz) "
+          "instead of stdout");
+ABSL_FLAG(std::string, graph_out, "",
+          "FILE: write the graph in the op order the plan refers to (JSON)");
+ABSL_FLAG(std::vector<std::string>, planners, {},
+          "NAME,...: the planners to compare (empty = every registered one)");
+ABSL_FLAG(std::string, format, "table",
+          "NAME,...: table, markdown, csv or summary; several print one after "
+          "another");
+ABSL_FLAG(bool, shared_objects, false,
+          "also plan with caffe2_greedy and caffe2_dp and print memonger's "
+          "shared-object statistics (slow on large inputs)");
+
+namespace memplan::tool {
+namespace {
+
+struct Unit {
+  absl::string_view suffix;  // lower case
+  Bytes factor;
+};
+
+constexpr Unit kUnits[] = {
+    {"", 1},
+    {"b", 1},
+    {"k", Bytes{1} << 10},
+    {"kib", Bytes{1} << 10},
+    {"kb", 1000},
+    {"m", Bytes{1} << 20},
+    {"mib", Bytes{1} << 20},
+    {"mb", 1000 * 1000},
+    {"g", Bytes{1} << 30},
+    {"gib", Bytes{1} << 30},
+    {"gb", 1000 * 1000 * 1000},
+    {"t", Bytes{1} << 40},
+    {"tib", Bytes{1} << 40},
+    {"tb", Bytes{1000} * 1000 * 1000 * 1000},
+};
+
+// The abseil name of a command-line name: dashes become underscores.
+std::string FlagName(absl::string_view name) {
+  return absl::StrReplaceAll(name, {{"-", "_"}});
+}
+
+std::string CommandLineName(absl::string_view name) {
+  return absl::StrReplaceAll(name, {{"_", "-"}});
+}
+
+// Flags whose repeated values accumulate (joined by commas) instead of the
+// last one winning.
+bool Accumulates(absl::string_view name) {
+  return name == "pool" || name == "exact_off";
+}
+
+}  // namespace
+
+absl::StatusOr<Bytes> ParseByteSize(absl::string_view text) {
+  const std::string lower = absl::AsciiStrToLower(absl::StripAsciiWhitespace(text));
+  size_t digits = 0;
+  while (digits < lower.size() && absl::ascii_isdigit(lower[digits])) ++digits;
+  const absl::string_view number = absl::string_view(lower).substr(0, digits);
+  const absl::string_view suffix = absl::string_view(lower).substr(digits);
+  Bytes value = 0;
+  if (number.empty() || !absl::SimpleAtoi(number, &value)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "\"", text,
+        "\" is not a size: a non-negative integer with an optional unit "
+        "(B, K/KiB, M/MiB, G/GiB, T/TiB = powers of 1024; KB, MB, GB, TB = "
+        "powers of 1000)"));
+  }
+  for (const Unit& unit : kUnits) {
+    if (unit.suffix != suffix) continue;
+    if (value > std::numeric_limits<Bytes>::max() / unit.factor) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("\"", text, "\" overflows 64-bit bytes"));
+    }
+    return value * unit.factor;
+  }
+  return absl::InvalidArgumentError(absl::StrCat(
+      "\"", text, "\" has an unknown unit \"", suffix,
+      "\" (B, K/KiB, M/MiB, G/GiB, T/TiB = powers of 1024; KB, MB, GB, TB = "
+      "powers of 1000)"));
+}
+
+bool AbslParseFlag(absl::string_view text, ByteSize* size, std::string* error) {
+  absl::StatusOr<Bytes> bytes = ParseByteSize(text);
+  if (!bytes.ok()) {
+    *error = std::string(bytes.status().message());
+    return false;
+  }
+  size->bytes = *bytes;
+  return true;
+}
+
+std::string AbslUnparseFlag(ByteSize size) { return absl::StrCat(size.bytes); }
+
+bool AbslParseFlag(absl::string_view text, TimeLimit* limit,
+                   std::string* error) {
+  const absl::string_view stripped = absl::StripAsciiWhitespace(text);
+  if (stripped.empty()) {
+    limit->value.reset();
+    return true;
+  }
+  double seconds = 0;
+  absl::Duration duration;
+  if (absl::SimpleAtod(stripped, &seconds)) {
+    if (!std::isfinite(seconds) || seconds < 0) {
+      *error = absl::StrCat("\"", text,
+                            "\" is not a finite, non-negative number of "
+                            "seconds");
+      return false;
+    }
+    duration = absl::Seconds(seconds);
+  } else if (!absl::ParseDuration(stripped, &duration) ||
+             duration == absl::InfiniteDuration() ||
+             duration < absl::ZeroDuration()) {
+    *error = absl::StrCat("\"", text,
+                          "\" is not a number of seconds or a finite "
+                          "duration such as 500ms");
+    return false;
+  }
+  limit->value = duration;
+  return true;
+}
+
+std::string AbslUnparseFlag(const TimeLimit& limit) {
+  return limit.value.has_value() ? absl::FormatDuration(*limit.value) : "";
+}
+
+bool AbslParseFlag(absl::string_view text, PoolSpecs* specs,
+                   std::string* error) {
+  specs->pools.clear();
+  for (absl::string_view spec : absl::StrSplit(text, ',', absl::SkipEmpty())) {
+    std::vector<absl::string_view> parts = absl::StrSplit(spec, ':');
+    Pool pool;
+    pool.name = std::string(parts[0]);
+    absl::StatusOr<Bytes> capacity =
+        parts.size() > 1 ? ParseByteSize(parts[1]) : Bytes{0};
+    absl::StatusOr<Bytes> alignment =
+        parts.size() > 2 ? ParseByteSize(parts[2]) : Bytes{1};
+    if (pool.name.empty() || parts.size() > 3 || !capacity.ok() ||
+        !alignment.ok()) {
+      *error = absl::StrCat(
+          "\"", spec,
+          "\" is not NAME[:CAPACITY[:ALIGNMENT]] with sizes such as 512KiB");
+      return false;
+    }
+    pool.capacity = *capacity;
+    pool.alignment = *alignment;
+    specs->pools.push_back(pool);
+  }
+  return true;
+}
+
+std::string AbslUnparseFlag(const PoolSpecs& specs) {
+  std::vector<std::string> parts;
+  for (const Pool& pool : specs.pools) {
+    parts.push_back(
+        absl::StrCat(pool.name, ":", pool.capacity, ":", pool.alignment));
+  }
+  return absl::StrJoin(parts, ",");
+}
+
+absl::StatusOr<Arguments> ParseArguments(
+    const std::vector<std::string>& args,
+    const std::vector<std::string>& allowed) {
+  Arguments result;
+  std::map<std::string, std::string> values;  // abseil name -> text
+  bool flags_ended = false;
+  for (size_t i = 0; i < args.size(); ++i) {
+    const std::string& arg = args[i];
+    if (flags_ended || arg.size() < 2 || arg[0] != '-') {
+      result.positional.push_back(arg);
+      continue;
+    }
+    if (arg == "--") {
+      flags_ended = true;
+      continue;
+    }
+    if (arg == "-h" || arg == "--help") {
+      result.help = true;
+      continue;
+    }
+    if (!arg.starts_with("--")) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "unknown flag ", arg, " (flags are spelled --name=value)"));
+    }
+    const size_t eq = arg.find('=');
+    const std::string spelled = arg.substr(2, eq == std::string::npos
+                                                  ? std::string::npos
+                                                  : eq - 2);
+    std::string name = FlagName(spelled);
+    auto is_allowed = [&](const std::string& n) {
+      return std::find(allowed.begin(), allowed.end(), n) != allowed.end();
+    };
+    std::optional<std::string> value;
+    if (eq != std::string::npos) value = arg.substr(eq + 1);
+    absl::CommandLineFlag* flag =
+        is_allowed(name) ? absl::FindCommandLineFlag(name) : nullptr;
+    if (flag == nullptr && !value.has_value()) {
+      // --noname and --no-name switch a boolean off.
+      for (absl::string_view prefix : {"no_", "no"}) {
+        if (!absl::StartsWith(name, prefix)) continue;
+        const std::string base = name.substr(prefix.size());
+        absl::CommandLineFlag* negated =
+            is_allowed(base) ? absl::FindCommandLineFlag(base) : nullptr;
+        if (negated != nullptr && negated->IsOfType<bool>()) {
+          flag = negated;
+          name = base;
+          value = "false";
+          break;
+        }
+      }
+    }
+    if (flag == nullptr) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("unknown flag --", spelled));
+    }
+    if (!value.has_value()) {
+      if (flag->IsOfType<bool>()) {
+        value = "true";
+      } else if (i + 1 < args.size()) {
+        value = args[++i];
+      } else {
+        return absl::InvalidArgumentError(
+            absl::StrCat("--", spelled, " needs a value"));
+      }
+    }
+    if (Accumulates(name) && values.count(name) > 0) {
+      values[name] = absl::StrCat(values[name], ",", *value);
+    } else {
+      values[name] = *value;
+    }
+  }
+  for (const auto& [name, value] : values) {
+    absl::CommandLineFlag* flag = absl::FindCommandLineFlag(name);
+    std::string error;
+    if (!flag->ParseFrom(value, &error)) {
+      // abseil says "Illegal value 'x' specified for flag 'y'; <reason>".
+      const size_t reason = error.find("; ");
+      if (reason != std::string::npos) error = error.substr(reason + 2);
+      return absl::InvalidArgumentError(absl::StrCat(
+          "--", CommandLineName(name), "=", value, ": ", error));
+    }
+    result.given.insert(name);
+  }
+  return result;
+}
+
+std::string FlagHelp(const std::vector<std::string>& names) {
+  std::string out;
+  for (const std::string& name : names) {
+    const absl::CommandLineFlag* flag = absl::FindCommandLineFlag(name);
+    if (flag == nullptr) continue;
+    std::string help = flag->Help();
+    std::string spelled = absl::StrCat("--", CommandLineName(name));
+    const size_t colon = help.find(": ");
+    if (colon != std::string::npos && colon > 0 &&
+        absl::AsciiStrToUpper(help.substr(0, colon)) == help.substr(0, colon)) {
+      absl::StrAppend(&spelled, "=", help.substr(0, colon));
+      help = help.substr(colon + 2);
+    }
+    const std::string fallback = flag->DefaultValue();
+    if (!flag->IsOfType<bool>() && !fallback.empty() && fallback != "0") {
+      absl::StrAppend(&help, " (default ", fallback, ")");
+    }
+    // Wrapped to 80 columns, the help text indented under the flag.
+    absl::StrAppend(&out, "  ", spelled, "\n");
+    std::string line = "      ";
+    for (absl::string_view word : absl::StrSplit(help, ' ')) {
+      if (line.size() + word.size() > 79 && line.size() > 6) {
+        absl::StrAppend(&out, line, "\n");
+        line = "      ";
+      }
+      absl::StrAppend(&line, line.size() > 6 ? " " : "", word);
+    }
+    absl::StrAppend(&out, line, "\n");
+  }
+  return out;
+}
+
+}  // namespace memplan::tool

@@ -1,0 +1,135 @@
+// memplan plan: plan one input and write the plan.
+
+#include <iostream>
+#include <map>
+
+#include "absl/flags/flag.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "commands.h"
+#include "input.h"
+#include "memplan/io.h"
+#include "memplan/memplan.h"
+#include "memplan/planners/exact.h"
+
+namespace memplan::tool {
+namespace {
+
+constexpr const char* kExactSwitches[] = {
+    "section_inference", "symmetry",  "decomposition",
+    "failure_cache",     "restarts",  "warm_start"};
+
+absl::Status Check(const Arguments& args) {
+  const std::string planner = absl::GetFlag(FLAGS_planner);
+  if (absl::Status s = CheckPlannerName("planner", planner); !s.ok()) return s;
+  if (planner != "exact" && (args.Given("node_limit") || args.Given("exact_off"))) {
+    return absl::InvalidArgumentError(
+        "--node-limit and --exact-off apply to --planner=exact");
+  }
+  if (absl::GetFlag(FLAGS_node_limit) < 0) {
+    return absl::InvalidArgumentError("--node-limit must not be negative");
+  }
+  for (const std::string& name : absl::GetFlag(FLAGS_exact_off)) {
+    if (std::find(std::begin(kExactSwitches), std::end(kExactSwitches), name) ==
+        std::end(kExactSwitches)) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--exact-off: unknown \"", name, "\"; valid: ",
+                       absl::StrJoin(kExactSwitches, ", ")));
+    }
+  }
+  if (absl::Status s = CheckPlanningFlags(); !s.ok()) return s;
+  return CheckInputFlags();
+}
+
+ExactOptions ExactOptionsFromFlags() {
+  ExactOptions options;
+  options.node_limit = absl::GetFlag(FLAGS_node_limit);
+  const std::map<std::string, bool*> switches = {
+      {"section_inference", &options.section_inference},
+      {"symmetry", &options.symmetry},
+      {"decomposition", &options.decomposition},
+      {"failure_cache", &options.failure_cache},
+      {"warm_start", &options.heuristic_warm_start},
+  };
+  for (const std::string& name : absl::GetFlag(FLAGS_exact_off)) {
+    if (name == "restarts") {
+      options.restarts_per_round = 0;
+    } else {
+      *switches.at(name) = false;
+    }
+  }
+  return options;
+}
+
+absl::Status Run(const Arguments& args) {
+  absl::StatusOr<LoadedInput> input = LoadToolInput(args.positional[0]);
+  if (!input.ok()) return input.status();
+  PlanMemoryOptions options;
+  options.planner = absl::GetFlag(FLAGS_planner);
+  options.plan = PlanOptionsFromFlags(args);
+  absl::StatusOr<Plan> plan;
+  ExactStats stats;
+  const bool exact = options.planner == "exact";
+  if (exact) {
+    plan = PlanMemory(input->problem,
+                      *MakeExactPlanner(ExactOptionsFromFlags(), &stats),
+                      options.plan);
+  } else {
+    plan = PlanMemory(input->problem, options);
+  }
+  if (!plan.ok()) return plan.status();
+  const std::string out = absl::GetFlag(FLAGS_out);
+  const std::string plain =
+      absl::EndsWith(out, ".gz") ? out.substr(0, out.size() - 3) : out;
+  const std::string text = absl::EndsWith(plain, ".csv")
+                               ? BufferCsvText(input->problem, &*plan)
+                               : PlanToJson(input->problem, *plan);
+  if (out.empty()) {
+    std::cout << text;
+  } else if (absl::Status s = WriteFile(out, text); !s.ok()) {
+    return s;
+  }
+  const std::string graph_out = absl::GetFlag(FLAGS_graph_out);
+  if (!graph_out.empty()) {  // the op order the plan's steps refer to
+    if (!input->graph.has_value()) {
+      return absl::InvalidArgumentError("--graph-out needs a graph INPUT");
+    }
+    if (absl::Status s = WriteFile(graph_out, GraphToJson(*input->graph));
+        !s.ok()) {
+      return s;
+    }
+  }
+  std::cerr << PlanSummary(input->problem, *plan) << "\n";
+  if (exact) {
+    std::cerr << absl::StrFormat(
+        "exact search: %d nodes, %d searches (%d under random orders), "
+        "parts: %d\n",
+        stats.nodes, stats.searches, stats.restarts, stats.parts);
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+Command PlanCommand() {
+  Command command{
+      .name = "plan",
+      .synopsis = "INPUT [flags]",
+      .description =
+          "Plans INPUT (a memplan-graph-v1 JSON, .json.gz, or a buffer CSV) "
+          "and writes the plan to --out or stdout, with a one-line summary "
+          "on stderr. The plan is verified before it is written.",
+      .min_positional = 1,
+      .max_positional = 1,
+      .check = &Check,
+      .run = &Run,
+  };
+  command.flags = {"planner", "out", "graph_out", "node_limit", "exact_off"};
+  for (const std::string& f : PlanningFlags()) command.flags.push_back(f);
+  for (const std::string& f : InputFlags()) command.flags.push_back(f);
+  return command;
+}
+
+}  // namespace memplan::tool

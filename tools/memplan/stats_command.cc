@@ -1,0 +1,81 @@
+// memplan stats: the figures of a problem, without planning it.
+
+#include <iostream>
+
+#include "absl/flags/flag.h"
+#include "absl/strings/str_format.h"
+#include "commands.h"
+#include "input.h"
+#include "memplan/memplan.h"
+#include "memplan/problem.h"
+
+namespace memplan::tool {
+namespace {
+
+absl::Status Check(const Arguments&) { return CheckInputFlags(); }
+
+// memonger's statistics: the bytes of the shared-object planners' plans.
+void PrintSharedObjects(const Problem& problem) {
+  for (const char* planner : {"caffe2_greedy", "caffe2_dp"}) {
+    PlanMemoryOptions options;
+    options.planner = planner;
+    absl::StatusOr<Plan> plan = PlanMemory(problem, options);
+    if (!plan.ok()) {  // e.g. the objects exceed a capacity: still a statistic
+      std::cout << "shared objects (" << planner
+                << "): " << plan.status().message() << "\n";
+      continue;
+    }
+    std::cout << absl::StrFormat(
+        "shared objects (%s): %d objects, %d bytes (%.2f%% of naive total)\n",
+        planner, plan->shared_objects, plan->peak,
+        plan->naive_total > 0 ? 100.0 * plan->peak / plan->naive_total
+                              : 100.0);
+  }
+}
+
+absl::Status Run(const Arguments& args) {
+  absl::StatusOr<LoadedInput> input = LoadToolInput(args.positional[0]);
+  if (!input.ok()) return input.status();
+  const Problem& problem = input->problem;
+  if (input->graph.has_value()) {
+    std::cout << "ops: " << input->graph->ops.size() << "\n"
+              << "tensors: " << input->graph->tensors.size() << "\n";
+  }
+  std::cout << "planned buffers: " << problem.buffers.size() << "\n"
+            << "explicit conflicts: " << problem.conflicts.size() << "\n";
+  for (const Pool& pool : problem.pools) {
+    std::cout << absl::StrFormat("pool %s: capacity %s, alignment %d\n",
+                                 pool.name,
+                                 pool.capacity > 0
+                                     ? absl::StrCat(pool.capacity)
+                                     : std::string("unbounded"),
+                                 pool.alignment);
+  }
+  std::cout << "naive total: " << NaiveTotal(problem) << "\n"
+            << "lower bound: " << LowerBound(problem) << "\n";
+  if (absl::GetFlag(FLAGS_shared_objects)) PrintSharedObjects(problem);
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+Command StatsCommand() {
+  Command command{
+      .name = "stats",
+      .synopsis = "INPUT [flags]",
+      .description =
+          "Prints INPUT's figures: ops, tensors, planned buffers, pools, the "
+          "naive total (every buffer its own bytes) and the lower bound (the "
+          "most bytes alive at one step, for one pool). It plans nothing "
+          "unless --shared-objects asks for memonger's statistics.",
+      .min_positional = 1,
+      .max_positional = 1,
+      .check = &Check,
+      .run = &Run,
+  };
+  command.flags = InputFlags();
+  command.flags.push_back("shared_objects");
+  return command;
+}
+
+}  // namespace memplan::tool

@@ -1,0 +1,88 @@
+// memplan verify: check a plan file against its input.
+
+#include <iostream>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "commands.h"
+#include "input.h"
+#include "memplan/io.h"
+#include "memplan/problem.h"
+#include "memplan/verify.h"
+
+namespace memplan::tool {
+namespace {
+
+absl::Status Check(const Arguments&) { return CheckInputFlags(); }
+
+// A buffer CSV with offsets, row by row the input's buffers.
+absl::StatusOr<Plan> ReadCsvPlan(const std::string& path,
+                                 const std::string& text,
+                                 const Problem& problem) {
+  absl::StatusOr<BufferCsv> csv = ParseBufferCsv(text);
+  if (!csv.ok()) return csv.status();
+  if (!csv->plan.has_value()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(path, " has no offset column"));
+  }
+  if (csv->problem.buffers.size() != problem.buffers.size()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(path, " places ", csv->problem.buffers.size(),
+                     " buffers, the input has ", problem.buffers.size()));
+  }
+  for (size_t b = 0; b < csv->problem.buffers.size(); ++b) {
+    if (csv->problem.buffers[b].name != problem.buffers[b].name) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          path, " row ", b + 1, " is buffer \"", csv->problem.buffers[b].name,
+          "\", the input's is \"", problem.buffers[b].name, "\""));
+    }
+  }
+  Plan plan = std::move(*csv->plan);
+  ComputePlanStatistics(problem, plan);
+  return plan;
+}
+
+absl::Status Run(const Arguments& args) {
+  absl::StatusOr<LoadedInput> input = LoadToolInput(args.positional[0]);
+  if (!input.ok()) return input.status();
+  const std::string& path = args.positional[1];
+  absl::StatusOr<std::string> text = ReadFile(path);
+  if (!text.ok()) return text.status();
+  const std::string plain =
+      absl::EndsWith(path, ".gz") ? path.substr(0, path.size() - 3) : path;
+  absl::StatusOr<Plan> plan =
+      absl::EndsWith(plain, ".csv")
+          ? ReadCsvPlan(path, *text, input->problem)
+          : ParsePlanJson(*text, input->problem);
+  if (!plan.ok()) return plan.status();
+  if (absl::Status s = VerifyPlan(input->problem, *plan); !s.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("invalid plan: ", s.message()));
+  }
+  std::cout << absl::StrFormat(
+      "valid plan: %d buffers, peak %d bytes, lower bound %d\n",
+      plan->assignments.size(), plan->peak, LowerBound(input->problem));
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+Command VerifyCommand() {
+  return Command{
+      .name = "verify",
+      .synopsis = "INPUT PLAN [flags]",
+      .description =
+          "Checks PLAN (memplan-plan-v1 JSON, or a buffer CSV with an offset "
+          "column) against INPUT built with the same flags as the plan. Exits "
+          "0 with a summary when the plan is valid, 1 with the verifier's "
+          "message when not.",
+      .flags = InputFlags(),
+      .min_positional = 2,
+      .max_positional = 2,
+      .check = &Check,
+      .run = &Run,
+  };
+}
+
+}  // namespace memplan::tool
