@@ -141,6 +141,26 @@ absl::Status CheckSupportedNodes(const onnx::GraphProto& graph) {
   return absl::OkStatus();
 }
 
+// Graph inputs of a type the importer cannot size, before inference trips
+// over them.
+absl::Status CheckInputTypes(const onnx::GraphProto& graph) {
+  for (const onnx::ValueInfoProto& input : graph.input()) {
+    const onnx::TypeProto& type = input.type();
+    if (!type.has_tensor_type()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "tensor \"", input.name(), "\" (a graph input) has ",
+          TypeCaseName(type), " type; only tensors are supported"));
+    }
+    if (ElementTypeOf(type.tensor_type().elem_type()).width == 0) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "tensor \"", input.name(), "\" (a graph input) has element type ",
+          ElementTypeOf(type.tensor_type().elem_type()).name,
+          ", which has no fixed width"));
+    }
+  }
+  return absl::OkStatus();
+}
+
 // Binds the symbolic dimensions named in `dims` wherever they occur, and
 // checks that every graph input carrying data is then fully static.
 absl::Status BindDims(onnx::GraphProto& graph,
@@ -222,6 +242,7 @@ class Importer {
   absl::StatusOr<Graph> Run(OnnxImportStats* stats) {
     MEMPLAN_ASSIGN_OR_RETURN(const int64_t opset, CheckOpsets(model_));
     MEMPLAN_RETURN_IF_ERROR(CheckSupportedNodes(graph_));
+    MEMPLAN_RETURN_IF_ERROR(CheckInputTypes(graph_));
     FindWeights();
     MEMPLAN_RETURN_IF_ERROR(BindDims(graph_, options_.dims, weights_));
     // A copy keeps the model as given, for a strict second run that

@@ -4,7 +4,10 @@
 
 #include "memplan/onnx.h"
 
+#include <cstdio>
+#include <fstream>
 #include <string>
+#include <variant>
 #include <vector>
 
 #include "gmock/gmock.h"
@@ -39,6 +42,74 @@ Totals PlanAndVerify(const Graph& graph) {
   EXPECT_TRUE(VerifyPlan(*problem, *plan).ok());
   EXPECT_GE(plan->peak, plan->lower_bound);
   return {plan->naive_total, plan->lower_bound};
+}
+
+
+// A hand-built model: graph inputs and outputs by name, element type and
+// shape (a string dimension is symbolic), and nodes.
+using Dims = std::vector<std::variant<int64_t, std::string>>;
+
+void SetType(onnx::ValueInfoProto* value, const std::string& name,
+             int32_t elem_type, const Dims& dims) {
+  value->set_name(name);
+  auto* tensor = value->mutable_type()->mutable_tensor_type();
+  tensor->set_elem_type(elem_type);
+  auto* shape = tensor->mutable_shape();
+  for (const auto& d : dims) {
+    if (std::holds_alternative<int64_t>(d)) {
+      shape->add_dim()->set_dim_value(std::get<int64_t>(d));
+    } else {
+      shape->add_dim()->set_dim_param(std::get<std::string>(d));
+    }
+  }
+}
+
+struct ModelBuilder {
+  onnx::ModelProto model;
+  explicit ModelBuilder(int64_t opset = 13) {
+    model.set_ir_version(8);
+    auto* id = model.add_opset_import();
+    id->set_domain("");
+    id->set_version(opset);
+    model.mutable_graph()->set_name("hand");
+  }
+  ModelBuilder& Input(const std::string& name, const Dims& dims,
+                      int32_t type = onnx::TensorProto::FLOAT) {
+    SetType(model.mutable_graph()->add_input(), name, type, dims);
+    return *this;
+  }
+  ModelBuilder& Output(const std::string& name) {
+    model.mutable_graph()->add_output()->set_name(name);
+    return *this;
+  }
+  ModelBuilder& Weight(const std::string& name, const std::vector<int64_t>& dims) {
+    auto* init = model.mutable_graph()->add_initializer();
+    init->set_name(name);
+    init->set_data_type(onnx::TensorProto::FLOAT);
+    for (int64_t d : dims) init->add_dims(d);
+    // Held in an external file that does not exist: never read.
+    init->set_data_location(onnx::TensorProto::EXTERNAL);
+    auto* entry = init->add_external_data();
+    entry->set_key("location");
+    entry->set_value("absent.weights");
+    return *this;
+  }
+  onnx::NodeProto* Node(const std::string& name, const std::string& type,
+                        const std::vector<std::string>& inputs,
+                        const std::vector<std::string>& outputs) {
+    onnx::NodeProto* node = model.mutable_graph()->add_node();
+    node->set_name(name);
+    node->set_op_type(type);
+    for (const std::string& in : inputs) node->add_input(in);
+    for (const std::string& out : outputs) node->add_output(out);
+    return node;
+  }
+  std::string Bytes() const { return model.SerializeAsString(); }
+};
+
+absl::Status ImportStatus(const ModelBuilder& builder,
+                          const OnnxImportOptions& options = {}) {
+  return ImportOnnxFromBytes(builder.Bytes(), options).status();
 }
 
 class LightModelTest : public ::testing::TestWithParam<std::string> {};
@@ -99,6 +170,221 @@ TEST_P(LightModelTest, DefaultOptionsMergeViewsAndPlanVerifies) {
 INSTANTIATE_TEST_SUITE_P(Bundled, LightModelTest,
                          ::testing::Values("resnet50", "mobilenet_v2",
                                            "vit_b_16"));
+
+TEST(OnnxImportTest, KindsSizesAndHints) {
+  ModelBuilder b;
+  b.Input("x", {"batch", 3, 8, 8}).Weight("w", {3, 3, 1, 1}).Weight("bias", {3, 1, 1});
+  b.Node("conv", "Conv", {"x", "w"}, {"c"});
+  b.Node("add", "Add", {"c", "bias"}, {"a"});
+  b.Node("relu", "Relu", {"a"}, {"r"});
+  b.Node("flat", "Flatten", {"r"}, {"y"});
+  b.Output("y");
+  OnnxImportOptions options;
+  options.dims = {{"batch", 2}};
+  OnnxImportStats stats;
+  absl::StatusOr<Graph> graph = ImportOnnxFromBytes(b.Bytes(), options, &stats);
+  ASSERT_TRUE(graph.ok()) << graph.status();
+  ASSERT_EQ(graph->tensors.size(), 7u);
+  EXPECT_EQ(graph->tensors[0].name, "x");
+  EXPECT_EQ(graph->tensors[0].kind, TensorKind::kInput);
+  EXPECT_EQ(graph->tensors[0].size, 2 * 3 * 8 * 8 * 4);
+  EXPECT_EQ(graph->tensors[1].name, "w");
+  EXPECT_EQ(graph->tensors[1].kind, TensorKind::kConstant);
+  EXPECT_EQ(graph->tensors[1].size, 9 * 4);
+  EXPECT_EQ(graph->tensors.back().name, "y");
+  EXPECT_EQ(graph->tensors.back().kind, TensorKind::kOutput);
+  EXPECT_EQ(graph->tensors.back().shape, (std::vector<int64_t>{2, 192}));
+  // Add: c has the output's shape, the broadcast bias has not.
+  EXPECT_EQ(graph->ops[1].inplace, (std::vector<OperandPair>{{0, 0}}));
+  EXPECT_EQ(graph->ops[2].inplace, (std::vector<OperandPair>{{0, 0}}));
+  EXPECT_EQ(graph->ops[3].alias, (std::vector<OperandPair>{{0, 0}}));
+  EXPECT_EQ(stats.views, 1);
+  EXPECT_EQ(stats.inplace, 2);
+  EXPECT_EQ(stats.constants, 2);
+  PlanAndVerify(*graph);
+
+  options.views = OnnxViews::kCopy;
+  options.inplace = false;
+  graph = ImportOnnxFromBytes(b.Bytes(), options, &stats);
+  ASSERT_TRUE(graph.ok()) << graph.status();
+  EXPECT_TRUE(graph->ops[3].alias.empty());
+  EXPECT_TRUE(graph->ops[1].inplace.empty());
+  EXPECT_EQ(stats.views + stats.inplace, 0);
+}
+
+TEST(OnnxImportTest, EveryFixedWidthElementType) {
+  const std::vector<std::pair<int32_t, Bytes>> widths = {
+      {onnx::TensorProto::BOOL, 1},    {onnx::TensorProto::INT8, 1},
+      {onnx::TensorProto::UINT8, 1},   {onnx::TensorProto::INT16, 2},
+      {onnx::TensorProto::UINT16, 2},  {onnx::TensorProto::FLOAT16, 2},
+      {onnx::TensorProto::BFLOAT16, 2}, {onnx::TensorProto::INT32, 4},
+      {onnx::TensorProto::UINT32, 4},  {onnx::TensorProto::FLOAT, 4},
+      {onnx::TensorProto::INT64, 8},   {onnx::TensorProto::UINT64, 8},
+      {onnx::TensorProto::DOUBLE, 8}};
+  for (const auto& [type, width] : widths) {
+    ModelBuilder b;
+    b.Input("x", {5, 7}, type);
+    b.Node("id", "Identity", {"x"}, {"y"});
+    b.Output("y");
+    absl::StatusOr<Graph> graph = ImportOnnxFromBytes(b.Bytes());
+    ASSERT_TRUE(graph.ok()) << type << ": " << graph.status();
+    EXPECT_EQ(graph->tensors[1].size, 35 * width) << type;
+  }
+}
+
+TEST(OnnxImportErrorTest, UnboundDimensionNamesItAndTheInput) {
+  ModelBuilder b;
+  b.Input("tokens", {"batch", "sequence", 16});
+  b.Node("relu", "Relu", {"tokens"}, {"y"});
+  b.Output("y");
+  OnnxImportOptions options;
+  options.dims = {{"batch", 2}};
+  absl::Status status = ImportStatus(b, options);
+  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(status.message(), HasSubstr("\"sequence\""));
+  EXPECT_THAT(status.message(), HasSubstr("graph input \"tokens\""));
+  options.dims = {{"batch", 2}, {"sequence", 4}, {"sequnce", 4}};
+  status = ImportStatus(b, options);
+  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(status.message(), HasSubstr("\"sequnce\""));
+  options.dims = {{"batch", 0}, {"sequence", 4}};
+  status = ImportStatus(b, options);
+  EXPECT_THAT(status.message(), HasSubstr("\"batch\""));
+  options.dims = {{"batch", 2}, {"sequence", 4}};
+  absl::StatusOr<Graph> graph = ImportOnnxFromBytes(b.Bytes(), options);
+  ASSERT_TRUE(graph.ok()) << graph.status();
+  EXPECT_EQ(graph->tensors[1].size, 2 * 4 * 16 * 4);
+}
+
+TEST(OnnxImportErrorTest, UnresolvedShapeNamesTheTensorAndItsNode) {
+  ModelBuilder b;
+  b.Input("x", {4, 4});
+  b.Node("find", "NonZero", {"x"}, {"where"});
+  b.Node("cast", "Cast", {"where"}, {"y"})->add_attribute()->CopyFrom([] {
+    onnx::AttributeProto to;
+    to.set_name("to");
+    to.set_type(onnx::AttributeProto::INT);
+    to.set_i(onnx::TensorProto::FLOAT);
+    return to;
+  }());
+  b.Output("y");
+  absl::Status status = ImportStatus(b);
+  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(status.message(), HasSubstr("tensor \"where\""));
+  EXPECT_THAT(status.message(), HasSubstr("node \"find\" (NonZero)"));
+}
+
+TEST(OnnxImportErrorTest, UnknownOpNamesTheTensorAndItsNode) {
+  ModelBuilder b;
+  b.Input("x", {4, 4});
+  onnx::NodeProto* node = b.Node("mystery", "FancyOp", {"x"}, {"y"});
+  node->set_domain("com.example");
+  auto* id = b.model.add_opset_import();
+  id->set_domain("com.example");
+  id->set_version(1);
+  b.Output("y");
+  absl::Status status = ImportStatus(b);
+  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(status.message(), HasSubstr("tensor \"y\""));
+  EXPECT_THAT(status.message(), HasSubstr("node \"mystery\" (FancyOp)"));
+}
+
+TEST(OnnxImportErrorTest, ControlFlowIsUnimplementedNamingTheNode) {
+  for (const std::string type : {"If", "Loop", "Scan"}) {
+    ModelBuilder b;
+    b.Input("x", {1}, onnx::TensorProto::BOOL);
+    onnx::NodeProto* node = b.Node("branch", type, {"x"}, {"y"});
+    onnx::AttributeProto* attribute = node->add_attribute();
+    attribute->set_name("body");
+    attribute->set_type(onnx::AttributeProto::GRAPH);
+    attribute->mutable_g()->set_name("body");
+    b.Output("y");
+    absl::Status status = ImportStatus(b);
+    EXPECT_EQ(status.code(), absl::StatusCode::kUnimplemented) << type;
+    EXPECT_THAT(status.message(), HasSubstr("node \"branch\" (" + type + ")"));
+  }
+}
+
+TEST(OnnxImportErrorTest, StringTensorsAreNamed) {
+  ModelBuilder b;
+  b.Input("words", {3}, onnx::TensorProto::STRING);
+  b.Node("id", "Identity", {"words"}, {"y"});
+  b.Output("y");
+  absl::Status status = ImportStatus(b);
+  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(status.message(), HasSubstr("tensor \"words\""));
+  EXPECT_THAT(status.message(), HasSubstr("string"));
+}
+
+TEST(OnnxImportErrorTest, SequenceAndMapTypesAreNamed) {
+  ModelBuilder b;
+  b.Input("x", {2, 2});
+  b.Node("pack", "SequenceConstruct", {"x", "x"}, {"seq"});
+  b.Node("unpack", "SequenceAt", {"seq", "x"}, {"y"});
+  b.Output("y");
+  absl::Status status = ImportStatus(b);
+  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(status.message(), HasSubstr("tensor \"seq\""));
+  EXPECT_THAT(status.message(), HasSubstr("sequence"));
+
+  ModelBuilder m;
+  onnx::ValueInfoProto* input = m.model.mutable_graph()->add_input();
+  input->set_name("table");
+  auto* map = input->mutable_type()->mutable_map_type();
+  map->set_key_type(onnx::TensorProto::INT64);
+  map->mutable_value_type()->mutable_tensor_type()->set_elem_type(
+      onnx::TensorProto::FLOAT);
+  m.Node("id", "Identity", {"table"}, {"y"});
+  m.Output("y");
+  status = ImportStatus(m);
+  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(status.message(), HasSubstr("tensor \"table\""));
+  EXPECT_THAT(status.message(), HasSubstr("map"));
+}
+
+TEST(OnnxImportErrorTest, NotAModelNamesTheFile) {
+  const std::string path = ::testing::TempDir() + "/not_a_model.onnx";
+  std::ofstream(path) << "this is not a protobuf \xff\xff\xff";
+  absl::Status status = ImportOnnx(path).status();
+  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(status.message(), HasSubstr(path));
+  EXPECT_THAT(status.message(), HasSubstr("not a valid ONNX model"));
+  status = ImportOnnx(::testing::TempDir() + "/missing.onnx").status();
+  EXPECT_THAT(status.message(), HasSubstr("missing.onnx"));
+}
+
+TEST(OnnxImportErrorTest, TooNewOpsetNamesIt) {
+  ModelBuilder b(/*opset=*/18);
+  b.Input("x", {2});
+  b.Node("relu", "Relu", {"x"}, {"y"});
+  b.Output("y");
+  absl::Status status = ImportStatus(b);
+  EXPECT_EQ(status.code(), absl::StatusCode::kUnimplemented);
+  EXPECT_THAT(status.message(), HasSubstr("opset 18"));
+}
+
+TEST(OnnxImportErrorTest, InferenceErrorsNameTheNode) {
+  // The declared shape of r contradicts what Relu infers.
+  ModelBuilder b;
+  b.Input("x", {2, 3});
+  b.Node("relu", "Relu", {"x"}, {"r"});
+  SetType(b.model.mutable_graph()->add_value_info(), "r",
+          onnx::TensorProto::FLOAT, {5, 7});
+  b.Node("neg", "Neg", {"r"}, {"y"});
+  b.Output("y");
+  absl::Status status = ImportStatus(b);
+  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(status.message(), HasSubstr("relu"));
+
+  // A node reading a tensor nobody defines.
+  ModelBuilder c;
+  c.Input("x", {2});
+  c.Node("add", "Add", {"x", "ghost"}, {"y"});
+  c.Output("y");
+  status = ImportStatus(c);
+  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(status.message(), HasSubstr("ghost"));
+}
 
 }  // namespace
 }  // namespace memplan
