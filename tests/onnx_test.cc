@@ -4,7 +4,9 @@
 
 #include "memplan/onnx.h"
 
+#include <algorithm>
 #include <cstdio>
+#include <set>
 #include <fstream>
 #include <string>
 #include <variant>
@@ -384,6 +386,100 @@ TEST(OnnxImportErrorTest, InferenceErrorsNameTheNode) {
   status = ImportStatus(c);
   EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(status.message(), HasSubstr("ghost"));
+}
+
+
+// Models made by scripts/make_onnx_models.py.
+class ExportedModelTest : public ::testing::TestWithParam<int> {};
+
+TEST_P(ExportedModelTest, TransformerEncoderWithSymbolicBatchAndSequence) {
+  const std::string path = testing::DataPath(
+      "onnx/transformer_encoder_opset" + std::to_string(GetParam()) + ".onnx");
+  absl::Status unbound = ImportOnnx(path).status();
+  EXPECT_EQ(unbound.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(unbound.message(), HasSubstr("graph input \"tokens\""));
+  for (const auto& [batch, sequence] :
+       std::vector<std::pair<int64_t, int64_t>>{{2, 10}, {3, 7}, {1, 128}}) {
+    OnnxImportOptions options;
+    options.dims = {{"batch", batch}, {"sequence", sequence}};
+    OnnxImportStats stats;
+    absl::StatusOr<Graph> graph = ImportOnnx(path, options, &stats);
+    ASSERT_TRUE(graph.ok()) << graph.status();
+    EXPECT_EQ(graph->tensors.front().name, "tokens");
+    EXPECT_EQ(graph->tensors.front().size, batch * sequence * 64 * 4);
+    const Tensor& out = graph->tensors.back();
+    EXPECT_EQ(out.name, "encoded");
+    EXPECT_EQ(out.shape, (std::vector<int64_t>{batch, sequence, 64}));
+    // Attention scores: batch x heads x sequence x sequence somewhere.
+    const std::vector<int64_t> scores = {batch * 4, sequence, sequence};
+    const std::vector<int64_t> scores4 = {batch, 4, sequence, sequence};
+    EXPECT_TRUE(std::any_of(graph->tensors.begin(), graph->tensors.end(),
+                            [&](const Tensor& t) {
+                              return t.shape == scores || t.shape == scores4;
+                            }));
+    EXPECT_GT(stats.views, 0);
+    EXPECT_EQ(stats.inputs, 1);
+    PlanAndVerify(*graph);
+  }
+}
+
+TEST_P(ExportedModelTest, Resnet18) {
+  const std::string path = testing::DataPath(
+      "onnx/resnet18_opset" + std::to_string(GetParam()) + ".onnx");
+  OnnxImportStats stats;
+  absl::StatusOr<Graph> graph = ImportOnnx(path, {}, &stats);
+  ASSERT_TRUE(graph.ok()) << graph.status();
+  EXPECT_EQ(graph->tensors.back().shape, (std::vector<int64_t>{1, 10}));
+  EXPECT_EQ(stats.inputs, 1);
+  EXPECT_GT(stats.constants, 20);
+  PlanAndVerify(*graph);
+}
+
+INSTANTIATE_TEST_SUITE_P(Opsets, ExportedModelTest,
+                         ::testing::Values(13, 14, 15, 16, 17));
+
+TEST(ExportedModelTest, MobilenetV3SmallWithSymbolicBatch) {
+  OnnxImportOptions options;
+  options.dims = {{"batch", 4}};
+  absl::StatusOr<Graph> graph = ImportOnnx(
+      testing::DataPath("onnx/mobilenet_v3_small_opset17.onnx"), options);
+  ASSERT_TRUE(graph.ok()) << graph.status();
+  EXPECT_EQ(graph->tensors.back().shape, (std::vector<int64_t>{4, 10}));
+  PlanAndVerify(*graph);
+}
+
+TEST(ExportedModelTest, ViewsShareTheirInputsBuffer) {
+  const std::string path = testing::DataPath("onnx/views.onnx");
+  OnnxImportStats stats;
+  absl::StatusOr<Graph> merged = ImportOnnx(path, {}, &stats);
+  ASSERT_TRUE(merged.ok()) << merged.status();
+  std::set<std::string> view_types;
+  for (const Op& op : merged->ops) {
+    if (!op.alias.empty()) view_types.insert(op.type);
+  }
+  EXPECT_EQ(view_types, (std::set<std::string>{"Reshape", "Flatten",
+                                               "Squeeze", "Unsqueeze"}));
+  EXPECT_GE(stats.views, 5);
+  OnnxImportOptions copy;
+  copy.views = OnnxViews::kCopy;
+  copy.inplace = false;
+  absl::StatusOr<Graph> copied = ImportOnnx(path, copy);
+  ASSERT_TRUE(copied.ok()) << copied.status();
+  absl::StatusOr<Problem> a = BuildProblem(*merged, {});
+  absl::StatusOr<Problem> b = BuildProblem(*copied, {});
+  ASSERT_TRUE(a.ok() && b.ok());
+  // Every view merged into its base: that many buffers fewer, at least.
+  EXPECT_LE(a->buffers.size() + stats.views, b->buffers.size());
+  PlanAndVerify(*merged);
+  PlanAndVerify(*copied);
+}
+
+TEST(ExportedModelTest, DataDependentShapeNamesTheTensorAndNode) {
+  absl::Status status =
+      ImportOnnx(testing::DataPath("onnx/nonzero.onnx")).status();
+  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(status.message(), HasSubstr("(NonZero)"));
+  EXPECT_THAT(status.message(), HasSubstr("nonzero.onnx"));
 }
 
 }  // namespace
