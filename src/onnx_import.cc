@@ -236,6 +236,10 @@ struct Value {
 };
 
 constexpr int64_t kMaxValueElements = 4096;
+constexpr int64_t kLargest = int64_t{1} << 31;  // operands of computed ops
+
+// Small enough that sums and products of two stay in int64.
+bool Small(int64_t x) { return x >= -kLargest && x <= kLargest; }
 
 int64_t ElementCount(const std::vector<int64_t>& dims) {
   int64_t n = 1;
@@ -375,7 +379,12 @@ std::optional<Value> Evaluate(
     if (!shape.has_value()) return std::nullopt;
     if (op == "Size") {
       int64_t n = 1;
-      for (int64_t d : *shape) n *= d;
+      for (int64_t d : *shape) {
+        if (d > 0 && n > std::numeric_limits<int64_t>::max() / d) {
+          return std::nullopt;
+        }
+        n *= d;
+      }
       return Value{.dims = {}, .data = {n}};
     }
     const int64_t rank = static_cast<int64_t>(shape->size());
@@ -451,7 +460,6 @@ std::optional<Value> Evaluate(
   }
   if (op == "Gather") {
     if (!known(2) || in[0]->dims.size() != 1 ||
-        IntAttribute(node, "axis", 0) % 1 != 0 ||
         (IntAttribute(node, "axis", 0) != 0 &&
          IntAttribute(node, "axis", 0) != -1)) {
       return std::nullopt;
@@ -476,8 +484,11 @@ std::optional<Value> Evaluate(
       return std::nullopt;
     }
     const Value* steps = optional_input(4);
-    const int64_t step = steps == nullptr ? 1 : steps->data.at(0);
-    if (step == 0) return std::nullopt;
+    if (steps != nullptr && steps->data.size() != 1) return std::nullopt;
+    const int64_t step = steps == nullptr ? 1 : steps->data[0];
+    if (step == 0 || step == std::numeric_limits<int64_t>::min()) {
+      return std::nullopt;
+    }
     const int64_t n = static_cast<int64_t>(in[0]->data.size());
     int64_t start = in[1]->data[0];
     int64_t end = in[2]->data[0];
@@ -514,10 +525,17 @@ std::optional<Value> Evaluate(
     return v;
   }
   if (op == "Range") {
-    if (!known(3) || in[2]->data.at(0) == 0) return std::nullopt;
-    const int64_t start = in[0]->data.at(0);
-    const int64_t limit = in[1]->data.at(0);
-    const int64_t delta = in[2]->data.at(0);
+    if (!known(3) || in[0]->data.size() != 1 || in[1]->data.size() != 1 ||
+        in[2]->data.size() != 1 || in[2]->data[0] == 0) {
+      return std::nullopt;
+    }
+    const int64_t start = in[0]->data[0];
+    const int64_t limit = in[1]->data[0];
+    const int64_t delta = in[2]->data[0];
+    if (!Small(start) || !Small(limit) ||
+        !Small(delta)) {
+      return std::nullopt;
+    }
     Value v{.dims = {0}, .type = in[0]->type};
     for (int64_t x = start; delta > 0 ? x < limit : x > limit; x += delta) {
       if (static_cast<int64_t>(v.data.size()) >= kMaxValueElements) {
@@ -531,7 +549,10 @@ std::optional<Value> Evaluate(
   if (op == "Neg" || op == "Abs") {
     if (!known(1)) return std::nullopt;
     Value v = *in[0];
-    for (int64_t& x : v.data) x = op == "Neg" ? -x : std::abs(x);
+    for (int64_t& x : v.data) {
+      if (!Small(x)) return std::nullopt;
+      x = op == "Neg" ? -x : std::abs(x);
+    }
     return v;
   }
   using Fn = int64_t (*)(const std::vector<int64_t>&);
@@ -554,6 +575,13 @@ std::optional<Value> Evaluate(
   };
   if (auto it = binary->find(op); it != binary->end()) {
     if (!known(2) || in.size() != 2) return std::nullopt;
+    // Shape arithmetic is small: larger operands are left to ONNX, so that
+    // nothing here overflows.
+    for (const Value* v : in) {
+      for (int64_t x : v->data) {
+        if (!Small(x)) return std::nullopt;
+      }
+    }
     if ((op == "Div") && std::find(in[1]->data.begin(), in[1]->data.end(),
                                    0) != in[1]->data.end()) {
       return std::nullopt;
