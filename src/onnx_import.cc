@@ -1,7 +1,5 @@
-#include "memplan/onnx.h"
-
-#include <cstdint>
 #include <algorithm>
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <exception>
@@ -23,6 +21,7 @@
 #include "absl/strings/str_join.h"
 #include "memplan/internal/status_macros.h"
 #include "memplan/io.h"
+#include "memplan/onnx.h"
 #include "onnx/defs/schema.h"
 #include "onnx/onnx_pb.h"
 #include "onnx/shape_inference/implementation.h"
@@ -60,41 +59,64 @@ struct ElementType {
 ElementType ElementTypeOf(int32_t type) {
   using T = onnx::TensorProto;
   switch (type) {
-    case T::FLOAT: return {4, "float32"};
-    case T::UINT8: return {1, "uint8"};
-    case T::INT8: return {1, "int8"};
-    case T::UINT16: return {2, "uint16"};
-    case T::INT16: return {2, "int16"};
-    case T::INT32: return {4, "int32"};
-    case T::INT64: return {8, "int64"};
-    case T::BOOL: return {1, "bool"};
-    case T::FLOAT16: return {2, "float16"};
-    case T::DOUBLE: return {8, "float64"};
-    case T::UINT32: return {4, "uint32"};
-    case T::UINT64: return {8, "uint64"};
-    case T::COMPLEX64: return {8, "complex64"};
-    case T::COMPLEX128: return {16, "complex128"};
-    case T::BFLOAT16: return {2, "bfloat16"};
-    case T::STRING: return {0, "string"};
-    default: return {0, "undefined"};
+    case T::FLOAT:
+      return {4, "float32"};
+    case T::UINT8:
+      return {1, "uint8"};
+    case T::INT8:
+      return {1, "int8"};
+    case T::UINT16:
+      return {2, "uint16"};
+    case T::INT16:
+      return {2, "int16"};
+    case T::INT32:
+      return {4, "int32"};
+    case T::INT64:
+      return {8, "int64"};
+    case T::BOOL:
+      return {1, "bool"};
+    case T::FLOAT16:
+      return {2, "float16"};
+    case T::DOUBLE:
+      return {8, "float64"};
+    case T::UINT32:
+      return {4, "uint32"};
+    case T::UINT64:
+      return {8, "uint64"};
+    case T::COMPLEX64:
+      return {8, "complex64"};
+    case T::COMPLEX128:
+      return {16, "complex128"};
+    case T::BFLOAT16:
+      return {2, "bfloat16"};
+    case T::STRING:
+      return {0, "string"};
+    default:
+      return {0, "undefined"};
   }
 }
 
 const char* TypeCaseName(const onnx::TypeProto& type) {
   switch (type.value_case()) {
-    case onnx::TypeProto::kTensorType: return "tensor";
-    case onnx::TypeProto::kSequenceType: return "sequence";
-    case onnx::TypeProto::kMapType: return "map";
-    case onnx::TypeProto::kOptionalType: return "optional";
-    case onnx::TypeProto::kSparseTensorType: return "sparse tensor";
-    default: return "no";
+    case onnx::TypeProto::kTensorType:
+      return "tensor";
+    case onnx::TypeProto::kSequenceType:
+      return "sequence";
+    case onnx::TypeProto::kMapType:
+      return "map";
+    case onnx::TypeProto::kOptionalType:
+      return "optional";
+    case onnx::TypeProto::kSparseTensorType:
+      return "sparse tensor";
+    default:
+      return "no";
   }
 }
 
 std::string NodeLabel(const onnx::NodeProto& node, int index) {
-  return absl::StrCat("node \"", node.name().empty() ? absl::StrCat("#", index)
-                                                     : node.name(),
-                      "\" (", node.op_type(), ")");
+  return absl::StrCat(
+      "node \"", node.name().empty() ? absl::StrCat("#", index) : node.name(),
+      "\" (", node.op_type(), ")");
 }
 
 // The ai.onnx opset of the model; Unimplemented when the installed ONNX
@@ -111,11 +133,11 @@ absl::StatusOr<int64_t> CheckOpsets(const onnx::ModelProto& model) {
     auto range = ranges.find(domain);
     if (range == ranges.end()) continue;  // custom ops: no schemas anyway
     if (id.version() > range->second.second) {
-      return absl::UnimplementedError(absl::StrCat(
-          "opset ", id.version(), " of domain \"",
-          domain.empty() ? "ai.onnx" : domain,
-          "\" is newer than the installed ONNX can infer (up to ",
-          range->second.second, ")"));
+      return absl::UnimplementedError(
+          absl::StrCat("opset ", id.version(), " of domain \"",
+                       domain.empty() ? "ai.onnx" : domain,
+                       "\" is newer than the installed ONNX can infer (up to ",
+                       range->second.second, ")"));
     }
   }
   if (opset == 0) {
@@ -219,7 +241,6 @@ absl::Status BindDims(onnx::GraphProto& graph,
   }
   return absl::OkStatus();
 }
-
 
 // ---------------------------------------------------------------------------
 // Shape arithmetic. Exporters compute the targets of Reshape, Expand or
@@ -360,8 +381,8 @@ int64_t Clamp(int64_t x, int64_t lo, int64_t hi) {
 // `shape_of` gives a tensor's static shape, when inference knows it.
 std::optional<Value> Evaluate(
     const onnx::NodeProto& node, const std::vector<const Value*>& in,
-    const std::function<std::optional<std::vector<int64_t>>(
-        const std::string&)>& shape_of) {
+    const std::function<
+        std::optional<std::vector<int64_t>>(const std::string&)>& shape_of) {
   const std::string& op = node.op_type();
   auto known = [&](size_t count) {
     if (in.size() < count) return false;
@@ -437,11 +458,11 @@ std::optional<Value> Evaluate(
       std::vector<int64_t> dims;
       for (int64_t d = 0; d < rank; ++d) {
         const bool listed =
-            axes.empty() ? v.dims[d] == 1
-                         : std::any_of(axes.begin(), axes.end(),
-                                       [&](int64_t a) {
-                                         return a == d || a + rank == d;
-                                       });
+            axes.empty()
+                ? v.dims[d] == 1
+                : std::any_of(axes.begin(), axes.end(), [&](int64_t a) {
+                    return a == d || a + rank == d;
+                  });
         if (!listed) dims.push_back(v.dims[d]);
       }
       v.dims = dims;
@@ -498,11 +519,13 @@ std::optional<Value> Evaluate(
     if (step > 0) {
       start = Clamp(start, 0, n);
       end = Clamp(end, 0, n);
-      for (int64_t i = start; i < end; i += step) v.data.push_back(in[0]->data[i]);
+      for (int64_t i = start; i < end; i += step)
+        v.data.push_back(in[0]->data[i]);
     } else {
       start = Clamp(start, -1, n - 1);
       end = Clamp(end, -1, n - 1);
-      for (int64_t i = start; i > end; i += step) v.data.push_back(in[0]->data[i]);
+      for (int64_t i = start; i > end; i += step)
+        v.data.push_back(in[0]->data[i]);
     }
     v.dims[0] = static_cast<int64_t>(v.data.size());
     return v;
@@ -532,8 +555,7 @@ std::optional<Value> Evaluate(
     const int64_t start = in[0]->data[0];
     const int64_t limit = in[1]->data[0];
     const int64_t delta = in[2]->data[0];
-    if (!Small(start) || !Small(limit) ||
-        !Small(delta)) {
+    if (!Small(start) || !Small(limit) || !Small(delta)) {
       return std::nullopt;
     }
     Value v{.dims = {0}, .type = in[0]->type};
@@ -564,8 +586,10 @@ std::optional<Value> Evaluate(
        [](const std::vector<int64_t>& a) {
          return a[1] == 0 ? int64_t{0} : a[0] / a[1];
        }},
-      {"Max", [](const std::vector<int64_t>& a) { return std::max(a[0], a[1]); }},
-      {"Min", [](const std::vector<int64_t>& a) { return std::min(a[0], a[1]); }},
+      {"Max",
+       [](const std::vector<int64_t>& a) { return std::max(a[0], a[1]); }},
+      {"Min",
+       [](const std::vector<int64_t>& a) { return std::min(a[0], a[1]); }},
       {"Equal",
        [](const std::vector<int64_t>& a) { return int64_t{a[0] == a[1]}; }},
       {"Less",
@@ -582,8 +606,8 @@ std::optional<Value> Evaluate(
         if (!Small(x)) return std::nullopt;
       }
     }
-    if ((op == "Div") && std::find(in[1]->data.begin(), in[1]->data.end(),
-                                   0) != in[1]->data.end()) {
+    if ((op == "Div") && std::find(in[1]->data.begin(), in[1]->data.end(), 0) !=
+                             in[1]->data.end()) {
       return std::nullopt;
     }
     const bool compare = op == "Equal" || op == "Less" || op == "Greater";
@@ -593,10 +617,9 @@ std::optional<Value> Evaluate(
   }
   if (op == "Where") {
     if (!known(3)) return std::nullopt;
-    return Broadcast({in[0], in[1], in[2]}, in[1]->type,
-                     [](const std::vector<int64_t>& a) {
-                       return a[0] != 0 ? a[1] : a[2];
-                     });
+    return Broadcast(
+        {in[0], in[1], in[2]}, in[1]->type,
+        [](const std::vector<int64_t>& a) { return a[0] != 0 ? a[1] : a[2]; });
   }
   return std::nullopt;
 }
@@ -607,9 +630,8 @@ absl::Status InferShapes(onnx::ModelProto& model, bool strict) {
     onnx::ShapeInferenceOptions options(/*check_type_val=*/false,
                                         /*strict_mode_val=*/strict ? 1 : 0,
                                         /*data_prop_val=*/true);
-    onnx::shape_inference::InferShapes(model,
-                                       onnx::OpSchemaRegistry::Instance(),
-                                       options);
+    onnx::shape_inference::InferShapes(
+        model, onnx::OpSchemaRegistry::Instance(), options);
   } catch (const std::exception& e) {
     return absl::InvalidArgumentError(
         absl::StrCat("ONNX shape inference failed: ", e.what()));
@@ -641,10 +663,17 @@ class Importer {
       *stats = OnnxImportStats{.nodes = graph_.node_size(), .opset = opset};
       for (const Tensor& t : result_.tensors) {
         switch (t.kind) {
-          case TensorKind::kInput: ++stats->inputs; break;
-          case TensorKind::kOutput: ++stats->outputs; break;
-          case TensorKind::kConstant: ++stats->constants; break;
-          default: ++stats->activations;
+          case TensorKind::kInput:
+            ++stats->inputs;
+            break;
+          case TensorKind::kOutput:
+            ++stats->outputs;
+            break;
+          case TensorKind::kConstant:
+            ++stats->constants;
+            break;
+          default:
+            ++stats->activations;
         }
       }
       for (const Op& op : result_.ops) {
@@ -680,14 +709,14 @@ class Importer {
     for (int round = 0; round < 64; ++round) {
       MEMPLAN_RETURN_IF_ERROR(InferShapes(inferred_, /*strict=*/false));
       absl::flat_hash_map<std::string, const onnx::TypeProto*> types;
-      for (const auto* values : {&graph.input(), &graph.value_info(),
-                                 &graph.output()}) {
+      for (const auto* values :
+           {&graph.input(), &graph.value_info(), &graph.output()}) {
         for (const onnx::ValueInfoProto& value : *values) {
           types[value.name()] = &value.type();
         }
       }
-      auto shape_of = [&](const std::string& name)
-          -> std::optional<std::vector<int64_t>> {
+      auto shape_of =
+          [&](const std::string& name) -> std::optional<std::vector<int64_t>> {
         auto it = types.find(name);
         if (it == types.end() || !it->second->has_tensor_type() ||
             !it->second->tensor_type().has_shape()) {
@@ -761,8 +790,8 @@ class Importer {
   // so that their own dims win over a declared input type.
   void CollectTypes() {
     const onnx::GraphProto& inferred = inferred_.graph();
-    for (const auto* values : {&inferred.input(), &inferred.value_info(),
-                               &inferred.output()}) {
+    for (const auto* values :
+         {&inferred.input(), &inferred.value_info(), &inferred.output()}) {
       for (const onnx::ValueInfoProto& value : *values) {
         types_[value.name()] = &value.type();
       }
@@ -780,8 +809,8 @@ class Importer {
   std::string Origin(const std::string& name) const {
     auto it = producer_.find(name);
     if (it == producer_.end()) return "a graph input";
-    return absl::StrCat("produced by ", NodeLabel(graph_.node(it->second),
-                                                  it->second));
+    return absl::StrCat("produced by ",
+                        NodeLabel(graph_.node(it->second), it->second));
   }
 
   // The first strict-mode inference error, to explain an unknown shape.
@@ -794,16 +823,17 @@ class Importer {
   absl::Status MakeTensor(const std::string& name, TensorKind kind) {
     if (index_.contains(name)) return absl::OkStatus();
     auto it = types_.find(name);
-    const std::string where = absl::StrCat("tensor \"", name, "\" (", Origin(name), ")");
+    const std::string where =
+        absl::StrCat("tensor \"", name, "\" (", Origin(name), ")");
     if (it == types_.end()) {
       return absl::InvalidArgumentError(absl::StrCat(
           where, " has no type after ONNX shape inference", StrictReason()));
     }
     const onnx::TypeProto& type = *it->second;
     if (!type.has_tensor_type()) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          where, " has ", TypeCaseName(type),
-          " type; only tensors are supported"));
+      return absl::InvalidArgumentError(
+          absl::StrCat(where, " has ", TypeCaseName(type),
+                       " type; only tensors are supported"));
     }
     const ElementType element = ElementTypeOf(type.tensor_type().elem_type());
     if (element.width == 0) {
@@ -812,9 +842,9 @@ class Importer {
                        ", which has no fixed width"));
     }
     if (!type.tensor_type().has_shape()) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          where, " has an unknown rank after ONNX shape inference",
-          StrictReason()));
+      return absl::InvalidArgumentError(
+          absl::StrCat(where, " has an unknown rank after ONNX shape inference",
+                       StrictReason()));
     }
     Tensor tensor;
     tensor.name = name;
@@ -861,9 +891,9 @@ class Importer {
       for (const std::string& name : node.output()) {
         if (name.empty()) continue;
         if (!producer_.try_emplace(name, i).second) {
-          return absl::InvalidArgumentError(absl::StrCat(
-              "tensor \"", name, "\" is produced twice (again by ",
-              NodeLabel(node, i), ")"));
+          return absl::InvalidArgumentError(
+              absl::StrCat("tensor \"", name, "\" is produced twice (again by ",
+                           NodeLabel(node, i), ")"));
         }
         if (node.op_type() == "Constant") constant_outputs.insert(name);
       }
@@ -959,7 +989,8 @@ absl::StatusOr<Graph> Import(std::string_view bytes,
         "not a valid ONNX model: protobuf could not parse onnx.ModelProto");
   }
   if (!model.has_graph()) {
-    return absl::InvalidArgumentError("not a valid ONNX model: it has no graph");
+    return absl::InvalidArgumentError(
+        "not a valid ONNX model: it has no graph");
   }
   try {
     return Importer(model, options).Run(stats);

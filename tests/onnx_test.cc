@@ -6,8 +6,8 @@
 
 #include <algorithm>
 #include <cstdio>
-#include <set>
 #include <fstream>
+#include <set>
 #include <string>
 #include <variant>
 #include <vector>
@@ -46,7 +46,6 @@ Totals PlanAndVerify(const Graph& graph) {
   return {plan->naive_total, plan->lower_bound};
 }
 
-
 // A hand-built model: graph inputs and outputs by name, element type and
 // shape (a string dimension is symbolic), and nodes.
 using Dims = std::vector<std::variant<int64_t, std::string>>;
@@ -84,7 +83,8 @@ struct ModelBuilder {
     model.mutable_graph()->add_output()->set_name(name);
     return *this;
   }
-  ModelBuilder& Weight(const std::string& name, const std::vector<int64_t>& dims) {
+  ModelBuilder& Weight(const std::string& name,
+                       const std::vector<int64_t>& dims) {
     auto* init = model.mutable_graph()->add_initializer();
     init->set_name(name);
     init->set_data_type(onnx::TensorProto::FLOAT);
@@ -175,7 +175,9 @@ INSTANTIATE_TEST_SUITE_P(Bundled, LightModelTest,
 
 TEST(OnnxImportTest, KindsSizesAndHints) {
   ModelBuilder b;
-  b.Input("x", {"batch", 3, 8, 8}).Weight("w", {3, 3, 1, 1}).Weight("bias", {3, 1, 1});
+  b.Input("x", {"batch", 3, 8, 8})
+      .Weight("w", {3, 3, 1, 1})
+      .Weight("bias", {3, 1, 1});
   b.Node("conv", "Conv", {"x", "w"}, {"c"});
   b.Node("add", "Add", {"c", "bias"}, {"a"});
   b.Node("relu", "Relu", {"a"}, {"r"});
@@ -216,12 +218,12 @@ TEST(OnnxImportTest, KindsSizesAndHints) {
 
 TEST(OnnxImportTest, EveryFixedWidthElementType) {
   const std::vector<std::pair<int32_t, Bytes>> widths = {
-      {onnx::TensorProto::BOOL, 1},    {onnx::TensorProto::INT8, 1},
-      {onnx::TensorProto::UINT8, 1},   {onnx::TensorProto::INT16, 2},
-      {onnx::TensorProto::UINT16, 2},  {onnx::TensorProto::FLOAT16, 2},
+      {onnx::TensorProto::BOOL, 1},     {onnx::TensorProto::INT8, 1},
+      {onnx::TensorProto::UINT8, 1},    {onnx::TensorProto::INT16, 2},
+      {onnx::TensorProto::UINT16, 2},   {onnx::TensorProto::FLOAT16, 2},
       {onnx::TensorProto::BFLOAT16, 2}, {onnx::TensorProto::INT32, 4},
-      {onnx::TensorProto::UINT32, 4},  {onnx::TensorProto::FLOAT, 4},
-      {onnx::TensorProto::INT64, 8},   {onnx::TensorProto::UINT64, 8},
+      {onnx::TensorProto::UINT32, 4},   {onnx::TensorProto::FLOAT, 4},
+      {onnx::TensorProto::INT64, 8},    {onnx::TensorProto::UINT64, 8},
       {onnx::TensorProto::DOUBLE, 8}};
   for (const auto& [type, width] : widths) {
     ModelBuilder b;
@@ -388,7 +390,6 @@ TEST(OnnxImportErrorTest, InferenceErrorsNameTheNode) {
   EXPECT_THAT(status.message(), HasSubstr("ghost"));
 }
 
-
 // Models made by scripts/make_onnx_models.py.
 class ExportedModelTest : public ::testing::TestWithParam<int> {};
 
@@ -457,8 +458,8 @@ TEST(ExportedModelTest, ViewsShareTheirInputsBuffer) {
   for (const Op& op : merged->ops) {
     if (!op.alias.empty()) view_types.insert(op.type);
   }
-  EXPECT_EQ(view_types, (std::set<std::string>{"Reshape", "Flatten",
-                                               "Squeeze", "Unsqueeze"}));
+  EXPECT_EQ(view_types, (std::set<std::string>{"Reshape", "Flatten", "Squeeze",
+                                               "Unsqueeze"}));
   EXPECT_GE(stats.views, 5);
   OnnxImportOptions copy;
   copy.views = OnnxViews::kCopy;
