@@ -282,7 +282,9 @@ std::optional<Value> ValueOfTensor(const onnx::TensorProto& t) {
       t.data_location() == onnx::TensorProto::EXTERNAL) {
     return std::nullopt;
   }
-  Value v{.dims = {t.dims().begin(), t.dims().end()}, .type = t.data_type()};
+  Value v{.dims = {t.dims().begin(), t.dims().end()},
+          .data = {},
+          .type = t.data_type()};
   const int64_t n = ElementCount(v.dims);
   if (n < 0) return std::nullopt;
   if (t.data_type() == onnx::TensorProto::INT64) {
@@ -362,7 +364,7 @@ std::optional<Value> Broadcast(const std::vector<const Value*>& in,
       return std::nullopt;
     }
   }
-  Value out{.dims = widest->dims, .type = type};
+  Value out{.dims = widest->dims, .data = {}, .type = type};
   std::vector<int64_t> args(in.size());
   for (size_t i = 0; i < widest->data.size(); ++i) {
     for (size_t k = 0; k < in.size(); ++k) {
@@ -415,7 +417,7 @@ std::optional<Value> Evaluate(
     if (end < 0) end += rank;
     start = Clamp(start, 0, rank);
     end = Clamp(end, start, rank);
-    Value v{.dims = {end - start}};
+    Value v{.dims = {end - start}, .data = {}};
     v.data.assign(shape->begin() + start, shape->begin() + end);
     return v;
   }
@@ -471,7 +473,7 @@ std::optional<Value> Evaluate(
   }
   if (op == "Concat") {
     if (!known(in.size()) || in.empty()) return std::nullopt;
-    Value v{.dims = {0}, .type = in[0]->type};
+    Value v{.dims = {0}, .data = {}, .type = in[0]->type};
     for (const Value* x : in) {
       if (x->dims.size() != 1) return std::nullopt;
       v.data.insert(v.data.end(), x->data.begin(), x->data.end());
@@ -486,7 +488,7 @@ std::optional<Value> Evaluate(
       return std::nullopt;
     }
     const int64_t n = static_cast<int64_t>(in[0]->data.size());
-    Value v{.dims = in[1]->dims, .type = in[0]->type};
+    Value v{.dims = in[1]->dims, .data = {}, .type = in[0]->type};
     for (int64_t i : in[1]->data) {
       if (i < 0) i += n;
       if (i < 0 || i >= n) return std::nullopt;
@@ -515,7 +517,7 @@ std::optional<Value> Evaluate(
     int64_t end = in[2]->data[0];
     if (start < 0) start += n;
     if (end < 0) end += n;
-    Value v{.dims = {0}, .type = in[0]->type};
+    Value v{.dims = {0}, .data = {}, .type = in[0]->type};
     if (step > 0) {
       start = Clamp(start, 0, n);
       end = Clamp(end, 0, n);
@@ -532,7 +534,7 @@ std::optional<Value> Evaluate(
   }
   if (op == "ConstantOfShape") {
     if (!known(1)) return std::nullopt;
-    Value v{.dims = in[0]->data, .type = onnx::TensorProto::FLOAT};
+    Value v{.dims = in[0]->data, .data = {}, .type = onnx::TensorProto::FLOAT};
     int64_t fill = 0;
     if (const onnx::AttributeProto* a = Attribute(node, "value")) {
       std::optional<Value> value = ValueOfTensor(a->t());
@@ -558,7 +560,7 @@ std::optional<Value> Evaluate(
     if (!Small(start) || !Small(limit) || !Small(delta)) {
       return std::nullopt;
     }
-    Value v{.dims = {0}, .type = in[0]->type};
+    Value v{.dims = {0}, .data = {}, .type = in[0]->type};
     for (int64_t x = start; delta > 0 ? x < limit : x > limit; x += delta) {
       if (static_cast<int64_t>(v.data.size()) >= kMaxValueElements) {
         return std::nullopt;

@@ -483,5 +483,48 @@ TEST(ExportedModelTest, DataDependentShapeNamesTheTensorAndNode) {
   EXPECT_THAT(status.message(), HasSubstr("nonzero.onnx"));
 }
 
+// The tool reads .onnx wherever it takes an INPUT.
+TEST(OnnxToolTest, PlanCopyViewsGivesTheDerivedGraphsTotals) {
+  const testing::ToolRun run = testing::RunTool(
+      "plan " + testing::DataPath("onnx/resnet50.light.onnx") +
+      " --onnx-views=copy --planner=greedy_by_size --out=/dev/null");
+  EXPECT_EQ(run.exit_code, 0) << run.output;
+  EXPECT_THAT(run.output, HasSubstr("naive total 106393504"));
+  EXPECT_THAT(run.output, HasSubstr("lower bound 9633792"));
+}
+
+TEST(OnnxToolTest, StatsPrintsTheImportersCounts) {
+  const testing::ToolRun run =
+      testing::RunTool("stats " + testing::DataPath("onnx/resnet50.light.onnx"));
+  EXPECT_EQ(run.exit_code, 0) << run.output;
+  EXPECT_THAT(run.output, HasSubstr("onnx nodes: 122"));
+  EXPECT_THAT(run.output,
+              HasSubstr("onnx tensors: 1 input, 1 output, 108 constant, "
+                        "121 activation"));
+  EXPECT_THAT(run.output, HasSubstr("views merged: 1"));
+  EXPECT_THAT(run.output, HasSubstr("naive total: 23795616"));
+}
+
+TEST(OnnxToolTest, DimsBindSymbolicDimensions) {
+  const std::string model =
+      testing::DataPath("onnx/transformer_encoder_opset17.onnx");
+  testing::ToolRun run = testing::RunTool("stats " + model + " --dim batch=2");
+  EXPECT_NE(run.exit_code, 0);
+  EXPECT_THAT(run.output, HasSubstr("\"sequence\""));
+  run = testing::RunTool("stats " + model +
+                         " --dim batch=2 --dim sequence=10 --onnx-views=copy");
+  EXPECT_EQ(run.exit_code, 0) << run.output;
+  EXPECT_THAT(run.output, HasSubstr("views merged: 0"));
+  EXPECT_THAT(run.output, HasSubstr("in-place hints: 0"));
+  run = testing::RunTool("compare " + model +
+                         " --dim=batch=2,sequence=10 --planners=greedy_by_size "
+                         "--format=csv");
+  EXPECT_EQ(run.exit_code, 0) << run.output;
+  EXPECT_THAT(run.output, HasSubstr("transformer_encoder_opset17.onnx"));
+  run = testing::RunTool("stats " + model + " --dim batch");
+  EXPECT_NE(run.exit_code, 0);
+  EXPECT_THAT(run.output, HasSubstr("--dim"));
+}
+
 }  // namespace
 }  // namespace memplan

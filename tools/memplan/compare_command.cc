@@ -1,8 +1,10 @@
 // memplan compare: every planner (or --planners) on every input.
 
+#include <filesystem>
 #include <iostream>
 
 #include "absl/flags/flag.h"
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "commands.h"
 #include "input.h"
@@ -39,9 +41,25 @@ absl::Status Run(const Arguments& args) {
   options.build = BuildOptionsFromFlags();
   options.planners = absl::GetFlag(FLAGS_planners);
   options.plan = PlanOptionsFromFlags(args, absl::Seconds(5));
-  absl::StatusOr<std::vector<CompareRow>> rows =
-      CompareInputs(args.positional, options);
-  if (!rows.ok()) return rows.status();
+  // Every input is read by the tool's loader first (ONNX models too), as
+  // CompareInputs() would: an unreadable input fails before any planning.
+  std::vector<Problem> problems;
+  for (const std::string& path : args.positional) {
+    absl::StatusOr<LoadedInput> input = LoadToolInput(path);
+    if (!input.ok()) {
+      return absl::Status(input.status().code(),
+                          absl::StrCat(path, ": ", input.status().message()));
+    }
+    problems.push_back(std::move(input->problem));
+  }
+  absl::StatusOr<std::vector<CompareRow>> rows = std::vector<CompareRow>();
+  for (size_t i = 0; i < problems.size(); ++i) {
+    absl::StatusOr<std::vector<CompareRow>> some = ComparePlanners(
+        problems[i],
+        std::filesystem::path(args.positional[i]).filename().string(), options);
+    if (!some.ok()) return some.status();
+    rows->insert(rows->end(), some->begin(), some->end());
+  }
   const std::vector<CompareFormat> formats = *Formats();
   for (size_t i = 0; i < formats.size(); ++i) {
     std::cout << (i > 0 ? "\n" : "") << FormatComparison(*rows, formats[i]);

@@ -95,7 +95,7 @@ std::string CommandLineName(absl::string_view name) {
 // Flags whose repeated values accumulate (joined by commas) instead of the
 // last one winning.
 bool Accumulates(absl::string_view name) {
-  return name == "pool" || name == "exact_off";
+  return name == "pool" || name == "exact_off" || name == "dim";
 }
 
 }  // namespace

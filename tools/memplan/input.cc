@@ -1,20 +1,44 @@
 #include "input.h"
 
 #include <algorithm>
+#include <cstdint>
+#include <map>
 
 #include "absl/flags/flag.h"
 #include "absl/status/status.h"
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
 #include "flags.h"
 #include "memplan/reorder.h"
+#ifdef MEMPLAN_HAVE_ONNX
+#include "memplan/onnx.h"
+#endif
+
+// ONNX inputs (read when memplan is built with the ONNX importer).
+ABSL_FLAG(std::vector<std::string>, dim, {},
+          "NAME=VALUE: ONNX inputs: the value of a symbolic dimension; "
+          "repeatable");
+ABSL_FLAG(
+    std::string, onnx_views, "alias",
+    "alias|copy: ONNX inputs: Reshape, Flatten, Squeeze, Unsqueeze and "
+    "Identity share their input's buffer (alias) or get their own (copy)");
+ABSL_FLAG(std::string, onnx_inplace, "",
+          "on|off: ONNX inputs: in-place hints on element-wise ops (default: "
+          "on with --onnx-views=alias, off with copy)");
+ABSL_FLAG(int32_t, onnx_data_inputs, -1,
+          "N: ONNX inputs: the first N graph inputs carry data, the others "
+          "are weights (-1 = all, or 1 for the light models)");
 
 namespace memplan::tool {
 
 const std::vector<std::string>& InputFlags() {
   static const auto* const kFlags = new std::vector<std::string>{
-      "alignment", "plan_constants", "plan_inputs", "plan_outputs",
-      "pool",      "capacity",       "reorder"};
+      "alignment",  "plan_constants", "plan_inputs",     "plan_outputs",
+      "pool",       "capacity",       "reorder",         "dim",
+      "onnx_views", "onnx_inplace",   "onnx_data_inputs"};
   return *kFlags;
 }
 
@@ -29,21 +53,100 @@ BuildOptions BuildOptionsFromFlags() {
   return options;
 }
 
+namespace {
+
+// The bindings of --dim.
+absl::StatusOr<std::map<std::string, int64_t>> DimsFromFlags() {
+  std::map<std::string, int64_t> dims;
+  for (const std::string& binding : absl::GetFlag(FLAGS_dim)) {
+    std::vector<std::string> parts = absl::StrSplit(binding, '=');
+    int64_t value = 0;
+    if (parts.size() != 2 || parts[0].empty() ||
+        !absl::SimpleAtoi(parts[1], &value) || value < 1) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "--dim=", binding, ": expected NAME=VALUE with VALUE >= 1"));
+    }
+    dims[parts[0]] = value;
+  }
+  return dims;
+}
+
+absl::Status CheckOnnxFlags() {
+  const std::string views = absl::GetFlag(FLAGS_onnx_views);
+  if (views != "alias" && views != "copy") {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--onnx-views=", views, ": expected alias or copy"));
+  }
+  const std::string inplace = absl::GetFlag(FLAGS_onnx_inplace);
+  if (!inplace.empty() && inplace != "on" && inplace != "off") {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--onnx-inplace=", inplace, ": expected on or off"));
+  }
+  return DimsFromFlags().status();
+}
+
+absl::StatusOr<LoadedInput> LoadOnnx(const std::string& path,
+                                     const BuildOptions& build,
+                                     std::string* import_report) {
+#ifdef MEMPLAN_HAVE_ONNX
+  OnnxImportOptions options;
+  absl::StatusOr<std::map<std::string, int64_t>> dims = DimsFromFlags();
+  if (!dims.ok()) return dims.status();
+  options.dims = *dims;
+  options.views = absl::GetFlag(FLAGS_onnx_views) == "copy" ? OnnxViews::kCopy
+                                                            : OnnxViews::kAlias;
+  const std::string inplace = absl::GetFlag(FLAGS_onnx_inplace);
+  options.inplace =
+      inplace.empty() ? options.views == OnnxViews::kAlias : inplace == "on";
+  options.data_inputs = absl::GetFlag(FLAGS_onnx_data_inputs);
+  OnnxImportStats stats;
+  absl::StatusOr<Graph> graph = ImportOnnx(path, options, &stats);
+  if (!graph.ok()) return graph.status();
+  LoadedInput input;
+  absl::StatusOr<Problem> problem = BuildProblem(*graph, build);
+  if (!problem.ok()) return problem.status();
+  input.problem = std::move(*problem);
+  input.graph = std::move(*graph);
+  if (import_report != nullptr) {
+    *import_report = absl::StrCat(
+        "onnx opset: ", stats.opset, "\nonnx nodes: ", stats.nodes,
+        "\nonnx tensors: ", stats.inputs, " input, ", stats.outputs,
+        " output, ", stats.constants, " constant, ", stats.activations,
+        " activation\nviews merged: ", stats.views,
+        "\nin-place hints: ", stats.inplace, "\n");
+  }
+  return input;
+#else
+  (void)build;
+  (void)import_report;
+  return absl::UnimplementedError(absl::StrCat(
+      "\"", path,
+      "\": this memplan was built without the ONNX importer (it needs "
+      "libprotobuf-dev and libonnx-dev)"));
+#endif
+}
+
+}  // namespace
+
 absl::Status CheckInputFlags() {
+  if (absl::Status s = CheckOnnxFlags(); !s.ok()) return s;
   const std::string reorder = absl::GetFlag(FLAGS_reorder);
   const std::vector<std::string> names = OrderingNames();
   if (!reorder.empty() &&
       std::find(names.begin(), names.end(), reorder) == names.end()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("--reorder=", reorder, ": unknown op ordering; valid: ",
-                     absl::StrJoin(names, ", ")));
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--reorder=", reorder,
+        ": unknown op ordering; valid: ", absl::StrJoin(names, ", ")));
   }
   return absl::OkStatus();
 }
 
-absl::StatusOr<LoadedInput> LoadToolInput(const std::string& path) {
+absl::StatusOr<LoadedInput> LoadToolInput(const std::string& path,
+                                          std::string* import_report) {
   const BuildOptions options = BuildOptionsFromFlags();
-  absl::StatusOr<LoadedInput> input = LoadInput(path, options);
+  absl::StatusOr<LoadedInput> input =
+      absl::EndsWith(path, ".onnx") ? LoadOnnx(path, options, import_report)
+                                    : LoadInput(path, options);
   const std::string reorder = absl::GetFlag(FLAGS_reorder);
   if (!input.ok() || reorder.empty()) return input;
   if (!input->graph.has_value()) {

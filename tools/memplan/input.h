@@ -19,9 +19,12 @@ const std::vector<std::string>& InputFlags();
 // The build options of the input flags (--alignment, --plan-constants, ...).
 BuildOptions BuildOptionsFromFlags();
 
-// Reads `path` (a graph JSON, .json.gz, or a buffer CSV) with the input flags,
-// applying --reorder to graphs.
-absl::StatusOr<LoadedInput> LoadToolInput(const std::string& path);
+// Reads `path` (a graph JSON, .json.gz, a buffer CSV, or an ONNX model with
+// the --dim and --onnx-* flags) with the input flags, applying --reorder to
+// graphs. For an ONNX model, `import_report` (when given) receives the
+// importer's counts, one "name: value" line each.
+absl::StatusOr<LoadedInput> LoadToolInput(const std::string& path,
+                                          std::string* import_report = nullptr);
 
 // Usage errors of the input flags (an unknown --reorder name), checked before
 // any input is read.

@@ -47,8 +47,9 @@ std::string ToolUsage() {
   absl::StrAppend(
       &out,
       "  memplan --version\n\n"
-      "INPUT is a memplan-graph-v1 JSON (.json, .json.gz) or a buffer CSV "
-      "(.csv).\n"
+      "INPUT is a memplan-graph-v1 JSON (.json, .json.gz), a buffer CSV "
+      "(.csv)\nor an ONNX model (.onnx; --dim NAME=VALUE binds a symbolic "
+      "dimension).\n"
       "Sizes take units: 512KiB, 2M (K, M, G, T = powers of 1024; KB, MB, "
       "GB, TB =\npowers of 1000).\n"
       "Run `memplan COMMAND --help` for a command's flags. Exit status: 0 "

@@ -34,8 +34,11 @@ void PrintSharedObjects(const Problem& problem) {
 }
 
 absl::Status Run(const Arguments& args) {
-  absl::StatusOr<LoadedInput> input = LoadToolInput(args.positional[0]);
+  std::string import_report;
+  absl::StatusOr<LoadedInput> input =
+      LoadToolInput(args.positional[0], &import_report);
   if (!input.ok()) return input.status();
+  std::cout << import_report;
   const Problem& problem = input->problem;
   if (input->graph.has_value()) {
     std::cout << "ops: " << input->graph->ops.size() << "\n"
