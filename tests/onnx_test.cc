@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <fstream>
+#include <random>
 #include <set>
 #include <string>
 #include <variant>
@@ -481,6 +482,35 @@ TEST(ExportedModelTest, DataDependentShapeNamesTheTensorAndNode) {
   EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(status.message(), HasSubstr("(NonZero)"));
   EXPECT_THAT(status.message(), HasSubstr("nonzero.onnx"));
+}
+
+// Damaged files: every import ends in a plan or a Status, never a crash or an
+// escaping exception (ASan and UBSan watch this in CI).
+TEST(OnnxImportErrorTest, DamagedModelsGiveAStatus) {
+  absl::StatusOr<std::string> bytes =
+      ReadFile(testing::DataPath("onnx/views.onnx"));
+  ASSERT_TRUE(bytes.ok());
+  std::mt19937_64 random(14);
+  int failed = 0;
+  for (int trial = 0; trial < 300; ++trial) {
+    std::string damaged = *bytes;
+    if (trial % 3 == 0) {
+      damaged.resize(random() % damaged.size());
+    } else {
+      for (int k = 0; k < 1 + trial % 4; ++k) {
+        damaged[random() % damaged.size()] = static_cast<char>(random());
+      }
+    }
+    absl::StatusOr<Graph> graph = ImportOnnxFromBytes(damaged);
+    if (!graph.ok()) {
+      ++failed;
+      EXPECT_FALSE(graph.status().message().empty());
+      continue;
+    }
+    absl::StatusOr<Problem> problem = BuildProblem(*graph, {});
+    if (problem.ok()) PlanAndVerify(*graph);
+  }
+  EXPECT_GT(failed, 0);
 }
 
 // The tool reads .onnx wherever it takes an INPUT.
