@@ -1,11 +1,14 @@
 #!/usr/bin/env bash
-# Builds memplan with AddressSanitizer and UndefinedBehaviorSanitizer and runs
-# the whole test suite. Usage: bash scripts/test.sh [extra ctest arguments]
+# Builds memplan with AddressSanitizer and UndefinedBehaviorSanitizer, with
+# the Python package (against Debian's /usr/bin/python3, whose PyTorch the
+# Python tests use), and runs the whole test suite.
+# Usage: bash scripts/test.sh [extra ctest arguments]
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bash scripts/install_deps.sh
+bash scripts/install_deps.sh python
 cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-  -DMEMPLAN_SANITIZE=ON -DMEMPLAN_BUILD_BENCH=OFF
+  -DMEMPLAN_SANITIZE=ON -DMEMPLAN_BUILD_BENCH=OFF \
+  -DMEMPLAN_BUILD_PYTHON=ON -DPython3_EXECUTABLE=/usr/bin/python3
 cmake --build build-asan
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1

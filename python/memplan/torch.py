@@ -1,0 +1,749 @@
+"""memplan.torch: a PyTorch model as a memplan graph, and its plan proven by
+running the model inside one arena laid out by the plan.
+
+    import torch, torchvision, memplan, memplan.torch as mt
+    model = torchvision.models.resnet18().eval()
+    x = torch.randn(1, 3, 64, 64)
+    traced = mt.trace(model, (x,))
+    plan = memplan.plan(traced.graph, "greedy_by_size", alignment=64)
+    outputs = mt.run_in_arena(traced, plan, (x,))  # raises if a byte is lost
+
+trace() records the ATen ops the model runs (make_fx in real mode, in
+execution order). Tensors are sized by their storage; parameters and buffers
+are constants; views and in-place writes are found from storage identity at
+run time and become alias hints, a view sized as the bytes of its base that
+it spans (from the base's first byte to the view's last).
+
+run_in_arena() executes the traced graph with every planned tensor's storage
+at its planned offset of one uint8 arena: an op reads its inputs from the
+arena, a view or in-place op works on the arena itself, and every new result
+is copied into the arena at its planned place. Before and after every op each
+live tensor's bytes must be exactly as its own writers left them; otherwise it
+raises ArenaError naming the overwritten tensor, the op that overwrote it and
+both byte ranges.
+
+PyTorch is imported when these functions are first called, not by
+`import memplan`.
+"""
+
+import dataclasses
+import operator
+import typing
+
+import memplan as _memplan
+
+
+class ArenaError(_memplan.Error):
+    """A planned tensor's bytes changed while it was still needed."""
+
+
+@dataclasses.dataclass
+class TensorRecord:
+    """One tensor of a traced graph, as it was at trace time."""
+    name: str
+    kind: str  # "input", "constant", "activation" or "output"
+    dtype: typing.Any
+    shape: tuple
+    stride: tuple
+    storage_offset: int  # elements from the start of its storage
+    itemsize: int
+    storage_bytes: int  # bytes of its storage (the group's buffer)
+    size: int  # bytes planned: the storage (a root) or the span (a view)
+    root: str  # the tensor whose storage it lives in (itself for a root)
+    producer: typing.Optional[int] = None  # op index, None for inputs/constants
+
+
+@dataclasses.dataclass
+class OpRecord:
+    """One ATen op of a traced graph."""
+    name: str
+    type: str
+    node: typing.Any  # the torch.fx node
+    inputs: list  # tensor names read (first occurrence order)
+    outputs: list  # tensor names made (new storages and aliases)
+    alias: list  # (output index, input index): output shares that input's bytes
+    writes: list  # input tensor names the op writes (its schema says so)
+    out_names: list  # per flattened result: tensor name or None (not a tensor)
+
+
+@dataclasses.dataclass
+class Traced:
+    """What trace() returns: the memplan graph and how to run it."""
+    graph: typing.Any  # memplan.Graph
+    module: typing.Any  # the torch.fx.GraphModule of make_fx
+    tensors: dict  # name -> TensorRecord
+    ops: list  # OpRecord, in execution order
+    placeholders: list  # tensor name of every placeholder, in order
+    input_names: list  # the example inputs' tensor names, in order
+    constants: dict  # name -> the parameter or buffer tensor
+    outputs: list  # tensor names of the graph's outputs, flattened
+    output_spec: typing.Any  # how to rebuild the output structure
+    training: bool
+    names: dict  # fx node -> tensor name (a list for multi-output ops)
+
+    def run(self, inputs, seed=0):
+        """An ordinary run of the traced graph (torch's own memory), with
+        the RNG seeded first; returns the outputs."""
+        torch = _torch()
+        values = _placeholder_values(self, inputs)
+        torch.manual_seed(seed)
+        env = {}
+        it = iter(values)
+        for node in self.module.graph.nodes:
+            if node.op == "placeholder":
+                env[node] = next(it)
+            elif node.op == "get_attr":
+                env[node] = _fetch_attr(self.module, node.target)
+            elif node.op == "call_function":
+                args, kwargs = _node_args(node, env)
+                env[node] = node.target(*args, **kwargs)
+            elif node.op == "output":
+                return _node_args(node, env)[0][0]
+        raise _memplan.Error("the traced graph has no output")
+
+
+def _torch():
+    import torch  # noqa: PLC0415  (imported when first used)
+    return torch
+
+
+def _fetch_attr(module, target):
+    value = module
+    for part in target.split("."):
+        value = getattr(value, part)
+    return value
+
+
+def _node_args(node, env):
+    from torch.fx.node import map_arg  # noqa: PLC0415
+    return (map_arg(node.args, lambda n: env[n]),
+            map_arg(node.kwargs, lambda n: env[n]))
+
+
+def _flatten(value):
+    """The leaves of nested tuples and lists, in order."""
+    if isinstance(value, (tuple, list)):
+        out = []
+        for v in value:
+            out.extend(_flatten(v))
+        return out
+    return [value]
+
+
+def _storage_key(t):
+    """Identifies a tensor's storage while it is alive (None: no bytes)."""
+    storage = t.storage()
+    if storage.nbytes() == 0:
+        return None
+    return storage.data_ptr()
+
+
+def _extent_bytes(t):
+    """Bytes from the tensor's first element to one past its last."""
+    if t.numel() == 0:
+        return 0
+    last = sum((s - 1) * st for s, st in zip(t.shape, t.stride()) if s > 0)
+    return (last + 1) * t.element_size()
+
+
+def _placeholder_values(traced, inputs):
+    """Every placeholder's value: fresh copies of the constants (so that
+    in-place updates such as batch norm's running statistics do not leak from
+    one run into the next) and the given inputs."""
+    torch = _torch()
+    if isinstance(inputs, torch.Tensor):
+        inputs = (inputs,)
+    inputs = list(inputs)
+    if len(inputs) != len(traced.input_names):
+        raise ValueError(f"the traced graph takes {len(traced.input_names)} "
+                         f"inputs, got {len(inputs)}")
+    given = dict(zip(traced.input_names, inputs))
+    values = []
+    for name in traced.placeholders:
+        if name in given:
+            values.append(given[name])
+        else:
+            c = traced.constants[name]
+            values.append(c.detach().clone())
+    return values
+
+
+def _default_loss(outputs):
+    torch = _torch()
+    leaves = [o for o in _flatten(outputs)
+              if isinstance(o, torch.Tensor) and o.is_floating_point()]
+    if not leaves:
+        raise ValueError("training=True needs a floating-point output or a "
+                         "loss_fn")
+    return sum(o.float().pow(2).mean() for o in leaves)
+
+
+def trace(model, example_inputs, training=False, loss_fn=None, name=None):
+    """A Traced of the ATen ops `model(*example_inputs)` runs.
+
+    training=False: the forward pass under torch.no_grad(); the outputs are
+    the model's. training=True: one training step, forward, `loss_fn(output)`
+    (default: the mean of the squared outputs) and backward; the outputs are
+    the gradients of the parameters that require them, in
+    `model.named_parameters()` order. The model's train()/eval() mode is
+    used as it is (dropout, batch norm).
+    """
+    torch = _torch()
+    from torch.fx.experimental.proxy_tensor import make_fx  # noqa: PLC0415
+    from torch.nn.utils import stateless  # noqa: PLC0415
+
+    if isinstance(example_inputs, torch.Tensor):
+        example_inputs = (example_inputs,)
+    example_inputs = tuple(example_inputs)
+    params = dict(model.named_parameters())
+    buffers = dict(model.named_buffers())
+    state_names = list(params) + list(buffers)
+    grad_names = [n for n, p in params.items() if p.requires_grad]
+    n_state = len(state_names)
+
+    def step(*args):
+        state = dict(zip(state_names, args[:n_state]))
+        out = stateless.functional_call(model, state, tuple(args[n_state:]))
+        if not training:
+            return out
+        loss = (loss_fn or _default_loss)(out)
+        wrt = [state[n] for n in grad_names]
+        grads = torch.autograd.grad(loss, wrt, allow_unused=True)
+        return tuple(g for g in grads if g is not None)
+
+    state_values = []
+    for n in state_names:
+        v = (params[n] if n in params else buffers[n]).detach()
+        if training and n in grad_names:
+            v = v.clone().requires_grad_(True)
+        else:
+            v = v.clone()
+        state_values.append(v)
+    placeholders = list(state_names) + [
+        f"input{i}" if len(example_inputs) > 1 else "input"
+        for i in range(len(example_inputs))]
+    constants = {n: (params[n] if n in params else buffers[n]).detach()
+                 for n in state_names}
+    # Tracing draws random numbers (dropout); the caller's RNG is kept.
+    with torch.random.fork_rng(devices=[]):
+        if training:
+            module = make_fx(step)(*state_values, *example_inputs)
+        else:
+            with torch.no_grad():
+                module = make_fx(step)(*state_values, *example_inputs)
+        return _record(module, placeholders, placeholders[n_state:],
+                       constants, example_inputs, training,
+                       name or type(model).__name__)
+
+
+def _record(module, placeholders, input_names, constants, example_inputs,
+            training, name):
+    """Runs the traced module once, keeping every value alive so that storage
+    identity is meaningful, and builds the graph from what it sees."""
+    torch = _torch()
+    tensors = {}
+    ops = []
+    env = {}  # node -> value
+    names = {}  # node -> tensor name, or list of names (multi-output)
+    owner = {}  # storage key -> root tensor name
+    latest = {}  # root name -> newest tensor name of its group
+    used_names = set(placeholders)
+
+    def add_tensor(name, t, kind, root, size, producer):
+        tensors[name] = TensorRecord(
+            name=name, kind=kind, dtype=t.dtype, shape=tuple(t.shape),
+            stride=tuple(t.stride()), storage_offset=t.storage_offset(),
+            itemsize=t.element_size(), storage_bytes=t.storage().nbytes(),
+            size=size, root=root, producer=producer)
+        latest[root] = name
+
+    values = [c.detach().clone() for c in constants.values()] + list(
+        example_inputs)
+    values = [v.detach() for v in values]
+    it = iter(zip(placeholders, values))
+    torch.manual_seed(0)
+    output_value = None
+    for node in module.graph.nodes:
+        if node.op == "placeholder":
+            pname, value = next(it)
+            env[node] = value
+            names[node] = pname
+            kind = "input" if pname in input_names else "constant"
+            key = _storage_key(value)
+            root = owner.setdefault(key, pname) if key is not None else pname
+            add_tensor(pname, value, kind, pname, value.storage().nbytes(),
+                       None)
+            del root
+        elif node.op == "get_attr":
+            value = _fetch_attr(module, node.target)
+            env[node] = value
+            if isinstance(value, torch.Tensor):
+                tname = _unique(node.name, used_names)
+                names[node] = tname
+                constants[tname] = value
+                placeholders.append(tname)  # fetched as a constant when run
+                add_tensor(tname, value, "constant", tname,
+                           value.storage().nbytes(), None)
+        elif node.op == "call_function":
+            args, kwargs = _node_args(node, env)
+            if node.target is operator.getitem:
+                env[node] = args[0][args[1]]
+                base = names.get(node.args[0])
+                if isinstance(base, list):
+                    names[node] = base[node.args[1]]
+                continue
+            value = node.target(*args, **kwargs)
+            env[node] = value
+            ops.append(_record_op(node, value, env, names, tensors, owner,
+                                  latest, used_names, add_tensor, len(ops)))
+        elif node.op == "output":
+            output_value = node.args[0]
+    # Graph outputs.
+    outputs = []
+    for leaf in _flatten(output_value):
+        if hasattr(leaf, "op") and leaf in names and isinstance(
+                names[leaf], str):
+            tname = names[leaf]
+            if tname not in outputs:
+                outputs.append(tname)
+            if tensors[tname].kind == "activation":
+                tensors[tname].kind = "output"
+    graph = _make_graph(name, tensors, ops)
+    gm_placeholders = [n for n in module.graph.nodes if n.op == "placeholder"]
+    return Traced(graph=graph, module=module, tensors=tensors, ops=ops,
+                  placeholders=placeholders[:len(gm_placeholders)],
+                  input_names=list(input_names), constants=constants,
+                  outputs=outputs, output_spec=output_value,
+                  training=training, names=names)
+
+
+def _unique(name, used):
+    candidate, i = name, 1
+    while candidate in used:
+        candidate = f"{name}_{i}"
+        i += 1
+    used.add(candidate)
+    return candidate
+
+
+def _record_op(node, value, env, names, tensors, owner, latest, used_names,
+               add_tensor, index):
+    torch = _torch()
+    op_name = node.name
+    # Inputs: every tensor argument, first occurrence first.
+    inputs = []
+    arg_values = {}
+    for arg in _flatten(list(node.args) + list(node.kwargs.values())):
+        if hasattr(arg, "op") and isinstance(names.get(arg), str):
+            tname = names[arg]
+            if tname not in arg_values:
+                inputs.append(tname)
+                arg_values[tname] = env[arg]
+    writes = _written_inputs(node, names)
+    outputs, alias, out_names = [], [], []
+    leaves = _flatten(value)
+    multi = isinstance(value, (tuple, list))
+    for k, leaf in enumerate(leaves):
+        if not isinstance(leaf, torch.Tensor):
+            out_names.append(None)
+            continue
+        tname = _unique(f"{op_name}.{k}" if multi else op_name, used_names)
+        out_names.append(tname)
+        key = _storage_key(leaf)
+        root = owner.get(key) if key is not None else None
+        if root in outputs:
+            raise NotImplementedError(
+                f"op \"{op_name}\" ({node.target}) returns tensors {root} and "
+                f"{tname} in one new storage; memplan's alias hints relate an "
+                "output to an input only")
+        if root is None:  # a new storage
+            if key is not None:
+                owner[key] = tname
+            add_tensor(tname, leaf, "activation", tname, leaf.storage().nbytes(),
+                       index)
+            outputs.append(tname)
+            continue
+        # The result shares the bytes of an existing storage: a view or an
+        # in-place write. It aliases the input living in that storage; when
+        # no input does (an op returning a tensor it was not given), the
+        # group's newest tensor becomes an input of the op.
+        j = next((i for i, n in enumerate(inputs)
+                  if tensors[n].root == root), None)
+        if j is None:
+            inputs.append(latest[root])
+            arg_values[latest[root]] = None
+            j = len(inputs) - 1
+        base = tensors[inputs[j]]
+        first = base.storage_offset * base.itemsize
+        last = leaf.storage_offset() * leaf.element_size() + _extent_bytes(leaf)
+        add_tensor(tname, leaf, "activation", root, max(0, last - first), index)
+        outputs.append(tname)
+        alias.append((len(outputs) - 1, j))
+    names[node] = out_names if multi else out_names[0]
+    return OpRecord(name=op_name, type=str(node.target), node=node,
+                    inputs=inputs, outputs=outputs, alias=alias,
+                    writes=writes, out_names=out_names)
+
+
+def _written_inputs(node, names):
+    """Tensor names of the arguments the op's schema marks as written."""
+    schema = getattr(node.target, "_schema", None)
+    if schema is None:
+        return []
+    written = []
+    for i, arg in enumerate(schema.arguments):
+        if arg.alias_info is None or not arg.alias_info.is_write:
+            continue
+        if i < len(node.args):
+            value = node.args[i]
+        else:
+            value = node.kwargs.get(arg.name)
+        for leaf in _flatten(value):
+            if hasattr(leaf, "op") and isinstance(names.get(leaf), str):
+                written.append(names[leaf])
+    return written
+
+
+def _make_graph(name, tensors, ops):
+    mp = _memplan
+    graph_tensors = []
+    for t in tensors.values():
+        graph_tensors.append(mp.Tensor(
+            t.name, t.size, kind=t.kind, alignment=t.itemsize,
+            shape=list(t.shape), dtype=str(t.dtype).replace("torch.", "")))
+    graph_ops = [mp.Op(o.name, o.inputs, o.outputs, type=o.type,
+                       alias=o.alias) for o in ops]
+    # Constants and inputs no op reads would only be planned as dead bytes.
+    read = {n for o in ops for n in o.inputs}
+    graph_tensors = [t for t in graph_tensors
+                     if t.kind not in ("constant", "input") or t.name in read]
+    return mp.Graph(name=name, tensors=graph_tensors, ops=graph_ops)
+
+
+@dataclasses.dataclass
+class _Group:
+    """The tensors living in one storage: one planned buffer."""
+    root: str
+    members: list
+    start: int = 0  # arena byte of the storage's first byte
+    nbytes: int = 0
+    first: int = -1  # op index of its first write (-1: before the first op)
+    last_use: int = -1  # op index of its last reader (len(ops): an output)
+    planned: bool = False
+
+    def span(self):
+        return f"[{self.start}, {self.start + self.nbytes})"
+
+
+def _groups(traced, plan):
+    """The storage groups of `traced` with their place in the arena, checked
+    against the plan: every tensor of a storage at the same place."""
+    placed = plan.tensors
+    pool_base, total = {}, 0
+    for pool, used in zip(plan.problem.pools, plan.pool_used):
+        pool_base[pool.name] = total
+        total += used
+    groups = {}
+    for t in traced.tensors.values():
+        groups.setdefault(t.root, _Group(root=t.root, members=[]))
+        groups[t.root].members.append(t.name)
+    n_ops = len(traced.ops)
+    for i, op in enumerate(traced.ops):
+        for n in op.inputs:
+            g = groups[traced.tensors[n].root]
+            g.last_use = max(g.last_use, i)
+    for name in traced.outputs:
+        groups[traced.tensors[name].root].last_use = n_ops
+    for g in groups.values():
+        root = traced.tensors[g.root]
+        g.nbytes = root.storage_bytes
+        g.first = -1 if root.producer is None else root.producer
+        where = {placed[m] for m in g.members if m in placed}
+        in_plan = [m for m in g.members if m in placed]
+        if not in_plan:
+            continue
+        if len(in_plan) != len(g.members) or len(where) != 1:
+            raise ValueError(
+                f"the plan does not keep the tensors of one storage together: "
+                f"{', '.join(g.members)} (placed: "
+                f"{', '.join(f'{m}={placed.get(m)}' for m in g.members)})")
+        pool, offset = where.pop()
+        g.planned = True
+        g.start = pool_base[pool] + offset
+        buffer = plan.buffer(g.root)
+        if buffer["size"] < g.nbytes:
+            raise ValueError(
+                f"the plan gives tensor \"{g.root}\" {buffer['size']} bytes, "
+                f"its storage has {g.nbytes}")
+    return groups, total
+
+
+def run_in_arena(traced, plan, inputs, seed=0):
+    """Runs `traced` with every tensor the plan places inside one uint8 arena
+    at its planned offset (pools laid one after another), checking before
+    and after every op that each live tensor's bytes are exactly as its own
+    writers left them. Returns the outputs (copies, structured as the
+    model's); raises ArenaError naming the overwritten tensor, the op that
+    overwrote it and both byte ranges (arena bytes)."""
+    torch = _torch()
+    groups, total = _groups(traced, plan)
+    arena = torch.zeros(total + 64, dtype=torch.uint8)
+    base_ptr = arena.data_ptr()
+    typed = {}
+    for g in groups.values():
+        if g.planned and g.start + g.nbytes > total:
+            raise ValueError(f"tensor \"{g.root}\" at bytes {g.span()} lies "
+                             f"outside the plan's {total} bytes")
+
+    def arena_tensor(name, shape, stride):
+        t = traced.tensors[name]
+        g = groups[t.root]
+        if t.dtype not in typed:
+            usable = (arena.numel() // t.itemsize) * t.itemsize
+            typed[t.dtype] = arena[:usable].view(t.dtype)
+        offset = g.start + t.storage_offset * t.itemsize
+        if offset % t.itemsize:
+            raise ValueError(f"tensor \"{name}\" ({t.dtype}) would start at "
+                             f"arena byte {offset}, not a multiple of "
+                             f"{t.itemsize}: plan with alignment")
+        return torch.as_strided(typed[t.dtype], shape, stride,
+                                offset // t.itemsize)
+
+    def storage_bytes(value):
+        n = value.storage().nbytes() // value.element_size()
+        return torch.as_strided(value, (n,), (1,), 0).view(torch.uint8)
+
+    snapshots = {}  # root -> the bytes its writers left
+
+    def snapshot(g):
+        snapshots[g.root] = arena[g.start:g.start + g.nbytes].clone()
+
+    # The state before op i is the state after op i - 1 (nothing runs in
+    # between), so each state is compared once: after op i - 1, every tensor
+    # read by op i - 1 or later, which includes all those op i needs.
+    def check(step, op, wrote):
+        """Every live group whose bytes were written must still hold them."""
+        for root, saved in snapshots.items():
+            g = groups[root]
+            if g.last_use < step:
+                continue
+            now = arena[g.start:g.start + g.nbytes]
+            if _same_bytes(now, saved):
+                continue
+            first = int((now != saved).nonzero()[0]) + g.start
+            views = [m for m in g.members if m != g.root]
+            who = f"tensor \"{g.root}\"" + (
+                f" (with its views {', '.join(views[:5])}"
+                f"{', ...' if len(views) > 5 else ''})" if views else "")
+            if op is None:
+                raise ArenaError(f"{who} at arena bytes {g.span()} changed "
+                                 f"before op {step} (first changed byte "
+                                 f"{first})")
+            hits = [(n, s, e) for n, s, e in wrote
+                    if s < g.start + g.nbytes and g.start < e]
+            by = "; ".join(f"wrote tensor \"{n}\" at arena bytes [{s}, {e})"
+                           for n, s, e in (hits or wrote)) or "wrote nothing planned"
+            needed = (f"read by op \"{traced.ops[g.last_use].name}\""
+                      if g.last_use < len(traced.ops) else "a graph output")
+            raise ArenaError(
+                f"{who} at arena bytes {g.span()} (still {needed}) "
+                f"was overwritten by op \"{op.name}\" ({op.type}), which "
+                f"{by}; first changed byte {first}")
+
+    values = _placeholder_values(traced, inputs)
+    torch.manual_seed(seed)
+    env = {}
+    it = iter(zip(traced.placeholders, values))
+    step = 0
+    result = None
+
+    def place_input(name, value):
+        g = groups[traced.tensors[name].root]
+        if not g.planned:
+            return value
+        dst = arena_tensor(name, value.shape, traced.tensors[name].stride)
+        dst.copy_(value)
+        snapshot(g)
+        return dst
+
+    for node in traced.module.graph.nodes:
+        if node.op == "placeholder":
+            name, value = next(it)
+            env[node] = place_input(name, value) if name in traced.tensors \
+                else value
+        elif node.op == "get_attr":
+            value = _fetch_attr(traced.module, node.target)
+            name = traced.names.get(node)
+            if isinstance(value, torch.Tensor) and name in traced.tensors:
+                value = place_input(name, value.detach().clone())
+            env[node] = value
+        elif node.op == "call_function":
+            args, kwargs = _node_args(node, env)
+            if node.target is operator.getitem:
+                env[node] = args[0][args[1]]
+                continue
+            op = traced.ops[step]
+            assert op.node is node
+            if step == 0:
+                check(step, None, [])  # the inputs as placed
+            value = node.target(*args, **kwargs)
+            wrote = []
+            for n in op.writes:
+                g = groups[traced.tensors[n].root]
+                if g.planned:
+                    snapshot(g)
+                    wrote.append((n, g.start, g.start + g.nbytes))
+            leaves = _flatten(value)
+            placed_leaves = []
+            for leaf, name in zip(leaves, op.out_names):
+                if name is None or not groups[traced.tensors[name].root].planned:
+                    placed_leaves.append(leaf)
+                    continue
+                t = traced.tensors[name]
+                g = groups[t.root]
+                if t.root == name:  # a new storage: its bytes go to the arena
+                    arena[g.start:g.start + g.nbytes].copy_(storage_bytes(leaf))
+                    snapshot(g)
+                    wrote.append((name, g.start, g.start + g.nbytes))
+                    leaf = arena_tensor(name, leaf.shape, leaf.stride())
+                else:  # a view or in-place result: already in the arena
+                    want = base_ptr + g.start + t.storage_offset * t.itemsize
+                    if leaf.data_ptr() != want:
+                        raise ArenaError(
+                            f"op \"{op.name}\" ({op.type}) returned tensor "
+                            f"\"{name}\" at arena byte "
+                            f"{leaf.data_ptr() - base_ptr}, traced as a view "
+                            f"at byte {want - base_ptr}")
+                placed_leaves.append(leaf)
+            env[node] = _rebuild(value, iter(placed_leaves))
+            check(step, op, wrote)
+            step += 1
+        elif node.op == "output":
+            result = _node_args(node, env)[0][0]
+    torch_leaves = _flatten(result)
+    copies = [v.clone() if isinstance(v, torch.Tensor) else v
+              for v in torch_leaves]
+    return _rebuild(result, iter(copies))
+
+
+def _same_bytes(a, b):
+    """a == b, byte for byte (uint8 tensors of one length); compared as int64
+    where possible, which is several times faster."""
+    torch = _torch()
+    n = (a.numel() // 8) * 8
+    if n and (a.data_ptr() % 8 == 0) and (b.data_ptr() % 8 == 0):
+        if not torch.equal(a[:n].view(torch.int64), b[:n].view(torch.int64)):
+            return False
+        return torch.equal(a[n:], b[n:])
+    return torch.equal(a, b)
+
+
+def _rebuild(value, leaves):
+    """`value`'s structure of tuples and lists with the next leaves."""
+    if isinstance(value, tuple):
+        return tuple(_rebuild(v, leaves) for v in value)
+    if isinstance(value, list):
+        return [_rebuild(v, leaves) for v in value]
+    return next(leaves)
+
+
+def pytorch_peak(traced, inputs, seed=0):
+    """Bytes PyTorch's CPU allocator holds at most while running `traced`
+    eagerly (each value freed after its last use, as eager mode does),
+    counting the inputs and not the constants: the same tensors a plan
+    places, plus whatever workspace the kernels allocate. Measured with the
+    profiler's memory events; None when they are unavailable."""
+    torch = _torch()
+    from torch.profiler import ProfilerActivity, profile  # noqa: PLC0415
+    values = _placeholder_values(traced, inputs)
+    last_use = {}
+    nodes = list(traced.module.graph.nodes)
+    for i, node in enumerate(nodes):
+        for arg in _flatten(list(node.args) + list(node.kwargs.values())):
+            if hasattr(arg, "op"):
+                last_use[arg] = i
+    input_bytes = sum(v.storage().nbytes() for v, n in
+                      zip(values, traced.placeholders)
+                      if n in traced.input_names)
+    torch.manual_seed(seed)
+    with profile(activities=[ProfilerActivity.CPU], profile_memory=True) as prof:
+        env = {}
+        it = iter(values)
+        for i, node in enumerate(nodes):
+            if node.op == "placeholder":
+                env[node] = next(it)
+            elif node.op == "get_attr":
+                env[node] = _fetch_attr(traced.module, node.target)
+            elif node.op == "call_function":
+                args, kwargs = _node_args(node, env)
+                env[node] = node.target(*args, **kwargs)
+                del args, kwargs
+            elif node.op == "output":
+                break
+            for arg in _flatten(list(node.args) + list(node.kwargs.values())):
+                if hasattr(arg, "op") and last_use.get(arg) == i and \
+                        arg.op == "call_function":
+                    env.pop(arg, None)
+        del env
+    try:
+        events = [e for e in prof.profiler.kineto_results.events()
+                  if e.name() == "[memory]"]
+    except AttributeError:
+        return None
+    if not events:
+        return None
+    events.sort(key=lambda e: e.start_us())
+    now = peak = 0
+    for e in events:
+        now += e.nbytes()
+        peak = max(peak, now)
+    return input_bytes + peak
+
+
+def report(traced, plan=None, inputs=None, seed=0):
+    """What the trace and plan amount to, as a dict: ops, tensors, alias
+    hints (views and in-place writes), tensors merged into another's buffer,
+    buffers, and with a plan its peak, lower bound and naive total; with
+    inputs also PyTorch's own peak for the same step (pytorch_peak())."""
+    out = {
+        "name": traced.graph.name,
+        "ops": len(traced.ops),
+        "tensors": len(traced.graph.tensors),
+        "alias_hints": sum(len(o.alias) for o in traced.ops),
+        "constants": sum(1 for t in traced.graph.tensors
+                         if t.kind == "constant"),
+    }
+    if plan is not None:
+        buffers = plan.buffers
+        out.update({
+            "planner": plan.planner,
+            "buffers": len(buffers),
+            "views_merged": sum(len(b["tensors"]) - 1 for b in buffers),
+            "peak": plan.peak,
+            "lower_bound": plan.lower_bound,
+            "naive_total": plan.naive_total,
+            "proven_optimal": plan.proven_optimal,
+        })
+    if inputs is not None:
+        out["pytorch_peak"] = pytorch_peak(traced, inputs, seed)
+    return out
+
+
+def format_report(info):
+    """report()'s dict as a few lines of text."""
+    lines = [f"{info['name']}: {info['ops']} ops, {info['tensors']} tensors "
+             f"({info['constants']} constants), {info['alias_hints']} alias "
+             f"hints (views and in-place writes)"]
+    if "peak" in info:
+        lines.append(
+            f"{info['planner']}: {info['buffers']} buffers "
+            f"({info['views_merged']} tensors merged into another's buffer), "
+            f"peak {info['peak']} bytes, lower bound {info['lower_bound']}, "
+            f"naive total {info['naive_total']}"
+            f"{', proven optimal' if info['proven_optimal'] else ''}")
+    if info.get("pytorch_peak"):
+        ratio = (f" (plan: {info['peak'] / info['pytorch_peak']:.2f}x)"
+                 if "peak" in info else "")
+        lines.append(f"PyTorch's allocator peak for the same step: "
+                     f"{info['pytorch_peak']} bytes{ratio}")
+    return "\n".join(lines)

@@ -1,0 +1,710 @@
+// memplan._memplan: the C++ library as a Python extension module.
+//
+// The value types (Tensor, Op, Pool, Graph, Buffer, Problem) are bound as
+// Python classes with keyword constructors; a plan comes back as a PlanResult
+// that keeps the problem it was made for, so that every tensor's pool and
+// offset can be looked up by name. The pure-Python package `memplan` (next to
+// this module) adds the dict conversions and the PyTorch front end.
+//
+// absl::Status becomes a Python exception carrying the library's message:
+//   InvalidArgument, NotFound (an unknown planner), OutOfRange -> ValueError
+//   ResourceExhausted (does not fit)  -> memplan.CapacityError
+//   DeadlineExceeded (out of time)    -> memplan.TimeLimitError
+//   anything else                     -> memplan.Error
+// CapacityError and TimeLimitError derive from memplan.Error. File readers
+// raise FileNotFoundError for a file that cannot be opened.
+
+#include <pybind11/operators.h>
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/str_cat.h"
+#include "absl/time/time.h"
+#include "memplan/io.h"
+#include "memplan/memplan.h"
+#include "memplan/planner.h"
+#include "memplan/planners/exact.h"
+#include "memplan/problem.h"
+#include "memplan/types.h"
+#include "memplan/verify.h"
+
+namespace py = pybind11;
+
+namespace memplan {
+namespace {
+
+PyObject* g_error = nullptr;           // memplan.Error
+PyObject* g_capacity_error = nullptr;  // memplan.CapacityError
+PyObject* g_time_limit_error = nullptr;
+
+[[noreturn]] void Raise(const absl::Status& status, bool file = false) {
+  const std::string message(status.message());
+  switch (status.code()) {
+    case absl::StatusCode::kNotFound:
+      if (file) {
+        PyErr_SetString(PyExc_FileNotFoundError, message.c_str());
+        throw py::error_already_set();
+      }
+      throw py::value_error(message);
+    case absl::StatusCode::kInvalidArgument:
+    case absl::StatusCode::kOutOfRange:
+    case absl::StatusCode::kFailedPrecondition:
+      throw py::value_error(message);
+    case absl::StatusCode::kResourceExhausted:
+      PyErr_SetString(g_capacity_error, message.c_str());
+      throw py::error_already_set();
+    case absl::StatusCode::kDeadlineExceeded:
+      PyErr_SetString(g_time_limit_error, message.c_str());
+      throw py::error_already_set();
+    case absl::StatusCode::kUnimplemented:
+      PyErr_SetString(PyExc_NotImplementedError, message.c_str());
+      throw py::error_already_set();
+    default:
+      PyErr_SetString(g_error, message.c_str());
+      throw py::error_already_set();
+  }
+}
+
+void Check(const absl::Status& status, bool file = false) {
+  if (!status.ok()) Raise(status, file);
+}
+
+template <typename T>
+T Take(absl::StatusOr<T> value, bool file = false) {
+  if (!value.ok()) Raise(value.status(), file);
+  return *std::move(value);
+}
+
+TensorKind KindFrom(const py::object& kind) {
+  if (py::isinstance<TensorKind>(kind)) return kind.cast<TensorKind>();
+  const std::string name = py::str(kind);
+  for (TensorKind k : {TensorKind::kActivation, TensorKind::kInput,
+                       TensorKind::kOutput, TensorKind::kConstant,
+                       TensorKind::kScratch}) {
+    if (TensorKindName(k) == name) return k;
+  }
+  throw py::value_error(absl::StrCat(
+      "unknown tensor kind \"", name,
+      "\"; valid: activation, input, output, constant, scratch"));
+}
+
+std::vector<OperandPair> PairsFrom(
+    const std::vector<std::pair<int, int>>& pairs) {
+  std::vector<OperandPair> out;
+  for (const auto& [output, input] : pairs) {
+    out.push_back(OperandPair{.output = output, .input = input});
+  }
+  return out;
+}
+
+std::vector<std::pair<int, int>> PairsTo(const std::vector<OperandPair>& ps) {
+  std::vector<std::pair<int, int>> out;
+  for (const OperandPair& p : ps) out.emplace_back(p.output, p.input);
+  return out;
+}
+
+// A plan together with the problem it places and the options that built it,
+// so that tensors can be found by name and the plan verified or written.
+struct PlanResult {
+  Problem problem;
+  Plan plan;
+  BuildOptions build;
+  std::map<std::string, BufferId> buffer_of_tensor;
+
+  void Index() {
+    buffer_of_tensor.clear();
+    for (BufferId b = 0; b < static_cast<BufferId>(problem.buffers.size());
+         ++b) {
+      buffer_of_tensor.emplace(problem.buffers[b].name, b);
+      for (const std::string& t : problem.buffers[b].tensors) {
+        buffer_of_tensor.emplace(t, b);
+      }
+    }
+  }
+
+  BufferId Find(const std::string& tensor) const {
+    auto it = buffer_of_tensor.find(tensor);
+    if (it == buffer_of_tensor.end()) {
+      throw py::key_error(absl::StrCat(
+          "tensor \"", tensor,
+          "\" has no planned buffer (unknown, or not planned: constants are "
+          "planned only with plan_constants)"));
+    }
+    return it->second;
+  }
+
+  const Assignment& AssignmentOf(BufferId b) const {
+    for (const Assignment& a : plan.assignments) {
+      if (a.buffer == b) return a;
+    }
+    throw py::key_error(absl::StrCat("buffer \"", problem.buffers[b].name,
+                                     "\" has no assignment"));
+  }
+};
+
+struct BuildArgs {
+  Bytes alignment = 1;
+  std::optional<std::vector<Pool>> pools;
+  Bytes capacity = 0;
+  bool plan_constants = false;
+  bool plan_inputs = true;
+  bool plan_outputs = true;
+
+  BuildOptions Options() const {
+    BuildOptions options;
+    options.alignment = alignment;
+    if (pools.has_value()) options.pools = *pools;
+    options.capacity = capacity;
+    options.plan_constants = plan_constants;
+    options.plan_inputs = plan_inputs;
+    options.plan_outputs = plan_outputs;
+    return options;
+  }
+};
+
+// The Problem of a Graph (built with `build`) or a Problem as given (then
+// only its pools and capacity may change).
+Problem ProblemOf(const py::object& input, const BuildOptions& build) {
+  if (py::isinstance<Graph>(input)) {
+    return Take(BuildProblem(input.cast<const Graph&>(), build));
+  }
+  if (py::isinstance<Problem>(input)) {
+    Problem problem = input.cast<Problem>();
+    if (!build.pools.empty() || build.capacity > 0) {
+      problem.pools = Take(ResolvePools(problem.pools, build));
+    }
+    Check(ValidateProblem(problem));
+    return problem;
+  }
+  throw py::type_error("expected a memplan.Graph or memplan.Problem");
+}
+
+PlanResult RunPlanner(const py::object& input, const std::string& planner,
+                      std::optional<double> time_limit, uint64_t seed,
+                      int threads, std::optional<int64_t> node_limit,
+                      const BuildArgs& args) {
+  PlanResult result;
+  result.build = args.Options();
+  result.problem = ProblemOf(input, result.build);
+  PlanOptions options;
+  if (time_limit.has_value()) {
+    if (*time_limit < 0) throw py::value_error("time_limit is negative");
+    options.time_limit = absl::Seconds(*time_limit);
+  }
+  options.seed = seed;
+  if (threads < 1) throw py::value_error("threads must be at least 1");
+  options.threads = threads;
+  const std::string name =
+      planner.empty() ? std::string(DefaultPlannerName()) : planner;
+  {
+    py::gil_scoped_release release;
+    absl::StatusOr<Plan> plan;
+    if (name == "exact") {
+      ExactOptions exact;
+      exact.node_limit = node_limit.value_or(0);
+      plan = PlanMemory(result.problem, *MakeExactPlanner(exact), options);
+    } else if (node_limit.has_value()) {
+      plan = absl::InvalidArgumentError("node_limit applies to planner exact");
+    } else {
+      PlanMemoryOptions memory_options;
+      memory_options.planner = name;
+      memory_options.plan = options;
+      plan = PlanMemory(result.problem, memory_options);
+    }
+    py::gil_scoped_acquire acquire;
+    result.plan = Take(std::move(plan));
+  }
+  result.Index();
+  return result;
+}
+
+void VerifyAgainst(const py::object& input, const PlanResult& result) {
+  const Problem problem = ProblemOf(input, result.build);
+  // The plan must place this problem's buffers: match them by name, in order.
+  if (problem.buffers.size() != result.problem.buffers.size()) {
+    throw py::value_error(absl::StrCat(
+        "the plan places ", result.problem.buffers.size(),
+        " buffers, the graph has ", problem.buffers.size()));
+  }
+  for (size_t b = 0; b < problem.buffers.size(); ++b) {
+    if (problem.buffers[b].name != result.problem.buffers[b].name) {
+      throw py::value_error(absl::StrCat(
+          "buffer ", b, " of the plan is \"", result.problem.buffers[b].name,
+          "\", the graph's is \"", problem.buffers[b].name, "\""));
+    }
+  }
+  Check(VerifyPlan(problem, result.plan));
+}
+
+py::dict BufferDict(const PlanResult& r, BufferId b) {
+  const Buffer& buffer = r.problem.buffers[b];
+  const Assignment& a = r.AssignmentOf(b);
+  py::dict d;
+  d["name"] = buffer.name;
+  d["tensors"] = buffer.tensors;
+  d["size"] = buffer.size;
+  d["start"] = buffer.lifetime.start;
+  d["end"] = buffer.lifetime.end;
+  d["pool"] = r.problem.pools[a.pool].name;
+  d["offset"] = a.offset;
+  return d;
+}
+
+}  // namespace
+}  // namespace memplan
+
+PYBIND11_MODULE(_memplan, m) {
+  using namespace memplan;
+  m.doc() = "memplan: static memory planning for compiled ML programs";
+
+  static py::exception<void> error(m, "Error", PyExc_RuntimeError);
+  static py::exception<void> capacity(m, "CapacityError", error.ptr());
+  static py::exception<void> time_limit(m, "TimeLimitError", error.ptr());
+  g_error = error.ptr();
+  g_capacity_error = capacity.ptr();
+  g_time_limit_error = time_limit.ptr();
+
+  py::enum_<TensorKind>(m, "TensorKind")
+      .value("activation", TensorKind::kActivation)
+      .value("input", TensorKind::kInput)
+      .value("output", TensorKind::kOutput)
+      .value("constant", TensorKind::kConstant)
+      .value("scratch", TensorKind::kScratch);
+
+  py::class_<Tensor>(m, "Tensor")
+      .def(py::init([](std::string name, Bytes size, py::object kind,
+                       Bytes alignment, std::vector<std::string> pools,
+                       std::optional<std::pair<std::string, Offset>> fixed,
+                       std::vector<int64_t> shape, std::string dtype) {
+             Tensor t{.name = std::move(name),
+                      .size = size,
+                      .kind = KindFrom(kind),
+                      .alignment = alignment,
+                      .pools = std::move(pools),
+                      .fixed = std::nullopt,
+                      .shape = std::move(shape),
+                      .dtype = std::move(dtype)};
+             if (fixed.has_value()) {
+               t.fixed = FixedTensorPlacement{.pool = fixed->first,
+                                              .offset = fixed->second};
+             }
+             return t;
+           }),
+           py::arg("name"), py::arg("size"), py::kw_only(),
+           py::arg("kind") = "activation", py::arg("alignment") = 0,
+           py::arg("pools") = std::vector<std::string>{},
+           py::arg("fixed") = py::none(),
+           py::arg("shape") = std::vector<int64_t>{}, py::arg("dtype") = "")
+      .def_readwrite("name", &Tensor::name)
+      .def_readwrite("size", &Tensor::size)
+      .def_property(
+          "kind",
+          [](const Tensor& t) { return std::string(TensorKindName(t.kind)); },
+          [](Tensor& t, py::object kind) { t.kind = KindFrom(kind); })
+      .def_readwrite("alignment", &Tensor::alignment)
+      .def_readwrite("pools", &Tensor::pools)
+      .def_property(
+          "fixed",
+          [](const Tensor& t) -> std::optional<std::pair<std::string, Offset>> {
+            if (!t.fixed.has_value()) return std::nullopt;
+            return std::make_pair(t.fixed->pool, t.fixed->offset);
+          },
+          [](Tensor& t, std::optional<std::pair<std::string, Offset>> f) {
+            if (!f.has_value()) {
+              t.fixed.reset();
+            } else {
+              t.fixed = FixedTensorPlacement{.pool = f->first,
+                                             .offset = f->second};
+            }
+          })
+      .def_readwrite("shape", &Tensor::shape)
+      .def_readwrite("dtype", &Tensor::dtype)
+      .def(py::self == py::self)
+      .def("__repr__", [](const Tensor& t) {
+        return absl::StrCat("Tensor(\"", t.name, "\", ", t.size, ", kind=\"",
+                            std::string(TensorKindName(t.kind)), "\")");
+      });
+
+  py::class_<Op>(m, "Op")
+      .def(py::init([](std::string name, std::vector<std::string> inputs,
+                       std::vector<std::string> outputs, std::string type,
+                       std::vector<std::string> scratch,
+                       std::vector<std::pair<int, int>> inplace,
+                       std::vector<std::pair<int, int>> alias) {
+             return Op{.name = std::move(name),
+                       .type = std::move(type),
+                       .inputs = std::move(inputs),
+                       .outputs = std::move(outputs),
+                       .scratch = std::move(scratch),
+                       .inplace = PairsFrom(inplace),
+                       .alias = PairsFrom(alias)};
+           }),
+           py::arg("name"), py::arg("inputs") = std::vector<std::string>{},
+           py::arg("outputs") = std::vector<std::string>{}, py::kw_only(),
+           py::arg("type") = "", py::arg("scratch") = std::vector<std::string>{},
+           py::arg("inplace") = std::vector<std::pair<int, int>>{},
+           py::arg("alias") = std::vector<std::pair<int, int>>{})
+      .def_readwrite("name", &Op::name)
+      .def_readwrite("type", &Op::type)
+      .def_readwrite("inputs", &Op::inputs)
+      .def_readwrite("outputs", &Op::outputs)
+      .def_readwrite("scratch", &Op::scratch)
+      .def_property(
+          "inplace", [](const Op& op) { return PairsTo(op.inplace); },
+          [](Op& op, std::vector<std::pair<int, int>> p) {
+            op.inplace = PairsFrom(p);
+          })
+      .def_property(
+          "alias", [](const Op& op) { return PairsTo(op.alias); },
+          [](Op& op, std::vector<std::pair<int, int>> p) {
+            op.alias = PairsFrom(p);
+          })
+      .def(py::self == py::self)
+      .def("__repr__", [](const Op& op) {
+        return absl::StrCat("Op(\"", op.name, "\", type=\"", op.type, "\")");
+      });
+
+  py::class_<Pool>(m, "Pool")
+      .def(py::init([](std::string name, Bytes capacity, Bytes alignment) {
+             return Pool{.name = std::move(name),
+                         .capacity = capacity,
+                         .alignment = alignment};
+           }),
+           py::arg("name"), py::arg("capacity") = 0, py::arg("alignment") = 1)
+      .def_readwrite("name", &Pool::name)
+      .def_readwrite("capacity", &Pool::capacity)
+      .def_readwrite("alignment", &Pool::alignment)
+      .def(py::self == py::self)
+      .def("__repr__", [](const Pool& p) {
+        return absl::StrCat("Pool(\"", p.name, "\", capacity=", p.capacity,
+                            ", alignment=", p.alignment, ")");
+      });
+
+  py::class_<Graph>(m, "Graph")
+      .def(py::init([](std::string name, std::vector<Tensor> tensors,
+                       std::vector<Op> ops, std::vector<Pool> pools,
+                       std::vector<std::pair<std::string, std::string>>
+                           conflicts) {
+             Graph g{.name = std::move(name),
+                     .tensors = std::move(tensors),
+                     .ops = std::move(ops),
+                     .pools = std::move(pools),
+                     .conflicts = {}};
+             for (auto& [a, b] : conflicts) {
+               g.conflicts.push_back(TensorConflict{.a = a, .b = b});
+             }
+             return g;
+           }),
+           py::kw_only(), py::arg("name") = "",
+           py::arg("tensors") = std::vector<Tensor>{},
+           py::arg("ops") = std::vector<Op>{},
+           py::arg("pools") = std::vector<Pool>{},
+           py::arg("conflicts") =
+               std::vector<std::pair<std::string, std::string>>{})
+      .def_readwrite("name", &Graph::name)
+      .def_readwrite("tensors", &Graph::tensors)
+      .def_readwrite("ops", &Graph::ops)
+      .def_readwrite("pools", &Graph::pools)
+      .def_property(
+          "conflicts",
+          [](const Graph& g) {
+            std::vector<std::pair<std::string, std::string>> out;
+            for (const TensorConflict& c : g.conflicts) out.emplace_back(c.a, c.b);
+            return out;
+          },
+          [](Graph& g, std::vector<std::pair<std::string, std::string>> cs) {
+            g.conflicts.clear();
+            for (auto& [a, b] : cs) {
+              g.conflicts.push_back(TensorConflict{.a = a, .b = b});
+            }
+          })
+      .def(py::self == py::self)
+      .def("__repr__", [](const Graph& g) {
+        return absl::StrCat("Graph(\"", g.name, "\", ", g.tensors.size(),
+                            " tensors, ", g.ops.size(), " ops)");
+      });
+
+  py::class_<Buffer>(m, "Buffer")
+      .def_readonly("name", &Buffer::name)
+      .def_readonly("tensors", &Buffer::tensors)
+      .def_readonly("size", &Buffer::size)
+      .def_readonly("alignment", &Buffer::alignment)
+      .def_property_readonly("start",
+                             [](const Buffer& b) { return b.lifetime.start; })
+      .def_property_readonly("end",
+                             [](const Buffer& b) { return b.lifetime.end; })
+      .def("__repr__", [](const Buffer& b) {
+        return absl::StrCat("Buffer(\"", b.name, "\", size=", b.size, ", [",
+                            b.lifetime.start, ", ", b.lifetime.end, "))");
+      });
+
+  py::class_<Problem>(m, "Problem")
+      .def_readonly("name", &Problem::name)
+      .def_readonly("buffers", &Problem::buffers)
+      .def_readonly("pools", &Problem::pools)
+      .def_property_readonly("naive_total",
+                             [](const Problem& p) { return NaiveTotal(p); })
+      .def_property_readonly("lower_bound",
+                             [](const Problem& p) { return LowerBound(p); })
+      .def("__repr__", [](const Problem& p) {
+        return absl::StrCat("Problem(\"", p.name, "\", ", p.buffers.size(),
+                            " buffers)");
+      });
+
+  py::class_<PlanResult>(m, "PlanResult")
+      .def_property_readonly("peak",
+                             [](const PlanResult& r) { return r.plan.peak; })
+      .def_property_readonly(
+          "lower_bound", [](const PlanResult& r) { return r.plan.lower_bound; })
+      .def_property_readonly(
+          "naive_total", [](const PlanResult& r) { return r.plan.naive_total; })
+      .def_property_readonly(
+          "proven_optimal",
+          [](const PlanResult& r) { return r.plan.proven_optimal; })
+      .def_property_readonly("planner",
+                             [](const PlanResult& r) { return r.plan.planner; })
+      .def_property_readonly(
+          "wall_time",
+          [](const PlanResult& r) {
+            return absl::ToDoubleSeconds(r.plan.wall_time);
+          },
+          "seconds the planner took")
+      .def_property_readonly(
+          "pool_used", [](const PlanResult& r) { return r.plan.pool_used; })
+      .def_property_readonly("problem",
+                             [](const PlanResult& r) { return r.problem; })
+      .def_property_readonly(
+          "tensors",
+          [](const PlanResult& r) {
+            py::dict d;
+            for (const auto& [tensor, b] : r.buffer_of_tensor) {
+              const Assignment& a = r.AssignmentOf(b);
+              d[py::str(tensor)] =
+                  py::make_tuple(r.problem.pools[a.pool].name, a.offset);
+            }
+            return d;
+          },
+          "{tensor name: (pool name, offset)} of every planned tensor")
+      .def_property_readonly(
+          "buffers",
+          [](const PlanResult& r) {
+            py::list out;
+            for (BufferId b = 0;
+                 b < static_cast<BufferId>(r.problem.buffers.size()); ++b) {
+              out.append(BufferDict(r, b));
+            }
+            return out;
+          },
+          "one dict per buffer: name, tensors, size, start, end, pool, offset")
+      .def(
+          "offset",
+          [](const PlanResult& r, const std::string& tensor) {
+            return r.AssignmentOf(r.Find(tensor)).offset;
+          },
+          py::arg("tensor"), "the offset of a tensor's buffer in its pool")
+      .def(
+          "pool",
+          [](const PlanResult& r, const std::string& tensor) {
+            return r.problem.pools[r.AssignmentOf(r.Find(tensor)).pool].name;
+          },
+          py::arg("tensor"), "the name of the pool of a tensor's buffer")
+      .def(
+          "buffer",
+          [](const PlanResult& r, const std::string& tensor) {
+            return BufferDict(r, r.Find(tensor));
+          },
+          py::arg("tensor"), "the buffer a tensor lives in, as a dict")
+      .def(
+          "moved",
+          [](const PlanResult& r, const std::string& tensor, Offset offset,
+             std::optional<std::string> pool) {
+            PlanResult moved = r;
+            const BufferId b = moved.Find(tensor);
+            for (Assignment& a : moved.plan.assignments) {
+              if (a.buffer != b) continue;
+              a.offset = offset;
+              if (pool.has_value()) {
+                PoolId p = 0;
+                while (p < static_cast<PoolId>(moved.problem.pools.size()) &&
+                       moved.problem.pools[p].name != *pool) {
+                  ++p;
+                }
+                if (p == static_cast<PoolId>(moved.problem.pools.size())) {
+                  throw py::value_error(
+                      absl::StrCat("unknown pool \"", *pool, "\""));
+                }
+                a.pool = p;
+              }
+            }
+            moved.plan.proven_optimal = false;
+            moved.plan.pool_used.clear();
+            ComputePlanStatistics(moved.problem, moved.plan);
+            moved.plan.proven_optimal = false;
+            return moved;
+          },
+          py::arg("tensor"), py::arg("offset"), py::arg("pool") = py::none(),
+          "a copy of the plan with the buffer of `tensor` moved (not verified)")
+      .def(
+          "verify",
+          [](const PlanResult& r) { Check(VerifyPlan(r.problem, r.plan)); },
+          "raises ValueError naming the offending buffers when the plan is "
+          "invalid for its own problem")
+      .def("to_json",
+           [](const PlanResult& r) { return PlanToJson(r.problem, r.plan); })
+      .def("to_csv",
+           [](const PlanResult& r) {
+             return BufferCsvText(r.problem, &r.plan);
+           })
+      .def("__repr__", [](const PlanResult& r) {
+        return absl::StrCat("PlanResult(planner=\"", r.plan.planner,
+                            "\", peak=", r.plan.peak,
+                            ", lower_bound=", r.plan.lower_bound, ")");
+      });
+
+  m.def(
+      "_plan",
+      [](const py::object& input, const std::string& planner,
+         std::optional<double> time_limit, uint64_t seed, int threads,
+         std::optional<int64_t> node_limit, Bytes alignment,
+         std::optional<std::vector<Pool>> pools, Bytes capacity,
+         bool plan_constants, bool plan_inputs, bool plan_outputs) {
+        BuildArgs args{.alignment = alignment,
+                       .pools = std::move(pools),
+                       .capacity = capacity,
+                       .plan_constants = plan_constants,
+                       .plan_inputs = plan_inputs,
+                       .plan_outputs = plan_outputs};
+        return RunPlanner(input, planner, time_limit, seed, threads,
+                          node_limit, args);
+      },
+      py::arg("input"), py::arg("planner"), py::arg("time_limit"),
+      py::arg("seed"), py::arg("threads"), py::arg("node_limit"),
+      py::arg("alignment"), py::arg("pools"), py::arg("capacity"),
+      py::arg("plan_constants"), py::arg("plan_inputs"),
+      py::arg("plan_outputs"));
+
+  m.def(
+      "_build_problem",
+      [](const py::object& input, Bytes alignment,
+         std::optional<std::vector<Pool>> pools, Bytes capacity,
+         bool plan_constants, bool plan_inputs, bool plan_outputs) {
+        BuildArgs args{.alignment = alignment,
+                       .pools = std::move(pools),
+                       .capacity = capacity,
+                       .plan_constants = plan_constants,
+                       .plan_inputs = plan_inputs,
+                       .plan_outputs = plan_outputs};
+        return ProblemOf(input, args.Options());
+      },
+      py::arg("input"), py::arg("alignment"), py::arg("pools"),
+      py::arg("capacity"), py::arg("plan_constants"), py::arg("plan_inputs"),
+      py::arg("plan_outputs"));
+
+  m.def("_verify", &VerifyAgainst, py::arg("input"), py::arg("plan"));
+
+  m.def("planners", [] {
+    py::dict out;
+    for (const PlannerInfo& info : RegisteredPlanners()) {
+      out[py::str(std::string(info.name))] = std::string(info.description);
+    }
+    return out;
+  }, "{name: description} of every registered planner, in registry order");
+  m.def("default_planner",
+        [] { return std::string(DefaultPlannerName()); });
+
+  // File formats.
+  m.def("graph_from_json", [](const std::string& text) {
+    return Take(ParseGraphJson(text));
+  }, py::arg("text"), "a memplan-graph-v1 JSON text as a Graph");
+  m.def("graph_to_json", &GraphToJson, py::arg("graph"));
+  m.def(
+      "read_graph",
+      [](const std::string& path) {
+        const std::string text = Take(ReadFile(path), /*file=*/true);
+        return Take(ParseGraphJson(text));
+      },
+      py::arg("path"), "a memplan-graph-v1 file (.json or .json.gz)");
+  m.def(
+      "write_graph",
+      [](const Graph& graph, const std::string& path) {
+        Check(WriteFile(path, GraphToJson(graph)), /*file=*/true);
+      },
+      py::arg("graph"), py::arg("path"));
+  m.def(
+      "read_buffer_csv",
+      [](const std::string& path) -> py::tuple {
+        const std::string text = Take(ReadFile(path), /*file=*/true);
+        BufferCsv csv = Take(ParseBufferCsv(text));
+        if (!csv.plan.has_value()) {
+          return py::make_tuple(csv.problem, py::none());
+        }
+        PlanResult result{.problem = csv.problem,
+                          .plan = *csv.plan,
+                          .build = {},
+                          .buffer_of_tensor = {}};
+        ComputePlanStatistics(result.problem, result.plan);
+        result.plan.planner = "csv";
+        result.Index();
+        return py::make_tuple(csv.problem, result);
+      },
+      py::arg("path"),
+      "a buffer CSV (id,lower,upper,size[,offset]) as (Problem, PlanResult or "
+      "None)");
+  m.def(
+      "write_buffer_csv",
+      [](const py::object& what, const std::string& path) {
+        std::string text;
+        if (py::isinstance<PlanResult>(what)) {
+          const PlanResult& r = what.cast<const PlanResult&>();
+          text = BufferCsvText(r.problem, &r.plan);
+        } else {
+          text = BufferCsvText(what.cast<const Problem&>());
+        }
+        Check(WriteFile(path, text), /*file=*/true);
+      },
+      py::arg("problem_or_plan"), py::arg("path"));
+  m.def(
+      "_read_plan",
+      [](const py::object& input, const std::string& path, Bytes alignment,
+         std::optional<std::vector<Pool>> pools, Bytes capacity,
+         bool plan_constants, bool plan_inputs, bool plan_outputs) {
+        BuildArgs args{.alignment = alignment,
+                       .pools = std::move(pools),
+                       .capacity = capacity,
+                       .plan_constants = plan_constants,
+                       .plan_inputs = plan_inputs,
+                       .plan_outputs = plan_outputs};
+        PlanResult result;
+        result.build = args.Options();
+        result.problem = ProblemOf(input, result.build);
+        const std::string text = Take(ReadFile(path), /*file=*/true);
+        result.plan = Take(ParsePlanJson(text, result.problem));
+        result.Index();
+        return result;
+      },
+      py::arg("input"), py::arg("path"), py::arg("alignment"),
+      py::arg("pools"), py::arg("capacity"), py::arg("plan_constants"),
+      py::arg("plan_inputs"), py::arg("plan_outputs"));
+  m.def(
+      "write_plan",
+      [](const PlanResult& r, const std::string& path) {
+        const std::string plain =
+            path.ends_with(".gz") ? path.substr(0, path.size() - 3) : path;
+        const std::string text = plain.ends_with(".csv")
+                                     ? BufferCsvText(r.problem, &r.plan)
+                                     : PlanToJson(r.problem, r.plan);
+        Check(WriteFile(path, text), /*file=*/true);
+      },
+      py::arg("plan"), py::arg("path"),
+      "memplan-plan-v1 JSON, or the buffer CSV with offsets for a .csv path");
+}

@@ -1,0 +1,208 @@
+"""memplan.torch on real models: each traced, planned with greedy_by_size,
+best and exact, run inside the planned arena and compared with an ordinary
+run of the same traced graph; a plan with a buffer moved onto a live one is
+caught; planning here gives the tool's plans."""
+
+import functools
+import sys
+import json
+import os
+import pathlib
+import subprocess
+
+import pytest
+
+torch = pytest.importorskip("torch")
+torchvision = pytest.importorskip("torchvision")
+
+import memplan  # noqa: E402
+import memplan.torch as mt  # noqa: E402
+
+TOOL = os.environ.get("MEMPLAN_TOOL")
+PLANNERS = ["greedy_by_size", "best", "exact"]
+ALIGNMENT = 64
+# best and exact stop long before this on these graphs (checked below by
+# comparing with the tool, which is only equal when neither is cut short).
+TIME_LIMIT = 60
+
+torch.set_num_threads(1)
+
+
+def transformer():
+    torch.manual_seed(0)
+    layer = torch.nn.TransformerEncoderLayer(
+        d_model=32, nhead=4, dim_feedforward=64, dropout=0.1,
+        batch_first=False)  # (sequence, batch, feature): the decomposed path
+    return torch.nn.TransformerEncoder(layer, num_layers=2,
+                                       enable_nested_tensor=False)
+
+
+def cross_entropy(output):
+    target = torch.arange(output.shape[0]) % output.shape[1]
+    return torch.nn.functional.cross_entropy(output, target)
+
+
+MODELS = {
+    "resnet18": lambda: (torchvision.models.resnet18(num_classes=10).eval(),
+                         torch.randn(1, 3, 64, 64), False, None),
+    "mobilenet_v3_small": lambda: (
+        torchvision.models.mobilenet_v3_small(num_classes=10).eval(),
+        torch.randn(1, 3, 64, 64), False, None),
+    "resnet18_train": lambda: (
+        torchvision.models.resnet18(num_classes=10).train(),
+        torch.randn(2, 3, 32, 32), True, cross_entropy),
+    "transformer": lambda: (transformer().eval(), torch.randn(16, 2, 32),
+                            False, None),
+    "transformer_train": lambda: (transformer().train(),
+                                  torch.randn(16, 2, 32), True, None),
+}
+
+
+@functools.lru_cache(maxsize=None)
+def traced(name):
+    torch.manual_seed(0)
+    model, x, training, loss = MODELS[name]()
+    return mt.trace(model, (x,), training=training, loss_fn=loss,
+                    name=name), x
+
+
+@functools.lru_cache(maxsize=None)
+def planned(name, planner):
+    t, _ = traced(name)
+    return memplan.plan(t.graph, planner, alignment=ALIGNMENT,
+                        time_limit=TIME_LIMIT)
+
+
+@functools.lru_cache(maxsize=None)
+def reference(name):
+    t, x = traced(name)
+    return t.run((x,), seed=7)
+
+
+def same(a, b):
+    a, b = mt._flatten(a), mt._flatten(b)
+    return len(a) == len(b) and all(torch.equal(u, v) for u, v in zip(a, b))
+
+
+@pytest.mark.parametrize("name", list(MODELS))
+def test_trace(name):
+    t, x = traced(name)
+    graph = t.graph
+    kinds = {tensor.name: tensor.kind for tensor in graph.tensors}
+    assert list(kinds.values()).count("input") == 1
+    assert len(t.ops) == len(graph.ops) > 20
+    assert all(o.type.startswith("aten.") for o in graph.ops)
+    n_views = sum(len(o.alias) for o in graph.ops)
+    assert n_views > 0
+    # Views and in-place results live in an earlier tensor's storage and span
+    # no more of it than their base.
+    sizes = {tensor.name: tensor.size for tensor in graph.tensors}
+    for op in graph.ops:
+        for out, inp in op.alias:
+            view, base = t.tensors[op.outputs[out]], t.tensors[op.inputs[inp]]
+            assert view.root == base.root
+            assert sizes[view.name] <= t.tensors[base.root].storage_bytes
+    outputs = [n for n, k in kinds.items() if k == "output"]
+    if t.training:
+        # One gradient per parameter, each shaped as its parameter.
+        model, *_ = MODELS[name]()
+        params = [p for p in model.parameters() if p.requires_grad]
+        grads = t.run((x,), seed=7)
+        assert len(grads) == len(params)
+        assert [g.shape for g in grads] == [p.shape for p in params]
+        assert len(outputs) == len(params)
+        assert "aten.convolution_backward.default" in {
+            o.type for o in graph.ops} or name.startswith("transformer")
+    else:
+        assert len(outputs) == 1
+    # A tensor's storage bytes cover its elements.
+    for rec in t.tensors.values():
+        assert rec.size >= 0 and rec.storage_bytes >= rec.size or \
+            rec.root != rec.name
+
+
+@pytest.mark.parametrize("planner", PLANNERS)
+@pytest.mark.parametrize("name", list(MODELS))
+def test_run_in_arena(name, planner):
+    t, x = traced(name)
+    plan = planned(name, planner)
+    memplan.verify(t.graph, plan)
+    assert plan.lower_bound <= plan.peak < plan.naive_total
+    out = mt.run_in_arena(t, plan, (x,), seed=7)
+    assert same(out, reference(name))
+    if planner == "exact":
+        # exact never does worse than the heuristics it starts from.
+        assert plan.peak <= planned(name, "greedy_by_size").peak
+        assert plan.peak <= planned(name, "best").peak
+
+
+@pytest.mark.parametrize("name", ["resnet18", "transformer_train"])
+def test_moved_buffer_is_caught_and_named(name):
+    t, x = traced(name)
+    plan = planned(name, "greedy_by_size")
+    n_ops = len(t.ops)
+    buffers = plan.buffers
+    # A buffer written while a larger one is alive and read after that op.
+    victim, mover = None, None
+    for b in sorted(buffers, key=lambda b: -b["size"]):
+        for a in buffers:
+            if a is b or not 0 < a["size"] <= b["size"] or a["start"] == 0:
+                continue
+            if b["start"] < a["start"] and a["start"] + 1 < min(b["end"], n_ops):
+                victim, mover = b, a
+                break
+        if victim:
+            break
+    assert victim, "no live buffer to overwrite"
+    bad = plan.moved(mover["name"], victim["offset"])
+    with pytest.raises(ValueError):
+        memplan.verify(t.graph, bad)
+    writer = t.ops[mover["start"]]
+    with pytest.raises(mt.ArenaError) as info:
+        mt.run_in_arena(t, bad, (x,), seed=7)
+    message = str(info.value)
+    assert f'tensor "{victim["name"]}"' in message
+    assert f'op "{writer.name}"' in message
+    vs = victim["offset"]
+    assert f"[{vs}, {vs + t.tensors[victim['name']].storage_bytes})" in message
+    assert f'"{mover["name"]}" at arena bytes [{vs}, ' in message
+
+
+@pytest.mark.parametrize("name", list(MODELS))
+def test_same_plans_as_the_tool(tmp_path, name):
+    assert TOOL, "MEMPLAN_TOOL names the built memplan tool"
+    t, _ = traced(name)
+    path = tmp_path / f"{name}.json"
+    memplan.write_graph(t.graph, path)
+    for planner in PLANNERS:
+        out = tmp_path / f"{planner}.json"
+        subprocess.run([TOOL, "plan", str(path), f"--planner={planner}",
+                        f"--alignment={ALIGNMENT}",
+                        f"--time-limit={TIME_LIMIT}", f"--out={out}"],
+                       check=True, capture_output=True)
+        tool = json.loads(out.read_text())
+        plan = planned(name, planner)
+        assert tool["peak"] == plan.peak, planner
+        assert {b["name"]: (b["pool"], b["offset"]) for b in tool["buffers"]} \
+            == {b["name"]: (b["pool"], b["offset"]) for b in plan.buffers}
+
+
+def test_report():
+    t, x = traced("resnet18")
+    plan = planned("resnet18", "greedy_by_size")
+    info = mt.report(t, plan, (x,))
+    assert info["ops"] == len(t.ops)
+    assert info["buffers"] == len(plan.buffers)
+    assert info["views_merged"] == sum(len(b["tensors"]) - 1
+                                       for b in plan.buffers) > 0
+    assert info["peak"] == plan.peak
+    # PyTorch's allocator held at least the inputs and the output.
+    assert info["pytorch_peak"] is None or info["pytorch_peak"] > x.numel() * 4
+    text = mt.format_report(info)
+    assert "resnet18" in text and str(plan.peak) in text
+
+
+def test_import_memplan_does_not_import_torch():
+    code = ("import sys, memplan; assert 'torch' not in sys.modules; "
+            "import memplan.torch; assert 'torch' not in sys.modules")
+    subprocess.run([sys.executable, "-c", code], check=True)
