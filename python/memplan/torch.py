@@ -270,10 +270,10 @@ def _record(module, placeholders, input_names, constants, example_inputs,
             names[node] = pname
             kind = "input" if pname in input_names else "constant"
             key = _storage_key(value)
-            root = owner.setdefault(key, pname) if key is not None else pname
+            if key is not None:
+                owner.setdefault(key, pname)
             add_tensor(pname, value, kind, pname, value.storage().nbytes(),
                        None)
-            del root
         elif node.op == "get_attr":
             value = _fetch_attr(module, node.target)
             env[node] = value

@@ -11,12 +11,11 @@ import pathlib
 import subprocess
 
 import pytest
+import torch
+import torchvision
 
-torch = pytest.importorskip("torch")
-torchvision = pytest.importorskip("torchvision")
-
-import memplan  # noqa: E402
-import memplan.torch as mt  # noqa: E402
+import memplan
+import memplan.torch as mt
 
 TOOL = os.environ.get("MEMPLAN_TOOL")
 PLANNERS = ["greedy_by_size", "best", "exact"]
