@@ -1,9 +1,13 @@
 // BuildProblem: from an op list in execution order to buffers with lifetimes.
 
 #include <algorithm>
+#include <iterator>
 #include <limits>
+#include <memory>
 #include <numeric>
+#include <optional>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
@@ -21,6 +25,9 @@ namespace {
 using internal::IsPowerOfTwo;
 
 constexpr int kNone = -1;
+
+// A sorted set of pool ids; nullopt = every pool.
+using PoolSet = std::optional<std::vector<int>>;
 
 // Union-find over tensor indices; the root of a set is its base tensor (the
 // one whose bytes the others share).
@@ -62,6 +69,7 @@ class Builder {
     ComputeLifetimes();
     MergeAliases();
     MergeInPlace();
+    MEMPLAN_RETURN_IF_ERROR(CheckViews());
     MEMPLAN_RETURN_IF_ERROR(MakeBuffers());
     MEMPLAN_RETURN_IF_ERROR(AddConflicts());
     return std::move(problem_);
@@ -281,37 +289,77 @@ class Builder {
     GroupSummaries();
   }
 
-  // Recomputes each root's lifetime and planned flag from its members.
+  // Recomputes each root's summary (lifetime, planned flag, graph input or
+  // output, fixed member, allowed pools, members) from its members.
   void GroupSummaries() {
     const int n = static_cast<int>(graph_.tensors.size());
     group_lifetime_.assign(n, Lifetime{std::numeric_limits<Step>::max(), 0});
     group_planned_.assign(n, true);
     group_io_.assign(n, false);
+    group_fixed_.assign(n, false);
+    group_pools_.assign(n, {});
+    members_.assign(n, {});
     for (int t = 0; t < n; ++t) {
       const int root = groups_->Find(t);
+      const Tensor& tensor = graph_.tensors[t];
+      members_[root].push_back(t);
       Lifetime& l = group_lifetime_[root];
       l.start = std::min(l.start, lifetime_[t].start);
       l.end = std::max(l.end, lifetime_[t].end);
       group_planned_[root] = group_planned_[root] && planned_[t];
-      const TensorKind kind = graph_.tensors[t].kind;
-      if (kind == TensorKind::kInput || kind == TensorKind::kOutput) {
+      if (tensor.kind == TensorKind::kInput ||
+          tensor.kind == TensorKind::kOutput) {
         group_io_[root] = true;
+      }
+      if (tensor.fixed.has_value()) group_fixed_[root] = true;
+      if (!tensor.pools.empty()) {
+        group_pools_[root] =
+            Intersect(group_pools_[root], PoolsOf(tensor.pools));
       }
     }
   }
 
-  bool PoolsCompatible(int a, int b) {
-    const auto& pa = graph_.tensors[a].pools;
-    const auto& pb = graph_.tensors[b].pools;
-    if (pa.empty() || pb.empty()) return true;
-    return std::any_of(pa.begin(), pa.end(), [&](const std::string& p) {
-      return std::find(pb.begin(), pb.end(), p) != pb.end();
-    });
+  PoolSet PoolsOf(const std::vector<std::string>& names) {
+    std::vector<int> ids;
+    for (const std::string& name : names) ids.push_back(pool_index_.at(name));
+    std::sort(ids.begin(), ids.end());
+    return ids;
+  }
+  static PoolSet Intersect(const PoolSet& a, const PoolSet& b) {
+    if (!a.has_value()) return b;
+    if (!b.has_value()) return a;
+    std::vector<int> both;
+    std::set_intersection(a->begin(), a->end(), b->begin(), b->end(),
+                          std::back_inserter(both));
+    return both;
+  }
+
+  // True when an explicit conflict names a member of each group.
+  bool GroupsConflict(int out_root, int in_root) {
+    for (int t : members_[out_root]) {
+      for (int other : conflict_partners_[t]) {
+        if (groups_->Find(other) == in_root) return true;
+      }
+    }
+    return false;
   }
 
   // An output may take its input's bytes when that input (with all its views)
-  // is dead after this op, is no graph input or output, and is large enough.
+  // is dead after this op, is no graph input or output, and is large enough,
+  // and when the output (with its views) is not already bytes of a tensor
+  // alive before the op (a view of another input): the hint is optional, the
+  // view is not. Explicitly conflicting tensors, fixed placements and
+  // disjoint allowed pools also keep the two apart. The merged buffer is alive
+  // over the union of all its members' lifetimes.
   void MergeInPlace() {
+    conflict_partners_.assign(graph_.tensors.size(), {});
+    for (const TensorConflict& c : graph_.conflicts) {
+      auto a = tensor_index_.find(c.a);
+      auto b = tensor_index_.find(c.b);
+      if (a == tensor_index_.end() || b == tensor_index_.end()) continue;
+      conflict_partners_[a->second].push_back(b->second);
+      conflict_partners_[b->second].push_back(a->second);
+    }
     for (int i = 0; i < static_cast<int>(graph_.ops.size()); ++i) {
       const Op& op = graph_.ops[i];
       for (const OperandPair& pair : op.inplace) {
@@ -320,17 +368,48 @@ class Builder {
         const int in = groups_->Find(tensor_index_.at(op.inputs[pair.input]));
         if (out == in || !group_planned_[in] || !group_planned_[out]) continue;
         if (group_io_[in] || group_lifetime_[in].end != i + 1) continue;
+        if (group_lifetime_[out].start < i) continue;
         if (graph_.tensors[out].size > graph_.tensors[in].size) continue;
-        if (!PoolsCompatible(out, in)) continue;
-        if (graph_.tensors[out].fixed.has_value() ||
-            graph_.tensors[in].fixed.has_value()) {
-          continue;
-        }
+        if (group_fixed_[out] || group_fixed_[in]) continue;
+        const PoolSet pools = Intersect(group_pools_[out], group_pools_[in]);
+        if (pools.has_value() && pools->empty()) continue;
+        if (GroupsConflict(out, in)) continue;
         groups_->Attach(out, in);
-        group_lifetime_[in].end = group_lifetime_[out].end;
-        group_io_[in] = group_io_[out];
+        Lifetime& l = group_lifetime_[in];
+        l.start = std::min(l.start, group_lifetime_[out].start);
+        l.end = std::max(l.end, group_lifetime_[out].end);
+        group_io_[in] = group_io_[in] || group_io_[out];
+        group_pools_[in] = pools;
+        members_[in].insert(members_[in].end(), members_[out].begin(),
+                            members_[out].end());
+        members_[out].clear();
       }
     }
+  }
+
+  // A view spans bytes of its base from the base's first byte; it may not
+  // span more than the buffer it lives in (its base's, or the tensor the base
+  // reuses in place).
+  absl::Status CheckViews() {
+    for (const Op& op : graph_.ops) {
+      for (const OperandPair& pair : op.alias) {
+        const int view = tensor_index_.at(op.outputs[pair.output]);
+        const int base = tensor_index_.at(op.inputs[pair.input]);
+        const Tensor& buffer = graph_.tensors[groups_->Find(view)];
+        if (graph_.tensors[view].size > buffer.size) {
+          return absl::InvalidArgumentError(absl::StrCat(
+              "view \"", graph_.tensors[view].name, "\" of \"",
+              graph_.tensors[base].name, "\" (op \"", op.name, "\") spans ",
+              graph_.tensors[view].size, " bytes, more than the ",
+              buffer.size, " bytes of ",
+              buffer.name == graph_.tensors[base].name
+                  ? "its base"
+                  : absl::StrCat("buffer \"", buffer.name, "\""),
+              "; a view's size is the bytes of its base it spans"));
+        }
+      }
+    }
+    return absl::OkStatus();
   }
 
   absl::Status MakeBuffers() {
@@ -353,6 +432,8 @@ class Builder {
       Buffer& buffer = problem_.buffers[buffer_of_root[root]];
       const Tensor& tensor = graph_.tensors[t];
       buffer.tensors.push_back(tensor.name);
+      buffer.spans.push_back(
+          TensorSpan{.size = tensor.size, .lifetime = lifetime_[t]});
       buffer.alignment = std::max(buffer.alignment, tensor.alignment);
       if (!tensor.pools.empty()) {
         MEMPLAN_RETURN_IF_ERROR(RestrictPools(buffer, tensor));
@@ -458,6 +539,10 @@ class Builder {
   std::vector<Lifetime> group_lifetime_;
   std::vector<bool> group_planned_;
   std::vector<bool> group_io_;
+  std::vector<bool> group_fixed_;
+  std::vector<PoolSet> group_pools_;
+  std::vector<std::vector<int>> members_;
+  std::vector<std::vector<int>> conflict_partners_;
   absl::flat_hash_map<int, int> buffer_of_tensor_;
 };
 

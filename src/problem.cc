@@ -13,6 +13,7 @@
 #include "absl/strings/str_cat.h"
 #include "memplan/internal/planner_util.h"
 #include "memplan/internal/status_macros.h"
+#include "memplan/verify.h"
 
 namespace memplan {
 
@@ -37,6 +38,18 @@ absl::Status ValidatePools(const std::vector<Pool>& pools) {
           absl::StrCat("pool \"", pool.name, "\" has alignment ",
                        pool.alignment, ", which is not a power of two"));
     }
+    if (pool.alignment > kMaxAlignment) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("pool \"", pool.name, "\" has alignment ",
+                       pool.alignment, ", more than the largest supported, ",
+                       kMaxAlignment, " (4 GiB)"));
+    }
+    if (pool.capacity > kMaxBytes) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("pool \"", pool.name, "\" has capacity ",
+                       pool.capacity, ", more than the largest supported, ",
+                       kMaxBytes, " (2^62)"));
+    }
   }
   return absl::OkStatus();
 }
@@ -46,6 +59,12 @@ absl::StatusOr<std::vector<Pool>> ResolvePools(
   if (!IsPowerOfTwo(options.alignment)) {
     return absl::InvalidArgumentError(absl::StrCat(
         "alignment ", options.alignment, " is not a power of two"));
+  }
+  if (options.alignment > kMaxAlignment) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("alignment ", options.alignment,
+                     " is more than the largest supported, ", kMaxAlignment,
+                     " (4 GiB)"));
   }
   if (options.capacity < 0) {
     return absl::InvalidArgumentError(
@@ -67,6 +86,63 @@ absl::StatusOr<std::vector<Pool>> ResolvePools(
   return pools;
 }
 
+namespace {
+
+// Every tensor inside its buffer, in bytes and in time.
+absl::Status ValidateSpans(const Buffer& b) {
+  if (b.spans.empty()) return absl::OkStatus();
+  if (b.spans.size() != b.tensors.size()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "buffer \"", b.name, "\" lists ", b.tensors.size(), " tensors but ",
+        b.spans.size(), " spans"));
+  }
+  for (size_t k = 0; k < b.spans.size(); ++k) {
+    const TensorSpan& span = b.spans[k];
+    if (span.size < 0 || span.size > b.size ||
+        span.lifetime.start >= span.lifetime.end ||
+        span.lifetime.start < b.lifetime.start ||
+        span.lifetime.end > b.lifetime.end) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "tensor \"", b.tensors[k], "\" (", span.size, " bytes, alive [",
+          span.lifetime.start, ", ", span.lifetime.end,
+          ")) does not lie inside its buffer \"", b.name, "\" (", b.size,
+          " bytes, alive [", b.lifetime.start, ", ", b.lifetime.end, "))"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+// Fixed buffers that conflict may not share a byte: the verifier, run on the
+// fixed buffers alone, names the first two that do.
+absl::Status CheckFixedPlacements(const Problem& problem) {
+  Problem fixed;
+  fixed.pools = problem.pools;
+  std::vector<BufferId> index(problem.buffers.size(), -1);
+  Plan plan;
+  for (BufferId b = 0; b < static_cast<BufferId>(problem.buffers.size()); ++b) {
+    const Buffer& buffer = problem.buffers[b];
+    if (!buffer.fixed.has_value()) continue;
+    index[b] = static_cast<BufferId>(fixed.buffers.size());
+    plan.assignments.push_back(Assignment{.buffer = index[b],
+                                          .pool = buffer.fixed->pool,
+                                          .offset = buffer.fixed->offset});
+    fixed.buffers.push_back(buffer);
+  }
+  if (fixed.buffers.size() < 2) return absl::OkStatus();
+  for (const BufferConflict& c : problem.conflicts) {
+    if (index[c.a] >= 0 && index[c.b] >= 0)
+      fixed.conflicts.push_back({.a = index[c.a], .b = index[c.b]});
+  }
+  ComputePlanStatistics(fixed, plan);
+  if (absl::Status s = VerifyPlan(fixed, plan); !s.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "the fixed placements cannot be honoured: ", s.message()));
+  }
+  return absl::OkStatus();
+}
+
 absl::Status ValidateProblem(const Problem& problem) {
   if (problem.pools.empty()) {
     return absl::InvalidArgumentError("the problem has no pool");
@@ -74,6 +150,7 @@ absl::Status ValidateProblem(const Problem& problem) {
   MEMPLAN_RETURN_IF_ERROR(ValidatePools(problem.pools));
   const int num_pools = static_cast<int>(problem.pools.size());
   Bytes total = 0;
+  Bytes highest_fixed = 0;
   for (const Buffer& b : problem.buffers) {
     const std::string who = absl::StrCat("buffer \"", b.name, "\"");
     if (b.size < 0) {
@@ -85,6 +162,12 @@ absl::Status ValidateProblem(const Problem& problem) {
           absl::StrCat(who, " has alignment ", b.alignment,
                        ", which is not a power of two"));
     }
+    if (b.alignment > kMaxAlignment) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(who, " has alignment ", b.alignment,
+                       ", more than the largest supported, ", kMaxAlignment,
+                       " (4 GiB)"));
+    }
     if (b.size % b.alignment != 0) {
       return absl::InvalidArgumentError(
           absl::StrCat(who, " has size ", b.size,
@@ -95,6 +178,12 @@ absl::Status ValidateProblem(const Problem& problem) {
           absl::StrCat(who, " has an empty lifetime [", b.lifetime.start, ", ",
                        b.lifetime.end, ")"));
     }
+    if (b.lifetime.start < 0 || b.lifetime.end > kMaxStep) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          who, " has lifetime [", b.lifetime.start, ", ", b.lifetime.end,
+          "), outside the supported steps [0, ", kMaxStep, "]"));
+    }
+    MEMPLAN_RETURN_IF_ERROR(ValidateSpans(b));
     for (PoolId p : b.pools) {
       if (p < 0 || p >= num_pools) {
         return absl::InvalidArgumentError(
@@ -113,16 +202,42 @@ absl::Status ValidateProblem(const Problem& problem) {
             absl::StrCat(who, " has fixed offset ", b.fixed->offset,
                          ", not a non-negative multiple of ", align));
       }
-      if (b.fixed->offset > std::numeric_limits<Offset>::max() - b.size) {
-        return absl::InvalidArgumentError(
-            absl::StrCat(who, " has a fixed offset that overflows int64"));
+      if (b.fixed->offset > kMaxBytes - b.size) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            who, " is fixed at offset ", b.fixed->offset, " of pool \"",
+            problem.pools[p].name, "\", beyond the largest supported arena (",
+            kMaxBytes, " bytes)"));
       }
+      if (!b.pools.empty() &&
+          std::find(b.pools.begin(), b.pools.end(), p) == b.pools.end()) {
+        return absl::InvalidArgumentError(
+            absl::StrCat(who, " is fixed in pool \"", problem.pools[p].name,
+                         "\", which it is not allowed in"));
+      }
+      const Bytes capacity = problem.pools[p].capacity;
+      if (capacity > 0 && b.fixed->offset + b.size > capacity) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            who, " is fixed at bytes [", b.fixed->offset, ", ",
+            b.fixed->offset + b.size, ") of pool \"", problem.pools[p].name,
+            "\", beyond its capacity ", capacity));
+      }
+      highest_fixed = std::max(highest_fixed, b.fixed->offset + b.size);
     }
-    if (b.size > std::numeric_limits<Bytes>::max() - total) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("the sizes of the buffers overflow int64 at ", who));
+    // Every offset a planner computes stays below the highest fixed byte plus
+    // every buffer's size and alignment padding: bounding that sum keeps all
+    // offset arithmetic inside int64.
+    const Bytes footprint = b.size + b.alignment;
+    if (b.size > kMaxBytes || footprint > kMaxBytes - total) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "the sizes of the buffers exceed the largest supported arena (",
+          kMaxBytes, " bytes) at ", who));
     }
-    total += b.size;
+    total += footprint;
+  }
+  if (total > kMaxBytes - highest_fixed) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "the buffers' sizes above the highest fixed byte (", highest_fixed,
+        ") exceed the largest supported arena (", kMaxBytes, " bytes)"));
   }
   const int n = static_cast<int>(problem.buffers.size());
   for (const BufferConflict& c : problem.conflicts) {
@@ -131,7 +246,7 @@ absl::Status ValidateProblem(const Problem& problem) {
           "explicit conflict (", c.a, ", ", c.b, ") names no pair of buffers"));
     }
   }
-  return absl::OkStatus();
+  return CheckFixedPlacements(problem);
 }
 
 Bytes NaiveTotal(const Problem& problem) {
@@ -180,11 +295,18 @@ void ComputePlanStatistics(const Problem& problem, Plan& plan) {
       continue;  // the verifier reports it
     }
     const Bytes size = problem.buffers[a.buffer].size;
-    if (size == 0) continue;
+    if (size == 0 || a.offset < 0 ||
+        a.offset > std::numeric_limits<Offset>::max() - size) {
+      continue;  // the verifier reports it
+    }
     plan.pool_used[a.pool] = std::max(plan.pool_used[a.pool], a.offset + size);
   }
   plan.peak = 0;
-  for (Bytes used : plan.pool_used) plan.peak += used;
+  for (Bytes used : plan.pool_used) {
+    plan.peak = used > std::numeric_limits<Bytes>::max() - plan.peak
+                    ? std::numeric_limits<Bytes>::max()
+                    : plan.peak + used;
+  }
   plan.naive_total = NaiveTotal(problem);
   plan.lower_bound = LowerBound(problem);
   // Every plan's peak (the sum of its pools' heights) is at least the bytes

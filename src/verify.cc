@@ -37,6 +37,89 @@ bool BytesIntersect(Offset a, Bytes a_size, Offset b, Bytes b_size) {
   return a_size > 0 && b_size > 0 && a < b + b_size && b < a + a_size;
 }
 
+// One tensor where a plan puts it.
+struct PlacedTensor {
+  BufferId buffer;
+  int index;  // into the buffer's tensors
+  PoolId pool;
+  Offset offset;
+  Bytes size;
+  Lifetime lifetime;
+};
+
+std::string Describe(const Problem& problem, const PlacedTensor& t) {
+  return absl::StrCat("tensor \"", problem.buffers[t.buffer].tensors[t.index],
+                      "\" (alive [", t.lifetime.start, ", ", t.lifetime.end,
+                      "), bytes [", t.offset, ", ", t.offset + t.size,
+                      ") in buffer \"", problem.buffers[t.buffer].name, "\")");
+}
+
+// Every tensor of a buffer must lie inside it: its bytes [offset, offset +
+// size) inside the buffer's and its lifetime inside the buffer's. Then two
+// conflicting tensors of different buffers can only share a byte when their
+// buffers do, which the sweep below checks. A tensor that sticks out is
+// reported with a conflicting tensor it collides with, when there is one
+// (found by one linear scan, on the error path only).
+absl::Status CheckTensorsInsideBuffers(const Problem& problem,
+                                       const Plan& plan,
+                                       const std::vector<int>& assignment_of) {
+  const int n = static_cast<int>(problem.buffers.size());
+  for (BufferId b = 0; b < n; ++b) {
+    const Buffer& buffer = problem.buffers[b];
+    if (buffer.spans.empty()) continue;
+    if (buffer.spans.size() != buffer.tensors.size()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "buffer \"", buffer.name, "\" lists ", buffer.tensors.size(),
+          " tensors but ", buffer.spans.size(), " spans"));
+    }
+    const Assignment& a = plan.assignments[assignment_of[b]];
+    for (int k = 0; k < static_cast<int>(buffer.spans.size()); ++k) {
+      const TensorSpan& span = buffer.spans[k];
+      if (span.size >= 0 && span.size <= buffer.size &&
+          span.lifetime.start >= buffer.lifetime.start &&
+          span.lifetime.end <= buffer.lifetime.end) {
+        continue;
+      }
+      const Bytes size = std::clamp<Bytes>(
+          span.size, 0, std::numeric_limits<Offset>::max() - a.offset);
+      const PlacedTensor t{b, k, a.pool, a.offset, size, span.lifetime};
+      for (BufferId c = 0; c < n; ++c) {
+        if (c == b) continue;
+        const Buffer& other = problem.buffers[c];
+        const Assignment& oa = plan.assignments[assignment_of[c]];
+        if (oa.pool != a.pool) continue;
+        const bool explicit_conflict = std::any_of(
+            problem.conflicts.begin(), problem.conflicts.end(),
+            [&](const BufferConflict& x) {
+              return (x.a == b && x.b == c) || (x.a == c && x.b == b);
+            });
+        for (int j = 0; j < static_cast<int>(other.tensors.size()); ++j) {
+          const bool known = other.spans.size() == other.tensors.size();
+          const PlacedTensor u{
+              c, j, oa.pool, oa.offset,
+              std::clamp<Bytes>(known ? other.spans[j].size : other.size, 0,
+                                std::numeric_limits<Offset>::max() - oa.offset),
+              known ? other.spans[j].lifetime : other.lifetime};
+          if ((explicit_conflict || Overlaps(t.lifetime, u.lifetime)) &&
+              BytesIntersect(t.offset, t.size, u.offset, u.size)) {
+            return absl::InvalidArgumentError(absl::StrCat(
+                Describe(problem, t), " and ", Describe(problem, u),
+                " conflict and share bytes in pool \"",
+                problem.pools[a.pool].name, "\": the first reaches beyond its "
+                "buffer (", buffer.size, " bytes, alive [",
+                buffer.lifetime.start, ", ", buffer.lifetime.end, "))"));
+          }
+        }
+      }
+      return absl::InvalidArgumentError(absl::StrCat(
+          Describe(problem, t), " reaches beyond its buffer (", buffer.size,
+          " bytes, alive [", buffer.lifetime.start, ", ", buffer.lifetime.end,
+          "))"));
+    }
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 absl::Status VerifyPlan(const Problem& problem, const Plan& plan) {
@@ -96,6 +179,11 @@ absl::Status VerifyPlan(const Problem& problem, const Plan& plan) {
       return absl::InvalidArgumentError(absl::StrCat(
           "buffer \"", problem.buffers[b].name, "\" is not assigned"));
     }
+  }
+
+  if (absl::Status s = CheckTensorsInsideBuffers(problem, plan, assignment_of);
+      !s.ok()) {
+    return s;
   }
 
   // Sweep: at equal steps ends come before starts (half-open lifetimes).
@@ -162,7 +250,9 @@ absl::Status VerifyPlan(const Problem& problem, const Plan& plan) {
   }
   Bytes peak = 0;
   for (int p = 0; p < num_pools; ++p) {
-    peak += used[p];
+    peak = used[p] > std::numeric_limits<Bytes>::max() - peak
+               ? std::numeric_limits<Bytes>::max()
+               : peak + used[p];
     if (p >= static_cast<int>(plan.pool_used.size()) ||
         plan.pool_used[p] != used[p]) {
       return absl::InvalidArgumentError(absl::StrCat(

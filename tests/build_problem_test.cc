@@ -12,7 +12,9 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "memplan/io.h"
+#include "memplan/planner.h"
 #include "memplan/problem.h"
+#include "memplan/verify.h"
 #include "test_util.h"
 
 namespace memplan {
@@ -425,7 +427,7 @@ TEST(BuildProblemErrorsTest, SizesThatOverflowInt64) {
   Graph sum = Chain();
   sum.tensors[2].size = std::numeric_limits<int64_t>::max() / 2 + 1;
   sum.tensors[3].size = std::numeric_limits<int64_t>::max() / 2 + 1;
-  ExpectInvalid(sum, "overflow");
+  ExpectInvalid(sum, "exceed the largest supported arena");
 }
 
 TEST(BuildProblemErrorsTest, ActivationsWithoutProducerAndOrphanScratch) {
@@ -445,6 +447,285 @@ TEST(BuildProblemErrorsTest, HintsOutOfRangeAndBadConflicts) {
   Graph conflict = Chain();
   conflict.conflicts = {{.a = "a", .b = "nobody"}};
   ExpectInvalid(conflict, "\"nobody\"");
+}
+
+TEST(BuildProblemErrorsTest, AViewSpanningMoreThanItsBufferIsInvalid) {
+  // y (200 bytes) declared a view of x (100 bytes), t planned after it.
+  Graph graph{.tensors = {{.name = "in", .size = 8, .kind = kIn},
+                          {.name = "x", .size = 100},
+                          {.name = "y", .size = 200},
+                          {.name = "t", .size = 100},
+                          {.name = "out", .size = 8, .kind = kOut}},
+              .ops = {{.name = "op0", .inputs = {"in"}, .outputs = {"x"}},
+                      {.name = "reshape",
+                       .inputs = {"x"},
+                       .outputs = {"y"},
+                       .alias = {{.output = 0, .input = 0}}},
+                      {.name = "op2", .inputs = {"y"}, .outputs = {"t"}},
+                      {.name = "op3", .inputs = {"t", "y"}, .outputs = {"out"}}}};
+  ExpectInvalid(graph,
+                "view \"y\" of \"x\" (op \"reshape\") spans 200 bytes, more "
+                "than the 100 bytes of its base");
+  // A view of a view: the buffer is the first base's.
+  graph.tensors[2].size = 100;
+  graph.tensors.push_back({.name = "z", .size = 150});
+  graph.ops.insert(graph.ops.begin() + 2,
+                   Op{.name = "slice",
+                      .inputs = {"y"},
+                      .outputs = {"z"},
+                      .alias = {{.output = 0, .input = 0}}});
+  graph.ops.back().inputs.push_back("z");
+  ExpectInvalid(graph, "view \"z\" of \"y\" (op \"slice\") spans 150 bytes, "
+                       "more than the 100 bytes of buffer \"x\"");
+  // A view no larger than its base is fine; its span is its own size.
+  graph.tensors.back().size = 40;
+  absl::StatusOr<Problem> problem = BuildProblem(graph);
+  ASSERT_TRUE(problem.ok()) << problem.status();
+  const Buffer& x = Find(*problem, "z");
+  EXPECT_THAT(x.tensors, ElementsAre("x", "y", "z"));
+  ASSERT_EQ(x.spans.size(), 3u);
+  EXPECT_EQ(x.spans[2].size, 40);
+  EXPECT_EQ(x.spans[2].lifetime, (Lifetime{2, 5}));
+}
+
+// ---------------------------------------------------------------------------
+// Merged buffers: alive over the union of their members, whatever merged them.
+
+constexpr TensorKind kScratch = TensorKind::kScratch;
+
+// The reproducer: op2's output c is a view of p and may reuse b in place. The
+// view decides where c lives (p's bytes), so the optional hint cannot apply:
+// p, alive from step 0, and b, alive at op2, must not share bytes.
+Graph ViewAndInPlaceOnOneOutput() {
+  return Graph{
+      .name = "view_and_inplace",
+      .tensors = {{.name = "p", .size = 64, .kind = kIn},
+                  {.name = "s", .size = 64, .kind = kScratch},
+                  {.name = "a", .size = 64},
+                  {.name = "b", .size = 64},
+                  {.name = "c", .size = 64},
+                  {.name = "y", .size = 64, .kind = kOut}},
+      .ops = {{.name = "op0", .inputs = {"p"}, .outputs = {"a"}, .scratch = {"s"}},
+              {.name = "op1", .inputs = {"a"}, .outputs = {"b"}},
+              {.name = "op2",
+               .inputs = {"p", "b"},
+               .outputs = {"c"},
+               .inplace = {{.output = 0, .input = 1}},
+               .alias = {{.output = 0, .input = 0}}},
+              {.name = "op3", .inputs = {"c"}, .outputs = {"y"}}},
+  };
+}
+
+TEST(MergeTest, AViewThatMayAlsoReuseAnotherInputStaysAView) {
+  absl::StatusOr<Problem> problem = BuildProblem(ViewAndInPlaceOnOneOutput());
+  ASSERT_TRUE(problem.ok()) << problem.status();
+  EXPECT_THAT(Find(*problem, "c").tensors, ElementsAre("p", "c"));
+  EXPECT_EQ(Find(*problem, "c").lifetime, (Lifetime{0, 4}));
+  EXPECT_THAT(Find(*problem, "b").tensors, ElementsAre("b"));
+  // At step 0: p, s and a (64 bytes each); at step 1: p, a and b.
+  EXPECT_EQ(LowerBound(*problem), 192);
+  for (const PlannerInfo& info : RegisteredPlanners()) {
+    absl::StatusOr<std::unique_ptr<Planner>> planner = CreatePlanner(info.name);
+    ASSERT_TRUE(planner.ok()) << planner.status();
+    absl::StatusOr<Plan> plan =
+        (*planner)->Solve(*problem, {.time_limit = absl::Seconds(2)});
+    ASSERT_TRUE(plan.ok()) << info.name << ": " << plan.status();
+    EXPECT_TRUE(VerifyPlan(*problem, *plan).ok()) << info.name;
+    EXPECT_GE(plan->peak, 192) << info.name;
+  }
+}
+
+TEST(MergeTest, InPlaceThenAViewOfTheOutput) {
+  // a -> op1 (b reuses a) -> op2 (v views b) -> op3 reads v.
+  Graph graph{.tensors = {{.name = "x", .size = 8, .kind = kIn},
+                          {.name = "a", .size = 100},
+                          {.name = "b", .size = 100},
+                          {.name = "v", .size = 60},
+                          {.name = "y", .size = 8, .kind = kOut}},
+              .ops = {{.name = "op0", .inputs = {"x"}, .outputs = {"a"}},
+                      {.name = "op1",
+                       .inputs = {"a"},
+                       .outputs = {"b"},
+                       .inplace = {{.output = 0, .input = 0}}},
+                      {.name = "op2",
+                       .inputs = {"b"},
+                       .outputs = {"v"},
+                       .alias = {{.output = 0, .input = 0}}},
+                      {.name = "op3", .inputs = {"v"}, .outputs = {"y"}}}};
+  absl::StatusOr<Problem> problem = BuildProblem(graph);
+  ASSERT_TRUE(problem.ok()) << problem.status();
+  const Buffer& merged = Find(*problem, "v");
+  EXPECT_THAT(merged.tensors, ElementsAre("a", "b", "v"));
+  EXPECT_EQ(merged.lifetime, (Lifetime{0, 4}));
+  EXPECT_EQ(merged.size, 100);
+}
+
+TEST(MergeTest, AViewOfTheInputThenInPlace) {
+  // a (from step 0) -> op1: v views a -> op2: c reuses v (a and v die there).
+  Graph graph{.tensors = {{.name = "x", .size = 8, .kind = kIn},
+                          {.name = "a", .size = 100},
+                          {.name = "v", .size = 100},
+                          {.name = "c", .size = 80},
+                          {.name = "y", .size = 8, .kind = kOut}},
+              .ops = {{.name = "op0", .inputs = {"x"}, .outputs = {"a"}},
+                      {.name = "op1",
+                       .inputs = {"a"},
+                       .outputs = {"v"},
+                       .alias = {{.output = 0, .input = 0}}},
+                      {.name = "op2",
+                       .inputs = {"v"},
+                       .outputs = {"c"},
+                       .inplace = {{.output = 0, .input = 0}}},
+                      {.name = "op3", .inputs = {"c"}, .outputs = {"y"}}}};
+  absl::StatusOr<Problem> problem = BuildProblem(graph);
+  ASSERT_TRUE(problem.ok()) << problem.status();
+  const Buffer& merged = Find(*problem, "c");
+  EXPECT_THAT(merged.tensors, ElementsAre("a", "v", "c"));
+  EXPECT_EQ(merged.lifetime, (Lifetime{0, 4}));
+  // The input's view still read later keeps the hint from applying.
+  graph.ops[3].inputs.push_back("v");
+  problem = BuildProblem(graph);
+  ASSERT_TRUE(problem.ok()) << problem.status();
+  EXPECT_THAT(Find(*problem, "c").tensors, ElementsAre("c"));
+}
+
+TEST(MergeTest, ChainsOfInPlaceAndTwoHintsOnOneOutput) {
+  // op1: b reuses a; op2: c reuses b: one buffer alive from a's start to c's
+  // end.
+  Graph graph{.tensors = {{.name = "x", .size = 8, .kind = kIn},
+                          {.name = "a", .size = 100},
+                          {.name = "b", .size = 100},
+                          {.name = "c", .size = 100},
+                          {.name = "y", .size = 8, .kind = kOut}},
+              .ops = {{.name = "op0", .inputs = {"x"}, .outputs = {"a"}},
+                      {.name = "op1",
+                       .inputs = {"a"},
+                       .outputs = {"b"},
+                       .inplace = {{.output = 0, .input = 0}}},
+                      {.name = "op2",
+                       .inputs = {"b"},
+                       .outputs = {"c"},
+                       .inplace = {{.output = 0, .input = 0}}},
+                      {.name = "op3", .inputs = {"c"}, .outputs = {"y"}}}};
+  absl::StatusOr<Problem> problem = BuildProblem(graph);
+  ASSERT_TRUE(problem.ok()) << problem.status();
+  EXPECT_THAT(Find(*problem, "c").tensors, ElementsAre("a", "b", "c"));
+  EXPECT_EQ(Find(*problem, "c").lifetime, (Lifetime{0, 4}));
+
+  // Two inputs dying at one op may not both become the output's bytes: the
+  // first hint applies, the second does not.
+  Graph two{.tensors = {{.name = "x", .size = 8, .kind = kIn},
+                        {.name = "a", .size = 100},
+                        {.name = "b", .size = 100},
+                        {.name = "c", .size = 100},
+                        {.name = "y", .size = 8, .kind = kOut}},
+            .ops = {{.name = "op0", .inputs = {"x"}, .outputs = {"a", "b"}},
+                    {.name = "add",
+                     .inputs = {"a", "b"},
+                     .outputs = {"c"},
+                     .inplace = {{.output = 0, .input = 0},
+                                 {.output = 0, .input = 1}}},
+                    {.name = "op2", .inputs = {"c"}, .outputs = {"y"}}}};
+  problem = BuildProblem(two);
+  ASSERT_TRUE(problem.ok()) << problem.status();
+  EXPECT_THAT(Find(*problem, "c").tensors, ElementsAre("a", "c"));
+  EXPECT_THAT(Find(*problem, "b").tensors, ElementsAre("b"));
+}
+
+TEST(MergeTest, AnInPlaceHintDoesNotApplyAcrossAnExplicitConflict) {
+  Graph graph = Chain();
+  graph.tensors[3].size = 20;
+  graph.ops[1].inplace = {{.output = 0, .input = 0}};  // b may reuse a
+  graph.conflicts = {{.a = "b", .b = "a"}};
+  absl::StatusOr<Problem> problem = BuildProblem(graph);
+  ASSERT_TRUE(problem.ok()) << problem.status();
+  EXPECT_THAT(Find(*problem, "a").tensors, ElementsAre("a"));
+  EXPECT_THAT(Find(*problem, "b").tensors, ElementsAre("b"));
+  EXPECT_EQ(problem->conflicts.size(), 1u);
+}
+
+TEST(MergeTest, AnInPlaceHintDoesNotApplyAcrossAViewsPoolsOrFixedPlacement) {
+  // b may reuse a; a view w of b is fixed or allowed only in another pool.
+  Graph graph{.tensors = {{.name = "x", .size = 8, .kind = kIn},
+                          {.name = "a", .size = 64, .pools = {"fast"}},
+                          {.name = "b", .size = 64},
+                          {.name = "w", .size = 64},
+                          {.name = "y", .size = 8, .kind = kOut}},
+              .ops = {{.name = "op0", .inputs = {"x"}, .outputs = {"a"}},
+                      {.name = "op1",
+                       .inputs = {"a"},
+                       .outputs = {"b"},
+                       .inplace = {{.output = 0, .input = 0}}},
+                      {.name = "op2",
+                       .inputs = {"b"},
+                       .outputs = {"w"},
+                       .alias = {{.output = 0, .input = 0}}},
+                      {.name = "op3", .inputs = {"w"}, .outputs = {"y"}}},
+              .pools = {{.name = "fast"}, {.name = "slow"}}};
+  graph.tensors[3].pools = {"slow"};
+  absl::StatusOr<Problem> problem = BuildProblem(graph);
+  ASSERT_TRUE(problem.ok()) << problem.status();
+  EXPECT_THAT(Find(*problem, "b").tensors, ElementsAre("b", "w"));
+  graph.tensors[3].pools = {};
+  graph.tensors[3].fixed = FixedTensorPlacement{.pool = "slow", .offset = 0};
+  problem = BuildProblem(graph);
+  ASSERT_TRUE(problem.ok()) << problem.status();
+  EXPECT_THAT(Find(*problem, "b").tensors, ElementsAre("b", "w"));
+  graph.tensors[3].fixed.reset();
+  problem = BuildProblem(graph);
+  ASSERT_TRUE(problem.ok()) << problem.status();
+  EXPECT_THAT(Find(*problem, "b").tensors, ElementsAre("a", "b", "w"));
+}
+
+// Random graphs with views and in-place hints: every buffer is alive whenever
+// one of its tensors is, is as large as each of them, and two tensors of one
+// buffer that are not views of one another are alive together at one step at
+// most (the op that writes the output over its dying input).
+TEST(MergeTest, RandomGraphsKeepEveryTensorInsideItsBuffer) {
+  for (uint64_t seed = 0; seed < 400; ++seed) {
+    const Graph graph = testing::RandomGraph(seed);
+    Graph plain = graph;
+    for (Op& op : plain.ops) {
+      op.inplace.clear();
+      op.alias.clear();
+    }
+    BuildOptions options{.plan_constants = seed % 2 == 0};
+    absl::StatusOr<Problem> with_hints = BuildProblem(graph, options);
+    ASSERT_TRUE(with_hints.ok()) << seed << ": " << with_hints.status();
+    absl::StatusOr<Problem> without = BuildProblem(plain, options);
+    ASSERT_TRUE(without.ok()) << seed << ": " << without.status();
+    std::map<std::string, const Buffer*> own;
+    for (const Buffer& b : without->buffers) own[b.name] = &b;
+    // Views of one another: union-find over the alias hints.
+    std::map<std::string, std::string> parent;
+    auto root = [&](std::string t) {
+      while (parent.count(t) && parent[t] != t) t = parent[t];
+      return t;
+    };
+    for (const Op& op : graph.ops) {
+      for (const OperandPair& pair : op.alias) {
+        parent[root(op.outputs[pair.output])] = root(op.inputs[pair.input]);
+      }
+    }
+    for (const Buffer& b : with_hints->buffers) {
+      for (size_t i = 0; i < b.tensors.size(); ++i) {
+        ASSERT_TRUE(own.count(b.tensors[i])) << seed << ": " << b.tensors[i];
+        const Buffer& t = *own[b.tensors[i]];
+        EXPECT_LE(b.lifetime.start, t.lifetime.start) << seed << ": " << t.name;
+        EXPECT_GE(b.lifetime.end, t.lifetime.end) << seed << ": " << t.name;
+        EXPECT_GE(b.size, t.size) << seed << ": " << t.name;
+        for (size_t j = 0; j < i; ++j) {
+          const Buffer& u = *own[b.tensors[j]];
+          if (root(t.name) == root(u.name)) continue;
+          const Step together =
+              std::min(t.lifetime.end, u.lifetime.end) -
+              std::max(t.lifetime.start, u.lifetime.start);
+          EXPECT_LE(together, 1) << seed << ": " << t.name << " and " << u.name
+                                 << " share buffer " << b.name;
+        }
+      }
+    }
+  }
 }
 
 }  // namespace

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/algorithm/container.h"
 #include "absl/strings/str_cat.h"
 #include "memplan/internal/planner_util.h"
 
@@ -129,6 +130,90 @@ Problem RandomProblem(uint64_t seed, const RandomProblemOptions& options) {
     problem.conflicts.push_back({.a = std::min(a, c), .b = std::max(a, c)});
   }
   return problem;
+}
+
+Graph RandomGraph(uint64_t seed, int ops) {
+  std::mt19937_64 rng(seed);
+  auto uniform = [&](int64_t lo, int64_t hi) {  // inclusive
+    return std::uniform_int_distribution<int64_t>(lo, hi)(rng);
+  };
+  Graph graph;
+  graph.name = absl::StrCat("random_graph_", seed);
+  std::vector<std::string> available;  // tensors an op may read
+  auto add = [&](TensorKind kind, Bytes size) {
+    Tensor t{.name = absl::StrCat("t", graph.tensors.size()),
+             .size = size,
+             .kind = kind};
+    if (uniform(0, 5) == 0) t.alignment = int64_t{1} << uniform(0, 6);
+    graph.tensors.push_back(t);
+    return graph.tensors.back().name;
+  };
+  for (int i = uniform(1, 3); i > 0; --i)
+    available.push_back(add(TensorKind::kInput, uniform(1, 200)));
+  for (int i = uniform(0, 2); i > 0; --i)
+    available.push_back(add(TensorKind::kConstant, uniform(1, 200)));
+  auto size_of = [&](const std::string& name) {
+    return graph.tensors[std::stoi(name.substr(1))].size;
+  };
+  for (int i = 0; i < ops; ++i) {
+    Op op{.name = absl::StrCat("op", i), .type = "Random"};
+    const int num_inputs = static_cast<int>(uniform(1, 3));
+    for (int k = 0; k < num_inputs; ++k) {
+      const std::string& name = available[uniform(0, available.size() - 1)];
+      if (std::find(op.inputs.begin(), op.inputs.end(), name) ==
+          op.inputs.end()) {
+        op.inputs.push_back(name);
+      }
+    }
+    const int num_outputs = static_cast<int>(uniform(1, 2));
+    for (int k = 0; k < num_outputs; ++k) {
+      const int in = static_cast<int>(uniform(0, op.inputs.size() - 1));
+      const int kind = static_cast<int>(uniform(0, 5));
+      Bytes size = uniform(1, 200);
+      if (kind == 0) {  // a view of an input: spans no more than its base
+        size = uniform(1, size_of(op.inputs[in]));
+        op.alias.push_back({.output = k, .input = in});
+      } else if (kind == 1 || kind == 2) {  // may reuse an input
+        op.inplace.push_back({.output = k, .input = in});
+      }
+      op.outputs.push_back(add(TensorKind::kActivation, size));
+    }
+    if (uniform(0, 3) == 0) {
+      op.scratch.push_back(add(TensorKind::kScratch, uniform(1, 200)));
+    }
+    available.insert(available.end(), op.outputs.begin(), op.outputs.end());
+    graph.ops.push_back(std::move(op));
+  }
+  // The last op's outputs and a few others become graph outputs.
+  for (const std::string& name : graph.ops.back().outputs) {
+    graph.tensors[std::stoi(name.substr(1))].kind = TensorKind::kOutput;
+  }
+  for (Tensor& t : graph.tensors) {
+    if (t.kind == TensorKind::kActivation && uniform(0, 9) == 0)
+      t.kind = TensorKind::kOutput;
+  }
+  // Explicit conflicts between tensors no view shares (a view and its base
+  // cannot conflict).
+  std::vector<std::string> in_views;
+  for (const Op& op : graph.ops) {
+    for (const OperandPair& pair : op.alias) {
+      in_views.push_back(op.outputs[pair.output]);
+      in_views.push_back(op.inputs[pair.input]);
+    }
+  }
+  auto pick = [&] {
+    return graph.tensors[uniform(0, graph.tensors.size() - 1)].name;
+  };
+  for (int k = static_cast<int>(uniform(0, 3)); k > 0; --k) {
+    const std::string a = pick();
+    const std::string b = pick();
+    if (a == b || absl::c_linear_search(in_views, a) ||
+        absl::c_linear_search(in_views, b)) {
+      continue;
+    }
+    graph.conflicts.push_back({.a = a, .b = b});
+  }
+  return graph;
 }
 
 }  // namespace memplan::testing

@@ -51,6 +51,12 @@ ToolRun RunTool(const std::string& args);
 // A seeded random problem that ValidateProblem accepts.
 Problem RandomProblem(uint64_t seed, const RandomProblemOptions& options = {});
 
+// A seeded random graph that BuildProblem accepts: graph inputs, constants,
+// ops reading earlier tensors, scratch, views (no larger than their base),
+// in-place hints (applicable or not), random alignments, a few explicit
+// conflicts and graph outputs.
+Graph RandomGraph(uint64_t seed, int ops = 12);
+
 }  // namespace memplan::testing
 
 #endif  // MEMPLAN_TESTS_TEST_UTIL_H_

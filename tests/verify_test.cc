@@ -176,5 +176,65 @@ TEST(VerifyTest, AgreesWithBruteForceOnRandomPlans) {
   EXPECT_LT(rejected, 300);
 }
 
+// A view x -> y declared 200 bytes of a 100-byte buffer, with t right after:
+// y's bytes [0, 200) reach over t's [100, 200) while both are alive.
+Problem ViewStickingOut() {
+  return Problem{
+      .buffers = {Buffer{.name = "x",
+                         .tensors = {"x", "y"},
+                         .size = 100,
+                         .lifetime = {0, 3},
+                         .spans = {{.size = 100, .lifetime = {0, 2}},
+                                   {.size = 200, .lifetime = {1, 3}}}},
+                  Buffer{.name = "t", .tensors = {"t"}, .size = 100,
+                         .lifetime = {2, 3}}},
+      .pools = {Pool{.name = "default"}}};
+}
+
+TEST(VerifyTest, ATensorStickingOutOfItsBufferIsRejectedWithBothTensorsNamed) {
+  const Problem problem = ViewStickingOut();
+  const std::string message = Error(problem, PlanOf(problem, {0, 100}));
+  EXPECT_THAT(message, HasSubstr("tensor \"y\" (alive [1, 3), bytes [0, 200) "
+                                 "in buffer \"x\")"));
+  EXPECT_THAT(message, HasSubstr("tensor \"t\" (alive [2, 3), bytes [100, 200) "
+                                 "in buffer \"t\")"));
+  EXPECT_THAT(message, HasSubstr("reaches beyond its buffer"));
+  // Apart from t it still sticks out, and is still rejected.
+  EXPECT_THAT(Error(problem, PlanOf(problem, {0, 200})),
+              HasSubstr("tensor \"y\" (alive [1, 3), bytes [0, 200) in buffer "
+                        "\"x\") reaches beyond its buffer (100 bytes"));
+  // ValidateProblem refuses such a problem up front.
+  EXPECT_THAT(ValidateProblem(problem).message(),
+              HasSubstr("tensor \"y\" (200 bytes, alive [1, 3)) does not lie "
+                        "inside its buffer \"x\""));
+}
+
+TEST(VerifyTest, ATensorAliveOutsideItsBuffersLifetimeIsRejected) {
+  // The merged buffer {p, b, c} claims [1, 4) although p is alive from step
+  // 0, when s uses the same bytes.
+  const Problem problem{
+      .buffers = {Buffer{.name = "b",
+                         .tensors = {"p", "b", "c"},
+                         .size = 64,
+                         .lifetime = {1, 4},
+                         .spans = {{.size = 64, .lifetime = {0, 3}},
+                                   {.size = 64, .lifetime = {1, 3}},
+                                   {.size = 64, .lifetime = {2, 4}}}},
+                  Buffer{.name = "s", .tensors = {"s"}, .size = 64,
+                         .lifetime = {0, 1}}},
+      .pools = {Pool{.name = "default"}}};
+  const std::string message = Error(problem, PlanOf(problem, {0, 0}));
+  EXPECT_THAT(message, HasSubstr("tensor \"p\" (alive [0, 3), bytes [0, 64)"));
+  EXPECT_THAT(message, HasSubstr("tensor \"s\" (alive [0, 1), bytes [0, 64)"));
+}
+
+TEST(VerifyTest, TensorsInsideTheirBuffersPass) {
+  Problem problem = ViewStickingOut();
+  problem.buffers[0].spans[1].size = 60;
+  EXPECT_TRUE(ValidateProblem(problem).ok());
+  EXPECT_TRUE(VerifyPlan(problem, PlanOf(problem, {0, 100})).ok());
+  EXPECT_FALSE(VerifyPlan(problem, PlanOf(problem, {0, 50})).ok());
+}
+
 }  // namespace
 }  // namespace memplan

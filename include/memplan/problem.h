@@ -26,6 +26,14 @@
 
 namespace memplan {
 
+// Limits beyond which no sane plan exists; they keep every offset a planner
+// computes inside int64. A problem's highest fixed byte plus every buffer's
+// size and alignment may not exceed kMaxBytes; alignments are at most
+// kMaxAlignment; lifetimes lie in [0, kMaxStep].
+inline constexpr Bytes kMaxBytes = Bytes{1} << 62;
+inline constexpr Bytes kMaxAlignment = Bytes{1} << 32;
+inline constexpr Step kMaxStep = Step{1} << 62;
+
 struct BuildOptions {
   bool plan_inputs = true;
   bool plan_outputs = true;
@@ -55,7 +63,11 @@ absl::Status ValidatePools(const std::vector<Pool>& pools);
 
 // Checks a Problem made by hand or read from a file: positive pool list,
 // power-of-two alignments, sizes that are multiples of their alignment,
-// start < end, valid pool and buffer references, fixed placements aligned.
+// 0 <= start < end, valid pool and buffer references, every tensor span
+// inside its buffer, the limits above, and fixed placements that can be
+// honoured (aligned, in an allowed pool, inside its capacity, no two
+// conflicting fixed buffers sharing a byte). The error names the buffer and
+// the pool.
 absl::Status ValidateProblem(const Problem& problem);
 
 // Sum of all buffer sizes: the peak of a plan without reuse.

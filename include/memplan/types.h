@@ -141,6 +141,15 @@ struct Placement {
   bool operator==(const Placement&) const = default;
 };
 
+// Where one tensor of a buffer lives: the first `size` bytes of the buffer
+// (views and in-place outputs start at their base's first byte), during its
+// own lifetime.
+struct TensorSpan {
+  Bytes size = 0;  // not rounded up: the tensor's own bytes
+  Lifetime lifetime;
+  bool operator==(const TensorSpan&) const = default;
+};
+
 struct Buffer {
   std::string name;  // the name of the tensor it came from
   std::vector<std::string>
@@ -151,6 +160,10 @@ struct Buffer {
   std::vector<PoolId>
       pools;  // allowed pools in preference order; empty = all, in order
   std::optional<Placement> fixed;
+  // One per entry of `tensors` when known (BuildProblem fills it); empty when
+  // the buffer's only tensor spans all of it for its whole lifetime (CSV
+  // inputs). The verifier checks that every tensor lies inside its buffer.
+  std::vector<TensorSpan> spans;
   bool operator==(const Buffer&) const = default;
 };
 
