@@ -11,16 +11,19 @@
 #include <algorithm>
 #include <cstdint>
 #include <fstream>
+#include <initializer_list>
 #include <limits>
 #include <sstream>
 #include <string>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
 #include "absl/status/status.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/string_view.h"
 #include "absl/strings/strip.h"
@@ -51,15 +54,86 @@ std::string Position(absl::string_view text, size_t offset) {
   return absl::StrCat("line ", line, ", column ", offset - line_start + 1);
 }
 
+// Parses `text`; a key given twice in one object is an error (nlohmann::json
+// would keep the last silently), as is a number no double holds (1e400).
 absl::StatusOr<Json> ParseJson(absl::string_view text) {
+  // Per open object or array: whether it is an object, its keys so far, and
+  // the key it (or the array holding it) is the value of.
+  struct Open {
+    bool object;
+    absl::flat_hash_set<std::string> keys;
+    std::string under;
+  };
+  std::vector<Open> open;
+  std::string last_key;
+  std::string duplicate;
+  auto check_keys = [&](int /*depth*/, Json::parse_event_t event,
+                        Json& parsed) {
+    switch (event) {
+      case Json::parse_event_t::object_start:
+      case Json::parse_event_t::array_start: {
+        std::string under;
+        if (!open.empty()) under = open.back().object ? last_key : open.back().under;
+        open.push_back(
+            {event == Json::parse_event_t::object_start, {}, std::move(under)});
+        break;
+      }
+      case Json::parse_event_t::object_end:
+      case Json::parse_event_t::array_end:
+        if (!open.empty()) open.pop_back();
+        break;
+      case Json::parse_event_t::key:
+        last_key = parsed.get<std::string>();
+        if (!open.empty() && !open.back().keys.insert(last_key).second &&
+            duplicate.empty()) {
+          duplicate = open.back().under.empty()
+                          ? absl::StrCat("key \"", last_key,
+                                         "\" appears twice in one object")
+                          : absl::StrCat("key \"", last_key,
+                                         "\" appears twice in an object under "
+                                         "\"", open.back().under, "\"");
+        }
+        break;
+      default:
+        break;
+    }
+    return true;
+  };
+  Json root;
   try {
-    return Json::parse(text.begin(), text.end());
+    root = Json::parse(text.begin(), text.end(), check_keys);
   } catch (const Json::parse_error& e) {
     // e.byte is 1-based and points just past the offending character.
     return absl::InvalidArgumentError(absl::StrCat(
         "malformed JSON at ", Position(text, e.byte == 0 ? 0 : e.byte - 1),
         ": ", e.what()));
+  } catch (const Json::exception& e) {  // e.g. a number out of range
+    return absl::InvalidArgumentError(
+        absl::StrCat("malformed JSON: ", e.what()));
   }
+  if (!duplicate.empty()) {
+    return absl::InvalidArgumentError(absl::StrCat("malformed JSON: ", duplicate));
+  }
+  return root;
+}
+
+// Serialises `j`; a string that is not valid UTF-8 (a name read from a CSV or
+// made in code) is written with replacement characters instead of throwing.
+std::string Dump(const Json& j) {
+  return j.dump(-1, ' ', false, Json::error_handler_t::replace);
+}
+
+// InvalidArgument naming the first key of `object` not in `known`.
+absl::Status CheckKeys(const Json& object, absl::string_view where,
+                       std::initializer_list<absl::string_view> known) {
+  for (auto it = object.begin(); it != object.end(); ++it) {
+    if (std::find(known.begin(), known.end(), it.key()) == known.end()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          where, " has unknown key \"", it.key(), "\" (expected ",
+          absl::StrJoin(known, ", "), ")"));
+    }
+  }
+  return absl::OkStatus();
 }
 
 absl::StatusOr<std::string> GetString(const Json& object, const char* key,
@@ -184,6 +258,8 @@ absl::StatusOr<std::vector<Pool>> ParsePools(const Json& root) {
     Pool pool;
     MEMPLAN_ASSIGN_OR_RETURN(pool.name, GetString(p, "name", where, true));
     const std::string named = absl::StrCat("pool \"", pool.name, "\"");
+    MEMPLAN_RETURN_IF_ERROR(
+        CheckKeys(p, named, {"name", "capacity", "alignment"}));
     MEMPLAN_ASSIGN_OR_RETURN(pool.capacity,
                              GetInt(p, "capacity", named, false, 0));
     MEMPLAN_ASSIGN_OR_RETURN(pool.alignment,
@@ -202,6 +278,9 @@ absl::StatusOr<Tensor> ParseTensor(const Json& t, size_t index) {
   MEMPLAN_ASSIGN_OR_RETURN(
       tensor.name, GetString(t, "name", absl::StrCat("tensor #", index), true));
   const std::string where = absl::StrCat("tensor \"", tensor.name, "\"");
+  MEMPLAN_RETURN_IF_ERROR(CheckKeys(t, where,
+                                    {"name", "shape", "dtype", "size", "kind",
+                                     "alignment", "pools", "fixed"}));
   if (auto size = t.find("size"); size == t.end() || size->is_null()) {
     return absl::InvalidArgumentError(where + " has no size");
   }
@@ -225,6 +304,8 @@ absl::StatusOr<Tensor> ParseTensor(const Json& t, size_t index) {
       return absl::InvalidArgumentError(
           where + ": \"fixed\" must be an object {\"pool\", \"offset\"}");
     }
+    MEMPLAN_RETURN_IF_ERROR(
+        CheckKeys(*fixed, where + ": \"fixed\"", {"pool", "offset"}));
     FixedTensorPlacement placement;
     MEMPLAN_ASSIGN_OR_RETURN(placement.pool,
                              GetString(*fixed, "pool", where, false));
@@ -244,6 +325,9 @@ absl::StatusOr<Op> ParseOp(const Json& o, size_t index) {
   MEMPLAN_ASSIGN_OR_RETURN(
       op.name, GetString(o, "name", absl::StrCat("op #", index), true));
   const std::string where = absl::StrCat("op \"", op.name, "\"");
+  MEMPLAN_RETURN_IF_ERROR(CheckKeys(o, where,
+                                    {"name", "type", "inputs", "outputs",
+                                     "scratch", "inplace", "alias"}));
   MEMPLAN_ASSIGN_OR_RETURN(op.type, GetString(o, "type", where, false));
   MEMPLAN_ASSIGN_OR_RETURN(op.inputs, GetStrings(o, "inputs", where));
   MEMPLAN_ASSIGN_OR_RETURN(op.outputs, GetStrings(o, "outputs", where));
@@ -285,6 +369,9 @@ absl::StatusOr<Graph> ParseGraphJson(std::string_view std_text) {
         absl::StrCat("unsupported graph format \"", format, "\" (expected ",
                      kGraphFormat, ")"));
   }
+  MEMPLAN_RETURN_IF_ERROR(CheckKeys(root, "the graph",
+                                    {"format", "name", "source", "tensors",
+                                     "ops", "pools", "conflicts"}));
   Graph graph;
   MEMPLAN_ASSIGN_OR_RETURN(graph.name,
                            GetString(root, "name", "the graph", false));
@@ -328,7 +415,7 @@ std::string GraphToJson(const Graph& graph) {
   // One tensor and one op per line, like the bundled data.
   std::string out =
       absl::StrCat("{\n\"format\":\"", kGraphFormat,
-                   "\",\n\"name\":", Json(graph.name).dump(), ",\n");
+                   "\",\n\"name\":", Dump(Json(graph.name)), ",\n");
   if (!graph.pools.empty()) {
     Json pools = Json::array();
     for (const Pool& p : graph.pools) {
@@ -336,13 +423,13 @@ std::string GraphToJson(const Graph& graph) {
                        {"capacity", p.capacity},
                        {"alignment", p.alignment}});
     }
-    absl::StrAppend(&out, "\"pools\":", pools.dump(), ",\n");
+    absl::StrAppend(&out, "\"pools\":", Dump(pools), ",\n");
   }
   if (!graph.conflicts.empty()) {
     Json conflicts = Json::array();
     for (const TensorConflict& c : graph.conflicts)
       conflicts.push_back({c.a, c.b});
-    absl::StrAppend(&out, "\"conflicts\":", conflicts.dump(), ",\n");
+    absl::StrAppend(&out, "\"conflicts\":", Dump(conflicts), ",\n");
   }
   absl::StrAppend(&out, "\"tensors\":[\n");
   for (size_t i = 0; i < graph.tensors.size(); ++i) {
@@ -356,7 +443,7 @@ std::string GraphToJson(const Graph& graph) {
     if (!t.pools.empty()) j["pools"] = t.pools;
     if (t.fixed.has_value())
       j["fixed"] = {{"pool", t.fixed->pool}, {"offset", t.fixed->offset}};
-    absl::StrAppend(&out, j.dump(),
+    absl::StrAppend(&out, Dump(j),
                     i + 1 < graph.tensors.size() ? ",\n" : "\n");
   }
   absl::StrAppend(&out, "],\n\"ops\":[\n");
@@ -369,7 +456,7 @@ std::string GraphToJson(const Graph& graph) {
     if (!o.scratch.empty()) j["scratch"] = o.scratch;
     if (!o.inplace.empty()) j["inplace"] = PairsJson(o.inplace);
     if (!o.alias.empty()) j["alias"] = PairsJson(o.alias);
-    absl::StrAppend(&out, j.dump(), i + 1 < graph.ops.size() ? ",\n" : "\n");
+    absl::StrAppend(&out, Dump(j), i + 1 < graph.ops.size() ? ",\n" : "\n");
   }
   absl::StrAppend(&out, "]\n}\n");
   return out;
@@ -378,96 +465,281 @@ std::string GraphToJson(const Graph& graph) {
 // ---------------------------------------------------------------------------
 // Buffer CSV.
 
-absl::StatusOr<BufferCsv> ParseBufferCsv(std::string_view std_text) {
-  const absl::string_view text(std_text.data(), std_text.size());
-  BufferCsv csv;
-  csv.problem.pools.push_back(
-      Pool{.name = "default", .capacity = 0, .alignment = 1});
-  std::vector<absl::string_view> lines = absl::StrSplit(text, '\n');
-  int header_line = -1;
-  int col_id = -1, col_lower = -1, col_upper = -1, col_size = -1,
-      col_offset = -1;
-  bool closed_end =
-      false;  // start/end columns: MiniMalloc reads end as inclusive
-  size_t num_columns = 0;
-  absl::flat_hash_map<std::string, int> seen;
-  std::vector<Offset> offsets;
-  for (int i = 0; i < static_cast<int>(lines.size()); ++i) {
-    absl::string_view line = absl::StripAsciiWhitespace(lines[i]);
-    if (line.empty()) continue;
-    std::vector<absl::string_view> fields = absl::StrSplit(line, ',');
-    for (auto& f : fields) f = absl::StripAsciiWhitespace(f);
-    const std::string where = absl::StrCat("CSV line ", i + 1);
-    if (header_line < 0) {
-      header_line = i;
-      num_columns = fields.size();
-      for (int c = 0; c < static_cast<int>(fields.size()); ++c) {
-        const std::string name = absl::AsciiStrToLower(fields[c]);
-        if (name == "id" || name == "buffer")
-          col_id = c;
-        else if (name == "lower")
-          col_lower = c;
-        else if (name == "upper")
-          col_upper = c;
-        else if (name == "start") {
-          col_lower = c;
-          closed_end = true;
-        } else if (name == "end") {
-          col_upper = c;
-          closed_end = true;
-        } else if (name == "size")
-          col_size = c;
-        else if (name == "offset")
-          col_offset = c;
-        else {
-          return absl::InvalidArgumentError(
-              absl::StrCat(where, ": unknown column \"", fields[c],
-                           "\" (expected id,lower,upper,size[,offset])"));
-        }
-      }
-      if (col_id < 0 || col_lower < 0 || col_upper < 0 || col_size < 0) {
+namespace {
+
+// One CSV record: its fields and the line it starts on (1-based).
+struct CsvRecord {
+  std::vector<std::string> fields;
+  int line = 0;
+};
+
+// Splits CSV text into records (RFC 4180): a field in double quotes may hold
+// commas, line breaks and doubled quotes. Outside quotes, spaces and tabs
+// around a field and a carriage return before a line break are dropped; blank
+// lines are skipped.
+absl::StatusOr<std::vector<CsvRecord>> SplitCsv(absl::string_view text) {
+  std::vector<CsvRecord> records;
+  CsvRecord record;
+  std::string field;
+  bool quoted = false;      // the current field was quoted
+  bool in_quotes = false;   // inside the quotes now
+  bool after_quote = false; // the closing quote has been read
+  bool any = false;         // the record has a comma or a quoted field
+  int line = 1;
+  record.line = 1;
+  auto end_field = [&] {
+    if (!quoted) field = std::string(absl::StripAsciiWhitespace(field));
+    record.fields.push_back(std::move(field));
+    field.clear();
+    quoted = in_quotes = after_quote = false;
+  };
+  for (size_t i = 0; i <= text.size(); ++i) {
+    const bool at_end = i == text.size();
+    const char c = at_end ? '\n' : text[i];
+    if (in_quotes) {
+      if (at_end) {
         return absl::InvalidArgumentError(absl::StrCat(
-            where,
-            ": the header must name the columns id, lower, upper and size"));
+            "CSV line ", record.line, ": a quoted field is not closed"));
+      }
+      if (c == '"') {
+        if (i + 1 < text.size() && text[i + 1] == '"') {
+          field += '"';
+          ++i;
+        } else {
+          in_quotes = false;
+          after_quote = true;
+        }
+      } else {
+        if (c == '\n') ++line;
+        field += c;
       }
       continue;
     }
-    if (fields.size() != num_columns) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          where, ": ", fields.size(), " fields, the header has ", num_columns));
+    if (c == ',' || c == '\n') {
+      if (c == ',') any = true;
+      if (!field.empty() && field.back() == '\r' && c == '\n' && !quoted)
+        field.pop_back();
+      end_field();
+      if (c == '\n') {
+        if (any || record.fields.size() > 1 || !record.fields[0].empty())
+          records.push_back(std::move(record));
+        record = CsvRecord{};
+        record.line = ++line;
+        any = false;
+      }
+      continue;
     }
-    auto number = [&](int col,
-                      absl::string_view what) -> absl::StatusOr<int64_t> {
+    if (after_quote) {
+      if (c == ' ' || c == '\t' || c == '\r') continue;
+      return absl::InvalidArgumentError(absl::StrCat(
+          "CSV line ", line, ": text after a quoted field"));
+    }
+    if (c == '"' && absl::StripAsciiWhitespace(field).empty()) {
+      field.clear();
+      quoted = in_quotes = any = true;
+      continue;
+    }
+    field += c;
+  }
+  return records;
+}
+
+// A CSV field as the writer must quote it to read it back.
+std::string CsvField(absl::string_view s) {
+  const bool plain =
+      !s.empty() && s.find_first_of(",\"\r\n") == absl::string_view::npos &&
+      absl::StripAsciiWhitespace(s).size() == s.size();
+  if (plain) return std::string(s);
+  std::string out = "\"";
+  for (char c : s) {
+    if (c == '"') out += '"';
+    out += c;
+  }
+  out += '"';
+  return out;
+}
+
+// An integer as the CSV formats write it: an optional '-' and digits.
+bool ParseCsvInt(absl::string_view s, int64_t* value) {
+  if (s.empty()) return false;
+  const size_t digits = s[0] == '-' ? 1 : 0;
+  if (s.size() == digits) return false;
+  for (size_t i = digits; i < s.size(); ++i) {
+    if (s[i] < '0' || s[i] > '9') return false;
+  }
+  return absl::SimpleAtoi(s, value);
+}
+
+bool ValidUtf8(absl::string_view s) {
+  size_t i = 0;
+  while (i < s.size()) {
+    const unsigned char c = static_cast<unsigned char>(s[i]);
+    int extra = 0;
+    uint32_t code = 0;
+    if (c < 0x80) {
+      ++i;
+      continue;
+    } else if ((c & 0xE0) == 0xC0) {
+      extra = 1;
+      code = c & 0x1F;
+    } else if ((c & 0xF0) == 0xE0) {
+      extra = 2;
+      code = c & 0x0F;
+    } else if ((c & 0xF8) == 0xF0) {
+      extra = 3;
+      code = c & 0x07;
+    } else {
+      return false;
+    }
+    if (i + extra >= s.size()) return false;
+    for (int k = 1; k <= extra; ++k) {
+      const unsigned char d = static_cast<unsigned char>(s[i + k]);
+      if ((d & 0xC0) != 0x80) return false;
+      code = (code << 6) | (d & 0x3F);
+    }
+    static constexpr uint32_t kMin[] = {0, 0x80, 0x800, 0x10000};
+    if (code < kMin[extra] || code > 0x10FFFF ||
+        (code >= 0xD800 && code <= 0xDFFF)) {
+      return false;
+    }
+    i += extra + 1;
+  }
+  return true;
+}
+
+enum class CsvColumn { kId, kLower, kUpper, kSize, kOffset, kPool };
+
+}  // namespace
+
+absl::StatusOr<BufferCsv> ParseBufferCsv(std::string_view std_text) {
+  const absl::string_view text(std_text.data(), std_text.size());
+  MEMPLAN_ASSIGN_OR_RETURN(std::vector<CsvRecord> records, SplitCsv(text));
+  if (records.empty()) {
+    return absl::InvalidArgumentError(
+        "the CSV is empty (expected a header id,lower,upper,size)");
+  }
+  // The header names the columns, in any order, each once.
+  const CsvRecord& header = records[0];
+  const std::string header_where = absl::StrCat("CSV line ", header.line);
+  int col[6] = {-1, -1, -1, -1, -1, -1};
+  std::vector<std::string> names;
+  bool lower_upper = false;
+  bool start_end = false;  // start/end: MiniMalloc reads end as inclusive
+  for (int c = 0; c < static_cast<int>(header.fields.size()); ++c) {
+    const std::string name = absl::AsciiStrToLower(header.fields[c]);
+    CsvColumn column;
+    if (name == "id" || name == "buffer") {
+      column = CsvColumn::kId;
+    } else if (name == "lower" || name == "start") {
+      column = CsvColumn::kLower;
+    } else if (name == "upper" || name == "end") {
+      column = CsvColumn::kUpper;
+    } else if (name == "size") {
+      column = CsvColumn::kSize;
+    } else if (name == "offset") {
+      column = CsvColumn::kOffset;
+    } else if (name == "pool") {
+      column = CsvColumn::kPool;
+    } else {
+      return absl::InvalidArgumentError(absl::StrCat(
+          header_where, ": unknown column \"", header.fields[c],
+          "\" (expected id,lower,upper,size[,offset][,pool])"));
+    }
+    (name == "start" || name == "end" ? start_end : lower_upper) |=
+        column == CsvColumn::kLower || column == CsvColumn::kUpper;
+    int& slot = col[static_cast<int>(column)];
+    if (slot >= 0) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(header_where, ": column \"", header.fields[c],
+                       "\" repeats column \"", header.fields[slot], "\""));
+    }
+    slot = c;
+    names.push_back(name);
+  }
+  if (start_end && lower_upper) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        header_where, ": use lower,upper (half-open) or start,end "
+                      "(closed), not a mix"));
+  }
+  const int col_id = col[static_cast<int>(CsvColumn::kId)];
+  const int col_lower = col[static_cast<int>(CsvColumn::kLower)];
+  const int col_upper = col[static_cast<int>(CsvColumn::kUpper)];
+  const int col_size = col[static_cast<int>(CsvColumn::kSize)];
+  const int col_offset = col[static_cast<int>(CsvColumn::kOffset)];
+  const int col_pool = col[static_cast<int>(CsvColumn::kPool)];
+  if (col_id < 0 || col_lower < 0 || col_upper < 0 || col_size < 0) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        header_where,
+        ": the header must name the columns id, lower, upper and size"));
+  }
+  if (col_pool >= 0 && col_offset < 0) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        header_where, ": a pool column belongs to a plan, with an offset"));
+  }
+
+  BufferCsv csv;
+  csv.pool_column = col_pool >= 0;
+  if (col_pool < 0) {
+    csv.problem.pools.push_back(
+        Pool{.name = "default", .capacity = 0, .alignment = 1});
+  }
+  absl::flat_hash_map<std::string, PoolId> pool_index;
+  absl::flat_hash_set<std::string> seen;
+  std::vector<Assignment> assignments;
+  const size_t num_columns = header.fields.size();
+  for (size_t r = 1; r < records.size(); ++r) {
+    const CsvRecord& row = records[r];
+    const std::string where = absl::StrCat("CSV line ", row.line);
+    if (row.fields.size() != num_columns) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(where, ": ", row.fields.size(), " fields, the header has ",
+                       num_columns));
+    }
+    auto number = [&](int c) -> absl::StatusOr<int64_t> {
       int64_t value = 0;
-      if (!absl::SimpleAtoi(fields[col], &value)) {
+      if (!ParseCsvInt(row.fields[c], &value)) {
         return absl::InvalidArgumentError(absl::StrCat(
-            where, ", column ", col + 1, ": ", what, " \"", fields[col],
-            "\" is not an integer (or overflows int64)"));
+            where, ", column ", c + 1, " (\"", names[c], "\"): \"",
+            row.fields[c],
+            "\" is not an integer (digits with an optional '-') or overflows "
+            "int64"));
       }
       return value;
     };
     Buffer buffer;
-    buffer.name = std::string(fields[col_id]);
+    buffer.name = row.fields[col_id];
     if (buffer.name.empty())
       return absl::InvalidArgumentError(where + ": empty id");
-    if (!seen.emplace(buffer.name, 0).second) {
+    if (!ValidUtf8(buffer.name)) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(where, ": the id is not valid UTF-8"));
+    }
+    if (!seen.insert(buffer.name).second) {
       return absl::InvalidArgumentError(absl::StrCat(
           where, ": buffer id \"", buffer.name, "\" appears twice"));
     }
     buffer.tensors = {buffer.name};
-    MEMPLAN_ASSIGN_OR_RETURN(buffer.lifetime.start, number(col_lower, "lower"));
-    MEMPLAN_ASSIGN_OR_RETURN(buffer.lifetime.end, number(col_upper, "upper"));
-    if (closed_end) {
-      if (buffer.lifetime.end == std::numeric_limits<Step>::max()) {
-        return absl::InvalidArgumentError(where + ": end overflows int64");
-      }
-      ++buffer.lifetime.end;
+    MEMPLAN_ASSIGN_OR_RETURN(buffer.lifetime.start, number(col_lower));
+    MEMPLAN_ASSIGN_OR_RETURN(buffer.lifetime.end, number(col_upper));
+    MEMPLAN_ASSIGN_OR_RETURN(buffer.size, number(col_size));
+    if (buffer.lifetime.start < 0) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(where, ": buffer \"", buffer.name, "\" has a negative ",
+                       names[col_lower], " ", buffer.lifetime.start));
     }
-    MEMPLAN_ASSIGN_OR_RETURN(buffer.size, number(col_size, "size"));
+    if (start_end) {
+      if (buffer.lifetime.end >= kMaxStep) {
+        return absl::InvalidArgumentError(
+            absl::StrCat(where, ": end ", buffer.lifetime.end,
+                         " is beyond the largest supported step ", kMaxStep));
+      }
+      ++buffer.lifetime.end;  // closed [start, end] is half-open [start, end+1)
+    }
     if (buffer.lifetime.start >= buffer.lifetime.end) {
       return absl::InvalidArgumentError(absl::StrCat(
-          where, ": buffer \"", buffer.name, "\" has lower ",
-          buffer.lifetime.start, " >= upper ", buffer.lifetime.end));
+          where, ": buffer \"", buffer.name, "\" has ", names[col_lower], " ",
+          buffer.lifetime.start, start_end ? " > " : " >= ", names[col_upper],
+          " ", buffer.lifetime.end - (start_end ? 1 : 0)));
     }
     if (buffer.size < 0) {
       return absl::InvalidArgumentError(
@@ -475,41 +747,112 @@ absl::StatusOr<BufferCsv> ParseBufferCsv(std::string_view std_text) {
                        "\" has a negative size ", buffer.size));
     }
     if (col_offset >= 0) {
-      MEMPLAN_ASSIGN_OR_RETURN(Offset offset, number(col_offset, "offset"));
-      offsets.push_back(offset);
+      Assignment a{.buffer = static_cast<BufferId>(csv.problem.buffers.size())};
+      MEMPLAN_ASSIGN_OR_RETURN(a.offset, number(col_offset));
+      if (col_pool >= 0) {
+        const std::string& pool = row.fields[col_pool];
+        if (pool.empty() || !ValidUtf8(pool)) {
+          return absl::InvalidArgumentError(absl::StrCat(
+              where, ": the pool is empty or not valid UTF-8"));
+        }
+        auto [it, added] = pool_index.emplace(
+            pool, static_cast<PoolId>(csv.problem.pools.size()));
+        if (added) csv.problem.pools.push_back(Pool{.name = pool});
+        a.pool = it->second;
+      }
+      assignments.push_back(a);
     }
     csv.problem.buffers.push_back(std::move(buffer));
   }
-  if (header_line < 0) {
-    return absl::InvalidArgumentError(
-        "the CSV is empty (expected a header id,lower,upper,size)");
+  if (csv.problem.pools.empty()) {  // a pool column and no rows
+    csv.problem.pools.push_back(
+        Pool{.name = "default", .capacity = 0, .alignment = 1});
   }
   MEMPLAN_RETURN_IF_ERROR(ValidateProblem(csv.problem));
   if (col_offset >= 0) {
     Plan plan;
     plan.planner = "csv";
-    for (BufferId b = 0; b < static_cast<BufferId>(offsets.size()); ++b) {
-      plan.assignments.push_back(
-          {.buffer = b, .pool = 0, .offset = offsets[b]});
-    }
+    plan.assignments = std::move(assignments);
     ComputePlanStatistics(csv.problem, plan);
     csv.plan = std::move(plan);
   }
   return csv;
 }
 
-std::string BufferCsvText(const Problem& problem, const Plan* plan) {
-  std::vector<Offset> offset(problem.buffers.size(), 0);
-  if (plan != nullptr) {
-    for (const Assignment& a : plan->assignments) offset[a.buffer] = a.offset;
+absl::StatusOr<Plan> ParsePlanCsv(std::string_view text,
+                                  const Problem& problem) {
+  MEMPLAN_ASSIGN_OR_RETURN(BufferCsv csv, ParseBufferCsv(text));
+  if (!csv.plan.has_value()) {
+    return absl::InvalidArgumentError(
+        "the CSV has no offset column, so it is no plan");
   }
-  std::string out = plan != nullptr ? "id,lower,upper,size,offset\n"
-                                    : "id,lower,upper,size\n";
+  absl::flat_hash_map<std::string, BufferId> buffer_by_name;
+  for (BufferId b = 0; b < static_cast<BufferId>(problem.buffers.size()); ++b) {
+    buffer_by_name.emplace(problem.buffers[b].name, b);
+  }
+  absl::flat_hash_map<std::string, PoolId> pool_by_name;
+  for (PoolId p = 0; p < static_cast<PoolId>(problem.pools.size()); ++p) {
+    pool_by_name.emplace(problem.pools[p].name, p);
+  }
+  Plan plan;
+  plan.planner = "csv";
+  for (const Assignment& a : csv.plan->assignments) {
+    const std::string& name = csv.problem.buffers[a.buffer].name;
+    auto b = buffer_by_name.find(name);
+    if (b == buffer_by_name.end()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "the plan places \"", name, "\", which is no planned buffer of the "
+          "input"));
+    }
+    PoolId pool = 0;
+    if (csv.pool_column) {
+      const std::string& pool_name = csv.problem.pools[a.pool].name;
+      auto p = pool_by_name.find(pool_name);
+      if (p == pool_by_name.end()) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "the plan places \"", name, "\" in unknown pool \"", pool_name,
+            "\""));
+      }
+      pool = p->second;
+    }
+    plan.assignments.push_back(
+        {.buffer = b->second, .pool = pool, .offset = a.offset});
+  }
+  ComputePlanStatistics(problem, plan);
+  return plan;
+}
+
+std::string BufferCsvText(const Problem& problem, const Plan* plan) {
+  std::vector<const Assignment*> placed(problem.buffers.size(), nullptr);
+  if (plan != nullptr) {
+    for (const Assignment& a : plan->assignments) {
+      if (a.buffer >= 0 &&
+          a.buffer < static_cast<BufferId>(problem.buffers.size())) {
+        placed[a.buffer] = &a;
+      }
+    }
+  }
+  // A plan over several pools says which pool each buffer is in.
+  const bool pools = plan != nullptr && problem.pools.size() > 1;
+  std::string out = plan == nullptr ? "id,lower,upper,size\n"
+                    : pools         ? "id,lower,upper,size,offset,pool\n"
+                                    : "id,lower,upper,size,offset\n";
   for (size_t b = 0; b < problem.buffers.size(); ++b) {
     const Buffer& buffer = problem.buffers[b];
-    absl::StrAppend(&out, buffer.name, ",", buffer.lifetime.start, ",",
-                    buffer.lifetime.end, ",", buffer.size);
-    if (plan != nullptr) absl::StrAppend(&out, ",", offset[b]);
+    absl::StrAppend(&out, CsvField(buffer.name), ",", buffer.lifetime.start,
+                    ",", buffer.lifetime.end, ",", buffer.size);
+    if (plan != nullptr) {
+      const Assignment* a = placed[b];
+      absl::StrAppend(&out, ",", a != nullptr ? a->offset : 0);
+      if (pools) {
+        const PoolId p = a != nullptr ? a->pool : 0;
+        absl::StrAppend(
+            &out, ",",
+            CsvField(p >= 0 && p < static_cast<PoolId>(problem.pools.size())
+                         ? problem.pools[p].name
+                         : ""));
+      }
+    }
     out += '\n';
   }
   return out;
@@ -521,7 +864,7 @@ std::string BufferCsvText(const Problem& problem, const Plan* plan) {
 std::string PlanToJson(const Problem& problem, const Plan& plan) {
   std::string out = absl::StrCat(
       "{\n\"format\":\"", kPlanFormat,
-      "\",\n\"planner\":", Json(plan.planner).dump(), ",\n\"peak\":", plan.peak,
+      "\",\n\"planner\":", Dump(Json(plan.planner)), ",\n\"peak\":", plan.peak,
       ",\n\"naive_total\":", plan.naive_total,
       ",\n\"lower_bound\":", plan.lower_bound,
       ",\n\"proven_optimal\":", plan.proven_optimal ? "true" : "false",
@@ -536,7 +879,7 @@ std::string PlanToJson(const Problem& problem, const Plan& plan) {
               {"capacity", pool.capacity},
               {"alignment", pool.alignment},
               {"used", p < plan.pool_used.size() ? plan.pool_used[p] : 0}};
-    absl::StrAppend(&out, j.dump(),
+    absl::StrAppend(&out, Dump(j),
                     p + 1 < problem.pools.size() ? ",\n" : "\n");
   }
   absl::StrAppend(&out, "],\n\"buffers\":[\n");
@@ -547,7 +890,7 @@ std::string PlanToJson(const Problem& problem, const Plan& plan) {
               {"size", b.size},        {"start", b.lifetime.start},
               {"end", b.lifetime.end}, {"pool", problem.pools[a.pool].name},
               {"offset", a.offset}};
-    absl::StrAppend(&out, j.dump(),
+    absl::StrAppend(&out, Dump(j),
                     i + 1 < plan.assignments.size() ? ",\n" : "\n");
   }
   absl::StrAppend(&out, "]\n}\n");
@@ -654,13 +997,21 @@ absl::StatusOr<std::string> ReadFile(const std::string& path) {
     char chunk[1 << 16];
     int n = 0;
     while ((n = gzread(file, chunk, sizeof(chunk))) > 0) out.append(chunk, n);
-    int error = 0;
+    // zlib reads a file that is not gzip as it is ("transparent"), and
+    // reports a stream cut short (even at a flush point) only by Z_BUF_ERROR.
+    const bool not_gzip = gzdirect(file) == 1 && !out.empty();
+    int error = Z_OK;
     const char* message = gzerror(file, &error);
-    std::string what = n < 0 && message != nullptr ? message : "";
+    const std::string what = message != nullptr ? message : "";
     gzclose(file);
-    if (n < 0) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("cannot decompress \"", path, "\": ", what));
+    if (not_gzip) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "\"", path, "\" is not gzip data, although its name ends in .gz"));
+    }
+    if (n < 0 || error != Z_OK) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "cannot decompress \"", path, "\": ",
+          error == Z_BUF_ERROR ? "the compressed data is cut short" : what));
     }
     return out;
   }
@@ -719,8 +1070,12 @@ absl::StatusOr<LoadedInput> LoadInput(const std::string& path,
       return absl::Status(csv.status().code(),
                           absl::StrCat(path, ": ", csv.status().message()));
     }
+    if (csv->plan.has_value()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          path, ": an input's CSV has no offset or pool column (a plan "
+                "with offsets is read by verify)"));
+    }
     input.problem = std::move(csv->problem);
-    input.csv_plan = std::move(csv->plan);
     MEMPLAN_ASSIGN_OR_RETURN(input.problem.pools,
                              ResolvePools(input.problem.pools, options));
     for (Buffer& b : input.problem.buffers) {
@@ -731,8 +1086,6 @@ absl::StatusOr<LoadedInput> LoadInput(const std::string& path,
       }
       b.size = internal::RoundUp(b.size, b.alignment);
     }
-    if (input.csv_plan.has_value())
-      ComputePlanStatistics(input.problem, *input.csv_plan);
     MEMPLAN_RETURN_IF_ERROR(ValidateProblem(input.problem));
     return input;
   }

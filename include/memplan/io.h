@@ -22,16 +22,32 @@ namespace memplan {
 absl::StatusOr<Graph> ParseGraphJson(std::string_view text);
 std::string GraphToJson(const Graph& graph);
 
-// Buffer CSV. Each row becomes a buffer named after its id, in one unbounded
-// pool "default" (alignment 1). When the file has an `offset` column, the
-// offsets come back too, as a plan in that pool.
+// Buffer CSV. A header names the columns, in any order, each once:
+//   id (or buffer), lower, upper, size    lifetime [lower, upper)
+//   start, end instead of lower, upper    closed lifetime [start, end]
+//   offset                                a plan: each buffer's offset
+//   pool (with offset)                    a plan: each buffer's pool
+// Fields may be quoted ("a,b", "say ""hi""") and hold commas and line
+// breaks; spaces around a field and CRLF line ends are ignored; numbers are
+// digits with an optional '-' (no '+', no spaces inside). Steps and sizes are
+// non-negative. Each row becomes a buffer named after its id, in one unbounded
+// pool "default" (alignment 1), or with a pool column in the pools the rows
+// name, in order of appearance. With an `offset` column, the offsets come back
+// too, as a plan.
 struct BufferCsv {
   Problem problem;
   std::optional<Plan> plan;
+  bool pool_column = false;  // the file has a pool column
 };
 absl::StatusOr<BufferCsv> ParseBufferCsv(std::string_view text);
-// The problem's buffers as CSV; with a plan, adds the `offset` column.
+// The problem's buffers as CSV (ids quoted where needed); with a plan, adds
+// the `offset` column, and the `pool` column when the problem has several
+// pools.
 std::string BufferCsvText(const Problem& problem, const Plan* plan = nullptr);
+// Reads a CSV plan (with an offset column) for `problem`: rows are matched to
+// buffers by id, pools by name (without a pool column, the first pool).
+absl::StatusOr<Plan> ParsePlanCsv(std::string_view text,
+                                  const Problem& problem);
 
 // memplan-plan-v1.
 std::string PlanToJson(const Problem& problem, const Plan& plan);
@@ -46,11 +62,11 @@ absl::Status WriteFile(const std::string& path, std::string_view contents);
 
 // The input of the tool: a graph JSON (.json, .json.gz) built with `options`,
 // or a buffer CSV (.csv, .csv.gz; then `options` contributes pools, capacity
-// and alignment only).
+// and alignment only; an offset or pool column is an error: that is a plan).
+// A name ending in .gz must hold gzip data, whole.
 struct LoadedInput {
   std::optional<Graph> graph;  // set for graph inputs
   Problem problem;
-  std::optional<Plan> csv_plan;  // offsets given in a CSV
 };
 absl::StatusOr<LoadedInput> LoadInput(const std::string& path,
                                       const BuildOptions& options);

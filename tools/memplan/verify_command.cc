@@ -16,30 +16,16 @@ namespace {
 
 absl::Status Check(const Arguments&) { return CheckInputFlags(); }
 
-// A buffer CSV with offsets, row by row the input's buffers.
+// A buffer CSV with offsets (and a pool column for several pools), matched
+// to the input's buffers and pools by name.
 absl::StatusOr<Plan> ReadCsvPlan(const std::string& path,
                                  const std::string& text,
                                  const Problem& problem) {
-  absl::StatusOr<BufferCsv> csv = ParseBufferCsv(text);
-  if (!csv.ok()) return csv.status();
-  if (!csv->plan.has_value()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(path, " has no offset column"));
+  absl::StatusOr<Plan> plan = ParsePlanCsv(text, problem);
+  if (!plan.ok()) {
+    return absl::Status(plan.status().code(),
+                        absl::StrCat(path, ": ", plan.status().message()));
   }
-  if (csv->problem.buffers.size() != problem.buffers.size()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(path, " places ", csv->problem.buffers.size(),
-                     " buffers, the input has ", problem.buffers.size()));
-  }
-  for (size_t b = 0; b < csv->problem.buffers.size(); ++b) {
-    if (csv->problem.buffers[b].name != problem.buffers[b].name) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          path, " row ", b + 1, " is buffer \"", csv->problem.buffers[b].name,
-          "\", the input's is \"", problem.buffers[b].name, "\""));
-    }
-  }
-  Plan plan = std::move(*csv->plan);
-  ComputePlanStatistics(problem, plan);
   return plan;
 }
 
