@@ -16,7 +16,7 @@ absl::StatusOr<Plan> PlanMemory(const Graph& graph,
                                 const PlanMemoryOptions& options) {
   if (!options.reorder.empty()) {
     MEMPLAN_ASSIGN_OR_RETURN(Graph reordered,
-                             ReorderGraph(graph, options.reorder));
+                             ReorderGraph(graph, options.reorder, options.build));
     PlanMemoryOptions rest = options;
     rest.reorder.clear();
     return PlanMemory(reordered, rest);

@@ -268,8 +268,9 @@ Graph Permute(const Graph& graph, const std::vector<int>& order) {
   return out;
 }
 
-absl::StatusOr<Bytes> LowerBoundOf(const Graph& graph) {
-  MEMPLAN_ASSIGN_OR_RETURN(Problem problem, BuildProblem(graph));
+absl::StatusOr<Bytes> LowerBoundOf(const Graph& graph,
+                                   const BuildOptions& options) {
+  MEMPLAN_ASSIGN_OR_RETURN(Problem problem, BuildProblem(graph, options));
   return LowerBound(problem);
 }
 
@@ -278,7 +279,8 @@ absl::StatusOr<Bytes> LowerBoundOf(const Graph& graph) {
 std::vector<std::string> OrderingNames() { return {"longest_path", "memory"}; }
 
 absl::StatusOr<std::vector<int>> ComputeOpOrder(const Graph& graph,
-                                                std::string_view ordering) {
+                                                std::string_view ordering,
+                                                const BuildOptions& options) {
   const std::vector<std::string> names = OrderingNames();
   if (std::find(names.begin(), names.end(), ordering) == names.end()) {
     return absl::NotFoundError(
@@ -286,7 +288,7 @@ absl::StatusOr<std::vector<int>> ComputeOpOrder(const Graph& graph,
                      "\"; valid orderings: ", absl::StrJoin(names, ", ")));
   }
   // BuildProblem names the first malformed item (and checks the order).
-  MEMPLAN_ASSIGN_OR_RETURN(const Bytes original_bound, LowerBoundOf(graph));
+  MEMPLAN_ASSIGN_OR_RETURN(const Bytes original_bound, LowerBoundOf(graph, options));
   absl::flat_hash_map<std::string, int> index;
   for (int t = 0; t < static_cast<int>(graph.tensors.size()); ++t) {
     index.emplace(graph.tensors[t].name, t);
@@ -313,7 +315,7 @@ absl::StatusOr<std::vector<int>> ComputeOpOrder(const Graph& graph,
   Bytes best_bound = original_bound;
   for (const std::vector<int>& order : candidates) {
     MEMPLAN_ASSIGN_OR_RETURN(const Bytes bound,
-                             LowerBoundOf(Permute(graph, order)));
+                             LowerBoundOf(Permute(graph, order), options));
     if (bound < best_bound) {
       best = order;
       best_bound = bound;
@@ -323,9 +325,10 @@ absl::StatusOr<std::vector<int>> ComputeOpOrder(const Graph& graph,
 }
 
 absl::StatusOr<Graph> ReorderGraph(const Graph& graph,
-                                   std::string_view ordering) {
+                                   std::string_view ordering,
+                                   const BuildOptions& options) {
   MEMPLAN_ASSIGN_OR_RETURN(const std::vector<int> order,
-                           ComputeOpOrder(graph, ordering));
+                           ComputeOpOrder(graph, ordering, options));
   return Permute(graph, order);
 }
 

@@ -204,5 +204,31 @@ TEST(ReorderTest, EveryBundledGraphReordersAndPlansValidly) {
   }
 }
 
+// "memory" never raises the lower bound of the options the graph is planned
+// with: alignment and planned constants change which order is smaller.
+TEST(ReorderTest, MemoryNeverRaisesTheLowerBoundOfTheOptionsUsed) {
+  int reordered_count = 0;
+  for (uint64_t seed = 0; seed < 300; ++seed) {
+    const Graph graph = testing::RandomGraph(seed, 16);
+    const BuildOptions options{.plan_constants = seed % 2 == 0,
+                               .alignment = Bytes{1} << (seed % 8)};
+    absl::StatusOr<Problem> original = BuildProblem(graph, options);
+    ASSERT_TRUE(original.ok()) << seed << ": " << original.status();
+    absl::StatusOr<Graph> reordered = ReorderGraph(graph, "memory", options);
+    ASSERT_TRUE(reordered.ok()) << seed << ": " << reordered.status();
+    ExpectValidReorder(graph, *reordered);
+    absl::StatusOr<Problem> problem = BuildProblem(*reordered, options);
+    ASSERT_TRUE(problem.ok()) << seed << ": " << problem.status();
+    EXPECT_LE(LowerBound(*problem), LowerBound(*original)) << seed;
+    if (reordered->ops != graph.ops) ++reordered_count;
+    absl::StatusOr<Plan> plan = PlanMemory(
+        graph, {.build = options, .planner = "greedy_by_size",
+                .reorder = "memory"});
+    ASSERT_TRUE(plan.ok()) << seed << ": " << plan.status();
+    EXPECT_LE(plan->lower_bound, LowerBound(*original)) << seed;
+  }
+  EXPECT_GT(reordered_count, 0);  // the test exercises actual reorders
+}
+
 }  // namespace
 }  // namespace memplan

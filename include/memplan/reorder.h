@@ -16,8 +16,8 @@
 //     leaves the fewest bytes alive (then the smallest transient peak, then
 //     the original order). It tries this and a peak-first variant and keeps
 //     whichever has the lowest lower bound, the original order included, so
-//     it never raises the lower bound of BuildProblem(graph) with default
-//     options.
+//     it never raises the lower bound of BuildProblem(graph, options) (the
+//     options decide alignment, planned constants, inputs and outputs).
 //
 // Both keep every data dependency (an op runs after the producers of its
 // inputs) and every in-place opportunity of the original order (an op that
@@ -34,6 +34,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "memplan/problem.h"
 #include "memplan/types.h"
 
 namespace memplan {
@@ -44,12 +45,14 @@ std::vector<std::string> OrderingNames();
 // order[k] = the index in graph.ops of the op that runs at step k.
 // InvalidArgument when the graph is malformed (as BuildProblem reports it),
 // NotFound listing the valid names when `ordering` is unknown.
-absl::StatusOr<std::vector<int>> ComputeOpOrder(const Graph& graph,
-                                                std::string_view ordering);
+absl::StatusOr<std::vector<int>> ComputeOpOrder(
+    const Graph& graph, std::string_view ordering,
+    const BuildOptions& options = {});
 
 // The graph with its ops in the order ComputeOpOrder() gives.
 absl::StatusOr<Graph> ReorderGraph(const Graph& graph,
-                                   std::string_view ordering);
+                                   std::string_view ordering,
+                                   const BuildOptions& options = {});
 
 }  // namespace memplan
 
