@@ -153,7 +153,7 @@ absl::StatusOr<LoadedInput> LoadToolInput(const std::string& path,
     return absl::InvalidArgumentError(
         "--reorder needs a graph INPUT; a buffer CSV has no ops");
   }
-  absl::StatusOr<Graph> graph = ReorderGraph(*input->graph, reorder);
+  absl::StatusOr<Graph> graph = ReorderGraph(*input->graph, reorder, options);
   if (!graph.ok()) return graph.status();
   absl::StatusOr<Problem> problem = BuildProblem(*graph, options);
   if (!problem.ok()) return problem.status();
