@@ -15,7 +15,7 @@
 //     K in under half a second each with a 2 s time limit, where the greedy
 //     placements and the hill climb end 16-33 % above it.
 //   * Dense problems, where one greedy run costs more than a sixteenth of the
-//     counted budget (time limit x HillClimbOptions::work_per_second), run
+//     counted budget (WorkLimit(PlanOptions)), run
 //     fewer greedy placements (greedy_by_size always) and no searches.
 //   * The time limit: the first greedy run (greedy_by_size) always
 //     completes; a later run still going at the deadline is abandoned and
@@ -39,7 +39,6 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
-#include "absl/time/clock.h"
 #include "exact.h"
 #include "greedy_by_size.h"
 #include "hill_climb.h"
@@ -52,9 +51,6 @@ namespace {
 using internal::Fit;
 using internal::PlacementOrder;
 
-// The exact search's share of the counted budget, on top of hill_climb's.
-constexpr double kExactShare = 1.0;
-
 class BestPlanner : public Planner {
  public:
   explicit BestPlanner(const BestOptions& options) : options_(options) {}
@@ -63,38 +59,37 @@ class BestPlanner : public Planner {
 
   absl::StatusOr<Plan> Solve(const Problem& problem,
                              const PlanOptions& options) const override {
-    const absl::Time deadline = absl::Now() + options.time_limit;
+    Budget budget(options);
     // greedy_by_size, first_fit, position_greedy, then the area and
     // lifetime orders. The first run always completes; the others are
     // abandoned when still going at the deadline.
     std::vector<std::unique_ptr<Planner>> planners;
     planners.push_back(internal::NewGreedyBySizePlanner());
-    planners.push_back(NewGreedyPlanner({.order = PlacementOrder::kSize,
-                                         .fit = Fit::kFirst,
-                                         .deadline = deadline}));
-    planners.push_back(NewGreedyPlanner({.order = PlacementOrder::kSizeThenId,
-                                         .fit = Fit::kFirst,
-                                         .deadline = deadline}));
+    planners.push_back(
+        NewGreedyPlanner({.order = PlacementOrder::kSize, .fit = Fit::kFirst}));
+    planners.push_back(NewGreedyPlanner(
+        {.order = PlacementOrder::kSizeThenId, .fit = Fit::kFirst}));
     for (PlacementOrder order :
          {PlacementOrder::kArea, PlacementOrder::kLifetime}) {
       for (Fit fit : {Fit::kBest, Fit::kFirst}) {
-        planners.push_back(NewGreedyPlanner(
-            {.order = order, .fit = fit, .deadline = deadline}));
+        planners.push_back(NewGreedyPlanner({.order = order, .fit = fit}));
       }
     }
+    PlanOptions first = options;
+    first.deadline = absl::InfiniteFuture();
+    PlanOptions later = options;
+    later.deadline = budget.deadline();
     // Budget in counted work, decided up front so that the plan does not
     // depend on the clock: one greedy run examines about twice the
     // overlapping pairs. Dense problems (a long trace) get fewer greedy runs
     // and no search; greedy_by_size always runs.
-    const HillClimbOptions& hill_climb = options_.hill_climb;
-    const double budget = absl::ToDoubleSeconds(options.time_limit) *
-                          static_cast<double>(hill_climb.work_per_second);
+    const double work = static_cast<double>(budget.work_limit());
     const double run_cost =
         2.0 * static_cast<double>(internal::CountOverlappingPairs(problem)) +
         static_cast<double>(problem.buffers.size());
     bool searched = false;  // not a dense problem: the searches run
     const int affordable =
-        static_cast<int>(std::min(budget / std::max(run_cost, 1.0), 1e6));
+        static_cast<int>(std::min(work / std::max(run_cost, 1.0), 1e6));
     if (affordable < 4 * static_cast<int>(planners.size())) {
       planners.resize(
           std::clamp(affordable / 2, 1, static_cast<int>(planners.size())));
@@ -102,21 +97,21 @@ class BestPlanner : public Planner {
       searched = true;
       // The hill climb gets the same counted budget as on its own (so best
       // is never worse than it), but must stop by best's own deadline.
-      HillClimbOptions search = hill_climb;
-      search.deadline = deadline;
-      planners.push_back(NewHillClimbPlanner(search));
+      planners.push_back(NewHillClimbPlanner(options_.hill_climb));
     }
 
     std::optional<Plan> best;
     std::optional<absl::Status> first_error;
     for (const std::unique_ptr<Planner>& planner : planners) {
+      const bool is_first = planner == planners.front();
       const bool is_hill_climb = planner->name() == "hill_climb";
       // A plan at the lower bound cannot be beaten; skip the search.
       if (is_hill_climb && best.has_value() && best->peak <= best->lower_bound)
         break;
       // Out of time: keep the best complete plan.
-      if (best.has_value() && absl::Now() >= deadline) break;
-      absl::StatusOr<Plan> plan = planner->Solve(problem, options);
+      if (best.has_value() && budget.OutOfTimeNow()) break;
+      absl::StatusOr<Plan> plan =
+          planner->Solve(problem, is_first ? first : later);
       if (plan.ok()) {
         if (absl::Status status = VerifyPlan(problem, *plan); !status.ok()) {
           plan = absl::InternalError(
@@ -133,9 +128,8 @@ class BestPlanner : public Planner {
     }
     if (searched && options_.exact_search && problem.pools.size() == 1 &&
         (!best.has_value() || best->peak > best->lower_bound) &&
-        absl::Now() < deadline) {
-      absl::StatusOr<Plan> plan =
-          ExactSearch(problem, options, budget, deadline, best);
+        !budget.OutOfTimeNow()) {
+      absl::StatusOr<Plan> plan = ExactSearch(problem, later, work, best);
       if (plan.ok() && VerifyPlan(problem, *plan).ok() &&
           (!best.has_value() || plan->peak < best->peak)) {
         best = *std::move(plan);
@@ -148,22 +142,20 @@ class BestPlanner : public Planner {
 
   // The exact planner's search as one more heuristic, below the best plan so
   // far: without its own warm start (which would be this planner), with a
-  // share of the counted budget as its node limit (a node costs about the
-  // items plus the time sections it looks at) and best's deadline as a cap.
+  // the counted budget as its node limit (a node costs about the items plus
+  // the time sections it looks at) and best's deadline as a cap.
   static absl::StatusOr<Plan> ExactSearch(const Problem& problem,
                                           const PlanOptions& options,
-                                          double budget, absl::Time deadline,
+                                          double work,
                                           const std::optional<Plan>& best) {
     ExactOptions exact;
     exact.heuristic_warm_start = false;
     if (best.has_value()) exact.upper_bound = best->peak;
     const double node_cost =
         8.0 * static_cast<double>(problem.buffers.size()) + 64.0;
-    exact.node_limit = static_cast<int64_t>(
-        std::clamp(kExactShare * budget / node_cost, 1.0, 1e12));
-    PlanOptions capped = options;
-    capped.time_limit = std::max(absl::ZeroDuration(), deadline - absl::Now());
-    return MakeExactPlanner(exact)->Solve(problem, capped);
+    exact.node_limit =
+        static_cast<int64_t>(std::clamp(work / node_cost, 1.0, 1e12));
+    return MakeExactPlanner(exact)->Solve(problem, options);
   }
 
  private:

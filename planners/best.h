@@ -12,8 +12,7 @@
 namespace memplan {
 
 struct BestOptions {
-  // The hill climb best runs last, and through its work_per_second the
-  // counted budget of the whole run (time limit x work_per_second).
+  // The hill climb best runs after the greedy placements.
   HillClimbOptions hill_climb;
   // Last, in a single pool: the exact planner's search below the best plan,
   // with as many nodes as the counted budget pays for.

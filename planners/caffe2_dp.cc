@@ -31,8 +31,6 @@
 #include <utility>
 #include <vector>
 
-#include "absl/time/clock.h"
-#include "absl/time/time.h"
 #include "caffe2.h"
 #include "memplan/internal/planners.h"
 #include "memplan/problem.h"
@@ -40,11 +38,12 @@
 namespace memplan::internal {
 namespace {
 
-// A budget shared by the whole search, and a tighter one per top-level step.
-class Budget {
+// A node budget shared by the whole search, and a tighter one per top-level
+// step; the caller's deadline, when set, also ends the search.
+class NodeBudget {
  public:
-  Budget(int64_t total, absl::Time deadline)
-      : left_(total), deadline_(deadline) {}
+  NodeBudget(int64_t total, const PlanOptions& options)
+      : left_(total), clock_(options) {}
 
   void StartStep(int64_t nodes) { step_left_ = nodes; }
   // False (and stays false for the step) once a budget is spent.
@@ -52,7 +51,8 @@ class Budget {
     if (exhausted_ || step_exhausted_) return false;
     --left_;
     --step_left_;
-    if (left_ < 0 || ((++ticks_ & 255) == 0 && absl::Now() >= deadline_)) {
+    clock_.Tick(kNodeWork);
+    if (left_ < 0 || clock_.OutOfTime()) {
       exhausted_ = true;
     } else if (step_left_ < 0) {
       step_exhausted_ = true;
@@ -64,10 +64,13 @@ class Budget {
   void ClearStep() { step_exhausted_ = false; }
 
  private:
+  // A node copies an assignment: worth this much work to the clock's
+  // cadence (the clock is read about every 256 nodes).
+  static constexpr int64_t kNodeWork = Budget::kClockWork / 256;
+
   int64_t left_;
   int64_t step_left_ = 0;
-  int64_t ticks_ = 0;
-  absl::Time deadline_;
+  Budget clock_;
   bool exhausted_ = false;
   bool step_exhausted_ = false;
 };
@@ -91,7 +94,7 @@ Bytes Total(const DpAssignment& objects) {
 
 class Search {
  public:
-  Search(const Caffe2Context& context, Budget& budget)
+  Search(const Caffe2Context& context, NodeBudget& budget)
       : context_(context), budget_(budget) {}
 
   // f(|ranges| - 1, init); meaningless when the budget ran out meanwhile.
@@ -246,7 +249,7 @@ class Search {
   }
 
   const Caffe2Context& context_;
-  Budget& budget_;
+  NodeBudget& budget_;
   std::vector<Node> arena_;
 };
 
@@ -264,7 +267,7 @@ class Caffe2DpPlanner : public Planner {
     ObjectAssignment greedy;
     context.Greedy(order, greedy);
 
-    Budget budget(options_.dp_node_budget, absl::Now() + options.time_limit);
+    NodeBudget budget(options_.dp_node_budget, options);
     Search search(context, budget);
     // The top level of Search::Solve, step by step, so that a step over its
     // budget falls back to the greedy and the search can go on.

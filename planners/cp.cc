@@ -183,6 +183,27 @@ class CpSpace : public Gecode::IntMinimizeSpace {
   Gecode::IntVar peak;    // in units
 };
 
+// The warm start's share of the budget.
+constexpr double kWarmStartShare = 0.5;
+
+// Stops the search after `node_limit` nodes or at `deadline` (read at every
+// node: Gecode's parallel workers share it, and a node costs far more than
+// the clock).
+class SearchStop : public Gecode::Search::Stop {
+ public:
+  SearchStop(int64_t node_limit, absl::Time deadline)
+      : node_limit_(node_limit), deadline_(deadline) {}
+  bool stop(const Gecode::Search::Statistics& s,
+            const Gecode::Search::Options&) override {
+    return static_cast<int64_t>(s.node) >= node_limit_ ||
+           (deadline_ != absl::InfiniteFuture() && absl::Now() >= deadline_);
+  }
+
+ private:
+  int64_t node_limit_;
+  absl::Time deadline_;
+};
+
 // Guards against a warm start that (directly or not) runs cp again.
 thread_local int cp_depth = 0;
 
@@ -292,7 +313,7 @@ void PostDisjunction(Gecode::Space& home, const Gecode::IntVar& xi, int si,
 
 absl::StatusOr<Plan> CpPlanner::SolveImpl(const Problem& problem,
                                           const PlanOptions& options) const {
-  const absl::Time deadline = absl::Now() + options.time_limit;
+  Budget budget(options);
   CpStats local_stats;
   CpStats& stats = stats_ != nullptr ? *stats_ : local_stats;
   stats = CpStats{};
@@ -357,9 +378,8 @@ absl::StatusOr<Plan> CpPlanner::SolveImpl(const Problem& problem,
     absl::StatusOr<std::unique_ptr<Planner>> planner =
         CreatePlanner(planner_name);
     if (!planner.ok()) continue;
-    PlanOptions warm_options = options;
-    warm_options.time_limit = options.time_limit / 2;
-    absl::StatusOr<Plan> plan = (*planner)->Solve(problem, warm_options);
+    absl::StatusOr<Plan> plan =
+        (*planner)->Solve(problem, budget.Part(options, kWarmStartShare));
     if (!plan.ok()) {
       if (warm_error.ok()) warm_error = plan.status();
       continue;
@@ -398,13 +418,14 @@ absl::StatusOr<Plan> CpPlanner::SolveImpl(const Problem& problem,
       return FinishPlan(problem, std::move(*incumbent), /*proven=*/false);
     }
     return absl::DeadlineExceededError(absl::StrCat(
-        "the cp planner ran out of its time limit of ",
-        absl::FormatDuration(options.time_limit), " while building its model"));
+        "the cp planner ran out of time while building its model"));
   };
-  // Reads the clock every 1024 calls.
-  int64_t clock_ticks = 0;
+  // A step of the model building: worth this much work to the clock's
+  // cadence (the clock is read about every 1024 steps).
+  constexpr int64_t kBuildWork = Budget::kClockWork / 1024;
   auto past_deadline = [&] {
-    return (++clock_ticks & 1023) == 0 && absl::Now() >= deadline;
+    budget.Tick(kBuildWork);
+    return budget.OutOfTime();
   };
 
   // Units: every size, alignment and fixed offset is a multiple of `unit`.
@@ -555,7 +576,7 @@ absl::StatusOr<Plan> CpPlanner::SolveImpl(const Problem& problem,
         }
         Gecode::unary(home, xs, ps);
         members += static_cast<int64_t>(live.size());
-        if (absl::Now() >= deadline) return out_of_time();
+        if (budget.OutOfTimeNow()) return out_of_time();
       }
       if (!ends[t].empty()) {
         grew = false;
@@ -633,9 +654,15 @@ absl::StatusOr<Plan> CpPlanner::SolveImpl(const Problem& problem,
   bool stopped = false;
   std::vector<int> offsets(m, 0);
   if (home.status() != Gecode::SS_FAILED) {
-    const int64_t ms =
-        std::max<int64_t>(0, absl::ToInt64Milliseconds(deadline - absl::Now()));
-    Gecode::Search::TimeStop stop(static_cast<unsigned long>(ms));
+    // The search's half of the counted budget, in nodes.
+    const int64_t node_work =
+        8 * static_cast<int64_t>(m) + stats.conflicting_pairs + 64;
+    SearchStop stop(std::max<int64_t>(
+                        1, static_cast<int64_t>(
+                               static_cast<double>(budget.work_limit()) *
+                               (1 - kWarmStartShare)) /
+                               node_work),
+                    budget.deadline());
     Gecode::Search::Options search_options;
     search_options.threads = threads;
     search_options.stop = &stop;
@@ -685,8 +712,8 @@ absl::StatusOr<Plan> CpPlanner::SolveImpl(const Problem& problem,
   }
   if (!stopped) return InfeasibleError(problem, lower, warm_error);
   return absl::DeadlineExceededError(absl::StrCat(
-      "the cp planner found no plan within ",
-      absl::FormatDuration(options.time_limit), " and proved none impossible"));
+      "the cp planner found no plan within its budget and proved none "
+      "impossible"));
 }
 
 }  // namespace

@@ -33,13 +33,14 @@
 //   * one pool only (several pools: Unimplemented);
 //   * CpOptions::max_conflicting_pairs (default 100000) bounds the model:
 //     above it, the warm start plan is returned unproven, no model built;
-//   * options.time_limit (default 10 s) bounds warm start (half of it),
-//     model building and search; out of time, the best plan found is
-//     returned, not proven optimal;
-//   * with threads = 1 the search is deterministic, but a run cut short by
-//     the time limit stops wherever the clock says: two such runs may return
-//     different plans. threads > 1 uses Gecode's parallel branch and bound,
-//     which is not deterministic.
+//   * the budget (PlanOptions): half of the work limit for the warm start,
+//     the other half as search nodes (a node costs 8 units per buffer plus
+//     one per conflicting pair); a time limit, when set, bounds warm start
+//     (half of it), model building and search. Out of budget, the best plan
+//     found is returned, not proven optimal;
+//   * with threads = 1 and no time limit the search is deterministic; a run
+//     cut short by a time limit stops wherever the clock says. threads > 1
+//     uses Gecode's parallel branch and bound, which is not deterministic.
 
 #ifndef MEMPLAN_PLANNERS_CP_H_
 #define MEMPLAN_PLANNERS_CP_H_

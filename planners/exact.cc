@@ -34,6 +34,13 @@ constexpr int kNumOrders = 4;
 // Minimising mode: probes between the bounds that may run out of nodes in
 // one round of the node limit.
 constexpr int kUnknownProbesPerRound = 2;
+// The heuristic start's share of the budget.
+constexpr double kHeuristicShare = 0.1;
+
+// Work units (PlanOptions::work_limit) of one search node in a part of `n`
+// buffers: a node looks at about every item and time section, and the
+// count ends about when the clock would (kWorkPerSecond).
+int64_t NodeWork(int64_t n) { return 8 * n + 64; }
 
 uint64_t Mix(uint64_t x) {  // splitmix64's finaliser
   x += 0x9E3779B97F4A7C15ULL;
@@ -134,8 +141,7 @@ class PartSearch {
     for (int i = 0; i < n; ++i) {
       item_key_.push_back({Mix(2 * i + 1), Mix(2 * i + 1 + (1ULL << 40))});
     }
-    // Nodes of large parts are slow: look at the clock at every one.
-    clock_mask_ = n > 1000 ? 0 : 1023;
+    node_work_ = NodeWork(n);
     eff_.resize(sections);
     rem_.resize(sections);
     eff_tree_size_ = 1;
@@ -147,7 +153,7 @@ class PartSearch {
 
   // Searches for a plan of height <= `height` with the static order `order`.
   Outcome Run(int64_t height, const std::vector<int>& rank, bool fill_first,
-              int64_t node_limit, absl::Time deadline) {
+              int64_t node_limit, Budget& budget) {
     Reset(height);
     rank_ = &rank;
     fill_first_ = fill_first;
@@ -164,10 +170,8 @@ class PartSearch {
       if (step == kExpand) {
         if (num_placed_ == static_cast<int>(part_.items.size()))
           return Outcome::kFound;
-        if (nodes_ >= node_limit ||
-            ((nodes_ & clock_mask_) == clock_mask_ && absl::Now() > deadline)) {
-          return Outcome::kLimit;
-        }
+        budget.Tick(node_work_);
+        if (nodes_ >= node_limit || budget.OutOfTime()) return Outcome::kLimit;
         ++nodes_;
         const StateKey key = Key();
         if (use_cache && part_.failed.contains(key)) {
@@ -485,7 +489,7 @@ class PartSearch {
   const std::vector<int>* rank_ = nullptr;
   bool fill_first_ = false;
   bool inference_ = true;
-  int64_t clock_mask_ = 1023;
+  int64_t node_work_ = 1;
   int64_t height_ = 0;
   int64_t nodes_ = 0;
   // eff_[s]: the floor of section s when items still cross it, else kInf.
@@ -743,14 +747,22 @@ class ExactPlanner : public Planner {
 
   absl::StatusOr<Plan> Solve(const Problem& problem,
                              const PlanOptions& plan_options) const override {
-    const absl::Time deadline = absl::Now() + plan_options.time_limit;
     if (problem.pools.size() != 1) {
       return absl::UnimplementedError(absl::StrCat(
           "the exact planner handles a single pool; the problem has ",
           problem.pools.size(), " pools"));
     }
     Run run{
-        .problem = problem, .options = options_, .deadline = deadline, .d = {}};
+        .problem = problem,
+        .options = options_,
+        .budget = Budget(plan_options),
+        .node_limit = options_.node_limit,
+        .d = {}};
+    if (run.node_limit <= 0) {
+      run.node_limit = std::max<int64_t>(
+          1, run.budget.work_limit() /
+                 NodeWork(static_cast<int64_t>(problem.buffers.size())));
+    }
     run.d = Decompose(problem, options_.decomposition);
     run.rng.seed(plan_options.seed);
     const Bytes capacity = problem.pools[0].capacity;
@@ -770,7 +782,8 @@ class ExactPlanner : public Planner {
   struct Run {
     const Problem& problem;
     const ExactOptions& options;
-    absl::Time deadline;
+    Budget budget;
+    int64_t node_limit;  // over the whole solve
     Decomposition d;
     int64_t nodes = 0;
     int searches = 0;
@@ -778,8 +791,7 @@ class ExactPlanner : public Planner {
     std::mt19937_64 rng{0};
 
     bool OutOfBudget() const {
-      return absl::Now() > deadline ||
-             (options.node_limit > 0 && nodes >= options.node_limit);
+      return nodes >= node_limit || budget.OutOfTimeNow();
     }
   };
 
@@ -797,17 +809,15 @@ class ExactPlanner : public Planner {
     for (int o = 0; o < 2 * kNumOrders + restarts; ++o) {
       const bool random = o >= 2 * kNumOrders;
       int64_t budget = random ? restart_limit : limit;
-      if (run.options.node_limit > 0) {
-        budget = std::min(budget, run.options.node_limit - run.nodes);
-      }
-      if (budget <= 0 || absl::Now() > run.deadline) return Outcome::kLimit;
+      budget = std::min(budget, run.node_limit - run.nodes);
+      if (budget <= 0 || run.budget.OutOfTimeNow()) return Outcome::kLimit;
       if (random) {
         RandomRank(part, run.rng, random_rank);
         ++run.restarts;
       }
       const Outcome outcome =
           search.Run(height, random ? random_rank : part.ranks[o / 2],
-                     o % 2 == 1, budget, run.deadline);
+                     o % 2 == 1, budget, run.budget);
       run.nodes += search.nodes();
       ++run.searches;
       if (outcome == Outcome::kFound) {
@@ -952,11 +962,8 @@ class ExactPlanner : public Planner {
       absl::StatusOr<std::unique_ptr<Planner>> planner =
           CreatePlanner(candidate);
       if (!planner.ok()) continue;
-      PlanOptions options = plan_options;
-      options.time_limit = std::max(
-          absl::ZeroDuration(),
-          std::min(plan_options.time_limit / 10, run.deadline - absl::Now()));
-      absl::StatusOr<Plan> plan = (*planner)->Solve(run.problem, options);
+      absl::StatusOr<Plan> plan = (*planner)->Solve(
+          run.problem, run.budget.Part(plan_options, kHeuristicShare));
       if (plan.ok() && VerifyPlan(run.problem, *plan).ok()) {
         plan->planner = std::string(name());
         plan->proven_optimal = false;

@@ -62,10 +62,9 @@
 // heuristic and says so: nothing is claimed but what the plan shows (a peak
 // equal to max-live is optimal in any case).
 //
-// Determinism: the search is driven by node counts, so with a node limit
-// that ends the search before the time limit the same input gives the same
-// plan. When the time limit cuts the search, the result depends on the
-// machine's speed.
+// Determinism: the search is driven by node counts, so without a time limit
+// (the default) the same input gives the same plan on any machine. When a
+// time limit cuts the search, the result depends on the machine's speed.
 
 #ifndef MEMPLAN_PLANNERS_EXACT_H_
 #define MEMPLAN_PLANNERS_EXACT_H_
@@ -78,7 +77,8 @@
 namespace memplan {
 
 struct ExactOptions {
-  // Search nodes over the whole solve; 0 = bounded by the time limit only.
+  // Search nodes over the whole solve; 0: as many as WorkLimit(PlanOptions)
+  // pays for (a node costs 8 units per buffer, plus 64).
   int64_t node_limit = 0;
   // Node limit of one search (one order, one height) in the first round; it
   // is multiplied by `node_limit_growth` after every round. Parts of more

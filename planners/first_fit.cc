@@ -25,7 +25,7 @@ namespace memplan::internal {
 
 std::unique_ptr<Planner> NewFirstFitPlanner() {
   return NewGreedyPlanner(
-      {.order = PlacementOrder::kSize, .fit = Fit::kFirst, .deadline = {}});
+      {.order = PlacementOrder::kSize, .fit = Fit::kFirst});
 }
 
 }  // namespace memplan::internal

@@ -24,15 +24,15 @@ class GreedyPlanner : public Planner {
 
   absl::StatusOr<Plan> Solve(const Problem& problem,
                              const PlanOptions& options) const override {
-    // One pass, which always completes (on its own a heuristic ignores the
-    // time limit); only a composition's deadline can cut it short.
-    (void)options;
+    // The time limit does not cut the pass, a deadline does.
+    PlanOptions pass = options;
+    pass.time_limit = absl::InfiniteDuration();
+    Budget budget(pass);
     const internal::PlacementIndex index(problem);
     const std::vector<BufferId> order =
         internal::SortedBuffers(problem, options_.order);
     MEMPLAN_ASSIGN_OR_RETURN(
-        Plan plan,
-        internal::PlaceInOrder(index, order, options_.fit, options_.deadline));
+        Plan plan, internal::PlaceInOrder(index, order, options_.fit, &budget));
     plan.planner = std::string(name());
     return plan;
   }

@@ -22,6 +22,10 @@
 // the same time (an interval index finds them). Not guaranteed optimal; it
 // reaches the lower bound on typical inference graphs.
 //
+// Time: one pass always completes under a time limit (it has no better plan
+// to return); only PlanOptions::deadline, which compositions set for their
+// later parts, abandons a run still going (DeadlineExceeded).
+//
 // The same machinery with other orders (area = size x lifetime, lifetime
 // length) and first-fit placement gives the variants `best` tries.
 
@@ -29,10 +33,8 @@
 #define MEMPLAN_PLANNERS_GREEDY_BY_SIZE_H_
 
 #include <memory>
-#include <optional>
 #include <string_view>
 
-#include "absl/time/time.h"
 #include "memplan/internal/placement.h"
 #include "memplan/planner.h"
 
@@ -41,10 +43,6 @@ namespace memplan {
 struct GreedyOptions {
   internal::PlacementOrder order = internal::PlacementOrder::kSize;
   internal::Fit fit = internal::Fit::kBest;
-  // For compositions that have a plan already (best, hill_climb): a run
-  // still going at this time is abandoned, DeadlineExceeded. Unset (the
-  // default), the run always completes: one pass, it ignores the time limit.
-  std::optional<absl::Time> deadline;
 };
 
 // The planner's name for `options`: "greedy_by_size" (size, best fit),

@@ -11,7 +11,6 @@
 #include <vector>
 
 #include "absl/status/status.h"
-#include "absl/time/clock.h"
 #include "memplan/internal/placement.h"
 #include "memplan/internal/planners.h"
 #include "memplan/problem.h"
@@ -39,14 +38,17 @@ class Climber {
       position_[order_[i]] = i;
   }
 
-  // Places everything (a greedy run). With a deadline, a run still going
-  // at it is abandoned: DeadlineExceeded.
-  absl::Status Start(const std::optional<absl::Time>& deadline) {
+  // Places everything (a greedy run). With a `clock`, a run still going at
+  // its deadline is abandoned: DeadlineExceeded.
+  absl::Status Start(Budget* clock) {
     if (absl::Status s = state_.PlaceFixed(); !s.ok()) return s;
-    int64_t last_work = 0;
+    int64_t ticked = 0;
     for (BufferId b : order_) {
       if (absl::Status s = state_.PlaceGreedily(b, fit_); !s.ok()) return s;
-      if (internal::PastDeadline(deadline, state_.work(), last_work)) {
+      if (clock == nullptr) continue;
+      clock->Tick(state_.work() - ticked);
+      ticked = state_.work();
+      if (clock->OutOfTime()) {
         return absl::DeadlineExceededError("start abandoned at the deadline");
       }
     }
@@ -56,8 +58,8 @@ class Climber {
     return absl::OkStatus();
   }
 
-  // Bytes of buffers above `threshold` summed over time steps... no: summed
-  // over buffers (each buffer's end above the threshold).
+  // Bytes above the threshold, summed over buffers (each buffer's end above
+  // it).
   __int128 Excess() const {
     const Problem& problem = index_.problem();
     __int128 total = 0;
@@ -74,9 +76,16 @@ class Climber {
   int64_t work() const { return state_.work() + scans_; }
   Plan ToPlan() const { return state_.ToPlan(); }
 
+  // From now on the climb's work is ticked in `budget`, which has counted
+  // the work done so far.
+  void Attach(Budget& budget) {
+    budget_ = &budget;
+    Sync();
+  }
+
   // One perturbation; true when it was kept. A round still placing at the
-  // deadline is undone.
-  bool Round(std::mt19937_64& rng, absl::Time deadline) {
+  // budget's deadline is undone (the count is checked between rounds).
+  bool Round(std::mt19937_64& rng) {
     const Problem& problem = index_.problem();
     scans_ += 3 * static_cast<int64_t>(problem.buffers.size());
     // The buffers at the top of their pool, by id.
@@ -134,10 +143,10 @@ class Climber {
       state_.Unplace(b);
     }
     bool fits = true;
-    int64_t last_work = state_.work();
     for (int i = first; i < static_cast<int>(order_.size()) && fits; ++i) {
-      fits = state_.PlaceGreedily(order_[i], fit_).ok() &&
-             !internal::PastDeadline(deadline, state_.work(), last_work);
+      fits = state_.PlaceGreedily(order_[i], fit_).ok();
+      Sync();
+      fits = fits && !budget_->OutOfTime();
     }
     if (fits) {
       std::vector<Bytes> used = state_.PoolUsed();
@@ -159,10 +168,15 @@ class Climber {
       state_.Unplace(order_[i]);
     std::copy(saved_order.begin(), saved_order.end(), order_.begin() + first);
     for (const Saved& s : saved_) state_.Place(s.buffer, s.pool, s.offset);
+    Sync();
     return false;
   }
 
+  // Ticks the work done since the last call in the attached budget.
+  void Sync() { budget_->Tick(work() - budget_->work_done()); }
+
  private:
+
   struct Saved {
     BufferId buffer;
     PoolId pool;
@@ -182,6 +196,7 @@ class Climber {
   std::vector<BufferId> earlier_;
   std::vector<internal::Obstacle> obstacles_;
   std::vector<Saved> saved_;
+  Budget* budget_ = nullptr;
 };
 
 class HillClimbPlanner : public Planner {
@@ -193,13 +208,12 @@ class HillClimbPlanner : public Planner {
 
   absl::StatusOr<Plan> Solve(const Problem& problem,
                              const PlanOptions& options) const override {
-    const absl::Time deadline =
-        options_.deadline.value_or(absl::Now() + options.time_limit);
+    // The clock of the starts; the climb's count starts with its start.
+    Budget clock(options);
     const PlacementIndex index(problem);
 
     const Bytes lower_bound = LowerBound(problem);
-    const Bytes threshold =
-        problem.pools.size() == 1 ? lower_bound * 100 / 100 : 0;
+    const Bytes threshold = problem.pools.size() == 1 ? lower_bound : 0;
     // The start: the smallest greedy plan (ties: the first), kept placed.
     // The first run always completes; a later one still going at the
     // deadline is abandoned, and no other starts.
@@ -211,8 +225,7 @@ class HillClimbPlanner : public Planner {
       auto candidate = std::make_unique<Climber>(
           index, internal::SortedBuffers(problem, g.order), g.fit);
       candidate->set_threshold(threshold);
-      const absl::Status status = candidate->Start(
-          first_run ? std::nullopt : std::optional<absl::Time>(deadline));
+      const absl::Status status = candidate->Start(first_run ? nullptr : &clock);
       first_run = false;
       if (absl::IsDeadlineExceeded(status)) break;
       if (!status.ok()) {
@@ -231,19 +244,21 @@ class HillClimbPlanner : public Planner {
     }
 
     Climber& climber = *best_start;
-    const double seconds = absl::ToDoubleSeconds(options.time_limit);
-    const double budget =
-        seconds * static_cast<double>(options_.work_per_second);
+    PlanOptions climb_options = options;
+    climb_options.time_limit = absl::InfiniteDuration();
+    climb_options.deadline = clock.deadline();
+    climb_options.work_limit = WorkLimit(options);
+    Budget budget(climb_options);
+    climber.Attach(budget);
     std::mt19937_64 rng(options.seed);
     int64_t since_gain = 0;
     for (int64_t round = 0; round < options_.max_rounds; ++round) {
       if (climber.peak() <= lower_bound) break;
       if (since_gain >= options_.max_rounds_without_gain) break;
-      if (static_cast<double>(climber.work()) >= budget) break;
-      // The clock is only a safety cap; a round costs at least O(n).
-      if (absl::Now() >= deadline) break;
+      climber.Sync();
+      if (budget.Expired()) break;
       const Bytes before = climber.peak();
-      climber.Round(rng, deadline);
+      climber.Round(rng);
       since_gain = climber.peak() < before ? 0 : since_gain + 1;
     }
     Plan plan = climber.ToPlan();
@@ -263,7 +278,7 @@ std::vector<GreedyOptions> HillClimbOptions::DefaultStarts() {
   for (PlacementOrder order : {PlacementOrder::kSize, PlacementOrder::kArea,
                                PlacementOrder::kLifetime}) {
     for (Fit fit : {Fit::kBest, Fit::kFirst}) {
-      starts.push_back({.order = order, .fit = fit, .deadline = {}});
+      starts.push_back({.order = order, .fit = fit});
     }
   }
   return starts;

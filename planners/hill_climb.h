@@ -14,17 +14,15 @@
 //     one that raises it, or that no longer fits the capacities, is undone.
 //   * Stops at the lower bound, after `max_rounds`, after
 //     `max_rounds_without_gain` rounds without a smaller peak, or when the
-//     work done (obstacles examined by the gap searches) reaches
-//     `work_per_second` x the time limit.
+//     work done (obstacles examined by the gap searches, from the start's
+//     own placement on) reaches WorkLimit(PlanOptions).
 //
 // Determinism: the rounds, the stagnation limit and the work budget are
-// counted, not timed, so the same problem, seed and time limit give the same
-// plan on any machine. The wall clock is only a safety cap (the time limit
-// itself): the first start always completes, a later start still going at
-// the deadline is abandoned (no further starts), and a round still placing
-// at it is undone. When a very slow or loaded machine (or a dense problem,
-// whose greedy runs take seconds) reaches it first, the result is still a
-// valid plan, but may differ from one run to the next.
+// counted, not timed, so the same problem, seed and options give the same
+// plan on any machine. Only a time limit or deadline set by the caller
+// reads the clock: the first start always completes, a later start still
+// going at the deadline is abandoned (no further starts), and a round still
+// placing at it is undone; the result then depends on the machine's speed.
 //
 // Never worse than its start; not guaranteed optimal.
 
@@ -33,10 +31,8 @@
 
 #include <cstdint>
 #include <memory>
-#include <optional>
 #include <vector>
 
-#include "absl/time/time.h"
 #include "greedy_by_size.h"
 #include "memplan/planner.h"
 
@@ -47,13 +43,6 @@ struct HillClimbOptions {
   std::vector<GreedyOptions> starts = DefaultStarts();
   int64_t max_rounds = 20000;
   int64_t max_rounds_without_gain = 4000;
-  // Deterministic effort per second of PlanOptions::time_limit, in obstacles
-  // examined. Calibrated so that the budget takes well under the time limit
-  // on a typical core.
-  int64_t work_per_second = 40'000'000;
-  // When set, the wall-clock safety cap (instead of the start + the time
-  // limit): for compositions that spent part of their time limit already.
-  std::optional<absl::Time> deadline;
 
   static std::vector<GreedyOptions> DefaultStarts();
 };

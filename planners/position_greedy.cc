@@ -34,9 +34,8 @@
 namespace memplan::internal {
 
 std::unique_ptr<Planner> NewPositionGreedyPlanner() {
-  return NewGreedyPlanner({.order = PlacementOrder::kSizeThenId,
-                           .fit = Fit::kFirst,
-                           .deadline = {}});
+  return NewGreedyPlanner(
+      {.order = PlacementOrder::kSizeThenId, .fit = Fit::kFirst});
 }
 
 }  // namespace memplan::internal

@@ -9,7 +9,6 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
-#include "absl/time/clock.h"
 #include "memplan/internal/planner_util.h"
 #include "memplan/problem.h"
 
@@ -357,23 +356,19 @@ Plan PlacementState::ToPlan() const {
   return plan;
 }
 
-bool PastDeadline(const std::optional<absl::Time>& deadline, int64_t work,
-                  int64_t& last_work) {
-  if (!deadline.has_value() || work - last_work < kClockWork) return false;
-  last_work = work;
-  return absl::Now() >= *deadline;
-}
-
 absl::StatusOr<Plan> PlaceInOrder(const PlacementIndex& index,
                                   std::span<const BufferId> order, Fit fit,
-                                  std::optional<absl::Time> deadline) {
+                                  Budget* budget) {
   PlacementState state(index);
   if (absl::Status status = state.PlaceFixed(); !status.ok()) return status;
-  int64_t last_work = 0;
+  int64_t ticked = 0;
   for (BufferId b : order) {
     if (absl::Status status = state.PlaceGreedily(b, fit); !status.ok())
       return status;
-    if (PastDeadline(deadline, state.work(), last_work)) {
+    if (budget == nullptr) continue;
+    budget->Tick(state.work() - ticked);
+    ticked = state.work();
+    if (budget->OutOfTime()) {
       return absl::DeadlineExceededError(
           "the placement run was abandoned at its deadline");
     }

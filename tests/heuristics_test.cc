@@ -136,16 +136,13 @@ TEST(HillClimbTest, ImprovesOnItsStartAndIsDeterministic) {
 
   // A problem greedy does not solve: a different seed may give a different
   // plan, the same seed always the same.
-  // The counted budget of a 100 ms limit (4M units), with a clock cap far
-  // away, so that a loaded machine (or a sanitizer) cannot reach it first.
+  // A counted budget (that of a 100 ms limit) and no clock.
   const Problem hard = *LoadProblem("minimalloc/A.1048576.csv");
-  PlanOptions plan_options{.time_limit = absl::Seconds(10), .seed = 7};
-  HillClimbOptions budgeted;
-  budgeted.work_per_second = 400'000;
+  const PlanOptions plan_options{.work_limit = 4'000'000, .seed = 7};
   absl::StatusOr<Plan> first =
-      NewHillClimbPlanner(budgeted)->Solve(hard, plan_options);
+      NewHillClimbPlanner({})->Solve(hard, plan_options);
   absl::StatusOr<Plan> second =
-      NewHillClimbPlanner(budgeted)->Solve(hard, plan_options);
+      NewHillClimbPlanner({})->Solve(hard, plan_options);
   ASSERT_TRUE(first.ok() && second.ok());
   EXPECT_TRUE(VerifyPlan(hard, *first).ok());
   EXPECT_EQ(first->assignments, second->assignments);
@@ -296,12 +293,11 @@ TEST(QualityTest, BestIsNeverWorseThanTheHeuristicsItRuns) {
     corpus.emplace_back(absl::StrCat("random_", seed),
                         RandomProblem(seed, options));
   }
-  // A distant clock and a small counted budget (60 s x 200k = the 12M units
-  // a 300 ms limit gives by default): the budget, not the machine's speed,
-  // decides both best's hill climb and the standalone one.
-  const absl::Duration limit = absl::Seconds(60);
+  // No clock and a small counted budget (that of a 300 ms limit): the
+  // budget, not the machine's speed, decides both best's hill climb and the
+  // standalone one.
+  const PlanOptions budget{.work_limit = 12'000'000};
   HillClimbOptions climb;
-  climb.work_per_second = 200'000;
   const std::unique_ptr<Planner> best_planner =
       NewBestPlanner({.hill_climb = climb, .exact_search = true});
   std::vector<std::unique_ptr<Planner>> heuristics;
@@ -320,14 +316,14 @@ TEST(QualityTest, BestIsNeverWorseThanTheHeuristicsItRuns) {
   for (const auto& [name, problem] : corpus) {
     SCOPED_TRACE(name);
     absl::StatusOr<Plan> best_or =
-        best_planner->Solve(problem, {.time_limit = limit});
+        best_planner->Solve(problem, budget);
     ASSERT_TRUE(best_or.ok()) << best_or.status();
     ASSERT_TRUE(VerifyPlan(problem, *best_or).ok());
     const Plan& best = *best_or;
     for (const auto& heuristic : heuristics) {
       SCOPED_TRACE(std::string(heuristic->name()));
       absl::StatusOr<Plan> plan =
-          heuristic->Solve(problem, {.time_limit = limit});
+          heuristic->Solve(problem, budget);
       if (!plan.ok()) continue;  // best only has to beat the ones that succeed
       ASSERT_TRUE(VerifyPlan(problem, *plan).ok());
       EXPECT_LE(best.peak, plan->peak);
@@ -343,13 +339,12 @@ TEST(QualityTest, BestBeatsGreedyOnAMiniMallocInstance) {
 }
 
 // best's last step, the exact search with a counted node budget, is what
-// takes a challenging MiniMalloc instance from 1.2x to its lower bound. A
-// distant clock, so the budget decides (the 80M units of a 2 s limit).
+// takes a challenging MiniMalloc instance from 1.2x to its lower bound. No
+// clock: the budget decides (the 80M units of a 2 s limit).
 TEST(QualityTest, BestReachesTheLowerBoundOfMiniMallocAByItsExactSearch) {
   const Problem problem = *LoadProblem("minimalloc/A.1048576.csv");
   HillClimbOptions climb;
-  climb.work_per_second = 40'000'000 / 30;
-  const PlanOptions options{.time_limit = absl::Seconds(60)};
+  const PlanOptions options{.work_limit = 80'000'000};
   absl::StatusOr<Plan> with = PlanMemory(
       problem, *NewBestPlanner({.hill_climb = climb, .exact_search = true}),
       options);
@@ -377,25 +372,29 @@ Problem DenseTrainingProblem() {
 
 TEST(DeadlineTest, PlacementRunIsAbandonedAtItsDeadline) {
   const Problem problem = DenseTrainingProblem();
-  ASSERT_GT(internal::CountOverlappingPairs(problem), internal::kClockWork);
+  ASSERT_GT(internal::CountOverlappingPairs(problem), Budget::kClockWork);
   const internal::PlacementIndex index(problem);
   const std::vector<BufferId> order =
       internal::SortedBuffers(problem, internal::PlacementOrder::kSize);
   absl::StatusOr<Plan> free_run =
       internal::PlaceInOrder(index, order, internal::Fit::kBest);
   ASSERT_TRUE(free_run.ok()) << free_run.status();
-  absl::StatusOr<Plan> in_time = internal::PlaceInOrder(
-      index, order, internal::Fit::kBest, absl::InfiniteFuture());
+  // A counted budget far too small for the run does not cut it: only the
+  // clock does.
+  Budget counted(PlanOptions{.work_limit = 1});
+  absl::StatusOr<Plan> in_time =
+      internal::PlaceInOrder(index, order, internal::Fit::kBest, &counted);
   ASSERT_TRUE(in_time.ok()) << in_time.status();
   EXPECT_EQ(in_time->assignments, free_run->assignments);
-  absl::StatusOr<Plan> late = internal::PlaceInOrder(
-      index, order, internal::Fit::kBest, absl::InfinitePast());
+  EXPECT_TRUE(counted.Expired());
+  Budget past(PlanOptions{.deadline = absl::InfinitePast()});
+  absl::StatusOr<Plan> late =
+      internal::PlaceInOrder(index, order, internal::Fit::kBest, &past);
   EXPECT_EQ(late.status().code(), absl::StatusCode::kDeadlineExceeded);
 
   // A greedy planner with a deadline (as best runs all but its first).
-  absl::StatusOr<Plan> greedy =
-      NewGreedyPlanner({.deadline = absl::InfinitePast()})
-          ->Solve(problem, PlanOptions{});
+  absl::StatusOr<Plan> greedy = NewGreedyPlanner({})->Solve(
+      problem, PlanOptions{.deadline = absl::InfinitePast()});
   EXPECT_EQ(greedy.status().code(), absl::StatusCode::kDeadlineExceeded);
 }
 
@@ -415,17 +414,15 @@ TEST(DeadlineTest, HillClimbPastItsDeadlineKeepsTheFirstStart) {
   ASSERT_EQ(options.starts.front().order, internal::PlacementOrder::kSize);
   ASSERT_EQ(options.starts.front().fit, internal::Fit::kBest);
 
-  options.deadline = absl::InfinitePast();
-  absl::StatusOr<Plan> plan =
-      NewHillClimbPlanner(options)->Solve(problem, PlanOptions{});
+  absl::StatusOr<Plan> plan = NewHillClimbPlanner(options)->Solve(
+      problem, PlanOptions{.deadline = absl::InfinitePast()});
   ASSERT_TRUE(plan.ok()) << plan.status();
   EXPECT_TRUE(VerifyPlan(problem, *plan).ok());
   EXPECT_EQ(plan->assignments, first.assignments);
 
   // Without the deadline the same start and budget climb from the smallest.
-  options.deadline.reset();
   plan = NewHillClimbPlanner(options)->Solve(
-      problem, PlanOptions{.time_limit = absl::Milliseconds(100)});
+      problem, PlanOptions{.work_limit = 4'000'000});
   ASSERT_TRUE(plan.ok()) << plan.status();
   EXPECT_LE(plan->peak, smallest);
 }

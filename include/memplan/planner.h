@@ -16,13 +16,79 @@
 namespace memplan {
 
 struct PlanOptions {
-  // Wall-clock budget. Heuristics ignore it when they are faster; search
-  // planners return their best plan (not proven optimal) when it runs out.
-  absl::Duration time_limit = absl::Seconds(10);
+  // Wall-clock limit of one Solve, from its start. Infinite (the default):
+  // no planner reads the clock, so the same problem and options give the
+  // same plan on any machine, idle or busy; effort is bounded by the counted
+  // work alone. A finite limit makes results depend on the machine's speed
+  // and load: a search cut short by the clock returns its best plan so far
+  // (not proven optimal), a one-pass heuristic still going at it returns
+  // DeadlineExceeded.
+  absl::Duration time_limit = absl::InfiniteDuration();
+  // An absolute deadline, for compositions that hand the rest of their own
+  // time to a part (the earlier of it and the time limit applies).
+  absl::Time deadline = absl::InfiniteFuture();
+  // Counted effort of the search planners (hill_climb, best, exact, cp), in
+  // work units (about kWorkPerSecond of them per second on a typical core).
+  // 0: kWorkPerSecond per second of a finite time limit, so that the count
+  // ends about when the clock would; kDefaultWorkLimit without one.
+  int64_t work_limit = 0;
   // Seed of every random choice, so that the same input gives the same plan.
   uint64_t seed = 0;
   // Worker threads for planners that can use them.
   int threads = 1;
+};
+
+// Work units a typical core does in a second (obstacles examined by the gap
+// searches, or their equivalent in search nodes).
+inline constexpr int64_t kWorkPerSecond = 40'000'000;
+// The counted effort without a time limit or work limit: what ten seconds
+// of work cost on a typical core, enough for `best` to fit every bundled
+// MiniMalloc instance it can fit at all.
+inline constexpr int64_t kDefaultWorkLimit = 10 * kWorkPerSecond;
+
+// The work limit `options` grants (see PlanOptions::work_limit).
+int64_t WorkLimit(const PlanOptions& options);
+
+// The budget of one Solve: counted work and, when the caller set a time
+// limit or deadline, the clock. Planners Tick() the work they do and stop
+// when Expired(); a run that must not stop early for the count (one greedy
+// pass) asks OutOfTime() only. The clock is read at most once per
+// kClockWork units ticked, so checking is cheap at any rate.
+class Budget {
+ public:
+  // Starts now: WorkLimit(options), and the earlier of options.deadline and
+  // now + options.time_limit.
+  explicit Budget(const PlanOptions& options);
+
+  void Tick(int64_t work = 1) { work_done_ += work; }
+  // The counted work is spent or the deadline has passed.
+  bool Expired() { return work_done_ >= work_limit_ || OutOfTime(); }
+  // The deadline has passed (never, without one); reads the clock once per
+  // kClockWork units ticked.
+  bool OutOfTime();
+  // The same, reading the clock now: for checks between the parts of a
+  // composition, which tick nothing.
+  bool OutOfTimeNow() const;
+
+  int64_t work_limit() const { return work_limit_; }
+  int64_t work_done() const { return work_done_; }
+  // absl::InfiniteFuture() without one.
+  absl::Time deadline() const { return deadline_; }
+
+  // Options for a part of this Solve: `fraction` of the work limit and of
+  // the time limit, within this budget's deadline; seed and threads as
+  // `options`.
+  PlanOptions Part(const PlanOptions& options, double fraction) const;
+
+  // Work between two readings of the clock: about a millisecond.
+  static constexpr int64_t kClockWork = 1 << 16;
+
+ private:
+  int64_t work_limit_;
+  int64_t work_done_ = 0;
+  absl::Time deadline_;
+  int64_t clock_read_at_ = 0;  // work_done_ at the last reading
+  bool out_of_time_ = false;
 };
 
 // A planner places every buffer of a whole Problem at once.
@@ -31,6 +97,7 @@ struct PlanOptions {
 //     pools, fixed placements and explicit conflicts.
 //   * A buffer that fits nowhere is ResourceExhausted naming the buffer, its
 //     size and lifetime, and the pools' usage at that time.
+//   * Honours the budget of its PlanOptions (see Budget).
 //   * Never returns a plan the verifier rejects.
 class Planner {
  public:

@@ -33,7 +33,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "absl/time/time.h"
+#include "memplan/planner.h"
 #include "memplan/types.h"
 
 namespace memplan::internal {
@@ -183,21 +183,12 @@ class PlacementState {
 
 // Fixed buffers first, then every buffer of `order` (all non-fixed buffers,
 // each once) with PlaceGreedily(fit). The plan's planner name is left empty.
-// With a `deadline`, a run still going when the clock passes it is abandoned
-// (DeadlineExceeded); the clock is read about every kClockWork units of work,
-// so a run that finishes in time gives the same plan as without.
-absl::StatusOr<Plan> PlaceInOrder(
-    const PlacementIndex& index, std::span<const BufferId> order, Fit fit,
-    std::optional<absl::Time> deadline = std::nullopt);
-
-// Work (PlacementState::work()) between two readings of the clock by the
-// deadline checks of placement runs: about a millisecond of placement.
-inline constexpr int64_t kClockWork = 1 << 16;
-
-// True when `deadline` is set and passed; reads the clock only when `work`
-// has grown by kClockWork since the last reading (kept in `last_work`).
-bool PastDeadline(const std::optional<absl::Time>& deadline, int64_t work,
-                  int64_t& last_work);
+// With a `budget`, the run ticks its work there and is abandoned
+// (DeadlineExceeded) when still going at the budget's deadline; the counted
+// work never cuts it, so a run that finishes gives the same plan as without.
+absl::StatusOr<Plan> PlaceInOrder(const PlacementIndex& index,
+                                  std::span<const BufferId> order, Fit fit,
+                                  Budget* budget = nullptr);
 
 // ---------------------------------------------------------------------------
 // Implementation of the template.
