@@ -96,22 +96,22 @@ struct Policy {
   bool search;  // its run time is set by the time limit, not by the input
 };
 
+// From the registry's metadata: the size a planner's cost class handles
+// within a benchmark's time, and whether its run time follows the budget.
 Policy PolicyFor(std::string_view planner) {
-  static const std::map<std::string_view, Policy>* kPolicies =
-      new std::map<std::string_view, Policy>{
-          {"naive", {1000000, false}},
-          {"greedy_by_size", {1000000, false}},
-          {"first_fit", {1000000, false}},
-          {"position_greedy", {1000000, false}},
-          {"caffe2_greedy", {1000000, false}},
-          {"hill_climb", {10000, true}},
-          {"best", {10000, true}},
-          {"caffe2_dp", {10000, true}},
-          {"cp", {1000, true}},
-          {"exact", {1000, true}},
-      };
-  auto it = kPolicies->find(planner);
-  return it == kPolicies->end() ? Policy{100000, false} : it->second;
+  for (const PlannerInfo& info : RegisteredPlanners()) {
+    if (info.name != planner) continue;
+    const bool search = info.kind != PlannerKind::kHeuristic;
+    switch (info.cost) {
+      case PlannerCost::kLight:
+        return {1000000, search};
+      case PlannerCost::kBudgeted:
+        return {10000, search};
+      case PlannerCost::kModel:
+        return {1000, search};
+    }
+  }
+  return Policy{100000, false};
 }
 
 constexpr int64_t kMinSynthetic = 1000;
@@ -297,6 +297,7 @@ struct ExactRun {
   ExactOptions options;
   std::string planner = "exact";  // or a registered planner to compare with
   absl::Duration time_limit;
+  bool warm_start = true;  // exact as registered, else its search alone
 };
 
 void RunExact(benchmark::State& state, const ExactRun& run) {
@@ -318,7 +319,13 @@ void RunExact(benchmark::State& state, const ExactRun& run) {
       ExactStats stats;
       std::unique_ptr<Planner> planner;
       if (run.planner == "exact") {
-        planner = MakeExactPlanner(run.options, &stats);
+        std::unique_ptr<SearchPlanner> search =
+            MakeExactPlanner(run.options, &stats);
+        if (run.warm_start) {
+          planner = *CreatePlanner("exact", std::move(search));
+        } else {
+          planner = std::move(search);
+        }
       } else {
         absl::StatusOr<std::unique_ptr<Planner>> named =
             CreatePlanner(run.planner);
@@ -399,11 +406,11 @@ void RegisterExactTargets(const std::vector<Workload>& bundled) {
   // The search alone: no heuristic to fall back on when it fails.
   ExactOptions capped;
   capped.node_limit = 1000000;
-  capped.heuristic_warm_start = false;
   add("BM_exact_ablation_none_minimalloc_all", {.problems = minimalloc,
                                                 .capacity = 1048576,
                                                 .options = capped,
-                                                .time_limit = limit});
+                                                .time_limit = limit,
+                                                .warm_start = false});
   for (const auto& [name, field] : switches) {
     ExactOptions off = capped;
     off.*field = false;
@@ -411,14 +418,16 @@ void RegisterExactTargets(const std::vector<Workload>& bundled) {
         {.problems = minimalloc,
          .capacity = 1048576,
          .options = off,
-         .time_limit = limit});
+         .time_limit = limit,
+         .warm_start = false});
   }
   ExactOptions no_restarts = capped;
   no_restarts.restarts_per_round = 0;
   add("BM_exact_ablation_restarts_minimalloc_all", {.problems = minimalloc,
                                                     .capacity = 1048576,
                                                     .options = no_restarts,
-                                                    .time_limit = limit});
+                                                    .time_limit = limit,
+                                                    .warm_start = false});
   for (const Workload& w : bundled) {
     if (w.name.starts_with("minimalloc_") || w.name.starts_with("trace_") ||
         w.problem.buffers.size() <= 2000) {

@@ -32,7 +32,7 @@
 #include <vector>
 
 #include "caffe2.h"
-#include "memplan/internal/planners.h"
+#include "caffe2_objects.h"
 #include "memplan/problem.h"
 
 namespace memplan::internal {
@@ -304,10 +304,6 @@ class Caffe2DpPlanner : public Planner {
 };
 
 }  // namespace
-
-std::unique_ptr<Planner> NewCaffe2DpPlanner() {
-  return MakeCaffe2DpPlanner(Caffe2Options{});
-}
 
 }  // namespace memplan::internal
 

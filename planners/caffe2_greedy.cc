@@ -9,8 +9,8 @@
 
 #include "absl/container/flat_hash_set.h"
 #include "caffe2.h"
+#include "caffe2_objects.h"
 #include "memplan/internal/planner_util.h"
-#include "memplan/internal/planners.h"
 #include "memplan/problem.h"
 
 namespace memplan {
@@ -212,10 +212,6 @@ class Caffe2GreedyPlanner : public Planner {
 };
 
 }  // namespace
-
-std::unique_ptr<Planner> NewCaffe2GreedyPlanner() {
-  return MakeCaffe2GreedyPlanner(Caffe2Options{});
-}
 
 }  // namespace internal
 

@@ -21,7 +21,6 @@
 #include "absl/time/time.h"
 #include "memplan/internal/placement.h"
 #include "memplan/internal/planner_util.h"
-#include "memplan/internal/planners.h"
 #include "memplan/internal/status_macros.h"
 #include "memplan/problem.h"
 #include "memplan/verify.h"
@@ -183,9 +182,6 @@ class CpSpace : public Gecode::IntMinimizeSpace {
   Gecode::IntVar peak;    // in units
 };
 
-// The warm start's share of the budget.
-constexpr double kWarmStartShare = 0.5;
-
 // Stops the search after `node_limit` nodes or at `deadline` (read at every
 // node: Gecode's parallel workers share it, and a node costs far more than
 // the clock).
@@ -204,36 +200,27 @@ class SearchStop : public Gecode::Search::Stop {
   absl::Time deadline_;
 };
 
-// Guards against a warm start that (directly or not) runs cp again.
-thread_local int cp_depth = 0;
-
-class CpPlanner : public Planner {
+class CpPlanner : public SearchPlanner {
  public:
   CpPlanner(const CpOptions& options, CpStats* stats)
       : options_(options), stats_(stats) {}
 
   std::string_view name() const override { return "cp"; }
 
-  absl::StatusOr<Plan> Solve(const Problem& problem,
-                             const PlanOptions& options) const override {
-    if (cp_depth > 0) {
-      return absl::FailedPreconditionError(
-          "the cp planner cannot be its own warm start");
-    }
-    ++cp_depth;
-    absl::StatusOr<Plan> plan;
+  absl::StatusOr<Plan> Search(const Problem& problem,
+                              const PlanOptions& options,
+                              Incumbent& start) const override {
     try {
-      plan = SolveImpl(problem, options);
+      return SolveImpl(problem, options, start);
     } catch (const Gecode::Exception& e) {
-      plan = absl::InternalError(absl::StrCat("cp: Gecode: ", e.what()));
+      return absl::InternalError(absl::StrCat("cp: Gecode: ", e.what()));
     }
-    --cp_depth;
-    return plan;
   }
 
  private:
   absl::StatusOr<Plan> SolveImpl(const Problem& problem,
-                                 const PlanOptions& options) const;
+                                 const PlanOptions& options,
+                                 Incumbent& start) const;
 
   CpOptions options_;
   CpStats* stats_;
@@ -312,7 +299,8 @@ void PostDisjunction(Gecode::Space& home, const Gecode::IntVar& xi, int si,
 }
 
 absl::StatusOr<Plan> CpPlanner::SolveImpl(const Problem& problem,
-                                          const PlanOptions& options) const {
+                                          const PlanOptions& options,
+                                          Incumbent& start) const {
   Budget budget(options);
   CpStats local_stats;
   CpStats& stats = stats_ != nullptr ? *stats_ : local_stats;
@@ -371,25 +359,18 @@ absl::StatusOr<Plan> CpPlanner::SolveImpl(const Problem& problem,
     return InfeasibleError(problem, lower, absl::OkStatus());
   }
 
-  // Warm start: the first registered planner that returns a valid plan.
+  // Warm start: the incumbent, verified.
   std::optional<Plan> incumbent;
   absl::Status warm_error = absl::OkStatus();
-  for (const std::string& planner_name : options_.warm_start) {
-    absl::StatusOr<std::unique_ptr<Planner>> planner =
-        CreatePlanner(planner_name);
-    if (!planner.ok()) continue;
-    absl::StatusOr<Plan> plan =
-        (*planner)->Solve(problem, budget.Part(options, kWarmStartShare));
-    if (!plan.ok()) {
-      if (warm_error.ok()) warm_error = plan.status();
-      continue;
+  if (!start.none()) {
+    const absl::StatusOr<Plan>& plan = start.Get();
+    if (plan.ok()) {
+      incumbent = *plan;
+      stats.used_warm_start = true;
+      stats.warm_start_peak = incumbent->peak;
+    } else {
+      warm_error = plan.status();
     }
-    if (!VerifyPlan(problem, *plan).ok()) continue;
-    ComputePlanStatistics(problem, *plan);
-    incumbent = std::move(*plan);
-    stats.used_warm_start = true;
-    stats.warm_start_peak = incumbent->peak;
-    break;
   }
   if (incumbent.has_value() && incumbent->peak <= lower) {
     return FinishPlan(problem, std::move(*incumbent), /*proven=*/true);
@@ -654,14 +635,10 @@ absl::StatusOr<Plan> CpPlanner::SolveImpl(const Problem& problem,
   bool stopped = false;
   std::vector<int> offsets(m, 0);
   if (home.status() != Gecode::SS_FAILED) {
-    // The search's half of the counted budget, in nodes.
+    // The counted budget in nodes.
     const int64_t node_work =
         8 * static_cast<int64_t>(m) + stats.conflicting_pairs + 64;
-    SearchStop stop(std::max<int64_t>(
-                        1, static_cast<int64_t>(
-                               static_cast<double>(budget.work_limit()) *
-                               (1 - kWarmStartShare)) /
-                               node_work),
+    SearchStop stop(std::max<int64_t>(1, budget.work_limit() / node_work),
                     budget.deadline());
     Gecode::Search::Options search_options;
     search_options.threads = threads;
@@ -718,15 +695,9 @@ absl::StatusOr<Plan> CpPlanner::SolveImpl(const Problem& problem,
 
 }  // namespace
 
-std::unique_ptr<Planner> NewCpPlanner(const CpOptions& options,
-                                      CpStats* stats) {
+std::unique_ptr<SearchPlanner> MakeCpPlanner(const CpOptions& options,
+                                            CpStats* stats) {
   return std::make_unique<CpPlanner>(options, stats);
 }
-
-namespace internal {
-std::unique_ptr<Planner> NewCpPlanner() {
-  return memplan::NewCpPlanner(CpOptions{});
-}
-}  // namespace internal
 
 }  // namespace memplan

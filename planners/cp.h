@@ -17,10 +17,11 @@
 //     rectangles (offset x lifetime) plus disjunctions for explicit pairs;
 //   * redundant: for each maximal set of buffers alive at one step, a unary
 //     resource (edge finding) over [0, peak).
-// Warm start: the first registered of `best`, `greedy_by_size`, `naive` plans
-// first; its peak is the incumbent and the search only looks for strictly
-// smaller plans, so cp never returns anything worse. When the incumbent meets
-// the lower bound it is returned at once, proven optimal.
+// Warm start: the incumbent (memplan/compose.h; the registered `cp` starts
+// from best's plan, else greedy_by_size's, else naive's, with half of the
+// budget); the search only looks for strictly smaller plans, so cp never
+// returns anything worse. When the incumbent meets the lower bound it is
+// returned at once, proven optimal.
 // Search: branch and bound on the peak. The brancher takes the largest
 // buffer (ties: lowest offset, then id) and either places it at its lowest
 // feasible offset or postpones it: a postponed buffer is chosen again only
@@ -33,10 +34,9 @@
 //   * one pool only (several pools: Unimplemented);
 //   * CpOptions::max_conflicting_pairs (default 100000) bounds the model:
 //     above it, the warm start plan is returned unproven, no model built;
-//   * the budget (PlanOptions): half of the work limit for the warm start,
-//     the other half as search nodes (a node costs 8 units per buffer plus
-//     one per conflicting pair); a time limit, when set, bounds warm start
-//     (half of it), model building and search. Out of budget, the best plan
+//   * the budget (PlanOptions): the work limit as search nodes (a node costs
+//     8 units per buffer plus one per conflicting pair); a time limit, when
+//     set, bounds model building and search. Out of budget, the best plan
 //     found is returned, not proven optimal;
 //   * with threads = 1 and no time limit the search is deterministic; a run
 //     cut short by a time limit stops wherever the clock says. threads > 1
@@ -45,11 +45,11 @@
 #ifndef MEMPLAN_PLANNERS_CP_H_
 #define MEMPLAN_PLANNERS_CP_H_
 
+#include <cstdint>
 #include <memory>
-#include <string>
-#include <vector>
 
 #include "absl/status/statusor.h"
+#include "memplan/compose.h"
 #include "memplan/planner.h"
 #include "memplan/types.h"
 
@@ -59,19 +59,14 @@ struct CpOptions {
   // Worker threads; 0 = PlanOptions::threads.
   int threads = 0;
   // Non-overlap as Gecode's nooverlap of (offset x lifetime) rectangles
-  // instead of one reified disjunction per conflicting pair. Measured: both
-  // prune the same (equal node counts on every instance tried); their speed
-  // per node differs either way by up to 1.5x, so the default stays with the
-  // disjunctions, which explicit conflicts need anyway.
+  // instead of one reified disjunction per conflicting pair. Both prune the
+  // same; the default stays with the disjunctions, which explicit conflicts
+  // need anyway (measurements: bench/NOTES.md).
   bool use_nooverlap = false;
   // One unary-resource constraint (edge finding) per maximal set of buffers
-  // alive together. What makes proofs above the lower bound possible (a
-  // random 18-buffer problem: 49 nodes with, unproven after 1.7M without),
-  // at up to 100x the cost per node on MiniMalloc-sized problems.
+  // alive together. What makes proofs above the lower bound possible, at a
+  // much higher cost per node (bench/NOTES.md).
   bool redundant_cliques = true;
-  // Planners tried in order for the warm start; the first that is
-  // registered and returns a valid plan is used. Empty: no warm start.
-  std::vector<std::string> warm_start = {"best", "greedy_by_size", "naive"};
   // The postpone rule and symmetry breaking of the brancher (off: plain
   // "lowest offset or above it" branching; for measurements).
   bool dominance = true;
@@ -82,9 +77,8 @@ struct CpOptions {
   // pairs (lifetime overlaps between buffers with bytes, counted by a sweep
   // in O(n log n), plus the explicit conflicts). Every pair is an entry of
   // the conflict graph and a reified disjunction in every Gecode space the
-  // search keeps, so memory grows with the pairs: measured 1.8 GB at the
-  // 218395 pairs of somas_resnet50 (0.4 GB even with the fewest copies);
-  // S_1 (28526 buffers) has 43 million. Above the bound no model is built:
+  // search keeps, so memory grows with the pairs (about 1.8 GB at 2 x 10^5
+  // pairs; bench/NOTES.md). Above the bound no model is built:
   // the warm start plan is returned, not proven optimal (proven when it
   // meets the lower bound); without a warm start plan, the warm start's
   // error or Unimplemented. 0: no bound.
@@ -106,10 +100,12 @@ struct CpStats {
   bool model_out_of_time = false;  // the time limit ran out while building
 };
 
-// A cp planner with explicit options. `stats`, when set, receives the
-// statistics of each Solve (the planner must then not be shared).
-std::unique_ptr<Planner> NewCpPlanner(const CpOptions& options,
-                                      CpStats* stats = nullptr);
+// The cp search with explicit options, without a warm start of its own
+// (the registered `cp` is CreatePlanner("cp", MakeCpPlanner(options))).
+// `stats`, when set, receives the statistics of each search (the planner
+// must then not be shared).
+std::unique_ptr<SearchPlanner> MakeCpPlanner(const CpOptions& options,
+                                            CpStats* stats = nullptr);
 
 }  // namespace memplan
 

@@ -21,7 +21,7 @@
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "memplan/internal/planner_util.h"
-#include "memplan/internal/planners.h"
+#include "memplan/compose.h"
 #include "memplan/planner.h"
 #include "memplan/problem.h"
 #include "memplan/verify.h"
@@ -34,8 +34,6 @@ constexpr int kNumOrders = 4;
 // Minimising mode: probes between the bounds that may run out of nodes in
 // one round of the node limit.
 constexpr int kUnknownProbesPerRound = 2;
-// The heuristic start's share of the budget.
-constexpr double kHeuristicShare = 0.1;
 
 // Work units (PlanOptions::work_limit) of one search node in a part of `n`
 // buffers: a node looks at about every item and time section, and the
@@ -626,8 +624,6 @@ Decomposition Decompose(const Problem& problem, bool split) {
       }
     }
     if (!obstacles.empty()) part.complete = false;
-    std::vector<int> local(0);
-    std::vector<int> index_of_buffer;  // filled lazily below
     for (BufferId b : group) {
       const Buffer& buf = problem.buffers[b];
       if (buf.fixed.has_value()) continue;
@@ -738,15 +734,16 @@ Decomposition Decompose(const Problem& problem, bool split) {
 
 enum class ProbeResult { kFeasible, kInfeasible, kUnknown };
 
-class ExactPlanner : public Planner {
+class ExactPlanner : public SearchPlanner {
  public:
   ExactPlanner(const ExactOptions& options, ExactStats* stats)
       : options_(options), stats_(stats) {}
 
   std::string_view name() const override { return "exact"; }
 
-  absl::StatusOr<Plan> Solve(const Problem& problem,
-                             const PlanOptions& plan_options) const override {
+  absl::StatusOr<Plan> Search(const Problem& problem,
+                              const PlanOptions& plan_options,
+                              Incumbent& incumbent) const override {
     if (problem.pools.size() != 1) {
       return absl::UnimplementedError(absl::StrCat(
           "the exact planner handles a single pool; the problem has ",
@@ -767,8 +764,8 @@ class ExactPlanner : public Planner {
     run.rng.seed(plan_options.seed);
     const Bytes capacity = problem.pools[0].capacity;
     absl::StatusOr<Plan> result = capacity > 0
-                                      ? SolveUnder(run, capacity, plan_options)
-                                      : Minimise(run, plan_options);
+                                      ? SolveUnder(run, capacity, incumbent)
+                                      : Minimise(run, incumbent);
     if (stats_ != nullptr) {
       *stats_ = ExactStats{.nodes = run.nodes,
                            .parts = static_cast<int>(run.d.parts.size()),
@@ -953,29 +950,6 @@ class ExactPlanner : public Planner {
     return plan;
   }
 
-  // A heuristic plan from the registry, or an error when none is usable.
-  absl::StatusOr<Plan> Heuristic(const Run& run,
-                                 const PlanOptions& plan_options) const {
-    absl::Status last =
-        absl::NotFoundError("no heuristic planner is registered");
-    for (const char* candidate : {"best", "greedy_by_size", "naive"}) {
-      absl::StatusOr<std::unique_ptr<Planner>> planner =
-          CreatePlanner(candidate);
-      if (!planner.ok()) continue;
-      absl::StatusOr<Plan> plan = (*planner)->Solve(
-          run.problem, run.budget.Part(plan_options, kHeuristicShare));
-      if (plan.ok() && VerifyPlan(run.problem, *plan).ok()) {
-        plan->planner = std::string(name());
-        plan->proven_optimal = false;
-        return plan;
-      }
-      last = plan.ok() ? VerifyPlan(run.problem, *plan) : plan.status();
-      if (plan.status().code() == absl::StatusCode::kResourceExhausted)
-        return last;
-    }
-    return last;
-  }
-
   absl::StatusOr<Plan> Finish(const Run& run, Plan plan, bool proven) const {
     ComputePlanStatistics(run.problem, plan);
     plan.planner = std::string(name());
@@ -1015,7 +989,7 @@ class ExactPlanner : public Planner {
   }
 
   absl::StatusOr<Plan> SolveUnder(Run& run, Bytes capacity,
-                                  const PlanOptions& plan_options) const {
+                                  Incumbent& incumbent) const {
     const Problem& problem = run.problem;
     for (BufferId b = 0; b < static_cast<BufferId>(problem.buffers.size());
          ++b) {
@@ -1049,12 +1023,9 @@ class ExactPlanner : public Planner {
       if (run.OutOfBudget() || !limit_hit) break;
       limit *= options_.node_limit_growth;
     }
-    // Nothing found and nothing proven: a heuristic may still fit.
-    absl::StatusOr<Plan> heuristic =
-        options_.heuristic_warm_start
-            ? Heuristic(run, plan_options)
-            : absl::NotFoundError("no heuristic was tried");
-    if (heuristic.ok()) return Finish(run, *std::move(heuristic), false);
+    // Nothing found and nothing proven: the incumbent may still fit.
+    const absl::StatusOr<Plan>& heuristic = incumbent.Get();
+    if (heuristic.ok()) return Finish(run, *heuristic, false);
     if (run.OutOfBudget()) {
       return absl::DeadlineExceededError(absl::StrCat(
           "the exact planner found no plan within capacity ", capacity,
@@ -1067,12 +1038,10 @@ class ExactPlanner : public Planner {
         heuristic.status().message(), ")"));
   }
 
-  absl::StatusOr<Plan> Minimise(Run& run,
-                                const PlanOptions& plan_options) const {
+  absl::StatusOr<Plan> Minimise(Run& run, Incumbent& incumbent) const {
     std::optional<Plan> best;
-    if (options_.heuristic_warm_start) {
-      absl::StatusOr<Plan> heuristic = Heuristic(run, plan_options);
-      if (heuristic.ok()) best = *std::move(heuristic);
+    if (const absl::StatusOr<Plan>& start = incumbent.Get(); start.ok()) {
+      best = *start;
     }
     // A first descent per part (no backtracking is ever needed without a
     // height limit) gives every part a plan.
@@ -1092,10 +1061,6 @@ class ExactPlanner : public Planner {
       if (all_parts_planned()) h = PartsHeight(run);
       if (best.has_value()) {
         h = std::min(h, (best->peak + run.d.granule - 1) / run.d.granule);
-      }
-      if (options_.upper_bound > 0) {
-        h = std::min(
-            h, (options_.upper_bound + run.d.granule - 1) / run.d.granule);
       }
       return h;
     };
@@ -1168,15 +1133,9 @@ class ExactPlanner : public Planner {
 
 }  // namespace
 
-std::unique_ptr<Planner> MakeExactPlanner(const ExactOptions& options,
-                                          ExactStats* stats) {
+std::unique_ptr<SearchPlanner> MakeExactPlanner(const ExactOptions& options,
+                                                ExactStats* stats) {
   return std::make_unique<ExactPlanner>(options, stats);
 }
-
-namespace internal {
-std::unique_ptr<Planner> NewExactPlanner() {
-  return MakeExactPlanner(ExactOptions{});
-}
-}  // namespace internal
 
 }  // namespace memplan

@@ -4,8 +4,9 @@
 //   * capacity > 0: find a plan whose peak fits the capacity, or prove that
 //     none exists (ResourceExhausted). Out of time with neither:
 //     DeadlineExceeded.
-//   * capacity 0: minimise the peak. The upper bound starts from the best
-//     heuristic plan, the lower bound from max-live. Every round of the node
+//   * capacity 0: minimise the peak. The upper bound starts from the
+//     incumbent (the registered planner's: best's plan), the lower bound
+//     from max-live. Every round of the node
 //     limit probes the lower bound, then one below the best plan for as long
 //     as plans come (a plan found under a loose height often lies well below
 //     it), then bisects in between with at most two probes that run out of
@@ -52,9 +53,7 @@
 // power of the length, randomly perturbed; seeded from PlanOptions::seed),
 // as many nodes in all as the static orders, in short searches. The failure
 // cache is shared by all of them. Restarts are what solve tight parts where
-// every static order commits early to a wrong choice: MiniMalloc's E has a
-// 131-buffer part with 4 units of slack that no static order solved in 20 s,
-// and a few dozen random orders of 1000 nodes each solve it in tens of ms.
+// every static order commits early to a wrong choice (bench/NOTES.md).
 //
 // Proofs (infeasible, optimal) are claimed only where the search is complete:
 // a single pool, no fixed placements, no explicit conflicts between buffers
@@ -72,6 +71,7 @@
 #include <cstdint>
 #include <memory>
 
+#include "memplan/compose.h"
 #include "memplan/planner.h"
 
 namespace memplan {
@@ -96,14 +96,6 @@ struct ExactOptions {
   bool decomposition = true;
   bool failure_cache = true;
   int64_t failure_cache_entries = 1 << 20;  // per part
-  // Minimising mode: start from the best heuristic plan ("best", else
-  // "greedy_by_size", else "naive"). With a capacity: the fallback when the
-  // search finds no plan in time.
-  bool heuristic_warm_start = true;
-  // Minimising mode: a peak (bytes) the caller already has a plan for; only
-  // heights below it are probed. The plan returned is still the search's
-  // own, which may be higher when nothing better is found. 0: none.
-  Bytes upper_bound = 0;
 };
 
 // What a solve did (filled when a pointer is given to the factory).
@@ -114,10 +106,15 @@ struct ExactStats {
   int restarts = 0;  // searches under a random order
 };
 
-// The `exact` planner with explicit options; `stats`, when not null, must
-// outlive the planner and is overwritten by every Solve.
-std::unique_ptr<Planner> MakeExactPlanner(const ExactOptions& options,
-                                          ExactStats* stats = nullptr);
+// The exact search with explicit options; `stats`, when not null, must
+// outlive the planner and is overwritten by every search. Its incumbent
+// (memplan/compose.h) is the start of the minimising mode (only heights
+// below it are probed; the better of the two is returned) and, under a
+// capacity, the plan returned when the search finds none and proves
+// nothing. The registered `exact` is this search started from `best`'s
+// plan: CreatePlanner("exact", MakeExactPlanner(options)).
+std::unique_ptr<SearchPlanner> MakeExactPlanner(const ExactOptions& options,
+                                                ExactStats* stats = nullptr);
 
 }  // namespace memplan
 

@@ -23,8 +23,8 @@
 
 namespace memplan::internal {
 
-std::unique_ptr<Planner> NewFirstFitPlanner() {
-  return NewGreedyPlanner(
+std::unique_ptr<Planner> MakeFirstFitPlanner() {
+  return MakeGreedyPlanner(
       {.order = PlacementOrder::kSize, .fit = Fit::kFirst});
 }
 

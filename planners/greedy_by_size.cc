@@ -7,14 +7,11 @@
 #include <vector>
 
 #include "memplan/internal/placement.h"
-#include "memplan/internal/planners.h"
 #include "memplan/internal/status_macros.h"
 
 namespace memplan {
 namespace {
 
-using internal::Fit;
-using internal::PlacementOrder;
 
 class GreedyPlanner : public Planner {
  public:
@@ -58,15 +55,7 @@ std::string_view GreedyPlannerName(const GreedyOptions& options) {
   return "greedy";
 }
 
-std::unique_ptr<Planner> NewGreedyPlanner(const GreedyOptions& options) {
+std::unique_ptr<Planner> MakeGreedyPlanner(const GreedyOptions& options) {
   return std::make_unique<GreedyPlanner>(options);
 }
-
-namespace internal {
-
-std::unique_ptr<Planner> NewGreedyBySizePlanner() {
-  return NewGreedyPlanner({});
-}
-
-}  // namespace internal
 }  // namespace memplan

@@ -35,14 +35,14 @@
 #include <memory>
 #include <string_view>
 
-#include "memplan/internal/placement.h"
+#include "memplan/placement.h"
 #include "memplan/planner.h"
 
 namespace memplan {
 
 struct GreedyOptions {
-  internal::PlacementOrder order = internal::PlacementOrder::kSize;
-  internal::Fit fit = internal::Fit::kBest;
+  PlacementOrder order = PlacementOrder::kSize;
+  Fit fit = Fit::kBest;
 };
 
 // The planner's name for `options`: "greedy_by_size" (size, best fit),
@@ -52,7 +52,7 @@ struct GreedyOptions {
 std::string_view GreedyPlannerName(const GreedyOptions& options);
 
 // A greedy planner with `options`.
-std::unique_ptr<Planner> NewGreedyPlanner(const GreedyOptions& options);
+std::unique_ptr<Planner> MakeGreedyPlanner(const GreedyOptions& options);
 
 }  // namespace memplan
 

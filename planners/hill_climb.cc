@@ -12,13 +12,11 @@
 
 #include "absl/status/status.h"
 #include "memplan/internal/placement.h"
-#include "memplan/internal/planners.h"
 #include "memplan/problem.h"
 
 namespace memplan {
 namespace {
 
-using internal::Fit;
 using internal::PlacementIndex;
 using internal::PlacementState;
 
@@ -199,15 +197,18 @@ class Climber {
   Budget* budget_ = nullptr;
 };
 
-class HillClimbPlanner : public Planner {
+class HillClimbPlanner : public SearchPlanner {
  public:
   explicit HillClimbPlanner(const HillClimbOptions& options)
       : options_(options) {}
 
   std::string_view name() const override { return "hill_climb"; }
 
-  absl::StatusOr<Plan> Solve(const Problem& problem,
-                             const PlanOptions& options) const override {
+  // The incumbent is not used: the climb walks placement orders, which a
+  // plan does not give; it starts from its own greedy placements.
+  absl::StatusOr<Plan> Search(const Problem& problem,
+                              const PlanOptions& options,
+                              Incumbent&) const override {
     // The clock of the starts; the climb's count starts with its start.
     Budget clock(options);
     const PlacementIndex index(problem);
@@ -273,7 +274,6 @@ class HillClimbPlanner : public Planner {
 }  // namespace
 
 std::vector<GreedyOptions> HillClimbOptions::DefaultStarts() {
-  using internal::PlacementOrder;
   std::vector<GreedyOptions> starts;
   for (PlacementOrder order : {PlacementOrder::kSize, PlacementOrder::kArea,
                                PlacementOrder::kLifetime}) {
@@ -284,15 +284,8 @@ std::vector<GreedyOptions> HillClimbOptions::DefaultStarts() {
   return starts;
 }
 
-std::unique_ptr<Planner> NewHillClimbPlanner(const HillClimbOptions& options) {
+std::unique_ptr<SearchPlanner> MakeHillClimbPlanner(
+    const HillClimbOptions& options) {
   return std::make_unique<HillClimbPlanner>(options);
 }
-
-namespace internal {
-
-std::unique_ptr<Planner> NewHillClimbPlanner() {
-  return memplan::NewHillClimbPlanner(HillClimbOptions{});
-}
-
-}  // namespace internal
 }  // namespace memplan

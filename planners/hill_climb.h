@@ -34,6 +34,7 @@
 #include <vector>
 
 #include "greedy_by_size.h"
+#include "memplan/compose.h"
 #include "memplan/planner.h"
 
 namespace memplan {
@@ -47,7 +48,8 @@ struct HillClimbOptions {
   static std::vector<GreedyOptions> DefaultStarts();
 };
 
-std::unique_ptr<Planner> NewHillClimbPlanner(const HillClimbOptions& options);
+std::unique_ptr<SearchPlanner> MakeHillClimbPlanner(
+    const HillClimbOptions& options);
 
 }  // namespace memplan
 

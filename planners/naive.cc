@@ -66,7 +66,7 @@ class NaivePlanner : public Planner {
 
 }  // namespace
 
-std::unique_ptr<Planner> NewNaivePlanner() {
+std::unique_ptr<Planner> MakeNaivePlanner() {
   return std::make_unique<NaivePlanner>();
 }
 

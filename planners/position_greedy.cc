@@ -33,8 +33,8 @@
 
 namespace memplan::internal {
 
-std::unique_ptr<Planner> NewPositionGreedyPlanner() {
-  return NewGreedyPlanner(
+std::unique_ptr<Planner> MakePositionGreedyPlanner() {
+  return MakeGreedyPlanner(
       {.order = PlacementOrder::kSizeThenId, .fit = Fit::kFirst});
 }
 

@@ -28,12 +28,31 @@ using ::memplan::testing::LoadProblem;
 using ::memplan::testing::RandomProblem;
 using ::memplan::testing::RandomProblemOptions;
 
+// The cp search's options, and the planners of its warm start (tried in
+// order; the registered cp's by default, none when empty).
+struct CpTestOptions : CpOptions {
+  std::vector<std::string> warm_start = {"best", "greedy_by_size", "naive"};
+};
+
 // Solves with explicit options and checks the plan with the verifier.
 absl::StatusOr<Plan> SolveCp(const Problem& problem,
-                             const CpOptions& cp_options,
+                             const CpTestOptions& cp_options,
                              absl::Duration time_limit = absl::Seconds(10),
                              CpStats* stats = nullptr) {
-  std::unique_ptr<Planner> planner = NewCpPlanner(cp_options, stats);
+  std::unique_ptr<SearchPlanner> search = MakeCpPlanner(cp_options, stats);
+  std::unique_ptr<Planner> planner;
+  if (cp_options.warm_start.empty()) {
+    planner = std::move(search);
+  } else {
+    std::unique_ptr<Planner> start;
+    for (auto it = cp_options.warm_start.rbegin();
+         it != cp_options.warm_start.rend(); ++it) {
+      std::unique_ptr<Planner> next = *CreatePlanner(*it);
+      start = start == nullptr ? std::move(next)
+                               : WithFallback(std::move(next), std::move(start));
+    }
+    planner = WarmStarted(std::move(search), std::move(start), 0.5);
+  }
   PlanOptions options;
   options.time_limit = time_limit;
   absl::StatusOr<Plan> plan = planner->Solve(problem, options);
@@ -45,8 +64,8 @@ absl::StatusOr<Plan> SolveCp(const Problem& problem,
   return plan;
 }
 
-CpOptions NoWarmStart() {
-  CpOptions options;
+CpTestOptions NoWarmStart() {
+  CpTestOptions options;
   options.warm_start.clear();
   return options;
 }
@@ -72,7 +91,7 @@ TEST(CpTest, SeedModelOptimumWithoutWarmStartEitherEncoding) {
   const Problem problem = SeedProblem();
   for (bool nooverlap : {false, true}) {
     SCOPED_TRACE(nooverlap ? "nooverlap" : "disjunctions");
-    CpOptions cp_options = NoWarmStart();
+    CpTestOptions cp_options = NoWarmStart();
     cp_options.use_nooverlap = nooverlap;
     CpStats stats;
     absl::StatusOr<Plan> plan =
@@ -161,7 +180,7 @@ Bytes GreedyBySizePeak(const Problem& problem) {
 TEST(CpTest, FindsAndProvesTheOptimumWhereGreedyBySizeDoesNot) {
   const Problem problem = GreedyTrap();
   EXPECT_EQ(GreedyBySizePeak(problem), 10);
-  for (const CpOptions& cp_options : {CpOptions{}, NoWarmStart()}) {
+  for (const CpTestOptions& cp_options : {CpTestOptions{}, NoWarmStart()}) {
     absl::StatusOr<Plan> plan = SolveCp(problem, cp_options);
     ASSERT_TRUE(plan.ok()) << plan.status();
     EXPECT_EQ(plan->peak, 7);
@@ -198,7 +217,7 @@ TEST(CpTest, ProvesOptimumAboveTheLowerBound) {
 TEST(CpTest, CapacityThatFitsOnlyTheOptimum) {
   // Exactly the optimum fits; the naive warm start fits too, and a tighter
   // plan is not possible.
-  absl::StatusOr<Plan> plan = SolveCp(ExplicitTriangle(24), CpOptions{});
+  absl::StatusOr<Plan> plan = SolveCp(ExplicitTriangle(24), CpTestOptions{});
   ASSERT_TRUE(plan.ok()) << plan.status();
   EXPECT_EQ(plan->peak, 24);
   EXPECT_TRUE(plan->proven_optimal);
@@ -207,14 +226,14 @@ TEST(CpTest, CapacityThatFitsOnlyTheOptimum) {
   // the search finds the only shape that does.
   Problem trap = GreedyTrap();
   trap.pools[0].capacity = 7;
-  plan = SolveCp(trap, CpOptions{});
+  plan = SolveCp(trap, CpTestOptions{});
   ASSERT_TRUE(plan.ok()) << plan.status();
   EXPECT_EQ(plan->peak, 7);
 }
 
 TEST(CpTest, InfeasibleCapacityIsResourceExhausted) {
   // The lower bound fits (8 <= 16) but no plan does.
-  absl::StatusOr<Plan> plan = SolveCp(ExplicitTriangle(16), CpOptions{});
+  absl::StatusOr<Plan> plan = SolveCp(ExplicitTriangle(16), CpTestOptions{});
   ASSERT_FALSE(plan.ok());
   EXPECT_EQ(plan.status().code(), absl::StatusCode::kResourceExhausted)
       << plan.status();
@@ -237,7 +256,7 @@ TEST(CpTest, SeveralPoolsAreUnimplemented) {
   options.buffers = 10;
   options.pools = 2;
   options.capacity = 2000;
-  absl::StatusOr<Plan> plan = SolveCp(RandomProblem(5, options), CpOptions{});
+  absl::StatusOr<Plan> plan = SolveCp(RandomProblem(5, options), CpTestOptions{});
   ASSERT_FALSE(plan.ok());
   EXPECT_EQ(plan.status().code(), absl::StatusCode::kUnimplemented);
   EXPECT_NE(plan.status().message().find("2 pools"), std::string::npos)
@@ -344,15 +363,15 @@ TEST(CpTest, AgreesWithBruteForceOnTinyProblems) {
     SCOPED_TRACE(absl::StrCat("seed ", seed));
     const Bytes optimum = BruteForceOptimum(problem);
     if (optimum > LowerBound(problem)) ++above_lower_bound;
-    CpOptions plain = NoWarmStart();
+    CpTestOptions plain = NoWarmStart();
     plain.dominance = false;
     plain.redundant_cliques = false;
-    CpOptions nooverlap = NoWarmStart();
+    CpTestOptions nooverlap = NoWarmStart();
     nooverlap.use_nooverlap = true;
-    CpOptions lowest = NoWarmStart();
+    CpTestOptions lowest = NoWarmStart();
     lowest.lowest_offset_first = true;
-    for (const CpOptions& cp_options :
-         {CpOptions{}, NoWarmStart(), plain, nooverlap, lowest}) {
+    for (const CpTestOptions& cp_options :
+         {CpTestOptions{}, NoWarmStart(), plain, nooverlap, lowest}) {
       absl::StatusOr<Plan> plan = SolveCp(problem, cp_options);
       ASSERT_TRUE(plan.ok()) << plan.status();
       EXPECT_EQ(plan->peak, optimum);
@@ -384,7 +403,7 @@ TEST(CpTest, TinyTimeLimitReturnsValidUnprovenPlan) {
   CpStats stats;
   const absl::Time start = absl::Now();
   absl::StatusOr<Plan> plan =
-      SolveCp(problem, CpOptions{}, absl::Milliseconds(1), &stats);
+      SolveCp(problem, CpTestOptions{}, absl::Milliseconds(1), &stats);
   const absl::Duration elapsed = absl::Now() - start;
   ASSERT_TRUE(plan.ok()) << plan.status();
   EXPECT_FALSE(plan->proven_optimal);
@@ -409,7 +428,7 @@ TEST(CpTest, NeverWorseThanTheWarmStartOnBundledModels) {
     const Problem problem = *LoadProblem(path);
     CpStats stats;
     absl::StatusOr<Plan> plan =
-        SolveCp(problem, CpOptions{}, absl::Milliseconds(300), &stats);
+        SolveCp(problem, CpTestOptions{}, absl::Milliseconds(300), &stats);
     ASSERT_TRUE(plan.ok()) << plan.status();
     ASSERT_TRUE(stats.used_warm_start);
     EXPECT_LE(plan->peak, stats.warm_start_peak);
@@ -423,7 +442,7 @@ TEST(CpTest, NeverWorseThanTheWarmStartOnBundledModels) {
 
 TEST(CpTest, AboveThePairBoundReturnsTheWarmStartUnproven) {
   const Problem problem = GreedyTrap();  // 3 overlapping pairs
-  CpOptions cp_options;
+  CpTestOptions cp_options;
   cp_options.warm_start = {"greedy_by_size"};
   cp_options.max_conflicting_pairs = 2;
   CpStats stats;
@@ -448,7 +467,7 @@ TEST(CpTest, AboveThePairBoundReturnsTheWarmStartUnproven) {
 }
 
 TEST(CpTest, ExplicitConflictsCountTowardsThePairBound) {
-  CpOptions cp_options;
+  CpTestOptions cp_options;
   cp_options.warm_start = {"naive"};
   cp_options.max_conflicting_pairs = 2;
   CpStats stats;
@@ -464,7 +483,7 @@ TEST(CpTest, ExplicitConflictsCountTowardsThePairBound) {
 }
 
 TEST(CpTest, AboveThePairBoundWithoutWarmStartIsAnError) {
-  CpOptions cp_options = NoWarmStart();
+  CpTestOptions cp_options = NoWarmStart();
   cp_options.max_conflicting_pairs = 2;
   absl::StatusOr<Plan> plan = SolveCp(GreedyTrap(), cp_options);
   ASSERT_FALSE(plan.ok());
@@ -484,7 +503,7 @@ TEST(CpTest, DefaultPairBoundKeepsDenseProblemsOutOfTheModel) {
     problem.buffers.push_back(
         Buffer{.name = absl::StrCat("t", i), .size = 1, .lifetime = {10, 11}});
   }
-  CpOptions cp_options;
+  CpTestOptions cp_options;
   ASSERT_LT(cp_options.max_conflicting_pairs, 124753);
   cp_options.warm_start = {"greedy_by_size"};
   CpStats stats;

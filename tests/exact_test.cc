@@ -262,7 +262,6 @@ TEST(ExactTest, EveryInferenceSwitchGivesTheSameOptimum) {
       options.symmetry = (mask & 2) != 0;
       options.decomposition = (mask & 4) != 0;
       options.failure_cache = (mask & 8) != 0;
-      options.heuristic_warm_start = false;
       absl::StatusOr<Plan> plan =
           MakeExactPlanner(options)->Solve(problem, PlanOptions{});
       ASSERT_TRUE(plan.ok()) << plan.status();
@@ -370,10 +369,13 @@ TEST(ExactTest, NodeLimitsMakeItDeterministic) {
   PlanOptions plan_options;
   plan_options.time_limit = absl::Seconds(60);
   ExactStats stats;
+  // As registered (best's plan first), around a search with a node limit.
   absl::StatusOr<Plan> first =
-      MakeExactPlanner(options, &stats)->Solve(*problem, plan_options);
-  absl::StatusOr<Plan> second =
-      PlanMemory(*problem, *MakeExactPlanner(options), plan_options);
+      (*CreatePlanner("exact", MakeExactPlanner(options, &stats)))
+          ->Solve(*problem, plan_options);
+  absl::StatusOr<Plan> second = PlanMemory(
+      *problem, **CreatePlanner("exact", MakeExactPlanner(options)),
+      plan_options);
   ASSERT_TRUE(first.ok()) << first.status();
   ASSERT_TRUE(second.ok()) << second.status();
   EXPECT_EQ(first->assignments, second->assignments);

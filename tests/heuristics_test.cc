@@ -8,11 +8,11 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
-#include "best.h"
 #include "gmock/gmock.h"
 #include "greedy_by_size.h"
 #include "gtest/gtest.h"
 #include "hill_climb.h"
+#include "memplan/compose.h"
 #include "memplan/internal/placement.h"
 #include "memplan/memplan.h"
 #include "memplan/synthetic.h"
@@ -125,10 +125,10 @@ TEST(HillClimbTest, ImprovesOnItsStartAndIsDeterministic) {
   // The ties case above with hill_climb restricted to position_greedy's
   // start: the climb must find the two-level plan.
   HillClimbOptions options;
-  options.starts = {{.order = internal::PlacementOrder::kSizeThenId,
-                     .fit = internal::Fit::kFirst}};
+  options.starts = {{.order = PlacementOrder::kSizeThenId,
+                     .fit = Fit::kFirst}};
   const Problem problem = TiesProblem();
-  absl::StatusOr<Plan> plan = NewHillClimbPlanner(options)->Solve(problem, {});
+  absl::StatusOr<Plan> plan = MakeHillClimbPlanner(options)->Solve(problem, {});
   ASSERT_TRUE(plan.ok()) << plan.status();
   ASSERT_TRUE(VerifyPlan(problem, *plan).ok());
   EXPECT_EQ(plan->peak, 20);
@@ -140,9 +140,9 @@ TEST(HillClimbTest, ImprovesOnItsStartAndIsDeterministic) {
   const Problem hard = *LoadProblem("minimalloc/A.1048576.csv");
   const PlanOptions plan_options{.work_limit = 4'000'000, .seed = 7};
   absl::StatusOr<Plan> first =
-      NewHillClimbPlanner({})->Solve(hard, plan_options);
+      MakeHillClimbPlanner({})->Solve(hard, plan_options);
   absl::StatusOr<Plan> second =
-      NewHillClimbPlanner({})->Solve(hard, plan_options);
+      MakeHillClimbPlanner({})->Solve(hard, plan_options);
   ASSERT_TRUE(first.ok() && second.ok());
   EXPECT_TRUE(VerifyPlan(hard, *first).ok());
   EXPECT_EQ(first->assignments, second->assignments);
@@ -297,22 +297,20 @@ TEST(QualityTest, BestIsNeverWorseThanTheHeuristicsItRuns) {
   // budget, not the machine's speed, decides both best's hill climb and the
   // standalone one.
   const PlanOptions budget{.work_limit = 12'000'000};
-  HillClimbOptions climb;
-  const std::unique_ptr<Planner> best_planner =
-      NewBestPlanner({.hill_climb = climb, .exact_search = true});
+  const std::unique_ptr<Planner> best_planner = *CreatePlanner("best");
   std::vector<std::unique_ptr<Planner>> heuristics;
-  for (internal::PlacementOrder order :
-       {internal::PlacementOrder::kSize, internal::PlacementOrder::kArea,
-        internal::PlacementOrder::kLifetime,
-        internal::PlacementOrder::kSizeThenId}) {
-    for (internal::Fit fit : {internal::Fit::kBest, internal::Fit::kFirst}) {
-      if (order == internal::PlacementOrder::kSizeThenId &&
-          fit == internal::Fit::kBest)
+  for (PlacementOrder order :
+       {PlacementOrder::kSize, PlacementOrder::kArea,
+        PlacementOrder::kLifetime,
+        PlacementOrder::kSizeThenId}) {
+    for (Fit fit : {Fit::kBest, Fit::kFirst}) {
+      if (order == PlacementOrder::kSizeThenId &&
+          fit == Fit::kBest)
         continue;
-      heuristics.push_back(NewGreedyPlanner({.order = order, .fit = fit}));
+      heuristics.push_back(MakeGreedyPlanner({.order = order, .fit = fit}));
     }
   }
-  heuristics.push_back(NewHillClimbPlanner(climb));
+  heuristics.push_back(MakeHillClimbPlanner({}));
   for (const auto& [name, problem] : corpus) {
     SCOPED_TRACE(name);
     absl::StatusOr<Plan> best_or =
@@ -343,13 +341,20 @@ TEST(QualityTest, BestBeatsGreedyOnAMiniMallocInstance) {
 // clock: the budget decides (the 80M units of a 2 s limit).
 TEST(QualityTest, BestReachesTheLowerBoundOfMiniMallocAByItsExactSearch) {
   const Problem problem = *LoadProblem("minimalloc/A.1048576.csv");
-  HillClimbOptions climb;
   const PlanOptions options{.work_limit = 80'000'000};
-  absl::StatusOr<Plan> with = PlanMemory(
-      problem, *NewBestPlanner({.hill_climb = climb, .exact_search = true}),
-      options);
+  // best as registered, and the same without its exact search.
+  absl::StatusOr<Plan> with =
+      PlanMemory(problem, **CreatePlanner("best"), options);
+  std::vector<std::unique_ptr<Planner>> greedy;
+  for (PlacementOrder order : {PlacementOrder::kSize, PlacementOrder::kArea,
+                               PlacementOrder::kLifetime}) {
+    for (Fit fit : {Fit::kBest, Fit::kFirst})
+      greedy.push_back(MakeGreedyPlanner({.order = order, .fit = fit}));
+  }
+  std::vector<std::unique_ptr<SearchPlanner>> climb;
+  climb.push_back(MakeHillClimbPlanner({}));
   absl::StatusOr<Plan> without = PlanMemory(
-      problem, *NewBestPlanner({.hill_climb = climb, .exact_search = false}),
+      problem, *ChooseBest("best", std::move(greedy), std::move(climb)),
       options);
   ASSERT_TRUE(with.ok()) << with.status();
   ASSERT_TRUE(without.ok()) << without.status();
@@ -375,25 +380,25 @@ TEST(DeadlineTest, PlacementRunIsAbandonedAtItsDeadline) {
   ASSERT_GT(internal::CountOverlappingPairs(problem), Budget::kClockWork);
   const internal::PlacementIndex index(problem);
   const std::vector<BufferId> order =
-      internal::SortedBuffers(problem, internal::PlacementOrder::kSize);
+      internal::SortedBuffers(problem, PlacementOrder::kSize);
   absl::StatusOr<Plan> free_run =
-      internal::PlaceInOrder(index, order, internal::Fit::kBest);
+      internal::PlaceInOrder(index, order, Fit::kBest);
   ASSERT_TRUE(free_run.ok()) << free_run.status();
   // A counted budget far too small for the run does not cut it: only the
   // clock does.
   Budget counted(PlanOptions{.work_limit = 1});
   absl::StatusOr<Plan> in_time =
-      internal::PlaceInOrder(index, order, internal::Fit::kBest, &counted);
+      internal::PlaceInOrder(index, order, Fit::kBest, &counted);
   ASSERT_TRUE(in_time.ok()) << in_time.status();
   EXPECT_EQ(in_time->assignments, free_run->assignments);
   EXPECT_TRUE(counted.Expired());
   Budget past(PlanOptions{.deadline = absl::InfinitePast()});
   absl::StatusOr<Plan> late =
-      internal::PlaceInOrder(index, order, internal::Fit::kBest, &past);
+      internal::PlaceInOrder(index, order, Fit::kBest, &past);
   EXPECT_EQ(late.status().code(), absl::StatusCode::kDeadlineExceeded);
 
   // A greedy planner with a deadline (as best runs all but its first).
-  absl::StatusOr<Plan> greedy = NewGreedyPlanner({})->Solve(
+  absl::StatusOr<Plan> greedy = MakeGreedyPlanner({})->Solve(
       problem, PlanOptions{.deadline = absl::InfinitePast()});
   EXPECT_EQ(greedy.status().code(), absl::StatusCode::kDeadlineExceeded);
 }
@@ -406,22 +411,22 @@ TEST(DeadlineTest, HillClimbPastItsDeadlineKeepsTheFirstStart) {
   // hill_climb would start from that one.
   Bytes smallest = first.peak;
   for (const GreedyOptions& g : options.starts) {
-    absl::StatusOr<Plan> plan = NewGreedyPlanner(g)->Solve(problem, {});
+    absl::StatusOr<Plan> plan = MakeGreedyPlanner(g)->Solve(problem, {});
     ASSERT_TRUE(plan.ok()) << plan.status();
     smallest = std::min(smallest, plan->peak);
   }
   ASSERT_LT(smallest, first.peak);
-  ASSERT_EQ(options.starts.front().order, internal::PlacementOrder::kSize);
-  ASSERT_EQ(options.starts.front().fit, internal::Fit::kBest);
+  ASSERT_EQ(options.starts.front().order, PlacementOrder::kSize);
+  ASSERT_EQ(options.starts.front().fit, Fit::kBest);
 
-  absl::StatusOr<Plan> plan = NewHillClimbPlanner(options)->Solve(
+  absl::StatusOr<Plan> plan = MakeHillClimbPlanner(options)->Solve(
       problem, PlanOptions{.deadline = absl::InfinitePast()});
   ASSERT_TRUE(plan.ok()) << plan.status();
   EXPECT_TRUE(VerifyPlan(problem, *plan).ok());
   EXPECT_EQ(plan->assignments, first.assignments);
 
   // Without the deadline the same start and budget climb from the smallest.
-  plan = NewHillClimbPlanner(options)->Solve(
+  plan = MakeHillClimbPlanner(options)->Solve(
       problem, PlanOptions{.work_limit = 4'000'000});
   ASSERT_TRUE(plan.ok()) << plan.status();
   EXPECT_LE(plan->peak, smallest);

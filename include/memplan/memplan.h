@@ -4,7 +4,7 @@
 //   absl::StatusOr<memplan::Plan> plan = memplan::PlanMemory(graph, {});
 //
 // PlanMemory builds the problem, runs the planner and verifies the plan; a plan
-// the verifier rejects is an internal error and is never returned.
+// the verifier rejects is InternalError and is never returned.
 
 #ifndef MEMPLAN_MEMPLAN_H_
 #define MEMPLAN_MEMPLAN_H_

@@ -107,9 +107,26 @@ class Planner {
                                      const PlanOptions& options) const = 0;
 };
 
+// What a planner does with its budget.
+enum class PlannerKind {
+  kHeuristic,  // one pass: the same work whatever the budget
+  kSearch,     // improves its plan for as long as the budget lasts
+  kExact,      // a complete search: proves optimality or infeasibility
+               // where it finishes (within the budget)
+};
+
+// How its cost grows with the problem, for tools that size their inputs.
+enum class PlannerCost {
+  kLight,     // about O(n log n + overlapping pairs): 10^6 buffers in seconds
+  kBudgeted,  // up to its work budget; about 10^4 buffers at the default
+  kModel,     // a model or search state per conflicting pair: about 10^3
+};
+
 struct PlannerInfo {
   std::string_view name;
   std::string_view description;  // one line: what it does
+  PlannerKind kind = PlannerKind::kHeuristic;
+  PlannerCost cost = PlannerCost::kLight;
 };
 
 // Every registered planner, in the registry's order.
@@ -117,6 +134,15 @@ std::vector<PlannerInfo> RegisteredPlanners();
 
 // NotFound (listing the valid names) when `name` is not registered.
 absl::StatusOr<std::unique_ptr<Planner>> CreatePlanner(std::string_view name);
+
+class SearchPlanner;  // memplan/compose.h
+
+// The registered planner `name` (exact, cp) built around `search`, a search
+// planner with the caller's options (MakeExactPlanner(options)), instead of
+// its own: the same warm start. InvalidArgument when `name` is not built
+// around a search.
+absl::StatusOr<std::unique_ptr<Planner>> CreatePlanner(
+    std::string_view name, std::unique_ptr<SearchPlanner> search);
 
 // The planner PlanMemory() and the tool use when none is named.
 std::string_view DefaultPlannerName();

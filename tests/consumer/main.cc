@@ -21,7 +21,7 @@ int main() {
   memplan::CpOptions options;
   options.warm_start = {"greedy_by_size"};
   absl::StatusOr<memplan::Plan> cp =
-      memplan::NewCpPlanner(options)->Solve(*problem, memplan::PlanOptions{});
+      memplan::MakeCpPlanner(options)->Solve(*problem, memplan::PlanOptions{});
   if (!cp.ok() || !memplan::VerifyPlan(*problem, *cp).ok() || !cp->proven_optimal) {
     return 1;
   }

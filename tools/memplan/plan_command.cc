@@ -1,7 +1,11 @@
 // memplan plan: plan one input and write the plan.
 
+#include <algorithm>
 #include <iostream>
 #include <map>
+#include <memory>
+#include <string>
+#include <vector>
 
 #include "absl/flags/flag.h"
 #include "absl/strings/match.h"
@@ -51,12 +55,11 @@ ExactOptions ExactOptionsFromFlags() {
       {"symmetry", &options.symmetry},
       {"decomposition", &options.decomposition},
       {"failure_cache", &options.failure_cache},
-      {"warm_start", &options.heuristic_warm_start},
   };
   for (const std::string& name : absl::GetFlag(FLAGS_exact_off)) {
     if (name == "restarts") {
       options.restarts_per_round = 0;
-    } else {
+    } else if (name != "warm_start") {
       *switches.at(name) = false;
     }
   }
@@ -73,9 +76,18 @@ absl::Status Run(const Arguments& args) {
   ExactStats stats;
   const bool exact = options.planner == "exact";
   if (exact) {
-    plan = PlanMemory(input->problem,
-                      *MakeExactPlanner(ExactOptionsFromFlags(), &stats),
-                      options.plan);
+    // The registered exact (from best's plan) around a search with the
+    // flags' options, or that search alone with --exact-off=warm_start.
+    const std::vector<std::string> off = absl::GetFlag(FLAGS_exact_off);
+    std::unique_ptr<SearchPlanner> search =
+        MakeExactPlanner(ExactOptionsFromFlags(), &stats);
+    std::unique_ptr<Planner> planner;
+    if (std::find(off.begin(), off.end(), "warm_start") != off.end()) {
+      planner = std::move(search);
+    } else {
+      planner = *CreatePlanner("exact", std::move(search));
+    }
+    plan = PlanMemory(input->problem, *planner, options.plan);
   } else {
     plan = PlanMemory(input->problem, options);
   }

@@ -33,26 +33,14 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "memplan/placement.h"
 #include "memplan/planner.h"
 #include "memplan/types.h"
 
 namespace memplan::internal {
 
-// Which free range a buffer takes among those that fit it.
-enum class Fit {
-  kBest,   // the smallest gap between obstacles that fits (ties: lowest);
-           // above the highest obstacle when no gap fits
-  kFirst,  // the lowest offset that fits
-};
-
-// Orders for greedy placement. All put the largest key first; ties go to
-// the earlier start, then the smaller id, except where noted.
-enum class PlacementOrder {
-  kSize,        // bytes
-  kArea,        // bytes x lifetime length
-  kLifetime,    // lifetime length
-  kSizeThenId,  // bytes; ties by id alone (a stable sort of the buffer list)
-};
+using ::memplan::Fit;
+using ::memplan::PlacementOrder;
 
 // Every non-fixed buffer, sorted for `order`.
 std::vector<BufferId> SortedBuffers(const Problem& problem,

@@ -1,5 +1,6 @@
-// Factories of the built-in planners, one per planners/<name>.cc; the
-// registry (src/registry.cc) lists them.
+// Factories of the built-in planners that have no options of their own, one
+// per planners/<name>.cc; the registry (src/registry.cc) lists them with the
+// planners whose factories are public (memplan/planners/<name>.h).
 
 #ifndef MEMPLAN_INTERNAL_PLANNERS_H_
 #define MEMPLAN_INTERNAL_PLANNERS_H_
@@ -10,16 +11,9 @@
 
 namespace memplan::internal {
 
-std::unique_ptr<Planner> NewNaivePlanner();
-std::unique_ptr<Planner> NewGreedyBySizePlanner();
-std::unique_ptr<Planner> NewFirstFitPlanner();
-std::unique_ptr<Planner> NewPositionGreedyPlanner();
-std::unique_ptr<Planner> NewHillClimbPlanner();
-std::unique_ptr<Planner> NewBestPlanner();
-std::unique_ptr<Planner> NewCaffe2GreedyPlanner();
-std::unique_ptr<Planner> NewCaffe2DpPlanner();
-std::unique_ptr<Planner> NewCpPlanner();
-std::unique_ptr<Planner> NewExactPlanner();
+std::unique_ptr<Planner> MakeNaivePlanner();
+std::unique_ptr<Planner> MakeFirstFitPlanner();
+std::unique_ptr<Planner> MakePositionGreedyPlanner();
 
 }  // namespace memplan::internal
 

@@ -1,0 +1,97 @@
+// Compositions of planners, after XLA's ChooseBestHeapAlgorithm and
+// HeapAlgorithmWithFallback. The registry (src/registry.cc) writes `best`,
+// `exact` and `cp` with them; a planner never looks another one up.
+//
+//   ChooseBest    the smallest valid plan of several planners
+//   WarmStarted   a search started from a heuristic's plan
+//   WithFallback  a second planner when the first fails
+
+#ifndef MEMPLAN_COMPOSE_H_
+#define MEMPLAN_COMPOSE_H_
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "memplan/planner.h"
+#include "memplan/types.h"
+
+namespace memplan {
+
+// The plan a search starts from: given up front, or made by a heuristic
+// planner when the search first asks for it (a search that needs none, for
+// instance one that decides a capacity and succeeds, costs it nothing).
+class Incumbent {
+ public:
+  // No start: Get() is NotFound.
+  Incumbent();
+  explicit Incumbent(Plan plan);
+  // `heuristic` plans `problem` with `options` on the first Get(). Both must
+  // outlive the incumbent.
+  Incumbent(const Planner& heuristic, const Problem& problem,
+            const PlanOptions& options);
+
+  // The start, verified and with its statistics, or why there is none (a
+  // plan the verifier rejects is InternalError naming its planner).
+  const absl::StatusOr<Plan>& Get();
+  // Constructed without a start.
+  bool none() const { return none_; }
+
+ private:
+  const Planner* heuristic_ = nullptr;
+  const Problem* problem_ = nullptr;
+  PlanOptions options_;
+  std::optional<absl::StatusOr<Plan>> plan_;
+  bool none_ = false;
+};
+
+// A planner that searches for a plan better than an incumbent (exact, cp,
+// hill_climb). Solve() searches without one.
+class SearchPlanner : public Planner {
+ public:
+  virtual absl::StatusOr<Plan> Search(const Problem& problem,
+                                      const PlanOptions& options,
+                                      Incumbent& incumbent) const = 0;
+
+  absl::StatusOr<Plan> Solve(const Problem& problem,
+                             const PlanOptions& options) const override;
+};
+
+// `search`, started from the plan of `heuristic`, which gets `share` of the
+// budget (work and time limit; PlanOptions) when the search asks for it;
+// the search gets the rest of the work and the whole time. Named as the
+// search.
+std::unique_ptr<Planner> WarmStarted(std::unique_ptr<SearchPlanner> search,
+                                     std::unique_ptr<Planner> heuristic,
+                                     double share);
+
+// `primary`'s plan; when it fails (or its plan fails the verifier),
+// `fallback`'s with the same options; when both fail, primary's error.
+// Named as the primary; a plan keeps the name of the planner that made it.
+std::unique_ptr<Planner> WithFallback(std::unique_ptr<Planner> primary,
+                                      std::unique_ptr<Planner> fallback);
+
+// The smallest valid plan (ties: the earlier) of `heuristics` (one-pass
+// planners), then of `searches`, each started from the smallest plan so far.
+//   * Every member gets the whole budget of the options: best is never
+//     worse than any member on its own.
+//   * Dense problems, where one placement pass (about twice the overlapping
+//     pairs of buffers, in work units) costs more than a sixteenth of the
+//     budget per heuristic, run fewer heuristics (the first always) and no
+//     searches.
+//   * Searches are skipped once a plan meets the lower bound.
+//   * Time: the first heuristic always completes (so there is a plan); the
+//     others run under the deadline, and a member abandoned at it
+//     (DeadlineExceeded) ends the run with the best plan so far.
+//   * Every plan goes through VerifyPlan (InternalError naming the member
+//     when it fails). With no plan at all, the first error is returned.
+// The plan is named `name`.
+std::unique_ptr<Planner> ChooseBest(
+    std::string name, std::vector<std::unique_ptr<Planner>> heuristics,
+    std::vector<std::unique_ptr<SearchPlanner>> searches);
+
+}  // namespace memplan
+
+#endif  // MEMPLAN_COMPOSE_H_

@@ -1,0 +1,208 @@
+// Compositions of planners (see memplan/compose.h).
+
+#include "memplan/compose.h"
+
+#include <algorithm>
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "absl/time/time.h"
+#include "memplan/internal/placement.h"
+#include "memplan/problem.h"
+#include "memplan/verify.h"
+
+namespace memplan {
+namespace {
+
+// `plan` if the verifier accepts it, else InternalError naming `planner`.
+absl::StatusOr<Plan> Verified(const Problem& problem, const Planner& planner,
+                              absl::StatusOr<Plan> plan) {
+  if (!plan.ok()) return plan;
+  if (absl::Status status = VerifyPlan(problem, *plan); !status.ok()) {
+    return absl::InternalError(absl::StrCat(std::string(planner.name()),
+                                            " produced an invalid plan: ",
+                                            status.message()));
+  }
+  return plan;
+}
+
+class WarmStartedPlanner : public Planner {
+ public:
+  WarmStartedPlanner(std::unique_ptr<SearchPlanner> search,
+                     std::unique_ptr<Planner> heuristic, double share)
+      : search_(std::move(search)),
+        heuristic_(std::move(heuristic)),
+        share_(share) {}
+
+  std::string_view name() const override { return search_->name(); }
+
+  absl::StatusOr<Plan> Solve(const Problem& problem,
+                             const PlanOptions& options) const override {
+    const Budget budget(options);
+    const PlanOptions start_options = budget.Part(options, share_);
+    // The search gets the rest of the work and the whole time.
+    PlanOptions search_options = options;
+    search_options.deadline = budget.deadline();
+    search_options.work_limit = std::max<int64_t>(
+        1, budget.work_limit() - start_options.work_limit);
+    Incumbent start(*heuristic_, problem, start_options);
+    return search_->Search(problem, search_options, start);
+  }
+
+ private:
+  std::unique_ptr<SearchPlanner> search_;
+  std::unique_ptr<Planner> heuristic_;
+  double share_;
+};
+
+class FallbackPlanner : public Planner {
+ public:
+  FallbackPlanner(std::unique_ptr<Planner> primary,
+                  std::unique_ptr<Planner> fallback)
+      : primary_(std::move(primary)), fallback_(std::move(fallback)) {}
+
+  std::string_view name() const override { return primary_->name(); }
+
+  absl::StatusOr<Plan> Solve(const Problem& problem,
+                             const PlanOptions& options) const override {
+    absl::StatusOr<Plan> plan =
+        Verified(problem, *primary_, primary_->Solve(problem, options));
+    if (plan.ok()) return plan;
+    absl::StatusOr<Plan> second =
+        Verified(problem, *fallback_, fallback_->Solve(problem, options));
+    return second.ok() ? second : plan;
+  }
+
+ private:
+  std::unique_ptr<Planner> primary_;
+  std::unique_ptr<Planner> fallback_;
+};
+
+class ChooseBestPlanner : public Planner {
+ public:
+  ChooseBestPlanner(std::string name,
+                    std::vector<std::unique_ptr<Planner>> heuristics,
+                    std::vector<std::unique_ptr<SearchPlanner>> searches)
+      : name_(std::move(name)),
+        heuristics_(std::move(heuristics)),
+        searches_(std::move(searches)) {}
+
+  std::string_view name() const override { return name_; }
+
+  absl::StatusOr<Plan> Solve(const Problem& problem,
+                             const PlanOptions& options) const override {
+    const Budget budget(options);
+    PlanOptions first = options;
+    first.deadline = absl::InfiniteFuture();
+    PlanOptions later = options;
+    later.deadline = budget.deadline();
+
+    // The members the budget affords, decided up front in counted work so
+    // that the choice does not depend on the clock: a placement pass
+    // examines about twice the overlapping pairs.
+    const double work = static_cast<double>(budget.work_limit());
+    const double pass_cost =
+        2.0 * static_cast<double>(internal::CountOverlappingPairs(problem)) +
+        static_cast<double>(problem.buffers.size());
+    const int affordable =
+        static_cast<int>(std::min(work / std::max(pass_cost, 1.0), 1e6));
+    const int heuristics = static_cast<int>(heuristics_.size());
+    const bool dense = affordable < 4 * heuristics;
+    const int run = dense ? std::clamp(affordable / 2, 1, heuristics)
+                          : heuristics;
+
+    std::optional<Plan> best;
+    std::optional<absl::Status> first_error;
+    // Keeps `plan` when it is the smallest so far; false when the run ends.
+    auto consider = [&](const Planner& planner, absl::StatusOr<Plan> plan) {
+      plan = Verified(problem, planner, std::move(plan));
+      if (!plan.ok()) {
+        if (absl::IsDeadlineExceeded(plan.status())) return false;
+        if (!first_error.has_value()) first_error = plan.status();
+        return true;
+      }
+      if (!best.has_value() || plan->peak < best->peak) best = *std::move(plan);
+      return true;
+    };
+    bool going = true;
+    for (int i = 0; i < run && going; ++i) {
+      if (best.has_value() && budget.OutOfTimeNow()) break;
+      const Planner& planner = *heuristics_[i];
+      going = consider(planner, planner.Solve(problem, i == 0 ? first : later));
+    }
+    for (size_t i = 0; i < searches_.size() && going && !dense; ++i) {
+      // A plan at the lower bound cannot be beaten.
+      if (best.has_value() && best->peak <= best->lower_bound) break;
+      if (best.has_value() && budget.OutOfTimeNow()) break;
+      Incumbent incumbent =
+          best.has_value() ? Incumbent(*best) : Incumbent();
+      const SearchPlanner& search = *searches_[i];
+      going = consider(search, search.Search(problem, later, incumbent));
+    }
+    if (!best.has_value()) {
+      return first_error.value_or(absl::DeadlineExceededError(
+          absl::StrCat(name_, " found no plan before its deadline")));
+    }
+    best->planner = name_;
+    return *std::move(best);
+  }
+
+ private:
+  std::string name_;
+  std::vector<std::unique_ptr<Planner>> heuristics_;
+  std::vector<std::unique_ptr<SearchPlanner>> searches_;
+};
+
+}  // namespace
+
+Incumbent::Incumbent()
+    : plan_(absl::NotFoundError("the search has no start plan")), none_(true) {}
+
+Incumbent::Incumbent(Plan plan) : plan_(std::move(plan)) {}
+
+Incumbent::Incumbent(const Planner& heuristic, const Problem& problem,
+                     const PlanOptions& options)
+    : heuristic_(&heuristic), problem_(&problem), options_(options) {}
+
+const absl::StatusOr<Plan>& Incumbent::Get() {
+  if (!plan_.has_value()) {
+    absl::StatusOr<Plan> plan = Verified(
+        *problem_, *heuristic_, heuristic_->Solve(*problem_, options_));
+    if (plan.ok()) ComputePlanStatistics(*problem_, *plan);
+    plan_ = std::move(plan);
+  }
+  return *plan_;
+}
+
+absl::StatusOr<Plan> SearchPlanner::Solve(const Problem& problem,
+                                          const PlanOptions& options) const {
+  Incumbent none;
+  return Search(problem, options, none);
+}
+
+std::unique_ptr<Planner> WarmStarted(std::unique_ptr<SearchPlanner> search,
+                                     std::unique_ptr<Planner> heuristic,
+                                     double share) {
+  return std::make_unique<WarmStartedPlanner>(std::move(search),
+                                              std::move(heuristic), share);
+}
+
+std::unique_ptr<Planner> WithFallback(std::unique_ptr<Planner> primary,
+                                      std::unique_ptr<Planner> fallback) {
+  return std::make_unique<FallbackPlanner>(std::move(primary),
+                                           std::move(fallback));
+}
+
+std::unique_ptr<Planner> ChooseBest(
+    std::string name, std::vector<std::unique_ptr<Planner>> heuristics,
+    std::vector<std::unique_ptr<SearchPlanner>> searches) {
+  return std::make_unique<ChooseBestPlanner>(
+      std::move(name), std::move(heuristics), std::move(searches));
+}
+
+}  // namespace memplan

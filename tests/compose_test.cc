@@ -1,0 +1,278 @@
+// Compositions of planners (memplan/compose.h) and the budget of PlanOptions:
+// which plan each combinator keeps, what an invalid plan becomes, and that
+// without a time limit the plan does not depend on the machine's load.
+
+#include "memplan/compose.h"
+
+#include <algorithm>
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "gtest/gtest.h"
+#include "memplan/memplan.h"
+#include "memplan/planner.h"
+#include "memplan/problem.h"
+#include "memplan/verify.h"
+#include "test_util.h"
+
+namespace memplan {
+namespace {
+
+using ::memplan::testing::LoadProblem;
+
+// Three buffers alive together: every valid plan stacks them.
+Problem Stack() {
+  return Problem{
+      .buffers = {{.name = "a", .size = 4, .lifetime = {0, 2}},
+                  {.name = "b", .size = 2, .lifetime = {0, 2}},
+                  {.name = "c", .size = 1, .lifetime = {1, 3}}},
+      .pools = {{.name = "default"}},
+  };
+}
+
+// A planner that returns a fixed result, and counts its calls.
+class Fixed : public Planner {
+ public:
+  Fixed(std::string name, absl::StatusOr<Plan> result)
+      : name_(std::move(name)), result_(std::move(result)) {}
+  std::string_view name() const override { return name_; }
+  absl::StatusOr<Plan> Solve(const Problem&,
+                             const PlanOptions&) const override {
+    ++calls_;
+    return result_;
+  }
+  int calls() const { return calls_; }
+
+ private:
+  std::string name_;
+  absl::StatusOr<Plan> result_;
+  mutable int calls_ = 0;
+};
+
+// Every buffer at offset 0: conflicting buffers overlap.
+Plan Overlapping(const Problem& problem) {
+  Plan plan;
+  for (BufferId b = 0; b < static_cast<BufferId>(problem.buffers.size()); ++b)
+    plan.assignments.push_back({.buffer = b, .pool = 0, .offset = 0});
+  ComputePlanStatistics(problem, plan);
+  return plan;
+}
+
+// Stacked in buffer order from `base`.
+Plan Stacked(const Problem& problem, Offset base, std::string planner) {
+  Plan plan;
+  Offset top = base;
+  for (BufferId b = 0; b < static_cast<BufferId>(problem.buffers.size()); ++b) {
+    plan.assignments.push_back({.buffer = b, .pool = 0, .offset = top});
+    top += problem.buffers[b].size;
+  }
+  ComputePlanStatistics(problem, plan);
+  plan.planner = std::move(planner);
+  return plan;
+}
+
+// A search that returns its incumbent, or NotFound without one.
+class EchoSearch : public SearchPlanner {
+ public:
+  std::string_view name() const override { return "echo"; }
+  absl::StatusOr<Plan> Search(const Problem&, const PlanOptions& options,
+                              Incumbent& incumbent) const override {
+    seen_work_limit_ = options.work_limit;
+    return incumbent.Get();
+  }
+  mutable int64_t seen_work_limit_ = 0;
+};
+
+TEST(PlanMemoryTest, AnInvalidPlanFromAPlannerIsInternalError) {
+  const Problem problem = Stack();
+  const Fixed bad("bad", Overlapping(problem));
+  absl::StatusOr<Plan> plan = PlanMemory(problem, bad);
+  ASSERT_FALSE(plan.ok());
+  EXPECT_EQ(plan.status().code(), absl::StatusCode::kInternal) << plan.status();
+  EXPECT_NE(plan.status().message().find("bad"), std::string::npos)
+      << plan.status();
+}
+
+TEST(WithFallbackTest, FallsBackOnAnErrorOrAnInvalidPlan) {
+  const Problem problem = Stack();
+  const Plan good = Stacked(problem, 0, "good");
+  for (absl::StatusOr<Plan> primary :
+       {absl::StatusOr<Plan>(absl::ResourceExhaustedError("full")),
+        absl::StatusOr<Plan>(Overlapping(problem))}) {
+    auto fallback = std::make_unique<Fixed>("good", good);
+    const Fixed* fallback_ptr = fallback.get();
+    std::unique_ptr<Planner> planner = WithFallback(
+        std::make_unique<Fixed>("primary", primary), std::move(fallback));
+    EXPECT_EQ(planner->name(), "primary");
+    absl::StatusOr<Plan> plan = planner->Solve(problem, {});
+    ASSERT_TRUE(plan.ok()) << plan.status();
+    EXPECT_EQ(plan->assignments, good.assignments);
+    EXPECT_EQ(plan->planner, "good");
+    EXPECT_EQ(fallback_ptr->calls(), 1);
+  }
+  // Both fail: the primary's error.
+  absl::StatusOr<Plan> both =
+      WithFallback(std::make_unique<Fixed>(
+                       "primary", absl::ResourceExhaustedError("primary")),
+                   std::make_unique<Fixed>(
+                       "second", absl::ResourceExhaustedError("second")))
+          ->Solve(problem, {});
+  EXPECT_EQ(both.status().message(), "primary");
+}
+
+TEST(WithFallbackTest, DoesNotRunTheFallbackWhenThePrimarySucceeds) {
+  const Problem problem = Stack();
+  auto fallback = std::make_unique<Fixed>("second", Stacked(problem, 0, "b"));
+  const Fixed* fallback_ptr = fallback.get();
+  const std::unique_ptr<Planner> planner = WithFallback(
+      std::make_unique<Fixed>("first", Stacked(problem, 1, "a")),
+      std::move(fallback));
+  absl::StatusOr<Plan> plan = planner->Solve(problem, {});
+  ASSERT_TRUE(plan.ok());
+  EXPECT_EQ(plan->planner, "a");
+  EXPECT_EQ(fallback_ptr->calls(), 0);
+}
+
+TEST(ChooseBestTest, KeepsTheSmallestValidPlanAndNamesIt) {
+  const Problem problem = Stack();
+  std::vector<std::unique_ptr<Planner>> heuristics;
+  heuristics.push_back(std::make_unique<Fixed>("high", Stacked(problem, 8, "")));
+  heuristics.push_back(std::make_unique<Fixed>("invalid", Overlapping(problem)));
+  heuristics.push_back(std::make_unique<Fixed>("low", Stacked(problem, 0, "")));
+  heuristics.push_back(
+      std::make_unique<Fixed>("also_low", Stacked(problem, 0, "")));
+  absl::StatusOr<Plan> plan =
+      ChooseBest("mine", std::move(heuristics), {})->Solve(problem, {});
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  EXPECT_TRUE(VerifyPlan(problem, *plan).ok());
+  EXPECT_EQ(plan->peak, 7);
+  EXPECT_EQ(plan->planner, "mine");
+}
+
+TEST(ChooseBestTest, WithoutAnyPlanReturnsTheFirstError) {
+  const Problem problem = Stack();
+  std::vector<std::unique_ptr<Planner>> heuristics;
+  heuristics.push_back(std::make_unique<Fixed>("invalid", Overlapping(problem)));
+  heuristics.push_back(
+      std::make_unique<Fixed>("full", absl::ResourceExhaustedError("full")));
+  absl::StatusOr<Plan> plan =
+      ChooseBest("mine", std::move(heuristics), {})->Solve(problem, {});
+  ASSERT_FALSE(plan.ok());
+  EXPECT_EQ(plan.status().code(), absl::StatusCode::kInternal) << plan.status();
+}
+
+TEST(ChooseBestTest, SearchesStartFromTheBestPlanAndStopAtTheLowerBound) {
+  const Problem problem = Stack();
+  // Above the lower bound (7): the search runs from the best plan so far.
+  {
+    std::vector<std::unique_ptr<Planner>> heuristics;
+    heuristics.push_back(std::make_unique<Fixed>("high", Stacked(problem, 8, "")));
+    heuristics.push_back(std::make_unique<Fixed>("mid", Stacked(problem, 2, "")));
+    std::vector<std::unique_ptr<SearchPlanner>> searches;
+    searches.push_back(std::make_unique<EchoSearch>());
+    absl::StatusOr<Plan> plan =
+        ChooseBest("mine", std::move(heuristics), std::move(searches))
+            ->Solve(problem, {.work_limit = 1000});
+    ASSERT_TRUE(plan.ok()) << plan.status();
+    EXPECT_EQ(plan->peak, 9);
+  }
+  // At the lower bound no search runs.
+  std::vector<std::unique_ptr<Planner>> heuristics;
+  heuristics.push_back(std::make_unique<Fixed>("low", Stacked(problem, 0, "")));
+  std::vector<std::unique_ptr<SearchPlanner>> searches;
+  auto search = std::make_unique<EchoSearch>();
+  const EchoSearch* search_ptr = search.get();
+  searches.push_back(std::move(search));
+  const std::unique_ptr<Planner> planner =
+      ChooseBest("mine", std::move(heuristics), std::move(searches));
+  ASSERT_TRUE(planner->Solve(problem, {}).ok());
+  EXPECT_EQ(search_ptr->seen_work_limit_, 0);
+}
+
+TEST(WarmStartedTest, TheSearchGetsTheHeuristicsPlanAndTheRestOfTheWork) {
+  const Problem problem = Stack();
+  auto search = std::make_unique<EchoSearch>();
+  const EchoSearch* search_ptr = search.get();
+  const Plan start = Stacked(problem, 1, "start");
+  std::unique_ptr<Planner> planner = WarmStarted(
+      std::move(search), std::make_unique<Fixed>("start", start), 0.25);
+  EXPECT_EQ(planner->name(), "echo");
+  absl::StatusOr<Plan> plan = planner->Solve(problem, {.work_limit = 1000});
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  EXPECT_EQ(plan->assignments, start.assignments);
+  EXPECT_EQ(search_ptr->seen_work_limit_, 750);
+
+  // An invalid start is no start: InternalError naming its planner.
+  absl::StatusOr<Plan> invalid =
+      WarmStarted(std::make_unique<EchoSearch>(),
+                  std::make_unique<Fixed>("broken", Overlapping(problem)), 0.5)
+          ->Solve(problem, {});
+  ASSERT_FALSE(invalid.ok());
+  EXPECT_EQ(invalid.status().code(), absl::StatusCode::kInternal);
+  EXPECT_NE(invalid.status().message().find("broken"), std::string::npos);
+}
+
+TEST(BudgetTest, WorkLimitFollowsTheOptions) {
+  EXPECT_EQ(WorkLimit({}), kDefaultWorkLimit);
+  EXPECT_EQ(WorkLimit({.time_limit = absl::Seconds(2)}), 2 * kWorkPerSecond);
+  EXPECT_EQ(WorkLimit({.time_limit = absl::Seconds(2), .work_limit = 5}), 5);
+
+  Budget counted(PlanOptions{.work_limit = 10});
+  EXPECT_FALSE(counted.Expired());
+  counted.Tick(9);
+  EXPECT_FALSE(counted.Expired());
+  counted.Tick();
+  EXPECT_TRUE(counted.Expired());
+  EXPECT_FALSE(counted.OutOfTime());  // no clock without a time limit
+  EXPECT_EQ(counted.deadline(), absl::InfiniteFuture());
+
+  Budget late(PlanOptions{.deadline = absl::InfinitePast()});
+  EXPECT_TRUE(late.OutOfTime());
+  EXPECT_TRUE(late.Expired());
+  EXPECT_TRUE(late.OutOfTimeNow());
+
+  const PlanOptions part =
+      counted.Part({.time_limit = absl::Seconds(4), .seed = 3}, 0.5);
+  EXPECT_EQ(part.work_limit, 5);
+  EXPECT_EQ(part.time_limit, absl::Seconds(2));
+  EXPECT_EQ(part.seed, 3);
+}
+
+// Without a time limit no planner reads the clock: the default planner gives
+// the same plan while other threads keep every core busy. (Not timed: the
+// load can only change the result if a clock decides it.)
+TEST(DeterminismTest, TheDefaultPlannerIgnoresTheMachinesLoad) {
+  const Problem problem = *LoadProblem("minimalloc/A.1048576.csv");
+  // A budget that ends in the searches, well before the lower bound.
+  const PlanOptions options{.work_limit = 20'000'000};
+  const std::unique_ptr<Planner> planner =
+      *CreatePlanner(DefaultPlannerName());
+  absl::StatusOr<Plan> idle = planner->Solve(problem, options);
+  ASSERT_TRUE(idle.ok()) << idle.status();
+  ASSERT_TRUE(VerifyPlan(problem, *idle).ok());
+
+  std::atomic<bool> stop = false;
+  std::vector<std::thread> load;
+  const unsigned cores = std::max(2u, std::thread::hardware_concurrency());
+  for (unsigned i = 0; i < 2 * cores; ++i) {
+    load.emplace_back([&stop] {
+      volatile uint64_t x = 0;
+      while (!stop.load(std::memory_order_relaxed)) x = x * 6364136223846793005u + 1;
+    });
+  }
+  absl::StatusOr<Plan> busy = planner->Solve(problem, options);
+  stop = true;
+  for (std::thread& t : load) t.join();
+  ASSERT_TRUE(busy.ok()) << busy.status();
+  EXPECT_EQ(busy->assignments, idle->assignments);
+  EXPECT_EQ(busy->peak, idle->peak);
+}
+
+}  // namespace
+}  // namespace memplan
