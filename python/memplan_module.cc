@@ -212,7 +212,9 @@ PlanResult RunPlanner(const py::object& input, const std::string& planner,
     if (name == "exact") {
       ExactOptions exact;
       exact.node_limit = node_limit.value_or(0);
-      plan = PlanMemory(result.problem, *MakeExactPlanner(exact), options);
+      plan = PlanMemory(result.problem,
+                        **CreatePlanner("exact", MakeExactPlanner(exact)),
+                        options);
     } else if (node_limit.has_value()) {
       plan = absl::InvalidArgumentError("node_limit applies to planner exact");
     } else {
