@@ -1,0 +1,110 @@
+// What a plan looks like over time: live bytes per step, the peak step and
+// what is alive there, per-pool usage and fragmentation, and every buffer's
+// tensors, lifetime, producer and readers. `memplan report` prints it as text
+// (FormatTextReport) or draws it as an HTML page (memplan/report_html.h).
+//
+//   offset ^                       live(s)     = bytes of the buffers alive at
+//     used +- - - - - - - - - -                  step s, in one pool or all
+//          |      [  c  ]                        (sizes as planned, aligned);
+//          |  [ a ][   b   ]       fragmentation(s) = used - live(s): bytes
+//          |  [     d      ]                     of the pool nobody uses at s.
+//          +--+--+--+--+--+--> step
+//
+// Steps are op steps (op i runs at step i); a graph's steps are named after
+// its ops, a buffer CSV's are numbers only.
+
+#ifndef MEMPLAN_REPORT_H_
+#define MEMPLAN_REPORT_H_
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "memplan/types.h"
+
+namespace memplan {
+
+struct BufferReport {
+  BufferId buffer = 0;
+  std::vector<std::string> tensors;  // every tensor living in the buffer
+  TensorKind kind = TensorKind::kActivation;  // of the buffer's first tensor
+  Bytes size = 0;
+  Lifetime lifetime;
+  PoolId pool = 0;
+  Offset offset = 0;
+  // From the graph (none for a buffer CSV): the op producing the first tensor
+  // (nullopt for inputs and constants) and every op reading any of the
+  // buffer's tensors, ascending.
+  std::optional<int> producer;
+  std::vector<int> readers;
+};
+
+struct PoolReport {
+  std::string name;
+  Bytes capacity = 0;  // 0 = unbounded
+  Bytes used = 0;      // the plan's highest byte in the pool
+  std::vector<Bytes> live;  // per step: bytes alive in the pool
+  Bytes max_live = 0;       // the largest of `live`
+  Step max_live_step = 0;   // the first step where it is reached
+  // used - max_live: bytes no plan of these buffers in this pool alone needs
+  // (0 when the pool is planned as tightly as lifetimes allow).
+  Bytes above_max_live = 0;
+  // The mean over steps of (used - live) / used, in [0, 1].
+  double mean_fragmentation = 0;
+};
+
+struct PlanReport {
+  std::string name;  // the problem's (the input's) name
+  std::string planner;
+  Bytes peak = 0;
+  Bytes lower_bound = 0;
+  Bytes naive_total = 0;
+  bool proven_optimal = false;
+  absl::Duration wall_time = absl::ZeroDuration();
+
+  // Steps 0 .. steps - 1: a graph's op count (or more when a lifetime runs
+  // longer), otherwise the largest lifetime end.
+  Step steps = 0;
+  std::vector<std::string> step_names;  // op names; empty without a graph
+  std::vector<Bytes> live;              // per step, all pools together
+
+  Bytes max_live = 0;             // the largest of `live`
+  std::vector<Step> peak_steps;   // every step where `live` is max_live
+  // The buffers alive at peak_steps[0], largest first (ties by id).
+  std::vector<BufferId> alive_at_peak;
+
+  std::vector<PoolReport> pools;
+  std::vector<BufferReport> buffers;  // indexed by BufferId
+};
+
+// Analyses `plan`, which must pass VerifyPlan for `problem` (InvalidArgument
+// with the verifier's message otherwise). `graph`, when given, must be the
+// graph `problem` was built from: it names the steps and gives each buffer
+// its kind, producer and readers (InvalidArgument when a buffer's tensor is
+// not in it).
+absl::StatusOr<PlanReport> AnalyzePlan(const Problem& problem, const Plan& plan,
+                                       const Graph* graph = nullptr);
+
+// The name of a step: "op_name (step 12)" with a graph, "step 12" without.
+std::string StepLabel(const PlanReport& report, Step step);
+
+struct TextReportOptions {
+  int width = 100;           // no line is longer (the op names are cut)
+  int max_table_rows = 200;  // beyond it, the per-op table groups steps
+  int max_chart_rows = 160;  // beyond it, the chart's rows span several steps
+  int max_peak_tensors = 25; // beyond it, the rest are summed in one line
+};
+
+// The report for a terminal: summary, pools, the peak step with its live
+// tensors largest first, a per-op table (step, op, live bytes, % of peak)
+// and an ASCII chart per pool of the arena over time (one row per step, one
+// column per range of offsets; the tensors alive at the peak get letters,
+// listed under the chart, other buffers '#' or '+').
+std::string FormatTextReport(const PlanReport& report,
+                             const TextReportOptions& options = {});
+
+}  // namespace memplan
+
+#endif  // MEMPLAN_REPORT_H_

@@ -1,0 +1,482 @@
+// AnalyzePlan and the text report.
+
+#include "memplan/report.h"
+
+#include <algorithm>
+#include <numeric>
+#include <string>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "memplan/internal/status_macros.h"
+#include "memplan/verify.h"
+
+namespace memplan {
+namespace {
+
+// What the graph says about one tensor.
+struct TensorFacts {
+  TensorKind kind = TensorKind::kActivation;
+  std::optional<int> producer;
+  std::vector<int> readers;
+};
+
+absl::flat_hash_map<std::string, TensorFacts> FactsOf(const Graph& graph) {
+  absl::flat_hash_map<std::string, TensorFacts> facts;
+  for (const Tensor& tensor : graph.tensors) facts[tensor.name].kind = tensor.kind;
+  for (int op = 0; op < static_cast<int>(graph.ops.size()); ++op) {
+    for (const std::string& name : graph.ops[op].inputs) {
+      std::vector<int>& readers = facts[name].readers;
+      // An op reading a tensor twice is one reader.
+      if (readers.empty() || readers.back() != op) readers.push_back(op);
+    }
+    for (const std::string& name : graph.ops[op].outputs) {
+      facts[name].producer = op;
+    }
+    for (const std::string& name : graph.ops[op].scratch) {
+      facts[name].producer = op;
+    }
+  }
+  return facts;
+}
+
+// Bytes alive per step of the buffers `take` accepts (a difference array).
+template <typename Take>
+std::vector<Bytes> LiveBytes(const Problem& problem, Step steps, Take take) {
+  std::vector<Bytes> delta(steps + 1, 0);
+  for (BufferId b = 0; b < static_cast<BufferId>(problem.buffers.size()); ++b) {
+    if (!take(b)) continue;
+    const Buffer& buffer = problem.buffers[b];
+    delta[buffer.lifetime.start] += buffer.size;
+    delta[buffer.lifetime.end] -= buffer.size;
+  }
+  std::vector<Bytes> live(steps, 0);
+  Bytes sum = 0;
+  for (Step s = 0; s < steps; ++s) live[s] = sum += delta[s];
+  return live;
+}
+
+}  // namespace
+
+absl::StatusOr<PlanReport> AnalyzePlan(const Problem& problem, const Plan& plan,
+                                       const Graph* graph) {
+  if (absl::Status status = VerifyPlan(problem, plan); !status.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("the plan does not fit the input: ", status.message()));
+  }
+  PlanReport report;
+  report.name = problem.name;
+  report.planner = plan.planner;
+  report.peak = plan.peak;
+  report.lower_bound = plan.lower_bound;
+  report.naive_total = plan.naive_total;
+  report.proven_optimal = plan.proven_optimal;
+  report.wall_time = plan.wall_time;
+
+  Step steps = graph != nullptr ? static_cast<Step>(graph->ops.size()) : 0;
+  for (const Buffer& buffer : problem.buffers) {
+    steps = std::max(steps, buffer.lifetime.end);
+  }
+  report.steps = steps;
+  if (graph != nullptr) {
+    for (const Op& op : graph->ops) report.step_names.push_back(op.name);
+    report.step_names.resize(steps);  // steps past the last op stay unnamed
+  }
+
+  absl::flat_hash_map<std::string, TensorFacts> facts;
+  if (graph != nullptr) facts = FactsOf(*graph);
+  const BufferId n = static_cast<BufferId>(problem.buffers.size());
+  report.buffers.resize(n);
+  for (BufferId b = 0; b < n; ++b) {
+    const Buffer& buffer = problem.buffers[b];
+    BufferReport& out = report.buffers[b];
+    out.buffer = b;
+    out.tensors = buffer.tensors.empty()
+                      ? std::vector<std::string>{buffer.name}
+                      : buffer.tensors;
+    out.size = buffer.size;
+    out.lifetime = buffer.lifetime;
+    out.pool = plan.assignments[b].pool;
+    out.offset = plan.assignments[b].offset;
+    if (graph == nullptr) continue;
+    for (size_t t = 0; t < out.tensors.size(); ++t) {
+      auto it = facts.find(out.tensors[t]);
+      if (it == facts.end()) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("buffer \"", buffer.name, "\": tensor \"",
+                         out.tensors[t], "\" is not in the graph"));
+      }
+      if (t == 0) {
+        out.kind = it->second.kind;
+        out.producer = it->second.producer;
+      }
+      out.readers.insert(out.readers.end(), it->second.readers.begin(),
+                         it->second.readers.end());
+    }
+    std::sort(out.readers.begin(), out.readers.end());
+    out.readers.erase(std::unique(out.readers.begin(), out.readers.end()),
+                      out.readers.end());
+  }
+
+  report.live = LiveBytes(problem, steps, [](BufferId) { return true; });
+  for (Step s = 0; s < steps; ++s) {
+    report.max_live = std::max(report.max_live, report.live[s]);
+  }
+  for (Step s = 0; s < steps; ++s) {
+    if (report.live[s] == report.max_live) report.peak_steps.push_back(s);
+  }
+  if (!report.peak_steps.empty()) {
+    const Step at = report.peak_steps.front();
+    for (BufferId b = 0; b < n; ++b) {
+      const Lifetime& life = problem.buffers[b].lifetime;
+      if (life.start <= at && at < life.end) report.alive_at_peak.push_back(b);
+    }
+    std::sort(report.alive_at_peak.begin(), report.alive_at_peak.end(),
+              [&](BufferId a, BufferId b) {
+                const Bytes sa = problem.buffers[a].size;
+                const Bytes sb = problem.buffers[b].size;
+                return sa != sb ? sa > sb : a < b;
+              });
+  }
+
+  for (PoolId p = 0; p < static_cast<PoolId>(problem.pools.size()); ++p) {
+    PoolReport pool;
+    pool.name = problem.pools[p].name;
+    pool.capacity = problem.pools[p].capacity;
+    pool.used = p < static_cast<PoolId>(plan.pool_used.size())
+                    ? plan.pool_used[p]
+                    : 0;
+    pool.live = LiveBytes(problem, steps, [&](BufferId b) {
+      return plan.assignments[b].pool == p;
+    });
+    double fragmentation = 0;
+    for (Step s = 0; s < steps; ++s) {
+      if (pool.live[s] > pool.max_live) {
+        pool.max_live = pool.live[s];
+        pool.max_live_step = s;
+      }
+      if (pool.used > 0) {
+        fragmentation +=
+            static_cast<double>(pool.used - pool.live[s]) / pool.used;
+      }
+    }
+    pool.above_max_live = pool.used - pool.max_live;
+    pool.mean_fragmentation = steps > 0 ? fragmentation / steps : 0;
+    report.pools.push_back(std::move(pool));
+  }
+  return report;
+}
+
+std::string StepLabel(const PlanReport& report, Step step) {
+  if (step >= 0 && step < static_cast<Step>(report.step_names.size()) &&
+      !report.step_names[step].empty()) {
+    return absl::StrCat(report.step_names[step], " (step ", step, ")");
+  }
+  return absl::StrCat("step ", step);
+}
+
+// ---------------------------------------------------------------------------
+// The text report.
+
+namespace {
+
+// 9633792 -> "9.19 MiB"; small sizes stay in bytes.
+std::string HumanBytes(Bytes bytes) {
+  static constexpr const char* kUnits[] = {"KiB", "MiB", "GiB", "TiB"};
+  if (bytes < 1024) return absl::StrCat(bytes, " B");
+  double value = static_cast<double>(bytes);
+  int unit = -1;
+  while (value >= 1024 && unit < 3) {
+    value /= 1024;
+    ++unit;
+  }
+  return absl::StrFormat("%.2f %s", value, kUnits[unit]);
+}
+
+// `text` cut to `width` characters, with "~" marking a cut.
+std::string Fit(const std::string& text, size_t width) {
+  if (text.size() <= width) return text;
+  if (width == 0) return "";
+  return text.substr(0, width - 1) + "~";
+}
+
+double Percent(Bytes part, Bytes whole) {
+  return whole > 0 ? 100.0 * static_cast<double>(part) / whole : 0.0;
+}
+
+std::string OpName(const PlanReport& report, Step step) {
+  return step < static_cast<Step>(report.step_names.size())
+             ? report.step_names[step]
+             : "";
+}
+
+std::string Lifetimes(const PlanReport& report, const Lifetime& life) {
+  if (report.step_names.empty()) {
+    return absl::StrFormat("steps [%d, %d)", life.start, life.end);
+  }
+  return absl::StrCat(OpName(report, life.start), " .. ",
+                      OpName(report, life.end - 1));
+}
+
+// The chart's symbol of the tensors alive at the peak, by rank.
+char PeakKey(size_t rank) {
+  static constexpr char kKeys[] =
+      "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
+  return rank < sizeof(kKeys) - 1 ? kKeys[rank] : '\0';
+}
+
+// Groups of consecutive steps, at most `rows` of them, each shown by its
+// step of most live bytes (`live`): {first, last, shown}.
+struct StepGroup {
+  Step first = 0;
+  Step last = 0;
+  Step shown = 0;
+};
+std::vector<StepGroup> GroupSteps(const std::vector<Bytes>& live, int rows) {
+  const Step steps = static_cast<Step>(live.size());
+  const Step per = std::max<Step>(1, (steps + rows - 1) / std::max(rows, 1));
+  std::vector<StepGroup> groups;
+  for (Step first = 0; first < steps; first += per) {
+    StepGroup group{first, std::min(steps, first + per) - 1, first};
+    for (Step s = first; s <= group.last; ++s) {
+      if (live[s] > live[group.shown]) group.shown = s;
+    }
+    groups.push_back(group);
+  }
+  return groups;
+}
+
+void AppendSummary(const PlanReport& report, int width, std::string& out) {
+  const std::string title =
+      absl::StrCat("memplan report", report.name.empty() ? "" : ": ",
+                   report.name);
+  absl::StrAppend(&out, Fit(title, width), "\n");
+  absl::StrAppend(&out, Fit(absl::StrCat("planner: ", report.planner), width),
+                  "\n");
+  absl::StrAppendFormat(&out, "peak: %d bytes (%s), proven optimal: %s\n",
+                        report.peak, HumanBytes(report.peak),
+                        report.proven_optimal ? "yes" : "no");
+  absl::StrAppendFormat(
+      &out, "lower bound: %d bytes (peak / lower bound = %.4f)\n",
+      report.lower_bound,
+      report.lower_bound > 0
+          ? static_cast<double>(report.peak) / report.lower_bound
+          : 1.0);
+  absl::StrAppendFormat(&out, "naive total: %d bytes (peak = %.2f%% of it)\n",
+                        report.naive_total,
+                        Percent(report.peak, report.naive_total));
+  absl::StrAppendFormat(&out, "%d buffers over %d steps, planned in %.1f ms\n",
+                        report.buffers.size(), report.steps,
+                        absl::ToDoubleMilliseconds(report.wall_time));
+}
+
+void AppendPools(const PlanReport& report, std::string& out) {
+  absl::StrAppend(&out, "\npools:\n");
+  const size_t name_width = std::max<size_t>(
+      4, std::min<size_t>(20, [&] {
+        size_t w = 0;
+        for (const PoolReport& p : report.pools) w = std::max(w, p.name.size());
+        return w;
+      }()));
+  absl::StrAppendFormat(&out, "  %-*s %12s %12s %12s %12s %8s\n", name_width,
+                        "pool", "capacity", "used", "max live",
+                        "above max", "frag");
+  for (const PoolReport& pool : report.pools) {
+    absl::StrAppendFormat(
+        &out, "  %-*s %12s %12d %12d %12d %7.1f%%\n", name_width,
+        Fit(pool.name, name_width),
+        pool.capacity > 0 ? absl::StrCat(pool.capacity) : "unbounded",
+        pool.used, pool.max_live, pool.above_max_live,
+        100 * pool.mean_fragmentation);
+  }
+  absl::StrAppend(&out,
+                  "  (above max = used - max live; frag = mean over steps of "
+                  "(used - live) / used)\n");
+}
+
+void AppendPeak(const PlanReport& report, const TextReportOptions& options,
+                std::string& out) {
+  if (report.peak_steps.empty()) return;
+  const Step at = report.peak_steps.front();
+  absl::StrAppend(
+      &out, "\n",
+      Fit(absl::StrFormat("peak step: %s, %d live bytes", StepLabel(report, at),
+                          report.max_live),
+          options.width),
+      "\n");
+  absl::StrAppendFormat(&out, "  %d buffers alive (%s)", report.alive_at_peak.size(),
+                        HumanBytes(report.max_live));
+  if (report.peak_steps.size() > 1) {
+    absl::StrAppendFormat(&out, "; %d steps reach this peak",
+                          report.peak_steps.size());
+  }
+  absl::StrAppend(&out, "\n");
+  const bool pools = report.pools.size() > 1;
+  // key  bytes  %peak  [pool] offset  tensors  (lifetime)
+  absl::StrAppendFormat(&out, "  key %12s %6s %12s  %s\n", "bytes", "%peak",
+                        "offset", "tensors (lifetime)");
+  const size_t shown = std::min<size_t>(report.alive_at_peak.size(),
+                                        std::max(options.max_peak_tensors, 0));
+  for (size_t rank = 0; rank < shown; ++rank) {
+    const BufferReport& buffer = report.buffers[report.alive_at_peak[rank]];
+    std::string offset = absl::StrCat(buffer.offset);
+    if (pools) offset = absl::StrCat(report.pools[buffer.pool].name, ":", offset);
+    std::string line = absl::StrFormat(
+        "  %3c %12d %5.1f%% %12s  %s (%s)", PeakKey(rank) ? PeakKey(rank) : ' ',
+        buffer.size, Percent(buffer.size, report.max_live), offset,
+        absl::StrJoin(buffer.tensors, ", "), Lifetimes(report, buffer.lifetime));
+    absl::StrAppend(&out, Fit(line, options.width), "\n");
+  }
+  if (shown < report.alive_at_peak.size()) {
+    Bytes rest = 0;
+    for (size_t rank = shown; rank < report.alive_at_peak.size(); ++rank) {
+      rest += report.buffers[report.alive_at_peak[rank]].size;
+    }
+    absl::StrAppendFormat(&out, "      %12d %5.1f%% %12s  ... %d more tensors\n",
+                          rest, Percent(rest, report.max_live), "",
+                          report.alive_at_peak.size() - shown);
+  }
+}
+
+void AppendTable(const PlanReport& report, const TextReportOptions& options,
+                 std::string& out) {
+  const bool grouped = report.steps > options.max_table_rows;
+  std::vector<StepGroup> groups =
+      GroupSteps(report.live, grouped ? options.max_table_rows : report.steps);
+  if (grouped) {
+    absl::StrAppendFormat(
+        &out,
+        "\nlive bytes over %d steps, in %d rows: each the step of most live "
+        "bytes among %d\n",
+        report.steps, groups.size(),
+        groups.empty() ? 0 : groups[0].last - groups[0].first + 1);
+  } else {
+    absl::StrAppend(&out, "\nlive bytes per op:\n");
+  }
+  const int step_width =
+      grouped ? 2 * static_cast<int>(absl::StrCat(report.steps).size()) + 1
+              : std::max<int>(4, absl::StrCat(report.steps).size());
+  const int op_width = report.step_names.empty() ? 0 : 28;
+  // step  op  live bytes  % of peak  bar
+  const int fixed = 2 + step_width + 1 + (op_width ? op_width + 1 : 0) + 12 +
+                    1 + 7 + 2;
+  const int bar_width = std::max(0, options.width - fixed - 7);
+  absl::StrAppendFormat(&out, "  %-*s ", step_width, "step");
+  if (op_width) absl::StrAppendFormat(&out, "%-*s ", op_width, "op");
+  absl::StrAppendFormat(&out, "%12s %7s\n", "live bytes", "% peak");
+  const Step peak_step =
+      report.peak_steps.empty() ? -1 : report.peak_steps.front();
+  for (const StepGroup& group : groups) {
+    const std::string step =
+        grouped ? absl::StrCat(group.first, "-", group.last)
+                : absl::StrCat(group.first);
+    std::string line = absl::StrFormat("  %-*s ", step_width, step);
+    if (op_width) {
+      absl::StrAppendFormat(&line, "%-*s ", op_width,
+                            Fit(OpName(report, group.shown), op_width));
+    }
+    const Bytes live = report.live[group.shown];
+    absl::StrAppendFormat(&line, "%12d %6.1f%%  ", live,
+                          Percent(live, report.peak));
+    const int bar = report.peak > 0
+                        ? static_cast<int>(static_cast<double>(live) *
+                                           bar_width / report.peak)
+                        : 0;
+    line += std::string(bar, '=');
+    if (group.first <= peak_step && peak_step <= group.last) line += " <peak";
+    absl::StrAppend(&out, Fit(line, options.width), "\n");
+  }
+}
+
+void AppendCharts(const PlanReport& report, const TextReportOptions& options,
+                  std::string& out) {
+  std::vector<int> rank_of(report.buffers.size(), -1);
+  for (size_t rank = 0; rank < report.alive_at_peak.size(); ++rank) {
+    if (static_cast<int>(rank) < options.max_peak_tensors && PeakKey(rank)) {
+      rank_of[report.alive_at_peak[rank]] = static_cast<int>(rank);
+    }
+  }
+  const int step_width = std::max<int>(4, absl::StrCat(report.steps).size());
+  const int op_width = report.step_names.empty() ? 0 : 16;
+  const int prefix = 2 + step_width + 1 + (op_width ? op_width + 1 : 0) + 1;
+  const int columns = std::max(8, options.width - prefix - 1);
+  // Buffers by start, to find those alive at a step quickly.
+  std::vector<BufferId> by_start(report.buffers.size());
+  std::iota(by_start.begin(), by_start.end(), 0);
+  std::sort(by_start.begin(), by_start.end(), [&](BufferId a, BufferId b) {
+    const Step sa = report.buffers[a].lifetime.start;
+    const Step sb = report.buffers[b].lifetime.start;
+    return sa != sb ? sa < sb : a < b;
+  });
+  for (PoolId p = 0; p < static_cast<PoolId>(report.pools.size()); ++p) {
+    const PoolReport& pool = report.pools[p];
+    if (pool.used == 0) continue;
+    const Bytes per_column = (pool.used + columns - 1) / columns;
+    const std::vector<StepGroup> rows = GroupSteps(
+        pool.live, std::min<Step>(report.steps, options.max_chart_rows));
+    absl::StrAppend(
+        &out, "\n",
+        Fit(absl::StrFormat("arena of pool %s over time: %d bytes", pool.name,
+                            pool.used),
+            options.width),
+        "\n");
+    absl::StrAppendFormat(
+        &out, "  1 column = %d bytes, 1 row = %s\n", per_column,
+        rows.size() < static_cast<size_t>(report.steps)
+            ? absl::StrCat("the step of most live bytes among ",
+                           rows.empty() ? 0 : rows[0].last - rows[0].first + 1,
+                           " steps")
+            : std::string("1 step"));
+    absl::StrAppend(&out, "  (letters: the tensors alive at the peak, by key; "
+                          "'#'/'+' other buffers; '.' free)\n");
+    for (const StepGroup& row : rows) {
+      const Step s = row.shown;
+      std::string cells(columns, '.');
+      std::vector<Bytes> cover(columns, 0);  // bytes of the cell's symbol
+      for (BufferId b : by_start) {
+        const BufferReport& buffer = report.buffers[b];
+        if (buffer.lifetime.start > s) break;
+        if (buffer.lifetime.end <= s || buffer.pool != p || buffer.size == 0) {
+          continue;
+        }
+        const Offset end = buffer.offset + buffer.size;
+        const char symbol = rank_of[b] >= 0 ? PeakKey(rank_of[b])
+                                            : (b % 2 == 0 ? '#' : '+');
+        for (Offset c = buffer.offset / per_column;
+             c < columns && c * per_column < end; ++c) {
+          const Bytes bytes = std::min(end, (c + 1) * per_column) -
+                              std::max(buffer.offset, c * per_column);
+          if (bytes > cover[c]) {
+            cover[c] = bytes;
+            cells[c] = symbol;
+          }
+        }
+      }
+      std::string line = absl::StrFormat("  %*d ", step_width, s);
+      if (op_width) {
+        absl::StrAppendFormat(&line, "%-*s ", op_width,
+                              Fit(OpName(report, s), op_width));
+      }
+      absl::StrAppend(&out, line, "|", cells, "|\n");
+    }
+  }
+}
+
+}  // namespace
+
+std::string FormatTextReport(const PlanReport& report,
+                             const TextReportOptions& options) {
+  std::string out;
+  AppendSummary(report, options.width, out);
+  AppendPools(report, out);
+  AppendPeak(report, options, out);
+  AppendTable(report, options, out);
+  AppendCharts(report, options, out);
+  return out;
+}
+
+}  // namespace memplan

@@ -1,0 +1,389 @@
+// AnalyzePlan, the text report and the HTML page's data, on hand-worked
+// cases and on bundled inputs. Every plan here passes VerifyPlan.
+
+#include "memplan/report.h"
+
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "memplan/memplan.h"
+#include "memplan/problem.h"
+#include "memplan/report_html.h"
+#include "memplan/verify.h"
+#include "nlohmann/json.hpp"
+#include "test_util.h"
+
+namespace memplan {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+// in -> conv -> a -> relu -> b -> fc(b, a) -> out; w is a constant.
+//   in  [0,1) 100    a [0,3) 200    b [1,3) 160    out [2,3) 50
+// live bytes: step 0: 300, step 1: 360, step 2: 410 (the peak step).
+Graph SmallGraph() {
+  return Graph{
+      .name = "small",
+      .tensors = {{.name = "in", .size = 100, .kind = TensorKind::kInput},
+                  {.name = "w", .size = 10, .kind = TensorKind::kConstant},
+                  {.name = "a", .size = 200},
+                  {.name = "b", .size = 160},
+                  {.name = "out", .size = 50, .kind = TensorKind::kOutput}},
+      .ops = {{.name = "conv", .inputs = {"in", "w"}, .outputs = {"a"}},
+              {.name = "relu", .inputs = {"a"}, .outputs = {"b"}},
+              {.name = "fc", .inputs = {"b", "a"}, .outputs = {"out"}}},
+  };
+}
+
+BufferId Find(const Problem& problem, const std::string& name) {
+  for (BufferId b = 0; b < static_cast<BufferId>(problem.buffers.size()); ++b) {
+    if (problem.buffers[b].name == name) return b;
+  }
+  ADD_FAILURE() << "no buffer " << name;
+  return 0;
+}
+
+// A plan from (buffer name, pool, offset), verified.
+Plan HandPlan(const Problem& problem,
+              const std::vector<std::tuple<std::string, PoolId, Offset>>& at) {
+  Plan plan;
+  plan.planner = "hand";
+  plan.assignments.resize(problem.buffers.size());
+  for (const auto& [name, pool, offset] : at) {
+    const BufferId b = Find(problem, name);
+    plan.assignments[b] = {.buffer = b, .pool = pool, .offset = offset};
+  }
+  ComputePlanStatistics(problem, plan);
+  EXPECT_TRUE(VerifyPlan(problem, plan).ok()) << VerifyPlan(problem, plan);
+  return plan;
+}
+
+TEST(ReportTest, LiveBytesPeakStepAndFragmentationOfAHandPlan) {
+  const Graph graph = SmallGraph();
+  absl::StatusOr<Problem> problem = BuildProblem(graph);
+  ASSERT_TRUE(problem.ok()) << problem.status();
+  // out reuses in's bytes: in is dead at step 2. Used: 460 bytes.
+  const Plan plan =
+      HandPlan(*problem, {{"in", 0, 0}, {"a", 0, 100}, {"b", 0, 300},
+                          {"out", 0, 0}});
+  absl::StatusOr<PlanReport> report = AnalyzePlan(*problem, plan, &graph);
+  ASSERT_TRUE(report.ok()) << report.status();
+  EXPECT_EQ(report->planner, "hand");
+  EXPECT_EQ(report->peak, 460);
+  EXPECT_EQ(report->lower_bound, 410);
+  EXPECT_EQ(report->naive_total, 510);
+  EXPECT_FALSE(report->proven_optimal);
+  EXPECT_EQ(report->steps, 3);
+  EXPECT_THAT(report->step_names, ElementsAre("conv", "relu", "fc"));
+  EXPECT_THAT(report->live, ElementsAre(300, 360, 410));
+  EXPECT_EQ(report->max_live, 410);
+  EXPECT_THAT(report->peak_steps, ElementsAre(2));
+  EXPECT_THAT(report->alive_at_peak,
+              ElementsAre(Find(*problem, "a"), Find(*problem, "b"),
+                          Find(*problem, "out")));
+  ASSERT_EQ(report->pools.size(), 1u);
+  const PoolReport& pool = report->pools[0];
+  EXPECT_EQ(pool.name, "default");
+  EXPECT_EQ(pool.used, 460);
+  EXPECT_THAT(pool.live, ElementsAre(300, 360, 410));
+  EXPECT_EQ(pool.max_live, 410);
+  EXPECT_EQ(pool.max_live_step, 2);
+  EXPECT_EQ(pool.above_max_live, 50);
+  // (160 + 100 + 50) / 3 steps / 460 bytes
+  EXPECT_DOUBLE_EQ(pool.mean_fragmentation, 310.0 / 3 / 460);
+  EXPECT_EQ(StepLabel(*report, 2), "fc (step 2)");
+}
+
+TEST(ReportTest, BuffersKnowTheirKindProducerAndReaders) {
+  const Graph graph = SmallGraph();
+  absl::StatusOr<Problem> problem = BuildProblem(graph);
+  ASSERT_TRUE(problem.ok()) << problem.status();
+  const Plan plan =
+      HandPlan(*problem, {{"in", 0, 0}, {"a", 0, 100}, {"b", 0, 300},
+                          {"out", 0, 0}});
+  absl::StatusOr<PlanReport> report = AnalyzePlan(*problem, plan, &graph);
+  ASSERT_TRUE(report.ok()) << report.status();
+  const BufferReport& in = report->buffers[Find(*problem, "in")];
+  EXPECT_EQ(in.kind, TensorKind::kInput);
+  EXPECT_EQ(in.producer, std::nullopt);
+  EXPECT_THAT(in.readers, ElementsAre(0));
+  const BufferReport& a = report->buffers[Find(*problem, "a")];
+  EXPECT_EQ(a.kind, TensorKind::kActivation);
+  EXPECT_EQ(a.producer, 0);
+  EXPECT_THAT(a.readers, ElementsAre(1, 2));
+  EXPECT_EQ(a.offset, 100);
+  EXPECT_EQ(a.lifetime, (Lifetime{0, 3}));
+  const BufferReport& out = report->buffers[Find(*problem, "out")];
+  EXPECT_EQ(out.kind, TensorKind::kOutput);
+  EXPECT_EQ(out.producer, 2);
+  EXPECT_THAT(out.readers, ElementsAre());
+}
+
+TEST(ReportTest, AMergedBufferHasTheReadersOfAllItsTensors) {
+  // v is a view of a: one buffer, read by "view" (as a) and "use" (as v).
+  const Graph graph{
+      .tensors = {{.name = "in", .size = 8, .kind = TensorKind::kInput},
+                  {.name = "a", .size = 64},
+                  {.name = "v", .size = 64},
+                  {.name = "out", .size = 8, .kind = TensorKind::kOutput}},
+      .ops = {{.name = "make", .inputs = {"in"}, .outputs = {"a"}},
+              {.name = "view",
+               .inputs = {"a"},
+               .outputs = {"v"},
+               .alias = {{.output = 0, .input = 0}}},
+              {.name = "use", .inputs = {"v"}, .outputs = {"out"}}},
+  };
+  absl::StatusOr<Problem> problem = BuildProblem(graph);
+  ASSERT_TRUE(problem.ok()) << problem.status();
+  absl::StatusOr<Plan> plan = PlanMemory(*problem, {.planner = "naive"});
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  ASSERT_TRUE(VerifyPlan(*problem, *plan).ok());
+  absl::StatusOr<PlanReport> report = AnalyzePlan(*problem, *plan, &graph);
+  ASSERT_TRUE(report.ok()) << report.status();
+  const BufferReport& a = report->buffers[Find(*problem, "a")];
+  EXPECT_THAT(a.tensors, ElementsAre("a", "v"));
+  EXPECT_EQ(a.producer, 0);
+  EXPECT_THAT(a.readers, ElementsAre(1, 2));
+}
+
+TEST(ReportTest, EveryPoolGetsItsOwnLiveBytesAndUse) {
+  // Without a graph: steps are numbers, buffers have no producer.
+  const Problem problem{
+      .buffers = {Buffer{.name = "x", .size = 16, .lifetime = {0, 2}},
+                  Buffer{.name = "y", .size = 32, .lifetime = {1, 3}},
+                  Buffer{.name = "z", .size = 8, .lifetime = {1, 4}}},
+      .pools = {Pool{.name = "fast", .capacity = 40}, Pool{.name = "slow"}}};
+  const Plan plan =
+      HandPlan(problem, {{"x", 0, 0}, {"y", 1, 0}, {"z", 0, 16}});
+  absl::StatusOr<PlanReport> report = AnalyzePlan(problem, plan);
+  ASSERT_TRUE(report.ok()) << report.status();
+  EXPECT_EQ(report->steps, 4);
+  EXPECT_TRUE(report->step_names.empty());
+  EXPECT_THAT(report->live, ElementsAre(16, 56, 40, 8));
+  EXPECT_THAT(report->peak_steps, ElementsAre(1));
+  EXPECT_THAT(report->alive_at_peak, ElementsAre(1, 0, 2));
+  ASSERT_EQ(report->pools.size(), 2u);
+  EXPECT_EQ(report->pools[0].used, 24);
+  EXPECT_EQ(report->pools[0].capacity, 40);
+  EXPECT_THAT(report->pools[0].live, ElementsAre(16, 24, 8, 8));
+  EXPECT_EQ(report->pools[0].above_max_live, 0);
+  EXPECT_EQ(report->pools[1].used, 32);
+  EXPECT_THAT(report->pools[1].live, ElementsAre(0, 32, 32, 0));
+  EXPECT_EQ(report->pools[1].max_live_step, 1);
+  EXPECT_EQ(report->buffers[0].producer, std::nullopt);
+  EXPECT_EQ(StepLabel(*report, 3), "step 3");
+}
+
+TEST(ReportTest, RejectsAPlanTheVerifierRejects) {
+  const Problem problem{
+      .buffers = {Buffer{.name = "x", .size = 16, .lifetime = {0, 2}},
+                  Buffer{.name = "y", .size = 16, .lifetime = {1, 3}}},
+      .pools = {Pool{.name = "default"}}};
+  Plan plan{.assignments = {{.buffer = 0, .offset = 0},
+                            {.buffer = 1, .offset = 8}}};
+  ComputePlanStatistics(problem, plan);
+  ASSERT_FALSE(VerifyPlan(problem, plan).ok());
+  absl::StatusOr<PlanReport> report = AnalyzePlan(problem, plan);
+  EXPECT_EQ(report.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(report.status().message(), HasSubstr("\"x\""));
+}
+
+TEST(ReportTest, RejectsAGraphThatIsNotTheProblems) {
+  const Graph graph = SmallGraph();
+  absl::StatusOr<Problem> problem = BuildProblem(graph);
+  ASSERT_TRUE(problem.ok());
+  absl::StatusOr<Plan> plan = PlanMemory(*problem, {.planner = "naive"});
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  ASSERT_TRUE(VerifyPlan(*problem, *plan).ok());
+  Graph other = graph;
+  other.tensors[3].name = "renamed";
+  other.ops[1].outputs = {"renamed"};
+  other.ops[2].inputs = {"renamed", "a"};
+  absl::StatusOr<PlanReport> report = AnalyzePlan(*problem, *plan, &other);
+  EXPECT_EQ(report.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(report.status().message(), HasSubstr("\"b\""));
+}
+
+std::vector<std::string> Lines(const std::string& text) {
+  return absl::StrSplit(text, '\n');
+}
+
+TEST(ReportTest, TextReportOfTheHandPlan) {
+  const Graph graph = SmallGraph();
+  absl::StatusOr<Problem> problem = BuildProblem(graph);
+  ASSERT_TRUE(problem.ok());
+  const Plan plan =
+      HandPlan(*problem, {{"in", 0, 0}, {"a", 0, 100}, {"b", 0, 300},
+                          {"out", 0, 0}});
+  absl::StatusOr<PlanReport> report = AnalyzePlan(*problem, plan, &graph);
+  ASSERT_TRUE(report.ok());
+  const std::string text = FormatTextReport(*report);
+  EXPECT_THAT(text, HasSubstr("peak: 460 bytes"));
+  EXPECT_THAT(text, HasSubstr("lower bound: 410 bytes"));
+  EXPECT_THAT(text, HasSubstr("peak step: fc (step 2), 410 live bytes"));
+  // The tensors alive at the peak, largest first, keyed for the chart.
+  const size_t a = text.find("  A          200");
+  const size_t b = text.find("  B          160");
+  const size_t c = text.find("  C           50");
+  ASSERT_NE(a, std::string::npos) << text;
+  EXPECT_LT(a, b);
+  EXPECT_LT(b, c);
+  // The per-op table: live bytes and % of the peak (460).
+  EXPECT_THAT(text, HasSubstr("conv                                  300   65.2%"));
+  EXPECT_THAT(text, HasSubstr("fc                                    410   89.1%"));
+  // The chart: one row per step; at step 2 out (C) sits at the bottom, a (A)
+  // above it from byte 100, b (B) from byte 300; 460 bytes in 75 columns of
+  // 7 bytes: columns 0..7 are out's, 14..42 a's, 42..65 b's.
+  std::string row;
+  for (const std::string& line : Lines(text)) {
+    if (line.rfind("     2 fc", 0) == 0) row = line;
+  }
+  ASSERT_FALSE(row.empty()) << text;
+  const std::string cells = row.substr(row.find('|') + 1);
+  EXPECT_EQ(cells.substr(0, 7), "CCCCCCC");
+  EXPECT_EQ(cells.substr(15, 27), std::string(27, 'A'));
+  EXPECT_EQ(cells.substr(44, 21), std::string(21, 'B'));
+  for (const std::string& line : Lines(text)) {
+    EXPECT_LE(line.size(), 100u) << line;
+  }
+}
+
+// A bundled graph and the 28526-buffer trace: every line fits 100 columns,
+// and the trace's 44681 steps are grouped.
+TEST(ReportTest, TextReportsOfBundledInputsFitTheTerminal) {
+  for (const std::string input : {"models/resnet50.json", "traces/S_1.csv"}) {
+    // naive: the layout does not matter here, the width of the lines does.
+    SCOPED_TRACE(input);
+    absl::StatusOr<LoadedInput> loaded =
+        LoadInput(testing::DataPath(input), {});
+    ASSERT_TRUE(loaded.ok()) << loaded.status();
+    absl::StatusOr<Plan> plan =
+        PlanMemory(loaded->problem, {.planner = "naive"});
+    ASSERT_TRUE(plan.ok()) << plan.status();
+    ASSERT_TRUE(VerifyPlan(loaded->problem, *plan).ok());
+    absl::StatusOr<PlanReport> report = AnalyzePlan(
+        loaded->problem, *plan,
+        loaded->graph.has_value() ? &*loaded->graph : nullptr);
+    ASSERT_TRUE(report.ok()) << report.status();
+    EXPECT_EQ(report->max_live, plan->lower_bound);
+    EXPECT_EQ(report->pools[0].used, plan->peak);
+    const std::string text = FormatTextReport(*report);
+    const std::vector<std::string> lines = Lines(text);
+    for (const std::string& line : lines) {
+      EXPECT_LE(line.size(), 100u) << line;
+    }
+    EXPECT_LT(lines.size(), 500u);
+    EXPECT_THAT(text, HasSubstr(absl::StrCat("peak: ", plan->peak, " bytes")));
+    if (!loaded->graph.has_value()) {
+      EXPECT_THAT(text, HasSubstr("live bytes over 44681 steps, in 200 rows"));
+    }
+  }
+}
+
+// The page's embedded data, read back as a browser would.
+nlohmann::json PageData(const std::string& page) {
+  const std::string open =
+      "<script type=\"application/json\" id=\"memplan-data\">";
+  const size_t begin = page.find(open);
+  EXPECT_NE(begin, std::string::npos);
+  const size_t start = begin + open.size();
+  const size_t end = page.find("</script>", start);
+  return nlohmann::json::parse(page.substr(start, end - start));
+}
+
+TEST(ReportHtmlTest, NamesCannotInjectMarkup) {
+  const std::string evil = "</script><script>alert(1)</script><!--&amp;";
+  Graph graph = SmallGraph();
+  graph.tensors[2].name = evil;
+  graph.ops[0].outputs = {evil};
+  graph.ops[1].inputs = {evil};
+  graph.ops[2].inputs = {"b", evil};
+  graph.ops[1].name = "<img src=x onerror=alert(2)>";
+  absl::StatusOr<Problem> problem = BuildProblem(graph);
+  ASSERT_TRUE(problem.ok()) << problem.status();
+  absl::StatusOr<Plan> plan = PlanMemory(*problem, {.planner = "greedy_by_size"});
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  ASSERT_TRUE(VerifyPlan(*problem, *plan).ok());
+  absl::StatusOr<PlanReport> report = AnalyzePlan(*problem, *plan, &graph);
+  ASSERT_TRUE(report.ok()) << report.status();
+  const std::string page = RenderHtmlReport(
+      {.title = "<b>title</b>\"", .plans = {*report}});
+  EXPECT_THAT(page, Not(HasSubstr("alert(1)</script>")));
+  EXPECT_THAT(page, Not(HasSubstr("<img")));
+  EXPECT_THAT(page, Not(HasSubstr("<b>title")));
+  EXPECT_THAT(page, HasSubstr("&lt;b&gt;title&lt;/b&gt;&quot;"));
+  // Exactly the page's own two scripts.
+  size_t scripts = 0;
+  for (size_t at = page.find("<script"); at != std::string::npos;
+       at = page.find("<script", at + 1)) {
+    ++scripts;
+  }
+  EXPECT_EQ(scripts, 2u);
+  const nlohmann::json data = PageData(page);
+  EXPECT_EQ(data["title"], "<b>title</b>\"");
+  EXPECT_EQ(data["step_names"][1], "<img src=x onerror=alert(2)>");
+  const BufferId a = Find(*problem, evil);
+  EXPECT_EQ(data["buffers"]["tensors"][a][0], evil);
+}
+
+TEST(ReportHtmlTest, ThePageIsSelfContainedAndCarriesEveryPlan) {
+  const Graph graph = SmallGraph();
+  absl::StatusOr<Problem> problem = BuildProblem(graph);
+  ASSERT_TRUE(problem.ok());
+  std::vector<PlanReport> reports;
+  for (const char* planner : {"naive", "greedy_by_size"}) {
+    absl::StatusOr<Plan> plan = PlanMemory(*problem, {.planner = planner});
+    ASSERT_TRUE(plan.ok()) << plan.status();
+    ASSERT_TRUE(VerifyPlan(*problem, *plan).ok());
+    absl::StatusOr<PlanReport> report = AnalyzePlan(*problem, *plan, &graph);
+    ASSERT_TRUE(report.ok());
+    reports.push_back(*report);
+  }
+  const std::string page = RenderHtmlReport(
+      {.title = "small",
+       .plans = reports,
+       .failures = {{.planner = "cp", .message = "out of time"}}});
+  // Nothing is fetched: no URL, no external script, style sheet or font.
+  EXPECT_THAT(page, Not(HasSubstr("http")));
+  EXPECT_THAT(page, Not(HasSubstr("src=")));
+  EXPECT_THAT(page, Not(HasSubstr("<link")));
+  EXPECT_THAT(page, Not(HasSubstr("url(")));
+  EXPECT_THAT(page, Not(HasSubstr("@import")));
+  const nlohmann::json data = PageData(page);
+  ASSERT_EQ(data["plans"].size(), 2u);
+  EXPECT_EQ(data["plans"][0]["planner"], "naive");
+  EXPECT_EQ(data["plans"][0]["peak"], 510);
+  EXPECT_EQ(data["plans"][1]["planner"], "greedy_by_size");
+  EXPECT_EQ(data["plans"][1]["peak"], reports[1].peak);
+  EXPECT_EQ(data["plans"][1]["lower_bound"], 410);
+  EXPECT_EQ(data["plans"][1]["live"], nlohmann::json({300, 360, 410}));
+  EXPECT_EQ(data["plans"][1]["peak_steps"], nlohmann::json({2}));
+  EXPECT_EQ(data["failures"][0]["planner"], "cp");
+  EXPECT_EQ(data["steps"], 3);
+  const BufferId a = Find(*problem, "a");
+  EXPECT_EQ(data["buffers"]["kind"][a], "activation");
+  EXPECT_EQ(data["buffers"]["producer"][a], 0);
+  EXPECT_EQ(data["buffers"]["readers"][a], nlohmann::json({1, 2}));
+  EXPECT_EQ(data["plans"][1]["offset"][a], reports[1].buffers[a].offset);
+}
+
+TEST(ReportHtmlTest, BytesThatAreNotUtf8BecomeReplacementCharacters) {
+  const Problem problem{
+      .buffers = {Buffer{.name = "bad\xff\xfe", .size = 16, .lifetime = {0, 2}}},
+      .pools = {Pool{.name = "default"}}};
+  const Plan plan = HandPlan(problem, {{"bad\xff\xfe", 0, 0}});
+  absl::StatusOr<PlanReport> report = AnalyzePlan(problem, plan);
+  ASSERT_TRUE(report.ok());
+  const nlohmann::json data =
+      PageData(RenderHtmlReport({.title = "t", .plans = {*report}}));
+  EXPECT_EQ(data["buffers"]["tensors"][0][0], "bad\xEF\xBF\xBD\xEF\xBF\xBD");
+}
+
+}  // namespace
+}  // namespace memplan
