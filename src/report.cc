@@ -204,6 +204,14 @@ std::string Fit(const std::string& text, size_t width) {
   return text.substr(0, width - 1) + "~";
 }
 
+// An op name cut to `width` keeping its end, which tells ops apart better
+// than a common prefix ("/layer1/layer1.0/conv1/Conv" -> "~1.0/conv1/Conv").
+std::string FitTail(const std::string& text, size_t width) {
+  if (text.size() <= width) return text;
+  if (width == 0) return "";
+  return "~" + text.substr(text.size() - (width - 1));
+}
+
 double Percent(Bytes part, Bytes whole) {
   return whole > 0 ? 100.0 * static_cast<double>(part) / whole : 0.0;
 }
@@ -269,7 +277,7 @@ void AppendSummary(const PlanReport& report, int width, std::string& out) {
   absl::StrAppendFormat(&out, "naive total: %d bytes (peak = %.2f%% of it)\n",
                         report.naive_total,
                         Percent(report.peak, report.naive_total));
-  absl::StrAppendFormat(&out, "%d buffers over %d steps, planned in %.1f ms\n",
+  absl::StrAppendFormat(&out, "%d buffers over %d steps, planned in %.2f ms\n",
                         report.buffers.size(), report.steps,
                         absl::ToDoubleMilliseconds(report.wall_time));
 }
@@ -377,7 +385,7 @@ void AppendTable(const PlanReport& report, const TextReportOptions& options,
     std::string line = absl::StrFormat("  %-*s ", step_width, step);
     if (op_width) {
       absl::StrAppendFormat(&line, "%-*s ", op_width,
-                            Fit(OpName(report, group.shown), op_width));
+                            FitTail(OpName(report, group.shown), op_width));
     }
     const Bytes live = report.live[group.shown];
     absl::StrAppendFormat(&line, "%12d %6.1f%%  ", live,
@@ -459,7 +467,7 @@ void AppendCharts(const PlanReport& report, const TextReportOptions& options,
       std::string line = absl::StrFormat("  %*d ", step_width, s);
       if (op_width) {
         absl::StrAppendFormat(&line, "%-*s ", op_width,
-                              Fit(OpName(report, s), op_width));
+                              FitTail(OpName(report, s), op_width));
       }
       absl::StrAppend(&out, line, "|", cells, "|\n");
     }
