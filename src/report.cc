@@ -27,7 +27,8 @@ struct TensorFacts {
 
 absl::flat_hash_map<std::string, TensorFacts> FactsOf(const Graph& graph) {
   absl::flat_hash_map<std::string, TensorFacts> facts;
-  for (const Tensor& tensor : graph.tensors) facts[tensor.name].kind = tensor.kind;
+  for (const Tensor& tensor : graph.tensors)
+    facts[tensor.name].kind = tensor.kind;
   for (int op = 0; op < static_cast<int>(graph.ops.size()); ++op) {
     for (const std::string& name : graph.ops[op].inputs) {
       std::vector<int>& readers = facts[name].readers;
@@ -95,9 +96,8 @@ absl::StatusOr<PlanReport> AnalyzePlan(const Problem& problem, const Plan& plan,
     const Buffer& buffer = problem.buffers[b];
     BufferReport& out = report.buffers[b];
     out.buffer = b;
-    out.tensors = buffer.tensors.empty()
-                      ? std::vector<std::string>{buffer.name}
-                      : buffer.tensors;
+    out.tensors = buffer.tensors.empty() ? std::vector<std::string>{buffer.name}
+                                         : buffer.tensors;
     out.size = buffer.size;
     out.lifetime = buffer.lifetime;
     out.pool = plan.assignments[b].pool;
@@ -147,9 +147,8 @@ absl::StatusOr<PlanReport> AnalyzePlan(const Problem& problem, const Plan& plan,
     PoolReport pool;
     pool.name = problem.pools[p].name;
     pool.capacity = problem.pools[p].capacity;
-    pool.used = p < static_cast<PoolId>(plan.pool_used.size())
-                    ? plan.pool_used[p]
-                    : 0;
+    pool.used =
+        p < static_cast<PoolId>(plan.pool_used.size()) ? plan.pool_used[p] : 0;
     pool.live = LiveBytes(problem, steps, [&](BufferId b) {
       return plan.assignments[b].pool == p;
     });
@@ -222,14 +221,6 @@ std::string OpName(const PlanReport& report, Step step) {
              : "";
 }
 
-std::string Lifetimes(const PlanReport& report, const Lifetime& life) {
-  if (report.step_names.empty()) {
-    return absl::StrFormat("steps [%d, %d)", life.start, life.end);
-  }
-  return absl::StrCat(OpName(report, life.start), " .. ",
-                      OpName(report, life.end - 1));
-}
-
 // The chart's symbol of the tensors alive at the peak, by rank.
 char PeakKey(size_t rank) {
   static constexpr char kKeys[] =
@@ -259,9 +250,8 @@ std::vector<StepGroup> GroupSteps(const std::vector<Bytes>& live, int rows) {
 }
 
 void AppendSummary(const PlanReport& report, int width, std::string& out) {
-  const std::string title =
-      absl::StrCat("memplan report", report.name.empty() ? "" : ": ",
-                   report.name);
+  const std::string title = absl::StrCat(
+      "memplan report", report.name.empty() ? "" : ": ", report.name);
   absl::StrAppend(&out, Fit(title, width), "\n");
   absl::StrAppend(&out, Fit(absl::StrCat("planner: ", report.planner), width),
                   "\n");
@@ -284,15 +274,16 @@ void AppendSummary(const PlanReport& report, int width, std::string& out) {
 
 void AppendPools(const PlanReport& report, std::string& out) {
   absl::StrAppend(&out, "\npools:\n");
-  const size_t name_width = std::max<size_t>(
-      4, std::min<size_t>(20, [&] {
-        size_t w = 0;
-        for (const PoolReport& p : report.pools) w = std::max(w, p.name.size());
-        return w;
-      }()));
+  const size_t name_width =
+      std::max<size_t>(4, std::min<size_t>(20, [&] {
+                         size_t w = 0;
+                         for (const PoolReport& p : report.pools)
+                           w = std::max(w, p.name.size());
+                         return w;
+                       }()));
   absl::StrAppendFormat(&out, "  %-*s %12s %12s %12s %12s %8s\n", name_width,
-                        "pool", "capacity", "used", "max live",
-                        "above max", "frag");
+                        "pool", "capacity", "used", "max live", "above max",
+                        "frag");
   for (const PoolReport& pool : report.pools) {
     absl::StrAppendFormat(
         &out, "  %-*s %12s %12d %12d %12d %7.1f%%\n", name_width,
@@ -310,13 +301,13 @@ void AppendPeak(const PlanReport& report, const TextReportOptions& options,
                 std::string& out) {
   if (report.peak_steps.empty()) return;
   const Step at = report.peak_steps.front();
-  absl::StrAppend(
-      &out, "\n",
-      Fit(absl::StrFormat("peak step: %s, %d live bytes", StepLabel(report, at),
-                          report.max_live),
-          options.width),
-      "\n");
-  absl::StrAppendFormat(&out, "  %d buffers alive (%s)", report.alive_at_peak.size(),
+  absl::StrAppend(&out, "\n",
+                  Fit(absl::StrFormat("peak step: %s, %d live bytes",
+                                      StepLabel(report, at), report.max_live),
+                      options.width),
+                  "\n");
+  absl::StrAppendFormat(&out, "  %d buffers alive (%s)",
+                        report.alive_at_peak.size(),
                         HumanBytes(report.max_live));
   if (report.peak_steps.size() > 1) {
     absl::StrAppendFormat(&out, "; %d steps reach this peak",
@@ -325,18 +316,23 @@ void AppendPeak(const PlanReport& report, const TextReportOptions& options,
   absl::StrAppend(&out, "\n");
   const bool pools = report.pools.size() > 1;
   // key  bytes  %peak  [pool] offset  tensors  (lifetime)
-  absl::StrAppendFormat(&out, "  key %12s %6s %12s  %s\n", "bytes", "%peak",
-                        "offset", "tensors (lifetime)");
+  absl::StrAppendFormat(&out, "  key %12s %6s %12s %15s  %s\n", "bytes",
+                        "%peak", "offset", "alive in steps", "tensors");
   const size_t shown = std::min<size_t>(report.alive_at_peak.size(),
                                         std::max(options.max_peak_tensors, 0));
   for (size_t rank = 0; rank < shown; ++rank) {
     const BufferReport& buffer = report.buffers[report.alive_at_peak[rank]];
     std::string offset = absl::StrCat(buffer.offset);
-    if (pools) offset = absl::StrCat(report.pools[buffer.pool].name, ":", offset);
+    if (pools)
+      offset = absl::StrCat(report.pools[buffer.pool].name, ":", offset);
     std::string line = absl::StrFormat(
-        "  %3c %12d %5.1f%% %12s  %s (%s)", PeakKey(rank) ? PeakKey(rank) : ' ',
+        "  %3c %12d %5.1f%% %12s %15s  ", PeakKey(rank) ? PeakKey(rank) : ' ',
         buffer.size, Percent(buffer.size, report.max_live), offset,
-        absl::StrJoin(buffer.tensors, ", "), Lifetimes(report, buffer.lifetime));
+        absl::StrFormat("[%d, %d)", buffer.lifetime.start,
+                        buffer.lifetime.end));
+    // The end of a tensor name tells it apart best ("..._output_0").
+    line += FitTail(absl::StrJoin(buffer.tensors, ", "),
+                    std::max<size_t>(8, options.width - line.size()));
     absl::StrAppend(&out, Fit(line, options.width), "\n");
   }
   if (shown < report.alive_at_peak.size()) {
@@ -344,8 +340,8 @@ void AppendPeak(const PlanReport& report, const TextReportOptions& options,
     for (size_t rank = shown; rank < report.alive_at_peak.size(); ++rank) {
       rest += report.buffers[report.alive_at_peak[rank]].size;
     }
-    absl::StrAppendFormat(&out, "      %12d %5.1f%% %12s  ... %d more tensors\n",
-                          rest, Percent(rest, report.max_live), "",
+    absl::StrAppendFormat(&out, "      %12d %5.1f%% %12s %15s  ... %d more\n",
+                          rest, Percent(rest, report.max_live), "", "",
                           report.alive_at_peak.size() - shown);
   }
 }
@@ -370,8 +366,8 @@ void AppendTable(const PlanReport& report, const TextReportOptions& options,
               : std::max<int>(4, absl::StrCat(report.steps).size());
   const int op_width = report.step_names.empty() ? 0 : 28;
   // step  op  live bytes  % of peak  bar
-  const int fixed = 2 + step_width + 1 + (op_width ? op_width + 1 : 0) + 12 +
-                    1 + 7 + 2;
+  const int fixed =
+      2 + step_width + 1 + (op_width ? op_width + 1 : 0) + 12 + 1 + 7 + 2;
   const int bar_width = std::max(0, options.width - fixed - 7);
   absl::StrAppendFormat(&out, "  %-*s ", step_width, "step");
   if (op_width) absl::StrAppendFormat(&out, "%-*s ", op_width, "op");
@@ -379,9 +375,9 @@ void AppendTable(const PlanReport& report, const TextReportOptions& options,
   const Step peak_step =
       report.peak_steps.empty() ? -1 : report.peak_steps.front();
   for (const StepGroup& group : groups) {
-    const std::string step =
-        grouped ? absl::StrCat(group.first, "-", group.last)
-                : absl::StrCat(group.first);
+    const std::string step = grouped
+                                 ? absl::StrCat(group.first, "-", group.last)
+                                 : absl::StrCat(group.first);
     std::string line = absl::StrFormat("  %-*s ", step_width, step);
     if (op_width) {
       absl::StrAppendFormat(&line, "%-*s ", op_width,
@@ -426,12 +422,11 @@ void AppendCharts(const PlanReport& report, const TextReportOptions& options,
     const Bytes per_column = (pool.used + columns - 1) / columns;
     const std::vector<StepGroup> rows = GroupSteps(
         pool.live, std::min<Step>(report.steps, options.max_chart_rows));
-    absl::StrAppend(
-        &out, "\n",
-        Fit(absl::StrFormat("arena of pool %s over time: %d bytes", pool.name,
-                            pool.used),
-            options.width),
-        "\n");
+    absl::StrAppend(&out, "\n",
+                    Fit(absl::StrFormat("arena of pool %s over time: %d bytes",
+                                        pool.name, pool.used),
+                        options.width),
+                    "\n");
     absl::StrAppendFormat(
         &out, "  1 column = %d bytes, 1 row = %s\n", per_column,
         rows.size() < static_cast<size_t>(report.steps)
@@ -439,8 +434,9 @@ void AppendCharts(const PlanReport& report, const TextReportOptions& options,
                            rows.empty() ? 0 : rows[0].last - rows[0].first + 1,
                            " steps")
             : std::string("1 step"));
-    absl::StrAppend(&out, "  (letters: the tensors alive at the peak, by key; "
-                          "'#'/'+' other buffers; '.' free)\n");
+    absl::StrAppend(&out,
+                    "  (letters: the tensors alive at the peak, by key; "
+                    "'#'/'+' other buffers; '.' free)\n");
     for (const StepGroup& row : rows) {
       const Step s = row.shown;
       std::string cells(columns, '.');
@@ -452,8 +448,8 @@ void AppendCharts(const PlanReport& report, const TextReportOptions& options,
           continue;
         }
         const Offset end = buffer.offset + buffer.size;
-        const char symbol = rank_of[b] >= 0 ? PeakKey(rank_of[b])
-                                            : (b % 2 == 0 ? '#' : '+');
+        const char symbol =
+            rank_of[b] >= 0 ? PeakKey(rank_of[b]) : (b % 2 == 0 ? '#' : '+');
         for (Offset c = buffer.offset / per_column;
              c < columns && c * per_column < end; ++c) {
           const Bytes bytes = std::min(end, (c + 1) * per_column) -

@@ -22,12 +22,23 @@ std::string HtmlEscape(std::string_view text) {
   out.reserve(text.size());
   for (char c : text) {
     switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      case '\'': out += "&#39;"; break;
-      default: out += c;
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      case '\'':
+        out += "&#39;";
+        break;
+      default:
+        out += c;
     }
   }
   return out;
@@ -38,17 +49,23 @@ std::string HtmlEscape(std::string_view text) {
 // or "<!--" in a name cannot end or change the element. Non-ASCII is escaped
 // too, and bytes that are not UTF-8 become U+FFFD instead of an exception.
 std::string ScriptSafeJson(const nlohmann::json& json) {
-  const std::string text =
-      json.dump(-1, ' ', /*ensure_ascii=*/true,
-                nlohmann::json::error_handler_t::replace);
+  const std::string text = json.dump(-1, ' ', /*ensure_ascii=*/true,
+                                     nlohmann::json::error_handler_t::replace);
   std::string out;
   out.reserve(text.size());
   for (char c : text) {
     switch (c) {
-      case '<': out += "\\u003c"; break;
-      case '>': out += "\\u003e"; break;
-      case '&': out += "\\u0026"; break;
-      default: out += c;
+      case '<':
+        out += "\\u003c";
+        break;
+      case '>':
+        out += "\\u003e";
+        break;
+      case '&':
+        out += "\\u0026";
+        break;
+      default:
+        out += c;
     }
   }
   return out;
@@ -71,8 +88,8 @@ nlohmann::json BuffersJson(const PlanReport& report) {
     producer.push_back(buffer.producer.has_value() ? *buffer.producer : -1);
     readers.push_back(buffer.readers);
   }
-  return {{"tensors", tensors}, {"size", size},         {"start", start},
-          {"end", end},         {"kind", kind},         {"producer", producer},
+  return {{"tensors", tensors}, {"size", size}, {"start", start},
+          {"end", end},         {"kind", kind}, {"producer", producer},
           {"readers", readers}};
 }
 
@@ -116,7 +133,8 @@ nlohmann::json PlanJson(const PlanReport& report) {
 std::string RenderHtmlReport(const HtmlReportInput& input) {
   nlohmann::json data = {{"title", input.title}};
   nlohmann::json plans = nlohmann::json::array();
-  for (const PlanReport& report : input.plans) plans.push_back(PlanJson(report));
+  for (const PlanReport& report : input.plans)
+    plans.push_back(PlanJson(report));
   data["plans"] = plans;
   nlohmann::json failures = nlohmann::json::array();
   for (const HtmlPlanFailure& failure : input.failures) {

@@ -69,9 +69,8 @@ TEST(ReportTest, LiveBytesPeakStepAndFragmentationOfAHandPlan) {
   absl::StatusOr<Problem> problem = BuildProblem(graph);
   ASSERT_TRUE(problem.ok()) << problem.status();
   // out reuses in's bytes: in is dead at step 2. Used: 460 bytes.
-  const Plan plan =
-      HandPlan(*problem, {{"in", 0, 0}, {"a", 0, 100}, {"b", 0, 300},
-                          {"out", 0, 0}});
+  const Plan plan = HandPlan(
+      *problem, {{"in", 0, 0}, {"a", 0, 100}, {"b", 0, 300}, {"out", 0, 0}});
   absl::StatusOr<PlanReport> report = AnalyzePlan(*problem, plan, &graph);
   ASSERT_TRUE(report.ok()) << report.status();
   EXPECT_EQ(report->planner, "hand");
@@ -104,9 +103,8 @@ TEST(ReportTest, BuffersKnowTheirKindProducerAndReaders) {
   const Graph graph = SmallGraph();
   absl::StatusOr<Problem> problem = BuildProblem(graph);
   ASSERT_TRUE(problem.ok()) << problem.status();
-  const Plan plan =
-      HandPlan(*problem, {{"in", 0, 0}, {"a", 0, 100}, {"b", 0, 300},
-                          {"out", 0, 0}});
+  const Plan plan = HandPlan(
+      *problem, {{"in", 0, 0}, {"a", 0, 100}, {"b", 0, 300}, {"out", 0, 0}});
   absl::StatusOr<PlanReport> report = AnalyzePlan(*problem, plan, &graph);
   ASSERT_TRUE(report.ok()) << report.status();
   const BufferReport& in = report->buffers[Find(*problem, "in")];
@@ -159,8 +157,7 @@ TEST(ReportTest, EveryPoolGetsItsOwnLiveBytesAndUse) {
                   Buffer{.name = "y", .size = 32, .lifetime = {1, 3}},
                   Buffer{.name = "z", .size = 8, .lifetime = {1, 4}}},
       .pools = {Pool{.name = "fast", .capacity = 40}, Pool{.name = "slow"}}};
-  const Plan plan =
-      HandPlan(problem, {{"x", 0, 0}, {"y", 1, 0}, {"z", 0, 16}});
+  const Plan plan = HandPlan(problem, {{"x", 0, 0}, {"y", 1, 0}, {"z", 0, 16}});
   absl::StatusOr<PlanReport> report = AnalyzePlan(problem, plan);
   ASSERT_TRUE(report.ok()) << report.status();
   EXPECT_EQ(report->steps, 4);
@@ -185,8 +182,8 @@ TEST(ReportTest, RejectsAPlanTheVerifierRejects) {
       .buffers = {Buffer{.name = "x", .size = 16, .lifetime = {0, 2}},
                   Buffer{.name = "y", .size = 16, .lifetime = {1, 3}}},
       .pools = {Pool{.name = "default"}}};
-  Plan plan{.assignments = {{.buffer = 0, .offset = 0},
-                            {.buffer = 1, .offset = 8}}};
+  Plan plan{
+      .assignments = {{.buffer = 0, .offset = 0}, {.buffer = 1, .offset = 8}}};
   ComputePlanStatistics(problem, plan);
   ASSERT_FALSE(VerifyPlan(problem, plan).ok());
   absl::StatusOr<PlanReport> report = AnalyzePlan(problem, plan);
@@ -218,9 +215,8 @@ TEST(ReportTest, TextReportOfTheHandPlan) {
   const Graph graph = SmallGraph();
   absl::StatusOr<Problem> problem = BuildProblem(graph);
   ASSERT_TRUE(problem.ok());
-  const Plan plan =
-      HandPlan(*problem, {{"in", 0, 0}, {"a", 0, 100}, {"b", 0, 300},
-                          {"out", 0, 0}});
+  const Plan plan = HandPlan(
+      *problem, {{"in", 0, 0}, {"a", 0, 100}, {"b", 0, 300}, {"out", 0, 0}});
   absl::StatusOr<PlanReport> report = AnalyzePlan(*problem, plan, &graph);
   ASSERT_TRUE(report.ok());
   const std::string text = FormatTextReport(*report);
@@ -228,15 +224,20 @@ TEST(ReportTest, TextReportOfTheHandPlan) {
   EXPECT_THAT(text, HasSubstr("lower bound: 410 bytes"));
   EXPECT_THAT(text, HasSubstr("peak step: fc (step 2), 410 live bytes"));
   // The tensors alive at the peak, largest first, keyed for the chart.
-  const size_t a = text.find("  A          200");
-  const size_t b = text.find("  B          160");
-  const size_t c = text.find("  C           50");
+  const size_t a =
+      text.find("  A          200  48.8%          100          [0, 3)  a\n");
+  const size_t b =
+      text.find("  B          160  39.0%          300          [1, 3)  b\n");
+  const size_t c =
+      text.find("  C           50  12.2%            0          [2, 3)  out\n");
   ASSERT_NE(a, std::string::npos) << text;
   EXPECT_LT(a, b);
   EXPECT_LT(b, c);
   // The per-op table: live bytes and % of the peak (460).
-  EXPECT_THAT(text, HasSubstr("conv                                  300   65.2%"));
-  EXPECT_THAT(text, HasSubstr("fc                                    410   89.1%"));
+  EXPECT_THAT(text,
+              HasSubstr("conv                                  300   65.2%"));
+  EXPECT_THAT(text,
+              HasSubstr("fc                                    410   89.1%"));
   // The chart: one row per step; at step 2 out (C) sits at the bottom, a (A)
   // above it from byte 100, b (B) from byte 300; 460 bytes in 75 columns of
   // 7 bytes: columns 0..7 are out's, 14..42 a's, 42..65 b's.
@@ -267,9 +268,9 @@ TEST(ReportTest, TextReportsOfBundledInputsFitTheTerminal) {
         PlanMemory(loaded->problem, {.planner = "naive"});
     ASSERT_TRUE(plan.ok()) << plan.status();
     ASSERT_TRUE(VerifyPlan(loaded->problem, *plan).ok());
-    absl::StatusOr<PlanReport> report = AnalyzePlan(
-        loaded->problem, *plan,
-        loaded->graph.has_value() ? &*loaded->graph : nullptr);
+    absl::StatusOr<PlanReport> report =
+        AnalyzePlan(loaded->problem, *plan,
+                    loaded->graph.has_value() ? &*loaded->graph : nullptr);
     ASSERT_TRUE(report.ok()) << report.status();
     EXPECT_EQ(report->max_live, plan->lower_bound);
     EXPECT_EQ(report->pools[0].used, plan->peak);
@@ -307,13 +308,14 @@ TEST(ReportHtmlTest, NamesCannotInjectMarkup) {
   graph.ops[1].name = "<img src=x onerror=alert(2)>";
   absl::StatusOr<Problem> problem = BuildProblem(graph);
   ASSERT_TRUE(problem.ok()) << problem.status();
-  absl::StatusOr<Plan> plan = PlanMemory(*problem, {.planner = "greedy_by_size"});
+  absl::StatusOr<Plan> plan =
+      PlanMemory(*problem, {.planner = "greedy_by_size"});
   ASSERT_TRUE(plan.ok()) << plan.status();
   ASSERT_TRUE(VerifyPlan(*problem, *plan).ok());
   absl::StatusOr<PlanReport> report = AnalyzePlan(*problem, *plan, &graph);
   ASSERT_TRUE(report.ok()) << report.status();
-  const std::string page = RenderHtmlReport(
-      {.title = "<b>title</b>\"", .plans = {*report}});
+  const std::string page =
+      RenderHtmlReport({.title = "<b>title</b>\"", .plans = {*report}});
   EXPECT_THAT(page, Not(HasSubstr("alert(1)</script>")));
   EXPECT_THAT(page, Not(HasSubstr("<img")));
   EXPECT_THAT(page, Not(HasSubstr("<b>title")));
@@ -375,7 +377,8 @@ TEST(ReportHtmlTest, ThePageIsSelfContainedAndCarriesEveryPlan) {
 
 TEST(ReportHtmlTest, BytesThatAreNotUtf8BecomeReplacementCharacters) {
   const Problem problem{
-      .buffers = {Buffer{.name = "bad\xff\xfe", .size = 16, .lifetime = {0, 2}}},
+      .buffers = {Buffer{
+          .name = "bad\xff\xfe", .size = 16, .lifetime = {0, 2}}},
       .pools = {Pool{.name = "default"}}};
   const Plan plan = HandPlan(problem, {{"bad\xff\xfe", 0, 0}});
   absl::StatusOr<PlanReport> report = AnalyzePlan(problem, plan);

@@ -43,8 +43,8 @@ struct BufferReport {
 
 struct PoolReport {
   std::string name;
-  Bytes capacity = 0;  // 0 = unbounded
-  Bytes used = 0;      // the plan's highest byte in the pool
+  Bytes capacity = 0;       // 0 = unbounded
+  Bytes used = 0;           // the plan's highest byte in the pool
   std::vector<Bytes> live;  // per step: bytes alive in the pool
   Bytes max_live = 0;       // the largest of `live`
   Step max_live_step = 0;   // the first step where it is reached
@@ -70,8 +70,8 @@ struct PlanReport {
   std::vector<std::string> step_names;  // op names; empty without a graph
   std::vector<Bytes> live;              // per step, all pools together
 
-  Bytes max_live = 0;             // the largest of `live`
-  std::vector<Step> peak_steps;   // every step where `live` is max_live
+  Bytes max_live = 0;            // the largest of `live`
+  std::vector<Step> peak_steps;  // every step where `live` is max_live
   // The buffers alive at peak_steps[0], largest first (ties by id).
   std::vector<BufferId> alive_at_peak;
 
@@ -91,10 +91,10 @@ absl::StatusOr<PlanReport> AnalyzePlan(const Problem& problem, const Plan& plan,
 std::string StepLabel(const PlanReport& report, Step step);
 
 struct TextReportOptions {
-  int width = 100;           // no line is longer (the op names are cut)
-  int max_table_rows = 200;  // beyond it, the per-op table groups steps
-  int max_chart_rows = 160;  // beyond it, the chart's rows span several steps
-  int max_peak_tensors = 25; // beyond it, the rest are summed in one line
+  int width = 100;            // no line is longer (the op names are cut)
+  int max_table_rows = 200;   // beyond it, the per-op table groups steps
+  int max_chart_rows = 200;   // beyond it, the chart's rows span several steps
+  int max_peak_tensors = 25;  // beyond it, the rest are summed in one line
 };
 
 // The report for a terminal: summary, pools, the peak step with its live
