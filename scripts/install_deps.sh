@@ -6,6 +6,8 @@ packages=(cmake ninja-build g++ libabsl-dev libgtest-dev libgmock-dev
           libbenchmark-dev nlohmann-json3-dev zlib1g-dev libgecode-dev
           libprotobuf-dev
           libonnx-dev
+          chromium
+          chromium-driver
 )
 # Optional parts, installed when named: install_deps.sh python
 for part in "$@"; do

@@ -258,15 +258,25 @@ void AppendSummary(const PlanReport& report, int width, std::string& out) {
   absl::StrAppendFormat(&out, "peak: %d bytes (%s), proven optimal: %s\n",
                         report.peak, HumanBytes(report.peak),
                         report.proven_optimal ? "yes" : "no");
-  absl::StrAppendFormat(
-      &out, "lower bound: %d bytes (peak / lower bound = %.4f)\n",
-      report.lower_bound,
-      report.lower_bound > 0
-          ? static_cast<double>(report.peak) / report.lower_bound
-          : 1.0);
-  absl::StrAppendFormat(&out, "naive total: %d bytes (peak = %.2f%% of it)\n",
-                        report.naive_total,
-                        Percent(report.peak, report.naive_total));
+  if (report.pools.size() == 1) {
+    absl::StrAppendFormat(
+        &out, "lower bound: %d bytes (peak / lower bound = %.4f)\n",
+        report.lower_bound,
+        report.lower_bound > 0
+            ? static_cast<double>(report.peak) / report.lower_bound
+            : 1.0);
+    absl::StrAppendFormat(&out,
+                          "naive total: %d bytes (peak = %.2f%% of it)\n",
+                          report.naive_total,
+                          Percent(report.peak, report.naive_total));
+  } else {
+    // The peak sums the pools; the bound holds for one pool: each pool is
+    // compared with its own most live bytes under "pools" instead.
+    absl::StrAppendFormat(
+        &out, "lower bound: %d bytes in one pool; the peak sums %d pools\n",
+        report.lower_bound, report.pools.size());
+    absl::StrAppendFormat(&out, "naive total: %d bytes\n", report.naive_total);
+  }
   absl::StrAppendFormat(&out, "%d buffers over %d steps, planned in %.2f ms\n",
                         report.buffers.size(), report.steps,
                         absl::ToDoubleMilliseconds(report.wall_time));

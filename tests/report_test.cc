@@ -3,6 +3,8 @@
 
 #include "memplan/report.h"
 
+#include <fstream>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -175,6 +177,10 @@ TEST(ReportTest, EveryPoolGetsItsOwnLiveBytesAndUse) {
   EXPECT_EQ(report->pools[1].max_live_step, 1);
   EXPECT_EQ(report->buffers[0].producer, std::nullopt);
   EXPECT_EQ(StepLabel(*report, 3), "step 3");
+  const std::string text = FormatTextReport(*report);
+  EXPECT_THAT(text, HasSubstr("lower bound: 56 bytes in one pool; the peak "
+                              "sums 2 pools"));
+  EXPECT_THAT(text, Not(HasSubstr("peak / lower bound")));
 }
 
 TEST(ReportTest, RejectsAPlanTheVerifierRejects) {
@@ -386,6 +392,74 @@ TEST(ReportHtmlTest, BytesThatAreNotUtf8BecomeReplacementCharacters) {
   const nlohmann::json data =
       PageData(RenderHtmlReport({.title = "t", .plans = {*report}}));
   EXPECT_EQ(data["buffers"]["tensors"][0][0], "bad\xEF\xBF\xBD\xEF\xBF\xBD");
+}
+
+
+// The tool's report command, run as a user runs it.
+std::string Slurp(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+TEST(ReportToolTest, PrintsTheTextReportOfAPlanFile) {
+  const std::string plan = ::testing::TempDir() + "/report_tool_plan.json";
+  const std::string input = testing::DataPath("models/resnet18.json");
+  testing::ToolRun run =
+      testing::RunTool("plan " + input + " --planner=naive --out=" + plan);
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  run = testing::RunTool("report " + input + " " + plan);
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  EXPECT_THAT(run.output, HasSubstr("planner: naive"));
+  EXPECT_THAT(run.output, HasSubstr("peak: 23590816 bytes"));
+  EXPECT_THAT(run.output, HasSubstr("lower bound: 6422528 bytes"));
+  EXPECT_THAT(run.output,
+              HasSubstr("peak step: /relu/Relu (step 1), 6422528 live bytes"));
+  EXPECT_THAT(run.output, HasSubstr("arena of pool default"));
+}
+
+TEST(ReportToolTest, WritesOnePageWithEveryPlanAsked) {
+  const std::string html = ::testing::TempDir() + "/report_tool.html";
+  testing::ToolRun run = testing::RunTool(
+      "report " + testing::DataPath("models/resnet18.json") +
+      " --planners=naive,greedy_by_size --html=" + html);
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  const nlohmann::json data = PageData(Slurp(html));
+  ASSERT_EQ(data["plans"].size(), 2u);
+  EXPECT_EQ(data["plans"][0]["planner"], "naive");
+  EXPECT_EQ(data["plans"][0]["peak"], 23590816);
+  EXPECT_EQ(data["plans"][1]["planner"], "greedy_by_size");
+  EXPECT_EQ(data["plans"][1]["lower_bound"], 6422528);
+  EXPECT_EQ(data["title"], "resnet18.json");
+}
+
+TEST(ReportToolTest, UsageErrorsExitWithTwo) {
+  const std::string input = testing::DataPath("models/resnet18.json");
+  testing::ToolRun run =
+      testing::RunTool("report " + input + " --planner=naive --planners=naive");
+  EXPECT_EQ(run.exit_code, 2) << run.output;
+  run = testing::RunTool("report " + input + " --planners=nope");
+  EXPECT_EQ(run.exit_code, 2) << run.output;
+  EXPECT_THAT(run.output, HasSubstr("unknown planner \"nope\""));
+  run = testing::RunTool("report " + input + " --html=" + input);
+  EXPECT_EQ(run.exit_code, 2) << run.output;
+  run = testing::RunTool("report");
+  EXPECT_EQ(run.exit_code, 2) << run.output;
+  run = testing::RunTool("report --help");
+  EXPECT_EQ(run.exit_code, 0) << run.output;
+  EXPECT_THAT(run.output, HasSubstr("--html"));
+}
+
+TEST(ReportToolTest, APlanOfAnotherInputIsAnError) {
+  const std::string plan = ::testing::TempDir() + "/report_tool_other.json";
+  testing::ToolRun run = testing::RunTool(
+      "plan " + testing::DataPath("models/resnet18.json") +
+      " --planner=naive --out=" + plan);
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  run = testing::RunTool("report " + testing::DataPath("models/alexnet.json") +
+                         " " + plan);
+  EXPECT_EQ(run.exit_code, 1) << run.output;
 }
 
 }  // namespace

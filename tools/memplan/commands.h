@@ -35,6 +35,7 @@ Command VerifyCommand();
 Command StatsCommand();
 Command PlannersCommand();
 Command CompareCommand();
+Command ReportCommand();
 
 // Flag lists shared by several commands (abseil names).
 std::vector<std::string> PlanningFlags();  // --time-limit, --seed, --threads

@@ -162,4 +162,31 @@ absl::StatusOr<LoadedInput> LoadToolInput(const std::string& path,
   return input;
 }
 
+namespace {
+
+// A buffer CSV with offsets (and a pool column for several pools), matched
+// to the input's buffers and pools by name.
+absl::StatusOr<Plan> ReadCsvPlan(const std::string& path,
+                                 const std::string& text,
+                                 const Problem& problem) {
+  absl::StatusOr<Plan> plan = ParsePlanCsv(text, problem);
+  if (!plan.ok()) {
+    return absl::Status(plan.status().code(),
+                        absl::StrCat(path, ": ", plan.status().message()));
+  }
+  return plan;
+}
+
+}  // namespace
+
+absl::StatusOr<Plan> ReadPlanFile(const std::string& path,
+                                  const Problem& problem) {
+  absl::StatusOr<std::string> text = ReadFile(path);
+  if (!text.ok()) return text.status();
+  const std::string plain =
+      absl::EndsWith(path, ".gz") ? path.substr(0, path.size() - 3) : path;
+  return absl::EndsWith(plain, ".csv") ? ReadCsvPlan(path, *text, problem)
+                                       : ParsePlanJson(*text, problem);
+}
+
 }  // namespace memplan::tool

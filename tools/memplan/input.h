@@ -26,6 +26,11 @@ BuildOptions BuildOptionsFromFlags();
 absl::StatusOr<LoadedInput> LoadToolInput(const std::string& path,
                                           std::string* import_report = nullptr);
 
+// A plan of `problem` from a file: memplan-plan-v1 JSON, or a buffer CSV
+// with an offset column listing the problem's buffers in order.
+absl::StatusOr<Plan> ReadPlanFile(const std::string& path,
+                                  const Problem& problem);
+
 // Usage errors of the input flags (an unknown --reorder name), checked before
 // any input is read.
 absl::Status CheckInputFlags();

@@ -27,7 +27,7 @@ constexpr int kUsageError = 2;
 const std::vector<Command>& Commands() {
   static const auto* const kCommands = new std::vector<Command>{
       PlanCommand(), VerifyCommand(), StatsCommand(), PlannersCommand(),
-      CompareCommand(),
+      CompareCommand(), ReportCommand(),
   };
   return *kCommands;
 }

@@ -16,31 +16,11 @@ namespace {
 
 absl::Status Check(const Arguments&) { return CheckInputFlags(); }
 
-// A buffer CSV with offsets (and a pool column for several pools), matched
-// to the input's buffers and pools by name.
-absl::StatusOr<Plan> ReadCsvPlan(const std::string& path,
-                                 const std::string& text,
-                                 const Problem& problem) {
-  absl::StatusOr<Plan> plan = ParsePlanCsv(text, problem);
-  if (!plan.ok()) {
-    return absl::Status(plan.status().code(),
-                        absl::StrCat(path, ": ", plan.status().message()));
-  }
-  return plan;
-}
-
 absl::Status Run(const Arguments& args) {
   absl::StatusOr<LoadedInput> input = LoadToolInput(args.positional[0]);
   if (!input.ok()) return input.status();
-  const std::string& path = args.positional[1];
-  absl::StatusOr<std::string> text = ReadFile(path);
-  if (!text.ok()) return text.status();
-  const std::string plain =
-      absl::EndsWith(path, ".gz") ? path.substr(0, path.size() - 3) : path;
   absl::StatusOr<Plan> plan =
-      absl::EndsWith(plain, ".csv")
-          ? ReadCsvPlan(path, *text, input->problem)
-          : ParsePlanJson(*text, input->problem);
+      ReadPlanFile(args.positional[1], input->problem);
   if (!plan.ok()) return plan.status();
   if (absl::Status s = VerifyPlan(input->problem, *plan); !s.ok()) {
     return absl::InvalidArgumentError(

@@ -1,0 +1,144 @@
+// memplan report: what a plan looks like over time, as text or as one
+// self-contained HTML page.
+
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include "absl/flags/flag.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "commands.h"
+#include "input.h"
+#include "memplan/memplan.h"
+#include "memplan/report.h"
+#include "memplan/report_html.h"
+
+ABSL_FLAG(std::string, html, "",
+          "FILE: write the interactive report there (one self-contained HTML "
+          "page) instead of printing the text report");
+
+namespace memplan::tool {
+namespace {
+
+absl::Status Check(const Arguments& args) {
+  if (args.Given("planner") && args.Given("planners")) {
+    return absl::InvalidArgumentError(
+        "--planner and --planners exclude each other");
+  }
+  if (args.Given("planners") && absl::GetFlag(FLAGS_planners).empty()) {
+    return absl::InvalidArgumentError("--planners names no planner");
+  }
+  if (args.Given("html") && absl::GetFlag(FLAGS_html).empty()) {
+    return absl::InvalidArgumentError("--html needs a FILE");
+  }
+  if (args.Given("html") && absl::GetFlag(FLAGS_html) == args.positional[0]) {
+    return absl::InvalidArgumentError("--html would overwrite INPUT");
+  }
+  if (absl::Status s =
+          CheckPlannerName("planner", absl::GetFlag(FLAGS_planner));
+      !s.ok()) {
+    return s;
+  }
+  for (const std::string& name : absl::GetFlag(FLAGS_planners)) {
+    if (absl::Status s = CheckPlannerName("planners", name); !s.ok()) return s;
+  }
+  if (absl::Status s = CheckPlanningFlags(); !s.ok()) return s;
+  return CheckInputFlags();
+}
+
+// The plans shown: PLAN (a buffer CSV with offsets may be its own PLAN),
+// then those of --planners, or --planner's (the default
+// planner's) when nothing else gives a plan. A planner of --planners without
+// a plan is listed with its reason, as compare does.
+absl::Status Run(const Arguments& args) {
+  absl::StatusOr<LoadedInput> input = LoadToolInput(args.positional[0]);
+  if (!input.ok()) return input.status();
+  std::vector<Plan> plans;
+  HtmlReportInput html;
+  if (args.positional.size() == 2) {
+    absl::StatusOr<Plan> plan =
+        ReadPlanFile(args.positional[1], input->problem);
+    if (!plan.ok()) return plan.status();
+    if (plan->planner.empty()) plan->planner = "plan file";
+    plans.push_back(std::move(*plan));
+  }
+  std::vector<std::string> planners = absl::GetFlag(FLAGS_planners);
+  if (planners.empty() && plans.empty()) {
+    planners.push_back(absl::GetFlag(FLAGS_planner));
+  }
+  PlanMemoryOptions options;
+  options.plan = PlanOptionsFromFlags(args);
+  for (const std::string& name : planners) {
+    options.planner = name;
+    absl::StatusOr<Plan> plan = PlanMemory(input->problem, options);
+    if (plan.ok()) {
+      plans.push_back(std::move(*plan));
+    } else if (args.Given("planners")) {
+      html.failures.push_back({name, std::string(plan.status().message())});
+    } else {
+      return plan.status();
+    }
+  }
+  const Graph* graph = input->graph.has_value() ? &*input->graph : nullptr;
+  for (const Plan& plan : plans) {
+    absl::StatusOr<PlanReport> report =
+        AnalyzePlan(input->problem, plan, graph);
+    if (!report.ok()) return report.status();
+    html.plans.push_back(std::move(*report));
+  }
+  const std::string path = absl::GetFlag(FLAGS_html);
+  if (path.empty()) {
+    for (size_t i = 0; i < html.plans.size(); ++i) {
+      std::cout << (i > 0 ? "\n" : "") << FormatTextReport(html.plans[i]);
+    }
+    for (const HtmlPlanFailure& failure : html.failures) {
+      std::cout << "\nplanner " << failure.planner
+                << ": no plan: " << failure.message << "\n";
+    }
+    return absl::OkStatus();
+  }
+  const std::string& name = args.positional[0];
+  html.title = name.substr(name.rfind('/') + 1);
+  if (absl::Status s = WriteFile(path, RenderHtmlReport(html)); !s.ok()) {
+    return s;
+  }
+  for (const Plan& plan : plans) {
+    std::cerr << path << ": " << PlanSummary(input->problem, plan) << "\n";
+  }
+  for (const HtmlPlanFailure& failure : html.failures) {
+    std::cerr << path << ": planner " << failure.planner
+              << ": no plan: " << failure.message << "\n";
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+Command ReportCommand() {
+  Command command{
+      .name = "report",
+      .synopsis = "INPUT [PLAN] [flags]",
+      .description =
+          "Shows where the memory of a plan of INPUT goes: PLAN (a plan file; "
+          "a buffer CSV with offsets is its own PLAN), or a fresh plan by "
+          "--planner (the default planner when none is named), or several "
+          "side by side with --planners. Prints the peak, the lower bound and "
+          "the pools, the step of the most live bytes with the tensors alive "
+          "there largest first, live bytes per op and a chart of the arena "
+          "over time, in 100 columns. With --html=FILE writes one "
+          "self-contained interactive page instead: the placement of every "
+          "buffer (hover for its tensors, zoom, pan), the live bytes against "
+          "the peak and the lower bound, pools and fragmentation.",
+      .min_positional = 1,
+      .max_positional = 2,
+      .check = &Check,
+      .run = &Run,
+  };
+  command.flags = {"html", "planner", "planners"};
+  for (const std::string& f : PlanningFlags()) command.flags.push_back(f);
+  for (const std::string& f : InputFlags()) command.flags.push_back(f);
+  return command;
+}
+
+}  // namespace memplan::tool
