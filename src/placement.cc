@@ -5,9 +5,13 @@
 #include <algorithm>
 #include <bit>
 #include <cstdint>
+#include <deque>
+#include <functional>
+#include <iterator>
 #include <numeric>
 #include <utility>
 
+#include "absl/container/btree_map.h"
 #include "absl/strings/str_cat.h"
 #include "memplan/internal/planner_util.h"
 #include "memplan/problem.h"
@@ -147,7 +151,15 @@ int64_t CountOverlappingPairs(const Problem& problem) {
 // ---------------------------------------------------------------------------
 // PlacementIndex
 
-PlacementIndex::PlacementIndex(const Problem& problem) : problem_(&problem) {
+namespace {
+// GapSearch::kAuto takes the gap index from this many overlapping pairs per
+// buffer on (S_1, a 28526-buffer trace, has 1515; MiniMalloc's set 10-70;
+// random short intervals about 20, where the index is twice as slow).
+constexpr int64_t kIndexedFromPairsPerBuffer = 128;
+}  // namespace
+
+PlacementIndex::PlacementIndex(const Problem& problem, GapSearch search)
+    : problem_(&problem) {
   const int n = static_cast<int>(problem.buffers.size());
   // Zero-size buffers hold no byte: they are never anyone's obstacle.
   std::vector<BufferId> by_start;
@@ -160,6 +172,47 @@ PlacementIndex::PlacementIndex(const Problem& problem) : problem_(&problem) {
     const Step sb = problem.buffers[b].lifetime.start;
     return sa != sb ? sa < sb : a < b;
   });
+  // What the gap index and the work counts need: time slices and ranks.
+  const int m = static_cast<int>(by_start.size());
+  sorted_starts_.reserve(m);
+  start_rank_.assign(n, -1);
+  end_rank_.assign(n, -1);
+  for (int i = 0; i < m; ++i) {
+    start_rank_[by_start[i]] = i;
+    sorted_starts_.push_back(problem.buffers[by_start[i]].lifetime.start);
+  }
+  {
+    std::vector<BufferId> by_end(by_start);
+    std::sort(by_end.begin(), by_end.end(), [&](BufferId a, BufferId b) {
+      const Step ea = problem.buffers[a].lifetime.end;
+      const Step eb = problem.buffers[b].lifetime.end;
+      return ea != eb ? ea < eb : a < b;
+    });
+    sorted_ends_.reserve(m);
+    for (int i = 0; i < m; ++i) {
+      end_rank_[by_end[i]] = i;
+      sorted_ends_.push_back(problem.buffers[by_end[i]].lifetime.end);
+    }
+  }
+  steps_.reserve(2 * m);
+  std::merge(sorted_starts_.begin(), sorted_starts_.end(),
+             sorted_ends_.begin(), sorted_ends_.end(),
+             std::back_inserter(steps_));
+  steps_.erase(std::unique(steps_.begin(), steps_.end()), steps_.end());
+  if (search == GapSearch::kAuto) {
+    // Overlapping pairs, from the two sorted lists (ends first at a tie:
+    // lifetimes are half-open). Where a buffer meets fewer than about 256
+    // others, listing them is cheaper than the index's upkeep.
+    int64_t pairs = 0;
+    for (int i = 0, j = 0; i < m; ++i) {
+      while (j < m && sorted_ends_[j] <= sorted_starts_[i]) ++j;
+      pairs += i - j;
+    }
+    indexed_search_ = pairs >= kIndexedFromPairsPerBuffer * int64_t{m};
+  } else {
+    indexed_search_ = search == GapSearch::kIndexed;
+  }
+
   by_start_.reserve(by_start.size());
   by_end_.reserve(by_start.size());
   root_ = Build(by_start);
@@ -190,6 +243,32 @@ PlacementIndex::PlacementIndex(const Problem& problem) : problem_(&problem) {
   }
   explicit_begin_[n] = write;
   explicit_.resize(write);
+}
+
+int64_t PlacementIndex::CountOverlapping(Lifetime lifetime) const {
+  // Lifetimes are non-empty: one ending by the query's start also starts
+  // before its end, so the second count is part of the first.
+  return StartsBefore(lifetime.end) - EndsByOrAt(lifetime.start);
+}
+
+int32_t PlacementIndex::StartsBefore(Step step) const {
+  return static_cast<int32_t>(
+      std::lower_bound(sorted_starts_.begin(), sorted_starts_.end(), step) -
+      sorted_starts_.begin());
+}
+
+int32_t PlacementIndex::EndsByOrAt(Step step) const {
+  return static_cast<int32_t>(
+      std::upper_bound(sorted_ends_.begin(), sorted_ends_.end(), step) -
+      sorted_ends_.begin());
+}
+
+std::pair<int32_t, int32_t> PlacementIndex::Slices(Lifetime lifetime) const {
+  auto at = [&](Step step) {
+    return static_cast<int32_t>(
+        std::lower_bound(steps_.begin(), steps_.end(), step) - steps_.begin());
+  };
+  return {at(lifetime.start), at(lifetime.end)};
 }
 
 int32_t PlacementIndex::Build(std::vector<BufferId>& by_start) {
@@ -235,12 +314,347 @@ int32_t PlacementIndex::Build(std::vector<BufferId>& by_start) {
 }
 
 // ---------------------------------------------------------------------------
+// GapIndex
+
+namespace {
+
+// Counts of marked positions with prefix sums, O(log n) each.
+class Counter {
+ public:
+  explicit Counter(int32_t size) : tree_(size + 1, 0) {}
+  void Mark(int32_t position) {
+    for (int32_t i = position + 1; i < static_cast<int32_t>(tree_.size());
+         i += i & -i) {
+      ++tree_[i];
+    }
+  }
+  // Marked positions in [0, end).
+  int64_t Before(int32_t end) const {
+    int64_t total = 0;
+    for (int32_t i = end; i > 0; i -= i & -i) total += tree_[i];
+    return total;
+  }
+
+ private:
+  std::vector<int32_t> tree_;
+};
+
+// Disjoint, non-adjacent byte ranges [begin, end) keyed by begin.
+using Runs = absl::btree_map<Offset, Offset>;
+
+// Adds [begin, end) to `runs`, merging it with the runs it overlaps or
+// touches (a zero-length gap can hold nothing, so touching runs are one).
+void AddRun(Runs& runs, Offset begin, Offset end) {
+  auto it = runs.upper_bound(begin);
+  if (it != runs.begin()) {
+    auto prev = std::prev(it);
+    if (prev->second >= begin) {
+      begin = prev->first;
+      it = prev;
+    }
+  }
+  while (it != runs.end() && it->first <= end) {
+    end = std::max(end, it->second);
+    it = runs.erase(it);
+  }
+  runs.emplace_hint(it, begin, end);
+}
+
+// One sorted list of runs in the sweep of GapIndex::Find: a run set or the
+// (sorted, merged) ranges of explicit-conflict partners.
+class RunCursor {
+ public:
+  explicit RunCursor(const Runs* runs) : runs_(runs), it_(runs->begin()) {}
+  RunCursor(const std::pair<Offset, Offset>* begin,
+            const std::pair<Offset, Offset>* end)
+      : at_(begin), end_(end) {}
+
+  bool done() const { return runs_ ? it_ == runs_->end() : at_ == end_; }
+  Offset begin() const { return runs_ ? it_->first : at_->first; }
+  Offset end() const { return runs_ ? it_->second : at_->second; }
+  void Next() {
+    if (runs_) {
+      ++it_;
+    } else {
+      ++at_;
+    }
+  }
+  // Moves to the first run that ends above `reached`.
+  void Seek(Offset reached) {
+    if (runs_) {
+      it_ = runs_->upper_bound(reached);
+      if (it_ != runs_->begin() && std::prev(it_)->second > reached) --it_;
+    } else {
+      at_ = std::upper_bound(
+          at_, end_, reached,
+          [](Offset r, const std::pair<Offset, Offset>& run) {
+            return r < run.second;
+          });
+    }
+  }
+
+ private:
+  const Runs* runs_ = nullptr;
+  Runs::const_iterator it_;
+  const std::pair<Offset, Offset>* at_ = nullptr;
+  const std::pair<Offset, Offset>* end_ = nullptr;
+};
+
+}  // namespace
+
+// One pool's placed buffers over a segment tree of time slices (a perfect
+// binary tree; node 1 the root, node v's children 2v and 2v+1; a node's
+// level is its height above the leaves). A buffer is stored at its
+// canonical nodes: the largest nodes whose slices lie inside its lifetime.
+//   * sub(v): the union of the byte ranges stored in v's subtree.
+//   * whole(v), for nodes of level >= kWholeLevel: the union of the ranges
+//     stored at v and at its ancestors, the bytes taken throughout v's
+//     slices. Kept lazily: a range stored at a node waits in pending(node)
+//     until a search passes there and pushes it one level down, into both
+//     children's whole() and pending().
+//   * cover(v), for lower nodes: the ranges stored at v.
+// A buffer alive during a window W is stored in the subtree of one of W's
+// canonical nodes w (so in sub(w)), or above one, at a node that straddles
+// W's boundary. The straddling nodes are on the two paths from the root to
+// the first and the last slice of W, and on each path the lowest one of
+// level >= kWholeLevel has in whole() every range stored at the higher
+// ones. So the bytes taken during W are the union of O(log n) run sets:
+// sub() of W's canonical nodes, whole() of two nodes and cover() of the
+// low straddling nodes, swept together by offset.
+//
+// Why whole(): the buffers alive at one time are stored at many nodes of a
+// path, so their ranges, packed side by side, interleave between the
+// nodes' sets and the sweep would step through each of them; in whole()
+// they are merged into a few runs. Only above kWholeLevel, where a node
+// spans 2^kWholeLevel slices: pushing pending ranges down every level would
+// copy each long-lived buffer into most of the tree.
+class GapIndex {
+ public:
+  explicit GapIndex(const PlacementIndex& index)
+      : index_(index),
+        leaves_(static_cast<int32_t>(
+            std::bit_ceil(std::max<size_t>(index.steps().size(), 2) - 1))),
+        cover_(2 * leaves_, -1),
+        whole_(2 * leaves_, -1),
+        pending_(2 * leaves_, -1),
+        sub_(2 * leaves_, -1),
+        starts_(index.num_nonempty()),
+        ends_(index.num_nonempty()) {}
+
+  // `buffer` (non-empty) now holds [begin, end).
+  void Insert(BufferId buffer, Offset begin, Offset end) {
+    const Lifetime lifetime = index_.problem().buffers[buffer].lifetime;
+    starts_.Mark(index_.start_rank(buffer));
+    ends_.Mark(index_.end_rank(buffer));
+    const auto [first, last] = index_.Slices(lifetime);
+    auto store = [&](int32_t node) {
+      const int level = Level(node);
+      if (level >= kWholeLevel) {
+        AddRun(Set(whole_, node), begin, end);
+        if (level > kWholeLevel) AddRun(Set(pending_, node), begin, end);
+      } else {
+        AddRun(Set(cover_, node), begin, end);
+      }
+      AddRun(Set(sub_, node), begin, end);
+    };
+    for (int32_t l = first + leaves_, r = last + leaves_; l < r;
+         l >>= 1, r >>= 1) {
+      if (l & 1) store(l++);
+      if (r & 1) store(--r);
+    }
+    ForEachStraddling(first, last, [&](int32_t node) {
+      AddRun(Set(sub_, node), begin, end);
+    });
+  }
+
+  // Placed buffers of the pool whose lifetime overlaps `lifetime`.
+  int64_t CountOverlapping(Lifetime lifetime) const {
+    return starts_.Before(index_.StartsBefore(lifetime.end)) -
+           ends_.Before(index_.EndsByOrAt(lifetime.start));
+  }
+
+  // What FindOffset returns on the obstacles of a buffer alive during
+  // `lifetime` plus `extra` (sorted, merged byte ranges).
+  std::optional<Offset> Find(Lifetime lifetime,
+                             std::span<const std::pair<Offset, Offset>> extra,
+                             Bytes size, Bytes alignment, Bytes capacity,
+                             Fit fit) {
+    const auto [first, last] = index_.Slices(lifetime);
+    // The lowest straddling nodes first: pushing pending ranges down may
+    // create run sets, which must exist before cursors point into sets_.
+    int32_t lowest[2];
+    lowest[0] = LowestStraddling(first + leaves_, first, last);
+    lowest[1] = LowestStraddling(last - 1 + leaves_, first, last);
+    for (int32_t node : lowest) {
+      if (node > 0) PushDownTo(node);
+    }
+    cursors_.clear();
+    ForEachStraddling(first, last, [&](int32_t node) {
+      if (Level(node) < kWholeLevel) AddCursor(cover_[node]);
+    });
+    for (int32_t l = first + leaves_, r = last + leaves_; l < r;
+         l >>= 1, r >>= 1) {
+      if (l & 1) AddCursor(sub_[l++]);
+      if (r & 1) AddCursor(sub_[--r]);
+    }
+    if (lowest[0] > 0) AddCursor(whole_[lowest[0]]);
+    if (lowest[1] > 0 && lowest[1] != lowest[0]) AddCursor(whole_[lowest[1]]);
+    if (!extra.empty())
+      cursors_.emplace_back(extra.data(), extra.data() + extra.size());
+
+    // A sweep upwards from offset 0 through the runs of every cursor in
+    // order of begin: `reached` is the top of the bytes taken so far; a run
+    // that begins above it closes the free gap [reached, begin).
+    using Head = std::pair<Offset, int32_t>;  // (begin, cursor)
+    heap_.clear();
+    for (int32_t i = 0; i < static_cast<int32_t>(cursors_.size()); ++i)
+      heap_.push_back({cursors_[i].begin(), i});
+    const auto later = std::greater<Head>();
+    std::make_heap(heap_.begin(), heap_.end(), later);
+    Offset reached = 0;
+    std::optional<Offset> best;
+    Bytes best_gap = 0;
+    while (!heap_.empty()) {
+      std::pop_heap(heap_.begin(), heap_.end(), later);
+      RunCursor& c = cursors_[heap_.back().second];
+      heap_.pop_back();
+      if (c.end() <= reached) {
+        c.Seek(reached);  // skip every run below `reached` at once
+      } else {
+        if (c.begin() > reached) {
+          const Offset candidate = RoundUp(reached, alignment);
+          // Later gaps and the top start higher still.
+          if (capacity > 0 && candidate + size > capacity) return best;
+          if (c.begin() >= candidate + size) {
+            if (fit == Fit::kFirst) return candidate;
+            const Bytes gap = c.begin() - candidate;
+            if (!best.has_value() || gap < best_gap) {
+              best = candidate;
+              best_gap = gap;
+              if (gap == size) return best;  // no gap can be tighter
+            }
+          }
+        }
+        reached = c.end();
+        c.Next();
+      }
+      if (!c.done()) {
+        heap_.push_back({c.begin(), static_cast<int32_t>(&c - &cursors_[0])});
+        std::push_heap(heap_.begin(), heap_.end(), later);
+      }
+    }
+    if (best.has_value()) return best;
+    const Offset top = RoundUp(reached, alignment);
+    if (capacity <= 0 || top + size <= capacity) return top;
+    return std::nullopt;
+  }
+
+ private:
+  Runs& Set(std::vector<int32_t>& slot, int32_t node) {
+    if (slot[node] < 0) {
+      slot[node] = static_cast<int32_t>(sets_.size());
+      sets_.emplace_back();
+    }
+    return sets_[slot[node]];
+  }
+  // The lowest node above `leaf` whose slices overlap [first, last)
+  // without lying inside it; 0 when there is none.
+  int32_t LowestStraddling(int32_t leaf, int32_t first, int32_t last) const {
+    int level = 1;
+    for (int32_t node = leaf >> 1; node >= 1; node >>= 1, ++level) {
+      const int64_t lo = (int64_t{node} << level) - leaves_;
+      const int64_t hi = (int64_t{node + 1} << level) - leaves_;
+      if ((lo < first || hi > last) && level >= kWholeLevel) return node;
+    }
+    return 0;
+  }
+  int Level(int32_t node) const {
+    return std::bit_width(static_cast<uint32_t>(leaves_)) -
+           std::bit_width(static_cast<uint32_t>(node));
+  }
+  // Measured on dense training-like problems of 10^5 buffers: 4 and 8
+  // take about the same time, 8 half the memory; 0 (whole() everywhere)
+  // twice the time and seven times the memory.
+  static constexpr int kWholeLevel = 8;
+  // Pushes the pending ranges of `node`'s ancestors down, from the root, so
+  // that whole(node) is complete.
+  void PushDownTo(int32_t node) {
+    for (int shift = std::bit_width(static_cast<uint32_t>(node)) - 1;
+         shift > 0; --shift) {
+      const int32_t a = node >> shift;
+      if (Level(a) <= kWholeLevel) break;
+      if (pending_[a] < 0 || sets_[pending_[a]].empty()) continue;
+      Runs& pending = sets_[pending_[a]];  // a deque: Set() keeps it valid
+      for (int32_t child : {2 * a, 2 * a + 1}) {
+        for (const auto& [b, e] : pending) {
+          AddRun(Set(whole_, child), b, e);
+          if (Level(child) > kWholeLevel) AddRun(Set(pending_, child), b, e);
+        }
+      }
+      pending.clear();
+    }
+  }
+  void AddCursor(int32_t slot) {
+    if (slot >= 0 && !sets_[slot].empty()) cursors_.emplace_back(&sets_[slot]);
+  }
+  // Calls visit(node) for every node whose slices overlap [first, last)
+  // without lying inside it: the ancestors of the canonical nodes, all on
+  // the paths from the leaves `first` and `last - 1` to the root.
+  template <typename Visit>
+  void ForEachStraddling(int32_t first, int32_t last, Visit&& visit) const {
+    auto straddles = [&](int32_t node, int level) {
+      const int64_t lo = (int64_t{node} << level) - leaves_;
+      const int64_t hi = (int64_t{node + 1} << level) - leaves_;
+      return lo < last && hi > first && (lo < first || hi > last);
+    };
+    int level = 1;
+    int32_t a = (first + leaves_) >> 1;
+    int32_t b = (last - 1 + leaves_) >> 1;
+    for (; a >= 1; a >>= 1, b >>= 1, ++level) {
+      if (straddles(a, level)) visit(a);
+      if (b != a && straddles(b, level)) visit(b);
+    }
+  }
+
+  const PlacementIndex& index_;
+  int32_t leaves_;
+  // Per node: its run set in sets_, or -1.
+  std::vector<int32_t> cover_;
+  std::vector<int32_t> whole_;
+  std::vector<int32_t> pending_;
+  std::vector<int32_t> sub_;
+  std::deque<Runs> sets_;
+  Counter starts_;  // placed buffers by start rank
+  Counter ends_;    // by end rank
+  std::vector<RunCursor> cursors_;
+  std::vector<std::pair<Offset, int32_t>> heap_;
+};
+
+// ---------------------------------------------------------------------------
 // PlacementState
 
 PlacementState::PlacementState(const PlacementIndex& index)
     : index_(&index),
       pool_(index.problem().buffers.size(), -1),
-      offset_(index.problem().buffers.size(), 0) {}
+      offset_(index.problem().buffers.size(), 0),
+      use_gaps_(index.indexed_search()) {}
+PlacementState::PlacementState(PlacementState&&) = default;
+PlacementState& PlacementState::operator=(PlacementState&&) = default;
+PlacementState::~PlacementState() = default;
+
+GapIndex& PlacementState::gaps(PoolId pool) {
+  if (gaps_.empty()) gaps_.resize(index_->problem().pools.size());
+  if (gaps_[pool] == nullptr) {
+    gaps_[pool] = std::make_unique<GapIndex>(*index_);
+    const Problem& problem = index_->problem();
+    for (BufferId b = 0; b < static_cast<BufferId>(pool_.size()); ++b) {
+      const Bytes size = problem.buffers[b].size;
+      if (pool_[b] == pool && size > 0)
+        gaps_[pool]->Insert(b, offset_[b], offset_[b] + size);
+    }
+  }
+  return *gaps_[pool];
+}
 
 absl::Status PlacementState::PlaceFixed() {
   const Problem& problem = index_->problem();
@@ -289,11 +703,59 @@ void PlacementState::CollectObstacles(BufferId buffer, PoolId pool,
 void PlacementState::Place(BufferId buffer, PoolId pool, Offset offset) {
   pool_[buffer] = pool;
   offset_[buffer] = offset;
+  const Bytes size = index_->problem().buffers[buffer].size;
+  if (use_gaps_ && size > 0 && !gaps_.empty() && gaps_[pool] != nullptr)
+    gaps_[pool]->Insert(buffer, offset, offset + size);
 }
 
 void PlacementState::Unplace(BufferId buffer) {
   pool_[buffer] = -1;
   offset_[buffer] = 0;
+  use_gaps_ = false;
+  gaps_.clear();
+}
+
+std::optional<Offset> PlacementState::SearchPool(BufferId buffer, PoolId p,
+                                                 Fit fit) {
+  const Problem& problem = index_->problem();
+  const Buffer& b = problem.buffers[buffer];
+  const Bytes alignment = EffectiveAlignment(problem, buffer, p);
+  const Bytes capacity = problem.pools[p].capacity;
+  // The work is that of listing and sorting the obstacles, counted the same
+  // on both paths: budgets built on it must not depend on the path.
+  if (!use_gaps_ || placed(buffer)) {
+    CollectObstacles(buffer, p, scratch_);
+    work_ += static_cast<int64_t>(scratch_.size()) *
+             std::bit_width(scratch_.size());
+    SortByOffset(scratch_);
+    return FindOffset(scratch_, b.size, alignment, capacity, fit);
+  }
+  GapIndex& index = gaps(p);
+  work_ += index_->CountOverlapping(b.lifetime);
+  extra_.clear();
+  for (BufferId other : index_->explicit_conflicts(buffer)) {
+    const Buffer& o = problem.buffers[other];
+    if (pool_[other] != p || o.size == 0 || Overlaps(o.lifetime, b.lifetime))
+      continue;
+    extra_.push_back({offset_[other], offset_[other] + o.size});
+  }
+  const auto k = static_cast<uint64_t>(index.CountOverlapping(b.lifetime) +
+                                       static_cast<int64_t>(extra_.size()));
+  work_ += static_cast<int64_t>(k) * std::bit_width(k);
+  if (!extra_.empty()) {
+    std::sort(extra_.begin(), extra_.end());
+    size_t merged = 0;
+    for (const auto& run : extra_) {
+      if (merged > 0 && run.first <= extra_[merged - 1].second) {
+        extra_[merged - 1].second =
+            std::max(extra_[merged - 1].second, run.second);
+      } else {
+        extra_[merged++] = run;
+      }
+    }
+    extra_.resize(merged);
+  }
+  return index.Find(b.lifetime, extra_, b.size, alignment, capacity, fit);
 }
 
 absl::Status PlacementState::PlaceGreedily(BufferId buffer, Fit fit) {
@@ -311,14 +773,7 @@ absl::Status PlacementState::PlaceGreedily(BufferId buffer, Fit fit) {
   }
   for (int i = 0; i < num_pools; ++i) {
     const PoolId p = pool_at(i);
-    CollectObstacles(buffer, p, scratch_);
-    // The sort dominates on dense problems: count it in the work too.
-    work_ +=
-        static_cast<int64_t>(scratch_.size()) * std::bit_width(scratch_.size());
-    SortByOffset(scratch_);
-    const std::optional<Offset> offset =
-        FindOffset(scratch_, b.size, EffectiveAlignment(problem, buffer, p),
-                   problem.pools[p].capacity, fit);
+    const std::optional<Offset> offset = SearchPool(buffer, p, fit);
     if (offset.has_value()) {
       Place(buffer, p, *offset);
       return absl::OkStatus();

@@ -13,6 +13,15 @@
 //     climb re-places a suffix of its order).
 //   * FindOffset: the gap search among a buffer's obstacles (best fit or
 //     first fit), aligned and under the pool's capacity.
+//   * The gap index (inside PlacementState, for problems where buffers
+//     overlap many others): while buffers are only added, PlaceGreedily
+//     finds the same offset as FindOffset without listing the obstacles. A
+//     segment tree over time keeps unions of placed byte ranges as merged
+//     runs, so a search sweeps O(log n) run sets, whose runs number about
+//     the free gaps, instead of sorting every buffer alive at the same time
+//     (k log k per buffer: quadratic on training steps, where half the
+//     buffers stay alive for most of the program). Not a worst-case bound:
+//     a search still visits every gap below the one it takes.
 //   * PlaceInOrder: fixed buffers, then an order, with one Fit: a whole plan.
 //
 //   offset ^
@@ -26,9 +35,11 @@
 #define MEMPLAN_INTERNAL_PLACEMENT_H_
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <span>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -70,12 +81,23 @@ void SortByOffset(std::vector<Obstacle>& obstacles);
 std::optional<Offset> FindOffset(std::span<const Obstacle> sorted, Bytes size,
                                  Bytes alignment, Bytes capacity, Fit fit);
 
+// How PlaceGreedily finds its gaps; both ways give the same offsets.
+enum class GapSearch {
+  kAuto,     // the gap index when buffers overlap many others on average
+  kIndexed,  // the gap index (see the top of the file)
+  kListed,   // collect, sort and scan the obstacles of each buffer
+};
+
 // What placement needs to know about a Problem, built once in O(n log n + m)
 // (m explicit conflicts) and shared by any number of PlacementStates. Holds a
 // reference to the problem, which must outlive it.
 class PlacementIndex {
  public:
-  explicit PlacementIndex(const Problem& problem);
+  explicit PlacementIndex(const Problem& problem,
+                          GapSearch search = GapSearch::kAuto);
+
+  // Whether PlacementStates of this index start with the gap index.
+  bool indexed_search() const { return indexed_search_; }
 
   const Problem& problem() const { return *problem_; }
 
@@ -90,6 +112,27 @@ class PlacementIndex {
     return {explicit_.data() + explicit_begin_[buffer],
             static_cast<size_t>(explicit_begin_[buffer + 1] -
                                 explicit_begin_[buffer])};
+  }
+
+  // The number of buffers ForEachOverlapping(lifetime, ...) visits, in
+  // O(log n) (`lifetime` non-empty).
+  int64_t CountOverlapping(Lifetime lifetime) const;
+
+  // The distinct starts and ends of the lifetimes of non-empty buffers,
+  // sorted: consecutive ones bound the time slices of the gap index.
+  std::span<const Step> steps() const { return steps_; }
+  // The slices [first, last) that `lifetime` (of a non-empty buffer) covers.
+  std::pair<int32_t, int32_t> Slices(Lifetime lifetime) const;
+
+  // Rank of a non-empty buffer among the non-empty buffers sorted by start
+  // (by end), ties by id: positions in the placed-buffer counters.
+  int32_t start_rank(BufferId buffer) const { return start_rank_[buffer]; }
+  int32_t end_rank(BufferId buffer) const { return end_rank_[buffer]; }
+  // How many non-empty buffers start before `step` / end at or before it.
+  int32_t StartsBefore(Step step) const;
+  int32_t EndsByOrAt(Step step) const;
+  int32_t num_nonempty() const {
+    return static_cast<int32_t>(sorted_starts_.size());
   }
 
  private:
@@ -116,7 +159,15 @@ class PlacementIndex {
   int32_t root_ = -1;
   std::vector<int64_t> explicit_begin_;
   std::vector<BufferId> explicit_;
+  std::vector<Step> steps_;
+  std::vector<Step> sorted_starts_;
+  std::vector<Step> sorted_ends_;
+  std::vector<int32_t> start_rank_;  // -1 for empty buffers
+  std::vector<int32_t> end_rank_;
+  bool indexed_search_ = false;
 };
+
+class GapIndex;
 
 // The placement under construction: for every buffer, its pool and offset
 // once placed.
@@ -124,6 +175,9 @@ class PlacementState {
  public:
   // Nothing placed yet. `index` must outlive the state.
   explicit PlacementState(const PlacementIndex& index);
+  PlacementState(PlacementState&&);
+  PlacementState& operator=(PlacementState&&);
+  ~PlacementState();
 
   // Places every buffer with a fixed placement. InvalidArgument naming both
   // buffers when two fixed buffers that conflict share a byte.
@@ -140,6 +194,8 @@ class PlacementState {
                         std::vector<Obstacle>& out) const;
 
   void Place(BufferId buffer, PoolId pool, Offset offset);
+  // Takes `buffer` out. The gap index only grows: after the first Unplace
+  // the searches list obstacles (same offsets, at O(k log k) per buffer).
   void Unplace(BufferId buffer);
 
   // Places `buffer` in the first allowed pool where `fit` finds an offset
@@ -150,7 +206,8 @@ class PlacementState {
 
   // Buffers examined by CollectObstacles plus k log k per gap search sorting
   // k obstacles: a deterministic measure of the work done so far, for
-  // budgets that must not depend on the clock.
+  // budgets that must not depend on the clock. Counted the same when the
+  // gap index answers (it models the listing search, whichever runs).
   int64_t work() const { return work_; }
 
   // Per pool: the highest byte in use (offset + size) over placed buffers.
@@ -165,8 +222,16 @@ class PlacementState {
   const PlacementIndex* index_;
   std::vector<PoolId> pool_;  // -1: not placed
   std::vector<Offset> offset_;
+  // The offset `fit` chooses for `buffer` in pool `p` (as FindOffset on
+  // the collected obstacles would), counting the same work.
+  std::optional<Offset> SearchPool(BufferId buffer, PoolId p, Fit fit);
+  GapIndex& gaps(PoolId pool);
+
   std::vector<Obstacle> scratch_;
+  std::vector<std::pair<Offset, Offset>> extra_;
   mutable int64_t work_ = 0;
+  bool use_gaps_;  // the gap index answers; false after an Unplace
+  std::vector<std::unique_ptr<GapIndex>> gaps_;  // per pool, made on use
 };
 
 // Fixed buffers first, then every buffer of `order` (all non-fixed buffers,

@@ -1,0 +1,275 @@
+// The gap index gives the offsets of the listing search, which gives those
+// of a brute-force greedy written here from the rule alone.
+
+#include "memplan/internal/placement.h"
+
+#include <algorithm>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/str_cat.h"
+#include "gtest/gtest.h"
+#include "memplan/internal/planner_util.h"
+#include "memplan/problem.h"
+#include "memplan/synthetic.h"
+#include "memplan/verify.h"
+#include "test_util.h"
+
+namespace memplan {
+namespace {
+
+using internal::Fit;
+using internal::GapSearch;
+using internal::PlacementIndex;
+using internal::PlacementOrder;
+
+// The greedy rule, quadratically: each buffer of `order` against every
+// placed buffer it conflicts with, in the first allowed pool where a gap
+// (best fit: the smallest that fits, the lowest of equals; first fit: the
+// lowest) or the top fits under the capacity. nullopt when one fits nowhere.
+std::optional<std::vector<Assignment>> ReferenceGreedy(
+    const Problem& problem, const std::vector<BufferId>& order, Fit fit) {
+  const int n = static_cast<int>(problem.buffers.size());
+  std::vector<Assignment> out(n);
+  std::vector<bool> placed(n, false);
+  std::vector<std::vector<BufferId>> partners(n);
+  for (const BufferConflict& c : problem.conflicts) {
+    partners[c.a].push_back(c.b);
+    partners[c.b].push_back(c.a);
+  }
+  auto conflicts = [&](BufferId a, BufferId b) {
+    return Overlaps(problem.buffers[a].lifetime, problem.buffers[b].lifetime) ||
+           std::find(partners[a].begin(), partners[a].end(), b) !=
+               partners[a].end();
+  };
+  for (BufferId b = 0; b < n; ++b) {
+    const Buffer& buffer = problem.buffers[b];
+    if (!buffer.fixed.has_value()) continue;
+    out[b] = {.buffer = b,
+              .pool = buffer.fixed->pool,
+              .offset = buffer.fixed->offset};
+    placed[b] = true;
+  }
+  for (BufferId b : order) {
+    const Buffer& buffer = problem.buffers[b];
+    const std::vector<PoolId> pools = AllowedPools(problem, b);
+    if (buffer.size == 0) {
+      out[b] = {.buffer = b, .pool = pools[0], .offset = 0};
+      placed[b] = true;
+      continue;
+    }
+    bool done = false;
+    for (PoolId p : pools) {
+      std::vector<std::pair<Offset, Offset>> taken;
+      for (BufferId o = 0; o < n; ++o) {
+        const Bytes size = problem.buffers[o].size;
+        if (o == b || !placed[o] || out[o].pool != p || size == 0) continue;
+        if (conflicts(b, o))
+          taken.push_back({out[o].offset, out[o].offset + size});
+      }
+      std::sort(taken.begin(), taken.end());
+      const Bytes alignment = EffectiveAlignment(problem, b, p);
+      const Bytes capacity = problem.pools[p].capacity;
+      auto fits = [&](Offset at) {
+        return capacity <= 0 || at + buffer.size <= capacity;
+      };
+      std::optional<Offset> chosen;
+      Bytes chosen_gap = 0;
+      Offset top = 0;
+      for (const auto& [begin, end] : taken) {
+        const Offset at = internal::RoundUp(top, alignment);
+        if (begin >= at + buffer.size && fits(at) &&
+            (!chosen.has_value() || begin - at < chosen_gap)) {
+          chosen = at;
+          chosen_gap = begin - at;
+          if (fit == Fit::kFirst) break;
+        }
+        top = std::max(top, end);
+      }
+      if (!chosen.has_value() && fits(internal::RoundUp(top, alignment)))
+        chosen = internal::RoundUp(top, alignment);
+      if (chosen.has_value()) {
+        out[b] = {.buffer = b, .pool = p, .offset = *chosen};
+        placed[b] = true;
+        done = true;
+        break;
+      }
+    }
+    if (!done) return std::nullopt;
+  }
+  return out;
+}
+
+// Places `problem` in `order` with both searches; they must agree with each
+// other (offsets and counted work) and the plan must verify.
+void ExpectSearchesAgree(const Problem& problem, PlacementOrder order, Fit fit,
+                         const std::string& what) {
+  const std::vector<BufferId> sorted = internal::SortedBuffers(problem, order);
+  const PlacementIndex listed(problem, GapSearch::kListed);
+  const PlacementIndex indexed(problem, GapSearch::kIndexed);
+  ASSERT_FALSE(listed.indexed_search());
+  ASSERT_TRUE(indexed.indexed_search());
+  internal::PlacementState a(listed);
+  internal::PlacementState b(indexed);
+  ASSERT_TRUE(a.PlaceFixed().ok()) << what;
+  ASSERT_TRUE(b.PlaceFixed().ok()) << what;
+  for (BufferId id : sorted) {
+    const absl::Status sa = a.PlaceGreedily(id, fit);
+    const absl::Status sb = b.PlaceGreedily(id, fit);
+    ASSERT_EQ(sa.ok(), sb.ok()) << what << ": buffer " << id;
+    if (!sa.ok()) {
+      EXPECT_EQ(sa, sb) << what;
+      return;
+    }
+    ASSERT_EQ(a.pool(id), b.pool(id)) << what << ": buffer " << id;
+    ASSERT_EQ(a.offset(id), b.offset(id)) << what << ": buffer " << id;
+  }
+  EXPECT_EQ(a.work(), b.work()) << what;
+  const Plan plan = b.ToPlan();
+  EXPECT_TRUE(VerifyPlan(problem, plan).ok()) << what;
+}
+
+std::vector<std::pair<PlacementOrder, Fit>> AllVariants() {
+  std::vector<std::pair<PlacementOrder, Fit>> out;
+  for (PlacementOrder order :
+       {PlacementOrder::kSize, PlacementOrder::kArea, PlacementOrder::kLifetime,
+        PlacementOrder::kSizeThenId}) {
+    for (Fit fit : {Fit::kBest, Fit::kFirst}) out.push_back({order, fit});
+  }
+  return out;
+}
+
+std::vector<std::string> BundledInputs() {
+  std::vector<std::string> all;
+  for (const auto& list :
+       {testing::ModelGraphs(), testing::TrainingGraphs(),
+        testing::MinimallocCsvs(), testing::TraceCsvs()}) {
+    all.insert(all.end(), list.begin(), list.end());
+  }
+  return all;
+}
+
+TEST(PlacementTest, IndexedAndListedSearchesAgreeOnEveryBundledInput) {
+  const std::vector<std::string> inputs = BundledInputs();
+  ASSERT_GE(inputs.size(), 30u);
+  for (const std::string& input : inputs) {
+    absl::StatusOr<Problem> problem = testing::LoadProblem(input);
+    ASSERT_TRUE(problem.ok()) << input << ": " << problem.status();
+    // The largest trace (28526 buffers) only in the order of
+    // greedy_by_size and first_fit.
+    const bool large = problem->buffers.size() > 5000;
+    for (const auto& [order, fit] : AllVariants()) {
+      if (large && order != PlacementOrder::kSize) continue;
+      ExpectSearchesAgree(*problem, order, fit,
+                          absl::StrCat(input, " order ", static_cast<int>(order),
+                                       " fit ", static_cast<int>(fit)));
+    }
+  }
+}
+
+TEST(PlacementTest, SearchesMatchTheBruteForceRule) {
+  std::vector<std::pair<std::string, Problem>> problems;
+  for (const std::string& input : BundledInputs()) {
+    absl::StatusOr<Problem> problem = testing::LoadProblem(input);
+    ASSERT_TRUE(problem.ok()) << input << ": " << problem.status();
+    if (problem->buffers.size() <= 1100)
+      problems.push_back({input, *std::move(problem)});
+  }
+  for (uint64_t seed = 0; seed < 40; ++seed) {
+    testing::RandomProblemOptions options;
+    options.buffers = 60;
+    options.pools = 1 + seed % 3;
+    options.capacity = seed % 2 == 0 ? 0 : 2500;
+    options.alignments = seed % 4 >= 2;
+    options.explicit_conflicts = static_cast<int>(seed % 5) * 4;
+    options.fixed = static_cast<int>(seed % 3);
+    problems.push_back({absl::StrCat("random seed ", seed),
+                        testing::RandomProblem(seed, options)});
+  }
+  ASSERT_GT(problems.size(), 60u);
+  for (const auto& [name, problem] : problems) {
+    for (const auto& [order, fit] : AllVariants()) {
+      const std::string what = absl::StrCat(name, " order ",
+                                            static_cast<int>(order), " fit ",
+                                            static_cast<int>(fit));
+      const std::vector<BufferId> sorted =
+          internal::SortedBuffers(problem, order);
+      const std::optional<std::vector<Assignment>> reference =
+          ReferenceGreedy(problem, sorted, fit);
+      for (GapSearch search : {GapSearch::kListed, GapSearch::kIndexed}) {
+        const PlacementIndex index(problem, search);
+        absl::StatusOr<Plan> plan = internal::PlaceInOrder(index, sorted, fit);
+        ASSERT_EQ(plan.ok(), reference.has_value()) << what << plan.status();
+        if (!plan.ok()) {
+          EXPECT_EQ(plan.status().code(), absl::StatusCode::kResourceExhausted)
+              << what;
+          continue;
+        }
+        EXPECT_EQ(plan->assignments, *reference) << what;
+        EXPECT_TRUE(VerifyPlan(problem, *plan).ok()) << what;
+      }
+    }
+  }
+}
+
+TEST(PlacementTest, SearchesAgreeOnDenseTrainingAndIntervals) {
+  for (SyntheticKind kind :
+       {SyntheticKind::kDenseTraining, SyntheticKind::kTraining,
+        SyntheticKind::kIntervals}) {
+    for (int64_t n : {1000, 3000}) {
+      absl::StatusOr<Problem> problem =
+          SyntheticProblem(kind, {.buffers = n, .seed = 3});
+      ASSERT_TRUE(problem.ok()) << problem.status();
+      for (Fit fit : {Fit::kBest, Fit::kFirst}) {
+        ExpectSearchesAgree(*problem, PlacementOrder::kSize, fit,
+                            absl::StrCat(problem->name, " fit ",
+                                         static_cast<int>(fit)));
+      }
+    }
+  }
+}
+
+TEST(PlacementTest, AutoIndexesOnlyDenseProblems) {
+  absl::StatusOr<Problem> dense = SyntheticProblem(
+      SyntheticKind::kDenseTraining, {.buffers = 2000, .seed = 1});
+  absl::StatusOr<Problem> sparse =
+      SyntheticProblem(SyntheticKind::kIntervals, {.buffers = 2000, .seed = 1});
+  ASSERT_TRUE(dense.ok() && sparse.ok());
+  EXPECT_TRUE(PlacementIndex(*dense).indexed_search());
+  EXPECT_FALSE(PlacementIndex(*sparse).indexed_search());
+}
+
+// Taking a buffer out drops the index; placements go on by listing, with
+// the same offsets as a state that never had the index.
+TEST(PlacementTest, UnplaceFallsBackToTheListingSearch) {
+  absl::StatusOr<Problem> problem = SyntheticProblem(
+      SyntheticKind::kDenseTraining, {.buffers = 400, .seed = 2});
+  ASSERT_TRUE(problem.ok());
+  const std::vector<BufferId> order =
+      internal::SortedBuffers(*problem, PlacementOrder::kSize);
+  const PlacementIndex listed(*problem, GapSearch::kListed);
+  const PlacementIndex indexed(*problem, GapSearch::kIndexed);
+  internal::PlacementState a(listed);
+  internal::PlacementState b(indexed);
+  const size_t half = order.size() / 2;
+  for (size_t i = 0; i < order.size(); ++i) {
+    ASSERT_TRUE(a.PlaceGreedily(order[i], Fit::kBest).ok());
+    ASSERT_TRUE(b.PlaceGreedily(order[i], Fit::kBest).ok());
+    if (i == half) {
+      // Out and back in, in the other order of the two.
+      a.Unplace(order[i - 1]);
+      b.Unplace(order[i - 1]);
+      ASSERT_TRUE(a.PlaceGreedily(order[i - 1], Fit::kFirst).ok());
+      ASSERT_TRUE(b.PlaceGreedily(order[i - 1], Fit::kFirst).ok());
+    }
+  }
+  for (BufferId id : order) EXPECT_EQ(a.offset(id), b.offset(id)) << id;
+  EXPECT_EQ(a.work(), b.work());
+  EXPECT_TRUE(VerifyPlan(*problem, b.ToPlan()).ok());
+}
+
+}  // namespace
+}  // namespace memplan
