@@ -148,13 +148,16 @@ std::string_view SyntheticKindName(SyntheticKind kind) {
       return "training";
     case SyntheticKind::kIntervals:
       return "intervals";
+    case SyntheticKind::kDenseTraining:
+      return "dense_training";
   }
   return "unknown";
 }
 
 std::vector<SyntheticKind> AllSyntheticKinds() {
   return {SyntheticKind::kChain, SyntheticKind::kBranchy,
-          SyntheticKind::kTraining, SyntheticKind::kIntervals};
+          SyntheticKind::kTraining, SyntheticKind::kIntervals,
+          SyntheticKind::kDenseTraining};
 }
 
 absl::StatusOr<Graph> SyntheticChainGraph(const SyntheticOptions& options) {
@@ -290,6 +293,40 @@ absl::StatusOr<Problem> SyntheticIntervalProblem(
   return problem;
 }
 
+absl::StatusOr<Problem> SyntheticDenseTrainingProblem(
+    const SyntheticOptions& options) {
+  MEMPLAN_RETURN_IF_ERROR(CheckOptions(options));
+  const int64_t n = options.buffers;
+  Draw draw(options);
+  Problem problem;
+  problem.name = absl::StrCat("dense_training_", n, "_seed", options.seed);
+  problem.pools.push_back({.name = "default", .capacity = 0, .alignment = 1});
+  problem.buffers.reserve(n);
+  // Steps 0..L-1 run the forward pass, L..2L-1 the backward pass; backward
+  // step 2L-1-i reads activation i.
+  const int64_t layers = n / 2;
+  for (int64_t i = 0; i < layers; ++i) {
+    Buffer b;
+    b.name = absl::StrCat("act", i);
+    b.tensors = {b.name};
+    b.lifetime = {.start = i, .end = 2 * layers - i};
+    b.size = draw.SizeNear(StageTarget(draw, i, layers));
+    problem.buffers.push_back(std::move(b));
+  }
+  // Gradients and temporaries: produced by a backward step, read by one of
+  // the next few, about as large as the activations of that layer.
+  for (int64_t j = 0; j < n - layers; ++j) {
+    const int64_t step = layers + j % layers;
+    Buffer b;
+    b.name = absl::StrCat("grad", j);
+    b.tensors = {b.name};
+    b.lifetime = {.start = step, .end = step + draw.Int(1, 3)};
+    b.size = draw.SizeNear(StageTarget(draw, 2 * layers - 1 - step, layers));
+    problem.buffers.push_back(std::move(b));
+  }
+  return problem;
+}
+
 absl::StatusOr<Graph> SyntheticGraph(SyntheticKind kind,
                                      const SyntheticOptions& options) {
   switch (kind) {
@@ -300,6 +337,7 @@ absl::StatusOr<Graph> SyntheticGraph(SyntheticKind kind,
     case SyntheticKind::kTraining:
       return SyntheticTrainingGraph(options);
     case SyntheticKind::kIntervals:
+    case SyntheticKind::kDenseTraining:
       break;
   }
   return absl::InvalidArgumentError(absl::StrCat(
@@ -311,6 +349,8 @@ absl::StatusOr<Problem> SyntheticProblem(SyntheticKind kind,
                                          const SyntheticOptions& options) {
   if (kind == SyntheticKind::kIntervals)
     return SyntheticIntervalProblem(options);
+  if (kind == SyntheticKind::kDenseTraining)
+    return SyntheticDenseTrainingProblem(options);
   MEMPLAN_ASSIGN_OR_RETURN(Graph graph, SyntheticGraph(kind, options));
   return BuildProblem(graph);
 }

@@ -49,7 +49,8 @@ TEST_P(SyntheticKindTest, ValidWithTheRequestedBufferCountAndSizes) {
 
 TEST_P(SyntheticKindTest, GraphFamiliesAreGraphs) {
   absl::StatusOr<Graph> graph = SyntheticGraph(GetParam(), {.buffers = 100});
-  if (GetParam() == SyntheticKind::kIntervals) {
+  if (GetParam() == SyntheticKind::kIntervals ||
+      GetParam() == SyntheticKind::kDenseTraining) {
     EXPECT_EQ(graph.status().code(), absl::StatusCode::kInvalidArgument);
     return;
   }
@@ -171,6 +172,37 @@ TEST(SyntheticTest, LargeInstanceComesOutWhole) {
   ASSERT_TRUE(p.ok()) << p.status();
   EXPECT_EQ(p->buffers.size(), 100000u);
   EXPECT_TRUE(ValidateProblem(*p).ok());
+}
+
+TEST(SyntheticTest, DenseTrainingKeepsHalfTheBuffersAliveInTheMiddle) {
+  absl::StatusOr<Problem> p = SyntheticProblem(SyntheticKind::kDenseTraining,
+                                               {.buffers = 1001, .seed = 4});
+  ASSERT_TRUE(p.ok()) << p.status();
+  ASSERT_EQ(p->buffers.size(), 1001u);
+  EXPECT_TRUE(ValidateProblem(*p).ok());
+  // 500 activations: act i alive [i, 1000 - i), read back by backward step
+  // 999 - i; all of them alive at the turn (step 499).
+  int alive_at_turn = 0;
+  for (const Buffer& b : p->buffers) {
+    if (b.name.starts_with("act")) {
+      const int64_t i = std::stoll(b.name.substr(3));
+      EXPECT_EQ(b.lifetime.start, i);
+      EXPECT_EQ(b.lifetime.end, 1000 - i);
+    } else {
+      EXPECT_TRUE(b.name.starts_with("grad")) << b.name;
+      EXPECT_GE(b.lifetime.start, 500) << b.name;
+      EXPECT_LE(b.lifetime.end - b.lifetime.start, 3) << b.name;
+    }
+    alive_at_turn += b.lifetime.start <= 499 && 499 < b.lifetime.end;
+  }
+  EXPECT_EQ(alive_at_turn, 500);
+  // Overlapping pairs grow quadratically: at least (n/2)^2 / 2.
+  int64_t pairs = 0;
+  for (size_t a = 0; a < p->buffers.size(); ++a) {
+    for (size_t b = a + 1; b < p->buffers.size(); ++b)
+      pairs += Overlaps(p->buffers[a].lifetime, p->buffers[b].lifetime);
+  }
+  EXPECT_GE(pairs, 500 * 500 / 2);
 }
 
 }  // namespace

@@ -12,6 +12,13 @@
 //                that are graph outputs.
 //   * intervals: random buffers like MiniMalloc's benchmarks: start uniform
 //                in [0, buffers), log-uniform lifetime and size.
+//   * dense_training: a training step's buffer list as a trace would give
+//                it: half the buffers are forward activations alive from
+//                their forward step until their backward step (nested, so
+//                about half the buffers are alive in the middle of the
+//                program), the other half short-lived gradients and
+//                temporaries of the backward steps. The live set grows with
+//                n: placement must not be quadratic in it.
 // The graph families are Graphs (so BuildProblem is exercised): with default
 // BuildOptions each yields exactly `buffers` planned buffers (no in-place or
 // alias hints, no constants). Sizes are multiples of `granule` in
@@ -44,9 +51,15 @@ struct SyntheticOptions {
   Step max_lifetime = 100;  // intervals only: the longest lifetime in steps
 };
 
-enum class SyntheticKind { kChain, kBranchy, kTraining, kIntervals };
+enum class SyntheticKind {
+  kChain,
+  kBranchy,
+  kTraining,
+  kIntervals,
+  kDenseTraining
+};
 
-// "chain", "branchy", "training", "intervals".
+// "chain", "branchy", "training", "intervals", "dense_training".
 std::string_view SyntheticKindName(SyntheticKind kind);
 std::vector<SyntheticKind> AllSyntheticKinds();
 
@@ -58,8 +71,12 @@ absl::StatusOr<Graph> SyntheticTrainingGraph(const SyntheticOptions& options);
 // One unbounded pool "default"; buffers named "b<i>".
 absl::StatusOr<Problem> SyntheticIntervalProblem(
     const SyntheticOptions& options);
+// One unbounded pool "default"; activations "act<i>", the others "grad<j>".
+absl::StatusOr<Problem> SyntheticDenseTrainingProblem(
+    const SyntheticOptions& options);
 
-// The graph of a graph family (InvalidArgument for kIntervals).
+// The graph of a graph family (InvalidArgument for kIntervals and
+// kDenseTraining, which are buffer lists).
 absl::StatusOr<Graph> SyntheticGraph(SyntheticKind kind,
                                      const SyntheticOptions& options);
 // Any family as a Problem: graph families go through BuildProblem with
