@@ -30,6 +30,17 @@
 //   BM_exact_minimise_trace_<name>     --memplan_exact_time_limit (default
 //   BM_exact_minimise_<model>          60 s); S_1 also against best,
 //   BM_best_trace_S_1_at_exact_limit   both with a 10 s limit
+//   With --memplan_targets, the performance targets at scale, each run 3
+//   times (one iteration per run; medians reported), wall time:
+//   BM_target_greedy_by_size_dense_training/N   Solve alone, N = 10^4..10^6
+//   BM_target_tool_<planner>_<family>/N         the whole `memplan plan` on
+//                                  the workload written as a buffer CSV
+//                                  (read, validate, plan, verify, write),
+//                                  run as a child process: counter
+//                                  max_rss_mb is its peak resident memory
+//   BM_target_best_<input>                      best with the default time
+//                                  limit on S_1, somas_resnet50 and
+//                                  MiniMalloc's D and J
 // Only Solve() is timed (no validation, no verification); every plan is
 // verified once after timing, and a rejected plan fails the benchmark.
 // Counters: buffers, peak, lb_ratio (peak / lower bound), optimal.
@@ -54,6 +65,10 @@
 //   memplan_bench --memplan_data_dir=/path/to/bench/data
 
 #include <benchmark/benchmark.h>
+#include <fcntl.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cstdlib>
@@ -81,6 +96,7 @@ namespace {
 
 struct Settings {
   std::string data_dir = MEMPLAN_BENCH_DATA_DIR;
+  bool targets = false;
   absl::Duration time_limit = absl::Seconds(1);
   double budget_seconds = 60;
   bool exact_targets = false;
@@ -183,7 +199,8 @@ double PredictNextSeconds(const std::vector<double>& seconds) {
 
 // Times `planner` on `problem`; verifies the last plan.
 void RunPlanner(benchmark::State& state, const std::string& planner_name,
-                const Problem& problem, const std::string& family = "") {
+                const Problem& problem, const std::string& family = "",
+                std::optional<PlanOptions> plan_options = std::nullopt) {
   absl::StatusOr<std::unique_ptr<Planner>> planner =
       CreatePlanner(planner_name);
   if (!planner.ok()) {
@@ -204,6 +221,7 @@ void RunPlanner(benchmark::State& state, const std::string& planner_name,
   }
   PlanOptions options;
   options.time_limit = settings().time_limit;
+  if (plan_options.has_value()) options = *plan_options;
   std::optional<Plan> last;
   absl::Duration total;
   int64_t runs = 0;
@@ -452,6 +470,98 @@ void RegisterExactTargets(const std::vector<Workload>& bundled) {
   }
 }
 
+// The performance targets at scale (see the top of the file).
+void RunTool(benchmark::State& state, const std::string& planner,
+             SyntheticKind kind, int64_t n) {
+#ifdef MEMPLAN_BENCH_TOOL
+  // The CSV is written once, outside the timing.
+  const std::string csv =
+      (std::filesystem::temp_directory_path() /
+       absl::StrCat("memplan_bench_", getpid(), "_",
+                    std::string(SyntheticKindName(kind)), "_", n, ".csv"))
+          .string();
+  const std::string out = csv + ".plan.csv";
+  {
+    absl::StatusOr<Problem> problem =
+        SyntheticProblem(kind, {.buffers = n, .seed = kSyntheticSeed});
+    if (!problem.ok() || !WriteFile(csv, BufferCsvText(*problem)).ok()) {
+      state.SkipWithError("could not write the workload's CSV");
+      return;
+    }
+  }
+  const std::string planner_flag = absl::StrCat("--planner=", planner);
+  const std::string out_flag = absl::StrCat("--out=", out);
+  double max_rss_mb = 0;
+  for (auto _ : state) {
+    const pid_t child = fork();
+    if (child == 0) {
+      const int null = open("/dev/null", O_WRONLY);
+      dup2(null, 1);
+      execl(MEMPLAN_BENCH_TOOL, MEMPLAN_BENCH_TOOL, "plan", csv.c_str(),
+            planner_flag.c_str(), out_flag.c_str(), static_cast<char*>(nullptr));
+      _exit(127);
+    }
+    int status = 0;
+    struct rusage usage {};
+    if (child < 0 || wait4(child, &status, 0, &usage) != child ||
+        !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+      state.SkipWithError("memplan plan failed");
+      break;
+    }
+    max_rss_mb = std::max(max_rss_mb, usage.ru_maxrss / 1024.0);
+  }
+  std::filesystem::remove(csv);
+  std::filesystem::remove(out);
+  state.counters["buffers"] = static_cast<double>(n);
+  state.counters["max_rss_mb"] = max_rss_mb;
+#else
+  (void)planner;
+  (void)kind;
+  (void)n;
+  state.SkipWithError("built without the memplan tool");
+#endif
+}
+
+void RegisterTargets(const std::vector<Workload>& bundled) {
+  auto three_runs = [](benchmark::internal::Benchmark* b) {
+    b->Iterations(1)
+        ->Repetitions(3)
+        ->ReportAggregatesOnly(true)
+        ->UseRealTime()
+        ->Unit(benchmark::kMillisecond);
+  };
+  for (int64_t n : {10000, 100000, 1000000}) {
+    three_runs(benchmark::RegisterBenchmark(
+        absl::StrCat("BM_target_greedy_by_size_dense_training/", n).c_str(),
+        [n](benchmark::State& state) {
+          RunPlanner(state, "greedy_by_size",
+                     cache().Get(SyntheticKind::kDenseTraining, n));
+        }));
+  }
+  for (const auto& [kind, n] :
+       {std::pair{SyntheticKind::kDenseTraining, int64_t{1000000}},
+        std::pair{SyntheticKind::kIntervals, int64_t{1000000}}}) {
+    three_runs(benchmark::RegisterBenchmark(
+        absl::StrCat("BM_target_tool_greedy_by_size_",
+                     std::string(SyntheticKindName(kind)), "/", n)
+            .c_str(),
+        [kind = kind, n = n](benchmark::State& state) {
+          RunTool(state, "greedy_by_size", kind, n);
+        }));
+  }
+  for (const Workload& w : bundled) {
+    if (w.name != "trace_S_1" && w.name != "trace_somas_resnet50" &&
+        w.name != "minimalloc_D" && w.name != "minimalloc_J")
+      continue;
+    three_runs(benchmark::RegisterBenchmark(
+        absl::StrCat("BM_target_best_", w.name).c_str(),
+        [&w](benchmark::State& state) {
+          // best's own default time limit, not the suite's.
+          RunPlanner(state, "best", w.problem, "", PlanOptions{});
+        }));
+  }
+}
+
 void RegisterAll() {
   static const std::vector<Workload>* bundled =
       new std::vector<Workload>(LoadBundled());
@@ -475,6 +585,7 @@ void RegisterAll() {
   }
 
   if (settings().exact_targets) RegisterExactTargets(*bundled);
+  if (settings().targets) RegisterTargets(*bundled);
 
   // Synthetic scaling, family-major so the cache holds one family at a time.
   for (SyntheticKind kind : AllSyntheticKinds()) {
@@ -497,7 +608,7 @@ void RegisterAll() {
       if (max > kMinSynthetic) b->Complexity(benchmark::oNLogN);
       if (policy.search) b->MinTime(0.01);
     }
-    if (kind != SyntheticKind::kIntervals) {
+    if (SyntheticGraph(kind, {.buffers = kMinSynthetic}).ok()) {
       benchmark::RegisterBenchmark(
           absl::StrCat("BM_BuildProblem_", family).c_str(),
           [kind](benchmark::State& state) {
@@ -577,6 +688,8 @@ bool ParseOwnFlags(int* argc, char** argv) {
       const std::optional<double> s = seconds(*v);
       if (!s.has_value()) return false;
       settings().time_limit = absl::Seconds(*s);
+    } else if (arg == "--memplan_targets") {
+      settings().targets = true;
     } else if (arg == "--memplan_exact_targets") {
       settings().exact_targets = true;
     } else if (auto v = value("--memplan_exact_time_limit")) {
