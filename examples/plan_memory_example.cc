@@ -3,7 +3,9 @@
 //   input -> conv -> relu -> pool -> output
 //
 // Build it with the library (see README) and run it: it prints each tensor's
-// offset and the arena size the program needs.
+// offset (relu shares conv's bytes: the op may work in place) and the arena
+// size the program needs. The weights are constants, which the runtime keeps
+// elsewhere: they are not planned.
 
 #include <cstdio>
 
@@ -14,6 +16,9 @@ int main() {
   memplan::Graph graph{
       .name = "tiny_cnn",
       .tensors = {{.name = "input", .size = 602112, .kind = TensorKind::kInput},
+                  {.name = "conv1.weight",
+                   .size = 37632,
+                   .kind = TensorKind::kConstant},
                   {.name = "conv", .size = 3211264},
                   {.name = "relu", .size = 3211264},
                   {.name = "pool",
@@ -21,7 +26,7 @@ int main() {
                    .kind = TensorKind::kOutput}},
       .ops = {{.name = "conv1",
                .type = "Conv",
-               .inputs = {"input"},
+               .inputs = {"input", "conv1.weight"},
                .outputs = {"conv"}},
               {.name = "relu1",
                .type = "Relu",
@@ -35,19 +40,27 @@ int main() {
   };
   memplan::PlanMemoryOptions options;
   options.build.alignment = 64;
-  absl::StatusOr<memplan::Plan> plan = memplan::PlanMemory(graph, options);
-  if (!plan.ok()) {
-    std::fprintf(stderr, "%s\n", std::string(plan.status().message()).c_str());
+  absl::StatusOr<memplan::GraphPlan> result =
+      memplan::PlanMemory(graph, options);
+  if (!result.ok()) {
+    std::fprintf(stderr, "%s\n", std::string(result.status().message()).c_str());
     return 1;
   }
-  memplan::Problem problem = *memplan::BuildProblem(graph, options.build);
-  for (const memplan::Assignment& a : plan->assignments) {
-    std::printf("%-8s offset %8lld\n", problem.buffers[a.buffer].name.c_str(),
-                static_cast<long long>(a.offset));
+  for (const memplan::TensorPlacement& t : result->tensors) {
+    if (t.planned()) {
+      std::printf("%-13s offset %8lld\n", t.name.c_str(),
+                  static_cast<long long>(t.offset));
+    } else {
+      std::printf("%-13s not planned\n", t.name.c_str());
+    }
   }
+  // One tensor by name.
+  const memplan::TensorPlacement* pool = result->Find("pool");
+  std::printf("pool's output at %lld\n", static_cast<long long>(pool->offset));
+  const memplan::Plan& plan = result->plan;
   std::printf("arena: %lld bytes (naive %lld, lower bound %lld), planner %s\n",
-              static_cast<long long>(plan->peak),
-              static_cast<long long>(plan->naive_total),
-              static_cast<long long>(plan->lower_bound), plan->planner.c_str());
+              static_cast<long long>(plan.peak),
+              static_cast<long long>(plan.naive_total),
+              static_cast<long long>(plan.lower_bound), plan.planner.c_str());
   return 0;
 }

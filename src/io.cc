@@ -24,12 +24,14 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/string_view.h"
 #include "absl/strings/strip.h"
 #include "absl/time/time.h"
 #include "memplan/internal/planner_util.h"
 #include "memplan/internal/status_macros.h"
+#include "memplan/memplan.h"
 #include "nlohmann/json.hpp"
 
 namespace memplan {
@@ -861,14 +863,91 @@ std::string BufferCsvText(const Problem& problem, const Plan* plan) {
 // ---------------------------------------------------------------------------
 // Plan JSON.
 
-std::string PlanToJson(const Problem& problem, const Plan& plan) {
-  std::string out = absl::StrCat(
-      "{\n\"format\":\"", kPlanFormat,
-      "\",\n\"planner\":", Dump(Json(plan.planner)), ",\n\"peak\":", plan.peak,
-      ",\n\"naive_total\":", plan.naive_total,
+std::string ContentHash(std::string_view bytes) {
+  uint64_t hash = 0xcbf29ce484222325ULL;  // FNV-1a, 64 bits
+  for (const unsigned char c : bytes) {
+    hash ^= c;
+    hash *= 0x100000001b3ULL;
+  }
+  return absl::StrFormat("fnv1a64:%016x", hash);
+}
+
+namespace {
+
+Json ProvenanceJson(const PlanProvenance& p) {
+  Json build = {{"alignment", p.build.alignment},
+                {"plan_constants", p.build.plan_constants},
+                {"plan_inputs", p.build.plan_inputs},
+                {"plan_outputs", p.build.plan_outputs},
+                {"capacity", p.build.capacity},
+                {"reorder", p.reorder}};
+  if (!p.build.pools.empty()) {
+    Json pools = Json::array();
+    for (const Pool& pool : p.build.pools) {
+      pools.push_back({{"name", pool.name},
+                       {"capacity", pool.capacity},
+                       {"alignment", pool.alignment}});
+    }
+    build["pools"] = pools;
+  }
+  return build;
+}
+
+// "tensors": every tensor with its pool and offset, or "planned": false.
+absl::StatusOr<std::string> TensorsJson(const Problem& problem,
+                                        const Plan& plan, const Graph* graph) {
+  std::string out = ",\n\"tensors\":[\n";
+  bool first = true;
+  auto add = [&](const Json& j) {
+    absl::StrAppend(&out, first ? "" : ",\n", Dump(j));
+    first = false;
+  };
+  if (graph != nullptr) {
+    MEMPLAN_ASSIGN_OR_RETURN(std::vector<TensorPlacement> tensors,
+                             PlaceTensors(*graph, problem, plan));
+    for (const TensorPlacement& t : tensors) {
+      if (t.planned()) {
+        add({{"name", t.name},
+             {"pool", problem.pools[t.pool].name},
+             {"offset", t.offset}});
+      } else {
+        add({{"name", t.name}, {"planned", false}});
+      }
+    }
+  } else {
+    for (const Assignment& a : plan.assignments) {
+      for (const std::string& name : problem.buffers[a.buffer].tensors) {
+        add({{"name", name},
+             {"pool", problem.pools[a.pool].name},
+             {"offset", a.offset}});
+      }
+    }
+  }
+  absl::StrAppend(&out, first ? "" : "\n", "]");
+  return out;
+}
+
+}  // namespace
+
+std::string PlanToJson(const Problem& problem, const Plan& plan,
+                       const PlanJsonOptions& options) {
+  std::string out =
+      absl::StrCat("{\n\"format\":\"", kPlanFormat, "\"");
+  if (options.provenance.has_value()) {
+    const PlanProvenance& p = *options.provenance;
+    absl::StrAppend(&out, ",\n\"input\":",
+                    Dump(Json({{"name", p.input}, {"hash", p.input_hash}})),
+                    ",\n\"build\":", Dump(ProvenanceJson(p)));
+  }
+  absl::StrAppend(
+      &out, ",\n\"planner\":", Dump(Json(plan.planner)),
+      ",\n\"peak\":", plan.peak, ",\n\"naive_total\":", plan.naive_total,
       ",\n\"lower_bound\":", plan.lower_bound,
-      ",\n\"proven_optimal\":", plan.proven_optimal ? "true" : "false",
-      ",\n\"wall_time_ms\":", absl::ToDoubleMilliseconds(plan.wall_time));
+      ",\n\"proven_optimal\":", plan.proven_optimal ? "true" : "false");
+  if (options.wall_time) {
+    absl::StrAppend(&out, ",\n\"wall_time_ms\":",
+                    absl::ToDoubleMilliseconds(plan.wall_time));
+  }
   if (plan.shared_objects > 0) {
     absl::StrAppend(&out, ",\n\"shared_objects\":", plan.shared_objects);
   }
@@ -893,8 +972,81 @@ std::string PlanToJson(const Problem& problem, const Plan& plan) {
     absl::StrAppend(&out, Dump(j),
                     i + 1 < plan.assignments.size() ? ",\n" : "\n");
   }
-  absl::StrAppend(&out, "]\n}\n");
+  absl::StrAppend(&out, "]");
+  // A graph the problem was not built from leaves the tensors out rather
+  // than listing wrong ones.
+  if (absl::StatusOr<std::string> tensors =
+          TensorsJson(problem, plan, options.graph);
+      tensors.ok()) {
+    absl::StrAppend(&out, *tensors);
+  }
+  absl::StrAppend(&out, "\n}\n");
   return out;
+}
+
+absl::StatusOr<std::optional<PlanProvenance>> ParsePlanProvenance(
+    std::string_view std_text) {
+  const absl::string_view text(std_text.data(), std_text.size());
+  MEMPLAN_ASSIGN_OR_RETURN(Json root, ParseJson(text));
+  if (!root.is_object())
+    return absl::InvalidArgumentError("a plan must be a JSON object");
+  MEMPLAN_ASSIGN_OR_RETURN(std::string format,
+                           GetString(root, "format", "the plan", true));
+  if (format != kPlanFormat) {
+    return absl::InvalidArgumentError(absl::StrCat("unsupported plan format \"",
+                                                   format, "\" (expected ",
+                                                   kPlanFormat, ")"));
+  }
+  auto input = root.find("input");
+  auto build = root.find("build");
+  if (input == root.end() && build == root.end()) return std::nullopt;
+  if (input == root.end() || !input->is_object() || build == root.end() ||
+      !build->is_object()) {
+    return absl::InvalidArgumentError(
+        "the plan's \"input\" and \"build\" must be objects, both or neither");
+  }
+  PlanProvenance p;
+  MEMPLAN_ASSIGN_OR_RETURN(p.input,
+                           GetString(*input, "name", "the plan's input", true));
+  MEMPLAN_ASSIGN_OR_RETURN(
+      p.input_hash, GetString(*input, "hash", "the plan's input", true));
+  const std::string where = "the plan's build";
+  MEMPLAN_ASSIGN_OR_RETURN(p.build.alignment,
+                           GetInt(*build, "alignment", where, false, 1));
+  MEMPLAN_ASSIGN_OR_RETURN(p.build.capacity,
+                           GetInt(*build, "capacity", where, false, 0));
+  for (auto [key, field] :
+       {std::pair{"plan_constants", &p.build.plan_constants},
+        std::pair{"plan_inputs", &p.build.plan_inputs},
+        std::pair{"plan_outputs", &p.build.plan_outputs}}) {
+    auto it = build->find(key);
+    if (it == build->end()) continue;
+    if (!it->is_boolean()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(where, ": \"", key, "\" must be true or false"));
+    }
+    *field = it->get<bool>();
+  }
+  MEMPLAN_ASSIGN_OR_RETURN(p.reorder,
+                           GetString(*build, "reorder", where, false));
+  if (auto pools = build->find("pools"); pools != build->end()) {
+    if (!pools->is_array()) {
+      return absl::InvalidArgumentError(where + ": \"pools\" must be an array");
+    }
+    for (const Json& pj : *pools) {
+      if (!pj.is_object()) {
+        return absl::InvalidArgumentError(where + ": a pool must be an object");
+      }
+      Pool pool;
+      MEMPLAN_ASSIGN_OR_RETURN(pool.name, GetString(pj, "name", where, true));
+      MEMPLAN_ASSIGN_OR_RETURN(pool.capacity,
+                               GetInt(pj, "capacity", where, false, 0));
+      MEMPLAN_ASSIGN_OR_RETURN(pool.alignment,
+                               GetInt(pj, "alignment", where, false, 1));
+      p.build.pools.push_back(pool);
+    }
+  }
+  return p;
 }
 
 absl::StatusOr<Plan> ParsePlanJson(std::string_view std_text,
@@ -1063,6 +1215,7 @@ absl::StatusOr<LoadedInput> LoadInput(const std::string& path,
                                       const BuildOptions& options) {
   MEMPLAN_ASSIGN_OR_RETURN(std::string text, ReadFile(path));
   LoadedInput input;
+  input.content_hash = ContentHash(text);
   const std::string plain = StripGz(path);
   if (EndsWith(plain, ".csv")) {
     absl::StatusOr<BufferCsv> csv = ParseBufferCsv(text);

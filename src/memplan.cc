@@ -2,8 +2,12 @@
 
 #include "memplan/memplan.h"
 
+#include <algorithm>
+#include <numeric>
 #include <string>
+#include <string_view>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
@@ -12,17 +16,79 @@
 
 namespace memplan {
 
-absl::StatusOr<Plan> PlanMemory(const Graph& graph,
-                                const PlanMemoryOptions& options) {
-  if (!options.reorder.empty()) {
-    MEMPLAN_ASSIGN_OR_RETURN(Graph reordered,
-                             ReorderGraph(graph, options.reorder, options.build));
-    PlanMemoryOptions rest = options;
-    rest.reorder.clear();
-    return PlanMemory(reordered, rest);
+const TensorPlacement* GraphPlan::Find(std::string_view name) const {
+  auto it = std::lower_bound(
+      tensors_by_name.begin(), tensors_by_name.end(), name,
+      [&](int32_t t, std::string_view n) { return tensors[t].name < n; });
+  if (it == tensors_by_name.end() || tensors[*it].name != name) return nullptr;
+  return &tensors[*it];
+}
+
+absl::StatusOr<std::vector<TensorPlacement>> PlaceTensors(
+    const Graph& graph, const Problem& problem, const Plan& plan) {
+  if (plan.assignments.size() != problem.buffers.size()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("the plan places ", plan.assignments.size(),
+                     " buffers, the problem has ", problem.buffers.size()));
   }
-  MEMPLAN_ASSIGN_OR_RETURN(Problem problem, BuildProblem(graph, options.build));
-  return PlanMemory(problem, options);
+  std::vector<TensorPlacement> tensors;
+  tensors.reserve(graph.tensors.size());
+  absl::flat_hash_map<absl::string_view, int32_t> index;
+  for (const Tensor& t : graph.tensors) {
+    index.emplace(absl::string_view(t.name), static_cast<int32_t>(tensors.size()));
+    tensors.push_back({.name = t.name, .kind = t.kind, .size = t.size});
+  }
+  for (const Assignment& a : plan.assignments) {
+    if (a.buffer < 0 ||
+        a.buffer >= static_cast<BufferId>(problem.buffers.size())) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("the plan assigns buffer ", a.buffer,
+                       ", which the problem does not have"));
+    }
+    for (const std::string& name : problem.buffers[a.buffer].tensors) {
+      auto it = index.find(absl::string_view(name));
+      if (it == index.end()) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "buffer \"", problem.buffers[a.buffer].name, "\" holds tensor \"",
+            name, "\", which the graph does not have"));
+      }
+      TensorPlacement& t = tensors[it->second];
+      t.buffer = a.buffer;
+      t.pool = a.pool;
+      t.offset = a.offset;
+    }
+  }
+  return tensors;
+}
+
+absl::StatusOr<GraphPlan> PlanMemory(const Graph& graph,
+                                     const PlanMemoryOptions& options) {
+  GraphPlan result;
+  const Graph* planned = &graph;
+  Graph reordered;
+  if (options.reorder.empty()) {
+    result.op_order.resize(graph.ops.size());
+    std::iota(result.op_order.begin(), result.op_order.end(), 0);
+  } else {
+    MEMPLAN_ASSIGN_OR_RETURN(result.op_order,
+                             ComputeOpOrder(graph, options.reorder, options.build));
+    MEMPLAN_ASSIGN_OR_RETURN(reordered, ReorderGraph(graph, options.reorder, options.build));
+    planned = &reordered;
+  }
+  MEMPLAN_ASSIGN_OR_RETURN(result.problem,
+                           BuildProblem(*planned, options.build));
+  PlanMemoryOptions rest = options;
+  rest.reorder.clear();
+  MEMPLAN_ASSIGN_OR_RETURN(result.plan, PlanMemory(result.problem, rest));
+  MEMPLAN_ASSIGN_OR_RETURN(result.tensors,
+                           PlaceTensors(graph, result.problem, result.plan));
+  result.tensors_by_name.resize(result.tensors.size());
+  std::iota(result.tensors_by_name.begin(), result.tensors_by_name.end(), 0);
+  std::sort(result.tensors_by_name.begin(), result.tensors_by_name.end(),
+            [&](int32_t a, int32_t b) {
+              return result.tensors[a].name < result.tensors[b].name;
+            });
+  return result;
 }
 
 absl::StatusOr<Plan> PlanMemory(const Problem& problem,

@@ -187,7 +187,7 @@ TEST(MemplanToolTest, BadInputIsOneLineAndNonZero) {
       {"plan " + bad_csv, "line 2"},
       {"plan " + cycle, "reads tensor \"b\""},
       {"verify " + Data("models/resnet18.json"),
-       "expected memplan verify INPUT PLAN"},
+       "unsupported plan format \"memplan-graph-v1\""},
       {"frobnicate", "unknown command"},
       {"plan " + Data("minimalloc/input.12.csv") +
            " --planner=exact "
@@ -358,6 +358,87 @@ TEST(MemplanToolTest, StatsPlansOnlyWhenAsked) {
   ASSERT_EQ(shared.exit_code, 0) << shared.output;
   EXPECT_THAT(shared.output, HasSubstr("shared objects (caffe2_greedy): "));
   EXPECT_THAT(shared.output, HasSubstr("shared objects (caffe2_dp): "));
+}
+
+// A plan file records its input and build flags: the same input gives the
+// same bytes, verify needs no flags (nor the INPUT), and a plan of another
+// input is told apart.
+TEST(MemplanToolTest, PlanFilesDescribeThemselves) {
+  const std::string input = Temp("seed_copy.json");
+  std::ofstream(input) << Slurp(Data("seed/seed000_model.json"));
+  const std::string flags =
+      " --planner=greedy_by_size --plan-constants --alignment=64 "
+      "--pool=sram:1M:16 --pool=dram:0:64";
+  const std::string a = Temp("self_a.json"), b = Temp("self_b.json");
+  ASSERT_EQ(RunTool("plan " + input + flags + " --out=" + a).exit_code, 0);
+  ASSERT_EQ(RunTool("plan " + input + flags + " --out=" + b).exit_code, 0);
+  EXPECT_EQ(Slurp(a), Slurp(b));
+  const nlohmann::json plan = nlohmann::json::parse(Slurp(a));
+  EXPECT_EQ(plan["input"]["name"], input);
+  EXPECT_THAT(plan["input"]["hash"].get<std::string>(),
+              ::testing::StartsWith("fnv1a64:"));
+  EXPECT_EQ(plan["build"]["alignment"], 64);
+  EXPECT_EQ(plan["build"]["plan_constants"], true);
+  EXPECT_EQ(plan["build"]["pools"][0]["capacity"], 1048576);
+  EXPECT_FALSE(plan.contains("wall_time_ms"));
+  // Every tensor of the graph, with its offset or "planned": false.
+  const nlohmann::json graph =
+      nlohmann::json::parse(Slurp(Data("seed/seed000_model.json")));
+  ASSERT_EQ(plan["tensors"].size(), graph["tensors"].size());
+  for (size_t i = 0; i < graph["tensors"].size(); ++i) {
+    EXPECT_EQ(plan["tensors"][i]["name"], graph["tensors"][i]["name"]);
+    EXPECT_TRUE(plan["tensors"][i].contains("offset")) << i;
+  }
+  // No flags: the recorded ones. No INPUT: the recorded path.
+  ToolRun with_input = RunTool("verify " + input + " " + a);
+  EXPECT_EQ(with_input.exit_code, 0) << with_input.output;
+  EXPECT_THAT(with_input.output, HasSubstr("with the flags the plan records"));
+  ToolRun alone = RunTool("verify " + a);
+  EXPECT_EQ(alone.exit_code, 0) << alone.output;
+  // Flags given replace the recorded ones: without the constants the plan
+  // places buffers the input does not have.
+  EXPECT_EQ(RunTool("verify " + input + " " + a + " --alignment=64").exit_code,
+            1);
+  // Another input.
+  ToolRun other = RunTool("verify " + Data("models/resnet18.json") + " " + a);
+  EXPECT_EQ(other.exit_code, 1);
+  EXPECT_THAT(other.output, HasSubstr("is a plan of another input"));
+  std::ofstream(input, std::ios::app) << "\n";  // same graph, other bytes
+  EXPECT_THAT(RunTool("verify " + a).output,
+              HasSubstr("is a plan of another input"));
+  std::remove(input.c_str());
+  ToolRun gone = RunTool("verify " + a);
+  EXPECT_EQ(gone.exit_code, 1);
+  EXPECT_THAT(gone.output, HasSubstr("cannot find \"" + input + "\""));
+  // A CSV plan records nothing: it needs its INPUT.
+  const std::string csv = Temp("self.csv");
+  ASSERT_EQ(RunTool("plan " + Data("minimalloc/input.12.csv") + " --out=" + csv)
+                .exit_code,
+            0);
+  EXPECT_THAT(RunTool("verify " + csv).output, HasSubstr("records no input"));
+  // --wall-time adds the planner's time.
+  ToolRun timed = RunTool("plan " + Data("models/resnet18.json") +
+                          " --planner=naive --wall-time");
+  EXPECT_THAT(timed.output, HasSubstr("\"wall_time_ms\":"));
+}
+
+TEST(MemplanToolTest, OutNeverOverwritesTheInputAndFollowsTheExtension) {
+  const std::string input = Temp("precious.json");
+  const std::string original = Slurp(Data("models/resnet18.json"));
+  std::ofstream(input) << original;
+  for (const std::string flag : {"--out=", "--graph-out="}) {
+    ToolRun run = RunTool("plan " + input + " " + flag + input);
+    EXPECT_EQ(run.exit_code, 2) << run.output;
+    EXPECT_THAT(run.output, HasSubstr("never overwritten"));
+  }
+  EXPECT_EQ(Slurp(input), original);
+  ToolRun unknown = RunTool("plan " + input + " --out=" + Temp("plan.jsn"));
+  EXPECT_EQ(unknown.exit_code, 2);
+  EXPECT_THAT(unknown.output, HasSubstr("unknown output format"));
+  const std::string gz = Temp("plan.json.gz");
+  ASSERT_EQ(RunTool("plan " + input + " --planner=naive --out=" + gz).exit_code,
+            0);
+  EXPECT_EQ(RunTool("verify " + input + " " + gz).exit_code, 0);
 }
 
 }  // namespace

@@ -71,7 +71,7 @@ TEST(ReorderTest, UnknownOrderingIsNotFoundListingTheValidNames) {
   for (const std::string& name : OrderingNames()) {
     EXPECT_NE(reordered.status().message().find(name), std::string::npos);
   }
-  absl::StatusOr<Plan> plan =
+  absl::StatusOr<GraphPlan> plan =
       PlanMemory(graph, {.planner = "naive", .reorder = "fastest"});
   EXPECT_EQ(plan.status().code(), absl::StatusCode::kNotFound);
 }
@@ -135,13 +135,16 @@ TEST(ReorderTest, MemoryReducesBeforeProducingMore) {
   absl::StatusOr<std::vector<int>> order = ComputeOpOrder(graph, "memory");
   ASSERT_TRUE(order.ok()) << order.status();
   EXPECT_EQ(*order, (std::vector<int>{0, 2, 1, 3, 4}));
-  absl::StatusOr<Plan> before = PlanMemory(graph, {.planner = "naive"});
-  absl::StatusOr<Plan> after =
+  absl::StatusOr<GraphPlan> before = PlanMemory(graph, {.planner = "naive"});
+  absl::StatusOr<GraphPlan> after =
       PlanMemory(graph, {.planner = "naive", .reorder = "memory"});
   ASSERT_TRUE(before.ok()) << before.status();
   ASSERT_TRUE(after.ok()) << after.status();
-  EXPECT_EQ(before->lower_bound, 201);
-  EXPECT_EQ(after->lower_bound, 102);
+  EXPECT_EQ(before->plan.lower_bound, 201);
+  EXPECT_EQ(after->plan.lower_bound, 102);
+  // The result says which order was planned.
+  EXPECT_EQ(before->op_order, (std::vector<int>{0, 1, 2, 3, 4}));
+  EXPECT_EQ(after->op_order, *order);
 }
 
 // An op allowed to write its input in place still reads it last.
@@ -195,11 +198,12 @@ TEST(ReorderTest, EveryBundledGraphReordersAndPlansValidly) {
       EXPECT_EQ(problem->buffers.size(), original->buffers.size());
       if (name == "memory")
         EXPECT_LE(LowerBound(*problem), LowerBound(*original));
-      absl::StatusOr<Plan> plan =
+      absl::StatusOr<GraphPlan> plan =
           PlanMemory(*graph, {.planner = "caffe2_greedy", .reorder = name});
       ASSERT_TRUE(plan.ok()) << plan.status();
-      EXPECT_TRUE(VerifyPlan(*problem, *plan).ok());
-      EXPECT_EQ(plan->lower_bound, LowerBound(*problem));
+      EXPECT_EQ(plan->problem, *problem);
+      EXPECT_TRUE(VerifyPlan(*problem, plan->plan).ok());
+      EXPECT_EQ(plan->plan.lower_bound, LowerBound(*problem));
     }
   }
 }
@@ -221,11 +225,11 @@ TEST(ReorderTest, MemoryNeverRaisesTheLowerBoundOfTheOptionsUsed) {
     ASSERT_TRUE(problem.ok()) << seed << ": " << problem.status();
     EXPECT_LE(LowerBound(*problem), LowerBound(*original)) << seed;
     if (reordered->ops != graph.ops) ++reordered_count;
-    absl::StatusOr<Plan> plan = PlanMemory(
+    absl::StatusOr<GraphPlan> result = PlanMemory(
         graph, {.build = options, .planner = "greedy_by_size",
                 .reorder = "memory"});
-    ASSERT_TRUE(plan.ok()) << seed << ": " << plan.status();
-    EXPECT_LE(plan->lower_bound, LowerBound(*original)) << seed;
+    ASSERT_TRUE(result.ok()) << seed << ": " << result.status();
+    EXPECT_LE(result->plan.lower_bound, LowerBound(*original)) << seed;
   }
   EXPECT_GT(reordered_count, 0);  // the test exercises actual reorders
 }

@@ -50,7 +50,36 @@ absl::StatusOr<Plan> ParsePlanCsv(std::string_view text,
                                   const Problem& problem);
 
 // memplan-plan-v1.
-std::string PlanToJson(const Problem& problem, const Plan& plan);
+//
+// What a plan file records about how it was made, so that a plan can be
+// checked without repeating the flags and a plan of another input is told
+// apart.
+struct PlanProvenance {
+  std::string input;       // the input's path, as given
+  std::string input_hash;  // ContentHash() of the input's (decompressed) bytes
+  BuildOptions build;      // as the input was built
+  std::string reorder;     // the op ordering; empty = the input's own order
+  bool operator==(const PlanProvenance&) const = default;
+};
+
+struct PlanJsonOptions {
+  std::optional<PlanProvenance> provenance;  // written as "input" and "build"
+  // When set, "tensors" lists every tensor of this graph (the plan's problem
+  // was built from it), unplanned ones too; otherwise the buffers' tensors.
+  const Graph* graph = nullptr;
+  // Writes "wall_time_ms". Off by default: the same input and options then
+  // give the same bytes.
+  bool wall_time = false;
+};
+
+std::string PlanToJson(const Problem& problem, const Plan& plan,
+                       const PlanJsonOptions& options = {});
+// The provenance a plan file records; nullopt when it records none.
+absl::StatusOr<std::optional<PlanProvenance>> ParsePlanProvenance(
+    std::string_view text);
+// "fnv1a64:" and 16 hex digits: identifies an input's contents (not a
+// cryptographic hash).
+std::string ContentHash(std::string_view bytes);
 // Reads a plan for `problem`: buffers are matched by name (or by any of their
 // tensors' names), pools by name.
 absl::StatusOr<Plan> ParsePlanJson(std::string_view text,
@@ -67,6 +96,7 @@ absl::Status WriteFile(const std::string& path, std::string_view contents);
 struct LoadedInput {
   std::optional<Graph> graph;  // set for graph inputs
   Problem problem;
+  std::string content_hash;  // ContentHash() of the file's contents
 };
 absl::StatusOr<LoadedInput> LoadInput(const std::string& path,
                                       const BuildOptions& options);

@@ -1,7 +1,9 @@
 // memplan: static memory planning for compiled ML programs.
 //
 //   memplan::Graph graph = ...;  // ops in execution order
-//   absl::StatusOr<memplan::Plan> plan = memplan::PlanMemory(graph, {});
+//   absl::StatusOr<memplan::GraphPlan> result = memplan::PlanMemory(graph);
+//   const memplan::TensorPlacement* t = result->Find("conv1_out");
+//   // t->planned(), t->pool, t->offset; result->plan.peak
 //
 // PlanMemory builds the problem, runs the planner and verifies the plan; a plan
 // the verifier rejects is InternalError and is never returned.
@@ -9,7 +11,10 @@
 #ifndef MEMPLAN_MEMPLAN_H_
 #define MEMPLAN_MEMPLAN_H_
 
+#include <cstdint>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "memplan/planner.h"
@@ -25,13 +30,51 @@ struct PlanMemoryOptions {
   PlanOptions plan;
   // Graphs only: an op ordering of memplan/reorder.h ("longest_path",
   // "memory") applied before building the problem; empty = the graph's own
-  // order. The plan is then the plan of ReorderGraph(graph, reorder): call
-  // ReorderGraph() yourself to learn the order (and the buffers' steps).
+  // order. GraphPlan::op_order tells the order planned.
   std::string reorder;
 };
 
-absl::StatusOr<Plan> PlanMemory(const Graph& graph,
-                                const PlanMemoryOptions& options = {});
+// The BufferId of a tensor that is not planned.
+inline constexpr BufferId kNotPlanned = -1;
+
+// Where one tensor of the graph lives.
+struct TensorPlacement {
+  std::string name;
+  TensorKind kind = TensorKind::kActivation;
+  Bytes size = 0;  // the tensor's own bytes (its buffer may be larger)
+  // The buffer it lives in (an index into GraphPlan::problem.buffers), shared
+  // with the tensors merged into it by in-place and alias hints; kNotPlanned
+  // for constants (unless BuildOptions::plan_constants) and for graph inputs
+  // and outputs left to the caller (BuildOptions::plan_inputs/plan_outputs).
+  BufferId buffer = kNotPlanned;
+  PoolId pool = 0;    // when planned
+  Offset offset = 0;  // when planned: bytes from the pool's base
+  bool planned() const { return buffer != kNotPlanned; }
+  bool operator==(const TensorPlacement&) const = default;
+};
+
+// A graph's plan by tensor name, with the problem it was solved on, so that
+// nobody needs to rebuild the problem to read it.
+struct GraphPlan {
+  Plan plan;        // plan.assignments index problem.buffers
+  Problem problem;  // the buffers (lifetimes in steps), pools and conflicts
+  // op_order[step] is the index in the caller's graph.ops of the op that runs
+  // at that step: the identity unless PlanMemoryOptions::reorder was set.
+  std::vector<int> op_order;
+  // One per tensor of the graph, in the graph's order.
+  std::vector<TensorPlacement> tensors;
+  // Indices into `tensors` sorted by name, for Find().
+  std::vector<int32_t> tensors_by_name;
+
+  // The tensor named `name`, or nullptr when the graph has none.
+  const TensorPlacement* Find(std::string_view name) const;
+  bool operator==(const GraphPlan&) const = default;
+};
+
+// Builds the problem of `graph` (after the op ordering, if any), plans and
+// verifies it, and places every tensor.
+absl::StatusOr<GraphPlan> PlanMemory(const Graph& graph,
+                                     const PlanMemoryOptions& options = {});
 absl::StatusOr<Plan> PlanMemory(const Problem& problem,
                                 const PlanMemoryOptions& options = {});
 
@@ -40,6 +83,13 @@ absl::StatusOr<Plan> PlanMemory(const Problem& problem,
 // problem is validated and the plan verified all the same.
 absl::StatusOr<Plan> PlanMemory(const Problem& problem, const Planner& planner,
                                 const PlanOptions& options = {});
+
+// The tensor table of a plan of `problem`, which BuildProblem() built from
+// `graph` (in any op order): every tensor of the graph with its buffer, pool
+// and offset, or not planned. InvalidArgument when the plan does not cover
+// the problem's buffers or a buffer names a tensor the graph lacks.
+absl::StatusOr<std::vector<TensorPlacement>> PlaceTensors(
+    const Graph& graph, const Problem& problem, const Plan& plan);
 
 }  // namespace memplan
 

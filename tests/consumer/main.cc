@@ -13,8 +13,13 @@ int main() {
       .ops = {{.name = "f", .inputs = {"x"}, .outputs = {"y"}},
               {.name = "g", .inputs = {"y"}, .outputs = {"z"}}},
   };
-  absl::StatusOr<memplan::Plan> plan = memplan::PlanMemory(graph);
-  if (!plan.ok() || plan->peak < plan->lower_bound) return 1;
+  absl::StatusOr<memplan::GraphPlan> planned = memplan::PlanMemory(graph);
+  if (!planned.ok() || planned->Find("y") == nullptr ||
+      !planned->Find("y")->planned()) {
+    return 1;
+  }
+  const memplan::Plan* plan = &planned->plan;
+  if (plan->peak < plan->lower_bound) return 1;
 
   absl::StatusOr<memplan::Problem> problem = memplan::BuildProblem(graph);
   if (!problem.ok()) return 1;

@@ -49,6 +49,9 @@ ABSL_FLAG(std::string, out, "",
           "instead of stdout");
 ABSL_FLAG(std::string, graph_out, "",
           "FILE: write the graph in the op order the plan refers to (JSON)");
+ABSL_FLAG(bool, wall_time, false,
+          "write the planner's wall time into the plan file (then the same "
+          "input no longer gives the same bytes)");
 ABSL_FLAG(std::vector<std::string>, planners, {},
           "NAME,...: the planners to compare (empty = every registered one)");
 ABSL_FLAG(std::string, format, "table",

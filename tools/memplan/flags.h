@@ -96,6 +96,7 @@ ABSL_DECLARE_FLAG(std::vector<std::string>, exact_off);
 // Output.
 ABSL_DECLARE_FLAG(std::string, out);
 ABSL_DECLARE_FLAG(std::string, graph_out);
+ABSL_DECLARE_FLAG(bool, wall_time);
 // compare.
 ABSL_DECLARE_FLAG(std::vector<std::string>, planners);
 ABSL_DECLARE_FLAG(std::string, format);

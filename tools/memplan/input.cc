@@ -141,13 +141,31 @@ absl::Status CheckInputFlags() {
   return absl::OkStatus();
 }
 
+bool AnyInputFlagGiven(const Arguments& args) {
+  for (const std::string& name : InputFlags()) {
+    if (args.Given(name)) return true;
+  }
+  return false;
+}
+
 absl::StatusOr<LoadedInput> LoadToolInput(const std::string& path,
                                           std::string* import_report) {
-  const BuildOptions options = BuildOptionsFromFlags();
+  return LoadToolInput(path, BuildOptionsFromFlags(),
+                       absl::GetFlag(FLAGS_reorder), import_report);
+}
+
+absl::StatusOr<LoadedInput> LoadToolInput(const std::string& path,
+                                          const BuildOptions& options,
+                                          const std::string& reorder,
+                                          std::string* import_report) {
+  const bool onnx = absl::EndsWith(path, ".onnx");
   absl::StatusOr<LoadedInput> input =
-      absl::EndsWith(path, ".onnx") ? LoadOnnx(path, options, import_report)
-                                    : LoadInput(path, options);
-  const std::string reorder = absl::GetFlag(FLAGS_reorder);
+      onnx ? LoadOnnx(path, options, import_report) : LoadInput(path, options);
+  if (input.ok() && onnx) {
+    absl::StatusOr<std::string> bytes = ReadFile(path);
+    if (!bytes.ok()) return bytes.status();
+    input->content_hash = ContentHash(*bytes);
+  }
   if (!input.ok() || reorder.empty()) return input;
   if (!input->graph.has_value()) {
     return absl::InvalidArgumentError(

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "flags.h"
 #include "memplan/io.h"
 #include "memplan/problem.h"
 
@@ -26,10 +27,19 @@ BuildOptions BuildOptionsFromFlags();
 absl::StatusOr<LoadedInput> LoadToolInput(const std::string& path,
                                           std::string* import_report = nullptr);
 
+// The same with the build options and op ordering given (for instance those
+// a plan file records).
+absl::StatusOr<LoadedInput> LoadToolInput(
+    const std::string& path, const BuildOptions& options,
+    const std::string& reorder, std::string* import_report = nullptr);
+
 // A plan of `problem` from a file: memplan-plan-v1 JSON, or a buffer CSV
 // with an offset column listing the problem's buffers in order.
 absl::StatusOr<Plan> ReadPlanFile(const std::string& path,
                                   const Problem& problem);
+
+// True when any input flag was given on the command line.
+bool AnyInputFlagGiven(const Arguments& args);
 
 // Usage errors of the input flags (an unknown --reorder name), checked before
 // any input is read.

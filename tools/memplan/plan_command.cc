@@ -1,10 +1,13 @@
 // memplan plan: plan one input and write the plan.
 
 #include <algorithm>
+#include <filesystem>
 #include <iostream>
 #include <map>
 #include <memory>
 #include <string>
+#include <system_error>
+#include <utility>
 #include <vector>
 
 #include "absl/flags/flag.h"
@@ -25,7 +28,48 @@ constexpr const char* kExactSwitches[] = {
     "section_inference", "symmetry",  "decomposition",
     "failure_cache",     "restarts",  "warm_start"};
 
+enum class OutputFormat { kJson, kCsv };
+
+// The format --out's extension names. Unknown extensions are an error, so
+// that a typo never writes JSON into "plan.jsn".
+absl::StatusOr<OutputFormat> FormatOf(const std::string& out) {
+  const std::string plain =
+      absl::EndsWith(out, ".gz") ? out.substr(0, out.size() - 3) : out;
+  if (out.empty() || absl::EndsWith(plain, ".json")) return OutputFormat::kJson;
+  if (absl::EndsWith(plain, ".csv")) return OutputFormat::kCsv;
+  return absl::InvalidArgumentError(absl::StrCat(
+      "--out=", out,
+      ": unknown output format (expected .json, .csv, .json.gz or .csv.gz)"));
+}
+
+// Usage error when `out` is the file `input` (never overwrite the input).
+absl::Status CheckNotInput(const char* flag, const std::string& out,
+                           const std::string& input) {
+  std::error_code error;
+  if (!out.empty() && std::filesystem::equivalent(out, input, error)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--", flag, "=", out, " is the input file; it is never overwritten"));
+  }
+  return absl::OkStatus();
+}
+
 absl::Status Check(const Arguments& args) {
+  if (absl::Status s = FormatOf(absl::GetFlag(FLAGS_out)).status(); !s.ok()) {
+    return s;
+  }
+  for (auto [flag, path] : {std::pair{"out", absl::GetFlag(FLAGS_out)},
+                            std::pair{"graph-out", absl::GetFlag(FLAGS_graph_out)}}) {
+    if (absl::Status s = CheckNotInput(flag, path, args.positional[0]);
+        !s.ok()) {
+      return s;
+    }
+  }
+  const std::string graph_out = absl::GetFlag(FLAGS_graph_out);
+  if (!graph_out.empty() && !absl::EndsWith(graph_out, ".json") &&
+      !absl::EndsWith(graph_out, ".json.gz")) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--graph-out=", graph_out, ": a graph is written as .json or .json.gz"));
+  }
   const std::string planner = absl::GetFlag(FLAGS_planner);
   if (absl::Status s = CheckPlannerName("planner", planner); !s.ok()) return s;
   if (planner != "exact" && (args.Given("node_limit") || args.Given("exact_off"))) {
@@ -93,11 +137,21 @@ absl::Status Run(const Arguments& args) {
   }
   if (!plan.ok()) return plan.status();
   const std::string out = absl::GetFlag(FLAGS_out);
-  const std::string plain =
-      absl::EndsWith(out, ".gz") ? out.substr(0, out.size() - 3) : out;
-  const std::string text = absl::EndsWith(plain, ".csv")
-                               ? BufferCsvText(input->problem, &*plan)
-                               : PlanToJson(input->problem, *plan);
+  std::string text;
+  if (*FormatOf(out) == OutputFormat::kCsv) {
+    text = BufferCsvText(input->problem, &*plan);
+  } else {
+    PlanJsonOptions json;
+    json.provenance = PlanProvenance{
+        .input = args.positional[0],
+        .input_hash = input->content_hash,
+        .build = BuildOptionsFromFlags(),
+        .reorder = absl::GetFlag(FLAGS_reorder),
+    };
+    if (input->graph.has_value()) json.graph = &*input->graph;
+    json.wall_time = absl::GetFlag(FLAGS_wall_time);
+    text = PlanToJson(input->problem, *plan, json);
+  }
   if (out.empty()) {
     std::cout << text;
   } else if (absl::Status s = WriteFile(out, text); !s.ok()) {
@@ -132,13 +186,18 @@ Command PlanCommand() {
       .description =
           "Plans INPUT (a memplan-graph-v1 JSON, .json.gz, or a buffer CSV) "
           "and writes the plan to --out or stdout, with a one-line summary "
-          "on stderr. The plan is verified before it is written.",
+          "on stderr. The plan is verified before it is written. The format "
+          "follows --out's extension: .json (memplan-plan-v1, which records "
+          "the input's name and hash and the build flags, so that `memplan "
+          "verify` needs no flags) or .csv (the buffer CSV with an offset "
+          "column), each optionally .gz. --out never overwrites INPUT.",
       .min_positional = 1,
       .max_positional = 1,
       .check = &Check,
       .run = &Run,
   };
-  command.flags = {"planner", "out", "graph_out", "node_limit", "exact_off"};
+  command.flags = {"planner",   "out",        "graph_out",
+                   "wall_time", "node_limit", "exact_off"};
   for (const std::string& f : PlanningFlags()) command.flags.push_back(f);
   for (const std::string& f : InputFlags()) command.flags.push_back(f);
   return command;

@@ -1,6 +1,9 @@
 // memplan verify: check a plan file against its input.
 
+#include <filesystem>
 #include <iostream>
+#include <optional>
+#include <system_error>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
@@ -16,18 +19,74 @@ namespace {
 
 absl::Status Check(const Arguments&) { return CheckInputFlags(); }
 
+// The input a plan file records: its path as given when planning, looked up
+// from the working directory, then from the plan file's directory.
+absl::StatusOr<std::string> RecordedInput(const PlanProvenance& provenance,
+                                          const std::string& plan_path) {
+  const std::filesystem::path recorded(provenance.input);
+  std::error_code error;
+  if (std::filesystem::exists(recorded, error)) return provenance.input;
+  if (recorded.is_relative()) {
+    const std::filesystem::path beside =
+        std::filesystem::path(plan_path).parent_path() / recorded;
+    if (std::filesystem::exists(beside, error)) return beside.string();
+  }
+  return absl::NotFoundError(
+      absl::StrCat("cannot find \"", provenance.input,
+                   "\", the input the plan records (looked in the working "
+                   "directory and beside the plan); give it: memplan verify "
+                   "INPUT PLAN"));
+}
+
 absl::Status Run(const Arguments& args) {
-  absl::StatusOr<LoadedInput> input = LoadToolInput(args.positional[0]);
+  const std::string& path = args.positional.back();
+  absl::StatusOr<std::string> text = ReadFile(path);
+  if (!text.ok()) return text.status();
+  const std::string plain =
+      absl::EndsWith(path, ".gz") ? path.substr(0, path.size() - 3) : path;
+  const bool csv = absl::EndsWith(plain, ".csv");
+  std::optional<PlanProvenance> provenance;
+  if (!csv) {
+    absl::StatusOr<std::optional<PlanProvenance>> recorded =
+        ParsePlanProvenance(*text);
+    if (!recorded.ok()) return recorded.status();
+    provenance = *recorded;
+  }
+  std::string input_path;
+  if (args.positional.size() == 2) {
+    input_path = args.positional[0];
+  } else if (!provenance.has_value()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        path, " records no input (a buffer CSV or an older plan file); give "
+              "it: memplan verify INPUT PLAN"));
+  } else {
+    absl::StatusOr<std::string> found = RecordedInput(*provenance, path);
+    if (!found.ok()) return found.status();
+    input_path = *found;
+  }
+  // The recorded build, unless flags on the command line say otherwise.
+  const bool recorded = provenance.has_value() && !AnyInputFlagGiven(args);
+  absl::StatusOr<LoadedInput> input =
+      recorded ? LoadToolInput(input_path, provenance->build,
+                               provenance->reorder)
+               : LoadToolInput(input_path);
   if (!input.ok()) return input.status();
-  absl::StatusOr<Plan> plan =
-      ReadPlanFile(args.positional[1], input->problem);
+  if (provenance.has_value() &&
+      provenance->input_hash != input->content_hash) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        path, " is a plan of another input: it was made for \"",
+        provenance->input, "\" (", provenance->input_hash, "), and \"",
+        input_path, "\" has other contents (", input->content_hash, ")"));
+  }
+  absl::StatusOr<Plan> plan = ReadPlanFile(path, input->problem);
   if (!plan.ok()) return plan.status();
   if (absl::Status s = VerifyPlan(input->problem, *plan); !s.ok()) {
     return absl::InvalidArgumentError(
         absl::StrCat("invalid plan: ", s.message()));
   }
   std::cout << absl::StrFormat(
-      "valid plan: %d buffers, peak %d bytes, lower bound %d\n",
+      "valid plan of %s%s: %d buffers, peak %d bytes, lower bound %d\n",
+      input_path, recorded ? " (with the flags the plan records)" : "",
       plan->assignments.size(), plan->peak, LowerBound(input->problem));
   return absl::OkStatus();
 }
@@ -37,14 +96,19 @@ absl::Status Run(const Arguments& args) {
 Command VerifyCommand() {
   return Command{
       .name = "verify",
-      .synopsis = "INPUT PLAN [flags]",
+      .synopsis = "[INPUT] PLAN [flags]",
       .description =
           "Checks PLAN (memplan-plan-v1 JSON, or a buffer CSV with an offset "
-          "column) against INPUT built with the same flags as the plan. Exits "
-          "0 with a summary when the plan is valid, 1 with the verifier's "
-          "message when not.",
+          "column) against INPUT. A JSON plan written by `memplan plan` "
+          "records its input's name and hash and the build flags: they are "
+          "used unless build flags are given, a plan of other contents than "
+          "INPUT's is an error, and INPUT may be left out (the recorded path "
+          "is looked up from the working directory, then beside PLAN). A CSV "
+          "plan needs INPUT and the flags it was planned with. Exits 0 with a "
+          "summary when the plan is valid, 1 with the verifier's message when "
+          "not.",
       .flags = InputFlags(),
-      .min_positional = 2,
+      .min_positional = 1,
       .max_positional = 2,
       .check = &Check,
       .run = &Run,
