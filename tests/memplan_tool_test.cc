@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <fstream>
 #include <map>
+#include <set>
 #include <sstream>
 #include <string>
 
@@ -439,6 +440,145 @@ TEST(MemplanToolTest, OutNeverOverwritesTheInputAndFollowsTheExtension) {
   ASSERT_EQ(RunTool("plan " + input + " --planner=naive --out=" + gz).exit_code,
             0);
   EXPECT_EQ(RunTool("verify " + input + " " + gz).exit_code, 0);
+}
+
+// The offsets of a plan JSON's tensors in order, -1 where not planned.
+std::vector<int64_t> JsonOffsets(const nlohmann::json& plan) {
+  std::vector<int64_t> offsets;
+  for (const auto& t : plan["tensors"]) {
+    offsets.push_back(t.contains("offset") ? t["offset"].get<int64_t>() : -1);
+  }
+  return offsets;
+}
+
+// Compiles `header` with gcc -std=c99 -Wall -Werror into a program that
+// prints every _OFFSET macro and the arena size, and returns its output.
+ToolRun CompileAndRunHeader(const std::string& header,
+                            const std::vector<std::string>& macros,
+                            const std::string& name) {
+  const std::string c = Temp(name + ".c"), exe = Temp(name + ".exe");
+  std::ofstream program(c);
+  program << "#include \"" << header << "\"\n#include <stdio.h>\n"
+          << "int main(void) {\n  static const long long offsets[] = {\n";
+  for (const std::string& m : macros) program << "    " << m << ",\n";
+  program << "  };\n  size_t i;\n"
+          << "  for (i = 0; i < sizeof offsets / sizeof offsets[0]; ++i)\n"
+          << "    printf(\"%lld\\n\", offsets[i]);\n"
+          << "  printf(\"arena %lld\\n\", (long long)MEMPLAN_ARENA_SIZE);\n"
+          << "  return 0;\n}\n";
+  program.close();
+  const std::string compile = std::string(MEMPLAN_TEST_GCC) +
+                              " -std=c99 -Wall -Wextra -Werror -pedantic -o " +
+                              exe + " " + c + " 2>&1";
+  ToolRun run;
+  FILE* pipe = popen(compile.c_str(), "r");
+  char chunk[4096];
+  size_t n = 0;
+  while (pipe != nullptr && (n = fread(chunk, 1, sizeof(chunk), pipe)) > 0)
+    run.output.append(chunk, n);
+  const int status = pipe == nullptr ? -1 : pclose(pipe);
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) return run;
+  pipe = popen(exe.c_str(), "r");
+  run.output.clear();
+  while (pipe != nullptr && (n = fread(chunk, 1, sizeof(chunk), pipe)) > 0)
+    run.output.append(chunk, n);
+  const int ran = pipe == nullptr ? -1 : pclose(pipe);
+  run.exit_code = WIFEXITED(ran) ? WEXITSTATUS(ran) : -1;
+  return run;
+}
+
+// The _OFFSET macros of a header, in order.
+std::vector<std::string> OffsetMacros(const std::string& header) {
+  std::vector<std::string> macros;
+  std::istringstream lines(header);
+  std::string line;
+  while (std::getline(lines, line)) {
+    std::istringstream words(line);
+    std::string define, name;
+    words >> define >> name;
+    if (define == "#define" && name.size() > 7 &&
+        name.compare(name.size() - 7, 7, "_OFFSET") == 0) {
+      macros.push_back(name);
+    }
+  }
+  return macros;
+}
+
+// The C header compiles as C99 with every warning an error, has one unique
+// offset per tensor (names sanitized), and its values are the plan's.
+TEST(MemplanToolTest, CHeaderCompilesAndCarriesThePlan) {
+  const std::string odd = Temp("odd_names.json");
+  std::ofstream(odd) << R"({"format":"memplan-graph-v1","name":"odd","tensors":[
+    {"name":"in","size":64,"kind":"input"},
+    {"name":"w","size":32,"kind":"constant"},
+    {"name":"a.b","size":128},{"name":"a_b","size":128},
+    {"name":"A-B","size":64},{"name":"x*/y","size":16},
+    {"name":"9lives","size":16,"kind":"output"}],
+    "ops":[{"name":"op*/0","inputs":["in","w"],"outputs":["a.b"]},
+           {"name":"op1","inputs":["a.b"],"outputs":["a_b"]},
+           {"name":"op2","inputs":["a_b"],"outputs":["A-B","x*/y"]},
+           {"name":"op3","inputs":["A-B","x*/y"],"outputs":["9lives"]}]})";
+  for (const std::string& input : {odd, Data("models/resnet18.json")}) {
+    const std::string header = Temp("plan.h"), json = Temp("plan_h.json");
+    const std::string plan = "plan " + input + " --planner=greedy_by_size ";
+    ASSERT_EQ(RunTool(plan + "--out=" + header).exit_code, 0) << input;
+    ASSERT_EQ(RunTool(plan + "--out=" + json).exit_code, 0) << input;
+    const nlohmann::json parsed = nlohmann::json::parse(Slurp(json));
+    const std::vector<int64_t> expected = JsonOffsets(parsed);
+    const std::string text = Slurp(header);
+    const std::vector<std::string> macros = OffsetMacros(text);
+    ASSERT_EQ(macros.size(), expected.size()) << text;
+    EXPECT_EQ(std::set<std::string>(macros.begin(), macros.end()).size(),
+              macros.size());
+    EXPECT_THAT(text, HasSubstr(" bytes, alive steps ["));
+    ToolRun run = CompileAndRunHeader(header, macros, "header");
+    ASSERT_EQ(run.exit_code, 0) << run.output << "\n" << text;
+    std::string want;
+    for (int64_t o : expected) want += std::to_string(o) + "\n";
+    want += "arena " + std::to_string(parsed["peak"].get<int64_t>()) + "\n";
+    EXPECT_EQ(run.output, want) << input;
+  }
+  const std::string text = Slurp(Temp("plan.h"));  // resnet18's
+  EXPECT_THAT(text, HasSubstr("#define MEMPLAN_INPUT_OFFSET "));
+  EXPECT_THAT(text, HasSubstr("#define MEMPLAN_LAYER1_LAYER1_0_CONV1_CONV_"
+                              "OUTPUT_0_OFFSET "));
+}
+
+// TFLite Micro's offline plan: version 0, subgraph 0, n, one offset per
+// tensor (-1: the runtime's), as little-endian int32.
+TEST(MemplanToolTest, TflmOfflinePlanIsTheInt32Array) {
+  const std::string input = Data("seed/seed000_model.json");
+  const std::string bin = Temp("offline.bin"), json = Temp("offline.json");
+  const std::string plan = "plan " + input + " --planner=greedy_by_size ";
+  ASSERT_EQ(RunTool(plan + "--format=tflm-offline --out=" + bin).exit_code, 0);
+  ASSERT_EQ(RunTool(plan + "--out=" + json).exit_code, 0);
+  const std::string bytes = Slurp(bin);
+  ASSERT_EQ(bytes.size() % 4, 0u);
+  std::vector<int32_t> values;
+  for (size_t i = 0; i < bytes.size(); i += 4) {
+    uint32_t u = 0;
+    for (int k = 3; k >= 0; --k)
+      u = (u << 8) | static_cast<unsigned char>(bytes[i + k]);
+    values.push_back(static_cast<int32_t>(u));
+  }
+  const std::vector<int64_t> expected =
+      JsonOffsets(nlohmann::json::parse(Slurp(json)));
+  ASSERT_EQ(values.size(), expected.size() + 3);
+  EXPECT_EQ(values[0], 0);
+  EXPECT_EQ(values[1], 0);
+  EXPECT_EQ(values[2], static_cast<int32_t>(expected.size()));
+  int unplanned = 0;
+  for (size_t i = 0; i < expected.size(); ++i) {
+    EXPECT_EQ(values[i + 3], expected[i]) << i;
+    unplanned += values[i + 3] == -1;
+  }
+  EXPECT_GT(unplanned, 0);  // the constants are the runtime's
+  ToolRun pools = RunTool(plan + "--pool=a:1M --pool=b --format=tflm-offline "
+                                 "--out=" + bin);
+  EXPECT_EQ(pools.exit_code, 1);
+  EXPECT_THAT(pools.output, HasSubstr("one arena"));
+  EXPECT_EQ(RunTool(plan + "--format=tflm-offline").exit_code, 2);
+  EXPECT_EQ(RunTool(plan + "--format=xml --out=" + bin).exit_code, 2);
 }
 
 }  // namespace

@@ -54,9 +54,10 @@ ABSL_FLAG(bool, wall_time, false,
           "input no longer gives the same bytes)");
 ABSL_FLAG(std::vector<std::string>, planners, {},
           "NAME,...: the planners to compare (empty = every registered one)");
-ABSL_FLAG(std::string, format, "table",
-          "NAME,...: table, markdown, csv or summary; several print one after "
-          "another");
+ABSL_FLAG(std::string, format, "",
+          "NAME: compare: table (default), markdown, csv or summary, several "
+          "separated by commas; plan: json, csv, c-header or tflm-offline "
+          "(default: from --out's extension)");
 ABSL_FLAG(bool, shared_objects, false,
           "also plan with caffe2_greedy and caffe2_dp and print memonger's "
           "shared-object statistics (slow on large inputs)");

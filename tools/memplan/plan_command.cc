@@ -17,6 +17,7 @@
 #include "absl/strings/str_join.h"
 #include "commands.h"
 #include "input.h"
+#include "memplan/emit.h"
 #include "memplan/io.h"
 #include "memplan/memplan.h"
 #include "memplan/planners/exact.h"
@@ -28,18 +29,37 @@ constexpr const char* kExactSwitches[] = {
     "section_inference", "symmetry",  "decomposition",
     "failure_cache",     "restarts",  "warm_start"};
 
-enum class OutputFormat { kJson, kCsv };
+enum class OutputFormat { kJson, kCsv, kCHeader, kTflmOffline };
 
-// The format --out's extension names. Unknown extensions are an error, so
-// that a typo never writes JSON into "plan.jsn".
-absl::StatusOr<OutputFormat> FormatOf(const std::string& out) {
+// --format when given, else the format --out's extension names. Unknown
+// extensions are an error, so that a typo never writes JSON into "plan.jsn".
+absl::StatusOr<OutputFormat> FormatOf(const Arguments& args) {
+  const std::string out = absl::GetFlag(FLAGS_out);
+  if (args.Given("format")) {
+    const std::string format = absl::GetFlag(FLAGS_format);
+    if (format == "json") return OutputFormat::kJson;
+    if (format == "csv") return OutputFormat::kCsv;
+    if (format == "c-header") return OutputFormat::kCHeader;
+    if (format == "tflm-offline") {
+      if (out.empty()) {
+        return absl::InvalidArgumentError(
+            "--format=tflm-offline writes binary: give --out=FILE");
+      }
+      return OutputFormat::kTflmOffline;
+    }
+    return absl::InvalidArgumentError(
+        absl::StrCat("--format=", format,
+                     ": unknown; valid: json, csv, c-header, tflm-offline"));
+  }
   const std::string plain =
       absl::EndsWith(out, ".gz") ? out.substr(0, out.size() - 3) : out;
   if (out.empty() || absl::EndsWith(plain, ".json")) return OutputFormat::kJson;
   if (absl::EndsWith(plain, ".csv")) return OutputFormat::kCsv;
+  if (absl::EndsWith(plain, ".h")) return OutputFormat::kCHeader;
   return absl::InvalidArgumentError(absl::StrCat(
       "--out=", out,
-      ": unknown output format (expected .json, .csv, .json.gz or .csv.gz)"));
+      ": unknown output format (expected .json, .csv, .h, each optionally "
+      ".gz, or --format)"));
 }
 
 // Usage error when `out` is the file `input` (never overwrite the input).
@@ -54,7 +74,7 @@ absl::Status CheckNotInput(const char* flag, const std::string& out,
 }
 
 absl::Status Check(const Arguments& args) {
-  if (absl::Status s = FormatOf(absl::GetFlag(FLAGS_out)).status(); !s.ok()) {
+  if (absl::Status s = FormatOf(args).status(); !s.ok()) {
     return s;
   }
   for (auto [flag, path] : {std::pair{"out", absl::GetFlag(FLAGS_out)},
@@ -137,9 +157,20 @@ absl::Status Run(const Arguments& args) {
   }
   if (!plan.ok()) return plan.status();
   const std::string out = absl::GetFlag(FLAGS_out);
+  const Graph* graph = input->graph.has_value() ? &*input->graph : nullptr;
   std::string text;
-  if (*FormatOf(out) == OutputFormat::kCsv) {
+  const OutputFormat format = *FormatOf(args);
+  if (format == OutputFormat::kCsv) {
     text = BufferCsvText(input->problem, &*plan);
+  } else if (format == OutputFormat::kCHeader) {
+    text = PlanToCHeader(
+        input->problem, *plan, graph,
+        std::filesystem::path(args.positional[0]).filename().string());
+  } else if (format == OutputFormat::kTflmOffline) {
+    absl::StatusOr<std::vector<int32_t>> offsets =
+        TflmOfflinePlan(input->problem, *plan, graph);
+    if (!offsets.ok()) return offsets.status();
+    text = TflmOfflinePlanBytes(*offsets);
   } else {
     PlanJsonOptions json;
     json.provenance = PlanProvenance{
@@ -148,7 +179,7 @@ absl::Status Run(const Arguments& args) {
         .build = BuildOptionsFromFlags(),
         .reorder = absl::GetFlag(FLAGS_reorder),
     };
-    if (input->graph.has_value()) json.graph = &*input->graph;
+    json.graph = graph;
     json.wall_time = absl::GetFlag(FLAGS_wall_time);
     text = PlanToJson(input->problem, *plan, json);
   }
@@ -187,16 +218,21 @@ Command PlanCommand() {
           "Plans INPUT (a memplan-graph-v1 JSON, .json.gz, or a buffer CSV) "
           "and writes the plan to --out or stdout, with a one-line summary "
           "on stderr. The plan is verified before it is written. The format "
-          "follows --out's extension: .json (memplan-plan-v1, which records "
-          "the input's name and hash and the build flags, so that `memplan "
-          "verify` needs no flags) or .csv (the buffer CSV with an offset "
-          "column), each optionally .gz. --out never overwrites INPUT.",
+          "follows --out's extension or --format: .json or json "
+          "(memplan-plan-v1, which records the input's name and hash and the "
+          "build flags, so that `memplan verify` needs no flags), .csv or csv "
+          "(the buffer CSV with an offset column), .h or c-header (a C99 "
+          "header: each pool's arena size, one offset macro per tensor), or "
+          "tflm-offline (TFLite Micro's OfflineMemoryAllocation metadata: "
+          "little-endian int32 version 0, subgraph 0, the number of tensors, "
+          "one arena offset per graph tensor, -1 where the runtime places "
+          "it). .json and .csv may end in .gz. --out never overwrites INPUT.",
       .min_positional = 1,
       .max_positional = 1,
       .check = &Check,
       .run = &Run,
   };
-  command.flags = {"planner",   "out",        "graph_out",
+  command.flags = {"planner",   "out",        "format",   "graph_out",
                    "wall_time", "node_limit", "exact_off"};
   for (const std::string& f : PlanningFlags()) command.flags.push_back(f);
   for (const std::string& f : InputFlags()) command.flags.push_back(f);
