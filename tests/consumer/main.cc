@@ -24,7 +24,7 @@ int main() {
   absl::StatusOr<memplan::Problem> problem = memplan::BuildProblem(graph);
   if (!problem.ok()) return 1;
   memplan::CpOptions options;
-  options.warm_start = {"greedy_by_size"};
+  options.lowest_offset_first = true;
   absl::StatusOr<memplan::Plan> cp =
       memplan::MakeCpPlanner(options)->Solve(*problem, memplan::PlanOptions{});
   if (!cp.ok() || !memplan::VerifyPlan(*problem, *cp).ok() || !cp->proven_optimal) {
