@@ -445,19 +445,25 @@ def test_aggregation(browser, tool, work):
     """60000 buffers in one pool: those under a pixel go to the grid."""
     rng = random.Random(7)
     path = os.path.join(work, "many.csv")
+    plan_path = os.path.join(work, "many_plan.csv")
     offset = 0
+    rows = []
+    for i in range(60000):
+        start = rng.randrange(0, 2000)
+        size = rng.randrange(1, 200)
+        rows.append((i, start, start + rng.randrange(1, 30), size, offset))
+        offset += size
+    # One large buffer, drawn on its own.
+    rows.append((60000, 0, 2000, offset, offset))
+    # The input is a buffer list; the plan is the same list with offsets.
     with open(path, "w") as f:
+        f.write("id,lower,upper,size\n")
+        f.writelines("%d,%d,%d,%d\n" % row[:4] for row in rows)
+    with open(plan_path, "w") as f:
         f.write("id,lower,upper,size,offset\n")
-        for i in range(60000):
-            start = rng.randrange(0, 2000)
-            size = rng.randrange(1, 200)
-            f.write("%d,%d,%d,%d,%d\n" % (i, start, start + rng.randrange(1, 30),
-                                          size, offset))
-            offset += size
-        # One large buffer, drawn on its own.
-        f.write("60000,0,2000,%d,%d\n" % (offset, offset))
+        f.writelines("%d,%d,%d,%d,%d\n" % row for row in rows)
     html = os.path.join(work, "many.html")
-    run_tool(tool, "report", path, path, "--html=" + html)
+    run_tool(tool, "report", path, plan_path, "--html=" + html)
     browser.open(html)
     check(browser.wait_ready(60) is not None,
           "aggregation: the report did not render within 60 s")
