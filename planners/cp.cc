@@ -21,6 +21,7 @@
 #include "absl/time/time.h"
 #include "memplan/internal/placement.h"
 #include "memplan/internal/planner_util.h"
+#include "memplan/internal/planners.h"
 #include "memplan/internal/status_macros.h"
 #include "memplan/problem.h"
 #include "memplan/verify.h"
@@ -699,5 +700,31 @@ std::unique_ptr<SearchPlanner> MakeCpPlanner(const CpOptions& options,
                                             CpStats* stats) {
   return std::make_unique<CpPlanner>(options, stats);
 }
+
+namespace {
+
+// The registered cp: the search from the heuristic start, which gets this
+// share of the budget (its plan is what cp returns on the problems too large
+// to prove).
+constexpr double kCpStartShare = 0.5;
+
+std::unique_ptr<Planner> RegisteredCp(std::unique_ptr<SearchPlanner> search) {
+  return WarmStarted(std::move(search), internal::MakeHeuristicStart(),
+                     kCpStartShare);
+}
+
+// Registers "cp" when this library is linked. Nothing references this object,
+// so the target memplan::cp links the library whole
+// ($<LINK_LIBRARY:WHOLE_ARCHIVE,...>); without it the linker would drop the
+// object and "cp" would be silently missing. tests/cp_test.cc checks that it
+// is registered, tests/registration_test.cc that the core alone lacks it.
+const absl::Status kCpRegistered = RegisterPlanner(
+    {"cp",
+     "constraint programming (Gecode) from best's plan; proves the optimum "
+     "of small problems",
+     PlannerKind::kExact, PlannerCost::kModel},
+    [] { return RegisteredCp(MakeCpPlanner({})); }, &RegisteredCp);
+
+}  // namespace
 
 }  // namespace memplan

@@ -1,8 +1,12 @@
-// The registry: one explicit table of every planner, and the one place where
-// planners are composed. (A static library drops object files nobody
-// references, so planners do not register themselves.)
+// The registry: one explicit table of the core's planners, the one place
+// where they are composed, and the planners that optional components add
+// through RegisterPlanner() (a static library drops object files nobody
+// references, so a component's target links its registering object whole;
+// see the memplan::cp target in CMakeLists.txt).
 
+#include <deque>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <utility>
 #include <vector>
@@ -13,16 +17,12 @@
 #include "memplan/internal/planners.h"
 #include "memplan/planner.h"
 #include "memplan/planners/caffe2.h"
-#include "memplan/planners/cp.h"
 #include "memplan/planners/exact.h"
 #include "memplan/planners/greedy_by_size.h"
 #include "memplan/planners/hill_climb.h"
 
 namespace memplan {
 namespace {
-
-// The search planners' start: the best heuristic plan there is.
-std::unique_ptr<Planner> HeuristicStart();
 
 std::unique_ptr<Planner> Best() {
   std::vector<std::unique_ptr<Planner>> heuristics;
@@ -45,23 +45,14 @@ std::unique_ptr<Planner> Best() {
   return ChooseBest("best", std::move(heuristics), std::move(searches));
 }
 
-std::unique_ptr<Planner> HeuristicStart() {
-  return WithFallback(Best(), WithFallback(MakeGreedyPlanner({}),
-                                           internal::MakeNaivePlanner()));
-}
-
-// The heuristic start's share of the budget of exact and cp: exact's search
-// needs most of it; cp's start is its best plan on the problems too large
-// to prove.
+// The heuristic start's share of the budget of exact: its search needs most
+// of it. (cp, an optional component, composes itself the same way in
+// planners/cp.cc.)
 constexpr double kExactStartShare = 0.1;
-constexpr double kCpStartShare = 0.5;
 
 std::unique_ptr<Planner> Exact(std::unique_ptr<SearchPlanner> search) {
-  return WarmStarted(std::move(search), HeuristicStart(), kExactStartShare);
-}
-
-std::unique_ptr<Planner> Cp(std::unique_ptr<SearchPlanner> search) {
-  return WarmStarted(std::move(search), HeuristicStart(), kCpStartShare);
+  return WarmStarted(std::move(search), internal::MakeHeuristicStart(),
+                     kExactStartShare);
 }
 
 struct Entry {
@@ -113,11 +104,6 @@ const std::vector<Entry>& Entries() {
         "exact's search below it",
         kSearch, kBudgeted},
        &Best},
-      {{"cp",
-        "constraint programming (Gecode) from best's plan; proves the "
-        "optimum of small problems",
-        kExact, kModel},
-       [] { return Cp(MakeCpPlanner({})); }, &Cp},
       {{"exact",
         "branch-and-bound over canonical placements from best's plan; proves "
         "feasibility under a capacity or the minimum peak",
@@ -127,17 +113,45 @@ const std::vector<Entry>& Entries() {
   return *entries;
 }
 
+// Planners of linked components, after the core's, in registration order.
+// Registration usually runs during static initialisation, so the list is a
+// function-local static (initialised on first use) behind a mutex.
+struct AddedEntry {
+  std::string name;
+  std::string description;
+  Entry entry;  // its info's strings view the two above
+};
+struct AddedPlanners {
+  std::mutex mutex;
+  std::deque<AddedEntry> entries;  // a deque keeps the strings where they are
+};
+AddedPlanners& Added() {  // never destroyed: used by static initialisers
+  static AddedPlanners* added = new AddedPlanners;
+  return *added;
+}
+
+// Every entry, the core's then the components', in the registry's order.
+// Entries are never removed, so the pointers stay valid.
+std::vector<const Entry*> AllEntries() {
+  std::vector<const Entry*> all;
+  for (const Entry& e : Entries()) all.push_back(&e);
+  AddedPlanners& added = Added();
+  std::lock_guard<std::mutex> lock(added.mutex);
+  for (const AddedEntry& a : added.entries) all.push_back(&a.entry);
+  return all;
+}
+
 std::string ValidNames() {
   std::string valid;
-  for (const Entry& e : Entries()) {
-    absl::StrAppend(&valid, valid.empty() ? "" : ", ", std::string(e.info.name));
+  for (const Entry* e : AllEntries()) {
+    absl::StrAppend(&valid, valid.empty() ? "" : ", ", std::string(e->info.name));
   }
   return valid;
 }
 
 const Entry* Find(std::string_view name) {
-  for (const Entry& e : Entries()) {
-    if (e.info.name == name) return &e;
+  for (const Entry* e : AllEntries()) {
+    if (e->info.name == name) return e;
   }
   return nullptr;
 }
@@ -150,9 +164,42 @@ absl::Status UnknownPlanner(std::string_view name) {
 
 }  // namespace
 
+namespace internal {
+
+std::unique_ptr<Planner> MakeHeuristicStart() {
+  return WithFallback(Best(), WithFallback(MakeGreedyPlanner({}),
+                                           internal::MakeNaivePlanner()));
+}
+
+}  // namespace internal
+
+absl::Status RegisterPlanner(
+    const PlannerInfo& info, std::unique_ptr<Planner> (*make)(),
+    std::unique_ptr<Planner> (*around)(std::unique_ptr<SearchPlanner>)) {
+  if (info.name.empty() || make == nullptr) {
+    return absl::InvalidArgumentError(
+        "RegisterPlanner needs a name and a factory");
+  }
+  AddedPlanners& added = Added();
+  std::lock_guard<std::mutex> lock(added.mutex);
+  bool taken = false;
+  for (const Entry& e : Entries()) taken = taken || e.info.name == info.name;
+  for (const AddedEntry& a : added.entries) taken = taken || a.name == info.name;
+  if (taken) {
+    return absl::AlreadyExistsError(absl::StrCat(
+        "a planner named \"", std::string(info.name),
+        "\" is already registered"));
+  }
+  AddedEntry& a = added.entries.emplace_back();
+  a.name = std::string(info.name);
+  a.description = std::string(info.description);
+  a.entry = {{a.name, a.description, info.kind, info.cost}, make, around};
+  return absl::OkStatus();
+}
+
 std::vector<PlannerInfo> RegisteredPlanners() {
   std::vector<PlannerInfo> infos;
-  for (const Entry& e : Entries()) infos.push_back(e.info);
+  for (const Entry* e : AllEntries()) infos.push_back(e->info);
   return infos;
 }
 

@@ -75,6 +75,18 @@ Problem SeedProblem() {
                       {.plan_constants = true, .alignment = 4});
 }
 
+// Linking memplan::cp registers "cp", once, after the core's planners
+// (registration_test checks that the core alone has no "cp").
+TEST(CpTest, LinkingTheComponentRegistersCp) {
+  int found = 0;
+  for (const PlannerInfo& info : RegisteredPlanners()) found += info.name == "cp";
+  EXPECT_EQ(found, 1);
+  EXPECT_EQ(RegisteredPlanners().back().name, "cp");
+  absl::StatusOr<std::unique_ptr<Planner>> cp = CreatePlanner("cp");
+  ASSERT_TRUE(cp.ok()) << cp.status();
+  EXPECT_EQ((*cp)->name(), "cp");
+}
+
 TEST(CpTest, SeedModelOptimumIsProven) {
   const Problem problem = SeedProblem();
   PlanMemoryOptions options;

@@ -9,6 +9,7 @@
 #include <string_view>
 #include <vector>
 
+#include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "memplan/types.h"
@@ -143,6 +144,20 @@ class SearchPlanner;  // memplan/compose.h
 // around a search.
 absl::StatusOr<std::unique_ptr<Planner>> CreatePlanner(
     std::string_view name, std::unique_ptr<SearchPlanner> search);
+
+// Adds a planner to the registry, after the core's planners (`info`'s
+// strings are copied). Optional components register theirs when they are
+// linked: the `cp` planner is in the target memplan::cp
+// (find_package(memplan COMPONENTS cp)), which links its library whole so
+// that the object calling this is kept. A program may register its own
+// planners too. `around`, when given, builds the same planner around a
+// caller's search (CreatePlanner(name, search)). InvalidArgument without a
+// name or factory; AlreadyExists when the name is taken. Planners registered
+// by static initialisers are there once main() runs.
+absl::Status RegisterPlanner(
+    const PlannerInfo& info, std::unique_ptr<Planner> (*make)(),
+    std::unique_ptr<Planner> (*around)(std::unique_ptr<SearchPlanner>) =
+        nullptr);
 
 // The planner PlanMemory() and the tool use when none is named.
 std::string_view DefaultPlannerName();

@@ -1,9 +1,16 @@
 // A user's program linking the installed memplan package: PlanMemory() with
-// the default planner, and a planner built with its own options.
+// the default planner; with memplan::cp (CONSUMER_WITH_CP) the cp planner, by
+// name from the registry and built with its own options; without it, "cp" is
+// not registered.
 #include <cstdio>
+#include <memory>
 
 #include "memplan/memplan.h"
+#ifdef CONSUMER_WITH_CP
 #include "memplan/planners/cp.h"
+#endif
+
+static_assert(__cplusplus >= 202002L, "memplan::memplan carries cxx_std_20");
 
 int main() {
   memplan::Graph graph{
@@ -21,17 +28,43 @@ int main() {
   const memplan::Plan* plan = &planned->plan;
   if (plan->peak < plan->lower_bound) return 1;
 
+  absl::StatusOr<std::unique_ptr<memplan::Planner>> by_name =
+      memplan::CreatePlanner("cp");
+#ifdef CONSUMER_WITH_CP
+  if (!by_name.ok()) {
+    std::printf("cp not registered: %s\n", by_name.status().ToString().c_str());
+    return 1;
+  }
+  memplan::PlanMemoryOptions options;
+  options.planner = "cp";
+  absl::StatusOr<memplan::GraphPlan> cp_by_name =
+      memplan::PlanMemory(graph, options);
+  if (!cp_by_name.ok() || !cp_by_name->plan.proven_optimal) return 1;
+
   absl::StatusOr<memplan::Problem> problem = memplan::BuildProblem(graph);
   if (!problem.ok()) return 1;
-  memplan::CpOptions options;
-  options.lowest_offset_first = true;
+  // The registered composition around a cp search with the caller's options.
+  memplan::CpOptions cp_options;
+  cp_options.lowest_offset_first = true;
+  absl::StatusOr<std::unique_ptr<memplan::Planner>> cp_planner =
+      memplan::CreatePlanner("cp", memplan::MakeCpPlanner(cp_options));
+  if (!cp_planner.ok()) return 1;
   absl::StatusOr<memplan::Plan> cp =
-      memplan::MakeCpPlanner(options)->Solve(*problem, memplan::PlanOptions{});
+      (*cp_planner)->Solve(*problem, memplan::PlanOptions{});
   if (!cp.ok() || !memplan::VerifyPlan(*problem, *cp).ok() || !cp->proven_optimal) {
     return 1;
   }
   std::printf("peak %lld, cp %lld (proven), lower bound %lld\n",
               static_cast<long long>(plan->peak), static_cast<long long>(cp->peak),
               static_cast<long long>(plan->lower_bound));
+#else
+  if (by_name.ok() || by_name.status().code() != absl::StatusCode::kNotFound) {
+    std::printf("cp registered although memplan::cp is not linked\n");
+    return 1;
+  }
+  std::printf("peak %lld, lower bound %lld (core only)\n",
+              static_cast<long long>(plan->peak),
+              static_cast<long long>(plan->lower_bound));
+#endif
   return 0;
 }

@@ -15,6 +15,11 @@ std::unique_ptr<Planner> MakeNaivePlanner();
 std::unique_ptr<Planner> MakeFirstFitPlanner();
 std::unique_ptr<Planner> MakePositionGreedyPlanner();
 
+// The search planners' warm start, as the registry writes it for exact and
+// for the optional cp component: best's plan, else greedy_by_size's, else
+// naive's.
+std::unique_ptr<Planner> MakeHeuristicStart();
+
 }  // namespace memplan::internal
 
 #endif  // MEMPLAN_INTERNAL_PLANNERS_H_
