@@ -984,8 +984,8 @@ std::string PlanToJson(const Problem& problem, const Plan& plan,
   return out;
 }
 
-absl::StatusOr<std::optional<PlanProvenance>> ParsePlanProvenance(
-    std::string_view std_text) {
+// The root object of a memplan-plan-v1 file, its format checked.
+absl::StatusOr<Json> ParsePlanRoot(std::string_view std_text) {
   const absl::string_view text(std_text.data(), std_text.size());
   MEMPLAN_ASSIGN_OR_RETURN(Json root, ParseJson(text));
   if (!root.is_object())
@@ -997,6 +997,12 @@ absl::StatusOr<std::optional<PlanProvenance>> ParsePlanProvenance(
                                                    format, "\" (expected ",
                                                    kPlanFormat, ")"));
   }
+  return root;
+}
+
+absl::StatusOr<std::optional<PlanProvenance>> ParsePlanProvenance(
+    std::string_view std_text) {
+  MEMPLAN_ASSIGN_OR_RETURN(Json root, ParsePlanRoot(std_text));
   auto input = root.find("input");
   auto build = root.find("build");
   if (input == root.end() && build == root.end()) return std::nullopt;
@@ -1051,17 +1057,7 @@ absl::StatusOr<std::optional<PlanProvenance>> ParsePlanProvenance(
 
 absl::StatusOr<Plan> ParsePlanJson(std::string_view std_text,
                                    const Problem& problem) {
-  const absl::string_view text(std_text.data(), std_text.size());
-  MEMPLAN_ASSIGN_OR_RETURN(Json root, ParseJson(text));
-  if (!root.is_object())
-    return absl::InvalidArgumentError("a plan must be a JSON object");
-  MEMPLAN_ASSIGN_OR_RETURN(std::string format,
-                           GetString(root, "format", "the plan", true));
-  if (format != kPlanFormat) {
-    return absl::InvalidArgumentError(absl::StrCat("unsupported plan format \"",
-                                                   format, "\" (expected ",
-                                                   kPlanFormat, ")"));
-  }
+  MEMPLAN_ASSIGN_OR_RETURN(Json root, ParsePlanRoot(std_text));
   absl::flat_hash_map<std::string, BufferId> buffer_by_name;
   for (BufferId b = 0; b < static_cast<BufferId>(problem.buffers.size()); ++b) {
     buffer_by_name.emplace(problem.buffers[b].name, b);

@@ -22,6 +22,7 @@ using ::testing::HasSubstr;
 using ::testing::Not;
 
 using ::memplan::testing::RunTool;
+using ::memplan::testing::RunToolStdout;
 using ::memplan::testing::ToolRun;
 
 std::string Data(const std::string& relative) {
@@ -210,32 +211,16 @@ TEST(MemplanToolTest, BadInputIsOneLineAndNonZero) {
   }
 }
 
-// Runs the tool with stdout only (stderr discarded).
-ToolRun StdoutOf(const std::string& args) {
-  const std::string command =
-      std::string(MEMPLAN_TOOL) + " " + args + " 2>/dev/null";
-  ToolRun run;
-  FILE* pipe = popen(command.c_str(), "r");
-  if (pipe == nullptr) return run;
-  char chunk[4096];
-  size_t n = 0;
-  while ((n = fread(chunk, 1, sizeof(chunk), pipe)) > 0)
-    run.output.append(chunk, n);
-  const int status = pclose(pipe);
-  run.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return run;
-}
-
 TEST(MemplanToolTest, HelpForTheToolAndEveryCommandOnStdout) {
   for (const std::string help : {"--help", "-h", "help"}) {
-    ToolRun run = StdoutOf(help);
+    ToolRun run = RunToolStdout(help);
     EXPECT_EQ(run.exit_code, 0) << help;
     EXPECT_THAT(run.output, HasSubstr("memplan compare INPUT...")) << help;
   }
   for (const std::string command :
        {"plan", "verify", "stats", "planners", "compare"}) {
     for (const std::string help : {"--help", "-h"}) {
-      ToolRun run = StdoutOf(command + " " + help);
+      ToolRun run = RunToolStdout(command + " " + help);
       EXPECT_EQ(run.exit_code, 0) << command << " " << help;
       EXPECT_THAT(run.output, HasSubstr("usage: memplan " + command))
           << command;
@@ -243,12 +228,12 @@ TEST(MemplanToolTest, HelpForTheToolAndEveryCommandOnStdout) {
     }
   }
   // Each command's flags are described once, from the flag definitions.
-  ToolRun plan = StdoutOf("plan --help");
+  ToolRun plan = RunToolStdout("plan --help");
   EXPECT_THAT(plan.output, HasSubstr("--time-limit=SECONDS"));
   EXPECT_THAT(plan.output, HasSubstr("--capacity=SIZE"));
-  EXPECT_THAT(StdoutOf("stats --help").output, HasSubstr("--shared-objects"));
-  EXPECT_THAT(StdoutOf("stats --help").output, Not(HasSubstr("--planner=")));
-  ToolRun version = StdoutOf("--version");
+  EXPECT_THAT(RunToolStdout("stats --help").output, HasSubstr("--shared-objects"));
+  EXPECT_THAT(RunToolStdout("stats --help").output, Not(HasSubstr("--planner=")));
+  ToolRun version = RunToolStdout("--version");
   EXPECT_EQ(version.exit_code, 0);
   EXPECT_THAT(version.output, ::testing::StartsWith("memplan "));
 }

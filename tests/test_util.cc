@@ -58,8 +58,9 @@ absl::StatusOr<Problem> LoadProblem(std::string_view relative,
   return std::move(input->problem);
 }
 
-ToolRun RunTool(const std::string& args) {
-  const std::string command = std::string(MEMPLAN_TOOL) + " " + args + " 2>&1";
+namespace {
+
+ToolRun RunCommand(const std::string& command) {
   ToolRun run;
   FILE* pipe = popen(command.c_str(), "r");
   if (pipe == nullptr) return run;
@@ -70,6 +71,16 @@ ToolRun RunTool(const std::string& args) {
   const int status = pclose(pipe);
   run.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
   return run;
+}
+
+}  // namespace
+
+ToolRun RunTool(const std::string& args) {
+  return RunCommand(std::string(MEMPLAN_TOOL) + " " + args + " 2>&1");
+}
+
+ToolRun RunToolStdout(const std::string& args) {
+  return RunCommand(std::string(MEMPLAN_TOOL) + " " + args + " 2>/dev/null");
 }
 
 Problem RandomProblem(uint64_t seed, const RandomProblemOptions& options) {

@@ -47,6 +47,8 @@ struct ToolRun {
   std::string output;
 };
 ToolRun RunTool(const std::string& args);
+// The same with stdout only (stderr discarded).
+ToolRun RunToolStdout(const std::string& args);
 
 // A seeded random problem that ValidateProblem accepts.
 Problem RandomProblem(uint64_t seed, const RandomProblemOptions& options = {});
