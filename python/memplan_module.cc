@@ -13,6 +13,11 @@
 //   anything else                     -> memplan.Error
 // CapacityError and TimeLimitError derive from memplan.Error. File readers
 // raise FileNotFoundError for a file that cannot be opened.
+//
+// A plan of a graph keeps the graph as planned (in the op order planned), so
+// that its results by tensor name are those of the C++ GraphPlan
+// (memplan/memplan.h: op order and one TensorPlacement per tensor) and the
+// plan can be written in every format the tool writes.
 
 #include <pybind11/operators.h>
 #include <pybind11/pybind11.h>
@@ -30,13 +35,20 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
+#include "memplan/emit.h"
 #include "memplan/io.h"
 #include "memplan/memplan.h"
 #include "memplan/planner.h"
 #include "memplan/planners/exact.h"
 #include "memplan/problem.h"
+#include "memplan/reorder.h"
+#include "memplan/report.h"
+#include "memplan/report_html.h"
 #include "memplan/types.h"
 #include "memplan/verify.h"
+#ifdef MEMPLAN_HAVE_ONNX
+#include "memplan/onnx.h"
+#endif
 
 namespace py = pybind11;
 
@@ -115,11 +127,19 @@ std::vector<std::pair<int, int>> PairsTo(const std::vector<OperandPair>& ps) {
 
 // A plan together with the problem it places and the options that built it,
 // so that tensors can be found by name and the plan verified or written.
+// For a graph, `graph` is the graph as planned (after the op ordering) and
+// `placements` are the GraphPlan's; for a problem, every tensor of every
+// buffer, in buffer order.
 struct PlanResult {
   Problem problem;
   Plan plan;
   BuildOptions build;
+  std::string reorder;
+  std::optional<Graph> graph;
+  std::vector<int> op_order;
+  std::vector<TensorPlacement> placements;
   std::map<std::string, BufferId> buffer_of_tensor;
+  std::map<std::string, size_t> placement_of_tensor;
 
   void Index() {
     buffer_of_tensor.clear();
@@ -129,6 +149,29 @@ struct PlanResult {
       for (const std::string& t : problem.buffers[b].tensors) {
         buffer_of_tensor.emplace(t, b);
       }
+    }
+    if (graph.has_value()) {
+      placements = Take(PlaceTensors(*graph, problem, plan));
+    } else {
+      placements.clear();
+      for (const Assignment& a : plan.assignments) {
+        const Buffer& buffer = problem.buffers[a.buffer];
+        const std::vector<std::string> names =
+            buffer.tensors.empty() ? std::vector<std::string>{buffer.name}
+                                   : buffer.tensors;
+        for (const std::string& t : names) {
+          placements.push_back({.name = t,
+                                .kind = TensorKind::kActivation,
+                                .size = buffer.size,
+                                .buffer = a.buffer,
+                                .pool = a.pool,
+                                .offset = a.offset});
+        }
+      }
+    }
+    placement_of_tensor.clear();
+    for (size_t i = 0; i < placements.size(); ++i) {
+      placement_of_tensor.emplace(placements[i].name, i);
     }
   }
 
@@ -150,7 +193,22 @@ struct PlanResult {
     throw py::key_error(absl::StrCat("buffer \"", problem.buffers[b].name,
                                      "\" has no assignment"));
   }
+
+  const Graph* GraphOrNull() const {
+    return graph.has_value() ? &*graph : nullptr;
+  }
 };
+
+// A TensorPlacement with its pool's name, as Python sees it.
+struct NamedPlacement {
+  TensorPlacement tensor;
+  std::string pool;  // empty when not planned
+};
+
+NamedPlacement PlacementOf(const PlanResult& r, const TensorPlacement& t) {
+  return NamedPlacement{.tensor = t,
+                   .pool = t.planned() ? r.problem.pools[t.pool].name : ""};
+}
 
 struct BuildArgs {
   Bytes alignment = 1;
@@ -172,13 +230,43 @@ struct BuildArgs {
   }
 };
 
-// The Problem of a Graph (built with `build`) or a Problem as given (then
-// only its pools and capacity may change).
-Problem ProblemOf(const py::object& input, const BuildOptions& build) {
+// The graph planned for `input` (a Graph, in the op order `reorder` names,
+// empty = its own) with its op order, or nullopt for a Problem.
+std::optional<Graph> PlannedGraph(const py::object& input,
+                                  const std::string& reorder,
+                                  const BuildOptions& build,
+                                  std::vector<int>* op_order) {
+  if (!py::isinstance<Graph>(input)) {
+    if (!reorder.empty()) {
+      throw py::value_error(
+          "an op ordering applies to graphs; a problem has no ops to reorder");
+    }
+    return std::nullopt;
+  }
+  const Graph& graph = input.cast<const Graph&>();
+  if (reorder.empty()) {
+    if (op_order != nullptr) {
+      op_order->resize(graph.ops.size());
+      for (size_t i = 0; i < graph.ops.size(); ++i) (*op_order)[i] = i;
+    }
+    return graph;
+  }
+  if (op_order != nullptr) {
+    *op_order = Take(ComputeOpOrder(graph, reorder, build));
+  }
+  return Take(ReorderGraph(graph, reorder, build));
+}
+
+// The Problem of a Graph (built with `build`, after the op ordering) or a
+// Problem as given (then only its pools and capacity may change).
+Problem ProblemOf(const py::object& input, const BuildOptions& build,
+                  const std::string& reorder = "") {
   if (py::isinstance<Graph>(input)) {
-    return Take(BuildProblem(input.cast<const Graph&>(), build));
+    return Take(BuildProblem(*PlannedGraph(input, reorder, build, nullptr),
+                             build));
   }
   if (py::isinstance<Problem>(input)) {
+    if (!reorder.empty()) PlannedGraph(input, reorder, build, nullptr);
     Problem problem = input.cast<Problem>();
     if (!build.pools.empty() || build.capacity > 0) {
       problem.pools = Take(ResolvePools(problem.pools, build));
@@ -189,33 +277,55 @@ Problem ProblemOf(const py::object& input, const BuildOptions& build) {
   throw py::type_error("expected a memplan.Graph or memplan.Problem");
 }
 
-PlanResult RunPlanner(const py::object& input, const std::string& planner,
-                      std::optional<double> time_limit, uint64_t seed,
-                      int threads, std::optional<int64_t> node_limit,
+struct SolveArgs {
+  std::string planner;
+  std::optional<double> time_limit;
+  std::optional<int64_t> work_limit;
+  uint64_t seed = 0;
+  int threads = 1;
+  std::optional<int64_t> node_limit;
+  std::string reorder;
+};
+
+// What PlanMemory(graph) does (memplan/memplan.h), with the planner `exact`
+// built with the node limit as the tool builds it.
+PlanResult RunPlanner(const py::object& input, const SolveArgs& solve,
                       const BuildArgs& args) {
   PlanResult result;
   result.build = args.Options();
-  result.problem = ProblemOf(input, result.build);
-  PlanOptions options;
-  if (time_limit.has_value()) {
-    if (*time_limit < 0) throw py::value_error("time_limit is negative");
-    options.time_limit = absl::Seconds(*time_limit);
+  result.reorder = solve.reorder;
+  result.graph =
+      PlannedGraph(input, solve.reorder, result.build, &result.op_order);
+  if (result.graph.has_value()) {
+    result.problem = Take(BuildProblem(*result.graph, result.build));
+  } else {
+    result.problem = ProblemOf(input, result.build);
   }
-  options.seed = seed;
-  if (threads < 1) throw py::value_error("threads must be at least 1");
-  options.threads = threads;
-  const std::string name =
-      planner.empty() ? std::string(DefaultPlannerName()) : planner;
+  PlanOptions options;
+  if (solve.time_limit.has_value()) {
+    if (*solve.time_limit < 0) throw py::value_error("time_limit is negative");
+    options.time_limit = absl::Seconds(*solve.time_limit);
+  }
+  if (solve.work_limit.has_value()) {
+    if (*solve.work_limit < 0) throw py::value_error("work_limit is negative");
+    options.work_limit = *solve.work_limit;
+  }
+  options.seed = solve.seed;
+  if (solve.threads < 1) throw py::value_error("threads must be at least 1");
+  options.threads = solve.threads;
+  const std::string name = solve.planner.empty()
+                               ? std::string(DefaultPlannerName())
+                               : solve.planner;
   {
     py::gil_scoped_release release;
     absl::StatusOr<Plan> plan;
     if (name == "exact") {
       ExactOptions exact;
-      exact.node_limit = node_limit.value_or(0);
+      exact.node_limit = solve.node_limit.value_or(0);
       plan = PlanMemory(result.problem,
                         **CreatePlanner("exact", MakeExactPlanner(exact)),
                         options);
-    } else if (node_limit.has_value()) {
+    } else if (solve.node_limit.has_value()) {
       plan = absl::InvalidArgumentError("node_limit applies to planner exact");
     } else {
       PlanMemoryOptions memory_options;
@@ -231,7 +341,7 @@ PlanResult RunPlanner(const py::object& input, const std::string& planner,
 }
 
 void VerifyAgainst(const py::object& input, const PlanResult& result) {
-  const Problem problem = ProblemOf(input, result.build);
+  const Problem problem = ProblemOf(input, result.build, result.reorder);
   // The plan must place this problem's buffers: match them by name, in order.
   if (problem.buffers.size() != result.problem.buffers.size()) {
     throw py::value_error(absl::StrCat(
@@ -260,6 +370,112 @@ py::dict BufferDict(const PlanResult& r, BufferId b) {
   d["pool"] = r.problem.pools[a.pool].name;
   d["offset"] = a.offset;
   return d;
+}
+
+
+// PlanToJson with the graph's tensor table and, when `input` names the file
+// planned, the provenance the tool records (so that `memplan verify` needs
+// no flags).
+std::string PlanJson(const PlanResult& r, const std::optional<std::string>& input,
+                     bool wall_time) {
+  PlanJsonOptions options;
+  options.graph = r.GraphOrNull();
+  options.wall_time = wall_time;
+  if (input.has_value()) {
+    const std::string bytes = Take(ReadFile(*input), /*file=*/true);
+    options.provenance = PlanProvenance{.input = *input,
+                                        .input_hash = ContentHash(bytes),
+                                        .build = r.build,
+                                        .reorder = r.reorder};
+  }
+  return PlanToJson(r.problem, r.plan, options);
+}
+
+TextReportOptions TextOptions(int width, int max_table_rows,
+                              int max_chart_rows, int max_peak_tensors) {
+  if (width < 40) throw py::value_error("width must be at least 40");
+  return TextReportOptions{.width = width,
+                           .max_table_rows = max_table_rows,
+                           .max_chart_rows = max_chart_rows,
+                           .max_peak_tensors = max_peak_tensors};
+}
+
+PlanReport Analyze(const PlanResult& r) {
+  return Take(AnalyzePlan(r.problem, r.plan, r.GraphOrNull()));
+}
+
+std::string HtmlReport(const std::vector<const PlanResult*>& plans,
+                       const std::string& title,
+                       const std::vector<std::pair<std::string, std::string>>&
+                           failures) {
+  HtmlReportInput input;
+  input.title = title;
+  for (const PlanResult* r : plans) {
+    const Problem& first = plans.front()->problem;
+    if (r->problem.buffers.size() != first.buffers.size()) {
+      throw py::value_error(
+          "the plans of one report must place the same buffers");
+    }
+    for (size_t b = 0; b < first.buffers.size(); ++b) {
+      const Buffer& x = first.buffers[b];
+      const Buffer& y = r->problem.buffers[b];
+      if (x.name != y.name || x.size != y.size || x.lifetime != y.lifetime) {
+        throw py::value_error(absl::StrCat(
+            "the plans of one report must place the same buffers: buffer ", b,
+            " is \"", x.name, "\" in the first plan, \"", y.name,
+            "\" (or of another size or lifetime) in plan \"",
+            r->plan.planner, "\""));
+      }
+    }
+    input.plans.push_back(Analyze(*r));
+  }
+  for (const auto& [planner, message] : failures) {
+    input.failures.push_back({planner, message});
+  }
+  return RenderHtmlReport(input);
+}
+
+#ifdef MEMPLAN_HAVE_ONNX
+constexpr bool kHaveOnnx = true;
+#else
+constexpr bool kHaveOnnx = false;
+#endif
+
+Graph ReadOnnx(const py::object& source,
+               const std::map<std::string, int64_t>& dims,
+               const std::string& views, std::optional<bool> inplace,
+               int data_inputs) {
+#ifdef MEMPLAN_HAVE_ONNX
+  OnnxImportOptions options;
+  options.dims = dims;
+  if (views != "alias" && views != "copy") {
+    throw py::value_error(
+        absl::StrCat("views=\"", views, "\": expected alias or copy"));
+  }
+  options.views = views == "copy" ? OnnxViews::kCopy : OnnxViews::kAlias;
+  options.inplace = inplace.value_or(options.views == OnnxViews::kAlias);
+  options.data_inputs = data_inputs;
+  if (py::isinstance<py::bytes>(source)) {
+    const std::string bytes = source.cast<std::string>();
+    return Take(ImportOnnxFromBytes(bytes, options));
+  }
+  const std::string path = source.cast<std::string>();
+  // A file that cannot be read is FileNotFoundError, as for the other
+  // readers; everything else is the importer's.
+  Take(ReadFile(path), /*file=*/true);
+  return Take(ImportOnnx(path, options));
+#else
+  (void)source;
+  (void)dims;
+  (void)views;
+  (void)inplace;
+  (void)data_inputs;
+  PyErr_SetString(g_error,
+                  "this memplan module was built without ONNX support (the "
+                  "optional component memplan::onnx needs libprotobuf-dev and "
+                  "libonnx-dev when memplan is configured)");
+  throw py::error_already_set();
+#endif
 }
 
 }  // namespace
@@ -463,7 +679,94 @@ PYBIND11_MODULE(_memplan, m) {
                             " buffers)");
       });
 
+  py::class_<NamedPlacement>(m, "TensorPlacement",
+                        "Where one tensor of the graph lives (the C++ "
+                        "TensorPlacement, with its pool's name)")
+      .def_property_readonly(
+          "name", [](const NamedPlacement& p) { return p.tensor.name; })
+      .def_property_readonly("kind",
+                             [](const NamedPlacement& p) {
+                               return std::string(
+                                   TensorKindName(p.tensor.kind));
+                             })
+      .def_property_readonly(
+          "size", [](const NamedPlacement& p) { return p.tensor.size; },
+          "the tensor's own bytes (its buffer may be larger)")
+      .def_property_readonly(
+          "planned", [](const NamedPlacement& p) { return p.tensor.planned(); })
+      .def_property_readonly(
+          "buffer",
+          [](const NamedPlacement& p) -> std::optional<BufferId> {
+            if (!p.tensor.planned()) return std::nullopt;
+            return p.tensor.buffer;
+          },
+          "index into plan.buffers / plan.problem.buffers; None when not "
+          "planned")
+      .def_property_readonly(
+          "pool",
+          [](const NamedPlacement& p) -> std::optional<std::string> {
+            if (!p.tensor.planned()) return std::nullopt;
+            return p.pool;
+          },
+          "the pool's name; None when not planned")
+      .def_property_readonly(
+          "pool_index",
+          [](const NamedPlacement& p) -> std::optional<PoolId> {
+            if (!p.tensor.planned()) return std::nullopt;
+            return p.tensor.pool;
+          })
+      .def_property_readonly(
+          "offset",
+          [](const NamedPlacement& p) -> std::optional<Offset> {
+            if (!p.tensor.planned()) return std::nullopt;
+            return p.tensor.offset;
+          },
+          "bytes from the pool's base; None when not planned")
+      .def("__eq__",
+           [](const NamedPlacement& a, const NamedPlacement& b) {
+             return a.tensor == b.tensor && a.pool == b.pool;
+           })
+      .def("__repr__", [](const NamedPlacement& p) {
+        if (!p.tensor.planned()) {
+          return absl::StrCat("TensorPlacement(\"", p.tensor.name,
+                              "\", not planned)");
+        }
+        return absl::StrCat("TensorPlacement(\"", p.tensor.name, "\", pool=\"",
+                            p.pool, "\", offset=", p.tensor.offset, ")");
+      });
+
   py::class_<PlanResult>(m, "PlanResult")
+      .def_property_readonly(
+          "graph",
+          [](const PlanResult& r) -> std::optional<Graph> { return r.graph; },
+          "the graph as planned (its ops in the order planned); None for a "
+          "problem")
+      .def_property_readonly(
+          "op_order", [](const PlanResult& r) { return r.op_order; },
+          "op_order[step]: the index in the caller's graph.ops of the op run "
+          "at that step (the identity unless reorder was given)")
+      .def_property_readonly(
+          "placements",
+          [](const PlanResult& r) {
+            std::vector<NamedPlacement> out;
+            for (const TensorPlacement& t : r.placements) {
+              out.push_back(PlacementOf(r, t));
+            }
+            return out;
+          },
+          "one TensorPlacement per tensor of the graph, in the graph's order "
+          "(unplanned ones too); for a problem, the buffers' tensors")
+      .def(
+          "find",
+          [](const PlanResult& r,
+             const std::string& name) -> std::optional<NamedPlacement> {
+            auto it = r.placement_of_tensor.find(name);
+            if (it == r.placement_of_tensor.end()) return std::nullopt;
+            return PlacementOf(r, r.placements[it->second]);
+          },
+          py::arg("name"),
+          "the TensorPlacement of the tensor `name`, None when the graph has "
+          "no such tensor (as GraphPlan::Find)")
       .def_property_readonly("peak",
                              [](const PlanResult& r) { return r.plan.peak; })
       .def_property_readonly(
@@ -552,6 +855,7 @@ PYBIND11_MODULE(_memplan, m) {
             moved.plan.pool_used.clear();
             ComputePlanStatistics(moved.problem, moved.plan);
             moved.plan.proven_optimal = false;
+            moved.Index();
             return moved;
           },
           py::arg("tensor"), py::arg("offset"), py::arg("pool") = py::none(),
@@ -561,12 +865,63 @@ PYBIND11_MODULE(_memplan, m) {
           [](const PlanResult& r) { Check(VerifyPlan(r.problem, r.plan)); },
           "raises ValueError naming the offending buffers when the plan is "
           "invalid for its own problem")
-      .def("to_json",
-           [](const PlanResult& r) { return PlanToJson(r.problem, r.plan); })
+      .def("to_json", &PlanJson, py::arg("input") = py::none(),
+           py::arg("wall_time") = false,
+           "memplan-plan-v1 JSON as the tool writes it: with a graph, every "
+           "tensor's place; with `input` (the path of the file planned), its "
+           "name and hash and the build options, so that `memplan verify` "
+           "needs no flags")
       .def("to_csv",
            [](const PlanResult& r) {
              return BufferCsvText(r.problem, &r.plan);
-           })
+           },
+           "the buffer CSV with an offset column (and a pool column for "
+           "several pools)")
+      .def(
+          "to_c_header",
+          [](const PlanResult& r, const std::string& name,
+             const std::string& prefix) {
+            return PlanToCHeader(r.problem, r.plan, r.GraphOrNull(), name,
+                                 prefix);
+          },
+          py::arg("name") = "", py::arg("prefix") = "MEMPLAN",
+          "a C99 header: each pool's size and one offset macro per tensor "
+          "(memplan/emit.h); `name` is the include guard's")
+      .def(
+          "tflm_offline",
+          [](const PlanResult& r) {
+            return Take(TflmOfflinePlan(r.problem, r.plan, r.GraphOrNull()));
+          },
+          "TFLite Micro's offline memory plan as a list of int32: version 0, "
+          "subgraph 0, the number of tensors, one offset per tensor (-1: "
+          "left to the runtime)")
+      .def(
+          "tflm_offline_bytes",
+          [](const PlanResult& r) {
+            return py::bytes(TflmOfflinePlanBytes(
+                Take(TflmOfflinePlan(r.problem, r.plan, r.GraphOrNull()))));
+          },
+          "tflm_offline() as the metadata buffer holds it (little-endian)")
+      .def(
+          "report_text",
+          [](const PlanResult& r, int width, int max_table_rows,
+             int max_chart_rows, int max_peak_tensors) {
+            return FormatTextReport(
+                Analyze(r), TextOptions(width, max_table_rows, max_chart_rows,
+                                        max_peak_tensors));
+          },
+          py::kw_only(), py::arg("width") = 100,
+          py::arg("max_table_rows") = 200, py::arg("max_chart_rows") = 200,
+          py::arg("max_peak_tensors") = 25,
+          "the text report of `memplan report` (memplan/report.h)")
+      .def(
+          "report_html",
+          [](const PlanResult& r, const std::string& title) {
+            return HtmlReport({&r}, title, {});
+          },
+          py::arg("title") = "",
+          "the interactive report of `memplan report --html` as one "
+          "self-contained page")
       .def("__repr__", [](const PlanResult& r) {
         return absl::StrCat("PlanResult(planner=\"", r.plan.planner,
                             "\", peak=", r.plan.peak,
@@ -576,8 +931,9 @@ PYBIND11_MODULE(_memplan, m) {
   m.def(
       "_plan",
       [](const py::object& input, const std::string& planner,
-         std::optional<double> time_limit, uint64_t seed, int threads,
-         std::optional<int64_t> node_limit, Bytes alignment,
+         std::optional<double> time_limit, std::optional<int64_t> work_limit,
+         uint64_t seed, int threads, std::optional<int64_t> node_limit,
+         const std::string& reorder, Bytes alignment,
          std::optional<std::vector<Pool>> pools, Bytes capacity,
          bool plan_constants, bool plan_inputs, bool plan_outputs) {
         BuildArgs args{.alignment = alignment,
@@ -586,14 +942,20 @@ PYBIND11_MODULE(_memplan, m) {
                        .plan_constants = plan_constants,
                        .plan_inputs = plan_inputs,
                        .plan_outputs = plan_outputs};
-        return RunPlanner(input, planner, time_limit, seed, threads,
-                          node_limit, args);
+        SolveArgs solve{.planner = planner,
+                        .time_limit = time_limit,
+                        .work_limit = work_limit,
+                        .seed = seed,
+                        .threads = threads,
+                        .node_limit = node_limit,
+                        .reorder = reorder};
+        return RunPlanner(input, solve, args);
       },
       py::arg("input"), py::arg("planner"), py::arg("time_limit"),
-      py::arg("seed"), py::arg("threads"), py::arg("node_limit"),
-      py::arg("alignment"), py::arg("pools"), py::arg("capacity"),
-      py::arg("plan_constants"), py::arg("plan_inputs"),
-      py::arg("plan_outputs"));
+      py::arg("work_limit"), py::arg("seed"), py::arg("threads"),
+      py::arg("node_limit"), py::arg("reorder"), py::arg("alignment"),
+      py::arg("pools"), py::arg("capacity"), py::arg("plan_constants"),
+      py::arg("plan_inputs"), py::arg("plan_outputs"));
 
   m.def(
       "_build_problem",
@@ -650,10 +1012,9 @@ PYBIND11_MODULE(_memplan, m) {
         if (!csv.plan.has_value()) {
           return py::make_tuple(csv.problem, py::none());
         }
-        PlanResult result{.problem = csv.problem,
-                          .plan = *csv.plan,
-                          .build = {},
-                          .buffer_of_tensor = {}};
+        PlanResult result;
+        result.problem = csv.problem;
+        result.plan = *csv.plan;
         ComputePlanStatistics(result.problem, result.plan);
         result.plan.planner = "csv";
         result.Index();
@@ -677,7 +1038,8 @@ PYBIND11_MODULE(_memplan, m) {
       py::arg("problem_or_plan"), py::arg("path"));
   m.def(
       "_read_plan",
-      [](const py::object& input, const std::string& path, Bytes alignment,
+      [](const py::object& input, const std::string& path, bool recorded,
+         const std::string& reorder, Bytes alignment,
          std::optional<std::vector<Pool>> pools, Bytes capacity,
          bool plan_constants, bool plan_inputs, bool plan_outputs) {
         BuildArgs args{.alignment = alignment,
@@ -688,25 +1050,75 @@ PYBIND11_MODULE(_memplan, m) {
                        .plan_outputs = plan_outputs};
         PlanResult result;
         result.build = args.Options();
-        result.problem = ProblemOf(input, result.build);
+        result.reorder = reorder;
         const std::string text = Take(ReadFile(path), /*file=*/true);
-        result.plan = Take(ParsePlanJson(text, result.problem));
+        const std::string plain =
+            path.ends_with(".gz") ? path.substr(0, path.size() - 3) : path;
+        const bool csv = plain.ends_with(".csv");
+        if (recorded && !csv) {
+          // The build options the plan file records, as `memplan verify`.
+          if (std::optional<PlanProvenance> p =
+                  Take(ParsePlanProvenance(text));
+              p.has_value()) {
+            result.build = p->build;
+            result.reorder = p->reorder;
+          }
+        }
+        result.graph =
+            PlannedGraph(input, result.reorder, result.build, &result.op_order);
+        result.problem = result.graph.has_value()
+                             ? Take(BuildProblem(*result.graph, result.build))
+                             : ProblemOf(input, result.build);
+        absl::StatusOr<Plan> plan = csv ? ParsePlanCsv(text, result.problem)
+                                        : ParsePlanJson(text, result.problem);
+        if (!plan.ok()) {
+          Raise(absl::Status(plan.status().code(),
+                             absl::StrCat(path, ": ", plan.status().message())));
+        }
+        result.plan = *std::move(plan);
         result.Index();
         return result;
       },
-      py::arg("input"), py::arg("path"), py::arg("alignment"),
-      py::arg("pools"), py::arg("capacity"), py::arg("plan_constants"),
-      py::arg("plan_inputs"), py::arg("plan_outputs"));
+      py::arg("input"), py::arg("path"), py::arg("recorded"),
+      py::arg("reorder"), py::arg("alignment"), py::arg("pools"),
+      py::arg("capacity"), py::arg("plan_constants"), py::arg("plan_inputs"),
+      py::arg("plan_outputs"));
   m.def(
-      "write_plan",
-      [](const PlanResult& r, const std::string& path) {
-        const std::string plain =
-            path.ends_with(".gz") ? path.substr(0, path.size() - 3) : path;
-        const std::string text = plain.ends_with(".csv")
-                                     ? BufferCsvText(r.problem, &r.plan)
-                                     : PlanToJson(r.problem, r.plan);
-        Check(WriteFile(path, text), /*file=*/true);
+      "_write_file",
+      [](const std::string& path, const py::bytes& data) {
+        Check(WriteFile(path, std::string(data)), /*file=*/true);
       },
-      py::arg("plan"), py::arg("path"),
-      "memplan-plan-v1 JSON, or the buffer CSV with offsets for a .csv path");
+      py::arg("path"), py::arg("data"),
+      "writes `data` to `path` (gzipped when the name ends in .gz)");
+  m.def(
+      "_read_file",
+      [](const std::string& path) {
+        return py::bytes(Take(ReadFile(path), /*file=*/true));
+      },
+      py::arg("path"), "the bytes of `path` (gunzipped when it ends in .gz)");
+
+  m.attr("HAVE_ONNX") = kHaveOnnx;
+  m.def("read_onnx", &ReadOnnx, py::arg("source"), py::kw_only(),
+        py::arg("dims") = std::map<std::string, int64_t>{},
+        py::arg("views") = "alias", py::arg("inplace") = py::none(),
+        py::arg("data_inputs") = -1,
+        "an ONNX model (a path, or the bytes of a ModelProto) as a Graph, "
+        "imported as the tool imports it (memplan/onnx.h): dims binds "
+        "symbolic dimensions, views is \"alias\" or \"copy\", inplace "
+        "defaults to views == \"alias\", data_inputs as --onnx-data-inputs. "
+        "memplan.Error when the module was built without ONNX support "
+        "(HAVE_ONNX is False)");
+
+  m.def(
+      "report_html",
+      [](const std::vector<const PlanResult*>& plans, const std::string& title,
+         const std::vector<std::pair<std::string, std::string>>& failures) {
+        if (plans.empty()) throw py::value_error("report_html needs a plan");
+        return HtmlReport(plans, title, failures);
+      },
+      py::arg("plans"), py::arg("title") = "",
+      py::arg("failures") = std::vector<std::pair<std::string, std::string>>{},
+      "one self-contained HTML page showing plans of one and the same "
+      "problem side by side, as `memplan report --planners=... --html`; "
+      "failures: (planner, why it has no plan) pairs");
 }

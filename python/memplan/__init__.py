@@ -23,6 +23,7 @@ import json as _json
 import os as _os
 
 from memplan._memplan import (  # noqa: F401  (the public API)
+    HAVE_ONNX,
     Buffer,
     CapacityError,
     Error,
@@ -33,20 +34,24 @@ from memplan._memplan import (  # noqa: F401  (the public API)
     Problem,
     Tensor,
     TensorKind,
+    TensorPlacement,
     TimeLimitError,
     default_planner,
     graph_from_json,
     graph_to_json,
     planners,
+    report_html,
 )
 from memplan import _memplan
 
 __all__ = [
-    "Buffer", "CapacityError", "Error", "Graph", "Op", "PlanResult", "Pool",
-    "Problem", "Tensor", "TensorKind", "TimeLimitError", "build_problem",
-    "default_planner", "graph_from_dict", "graph_to_dict", "graph_from_json",
-    "graph_to_json", "plan", "planners", "read_buffer_csv", "read_graph",
-    "read_plan", "verify", "write_buffer_csv", "write_graph", "write_plan",
+    "Buffer", "CapacityError", "Error", "Graph", "HAVE_ONNX", "Op",
+    "PlanResult", "Pool", "Problem", "Tensor", "TensorKind",
+    "TensorPlacement", "TimeLimitError", "build_problem", "default_planner",
+    "graph_from_dict", "graph_to_dict", "graph_from_json", "graph_to_json",
+    "plan", "planners", "read_buffer_csv", "read_graph", "read_onnx",
+    "read_plan", "report_html", "verify", "write_buffer_csv", "write_graph",
+    "write_plan",
 ]
 
 
@@ -95,23 +100,30 @@ def _pools(pools):
     return out
 
 
-def plan(graph, planner=None, *, time_limit=None, alignment=1, pools=None,
-         capacity=0, plan_constants=False, plan_inputs=True,
-         plan_outputs=True, seed=0, threads=1, node_limit=None):
+def plan(graph, planner=None, *, time_limit=None, work_limit=None,
+         alignment=1, pools=None, capacity=0, plan_constants=False,
+         plan_inputs=True, plan_outputs=True, seed=0, threads=1,
+         node_limit=None, reorder=None):
     """Plans every tensor of `graph` and returns a verified PlanResult.
 
     planner: a name of `planners()` (None: `default_planner()`).
-    time_limit: seconds (None: the library's default).
+    time_limit: seconds of wall clock (None: none, so that the same input
+      gives the same plan on any machine, idle or busy).
+    work_limit: the counted effort of the search planners, in work units
+      (about 40 million a second on a typical core; None: the library's
+      default, 400 million, or 40 million per second of a time limit).
     alignment: default alignment of every buffer (a power of two).
     pools: Pool objects, dicts or (name, capacity, alignment) tuples, fastest
       first (None: the graph's, else one unbounded pool).
     capacity: capacity of the single pool (0: unbounded).
-    node_limit: search nodes of the `exact` planner (None: no limit but time).
+    node_limit: search nodes of the `exact` planner (None: no node limit).
+    reorder: an op ordering of a graph before planning ("longest_path",
+      "memory"; None: the graph's own order); plan.op_order tells the order.
     """
     return _memplan._plan(
-        _input(graph), planner or "", time_limit, seed, threads, node_limit,
-        alignment, _pools(pools), capacity, plan_constants, plan_inputs,
-        plan_outputs)
+        _input(graph), planner or "", time_limit, work_limit, seed, threads,
+        node_limit, reorder or "", alignment, _pools(pools), capacity,
+        plan_constants, plan_inputs, plan_outputs)
 
 
 def build_problem(graph, *, alignment=1, pools=None, capacity=0,
@@ -128,18 +140,52 @@ def verify(graph, plan):
     _memplan._verify(_input(graph), plan)
 
 
-def read_plan(path, graph, *, alignment=1, pools=None, capacity=0,
-              plan_constants=False, plan_inputs=True, plan_outputs=True):
-    """A memplan-plan-v1 file as a PlanResult for `graph` (buffers matched by
-    name), built with the given options (those the plan was made with)."""
+def read_plan(path, graph, *, alignment=None, pools=None, capacity=None,
+              plan_constants=None, plan_inputs=None, plan_outputs=None,
+              reorder=None):
+    """A plan file for `graph` (a Graph, graph dict or Problem) as a
+    PlanResult: memplan-plan-v1 JSON (buffers matched by name), or a buffer
+    CSV with an offset column (.csv, .csv.gz; rows matched by id).
+
+    The problem is built as the plan was: with the build options and op
+    ordering a JSON plan file records when none is given here (as `memplan
+    verify` does), otherwise with those given (defaults for the rest)."""
+    given = [alignment, pools, capacity, plan_constants, plan_inputs,
+             plan_outputs, reorder]
+    recorded = all(v is None for v in given)
     return _memplan._read_plan(
-        _input(graph), _os.fspath(path), alignment, _pools(pools), capacity,
-        plan_constants, plan_inputs, plan_outputs)
+        _input(graph), _os.fspath(path), recorded, reorder or "",
+        1 if alignment is None else alignment, _pools(pools), capacity or 0,
+        bool(plan_constants), plan_inputs is not False,
+        plan_outputs is not False)
 
 
-def read_graph(path):
-    """A memplan-graph-v1 file (.json, or .json.gz through zlib)."""
-    return _memplan.read_graph(_os.fspath(path))
+def read_graph(path, **onnx_options):
+    """A memplan-graph-v1 file (.json, or .json.gz through zlib), or an ONNX
+    model (.onnx, through read_onnx with `onnx_options`)."""
+    path = _os.fspath(path)
+    if path.endswith(".onnx"):
+        return read_onnx(path, **onnx_options)
+    if onnx_options:
+        raise TypeError("ONNX options apply to .onnx files only")
+    return _memplan.read_graph(path)
+
+
+def read_onnx(source, *, dims=None, views="alias", inplace=None,
+              data_inputs=-1):
+    """An ONNX model (a path, or the bytes of a ModelProto) as a Graph,
+    imported as `memplan plan model.onnx` imports it: `dims` binds symbolic
+    dimensions ({"batch": 8}, the tool's --dim), `views` is "alias" or
+    "copy" (--onnx-views), `inplace` in-place hints on element-wise ops
+    (None: with views="alias"), `data_inputs` as --onnx-data-inputs.
+    Raises memplan.Error when this module was built without ONNX support
+    (memplan.HAVE_ONNX is False)."""
+    if isinstance(source, (bytes, bytearray)):
+        source = bytes(source)
+    else:
+        source = _os.fspath(source)
+    return _memplan.read_onnx(source, dims=dict(dims or {}), views=views,
+                              inplace=inplace, data_inputs=data_inputs)
 
 
 def write_graph(graph, path):
@@ -158,7 +204,43 @@ def write_buffer_csv(problem_or_plan, path):
     _memplan.write_buffer_csv(problem_or_plan, _os.fspath(path))
 
 
-def write_plan(plan, path):
-    """Writes a plan as memplan-plan-v1 JSON, or as the buffer CSV with
-    offsets when the name ends in .csv (.gz: gzipped), as the tool does."""
-    _memplan.write_plan(plan, _os.fspath(path))
+_FORMATS = ("json", "csv", "c-header", "tflm-offline")
+
+
+def write_plan(plan, path, *, format=None, input=None, name=None,
+               prefix="MEMPLAN"):
+    """Writes `plan` as `memplan plan --out=PATH` does, in the format `format`
+    names or else PATH's extension: "json" (.json: memplan-plan-v1, with
+    every tensor's place for a graph, and the input's name, hash and build
+    options when `input` is the path of the file planned), "csv" (.csv: the
+    buffer CSV with offsets), "c-header" (.h: `name` is the include guard's,
+    default the input's file name, `prefix` the macros') or "tflm-offline"
+    (TFLite Micro's offline plan, binary). .json and .csv may end in .gz."""
+    path = _os.fspath(path)
+    if input is not None:
+        input = _os.fspath(input)
+    plain = path[:-3] if path.endswith(".gz") else path
+    if format is None:
+        if plain.endswith(".json"):
+            format = "json"
+        elif plain.endswith(".csv"):
+            format = "csv"
+        elif plain.endswith(".h"):
+            format = "c-header"
+        else:
+            raise ValueError(f"{path}: unknown output format (expected .json, "
+                             ".csv, .h, each optionally .gz, or format=)")
+    if format == "json":
+        data = plan.to_json(input=input).encode()
+    elif format == "csv":
+        data = plan.to_csv().encode()
+    elif format == "c-header":
+        if name is None:
+            name = _os.path.basename(input) if input else ""
+        data = plan.to_c_header(name, prefix).encode()
+    elif format == "tflm-offline":
+        data = plan.tflm_offline_bytes()
+    else:
+        raise ValueError(f"format={format!r}: unknown; valid: "
+                         + ", ".join(_FORMATS))
+    _memplan._write_file(path, data)

@@ -153,20 +153,210 @@ def test_problem_from_csv_is_planned():
     memplan.verify(problem, plan)
 
 
-def tool_plan(graph_path, planner, out, *flags):
+def tool(*args, check=True):
     assert TOOL, "MEMPLAN_TOOL names the built memplan tool"
-    subprocess.run([TOOL, "plan", str(graph_path), f"--planner={planner}",
-                    f"--out={out}", *flags], check=True, capture_output=True)
-    return json.loads(pathlib.Path(out).read_text())
+    return subprocess.run([TOOL, *map(str, args)], check=check,
+                          capture_output=True)
+
+
+MODEL = DATA / "models" / "mobilenet_v3_small.json"
 
 
 @pytest.mark.parametrize("planner", ["greedy_by_size", "best", "exact"])
 def test_same_plans_as_the_tool(tmp_path, planner):
-    path = DATA / "models" / "mobilenet_v3_small.json"
+    # The deterministic default (no time limit): the same plan, byte for
+    # byte, as `memplan plan`, provenance included.
+    graph = memplan.read_graph(MODEL)
+    plan = memplan.plan(graph, planner, alignment=64)
+    assert plan.planner == planner
+    tool("plan", MODEL, f"--planner={planner}", "--alignment=64",
+         f"--out={tmp_path / 'tool.json'}")
+    memplan.write_plan(plan, tmp_path / "py.json", input=MODEL)
+    assert (tmp_path / "py.json").read_bytes() == \
+        (tmp_path / "tool.json").read_bytes()
+    # The tool checks the plan from what it records, without flags.
+    assert b"valid" in tool("verify", tmp_path / "py.json").stdout
+
+
+def test_every_output_format_as_the_tool(tmp_path):
+    graph = memplan.read_graph(MODEL)
+    plan = memplan.plan(graph, "greedy_by_size", alignment=64)
+    for out, flags in [("p.json.gz", []), ("p.csv", []), ("p.csv.gz", []),
+                       ("p.h", []), ("p.bin", ["--format=tflm-offline"])]:
+        tool("plan", MODEL, "--planner=greedy_by_size", "--alignment=64",
+             f"--out={tmp_path / ('tool_' + out)}", *flags)
+        memplan.write_plan(plan, tmp_path / out, input=MODEL,
+                           format="tflm-offline" if flags else None)
+        mine = memplan._memplan._read_file(str(tmp_path / out))
+        theirs = memplan._memplan._read_file(str(tmp_path / ("tool_" + out)))
+        assert mine == theirs, out
+    header = (tmp_path / "p.h").read_text()
+    assert "#define MEMPLAN_ARENA_SIZE " + str(plan.peak) in header
+    offsets = plan.tflm_offline()
+    assert offsets[:3] == [0, 0, len(graph.tensors)]
+    assert offsets[3:] == [-1 if p.offset is None else p.offset
+                           for p in plan.placements]
+    assert (tmp_path / "p.bin").read_bytes() == plan.tflm_offline_bytes()
+    with pytest.raises(ValueError, match="unknown"):
+        memplan.write_plan(plan, tmp_path / "p.txt")
+    with pytest.raises(ValueError, match="several pools|one arena"):
+        memplan.plan(graph, "greedy_by_size", pools=[
+            ("fast", 600000, 64), ("slow", 0, 64)]).tflm_offline()
+
+
+def test_plan_files_read_back(tmp_path):
+    graph = memplan.read_graph(REORDERED)
+    plan = memplan.plan(graph, "best", alignment=64, reorder="longest_path")
+    for name in ("p.json", "p.json.gz", "p.csv", "p.csv.gz"):
+        memplan.write_plan(plan, tmp_path / name, input=REORDERED)
+    # JSON records how it was built: no options needed to read it back.
+    for name in ("p.json", "p.json.gz"):
+        back = memplan.read_plan(tmp_path / name, graph)
+        assert back.tensors == plan.tensors and back.peak == plan.peak
+        assert back.op_order == plan.op_order
+        memplan.verify(graph, back)
+    # A CSV records offsets only: the options come from the caller.
+    for name in ("p.csv", "p.csv.gz"):
+        back = memplan.read_plan(tmp_path / name, graph, alignment=64,
+                                 reorder="longest_path")
+        assert back.tensors == plan.tensors
+        memplan.verify(graph, back)
+    # A plan of other buffers names the first it lacks.
+    problem, _ = memplan.read_buffer_csv(DATA / "minimalloc" / "input.12.csv")
+    memplan.write_plan(memplan.plan(problem, "naive"), tmp_path / "o.csv")
+    with pytest.raises(ValueError, match="o.csv"):
+        memplan.read_plan(tmp_path / "o.csv", graph, alignment=64)
+
+
+def test_reports_as_the_tool(tmp_path):
+    graph = memplan.read_graph(MODEL)
+    plan = memplan.plan(graph, "greedy_by_size", alignment=64)
+    memplan.write_plan(plan, tmp_path / "p.json", input=MODEL)
+    back = memplan.read_plan(tmp_path / "p.json", graph)
+    text = tool("report", MODEL, tmp_path / "p.json",
+                "--alignment=64").stdout.decode()
+    assert back.report_text() == text
+    assert f"peak: {plan.peak} bytes" in text
+    tool("report", MODEL, tmp_path / "p.json", "--alignment=64",
+         f"--html={tmp_path / 'tool.html'}")
+    page = memplan.report_html([back], title=MODEL.name)
+    assert page == (tmp_path / "tool.html").read_text()
+    assert back.report_html(MODEL.name) == page
+    assert page.startswith("<!DOCTYPE html>") and "greedy_by_size" in page
+    # Several plans side by side, and a planner without a plan.
+    both = memplan.report_html(
+        [plan, memplan.plan(graph, "naive", alignment=64)], title="two",
+        failures=[("exact", "out of capacity")])
+    assert '"naive"' in both and "out of capacity" in both
+    with pytest.raises(ValueError, match="same buffers"):
+        memplan.report_html([plan, memplan.plan(small_graph())])
+    def widest(text):
+        return max(map(len, text.splitlines()))
+    assert widest(plan.report_text(width=80)) < widest(text) <= 100
+
+
+# inception_v3's branches run in another order under longest_path.
+REORDERED = DATA / "models" / "inception_v3.json"
+
+
+@pytest.mark.parametrize("path,reorder", [(MODEL, None),
+                                          (REORDERED, "longest_path")])
+def test_results_by_tensor_name_as_graph_plan(tmp_path, path, reorder):
+    # One TensorPlacement per tensor of the graph, in its order, as
+    # GraphPlan gives them (the tool's plan file lists the same), and the
+    # op order planned.
     graph = memplan.read_graph(path)
-    plan = memplan.plan(graph, planner, alignment=64, time_limit=30)
-    tool = tool_plan(path, planner, tmp_path / "p.json", "--alignment=64",
-                     "--time-limit=30")
-    assert tool["peak"] == plan.peak
-    assert {b["name"]: b["offset"] for b in tool["buffers"]} == {
-        b["name"]: b["offset"] for b in plan.buffers}
+    plan = memplan.plan(graph, "greedy_by_size", alignment=64,
+                        reorder=reorder)
+    flags = [f"--reorder={reorder}"] if reorder else []
+    tool("plan", path, "--planner=greedy_by_size", "--alignment=64",
+         f"--out={tmp_path / 'p.json'}",
+         f"--graph-out={tmp_path / 'g.json'}", *flags)
+    listed = json.loads((tmp_path / "p.json").read_text())["tensors"]
+    assert [p.name for p in plan.placements] == \
+        [t.name for t in graph.tensors] == [t["name"] for t in listed]
+    for p, t in zip(plan.placements, listed):
+        assert p.planned == t.get("planned", True)
+        assert (p.pool, p.offset) == ((t["pool"], t["offset"]) if
+                                      p.planned else (None, None))
+        assert p == plan.find(p.name)
+    planned_ops = [op.name for op in memplan.read_graph(
+        tmp_path / "g.json").ops]
+    assert [graph.ops[i].name for i in plan.op_order] == planned_ops
+    assert [op.name for op in plan.graph.ops] == planned_ops
+    assert sorted(plan.op_order) == list(range(len(graph.ops)))
+    assert (plan.op_order != list(range(len(graph.ops)))) == bool(reorder)
+    memplan.verify(graph, plan)
+    weight = next(t for t in graph.tensors if t.kind == "constant")
+    p = plan.find(weight.name)
+    assert not p.planned and p.buffer is None and p.kind == "constant"
+    assert p.size == weight.size
+    x = next(p for p in plan.placements if p.kind == "input")
+    assert x.planned
+    assert plan.buffers[x.buffer]["offset"] == x.offset == plan.offset(x.name)
+    assert plan.find("no such tensor") is None
+
+
+def test_results_by_tensor_name_of_a_problem():
+    # A problem has no graph: its buffers' tensors, each planned.
+    problem, _ = memplan.read_buffer_csv(DATA / "minimalloc" / "input.12.csv")
+    csv_plan = memplan.plan(problem, "greedy_by_size")
+    assert csv_plan.graph is None and csv_plan.op_order == []
+    assert [p.name for p in csv_plan.placements] == [
+        b.name for b in problem.buffers]
+    assert all(p.planned for p in csv_plan.placements)
+    with pytest.raises(ValueError, match="ordering"):
+        memplan.plan(problem, reorder="memory")
+    with pytest.raises(ValueError, match="no_such_order"):
+        memplan.plan(small_graph(), reorder="no_such_order")
+
+
+
+def test_work_limit():
+    problem, _ = memplan.read_buffer_csv(DATA / "minimalloc" / "C.1048576.csv")
+    small = memplan.plan(problem, "best", work_limit=1000)
+    again = memplan.plan(problem, "best", work_limit=1000)
+    assert small.buffers == again.buffers  # counted, not timed
+    large = memplan.plan(problem, "best", work_limit=40_000_000)
+    assert large.peak <= small.peak
+    assert large.lower_bound <= large.peak
+    with pytest.raises(ValueError, match="work_limit"):
+        memplan.plan(problem, "best", work_limit=-1)
+
+
+ONNX = DATA / "onnx" / "resnet18_opset13.onnx"
+
+
+def test_onnx_as_the_tool(tmp_path):
+    run = tool("plan", ONNX, "--planner=greedy_by_size", "--alignment=64",
+               f"--out={tmp_path / 'tool.json'}",
+               f"--graph-out={tmp_path / 'g.json'}", check=False)
+    # The module reads ONNX exactly when the tool of its build does.
+    assert memplan.HAVE_ONNX == (run.returncode == 0), run.stderr
+    if not memplan.HAVE_ONNX:
+        with pytest.raises(memplan.Error, match="without ONNX support"):
+            memplan.read_onnx(ONNX)
+        with pytest.raises(memplan.Error, match="without ONNX support"):
+            memplan.read_graph(ONNX)
+        return
+    graph = memplan.read_graph(ONNX)
+    assert graph == memplan.read_onnx(ONNX) == memplan.read_graph(
+        tmp_path / "g.json")
+    assert graph == memplan.read_onnx(ONNX.read_bytes())
+    plan = memplan.plan(graph, "greedy_by_size", alignment=64)
+    memplan.write_plan(plan, tmp_path / "py.json", input=ONNX)
+    assert (tmp_path / "py.json").read_bytes() == \
+        (tmp_path / "tool.json").read_bytes()
+    # The importer's options, as the tool's flags.
+    tool("plan", ONNX, "--onnx-views=copy", f"--out={tmp_path / 'c.json'}",
+         f"--graph-out={tmp_path / 'c_g.json'}")
+    copy = memplan.read_onnx(ONNX, views="copy")
+    assert copy == memplan.read_graph(tmp_path / "c_g.json")
+    assert sum(len(op.alias) for op in copy.ops) == 0 < sum(
+        len(op.alias) for op in graph.ops)
+    with pytest.raises(FileNotFoundError):
+        memplan.read_onnx(tmp_path / "missing.onnx")
+    with pytest.raises(ValueError, match="model|parse|ONNX"):
+        memplan.read_onnx(b"not a model")
+    with pytest.raises(ValueError, match="views"):
+        memplan.read_onnx(ONNX, views="maybe")
