@@ -12,7 +12,10 @@ trace() records the ATen ops the model runs (make_fx in real mode, in
 execution order). Tensors are sized by their storage; parameters and buffers
 are constants; views and in-place writes are found from storage identity at
 run time and become alias hints, a view sized as the bytes of its base that
-it spans (from the base's first byte to the view's last).
+it spans (from the base's first byte to the view's last). Results of one op
+that share a new storage (aten._transform_bias_rescale_qkv's q, k and v)
+become one tensor for the storage, made by the op, and views of it, made by
+a step of type VIEWS_OP ("memplan.views") right after the op.
 
 run_in_arena() executes the traced graph with every planned tensor's storage
 at its planned offset of one uint8 arena: an op reads its inputs from the
@@ -37,6 +40,12 @@ class ArenaError(_memplan.Error):
     """A planned tensor's bytes changed while it was still needed."""
 
 
+# The type of the step trace() adds after an op whose results share a new
+# storage: it reads the storage and makes the results, views of it. It runs
+# no code.
+VIEWS_OP = "memplan.views"
+
+
 @dataclasses.dataclass
 class TensorRecord:
     """One tensor of a traced graph, as it was at trace time."""
@@ -55,10 +64,10 @@ class TensorRecord:
 
 @dataclasses.dataclass
 class OpRecord:
-    """One ATen op of a traced graph."""
+    """One ATen op of a traced graph, or a VIEWS_OP step (node None)."""
     name: str
     type: str
-    node: typing.Any  # the torch.fx node
+    node: typing.Any  # the torch.fx node; None for a VIEWS_OP step
     inputs: list  # tensor names read (first occurrence order)
     outputs: list  # tensor names made (new storages and aliases)
     alias: list  # (output index, input index): output shares that input's bytes
@@ -294,7 +303,7 @@ def _record(module, placeholders, input_names, constants, example_inputs,
                 continue
             value = node.target(*args, **kwargs)
             env[node] = value
-            ops.append(_record_op(node, value, env, names, tensors, owner,
+            ops.extend(_record_op(node, value, env, names, tensors, owner,
                                   latest, used_names, add_tensor, len(ops)))
         elif node.op == "output":
             output_value = node.args[0]
@@ -343,6 +352,16 @@ def _record_op(node, value, env, names, tensors, owner, latest, used_names,
     outputs, alias, out_names = [], [], []
     leaves = _flatten(value)
     multi = isinstance(value, (tuple, list))
+    # Results sharing a storage no earlier tensor has (e.g. the q, k and v of
+    # aten._transform_bias_rescale_qkv, three slices of one new tensor): the
+    # storage becomes one tensor of its own, made by this op, and the results
+    # views of it, made by a step of type VIEWS_OP right after it (alias
+    # hints relate an output to an input only).
+    new_keys = [_storage_key(leaf) for leaf in leaves
+                if isinstance(leaf, torch.Tensor)]
+    new_keys = [k for k in new_keys if k is not None and k not in owner]
+    shared = {k for k in new_keys if new_keys.count(k) > 1}
+    views_op = None
     for k, leaf in enumerate(leaves):
         if not isinstance(leaf, torch.Tensor):
             out_names.append(None)
@@ -350,12 +369,36 @@ def _record_op(node, value, env, names, tensors, owner, latest, used_names,
         tname = _unique(f"{op_name}.{k}" if multi else op_name, used_names)
         out_names.append(tname)
         key = _storage_key(leaf)
+        if key in shared:
+            if views_op is None:
+                views_op = OpRecord(
+                    name=_unique(f"{op_name}.views", used_names),
+                    type=VIEWS_OP, node=None, inputs=[], outputs=[],
+                    alias=[], writes=[], out_names=[])
+            if key not in owner:  # the storage, made by this op
+                storage = _unique(f"{op_name}.storage", used_names)
+                owner[key] = storage
+                nbytes = leaf.storage().nbytes()
+                tensors[storage] = TensorRecord(
+                    name=storage, kind="activation", dtype=leaf.dtype,
+                    shape=(nbytes // leaf.element_size(),), stride=(1,),
+                    storage_offset=0, itemsize=leaf.element_size(),
+                    storage_bytes=nbytes, size=nbytes, root=storage,
+                    producer=index)
+                latest[storage] = storage
+                outputs.append(storage)
+                views_op.inputs.append(storage)
+            storage = owner[key]
+            # A view spans its base from the base's first byte (the
+            # storage's) to its own last.
+            last = leaf.storage_offset() * leaf.element_size() + \
+                _extent_bytes(leaf)
+            add_tensor(tname, leaf, "activation", storage, last, index + 1)
+            views_op.outputs.append(tname)
+            views_op.alias.append((len(views_op.outputs) - 1,
+                                   views_op.inputs.index(storage)))
+            continue
         root = owner.get(key) if key is not None else None
-        if root in outputs:
-            raise NotImplementedError(
-                f"op \"{op_name}\" ({node.target}) returns tensors {root} and "
-                f"{tname} in one new storage; memplan's alias hints relate an "
-                "output to an input only")
         if root is None:  # a new storage
             if key is not None:
                 owner[key] = tname
@@ -380,9 +423,10 @@ def _record_op(node, value, env, names, tensors, owner, latest, used_names,
         outputs.append(tname)
         alias.append((len(outputs) - 1, j))
     names[node] = out_names if multi else out_names[0]
-    return OpRecord(name=op_name, type=str(node.target), node=node,
-                    inputs=inputs, outputs=outputs, alias=alias,
-                    writes=writes, out_names=out_names)
+    record = OpRecord(name=op_name, type=str(node.target), node=node,
+                      inputs=inputs, outputs=outputs, alias=alias,
+                      writes=writes, out_names=out_names)
+    return [record] if views_op is None else [record, views_op]
 
 
 def _written_inputs(node, names):
@@ -601,10 +645,14 @@ def run_in_arena(traced, plan, inputs, seed=0):
                     continue
                 t = traced.tensors[name]
                 g = groups[t.root]
-                if t.root == name:  # a new storage: its bytes go to the arena
-                    arena[g.start:g.start + g.nbytes].copy_(storage_bytes(leaf))
-                    snapshot(g)
-                    wrote.append((name, g.start, g.start + g.nbytes))
+                if t.root == name or t.root in op.outputs:
+                    # A new storage (the result's own, or one several results
+                    # share): its bytes go to the arena, once.
+                    if t.root not in (w[0] for w in wrote):
+                        arena[g.start:g.start + g.nbytes].copy_(
+                            storage_bytes(leaf))
+                        snapshot(g)
+                        wrote.append((t.root, g.start, g.start + g.nbytes))
                     leaf = arena_tensor(name, leaf.shape, leaf.stride())
                 else:  # a view or in-place result: already in the arena
                     want = base_ptr + g.start + t.storage_offset * t.itemsize
@@ -618,6 +666,9 @@ def run_in_arena(traced, plan, inputs, seed=0):
             env[node] = _rebuild(value, iter(placed_leaves))
             check(step, op, wrote)
             step += 1
+            # The VIEWS_OP step after it changes no byte.
+            while step < len(traced.ops) and traced.ops[step].node is None:
+                step += 1
         elif node.op == "output":
             result = _node_args(node, env)[0][0]
     torch_leaves = _flatten(result)

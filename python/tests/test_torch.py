@@ -36,6 +36,25 @@ def transformer():
                                        enable_nested_tensor=False)
 
 
+class FusedQkvAttention(torch.nn.Module):
+    """Self-attention whose q, k and v come from ATen's fused
+    _transform_bias_rescale_qkv (what PyTorch's fast attention path calls):
+    three results that are slices of one new tensor."""
+
+    def __init__(self, dim=32, heads=4):
+        super().__init__()
+        self.heads = heads
+        self.qkv = torch.nn.Linear(dim, 3 * dim, bias=False)
+        self.qkv_bias = torch.nn.Parameter(torch.randn(3 * dim))
+        self.out = torch.nn.Linear(dim, dim)
+
+    def forward(self, x):  # (batch, sequence, dim)
+        q, k, v = torch._transform_bias_rescale_qkv(
+            self.qkv(x), self.qkv_bias, self.heads)  # (batch, heads, seq, d)
+        weights = torch.softmax(q @ k.transpose(-2, -1), dim=-1)
+        return self.out((weights @ v).transpose(1, 2).reshape(x.shape))
+
+
 def cross_entropy(output):
     target = torch.arange(output.shape[0]) % output.shape[1]
     return torch.nn.functional.cross_entropy(output, target)
@@ -54,6 +73,8 @@ MODELS = {
                             False, None),
     "transformer_train": lambda: (transformer().train(),
                                   torch.randn(16, 2, 32), True, None),
+    "fused_qkv_attention": lambda: (FusedQkvAttention().eval(),
+                                    torch.randn(2, 16, 32), False, None),
 }
 
 
@@ -89,7 +110,8 @@ def test_trace(name):
     kinds = {tensor.name: tensor.kind for tensor in graph.tensors}
     assert list(kinds.values()).count("input") == 1
     assert len(t.ops) == len(graph.ops) > 20
-    assert all(o.type.startswith("aten.") for o in graph.ops)
+    assert all(o.type.startswith("aten.") or o.type == mt.VIEWS_OP
+               for o in graph.ops)
     n_views = sum(len(o.alias) for o in graph.ops)
     assert n_views > 0
     # Views and in-place results live in an earlier tensor's storage and span
@@ -132,6 +154,47 @@ def test_run_in_arena(name, planner):
         # exact never does worse than the heuristics it starts from.
         assert plan.peak <= planned(name, "greedy_by_size").peak
         assert plan.peak <= planned(name, "best").peak
+
+
+def test_results_sharing_a_new_storage():
+    # q, k and v of _transform_bias_rescale_qkv are three slices of one new
+    # tensor: one buffer for that storage, made by the op, and the three
+    # results views of it, made by the VIEWS_OP step right after it.
+    t, x = traced("fused_qkv_attention")
+    [i] = [i for i, o in enumerate(t.ops)
+           if o.type == "aten._transform_bias_rescale_qkv.default"]
+    op, views = t.ops[i], t.ops[i + 1]
+    assert views.type == mt.VIEWS_OP and views.node is None
+    [storage] = views.inputs
+    assert storage in op.outputs and op.alias == []
+    assert views.alias == [(0, 0), (1, 0), (2, 0)]
+    q, k, v = (t.tensors[n] for n in views.outputs)
+    base = t.tensors[storage]
+    assert base.root == storage and q.root == k.root == v.root == storage
+    third = base.storage_bytes // 3
+    assert third == 2 * 4 * 16 * 8 * 4  # batch, heads, sequence, d, float
+    # DESIGN.md's view rule: from the base's first byte to the view's last.
+    sizes = {tensor.name: tensor.size for tensor in t.graph.tensors}
+    assert sizes[storage] == 3 * third
+    assert [sizes[n] for n in views.outputs] == [third, 2 * third, 3 * third]
+    # The next ops read q, k and v by their own names.
+    readers = {n for o in t.ops[i + 2:] for n in o.inputs}
+    assert set(views.outputs) <= readers
+    for planner in PLANNERS:
+        plan = planned("fused_qkv_attention", planner)
+        buffer = plan.buffer(storage)
+        assert set(buffer["tensors"]) >= {storage, *views.outputs}
+        assert buffer["size"] >= 3 * third
+        assert all(plan.offset(n) == plan.offset(storage)
+                   for n in views.outputs)
+    # Overwriting the storage while v is still to be read is caught.
+    plan = planned("fused_qkv_attention", "greedy_by_size")
+    later = [b for b in plan.buffers if b["start"] > i + 1 and
+             b["start"] + 1 < plan.buffer(storage)["end"]]
+    assert later, "no buffer written while the storage is alive"
+    bad = plan.moved(later[0]["name"], plan.offset(storage))
+    with pytest.raises(mt.ArenaError, match=f'tensor "{storage}"'):
+        mt.run_in_arena(t, bad, (x,), seed=7)
 
 
 @pytest.mark.parametrize("name", ["resnet18", "transformer_train"])
