@@ -1,0 +1,346 @@
+// exact's search of one part at one height (see exact_search.h).
+
+#include "exact_search.h"
+
+#include <algorithm>
+#include <cstdint>
+#include <vector>
+
+namespace memplan::internal::exact {
+
+PartSearch::PartSearch(Part& part, const ExactOptions& options)
+    : part_(part), options_(options) {
+  const int n = static_cast<int>(part.items.size());
+  const int sections = static_cast<int>(part.base.size());
+  for (int i = 0; i < n; ++i) {
+    item_key_.push_back({Mix(2 * i + 1), Mix(2 * i + 1 + (1ULL << 40))});
+  }
+  node_work_ = NodeWork(n);
+  eff_.resize(sections);
+  rem_.resize(sections);
+  low_ = MinMarks(sections, kInf);
+  placed_.resize(n);
+  offset_.resize(n);
+}
+
+Outcome PartSearch::Run(int64_t height, const std::vector<int>& rank,
+                        bool fill_first, int64_t node_limit, Budget& budget) {
+  Reset(height);
+  rank_ = &rank;
+  fill_first_ = fill_first;
+  // Under a height that every item could stack to, nothing is pruned.
+  inference_ = options_.section_inference && height < part_.room;
+  use_cache_ = options_.failure_cache;
+  nodes_ = 0;
+  int depth = 0;
+  if (frames_.empty()) frames_.emplace_back();
+  Begin(frames_[0]);
+  Step step = Step::kExpand;
+  while (true) {
+    switch (step) {
+      case Step::kExpand:
+        if (num_placed_ == static_cast<int>(part_.items.size()))
+          return Outcome::kFound;
+        budget.Tick(node_work_);
+        if (nodes_ >= node_limit || budget.OutOfTime()) return Outcome::kLimit;
+        step = Expand(frames_[depth]);
+        break;
+      case Step::kBranch:
+        step = Branch(depth);
+        break;
+      case Step::kFail:
+        if (!Backtrack(depth)) return Outcome::kExhausted;
+        step = Step::kBranch;
+        break;
+    }
+  }
+}
+
+// A new node: cut when its state is known to fail or the sections cannot
+// hold what is left; otherwise its cell and branches.
+PartSearch::Step PartSearch::Expand(Frame& fr) {
+  ++nodes_;
+  const StateKey key = Key();
+  if (use_cache_ && part_.failed.contains(key)) return Step::kFail;
+  if (use_cache_) hashes_.push_back(key);
+  if (inference_ && !SectionsFit()) return Step::kFail;
+  FindRun(fr);
+  CollectCandidates(fr);
+  return Step::kBranch;
+}
+
+// The next branch of the node at `depth`: a candidate on the cell (one level
+// down), else the cell raised (the same node, expanded again).
+PartSearch::Step PartSearch::Branch(int& depth) {
+  if (PlaceNextCandidate(depth)) return Step::kExpand;
+  return RaiseCell(frames_[depth]) ? Step::kExpand : Step::kFail;
+}
+
+bool PartSearch::PlaceNextCandidate(int& depth) {
+  Frame& fr = frames_[depth];
+  while (fr.next < fr.cands.size()) {
+    const int c = fr.cands[fr.next++];
+    const Item& item = part_.items[c];
+    int64_t off = std::max(fr.f, item.fixed_top);
+    for (int p : item.partners) {
+      if (placed_[p]) off = std::max(off, offset_[p] + part_.items[p].size);
+    }
+    off = RoundUpTo(off, item.align);
+    if (off + item.size > height_) continue;
+    if (off > fr.f && inference_) {
+      bool fits = true;
+      for (int s = item.s0; s < item.s1 && fits; ++s) {
+        fits = off + rem_[s] <= height_;
+      }
+      if (!fits) continue;
+    }
+    Place(c, off, fr.f);
+    fr.child = c;
+    ++depth;
+    // (fr is not used below: a new frame may move the others.)
+    if (depth == static_cast<int>(frames_.size())) frames_.emplace_back();
+    Begin(frames_[depth]);
+    return true;
+  }
+  return false;
+}
+
+// Nothing sits on the cell (r0, f): every buffer crossing r0 lies higher, on
+// a buffer inside the run (at least f + its size) or across a neighbour (at
+// least h). Raises r0 to the lowest of those; false when that cannot fit.
+bool PartSearch::RaiseCell(Frame& fr) {
+  if (fr.raise_to >= kInf ||
+      (inference_ && fr.raise_to + rem_[fr.cell] > height_)) {
+    return false;
+  }
+  // With nothing at all inside the run, the whole run rises to h.
+  const bool whole = fr.raise_to == fr.h && fr.inner_empty;
+  const int lo = whole ? fr.r0 : fr.cell, hi = whole ? fr.r1 : fr.cell + 1;
+  if (whole && inference_) {
+    for (int t = lo; t < hi; ++t) {
+      if (fr.h + rem_[t] > height_) return false;
+    }
+  }
+  Raise(lo, hi, fr.f, fr.raise_to);
+  raises_.push_back({lo, hi, fr.f, fr.raise_to});
+  return true;
+}
+
+// Undoes the node at `depth` (its raises; its states go to the failure
+// cache) and the placement that led to it. False at the root.
+bool PartSearch::Backtrack(int& depth) {
+  Frame& fr = frames_[depth];
+  while (raises_.size() > fr.raise_mark) {
+    const RaiseRecord& r = raises_.back();
+    Raise(r.r0, r.r1, r.to, r.from);
+    raises_.pop_back();
+  }
+  if (use_cache_) {
+    for (size_t i = fr.hash_mark; i < hashes_.size(); ++i) {
+      if (static_cast<int64_t>(part_.failed.size()) >=
+          options_.failure_cache_entries)
+        break;
+      part_.failed.insert(hashes_[i]);
+    }
+    hashes_.resize(fr.hash_mark);
+  }
+  if (depth == 0) return false;
+  --depth;
+  const Frame& parent = frames_[depth];
+  Unplace(parent.child, parent.f);
+  return true;
+}
+
+void PartSearch::Reset(int64_t height) {
+  height_ = height;
+  std::fill(placed_.begin(), placed_.end(), 0);
+  num_placed_ = 0;
+  rem_ = part_.load;
+  floor_hash_ = {0, 0};
+  unplaced_hash_ = {0, 0};
+  for (size_t s = 0; s < eff_.size(); ++s) {
+    eff_[s] = rem_[s] > 0 ? part_.base[s] : kInf;
+    if (rem_[s] > 0) ToggleFloor(static_cast<int>(s), eff_[s]);
+  }
+  eff_max_.Reset(eff_, 0);
+  for (const StateKey& k : item_key_) {
+    unplaced_hash_.first ^= k.first;
+    unplaced_hash_.second ^= k.second;
+  }
+  raises_.clear();
+  hashes_.clear();
+}
+
+void PartSearch::Begin(Frame& fr) {
+  fr.raise_mark = raises_.size();
+  fr.hash_mark = hashes_.size();
+  fr.child = -1;
+}
+
+StateKey PartSearch::Key() const {
+  return {floor_hash_.first ^ unplaced_hash_.first,
+          floor_hash_.second ^ unplaced_hash_.second};
+}
+
+void PartSearch::ToggleFloor(int s, int64_t floor) {
+  const uint64_t x = static_cast<uint64_t>(s) * 0x100000001B3ULL ^
+                     static_cast<uint64_t>(floor) * 0x9E3779B97F4A7C15ULL;
+  floor_hash_.first ^= Mix(x);
+  floor_hash_.second ^= Mix(x ^ 0xD6E8FEB86659FD93ULL);
+}
+
+// Every unplaced item will sit at or above its candidate (the highest floor
+// over its span), so in each section the items crossing it stack from the
+// lowest candidate among them upwards: that plus their sizes must fit under
+// the height.
+bool PartSearch::SectionsFit() {
+  low_.Clear();
+  const int n = static_cast<int>(part_.items.size());
+  for (int c = 0; c < n; ++c) {
+    if (placed_[c]) continue;
+    const Item& item = part_.items[c];
+    const int64_t cand =
+        std::max(eff_max_.Max(item.s0, item.s1), item.fixed_top);
+    if (cand + item.size > height_) return false;
+    low_.Mark(item.s0, item.s1, cand);
+  }
+  low_.Settle();
+  const int sections = static_cast<int>(rem_.size());
+  for (int s = 0; s < sections; ++s) {
+    if (low_.At(s) < kInf && low_.At(s) + rem_[s] > height_) return false;
+  }
+  return true;
+}
+
+// The cell to decide: a section of a "valley" (a run of equal floor whose
+// live neighbours are higher), the one with the least slack under the
+// height (fail first), ties to the lower floor, then leftmost. Also the run
+// around it and its lower neighbour's floor (kInf: both dead).
+void PartSearch::FindRun(Frame& fr) const {
+  const int sections = static_cast<int>(eff_.size());
+  int64_t best_slack = kInf, best_floor = kInf;
+  int s = 0;
+  while (s < sections) {
+    if (eff_[s] >= kInf) {
+      ++s;
+      continue;
+    }
+    const int64_t f = eff_[s];
+    int end = s + 1;
+    while (end < sections && eff_[end] == f) ++end;
+    const int64_t left = s > 0 ? eff_[s - 1] : kInf;
+    const int64_t right = end < sections ? eff_[end] : kInf;
+    if (left > f && right > f) {
+      for (int t = s; t < end; ++t) {
+        const int64_t slack = height_ - f - rem_[t];
+        if (slack < best_slack || (slack == best_slack && f < best_floor)) {
+          best_slack = slack;
+          best_floor = f;
+          fr.f = f;
+          fr.r0 = s;
+          fr.r1 = end;
+          fr.cell = t;
+          fr.h = std::min(left, right);
+        }
+      }
+    }
+    s = end;
+  }
+}
+
+// The branches at the cell (r0, f): the items that start at r0 and fit in
+// the run (one per group of interchangeable items), in the static order;
+// and the floor r0 is raised to when none of them sits there.
+void PartSearch::CollectCandidates(Frame& fr) {
+  fr.cands.clear();
+  fr.next = 0;
+  const int cell = fr.cell;
+  int64_t inner = kInf;
+  for (int s = fr.r0; s < fr.r1; ++s) {
+    for (int c : part_.starts[s]) {
+      if (placed_[c] || part_.items[c].s1 > fr.r1) continue;
+      if (s <= cell && cell < part_.items[c].s1) {
+        fr.cands.push_back(c);
+      } else {
+        inner = std::min(inner, part_.items[c].size);
+      }
+    }
+  }
+  const std::vector<int>& rank = *rank_;
+  // Items that fill the whole run first: they leave no sliver beside them.
+  auto fills = [&](int c) {
+    return fill_first_ && part_.items[c].s0 == fr.r0 &&
+                   part_.items[c].s1 == fr.r1
+               ? 0
+               : 1;
+  };
+  std::sort(fr.cands.begin(), fr.cands.end(), [&](int a, int b) {
+    return fills(a) != fills(b) ? fills(a) < fills(b) : rank[a] < rank[b];
+  });
+  if (options_.symmetry) KeepOnePerGroup(fr.cands);
+  fr.inner_empty = inner >= kInf && fr.cands.empty();
+  fr.raise_to = std::min(fr.h, inner >= kInf ? kInf : fr.f + inner);
+}
+
+// The first candidate of each group of interchangeable items: a ban on one
+// is a ban on all.
+void PartSearch::KeepOnePerGroup(std::vector<int>& cands) const {
+  size_t kept = 0;
+  for (size_t i = 0; i < cands.size(); ++i) {
+    const int g = part_.items[cands[i]].group;
+    bool seen = false;
+    for (size_t j = 0; j < kept && !seen; ++j)
+      seen = part_.items[cands[j]].group == g;
+    if (!seen) cands[kept++] = cands[i];
+  }
+  cands.resize(kept);
+}
+
+// Every section of the item's span is live with floor `floor` before.
+void PartSearch::Place(int c, int64_t off, int64_t floor) {
+  const Item& item = part_.items[c];
+  const int64_t top = off + item.size;
+  for (int s = item.s0; s < item.s1; ++s) {
+    ToggleFloor(s, floor);
+    rem_[s] -= item.size;
+    if (rem_[s] > 0) {
+      eff_[s] = top;
+      ToggleFloor(s, top);
+    } else {
+      eff_[s] = kInf;
+    }
+  }
+  eff_max_.Refresh(eff_, item.s0, item.s1);
+  placed_[c] = 1;
+  offset_[c] = off;
+  ++num_placed_;
+  unplaced_hash_.first ^= item_key_[c].first;
+  unplaced_hash_.second ^= item_key_[c].second;
+}
+
+void PartSearch::Unplace(int c, int64_t floor) {
+  const Item& item = part_.items[c];
+  const int64_t top = offset_[c] + item.size;
+  for (int s = item.s0; s < item.s1; ++s) {
+    if (rem_[s] > 0) ToggleFloor(s, top);
+    rem_[s] += item.size;
+    eff_[s] = floor;
+    ToggleFloor(s, floor);
+  }
+  eff_max_.Refresh(eff_, item.s0, item.s1);
+  placed_[c] = 0;
+  --num_placed_;
+  unplaced_hash_.first ^= item_key_[c].first;
+  unplaced_hash_.second ^= item_key_[c].second;
+}
+
+void PartSearch::Raise(int r0, int r1, int64_t from, int64_t to) {
+  for (int s = r0; s < r1; ++s) {
+    ToggleFloor(s, from);
+    ToggleFloor(s, to);
+    eff_[s] = to;
+  }
+  eff_max_.Refresh(eff_, r0, r1);
+}
+
+}  // namespace memplan::internal::exact

@@ -1,0 +1,97 @@
+// exact's search of one part at one height (not public): depth-first over
+// canonical placements, one cell (a section of a valley, at its floor) per
+// node; see exact.h for the branching and the prunings.
+
+#ifndef MEMPLAN_PLANNERS_EXACT_SEARCH_H_
+#define MEMPLAN_PLANNERS_EXACT_SEARCH_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "exact.h"
+#include "exact_part.h"
+#include "exact_trees.h"
+#include "memplan/planner.h"
+
+namespace memplan::internal::exact {
+
+// Iterative, so that parts of tens of thousands of buffers need no deep
+// native stack. Reusable for several runs on the same part; failed states
+// go to part.failed when options.failure_cache is on.
+class PartSearch {
+ public:
+  PartSearch(Part& part, const ExactOptions& options);
+
+  // Searches for a plan of height <= `height` with the static order `rank`
+  // (and "fill the run first" when `fill_first`), ticking `budget` per node
+  // and stopping at `node_limit` nodes or when its clock runs out.
+  Outcome Run(int64_t height, const std::vector<int>& rank, bool fill_first,
+              int64_t node_limit, Budget& budget);
+
+  // Nodes of the last run, and its offsets when it found a plan.
+  int64_t nodes() const { return nodes_; }
+  const std::vector<int64_t>& offsets() const { return offset_; }
+
+ private:
+  // A node on the path: the cell it decides and the branches left.
+  struct Frame {
+    int64_t f = 0, h = kInf, raise_to = kInf;
+    bool inner_empty = false;
+    int r0 = 0, r1 = 0, cell = 0;
+    std::vector<int> cands;
+    size_t next = 0;
+    size_t raise_mark = 0, hash_mark = 0;
+    int child = -1;
+  };
+  struct RaiseRecord {
+    int r0, r1;
+    int64_t from, to;
+  };
+  enum class Step { kExpand, kBranch, kFail };
+
+  void Reset(int64_t height);
+  void Begin(Frame& fr);
+  Step Expand(Frame& fr);
+  Step Branch(int& depth);
+  bool PlaceNextCandidate(int& depth);
+  bool RaiseCell(Frame& fr);
+  bool Backtrack(int& depth);
+
+  StateKey Key() const;
+  void ToggleFloor(int s, int64_t floor);
+  bool SectionsFit();
+  void FindRun(Frame& fr) const;
+  void CollectCandidates(Frame& fr);
+  void KeepOnePerGroup(std::vector<int>& cands) const;
+  void Place(int c, int64_t off, int64_t floor);
+  void Unplace(int c, int64_t floor);
+  void Raise(int r0, int r1, int64_t from, int64_t to);
+
+  Part& part_;
+  const ExactOptions& options_;
+  std::vector<StateKey> item_key_;
+  const std::vector<int>* rank_ = nullptr;
+  bool fill_first_ = false;
+  bool inference_ = true;
+  bool use_cache_ = true;
+  int64_t node_work_ = 1;
+  int64_t height_ = 0;
+  int64_t nodes_ = 0;
+  // eff_[s]: the floor of section s when items still cross it, else kInf.
+  std::vector<int64_t> eff_;
+  std::vector<int64_t> rem_;  // sizes of the unplaced items crossing s
+  RangeMax eff_max_;          // eff_ over ranges of sections
+  MinMarks low_;              // scratch of SectionsFit
+  std::vector<char> placed_;
+  std::vector<int64_t> offset_;
+  int num_placed_ = 0;
+  StateKey floor_hash_, unplaced_hash_;
+  std::vector<Frame> frames_;
+  std::vector<RaiseRecord> raises_;
+  std::vector<StateKey> hashes_;
+};
+
+}  // namespace memplan::internal::exact
+
+#endif  // MEMPLAN_PLANNERS_EXACT_SEARCH_H_
