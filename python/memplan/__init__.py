@@ -214,7 +214,8 @@ def write_plan(plan, path, *, format=None, input=None, name=None,
     every tensor's place for a graph, and the input's name, hash and build
     options when `input` is the path of the file planned), "csv" (.csv: the
     buffer CSV with offsets), "c-header" (.h: `name` is the include guard's,
-    default the input's file name, `prefix` the macros') or "tflm-offline"
+    default the input's file name or the graph's name, `prefix` the
+    macros') or "tflm-offline"
     (TFLite Micro's offline plan, binary). .json and .csv may end in .gz."""
     path = _os.fspath(path)
     if input is not None:
@@ -236,7 +237,9 @@ def write_plan(plan, path, *, format=None, input=None, name=None,
         data = plan.to_csv().encode()
     elif format == "c-header":
         if name is None:
-            name = _os.path.basename(input) if input else ""
+            name = _os.path.basename(input) if input else (
+                plan.graph.name if plan.graph is not None
+                else plan.problem.name) or "plan"
         data = plan.to_c_header(name, prefix).encode()
     elif format == "tflm-offline":
         data = plan.tflm_offline_bytes()

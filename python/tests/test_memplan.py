@@ -192,6 +192,10 @@ def test_every_output_format_as_the_tool(tmp_path):
         assert mine == theirs, out
     header = (tmp_path / "p.h").read_text()
     assert "#define MEMPLAN_ARENA_SIZE " + str(plan.peak) in header
+    memplan.write_plan(plan, tmp_path / "q.h", prefix="NET")
+    named = (tmp_path / "q.h").read_text()
+    assert "MOBILENET_V3_SMALL_PLAN_H_" in named
+    assert "#define NET_ARENA_SIZE " + str(plan.peak) in named
     offsets = plan.tflm_offline()
     assert offsets[:3] == [0, 0, len(graph.tensors)]
     assert offsets[3:] == [-1 if p.offset is None else p.offset
