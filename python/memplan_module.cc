@@ -1090,12 +1090,6 @@ PYBIND11_MODULE(_memplan, m) {
       },
       py::arg("path"), py::arg("data"),
       "writes `data` to `path` (gzipped when the name ends in .gz)");
-  m.def(
-      "_read_file",
-      [](const std::string& path) {
-        return py::bytes(Take(ReadFile(path), /*file=*/true));
-      },
-      py::arg("path"), "the bytes of `path` (gunzipped when it ends in .gz)");
 
   m.attr("HAVE_ONNX") = kHaveOnnx;
   m.def("read_onnx", &ReadOnnx, py::arg("source"), py::kw_only(),
