@@ -299,38 +299,14 @@ void PostDisjunction(Gecode::Space& home, const Gecode::IntVar& xi, int si,
   Gecode::rel(home, before, Gecode::BOT_OR, after, 1);
 }
 
-absl::StatusOr<Plan> CpPlanner::SolveImpl(const Problem& problem,
-                                          const PlanOptions& options,
-                                          Incumbent& start) const {
-  Budget budget(options);
-  CpStats local_stats;
-  CpStats& stats = stats_ != nullptr ? *stats_ : local_stats;
-  stats = CpStats{};
-  if (problem.pools.size() != 1) {
-    return absl::UnimplementedError(
-        absl::StrCat("the cp planner supports a single pool; this problem has ",
-                     problem.pools.size(), " pools (use a heuristic planner)"));
-  }
-  const Pool& pool = problem.pools[0];
+// Fixed buffers that already overlap make every plan invalid.
+absl::Status CheckFixedOverlaps(const Problem& problem,
+                                const ConflictGraph& conflicts) {
   const int n = static_cast<int>(problem.buffers.size());
-  if (n == 0) return FinishPlan(problem, Plan{}, /*proven=*/true);
-
-  // The size of the model, before anything as large as it is built: the
-  // conflict graph and the disjunctions both grow with the pairs.
-  stats.conflicting_pairs = internal::CountOverlappingPairs(problem) +
-                            static_cast<int64_t>(problem.conflicts.size());
-  stats.model_too_large =
-      options_.max_conflicting_pairs > 0 &&
-      stats.conflicting_pairs > options_.max_conflicting_pairs;
-
-  // Fixed buffers that already overlap make every plan invalid. (Above the
-  // bound the warm start's placement of the fixed buffers finds them.)
-  std::optional<ConflictGraph> conflict_graph;
-  if (!stats.model_too_large) conflict_graph = ConflictGraph::Build(problem);
-  for (BufferId b = 0; conflict_graph.has_value() && b < n; ++b) {
+  for (BufferId b = 0; b < n; ++b) {
     const Buffer& bb = problem.buffers[b];
     if (!bb.fixed.has_value() || bb.size == 0) continue;
-    for (BufferId c : conflict_graph->neighbors(b)) {
+    for (BufferId c : conflicts.neighbors(b)) {
       const Buffer& cb = problem.buffers[c];
       if (c <= b || !cb.fixed.has_value() || cb.size == 0) continue;
       if (bb.fixed->offset < cb.fixed->offset + cb.size &&
@@ -342,10 +318,15 @@ absl::StatusOr<Plan> CpPlanner::SolveImpl(const Problem& problem,
       }
     }
   }
+  return absl::OkStatus();
+}
 
-  // Lower bound on the peak: max live bytes and the end of every fixed buffer.
+// Lower bound on the peak: max live bytes and the end of every fixed buffer.
+// An error when that already exceeds the pool's capacity.
+absl::StatusOr<Bytes> PeakLowerBound(const Problem& problem) {
+  const Pool& pool = problem.pools[0];
   Bytes lower = LowerBound(problem);
-  for (BufferId b = 0; b < n; ++b) {
+  for (BufferId b = 0; b < static_cast<BufferId>(problem.buffers.size()); ++b) {
     const Buffer& buffer = problem.buffers[b];
     const Bytes end = buffer.fixed.has_value()
                           ? buffer.fixed->offset + buffer.size
@@ -359,128 +340,142 @@ absl::StatusOr<Plan> CpPlanner::SolveImpl(const Problem& problem,
   if (pool.capacity > 0 && lower > pool.capacity) {
     return InfeasibleError(problem, lower, absl::OkStatus());
   }
+  return lower;
+}
 
-  // Warm start: the incumbent, verified.
-  std::optional<Plan> incumbent;
-  absl::Status warm_error = absl::OkStatus();
-  if (!start.none()) {
-    const absl::StatusOr<Plan>& plan = start.Get();
-    if (plan.ok()) {
-      incumbent = *plan;
-      stats.used_warm_start = true;
-      stats.warm_start_peak = incumbent->peak;
-    } else {
-      warm_error = plan.status();
-    }
-  }
-  if (incumbent.has_value() && incumbent->peak <= lower) {
-    return FinishPlan(problem, std::move(*incumbent), /*proven=*/true);
-  }
-  if (stats.model_too_large) {
-    if (incumbent.has_value()) {
-      return FinishPlan(problem, std::move(*incumbent), /*proven=*/false);
-    }
-    const std::string why = absl::StrCat(
-        "the cp planner builds no model of ", stats.conflicting_pairs,
-        " conflicting pairs (CpOptions::max_conflicting_pairs is ",
-        options_.max_conflicting_pairs, ") and has no warm start plan");
-    if (!warm_error.ok()) {
-      return absl::Status(
-          warm_error.code(),
-          absl::StrCat(why, "; the warm start: ", warm_error.message()));
-    }
-    return absl::UnimplementedError(why);
-  }
-  const ConflictGraph& conflicts = *conflict_graph;
-  // Building the model is cut short by the time limit too: the incumbent
-  // (or DeadlineExceeded) is returned, as when the search runs out of time.
-  auto out_of_time = [&]() -> absl::StatusOr<Plan> {
-    stats.model_out_of_time = true;
-    if (incumbent.has_value()) {
-      return FinishPlan(problem, std::move(*incumbent), /*proven=*/false);
-    }
-    return absl::DeadlineExceededError(absl::StrCat(
-        "the cp planner ran out of time while building its model"));
-  };
-  // A step of the model building: worth this much work to the clock's
-  // cadence (the clock is read about every 1024 steps).
-  constexpr int64_t kBuildWork = Budget::kClockWork / 1024;
-  auto past_deadline = [&] {
-    budget.Tick(kBuildWork);
-    return budget.OutOfTime();
-  };
+// The warm start: the incumbent's plan, or why there is none.
+struct WarmStart {
+  std::optional<Plan> plan;
+  absl::Status error = absl::OkStatus();
+};
 
-  // Units: every size, alignment and fixed offset is a multiple of `unit`.
+WarmStart TakeWarmStart(Incumbent& start, CpStats& stats) {
+  WarmStart warm;
+  if (start.none()) return warm;
+  const absl::StatusOr<Plan>& plan = start.Get();
+  if (plan.ok()) {
+    warm.plan = *plan;
+    stats.used_warm_start = true;
+    stats.warm_start_peak = warm.plan->peak;
+  } else {
+    warm.error = plan.status();
+  }
+  return warm;
+}
+
+// Above CpOptions::max_conflicting_pairs: the warm start, or why not.
+absl::StatusOr<Plan> WithoutModel(const Problem& problem, WarmStart warm,
+                                  const CpStats& stats,
+                                  int64_t max_conflicting_pairs) {
+  if (warm.plan.has_value()) {
+    return FinishPlan(problem, std::move(*warm.plan), /*proven=*/false);
+  }
+  const std::string why = absl::StrCat(
+      "the cp planner builds no model of ", stats.conflicting_pairs,
+      " conflicting pairs (CpOptions::max_conflicting_pairs is ",
+      max_conflicting_pairs, ") and has no warm start plan");
+  if (!warm.error.ok()) {
+    return absl::Status(
+        warm.error.code(),
+        absl::StrCat(why, "; the warm start: ", warm.error.message()));
+  }
+  return absl::UnimplementedError(why);
+}
+
+// Units: every size, alignment and fixed offset is a multiple of the unit.
+Bytes Unit(const Problem& problem) {
   Bytes unit = 0;
-  for (BufferId b = 0; b < n; ++b) {
+  for (BufferId b = 0; b < static_cast<BufferId>(problem.buffers.size()); ++b) {
     const Buffer& buffer = problem.buffers[b];
     unit = std::gcd(unit, buffer.size);
     unit = std::gcd(unit, EffectiveAlignment(problem, b, 0));
     if (buffer.fixed.has_value()) unit = std::gcd(unit, buffer.fixed->offset);
   }
-  unit = std::max<Bytes>(unit, 1);
+  return std::max<Bytes>(unit, 1);
+}
 
-  // The peak lies in [low, high] units; the search looks for strictly better
-  // plans than the incumbent.
-  const Bytes low = (lower + unit - 1) / unit;
-  Bytes high = 0;
-  if (incumbent.has_value()) {
-    high = (incumbent->peak - 1) / unit;
+// What the model is made of: its buffers, its units, the range of its peak.
+struct ModelFrame {
+  Bytes unit = 1;
+  Bytes lower = 0;            // bytes
+  int64_t low = 0, high = 0;  // the peak's range, in units
+  std::vector<BufferId> ids;  // the model's buffers: every one with bytes
+  std::vector<int> index;     // per buffer: its index in ids, or -1
+  std::vector<Step> times;    // lifetime ends, sorted
+  BranchData data;            // sizes in units, twins, branching options
+
+  // Lifetimes as ranks, so that any step values fit Gecode's integers.
+  int Rank(Step t) const {
+    return static_cast<int>(std::lower_bound(times.begin(), times.end(), t) -
+                            times.begin());
+  }
+};
+
+// The peak lies in [low, high] units; the search looks for strictly better
+// plans than the warm start. False when the range is empty.
+bool PeakRange(const Problem& problem, const WarmStart& warm,
+               ModelFrame& frame) {
+  const Bytes unit = frame.unit;
+  frame.low = (frame.lower + unit - 1) / unit;
+  frame.high = 0;
+  if (warm.plan.has_value()) {
+    frame.high = (warm.plan->peak - 1) / unit;
   } else {
     // Stacking every buffer above the fixed ones always fits.
-    for (BufferId b = 0; b < n; ++b) {
-      high +=
+    for (BufferId b = 0; b < static_cast<BufferId>(problem.buffers.size());
+         ++b) {
+      frame.high +=
           (problem.buffers[b].size + EffectiveAlignment(problem, b, 0)) / unit;
     }
-    high += lower / unit;
+    frame.high += frame.lower / unit;
   }
-  if (pool.capacity > 0) high = std::min(high, pool.capacity / unit);
-  if (low > high) {
-    if (incumbent.has_value()) {
-      return FinishPlan(problem, std::move(*incumbent), /*proven=*/true);
-    }
-    return InfeasibleError(problem, lower, warm_error);
-  }
-  if (high > Gecode::Int::Limits::max) {
-    if (incumbent.has_value()) {
-      return FinishPlan(problem, std::move(*incumbent), /*proven=*/false);
-    }
-    return absl::UnimplementedError(absl::StrCat(
-        "the cp planner cannot model peaks of ", high, " units of ", unit,
-        " bytes (more than Gecode's integer range)"));
-  }
+  const Bytes capacity = problem.pools[0].capacity;
+  if (capacity > 0) frame.high = std::min(frame.high, capacity / unit);
+  return frame.low <= frame.high;
+}
 
-  // The model's buffers: every buffer with bytes (zero-size ones sit at 0).
-  std::vector<BufferId> ids;
-  std::vector<int> index(n, -1);
+// The model's buffers (zero-size ones sit at 0), their sizes in units and
+// the lifetime ends.
+void ModelBuffers(const Problem& problem, const CpOptions& options,
+                  ModelFrame& frame) {
+  const int n = static_cast<int>(problem.buffers.size());
+  frame.index.assign(n, -1);
   for (BufferId b = 0; b < n; ++b) {
     if (problem.buffers[b].size == 0) continue;
-    index[b] = static_cast<int>(ids.size());
-    ids.push_back(b);
+    frame.index[b] = static_cast<int>(frame.ids.size());
+    frame.ids.push_back(b);
   }
-  const int m = static_cast<int>(ids.size());
-  BranchData data;
-  data.dominance = options_.dominance;
-  data.lowest_offset_first = options_.lowest_offset_first;
-  data.size.resize(m);
-  for (int k = 0; k < m; ++k)
-    data.size[k] = static_cast<int>(problem.buffers[ids[k]].size / unit);
+  BranchData& data = frame.data;
+  data.dominance = options.dominance;
+  data.lowest_offset_first = options.lowest_offset_first;
+  for (BufferId b : frame.ids) {
+    data.size.push_back(static_cast<int>(problem.buffers[b].size / frame.unit));
+    frame.times.push_back(problem.buffers[b].lifetime.start);
+    frame.times.push_back(problem.buffers[b].lifetime.end);
+  }
+  std::sort(frame.times.begin(), frame.times.end());
+  frame.times.erase(std::unique(frame.times.begin(), frame.times.end()),
+                    frame.times.end());
+}
 
-  auto root = std::make_unique<CpSpace>();
-  CpSpace& home = *root;
+// One offset variable per buffer (fixed ones fixed, the others on their
+// alignment) below the peak.
+void PostOffsets(const Problem& problem, const ModelFrame& frame,
+                 CpSpace& home) {
+  const int m = static_cast<int>(frame.ids.size());
   home.x = Gecode::IntVarArray(home, m);
-  home.peak =
-      Gecode::IntVar(home, static_cast<int>(low), static_cast<int>(high));
+  home.peak = Gecode::IntVar(home, static_cast<int>(frame.low),
+                             static_cast<int>(frame.high));
   for (int k = 0; k < m; ++k) {
-    const Buffer& buffer = problem.buffers[ids[k]];
-    const int size = data.size[k];
+    const Buffer& buffer = problem.buffers[frame.ids[k]];
+    const int size = frame.data.size[k];
     if (buffer.fixed.has_value()) {
-      const int offset = static_cast<int>(buffer.fixed->offset / unit);
+      const int offset = static_cast<int>(buffer.fixed->offset / frame.unit);
       home.x[k] = Gecode::IntVar(home, offset, offset);
     } else {
-      const int align =
-          static_cast<int>(EffectiveAlignment(problem, ids[k], 0) / unit);
-      const int top = static_cast<int>(high) - size;
+      const int align = static_cast<int>(
+          EffectiveAlignment(problem, frame.ids[k], 0) / frame.unit);
+      const int top = static_cast<int>(frame.high) - size;
       home.x[k] = Gecode::IntVar(home, 0, top);
       if (align > 1) {
         Gecode::IntVar slot(home, 0, top / align);
@@ -489,215 +484,337 @@ absl::StatusOr<Plan> CpPlanner::SolveImpl(const Problem& problem,
     }
     Gecode::rel(home, home.x[k] + size <= home.peak);
   }
+}
 
-  // Lifetimes as ranks, so that any step values fit Gecode's integers.
-  std::vector<Step> times;
-  for (BufferId b : ids) {
-    times.push_back(problem.buffers[b].lifetime.start);
-    times.push_back(problem.buffers[b].lifetime.end);
-  }
-  std::sort(times.begin(), times.end());
-  times.erase(std::unique(times.begin(), times.end()), times.end());
-  auto rank = [&](Step t) {
-    return static_cast<int>(std::lower_bound(times.begin(), times.end(), t) -
-                            times.begin());
-  };
+// A step of the model building: worth this much work to the clock's
+// cadence (the clock is read about every 1024 steps).
+constexpr int64_t kBuildWork = Budget::kClockWork / 1024;
+bool BuildStepOutOfTime(Budget& budget) {
+  budget.Tick(kBuildWork);
+  return budget.OutOfTime();
+}
 
-  // No overlap between conflicting buffers.
-  if (options_.use_nooverlap && m > 1) {
+// No overlap between conflicting buffers: a disjunction per pair (or
+// nooverlap for the lifetime overlaps). False when out of time.
+bool PostNoOverlap(const Problem& problem, const ConflictGraph& conflicts,
+                   const CpOptions& options, const ModelFrame& frame,
+                   Budget& budget, CpSpace& home) {
+  const int m = static_cast<int>(frame.ids.size());
+  if (options.use_nooverlap && m > 1) {
     Gecode::IntVarArgs xs(m), ys(m);
     Gecode::IntArgs ws(m), hs(m);
     for (int k = 0; k < m; ++k) {
-      const Lifetime& life = problem.buffers[ids[k]].lifetime;
+      const Lifetime& life = problem.buffers[frame.ids[k]].lifetime;
       xs[k] = home.x[k];
-      ws[k] = data.size[k];
-      ys[k] = Gecode::IntVar(home, rank(life.start), rank(life.start));
-      hs[k] = rank(life.end) - rank(life.start);
+      ws[k] = frame.data.size[k];
+      ys[k] =
+          Gecode::IntVar(home, frame.Rank(life.start), frame.Rank(life.start));
+      hs[k] = frame.Rank(life.end) - frame.Rank(life.start);
     }
     Gecode::nooverlap(home, xs, ws, ys, hs);
   }
   for (int k = 0; k < m; ++k) {
-    const BufferId b = ids[k];
+    const BufferId b = frame.ids[k];
     for (BufferId c : conflicts.neighbors(b)) {
-      if (c <= b || index[c] < 0) continue;
+      if (c <= b || frame.index[c] < 0) continue;
       if (problem.buffers[b].fixed.has_value() &&
           problem.buffers[c].fixed.has_value())
         continue;
-      if (options_.use_nooverlap &&
+      if (options.use_nooverlap &&
           Overlaps(problem.buffers[b].lifetime, problem.buffers[c].lifetime)) {
         continue;
       }
-      const int j = index[c];
-      PostDisjunction(home, home.x[k], data.size[k], home.x[j], data.size[j]);
-      if (past_deadline()) return out_of_time();
+      const int j = frame.index[c];
+      PostDisjunction(home, home.x[k], frame.data.size[k], home.x[j],
+                      frame.data.size[j]);
+      if (BuildStepOutOfTime(budget)) return false;
     }
   }
+  return true;
+}
 
-  // Redundant: the buffers alive together at a step form a unary resource.
-  // The live set is maximal right before a step at which some buffer ends,
-  // when buffers started since the last such step.
-  if (options_.redundant_cliques) {
-    std::vector<std::vector<int>> starts(times.size()), ends(times.size());
-    for (int k = 0; k < m; ++k) {
-      const Lifetime& life = problem.buffers[ids[k]].lifetime;
-      starts[rank(life.start)].push_back(k);
-      ends[rank(life.end)].push_back(k);
-    }
-    int64_t members = 0;
-    std::vector<int> live;
-    bool grew = false;
-    for (size_t t = 0; t < times.size(); ++t) {
-      if (grew && !ends[t].empty() && live.size() >= 2 &&
-          members + static_cast<int64_t>(live.size()) <=
-              options_.max_clique_members) {
-        Gecode::IntVarArgs xs;
-        Gecode::IntArgs ps;
-        for (int k : live) {
-          xs << home.x[k];
-          ps << data.size[k];
-        }
-        Gecode::unary(home, xs, ps);
-        members += static_cast<int64_t>(live.size());
-        if (budget.OutOfTimeNow()) return out_of_time();
-      }
-      if (!ends[t].empty()) {
-        grew = false;
-        std::erase_if(live, [&](int k) {
-          return rank(problem.buffers[ids[k]].lifetime.end) ==
-                 static_cast<int>(t);
-        });
-      }
-      if (!starts[t].empty()) grew = true;
-      for (int k : starts[t]) live.push_back(k);
-    }
+// Redundant: the buffers alive together at a step form a unary resource.
+// The live set is maximal right before a step at which some buffer ends,
+// when buffers started since the last such step. False when out of time.
+bool PostCliques(const Problem& problem, const CpOptions& options,
+                 const ModelFrame& frame, Budget& budget, CpSpace& home) {
+  const int m = static_cast<int>(frame.ids.size());
+  const size_t steps = frame.times.size();
+  std::vector<std::vector<int>> starts(steps), ends(steps);
+  for (int k = 0; k < m; ++k) {
+    const Lifetime& life = problem.buffers[frame.ids[k]].lifetime;
+    starts[frame.Rank(life.start)].push_back(k);
+    ends[frame.Rank(life.end)].push_back(k);
   }
+  int64_t members = 0;
+  std::vector<int> live;
+  bool grew = false;
+  for (size_t t = 0; t < steps; ++t) {
+    if (grew && !ends[t].empty() && live.size() >= 2 &&
+        members + static_cast<int64_t>(live.size()) <=
+            options.max_clique_members) {
+      Gecode::IntVarArgs xs;
+      Gecode::IntArgs ps;
+      for (int k : live) {
+        xs << home.x[k];
+        ps << frame.data.size[k];
+      }
+      Gecode::unary(home, xs, ps);
+      members += static_cast<int64_t>(live.size());
+      if (budget.OutOfTimeNow()) return false;
+    }
+    if (!ends[t].empty()) {
+      grew = false;
+      std::erase_if(live, [&](int k) {
+        return frame.Rank(problem.buffers[frame.ids[k]].lifetime.end) ==
+               static_cast<int>(t);
+      });
+    }
+    if (!starts[t].empty()) grew = true;
+    for (int k : starts[t]) live.push_back(k);
+  }
+  return true;
+}
 
-  // Interchangeable buffers: same size, alignment, lifetime and conflicts.
+// Interchangeable buffers: same size, alignment, lifetime and conflicts.
+// False when out of time.
+bool FindTwins(const Problem& problem, const ConflictGraph& conflicts,
+               Budget& budget, ModelFrame& frame) {
+  BranchData& data = frame.data;
+  const std::vector<BufferId>& ids = frame.ids;
+  const int m = static_cast<int>(ids.size());
   data.twin_class.assign(m, -1);
-  {
-    std::vector<int> order;
-    for (int k = 0; k < m; ++k) {
-      if (!problem.buffers[ids[k]].fixed.has_value()) order.push_back(k);
+  std::vector<int> order;
+  for (int k = 0; k < m; ++k) {
+    if (!problem.buffers[ids[k]].fixed.has_value()) order.push_back(k);
+  }
+  auto key = [&](int k) {
+    const Buffer& buffer = problem.buffers[ids[k]];
+    return std::make_tuple(data.size[k], EffectiveAlignment(problem, ids[k], 0),
+                           buffer.lifetime.start, buffer.lifetime.end, k);
+  };
+  std::sort(order.begin(), order.end(),
+            [&](int a, int b) { return key(a) < key(b); });
+  auto others = [&](int k, int except) {
+    std::vector<BufferId> out;
+    for (BufferId c : conflicts.neighbors(ids[k])) {
+      if (c != ids[except]) out.push_back(c);
     }
-    auto key = [&](int k) {
-      const Buffer& buffer = problem.buffers[ids[k]];
-      return std::make_tuple(data.size[k],
-                             EffectiveAlignment(problem, ids[k], 0),
-                             buffer.lifetime.start, buffer.lifetime.end, k);
-    };
-    std::sort(order.begin(), order.end(),
-              [&](int a, int b) { return key(a) < key(b); });
-    auto others = [&](int k, int except) {
-      std::vector<BufferId> out;
-      for (BufferId c : conflicts.neighbors(ids[k])) {
-        if (c != ids[except]) out.push_back(c);
+    return out;
+  };
+  auto same = [&](int a, int b) {
+    auto ka = key(a), kb = key(b);
+    std::get<4>(ka) = std::get<4>(kb) = 0;
+    return ka == kb;
+  };
+  for (size_t i = 0; i < order.size();) {
+    size_t j = i + 1;
+    while (j < order.size() && same(order[i], order[j])) ++j;
+    // Within a run of equal keys, group by equal conflict sets.
+    for (size_t a = i; a < j; ++a) {
+      const int ka = order[a];
+      if (data.twin_class[ka] >= 0) continue;
+      std::vector<int> cls = {ka};
+      for (size_t b = a + 1; b < j; ++b) {
+        if (BuildStepOutOfTime(budget)) return false;
+        const int kb = order[b];
+        if (data.twin_class[kb] < 0 && others(ka, kb) == others(kb, ka))
+          cls.push_back(kb);
       }
-      return out;
-    };
-    for (size_t i = 0; i < order.size();) {
-      size_t j = i + 1;
-      auto same = [&](int a, int b) {
-        auto ka = key(a), kb = key(b);
-        std::get<4>(ka) = std::get<4>(kb) = 0;
-        return ka == kb;
-      };
-      while (j < order.size() && same(order[i], order[j])) ++j;
-      // Within a run of equal keys, group by equal conflict sets.
-      for (size_t a = i; a < j; ++a) {
-        const int ka = order[a];
-        if (data.twin_class[ka] >= 0) continue;
-        std::vector<int> cls = {ka};
-        for (size_t b = a + 1; b < j; ++b) {
-          if (past_deadline()) return out_of_time();
-          const int kb = order[b];
-          if (data.twin_class[kb] < 0 && others(ka, kb) == others(kb, ka))
-            cls.push_back(kb);
-        }
-        if (cls.size() < 2) continue;
-        for (int k : cls)
-          data.twin_class[k] = static_cast<int>(data.twins.size());
-        data.twins.push_back(std::move(cls));
-      }
-      i = j;
+      if (cls.size() < 2) continue;
+      for (int k : cls)
+        data.twin_class[k] = static_cast<int>(data.twins.size());
+      data.twins.push_back(std::move(cls));
+    }
+    i = j;
+  }
+  return true;
+}
+
+// The model of `frame` in a new space, with its brancher; null when the
+// time ran out while building it.
+std::unique_ptr<CpSpace> BuildModel(const Problem& problem,
+                                    const ConflictGraph& conflicts,
+                                    const CpOptions& options, Budget& budget,
+                                    ModelFrame& frame) {
+  auto root = std::make_unique<CpSpace>();
+  CpSpace& home = *root;
+  PostOffsets(problem, frame, home);
+  if (!PostNoOverlap(problem, conflicts, options, frame, budget, home)) {
+    return nullptr;
+  }
+  if (options.redundant_cliques &&
+      !PostCliques(problem, options, frame, budget, home)) {
+    return nullptr;
+  }
+  if (!FindTwins(problem, conflicts, budget, frame)) return nullptr;
+  Gecode::IntVarArgs xs(home.x);
+  Gecode::ViewArray<Gecode::Int::IntView> views(home, xs);
+  PlaceOrPostpone::Post(home, views, &frame.data);
+  Gecode::branch(home, home.peak, Gecode::INT_VAL_MIN());
+  return root;
+}
+
+// What the branch and bound found: the offsets of its last (best) plan.
+struct SearchResult {
+  bool found = false;
+  bool stopped = false;  // by the node limit or the clock: nothing proven
+  std::vector<int> offsets;
+};
+
+SearchResult BranchAndBound(CpSpace* root, int threads, Budget& budget,
+                            CpStats& stats) {
+  const int m = root->x.size();
+  SearchResult result;
+  result.offsets.assign(m, 0);
+  if (root->status() == Gecode::SS_FAILED) return result;
+  // The counted budget in nodes.
+  const int64_t node_work =
+      8 * static_cast<int64_t>(m) + stats.conflicting_pairs + 64;
+  SearchStop stop(std::max<int64_t>(1, budget.work_limit() / node_work),
+                  budget.deadline());
+  Gecode::Search::Options search_options;
+  search_options.threads = threads;
+  search_options.stop = &stop;
+  // The search keeps a copy of the space every c_d levels of its path, and a
+  // copy holds every disjunction: about 48 bytes per pair and level
+  // (measured on somas_resnet50: 218395 pairs, 1042 buffers, 1.76 GB at the
+  // default c_d = 8, 0.54 GB at 64). Large models copy less often so that
+  // the copies stay near 256 MB; the search visits the same nodes,
+  // recomputation only costs time.
+  const double copy_bytes = 48.0 *
+                            static_cast<double>(stats.conflicting_pairs) *
+                            static_cast<double>(m);
+  search_options.c_d = static_cast<unsigned int>(
+      std::clamp(copy_bytes / (256.0 * 1024 * 1024),
+                 static_cast<double>(Gecode::Search::Config::c_d), 1e6));
+  Gecode::BAB<CpSpace> engine(root, search_options);
+  while (CpSpace* solution = engine.next()) {
+    for (int k = 0; k < m; ++k) result.offsets[k] = solution->x[k].val();
+    result.found = true;
+    ++stats.solutions;
+    delete solution;
+  }
+  result.stopped = engine.stopped();
+  const Gecode::Search::Statistics s = engine.statistics();
+  stats.nodes = static_cast<int64_t>(s.node);
+  stats.failures = static_cast<int64_t>(s.fail);
+  return result;
+}
+
+// The plan of the model's offsets (buffers outside the model at 0 or at
+// their fixed offset).
+Plan ExtractPlan(const Problem& problem, const ModelFrame& frame,
+                 const std::vector<int>& offsets) {
+  const int n = static_cast<int>(problem.buffers.size());
+  Plan plan;
+  plan.assignments.resize(n);
+  for (BufferId b = 0; b < n; ++b) {
+    Assignment& a = plan.assignments[b];
+    a.buffer = b;
+    a.pool = 0;
+    const Buffer& buffer = problem.buffers[b];
+    if (frame.index[b] >= 0) {
+      a.offset = static_cast<Offset>(offsets[frame.index[b]]) * frame.unit;
+    } else if (buffer.fixed.has_value()) {
+      a.offset = buffer.fixed->offset;
     }
   }
+  return plan;
+}
 
-  {
-    Gecode::IntVarArgs xs(home.x);
-    Gecode::ViewArray<Gecode::Int::IntView> views(home, xs);
-    PlaceOrPostpone::Post(home, views, &data);
-    Gecode::branch(home, home.peak, Gecode::INT_VAL_MIN());
+absl::StatusOr<Plan> CpPlanner::SolveImpl(const Problem& problem,
+                                          const PlanOptions& options,
+                                          Incumbent& start) const {
+  Budget budget(options);
+  CpStats local_stats;
+  CpStats& stats = stats_ != nullptr ? *stats_ : local_stats;
+  stats = CpStats{};
+  if (problem.pools.size() != 1) {
+    return absl::UnimplementedError(
+        absl::StrCat("the cp planner supports a single pool; this problem has ",
+                     problem.pools.size(), " pools (use a heuristic planner)"));
+  }
+  if (problem.buffers.empty()) {
+    return FinishPlan(problem, Plan{}, /*proven=*/true);
   }
 
-  // Branch and bound.
+  // The size of the model, before anything as large as it is built: the
+  // conflict graph and the disjunctions both grow with the pairs.
+  stats.conflicting_pairs = internal::CountOverlappingPairs(problem) +
+                            static_cast<int64_t>(problem.conflicts.size());
+  stats.model_too_large =
+      options_.max_conflicting_pairs > 0 &&
+      stats.conflicting_pairs > options_.max_conflicting_pairs;
+  // (Above the bound the warm start's placement of the fixed buffers finds
+  // fixed buffers that overlap.)
+  std::optional<ConflictGraph> conflicts;
+  if (!stats.model_too_large) {
+    conflicts = ConflictGraph::Build(problem);
+    MEMPLAN_RETURN_IF_ERROR(CheckFixedOverlaps(problem, *conflicts));
+  }
+  ModelFrame frame;
+  MEMPLAN_ASSIGN_OR_RETURN(frame.lower, PeakLowerBound(problem));
+
+  WarmStart warm = TakeWarmStart(start, stats);
+  if (warm.plan.has_value() && warm.plan->peak <= frame.lower) {
+    return FinishPlan(problem, std::move(*warm.plan), /*proven=*/true);
+  }
+  if (stats.model_too_large) {
+    return WithoutModel(problem, std::move(warm), stats,
+                        options_.max_conflicting_pairs);
+  }
+  frame.unit = Unit(problem);
+  if (!PeakRange(problem, warm, frame)) {
+    if (warm.plan.has_value()) {
+      return FinishPlan(problem, std::move(*warm.plan), /*proven=*/true);
+    }
+    return InfeasibleError(problem, frame.lower, warm.error);
+  }
+  if (frame.high > Gecode::Int::Limits::max) {
+    if (warm.plan.has_value()) {
+      return FinishPlan(problem, std::move(*warm.plan), /*proven=*/false);
+    }
+    return absl::UnimplementedError(absl::StrCat(
+        "the cp planner cannot model peaks of ", frame.high, " units of ",
+        frame.unit, " bytes (more than Gecode's integer range)"));
+  }
+  ModelBuffers(problem, options_, frame);
+  std::unique_ptr<CpSpace> root =
+      BuildModel(problem, *conflicts, options_, budget, frame);
+  if (root == nullptr) {
+    // Out of time while building: the warm start, as when the search runs
+    // out of time.
+    stats.model_out_of_time = true;
+    if (warm.plan.has_value()) {
+      return FinishPlan(problem, std::move(*warm.plan), /*proven=*/false);
+    }
+    return absl::DeadlineExceededError(
+        "the cp planner ran out of time while building its model");
+  }
+
   const int threads =
       std::max(1, options_.threads > 0 ? options_.threads : options.threads);
-  bool found = false;
-  bool stopped = false;
-  std::vector<int> offsets(m, 0);
-  if (home.status() != Gecode::SS_FAILED) {
-    // The counted budget in nodes.
-    const int64_t node_work =
-        8 * static_cast<int64_t>(m) + stats.conflicting_pairs + 64;
-    SearchStop stop(std::max<int64_t>(1, budget.work_limit() / node_work),
-                    budget.deadline());
-    Gecode::Search::Options search_options;
-    search_options.threads = threads;
-    search_options.stop = &stop;
-    // The search keeps a copy of the space every c_d levels of its path,
-    // and a copy holds every disjunction: about 48 bytes per pair and level
-    // (measured on somas_resnet50: 218395 pairs, 1042 buffers, 1.76 GB at
-    // the default c_d = 8, 0.54 GB at 64). Large models copy less often so
-    // that the copies stay near 256 MB; the search visits the same nodes,
-    // recomputation only costs time.
-    const double copy_bytes = 48.0 *
-                              static_cast<double>(stats.conflicting_pairs) *
-                              static_cast<double>(m);
-    search_options.c_d = static_cast<unsigned int>(
-        std::clamp(copy_bytes / (256.0 * 1024 * 1024),
-                   static_cast<double>(Gecode::Search::Config::c_d), 1e6));
-    Gecode::BAB<CpSpace> engine(root.get(), search_options);
-    while (CpSpace* solution = engine.next()) {
-      for (int k = 0; k < m; ++k) offsets[k] = solution->x[k].val();
-      found = true;
-      ++stats.solutions;
-      delete solution;
-    }
-    stopped = engine.stopped();
-    const Gecode::Search::Statistics s = engine.statistics();
-    stats.nodes = static_cast<int64_t>(s.node);
-    stats.failures = static_cast<int64_t>(s.fail);
+  const SearchResult result =
+      BranchAndBound(root.get(), threads, budget, stats);
+  if (result.found) {
+    return FinishPlan(problem, ExtractPlan(problem, frame, result.offsets),
+                      /*proven=*/!result.stopped);
   }
-
-  if (found) {
-    Plan plan;
-    plan.assignments.resize(n);
-    for (BufferId b = 0; b < n; ++b) {
-      Assignment& a = plan.assignments[b];
-      a.buffer = b;
-      a.pool = 0;
-      const Buffer& buffer = problem.buffers[b];
-      if (index[b] >= 0) {
-        a.offset = static_cast<Offset>(offsets[index[b]]) * unit;
-      } else if (buffer.fixed.has_value()) {
-        a.offset = buffer.fixed->offset;
-      }
-    }
-    return FinishPlan(problem, std::move(plan), /*proven=*/!stopped);
+  if (warm.plan.has_value()) {
+    return FinishPlan(problem, std::move(*warm.plan),
+                      /*proven=*/!result.stopped);
   }
-  if (incumbent.has_value()) {
-    return FinishPlan(problem, std::move(*incumbent), /*proven=*/!stopped);
-  }
-  if (!stopped) return InfeasibleError(problem, lower, warm_error);
-  return absl::DeadlineExceededError(absl::StrCat(
+  if (!result.stopped) return InfeasibleError(problem, frame.lower, warm.error);
+  return absl::DeadlineExceededError(
       "the cp planner found no plan within its budget and proved none "
-      "impossible"));
+      "impossible");
 }
 
 }  // namespace
 
 std::unique_ptr<SearchPlanner> MakeCpPlanner(const CpOptions& options,
-                                            CpStats* stats) {
+                                             CpStats* stats) {
   return std::make_unique<CpPlanner>(options, stats);
 }
 
