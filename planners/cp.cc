@@ -11,7 +11,6 @@
 #include <numeric>
 #include <optional>
 #include <string>
-#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -22,6 +21,7 @@
 #include "memplan/internal/placement.h"
 #include "memplan/internal/planner_util.h"
 #include "memplan/internal/planners.h"
+#include "memplan/internal/preprocess.h"
 #include "memplan/internal/status_macros.h"
 #include "memplan/problem.h"
 #include "memplan/verify.h"
@@ -382,18 +382,6 @@ absl::StatusOr<Plan> WithoutModel(const Problem& problem, WarmStart warm,
   return absl::UnimplementedError(why);
 }
 
-// Units: every size, alignment and fixed offset is a multiple of the unit.
-Bytes Unit(const Problem& problem) {
-  Bytes unit = 0;
-  for (BufferId b = 0; b < static_cast<BufferId>(problem.buffers.size()); ++b) {
-    const Buffer& buffer = problem.buffers[b];
-    unit = std::gcd(unit, buffer.size);
-    unit = std::gcd(unit, EffectiveAlignment(problem, b, 0));
-    if (buffer.fixed.has_value()) unit = std::gcd(unit, buffer.fixed->offset);
-  }
-  return std::max<Bytes>(unit, 1);
-}
-
 // What the model is made of: its buffers, its units, the range of its peak.
 struct ModelFrame {
   Bytes unit = 1;
@@ -405,10 +393,7 @@ struct ModelFrame {
   BranchData data;            // sizes in units, twins, branching options
 
   // Lifetimes as ranks, so that any step values fit Gecode's integers.
-  int Rank(Step t) const {
-    return static_cast<int>(std::lower_bound(times.begin(), times.end(), t) -
-                            times.begin());
-  }
+  int Rank(Step t) const { return internal::SectionOf(times, t); }
 };
 
 // The peak lies in [low, high] units; the search looks for strictly better
@@ -450,12 +435,8 @@ void ModelBuffers(const Problem& problem, const CpOptions& options,
   data.lowest_offset_first = options.lowest_offset_first;
   for (BufferId b : frame.ids) {
     data.size.push_back(static_cast<int>(problem.buffers[b].size / frame.unit));
-    frame.times.push_back(problem.buffers[b].lifetime.start);
-    frame.times.push_back(problem.buffers[b].lifetime.end);
   }
-  std::sort(frame.times.begin(), frame.times.end());
-  frame.times.erase(std::unique(frame.times.begin(), frame.times.end()),
-                    frame.times.end());
+  frame.times = internal::SectionTimes(problem, frame.ids);
 }
 
 // One offset variable per buffer (fixed ones fixed, the others on their
@@ -576,59 +557,26 @@ bool PostCliques(const Problem& problem, const CpOptions& options,
   return true;
 }
 
-// Interchangeable buffers: same size, alignment, lifetime and conflicts.
-// False when out of time.
-bool FindTwins(const Problem& problem, const ConflictGraph& conflicts,
-               Budget& budget, ModelFrame& frame) {
+// The classes of interchangeable buffers (internal::TwinClasses) among the
+// model's buffers.
+void FindTwins(const Problem& problem, ModelFrame& frame) {
   BranchData& data = frame.data;
-  const std::vector<BufferId>& ids = frame.ids;
-  const int m = static_cast<int>(ids.size());
+  const int m = static_cast<int>(frame.ids.size());
+  const std::vector<BufferId> twin_of =
+      internal::TwinClasses(problem, frame.unit);
   data.twin_class.assign(m, -1);
-  std::vector<int> order;
+  std::vector<int> class_of(problem.buffers.size(), -1);  // by least id
   for (int k = 0; k < m; ++k) {
-    if (!problem.buffers[ids[k]].fixed.has_value()) order.push_back(k);
-  }
-  auto key = [&](int k) {
-    const Buffer& buffer = problem.buffers[ids[k]];
-    return std::make_tuple(data.size[k], EffectiveAlignment(problem, ids[k], 0),
-                           buffer.lifetime.start, buffer.lifetime.end, k);
-  };
-  std::sort(order.begin(), order.end(),
-            [&](int a, int b) { return key(a) < key(b); });
-  auto others = [&](int k, int except) {
-    std::vector<BufferId> out;
-    for (BufferId c : conflicts.neighbors(ids[k])) {
-      if (c != ids[except]) out.push_back(c);
+    const BufferId least = twin_of[frame.ids[k]];
+    if (least == frame.ids[k]) continue;
+    if (class_of[least] < 0) {
+      class_of[least] = static_cast<int>(data.twins.size());
+      data.twins.push_back({frame.index[least]});
+      data.twin_class[frame.index[least]] = class_of[least];
     }
-    return out;
-  };
-  auto same = [&](int a, int b) {
-    auto ka = key(a), kb = key(b);
-    std::get<4>(ka) = std::get<4>(kb) = 0;
-    return ka == kb;
-  };
-  for (size_t i = 0; i < order.size();) {
-    size_t j = i + 1;
-    while (j < order.size() && same(order[i], order[j])) ++j;
-    // Within a run of equal keys, group by equal conflict sets.
-    for (size_t a = i; a < j; ++a) {
-      const int ka = order[a];
-      if (data.twin_class[ka] >= 0) continue;
-      std::vector<int> cls = {ka};
-      for (size_t b = a + 1; b < j; ++b) {
-        if (BuildStepOutOfTime(budget)) return false;
-        const int kb = order[b];
-        if (data.twin_class[kb] < 0 && others(ka, kb) == others(kb, ka))
-          cls.push_back(kb);
-      }
-      if (cls.size() < 2) continue;
-      for (int k : cls)
-        data.twin_class[k] = static_cast<int>(data.twins.size());
-      data.twins.push_back(std::move(cls));
-    }
-    i = j;
+    data.twin_class[k] = class_of[least];
+    data.twins[class_of[least]].push_back(k);
   }
-  return true;
 }
 
 // The model of `frame` in a new space, with its brancher; null when the
@@ -647,7 +595,7 @@ std::unique_ptr<CpSpace> BuildModel(const Problem& problem,
       !PostCliques(problem, options, frame, budget, home)) {
     return nullptr;
   }
-  if (!FindTwins(problem, conflicts, budget, frame)) return nullptr;
+  FindTwins(problem, frame);
   Gecode::IntVarArgs xs(home.x);
   Gecode::ViewArray<Gecode::Int::IntView> views(home, xs);
   PlaceOrPostpone::Post(home, views, &frame.data);
@@ -764,7 +712,7 @@ absl::StatusOr<Plan> CpPlanner::SolveImpl(const Problem& problem,
     return WithoutModel(problem, std::move(warm), stats,
                         options_.max_conflicting_pairs);
   }
-  frame.unit = Unit(problem);
+  frame.unit = internal::PlanningUnit(problem);
   if (!PeakRange(problem, warm, frame)) {
     if (warm.plan.has_value()) {
       return FinishPlan(problem, std::move(*warm.plan), /*proven=*/true);

@@ -10,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "memplan/internal/preprocess.h"
 #include "memplan/problem.h"
 
 namespace memplan::internal::exact {
@@ -35,27 +36,10 @@ struct UnionFind {
 struct Context {
   explicit Context(const Problem& p) : problem(p) {}
   const Problem& problem;
-  Bytes granule = 1;
-  std::vector<Bytes> align;  // effective alignment of each buffer, in bytes
-  // Explicit conflicts between sized buffers whose lifetimes do not meet.
-  std::vector<std::vector<BufferId>> explicit_of;
+  Bytes granule = 1;                               // internal::PlanningUnit
+  std::vector<BufferId> twin_of;                   // internal::TwinClasses
+  std::vector<std::vector<BufferId>> explicit_of;  // ExplicitConflicts
 };
-
-// The unit: every size, fixed offset and alignment is a multiple of it or
-// divides it (alignments are powers of two), so canonical offsets - sums of
-// sizes rounded to alignments - stay multiples of it.
-Bytes Granule(const Problem& problem, const std::vector<Bytes>& align) {
-  Bytes g = 0;
-  for (const Buffer& b : problem.buffers) {
-    g = std::gcd(g, b.size);
-    if (b.fixed.has_value()) g = std::gcd(g, b.fixed->offset);
-  }
-  if (g == 0) g = 1;
-  for (Bytes a : align) {
-    if (g % a != 0) g = std::gcd(g, a);
-  }
-  return g;
-}
 
 // The buffers (`members`) grouped into components of the interval graph (a
 // sweep; one component unless `split`), merged by explicit conflicts.
@@ -103,19 +87,9 @@ void SectionsAndItems(const Context& ctx, const std::vector<BufferId>& group,
                       Part& part) {
   const Problem& problem = ctx.problem;
   const Bytes g = ctx.granule;
-  for (BufferId b : group) {
-    part.times.push_back(problem.buffers[b].lifetime.start);
-    part.times.push_back(problem.buffers[b].lifetime.end);
-  }
-  std::sort(part.times.begin(), part.times.end());
-  part.times.erase(std::unique(part.times.begin(), part.times.end()),
-                   part.times.end());
+  part.times = SectionTimes(problem, group);
   const int sections = static_cast<int>(part.times.size()) - 1;
-  auto section_of = [&](Step t) {
-    return static_cast<int>(
-        std::lower_bound(part.times.begin(), part.times.end(), t) -
-        part.times.begin());
-  };
+  auto section_of = [&](Step t) { return SectionOf(part.times, t); };
   part.base.assign(sections, 0);
   part.load.assign(sections, 0);
   part.starts.assign(sections, {});
@@ -135,7 +109,7 @@ void SectionsAndItems(const Context& ctx, const std::vector<BufferId>& group,
     Item item;
     item.buffer = b;
     item.size = buf.size / g;
-    item.align = ctx.align[b] <= g ? 1 : ctx.align[b] / g;
+    item.align = AlignmentInUnits(problem, b, g);
     if (item.align != 1) part.complete = false;
     item.s0 = section_of(buf.lifetime.start);
     item.s1 = section_of(buf.lifetime.end);
@@ -189,26 +163,10 @@ void Loads(Part& part) {
   for (const Item& item : part.items) part.room += item.size;
 }
 
-// Interchangeable items (same span, size, alignment, no explicit
-// conflicts) share a group: a ban on one is a ban on all.
-void Groups(Part& part) {
-  const int m = static_cast<int>(part.items.size());
-  std::vector<int> order(m);
-  std::iota(order.begin(), order.end(), 0);
-  auto signature = [&](int i) {
-    const Item& it = part.items[i];
-    return std::make_tuple(it.s0, it.s1, it.size, it.align, it.fixed_top,
-                           it.partners.empty() ? -1 : i);
-  };
-  std::sort(order.begin(), order.end(), [&](int a, int b) {
-    return signature(a) != signature(b) ? signature(a) < signature(b) : a < b;
-  });
-  for (int k = 0; k < m; ++k) {
-    const int i = order[k];
-    part.items[i].group = k > 0 && signature(order[k - 1]) == signature(i)
-                              ? part.items[order[k - 1]].group
-                              : i;
-  }
+// Interchangeable items share a group (internal::TwinClasses): a ban on
+// one is a ban on all.
+void Groups(const Context& ctx, Part& part) {
+  for (Item& item : part.items) item.group = ctx.twin_of[item.buffer];
 }
 
 // Static orders: by size, by area, by lifetime, by start; ties on id.
@@ -248,7 +206,7 @@ Part BuildPart(const Context& ctx, const std::vector<BufferId>& group) {
   SectionsAndItems(ctx, group, part);
   LinkExplicitConflicts(ctx, part);
   Loads(part);
-  Groups(part);
+  Groups(ctx, part);
   StaticOrders(ctx.problem, part);
   part.lo = part.lower;
   return part;
@@ -259,21 +217,9 @@ Part BuildPart(const Context& ctx, const std::vector<BufferId>& group) {
 Decomposition Decompose(const Problem& problem, bool split) {
   const int n = static_cast<int>(problem.buffers.size());
   Context ctx(problem);
-  ctx.align.resize(n);
-  for (BufferId b = 0; b < n; ++b) {
-    ctx.align[b] = EffectiveAlignment(problem, b, 0);
-  }
-  ctx.granule = Granule(problem, ctx.align);
-  ctx.explicit_of.resize(n);
-  for (const BufferConflict& c : problem.conflicts) {
-    if (c.a == c.b) continue;
-    const Buffer& a = problem.buffers[c.a];
-    const Buffer& b = problem.buffers[c.b];
-    if (a.size == 0 || b.size == 0 || Overlaps(a.lifetime, b.lifetime))
-      continue;
-    ctx.explicit_of[c.a].push_back(c.b);
-    ctx.explicit_of[c.b].push_back(c.a);
-  }
+  ctx.granule = PlanningUnit(problem);
+  ctx.twin_of = TwinClasses(problem, ctx.granule);
+  ctx.explicit_of = ExplicitConflicts(problem);
 
   Decomposition d;
   d.granule = ctx.granule;
