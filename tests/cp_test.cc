@@ -5,8 +5,6 @@
 #include "cp.h"
 
 #include <algorithm>
-#include <functional>
-#include <limits>
 #include <memory>
 #include <string>
 #include <vector>
@@ -18,6 +16,7 @@
 #include "memplan/internal/planner_util.h"
 #include "memplan/io.h"
 #include "memplan/memplan.h"
+#include "oracles.h"
 #include "test_util.h"
 
 namespace memplan {
@@ -293,73 +292,6 @@ TEST(CpTest, FixedPlacementsAndZeroSizeBuffers) {
   EXPECT_TRUE(plan->proven_optimal);
 }
 
-// ---------------------------------------------------------------------------
-// Brute force: every plan can be pushed down until each movable buffer rests
-// on 0 or on a conflicting buffer (its end rounded up to the alignment), so
-// placing the movable buffers in order of offset, each at such a position,
-// reaches an optimal plan.
-
-bool Conflicting(const Problem& problem, int a, int b) {
-  if (Overlaps(problem.buffers[a].lifetime, problem.buffers[b].lifetime))
-    return true;
-  for (const BufferConflict& c : problem.conflicts) {
-    if ((c.a == a && c.b == b) || (c.a == b && c.b == a)) return true;
-  }
-  return false;
-}
-
-Bytes BruteForceOptimum(const Problem& problem) {
-  const int n = static_cast<int>(problem.buffers.size());
-  std::vector<Offset> offset(n, -1);
-  Bytes fixed_top = 0;
-  for (int i = 0; i < n; ++i) {
-    const Buffer& b = problem.buffers[i];
-    if (b.fixed.has_value()) {
-      offset[i] = b.fixed->offset;
-      fixed_top = std::max(fixed_top, b.fixed->offset + b.size);
-    }
-  }
-  Bytes best = std::numeric_limits<Bytes>::max();
-  // Offsets are placed in non-decreasing (offset, id) order.
-  std::function<void(Offset, int, Bytes)> place = [&](Offset last, int last_id,
-                                                      Bytes top) {
-    if (top >= best) return;
-    bool done = true;
-    for (int i = 0; i < n; ++i) {
-      if (offset[i] >= 0) continue;
-      done = false;
-      const Buffer& b = problem.buffers[i];
-      const Bytes align = std::max(b.alignment, problem.pools[0].alignment);
-      std::vector<Offset> candidates = {0};
-      for (int j = 0; j < n; ++j) {
-        if (offset[j] >= 0 && Conflicting(problem, i, j)) {
-          candidates.push_back(
-              internal::RoundUp(offset[j] + problem.buffers[j].size, align));
-        }
-      }
-      std::sort(candidates.begin(), candidates.end());
-      candidates.erase(std::unique(candidates.begin(), candidates.end()),
-                       candidates.end());
-      for (Offset o : candidates) {
-        if (o < last || (o == last && i < last_id)) continue;
-        bool fits = true;
-        for (int j = 0; j < n && fits; ++j) {
-          if (offset[j] < 0 || !Conflicting(problem, i, j)) continue;
-          fits = o + b.size <= offset[j] ||
-                 offset[j] + problem.buffers[j].size <= o;
-        }
-        if (!fits) continue;
-        offset[i] = o;
-        place(o, i, std::max(top, o + b.size));
-        offset[i] = -1;
-      }
-    }
-    if (done) best = std::min(best, top);
-  };
-  place(0, -1, fixed_top);
-  return best;
-}
-
 TEST(CpTest, AgreesWithBruteForceOnTinyProblems) {
   int above_lower_bound = 0;
   for (uint64_t seed = 1; seed <= 60; ++seed) {
@@ -373,7 +305,7 @@ TEST(CpTest, AgreesWithBruteForceOnTinyProblems) {
     options.fixed = seed % 5 == 0 ? 1 : 0;
     const Problem problem = RandomProblem(seed, options);
     SCOPED_TRACE(absl::StrCat("seed ", seed));
-    const Bytes optimum = BruteForceOptimum(problem);
+    const Bytes optimum = testing::OptimumByRestingPlacements(problem);
     if (optimum > LowerBound(problem)) ++above_lower_bound;
     CpTestOptions plain = NoWarmStart();
     plain.dominance = false;

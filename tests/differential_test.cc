@@ -14,10 +14,8 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstdlib>
-#include <limits>
 #include <map>
 #include <memory>
-#include <numeric>
 #include <random>
 #include <string>
 #include <vector>
@@ -29,6 +27,7 @@
 #include "memplan/planner.h"
 #include "memplan/problem.h"
 #include "memplan/verify.h"
+#include "oracles.h"
 #include "test_util.h"
 
 namespace memplan {
@@ -42,64 +41,6 @@ int64_t EnvOr(const char* name, int64_t fallback) {
 int64_t NumProblems() { return EnvOr("MEMPLAN_DIFFERENTIAL_PROBLEMS", 40); }
 uint64_t FirstSeed() {
   return static_cast<uint64_t>(EnvOr("MEMPLAN_DIFFERENTIAL_SEED", 0));
-}
-
-bool Conflict(const Problem& problem, BufferId a, BufferId b) {
-  if (Overlaps(problem.buffers[a].lifetime, problem.buffers[b].lifetime))
-    return true;
-  return std::any_of(problem.conflicts.begin(), problem.conflicts.end(),
-                     [&](const BufferConflict& c) {
-                       return (c.a == a && c.b == b) || (c.a == b && c.b == a);
-                     });
-}
-
-// The smallest peak of a single-pool problem. Some optimal plan is every
-// free buffer, in order of its offset, at the lowest aligned offset that
-// clears the fixed buffers and the buffers before it (pushing a buffer down
-// never makes room for a conflict), so trying every order finds it.
-Bytes BruteForcePeak(const Problem& problem) {
-  const int n = static_cast<int>(problem.buffers.size());
-  std::vector<BufferId> free;
-  std::vector<Offset> offset(n, -1);
-  for (BufferId b = 0; b < n; ++b) {
-    if (problem.buffers[b].fixed.has_value()) {
-      offset[b] = problem.buffers[b].fixed->offset;
-    } else {
-      free.push_back(b);
-    }
-  }
-  Bytes best = std::numeric_limits<Bytes>::max();
-  do {
-    std::vector<Offset> at = offset;
-    Bytes peak = 0;
-    for (BufferId b = 0; b < n; ++b) {
-      if (at[b] >= 0 && problem.buffers[b].size > 0)
-        peak = std::max(peak, at[b] + problem.buffers[b].size);
-    }
-    for (BufferId b : free) {
-      const Bytes align = EffectiveAlignment(problem, b, 0);
-      const Bytes size = problem.buffers[b].size;
-      Offset candidate = 0;
-      for (bool moved = true; moved;) {
-        moved = false;
-        for (BufferId o = 0; o < n; ++o) {
-          if (o == b || at[o] < 0 || problem.buffers[o].size == 0 || size == 0)
-            continue;
-          if (!Conflict(problem, b, o)) continue;
-          const Offset end = at[o] + problem.buffers[o].size;
-          if (candidate < end && at[o] < candidate + size) {
-            candidate = internal::RoundUp(end, align);
-            moved = true;
-          }
-        }
-      }
-      at[b] = candidate;
-      if (size > 0) peak = std::max(peak, candidate + size);
-      if (peak >= best) break;
-    }
-    best = std::min(best, peak);
-  } while (std::next_permutation(free.begin(), free.end()));
-  return best;
 }
 
 // Plans `problem` with every planner and checks what comes back. Returns the
@@ -146,7 +87,7 @@ void CheckAgainstBruteForce(const Problem& problem,
                             const std::map<std::string, Plan>& plans,
                             const std::string& what) {
   SCOPED_TRACE(what);
-  const Bytes optimum = BruteForcePeak(problem);
+  const Bytes optimum = testing::OptimumByEveryOrder(problem);
   for (const auto& [name, plan] : plans) {
     EXPECT_GE(plan.peak, optimum) << name << " beats the brute force";
   }

@@ -17,62 +17,14 @@
 #include "absl/time/time.h"
 #include "gtest/gtest.h"
 #include "memplan/memplan.h"
+#include "oracles.h"
 #include "test_util.h"
 
 namespace memplan {
 namespace {
 
 using ::memplan::testing::LoadProblem;
-
-// The smallest peak over every assignment of integer offsets (multiples of
-// the alignment) - no canonical form, no pruning beyond the conflicts.
-class BruteForce {
- public:
-  explicit BruteForce(const Problem& problem) : problem_(problem) {
-    const int n = static_cast<int>(problem.buffers.size());
-    conflict_.assign(n, std::vector<bool>(n, false));
-    for (int a = 0; a < n; ++a) {
-      for (int b = 0; b < n; ++b) {
-        conflict_[a][b] = a != b && Overlaps(problem.buffers[a].lifetime,
-                                             problem.buffers[b].lifetime);
-      }
-    }
-    for (const BufferConflict& c : problem.conflicts) {
-      conflict_[c.a][c.b] = conflict_[c.b][c.a] = c.a != c.b;
-    }
-    offset_.assign(n, 0);
-  }
-
-  Bytes Optimum() {
-    Bytes height = 0;  // max-live is a valid start for the enumeration
-    for (const Buffer& b : problem_.buffers) height = std::max(height, b.size);
-    height = std::max(height, LowerBound(problem_));
-    while (!Fits(0, height)) ++height;
-    return height;
-  }
-
-  bool Fits(int i, Bytes height) {
-    if (i == static_cast<int>(problem_.buffers.size())) return true;
-    const Buffer& b = problem_.buffers[i];
-    const Bytes align = EffectiveAlignment(problem_, i, 0);
-    for (Offset o = 0; o + b.size <= height; o += align) {
-      bool ok = true;
-      for (int j = 0; j < i && ok; ++j) {
-        ok = !conflict_[i][j] || o + b.size <= offset_[j] ||
-             offset_[j] + problem_.buffers[j].size <= o;
-      }
-      if (!ok) continue;
-      offset_[i] = o;
-      if (Fits(i + 1, height)) return true;
-    }
-    return false;
-  }
-
- private:
-  const Problem& problem_;
-  std::vector<std::vector<bool>> conflict_;
-  std::vector<Offset> offset_;
-};
+using ::memplan::testing::OptimumByEveryOffset;
 
 Problem SmallRandomProblem(uint64_t seed, bool explicit_conflicts) {
   std::mt19937_64 rng(seed);
@@ -109,7 +61,7 @@ TEST(ExactTest, AgreesWithBruteForceOnSmallProblems) {
   for (uint64_t seed = 1; seed <= 60; ++seed) {
     SCOPED_TRACE(seed);
     const Problem problem = SmallRandomProblem(seed, false);
-    const Bytes optimum = BruteForce(problem).Optimum();
+    const Bytes optimum = OptimumByEveryOffset(problem);
     absl::StatusOr<Plan> plan = SolveExact(problem);
     ASSERT_TRUE(plan.ok()) << plan.status();
     EXPECT_EQ(plan->peak, optimum);
@@ -257,7 +209,7 @@ TEST(ExactTest, EveryInferenceSwitchGivesTheSameOptimum) {
   for (uint64_t seed = 100; seed <= 130; ++seed) {
     SCOPED_TRACE(seed);
     const Problem problem = SmallRandomProblem(seed, false);
-    const Bytes optimum = BruteForce(problem).Optimum();
+    const Bytes optimum = OptimumByEveryOffset(problem);
     for (int mask = 0; mask < 16; ++mask) {
       ExactOptions options;
       options.section_inference = (mask & 1) != 0;
@@ -282,7 +234,7 @@ TEST(ExactTest, ExplicitConflictsAndAlignmentGiveValidPlans) {
       problem.buffers[1].alignment = 4;
       problem.buffers[1].size = 4;
     }
-    const Bytes optimum = BruteForce(problem).Optimum();
+    const Bytes optimum = OptimumByEveryOffset(problem);
     absl::StatusOr<Plan> plan = SolveExact(problem);
     ASSERT_TRUE(plan.ok()) << plan.status();
     EXPECT_GE(plan->peak, optimum);
@@ -306,7 +258,7 @@ TEST(ExactTest, ProvesSmallHandCasesInfeasible) {
 TEST(ExactTest, TheSearchProvesInfeasibilityAboveMaxLive) {
   const Problem unbounded = FragmentationChain(0);
   EXPECT_EQ(LowerBound(unbounded), 4);
-  ASSERT_EQ(BruteForce(unbounded).Optimum(), 5);
+  ASSERT_EQ(OptimumByEveryOffset(unbounded), 5);
 
   absl::StatusOr<Plan> best = SolveExact(unbounded);
   ASSERT_TRUE(best.ok()) << best.status();

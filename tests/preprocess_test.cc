@@ -86,8 +86,8 @@ TEST(SectionTimesTest, AreTheDistinctEndsOfTheGivenBuffers) {
 }
 
 TEST(ExplicitConflictsTest, KeepOnlyWhatLifetimesDoNotImply) {
-  Problem p = OnePool(
-      {Make(8, 0, 2), Make(8, 1, 3), Make(8, 4, 6), Make(0, 7, 8)});
+  Problem p =
+      OnePool({Make(8, 0, 2), Make(8, 1, 3), Make(8, 4, 6), Make(0, 7, 8)});
   p.conflicts = {{0, 1},   // lifetimes overlap: implied
                  {0, 2},   // kept
                  {2, 0},   // the same again
@@ -130,8 +130,8 @@ TEST(TwinClassesTest, TheSameExplicitConflictsWithFixedBuffersOnly) {
   // Two buffers that each must avoid a different fixed buffer (at different
   // places) are not interchangeable, even when both fixed buffers end at
   // the same height.
-  Problem p = OnePool({Make(8, 0, 2), Make(8, 0, 2), Make(8, 3, 4),
-                       Make(8, 5, 6)});
+  Problem p =
+      OnePool({Make(8, 0, 2), Make(8, 0, 2), Make(8, 3, 4), Make(8, 5, 6)});
   p.buffers[2].fixed = Placement{.pool = 0, .offset = 0};
   p.buffers[3].fixed = Placement{.pool = 0, .offset = 0};
   p.conflicts = {{0, 2}, {1, 3}};
