@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs the Debian 12 packages memplan builds with, when they are missing.
-# Usage: bash scripts/install_deps.sh [python]
+# Usage: bash scripts/install_deps.sh [python] [fuzz]
 set -euo pipefail
 packages=(cmake ninja-build g++ libabsl-dev libgtest-dev libgmock-dev
           libbenchmark-dev nlohmann-json3-dev zlib1g-dev libgecode-dev
@@ -9,7 +9,7 @@ packages=(cmake ninja-build g++ libabsl-dev libgtest-dev libgmock-dev
           chromium
           chromium-driver
 )
-# Optional parts, installed when named: install_deps.sh python
+# Optional parts, installed when named: install_deps.sh python fuzz
 for part in "$@"; do
   case "$part" in
     python) packages+=(python3-dev
@@ -17,7 +17,9 @@ for part in "$@"; do
                        python3-pytest
                        python3-torch
                        python3-torchvision) ;;
-    *) echo "install_deps.sh: unknown part \"$part\" (valid: python)" >&2; exit 2 ;;
+    fuzz) packages+=(clang-14
+                     libclang-rt-14-dev) ;;
+    *) echo "install_deps.sh: unknown part \"$part\" (valid: python, fuzz)" >&2; exit 2 ;;
   esac
 done
 missing=()

@@ -43,7 +43,8 @@ std::optional<double> RatioToLowerBound(const CompareRow& r) {
   return r.lower_bound > 0 ? static_cast<double>(r.peak) / r.lower_bound : 1.0;
 }
 
-std::string FormatRatio(const CompareRow& r, const char* format,
+// A FormatSpec, not a char*: clang's absl checks formats at compile time.
+std::string FormatRatio(const CompareRow& r, const absl::FormatSpec<double>& format,
                         const char* none) {
   const std::optional<double> ratio = RatioToLowerBound(r);
   return ratio.has_value() ? absl::StrFormat(format, *ratio) : none;

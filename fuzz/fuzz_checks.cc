@@ -1,0 +1,206 @@
+#include "fuzz_checks.h"
+
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/str_cat.h"
+#include "memplan/io.h"
+#include "memplan/planner.h"
+#include "memplan/problem.h"
+#include "memplan/types.h"
+#include "memplan/verify.h"
+
+namespace memplan::fuzz {
+namespace {
+
+absl::Status Broken(std::string_view what, const absl::Status& status) {
+  return absl::InternalError(absl::StrCat(what, ": ", status.ToString()));
+}
+
+// A reader's error must say what is wrong.
+absl::Status CheckError(std::string_view reader, const absl::Status& status) {
+  if (status.ok()) return absl::OkStatus();
+  if (status.message().empty()) {
+    return absl::InternalError(absl::StrCat(reader, " failed without a message"));
+  }
+  return absl::OkStatus();
+}
+
+// A small graph that takes every path of the plan reader: two pools, a view
+// and an in-place pair merged into one buffer (named by either tensor), a
+// fixed tensor, per-tensor alignment and a scratch tensor.
+constexpr std::string_view kPlanGraph = R"({"format": "memplan-graph-v1",
+ "name": "fuzz_plan",
+ "pools": [{"name": "sram", "capacity": 4096, "alignment": 16},
+           {"name": "dram", "capacity": 0, "alignment": 64}],
+ "tensors": [
+  {"name": "in", "size": 256, "kind": "input"},
+  {"name": "a", "size": 512, "alignment": 128},
+  {"name": "view", "size": 512},
+  {"name": "b", "size": 300, "pools": ["dram"]},
+  {"name": "ws", "size": 64, "kind": "scratch"},
+  {"name": "fixed", "size": 128, "fixed": {"pool": "sram", "offset": 3072}},
+  {"name": "out", "size": 300, "kind": "output"}],
+ "ops": [
+  {"name": "f", "type": "Conv", "inputs": ["in"], "outputs": ["a"], "scratch": ["ws"]},
+  {"name": "v", "type": "Reshape", "inputs": ["a"], "outputs": ["view"], "alias": [[0, 0]]},
+  {"name": "g", "type": "Relu", "inputs": ["view"], "outputs": ["b", "fixed"]},
+  {"name": "h", "type": "Add", "inputs": ["b", "fixed"], "outputs": ["out"], "inplace": [[0, 0]]}]})";
+
+struct PlanProblems {
+  std::vector<Problem> problems;
+  absl::Status status;
+};
+
+const PlanProblems& PlanReaderProblems() {
+  static const PlanProblems* problems = [] {
+    auto* out = new PlanProblems;
+    absl::StatusOr<std::string> seed =
+        ReadFile(std::string(MEMPLAN_FUZZ_DATA_DIR) + "/seed/seed000_model.json");
+    if (!seed.ok()) {
+      out->status = seed.status();
+      return out;
+    }
+    for (const auto& [text, options] :
+         {std::pair<std::string_view, BuildOptions>{
+              *seed, {.plan_constants = true, .alignment = 4}},
+          {kPlanGraph, {}}}) {
+      absl::StatusOr<Graph> graph = ParseGraphJson(text);
+      if (!graph.ok()) {
+        out->status = graph.status();
+        return out;
+      }
+      absl::StatusOr<Problem> problem = BuildProblem(*graph, options);
+      if (!problem.ok()) {
+        out->status = problem.status();
+        return out;
+      }
+      out->problems.push_back(*std::move(problem));
+    }
+    return out;
+  }();
+  return *problems;
+}
+
+}  // namespace
+
+absl::Status CheckGraphJson(std::string_view input) {
+  absl::StatusOr<Graph> graph = ParseGraphJson(input);
+  if (!graph.ok()) return CheckError("ParseGraphJson", graph.status());
+  absl::StatusOr<Graph> again = ParseGraphJson(GraphToJson(*graph));
+  if (!again.ok()) return Broken("a graph read does not read back", again.status());
+  if (!(*again == *graph)) {
+    return absl::InternalError("a graph read reads back different");
+  }
+  for (const BuildOptions& options :
+       {BuildOptions{}, BuildOptions{.plan_constants = true, .alignment = 8}}) {
+    absl::StatusOr<Problem> problem = BuildProblem(*graph, options);
+    if (!problem.ok()) {
+      if (problem.status().code() == absl::StatusCode::kInternal) {
+        return Broken("BuildProblem", problem.status());
+      }
+      continue;
+    }
+    absl::Status valid = ValidateProblem(*problem);
+    if (!valid.ok()) return Broken("BuildProblem built an invalid problem", valid);
+  }
+  return absl::OkStatus();
+}
+
+absl::Status CheckBufferCsv(std::string_view input) {
+  absl::StatusOr<BufferCsv> csv = ParseBufferCsv(input);
+  if (!csv.ok()) return CheckError("ParseBufferCsv", csv.status());
+  absl::Status valid = ValidateProblem(csv->problem);
+  if (!valid.ok()) return Broken("ParseBufferCsv read an invalid problem", valid);
+  const Plan* plan = csv->plan ? &*csv->plan : nullptr;
+  if (plan != nullptr) {
+    absl::Status verified = VerifyPlan(csv->problem, *plan);
+    if (verified.code() == absl::StatusCode::kInternal) {
+      return Broken("VerifyPlan", verified);
+    }
+  }
+  absl::StatusOr<BufferCsv> again = ParseBufferCsv(BufferCsvText(csv->problem, plan));
+  if (!again.ok()) return Broken("a CSV read does not read back", again.status());
+  if (!(again->problem.buffers == csv->problem.buffers)) {
+    return absl::InternalError("a CSV read reads back different buffers");
+  }
+  if (plan != nullptr &&
+      (!again->plan || again->plan->assignments != plan->assignments)) {
+    return absl::InternalError("a CSV read reads back different offsets");
+  }
+  return absl::OkStatus();
+}
+
+absl::Status CheckPlanJson(std::string_view input) {
+  const PlanProblems& fixed = PlanReaderProblems();
+  if (!fixed.status.ok()) return Broken("the fixed problems", fixed.status);
+  for (const Problem& problem : fixed.problems) {
+    absl::StatusOr<Plan> plan = ParsePlanJson(input, problem);
+    if (!plan.ok()) {
+      absl::Status error = CheckError("ParsePlanJson", plan.status());
+      if (!error.ok()) return error;
+      continue;
+    }
+    absl::Status verified = VerifyPlan(problem, *plan);
+    if (!verified.ok()) {
+      absl::Status error = CheckError("VerifyPlan", verified);
+      if (!error.ok()) return error;
+      if (verified.code() == absl::StatusCode::kInternal) {
+        return Broken("VerifyPlan", verified);
+      }
+      continue;
+    }
+    absl::StatusOr<Plan> again = ParsePlanJson(PlanToJson(problem, *plan), problem);
+    if (!again.ok()) return Broken("a valid plan does not read back", again.status());
+    if (again->assignments != plan->assignments) {
+      return absl::InternalError("a valid plan reads back different assignments");
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status CheckPlanGreedy(std::string_view input) {
+  const size_t first = input.find_first_not_of(" \t\r\n");
+  Problem problem;
+  if (first != std::string_view::npos && input[first] == '{') {
+    absl::StatusOr<Graph> graph = ParseGraphJson(input);
+    if (!graph.ok()) return CheckError("ParseGraphJson", graph.status());
+    absl::StatusOr<Problem> built = BuildProblem(*graph, {.plan_constants = true});
+    if (!built.ok()) {
+      if (built.status().code() == absl::StatusCode::kInternal) {
+        return Broken("BuildProblem", built.status());
+      }
+      return absl::OkStatus();
+    }
+    problem = *std::move(built);
+  } else {
+    absl::StatusOr<BufferCsv> csv = ParseBufferCsv(input);
+    if (!csv.ok()) return CheckError("ParseBufferCsv", csv.status());
+    problem = std::move(csv->problem);
+  }
+  absl::StatusOr<std::unique_ptr<Planner>> planner = CreatePlanner("greedy_by_size");
+  if (!planner.ok()) return Broken("greedy_by_size", planner.status());
+  absl::StatusOr<Plan> plan = (*planner)->Solve(problem, PlanOptions{});
+  if (!plan.ok()) {
+    if (plan.status().code() == absl::StatusCode::kInternal) {
+      return Broken("greedy_by_size", plan.status());
+    }
+    return CheckError("greedy_by_size", plan.status());
+  }
+  absl::Status verified = VerifyPlan(problem, *plan);
+  if (!verified.ok()) {
+    return Broken("greedy_by_size returned a plan the verifier rejects", verified);
+  }
+  if (plan->peak < plan->lower_bound) {
+    return absl::InternalError(absl::StrCat("peak ", plan->peak,
+                                            " below the lower bound ",
+                                            plan->lower_bound));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace memplan::fuzz
