@@ -226,13 +226,12 @@ absl::Status ValidateProblem(const Problem& problem) {
     // Every offset a planner computes stays below the highest fixed byte plus
     // every buffer's size and alignment padding: bounding that sum keeps all
     // offset arithmetic inside int64.
-    const Bytes footprint = b.size + b.alignment;
-    if (b.size > kMaxBytes || footprint > kMaxBytes - total) {
+    if (b.size > kMaxBytes || b.size + b.alignment > kMaxBytes - total) {
       return absl::InvalidArgumentError(absl::StrCat(
           "the sizes of the buffers exceed the largest supported arena (",
           kMaxBytes, " bytes) at ", who));
     }
-    total += footprint;
+    total += b.size + b.alignment;
   }
   if (total > kMaxBytes - highest_fixed) {
     return absl::InvalidArgumentError(absl::StrCat(

@@ -308,6 +308,11 @@ TEST(BadProblemTest, AbsurdAlignmentsAndCapacitiesAreRejectedUpFront) {
   problem.buffers[0].size = kMaxBytes;
   EXPECT_THAT(ErrorOf(ValidateProblem(problem)),
               HasSubstr("exceed the largest supported arena"));
+  // A size at the int64 limit, found by the fuzzer (the size plus its
+  // alignment overflowed before the check).
+  problem.buffers[0].size = kInt64Max;
+  EXPECT_THAT(ErrorOf(ValidateProblem(problem)),
+              HasSubstr("bytes) at buffer \"a\""));
   EXPECT_THAT(ErrorOf(BuildProblem(testing::RandomGraph(1),
                                    {.alignment = int64_t{1} << 40})
                           .status()),
