@@ -17,12 +17,12 @@
 namespace memplan::fuzz {
 namespace {
 
-absl::Status Broken(std::string_view what, const absl::Status& status) {
+absl::Status Broken(absl::string_view what, const absl::Status& status) {
   return absl::InternalError(absl::StrCat(what, ": ", status.ToString()));
 }
 
 // A reader's error must say what is wrong.
-absl::Status CheckError(std::string_view reader, const absl::Status& status) {
+absl::Status CheckError(absl::string_view reader, const absl::Status& status) {
   if (status.ok()) return absl::OkStatus();
   if (status.message().empty()) {
     return absl::InternalError(absl::StrCat(reader, " failed without a message"));

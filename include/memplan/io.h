@@ -59,7 +59,6 @@ struct PlanProvenance {
   std::string input_hash;  // ContentHash() of the input's (decompressed) bytes
   BuildOptions build;      // as the input was built
   std::string reorder;     // the op ordering; empty = the input's own order
-  bool operator==(const PlanProvenance&) const = default;
 };
 
 struct PlanJsonOptions {
