@@ -5,6 +5,8 @@
 # promise; the input is then in build-fuzz/artifacts/<harness>/.
 # Usage: bash scripts/fuzz.sh [SECONDS]     e.g. a long run: bash scripts/fuzz.sh 3600
 # The corpora grow in build-fuzz/corpus/<harness>/ from run to run.
+# The build hides Gecode from CMake, as on a machine without libgecode-dev:
+# the core must build without it (the cp planner is skipped).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds="${1:-60}"
@@ -13,7 +15,8 @@ fuzzers=(graph_json buffer_csv plan_json plan_greedy)
 launcher=()
 command -v ccache >/dev/null && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
 cmake -S . -B build-fuzz -G Ninja -DCMAKE_CXX_COMPILER=clang++-14 \
-  -DCMAKE_BUILD_TYPE=RelWithDebInfo -DMEMPLAN_FUZZ=ON -DMEMPLAN_WITH_CP=OFF \
+  -DCMAKE_BUILD_TYPE=RelWithDebInfo -DMEMPLAN_FUZZ=ON -DMEMPLAN_WITH_CP=AUTO \
+  -DCMAKE_DISABLE_FIND_PACKAGE_Gecode=TRUE -DMEMPLAN_WITH_ONNX=OFF \
   -DMEMPLAN_BUILD_TESTS=OFF -DMEMPLAN_BUILD_BENCH=OFF "${launcher[@]}"
 cmake --build build-fuzz --target "${fuzzers[@]/%/_fuzzer}"
 
