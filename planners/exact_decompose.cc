@@ -160,7 +160,12 @@ void Loads(Part& part) {
     part.lower = std::max(part.lower, part.base[s] + part.load[s]);
     part.room = std::max(part.room, part.base[s]);
   }
-  for (const Item& item : part.items) part.room += item.size;
+  // Every item stacked above the fixed buffers, each rounded up to its
+  // alignment: a first descent under the room never backtracks.
+  for (const Item& item : part.items) {
+    part.room = std::max(part.room, item.fixed_top);
+  }
+  for (const Item& item : part.items) part.room += item.size + item.align - 1;
 }
 
 // Interchangeable items share a group (internal::TwinClasses): a ban on

@@ -62,8 +62,9 @@ struct Part {
   std::vector<int64_t> load;             // sizes of the items over s
   std::vector<std::vector<int>> ranks;   // per static order: rank of each item
   int64_t lower = 0;                     // max over s of base + load
-  int64_t room = 0;      // the highest base plus every item's size: no height
-                         // above it constrains the search
+  int64_t room = 0;      // the highest base or fixed_top plus every item's
+                         // size and alignment slack: no height above it
+                         // constrains the search
   bool complete = true;  // the search proves what it fails
 
   // Results across probes.

@@ -243,6 +243,25 @@ TEST(ExactTest, ExplicitConflictsAndAlignmentGiveValidPlans) {
   }
 }
 
+// The search alone (no incumbent) plans every problem, whatever its
+// alignments, fixed buffers and explicit conflicts: its first descent
+// stacks the buffers under a height with room for all of them.
+TEST(ExactTest, TheSearchAloneAlwaysFindsAPlan) {
+  for (uint64_t seed = 1; seed <= 60; ++seed) {
+    SCOPED_TRACE(seed);
+    const Problem problem = testing::RandomProblem(
+        seed, {.buffers = 3 + static_cast<int>(seed % 12),
+               .max_size = 6,
+               .alignments = true,
+               .explicit_conflicts = seed % 2 == 0 ? 3 : 0,
+               .fixed = seed % 3 == 0 ? 1 : 0});
+    absl::StatusOr<Plan> plan =
+        MakeExactPlanner({})->Solve(problem, PlanOptions{});
+    ASSERT_TRUE(plan.ok()) << plan.status();
+    EXPECT_TRUE(VerifyPlan(problem, *plan).ok()) << VerifyPlan(problem, *plan);
+  }
+}
+
 TEST(ExactTest, ProvesSmallHandCasesInfeasible) {
   // Three buffers alive together need 48 bytes; 40 cannot hold them.
   Problem together{
