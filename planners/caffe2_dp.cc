@@ -270,9 +270,11 @@ class Caffe2DpPlanner : public Planner {
     NodeBudget budget(options_.dp_node_budget, options);
     Search search(context, budget);
     // The top level of Search::Solve, step by step, so that a step over its
-    // budget falls back to the greedy and the search can go on.
+    // budget falls back to the greedy and the search can go on: no step may
+    // take more than this share of the node budget.
+    constexpr int64_t kStepsPerBudget = 20;
     const int64_t step_budget =
-        std::max<int64_t>(1, options_.dp_node_budget / 20);
+        std::max<int64_t>(1, options_.dp_node_budget / kStepsPerBudget);
     std::vector<DpAssignment> best;
     best.reserve(order.size());
     const DpAssignment empty;

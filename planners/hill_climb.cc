@@ -85,7 +85,7 @@ class Climber {
   // budget's deadline is undone (the count is checked between rounds).
   bool Round(std::mt19937_64& rng) {
     const Problem& problem = index_.problem();
-    scans_ += 3 * static_cast<int64_t>(problem.buffers.size());
+    scans_ += kRoundPasses * static_cast<int64_t>(problem.buffers.size());
     // The buffers at the top of their pool, by id.
     tops_.clear();
     for (BufferId b : order_) {
@@ -174,7 +174,6 @@ class Climber {
   void Sync() { budget_->Tick(work() - budget_->work_done()); }
 
  private:
-
   struct Saved {
     BufferId buffer;
     PoolId pool;
@@ -188,6 +187,10 @@ class Climber {
   std::vector<Bytes> used_;
   Bytes peak_ = 0;
   __int128 excess_ = 0;
+  // A round's own passes over the buffers, beyond the placements it ticks
+  // through the state: the scan for the tops, the saved suffix of the order
+  // and the positions it updates (or restores).
+  static constexpr int64_t kRoundPasses = 3;
   int64_t scans_ = 0;
   Bytes threshold_ = 0;
   std::vector<BufferId> tops_;
@@ -226,7 +229,8 @@ class HillClimbPlanner : public SearchPlanner {
       auto candidate = std::make_unique<Climber>(
           index, internal::SortedBuffers(problem, g.order), g.fit);
       candidate->set_threshold(threshold);
-      const absl::Status status = candidate->Start(first_run ? nullptr : &clock);
+      const absl::Status status =
+          candidate->Start(first_run ? nullptr : &clock);
       first_run = false;
       if (absl::IsDeadlineExceeded(status)) break;
       if (!status.ok()) {
