@@ -616,7 +616,8 @@ SearchResult BranchAndBound(CpSpace* root, int threads, Budget& budget,
   SearchResult result;
   result.offsets.assign(m, 0);
   if (root->status() == Gecode::SS_FAILED) return result;
-  // The counted budget in nodes.
+  // The counted budget in nodes: a node's propagation visits about every
+  // offset variable and every pair's disjunction (as exact's NodeWork).
   const int64_t node_work =
       8 * static_cast<int64_t>(m) + stats.conflicting_pairs + 64;
   SearchStop stop(std::max<int64_t>(1, budget.work_limit() / node_work),

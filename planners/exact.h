@@ -39,8 +39,9 @@
 //   * section_inference also uses each buffer's candidate (the highest
 //     floor over its lifetime): in a section, the lowest candidate of the
 //     buffers crossing it plus their sizes must fit;
-//   * symmetry: buffers with the same lifetime, size and alignment are
-//     interchangeable; only one of them is tried at a cell;
+//   * symmetry: buffers with the same lifetime, size, alignment and explicit
+//     conflicts are interchangeable (the definition cp uses too); only one
+//     of them is tried at a cell;
 //   * decomposition: where no buffer crosses a point in time the problem
 //     splits; each part is solved (and proven) on its own;
 //   * failure_cache: states (floors, buffers left) whose whole subtree failed
