@@ -34,17 +34,23 @@ absl::StatusOr<Plan> Verified(const Problem& problem, const Planner& planner,
 class WarmStartedPlanner : public Planner {
  public:
   WarmStartedPlanner(std::unique_ptr<SearchPlanner> search,
-                     std::unique_ptr<Planner> heuristic, double share)
+                     std::unique_ptr<Planner> heuristic, double share,
+                     int64_t max_start_work)
       : search_(std::move(search)),
         heuristic_(std::move(heuristic)),
-        share_(share) {}
+        share_(share),
+        max_start_work_(max_start_work) {}
 
   std::string_view name() const override { return search_->name(); }
 
   absl::StatusOr<Plan> Solve(const Problem& problem,
                              const PlanOptions& options) const override {
     const Budget budget(options);
-    const PlanOptions start_options = budget.Part(options, share_);
+    PlanOptions start_options = budget.Part(options, share_);
+    if (max_start_work_ > 0) {
+      start_options.work_limit =
+          std::min(start_options.work_limit, max_start_work_);
+    }
     // The search gets the rest of the work and the whole time.
     PlanOptions search_options = options;
     search_options.deadline = budget.deadline();
@@ -58,6 +64,7 @@ class WarmStartedPlanner : public Planner {
   std::unique_ptr<SearchPlanner> search_;
   std::unique_ptr<Planner> heuristic_;
   double share_;
+  int64_t max_start_work_;
 };
 
 class FallbackPlanner : public Planner {
@@ -187,9 +194,9 @@ absl::StatusOr<Plan> SearchPlanner::Solve(const Problem& problem,
 
 std::unique_ptr<Planner> WarmStarted(std::unique_ptr<SearchPlanner> search,
                                      std::unique_ptr<Planner> heuristic,
-                                     double share) {
-  return std::make_unique<WarmStartedPlanner>(std::move(search),
-                                              std::move(heuristic), share);
+                                     double share, int64_t max_start_work) {
+  return std::make_unique<WarmStartedPlanner>(
+      std::move(search), std::move(heuristic), share, max_start_work);
 }
 
 std::unique_ptr<Planner> WithFallback(std::unique_ptr<Planner> primary,

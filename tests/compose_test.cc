@@ -43,16 +43,19 @@ class Fixed : public Planner {
       : name_(std::move(name)), result_(std::move(result)) {}
   std::string_view name() const override { return name_; }
   absl::StatusOr<Plan> Solve(const Problem&,
-                             const PlanOptions&) const override {
+                             const PlanOptions& options) const override {
     ++calls_;
+    seen_work_limit_ = options.work_limit;
     return result_;
   }
   int calls() const { return calls_; }
+  int64_t seen_work_limit() const { return seen_work_limit_; }
 
  private:
   std::string name_;
   absl::StatusOr<Plan> result_;
   mutable int calls_ = 0;
+  mutable int64_t seen_work_limit_ = 0;
 };
 
 // Every buffer at offset 0: conflicting buffers overlap.
@@ -207,6 +210,17 @@ TEST(WarmStartedTest, TheSearchGetsTheHeuristicsPlanAndTheRestOfTheWork) {
   ASSERT_TRUE(plan.ok()) << plan.status();
   EXPECT_EQ(plan->assignments, start.assignments);
   EXPECT_EQ(search_ptr->seen_work_limit_, 750);
+
+  // A cap on the start's work: the search gets the rest.
+  auto capped_search = std::make_unique<EchoSearch>();
+  const EchoSearch* capped_ptr = capped_search.get();
+  auto capped_start = std::make_unique<Fixed>("start", start);
+  const Fixed* capped_start_ptr = capped_start.get();
+  const std::unique_ptr<Planner> capped = WarmStarted(
+      std::move(capped_search), std::move(capped_start), 0.25, 100);
+  ASSERT_TRUE(capped->Solve(problem, {.work_limit = 1000}).ok());
+  EXPECT_EQ(capped_start_ptr->seen_work_limit(), 100);
+  EXPECT_EQ(capped_ptr->seen_work_limit_, 900);
 
   // An invalid start is no start: InternalError naming its planner.
   absl::StatusOr<Plan> invalid =

@@ -9,6 +9,7 @@
 #ifndef MEMPLAN_COMPOSE_H_
 #define MEMPLAN_COMPOSE_H_
 
+#include <cstdint>
 #include <memory>
 #include <optional>
 #include <string>
@@ -60,12 +61,13 @@ class SearchPlanner : public Planner {
 };
 
 // `search`, started from the plan of `heuristic`, which gets `share` of the
-// budget (work and time limit; PlanOptions) when the search asks for it;
-// the search gets the rest of the work and the whole time. Named as the
-// search.
+// budget (work and time limit; PlanOptions), and at most `max_start_work`
+// work units when that is positive, when the search asks for it; the search
+// gets the rest of the work and the whole time. Named as the search. With a
+// cap, a longer time limit goes to the search, not to the start.
 std::unique_ptr<Planner> WarmStarted(std::unique_ptr<SearchPlanner> search,
                                      std::unique_ptr<Planner> heuristic,
-                                     double share);
+                                     double share, int64_t max_start_work = 0);
 
 // `primary`'s plan; when it fails (or its plan fails the verifier),
 // `fallback`'s with the same options; when both fail, primary's error.
