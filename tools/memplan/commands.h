@@ -21,7 +21,7 @@ struct Command {
   absl::string_view name;
   absl::string_view synopsis;     // the arguments after "memplan NAME"
   absl::string_view description;  // a paragraph for NAME --help
-  std::vector<std::string> flags;  // abseil names of the flags it accepts
+  std::vector<std::string> flags = {};  // abseil names of the flags it accepts
   int min_positional = 0;
   int max_positional = 0;  // -1: no limit
   // Usage errors beyond the flags' own checks (exit status 2); may be null.
