@@ -21,12 +21,14 @@ absl::Status Broken(absl::string_view what, const absl::Status& status) {
   return absl::InternalError(absl::StrCat(what, ": ", status.ToString()));
 }
 
-// A reader's error must say what is wrong.
+// An error caused by the input must say what is wrong and must not be an
+// internal one.
 absl::Status CheckError(absl::string_view reader, const absl::Status& status) {
   if (status.ok()) return absl::OkStatus();
   if (status.message().empty()) {
     return absl::InternalError(absl::StrCat(reader, " failed without a message"));
   }
+  if (status.code() == absl::StatusCode::kInternal) return Broken(reader, status);
   return absl::OkStatus();
 }
 
@@ -100,9 +102,8 @@ absl::Status CheckGraphJson(std::string_view input) {
        {BuildOptions{}, BuildOptions{.plan_constants = true, .alignment = 8}}) {
     absl::StatusOr<Problem> problem = BuildProblem(*graph, options);
     if (!problem.ok()) {
-      if (problem.status().code() == absl::StatusCode::kInternal) {
-        return Broken("BuildProblem", problem.status());
-      }
+      absl::Status error = CheckError("BuildProblem", problem.status());
+      if (!error.ok()) return error;
       continue;
     }
     absl::Status valid = ValidateProblem(*problem);
@@ -118,10 +119,8 @@ absl::Status CheckBufferCsv(std::string_view input) {
   if (!valid.ok()) return Broken("ParseBufferCsv read an invalid problem", valid);
   const Plan* plan = csv->plan ? &*csv->plan : nullptr;
   if (plan != nullptr) {
-    absl::Status verified = VerifyPlan(csv->problem, *plan);
-    if (verified.code() == absl::StatusCode::kInternal) {
-      return Broken("VerifyPlan", verified);
-    }
+    absl::Status error = CheckError("VerifyPlan", VerifyPlan(csv->problem, *plan));
+    if (!error.ok()) return error;
   }
   absl::StatusOr<BufferCsv> again = ParseBufferCsv(BufferCsvText(csv->problem, plan));
   if (!again.ok()) return Broken("a CSV read does not read back", again.status());
@@ -149,9 +148,6 @@ absl::Status CheckPlanJson(std::string_view input) {
     if (!verified.ok()) {
       absl::Status error = CheckError("VerifyPlan", verified);
       if (!error.ok()) return error;
-      if (verified.code() == absl::StatusCode::kInternal) {
-        return Broken("VerifyPlan", verified);
-      }
       continue;
     }
     absl::StatusOr<Plan> again = ParsePlanJson(PlanToJson(problem, *plan), problem);
@@ -170,12 +166,7 @@ absl::Status CheckPlanGreedy(std::string_view input) {
     absl::StatusOr<Graph> graph = ParseGraphJson(input);
     if (!graph.ok()) return CheckError("ParseGraphJson", graph.status());
     absl::StatusOr<Problem> built = BuildProblem(*graph, {.plan_constants = true});
-    if (!built.ok()) {
-      if (built.status().code() == absl::StatusCode::kInternal) {
-        return Broken("BuildProblem", built.status());
-      }
-      return absl::OkStatus();
-    }
+    if (!built.ok()) return CheckError("BuildProblem", built.status());
     problem = *std::move(built);
   } else {
     absl::StatusOr<BufferCsv> csv = ParseBufferCsv(input);
@@ -185,12 +176,7 @@ absl::Status CheckPlanGreedy(std::string_view input) {
   absl::StatusOr<std::unique_ptr<Planner>> planner = CreatePlanner("greedy_by_size");
   if (!planner.ok()) return Broken("greedy_by_size", planner.status());
   absl::StatusOr<Plan> plan = (*planner)->Solve(problem, PlanOptions{});
-  if (!plan.ok()) {
-    if (plan.status().code() == absl::StatusCode::kInternal) {
-      return Broken("greedy_by_size", plan.status());
-    }
-    return CheckError("greedy_by_size", plan.status());
-  }
+  if (!plan.ok()) return CheckError("greedy_by_size", plan.status());
   absl::Status verified = VerifyPlan(problem, *plan);
   if (!verified.ok()) {
     return Broken("greedy_by_size returned a plan the verifier rejects", verified);
