@@ -151,10 +151,19 @@ void LinkExplicitConflicts(const Context& ctx, Part& part) {
 // Loads, starts, the lower bound and the room above which nothing prunes.
 void Loads(Part& part) {
   const int m = static_cast<int>(part.items.size());
+  // The loads as prefix sums of their changes: O(items + sections), where
+  // adding each item over its sections would be quadratic on long lifetimes.
+  std::vector<int64_t> change(part.load.size() + 1, 0);
   for (int i = 0; i < m; ++i) {
     const Item& item = part.items[i];
-    for (int s = item.s0; s < item.s1; ++s) part.load[s] += item.size;
+    change[item.s0] += item.size;
+    change[item.s1] -= item.size;
     part.starts[item.s0].push_back(i);
+  }
+  int64_t running = 0;
+  for (size_t s = 0; s < part.load.size(); ++s) {
+    running += change[s];
+    part.load[s] += running;
   }
   for (size_t s = 0; s < part.load.size(); ++s) {
     part.lower = std::max(part.lower, part.base[s] + part.load[s]);
@@ -177,31 +186,42 @@ void Groups(const Context& ctx, Part& part) {
 // Static orders: by size, by area, by lifetime, by start; ties on id.
 void StaticOrders(const Problem& problem, Part& part) {
   const int m = static_cast<int>(part.items.size());
+  // Each order sorts (key, item) records: the keys are computed once, not
+  // looked up through the problem in every comparison.
+  struct Record {
+    int64_t k0;
+    int64_t k1;
+    BufferId buffer;
+    int item;
+  };
+  std::vector<Record> records(m);
   for (int o = 0; o < kNumOrders; ++o) {
-    std::vector<int> seq(m);
-    std::iota(seq.begin(), seq.end(), 0);
-    auto length = [&](int i) {
-      const Lifetime& l = problem.buffers[part.items[i].buffer].lifetime;
-      return l.end - l.start;
-    };
-    auto key = [&](int i) -> std::tuple<int64_t, int64_t, BufferId> {
+    for (int i = 0; i < m; ++i) {
       const Item& it = part.items[i];
-      const Step start = problem.buffers[it.buffer].lifetime.start;
+      const Lifetime& l = problem.buffers[it.buffer].lifetime;
+      const int64_t length = l.end - l.start;
       switch (o) {
         case 0:
-          return {-it.size, -length(i), it.buffer};
+          records[i] = {-it.size, -length, it.buffer, i};
+          break;
         case 1:
-          return {-it.size * length(i), -it.size, it.buffer};
+          records[i] = {-it.size * length, -it.size, it.buffer, i};
+          break;
         case 2:
-          return {-length(i), -it.size, it.buffer};
+          records[i] = {-length, -it.size, it.buffer, i};
+          break;
         default:
-          return {start, -it.size, it.buffer};
+          records[i] = {l.start, -it.size, it.buffer, i};
+          break;
       }
-    };
-    std::sort(seq.begin(), seq.end(),
-              [&](int a, int b) { return key(a) < key(b); });
+    }
+    std::sort(records.begin(), records.end(),
+              [](const Record& a, const Record& b) {
+                return std::tie(a.k0, a.k1, a.buffer) <
+                       std::tie(b.k0, b.k1, b.buffer);
+              });
     std::vector<int> rank(m);
-    for (int k = 0; k < m; ++k) rank[seq[k]] = k;
+    for (int k = 0; k < m; ++k) rank[records[k].item] = k;
     part.ranks.push_back(std::move(rank));
   }
 }

@@ -46,14 +46,27 @@ std::vector<BufferId> SortedBuffers(const Problem& problem,
     }
   }
   const bool by_start = order != PlacementOrder::kSizeThenId;
-  std::sort(ids.begin(), ids.end(), [&](BufferId a, BufferId b) {
-    if (key[a] != key[b]) return key[a] > key[b];
-    if (!by_start) return a < b;
-    const Step sa = problem.buffers[a].lifetime.start;
-    const Step sb = problem.buffers[b].lifetime.start;
-    if (sa != sb) return sa < sb;
-    return a < b;
-  });
+  // Sorted as (key, start, id) records rather than ids with a comparator
+  // that looks the keys up: at 10^6 buffers the look-ups' cache misses
+  // cost more than the sort itself.
+  struct Record {
+    __int128 key;
+    Step start;
+    BufferId id;
+  };
+  std::vector<Record> records;
+  records.reserve(ids.size());
+  for (BufferId b : ids) {
+    records.push_back(
+        {key[b], by_start ? problem.buffers[b].lifetime.start : Step{0}, b});
+  }
+  std::sort(records.begin(), records.end(),
+            [](const Record& a, const Record& b) {
+              if (a.key != b.key) return a.key > b.key;
+              if (a.start != b.start) return a.start < b.start;
+              return a.id < b.id;
+            });
+  for (size_t i = 0; i < records.size(); ++i) ids[i] = records[i].id;
   return ids;
 }
 
@@ -162,38 +175,35 @@ PlacementIndex::PlacementIndex(const Problem& problem, GapSearch search)
     : problem_(&problem) {
   const int n = static_cast<int>(problem.buffers.size());
   // Zero-size buffers hold no byte: they are never anyone's obstacle.
-  std::vector<BufferId> by_start;
-  by_start.reserve(n);
+  // (step, id) pairs sort without looking buffers up (cache misses at
+  // 10^6 buffers).
+  std::vector<std::pair<Step, BufferId>> keyed;
+  keyed.reserve(n);
   for (BufferId b = 0; b < n; ++b) {
-    if (problem.buffers[b].size > 0) by_start.push_back(b);
+    if (problem.buffers[b].size > 0)
+      keyed.emplace_back(problem.buffers[b].lifetime.start, b);
   }
-  std::sort(by_start.begin(), by_start.end(), [&](BufferId a, BufferId b) {
-    const Step sa = problem.buffers[a].lifetime.start;
-    const Step sb = problem.buffers[b].lifetime.start;
-    return sa != sb ? sa < sb : a < b;
-  });
+  std::sort(keyed.begin(), keyed.end());
   // What the gap index and the work counts need: time slices and ranks.
-  const int m = static_cast<int>(by_start.size());
+  const int m = static_cast<int>(keyed.size());
+  std::vector<BufferId> by_start(m);
   sorted_starts_.reserve(m);
   start_rank_.assign(n, -1);
   end_rank_.assign(n, -1);
   for (int i = 0; i < m; ++i) {
-    start_rank_[by_start[i]] = i;
-    sorted_starts_.push_back(problem.buffers[by_start[i]].lifetime.start);
+    by_start[i] = keyed[i].second;
+    start_rank_[keyed[i].second] = i;
+    sorted_starts_.push_back(keyed[i].first);
   }
-  {
-    std::vector<BufferId> by_end(by_start);
-    std::sort(by_end.begin(), by_end.end(), [&](BufferId a, BufferId b) {
-      const Step ea = problem.buffers[a].lifetime.end;
-      const Step eb = problem.buffers[b].lifetime.end;
-      return ea != eb ? ea < eb : a < b;
-    });
-    sorted_ends_.reserve(m);
-    for (int i = 0; i < m; ++i) {
-      end_rank_[by_end[i]] = i;
-      sorted_ends_.push_back(problem.buffers[by_end[i]].lifetime.end);
-    }
+  for (auto& [step, b] : keyed) step = problem.buffers[b].lifetime.end;
+  std::sort(keyed.begin(), keyed.end());
+  sorted_ends_.reserve(m);
+  for (int i = 0; i < m; ++i) {
+    end_rank_[keyed[i].second] = i;
+    sorted_ends_.push_back(keyed[i].first);
   }
+  keyed.clear();
+  keyed.shrink_to_fit();
   steps_.reserve(2 * m);
   std::merge(sorted_starts_.begin(), sorted_starts_.end(),
              sorted_ends_.begin(), sorted_ends_.end(),
@@ -215,7 +225,8 @@ PlacementIndex::PlacementIndex(const Problem& problem, GapSearch search)
 
   by_start_.reserve(by_start.size());
   by_end_.reserve(by_start.size());
-  root_ = Build(by_start);
+  std::vector<BufferId> scratch;
+  root_ = Build(by_start, scratch);
 
   explicit_begin_.assign(n + 1, 0);
   for (const BufferConflict& c : problem.conflicts) {
@@ -271,43 +282,49 @@ std::pair<int32_t, int32_t> PlacementIndex::Slices(Lifetime lifetime) const {
   return {at(lifetime.start), at(lifetime.end)};
 }
 
-int32_t PlacementIndex::Build(std::vector<BufferId>& by_start) {
+int32_t PlacementIndex::Build(std::span<BufferId> by_start,
+                              std::vector<BufferId>& scratch) {
   if (by_start.empty()) return -1;
   const std::vector<Buffer>& buffers = problem_->buffers;
   // The median start is the centre: its own lifetime contains it, so no
   // node is empty, and each side keeps at most half of the lifetimes.
   const Step center = buffers[by_start[by_start.size() / 2]].lifetime.start;
-  std::vector<BufferId> left;
-  std::vector<BufferId> right;
-  std::vector<BufferId> here;
-  for (BufferId b : by_start) {
-    const Lifetime& l = buffers[b].lifetime;
-    if (l.end <= center) {
-      left.push_back(b);
-    } else if (l.start > center) {
-      right.push_back(b);
+  // Sorted by start, the lifetimes right of the centre are a suffix; the
+  // prefix splits, in place and in order, into those ending by the centre
+  // (left) and those containing it (here).
+  const auto split = static_cast<size_t>(
+      std::upper_bound(by_start.begin(), by_start.end(), center,
+                       [&](Step c, BufferId b) {
+                         return c < buffers[b].lifetime.start;
+                       }) -
+      by_start.begin());
+  scratch.clear();
+  size_t left = 0;
+  for (size_t i = 0; i < split; ++i) {
+    const BufferId b = by_start[i];
+    if (buffers[b].lifetime.end <= center) {
+      by_start[left++] = b;
     } else {
-      here.push_back(b);
+      scratch.push_back(b);
     }
   }
-  by_start.clear();
-  by_start.shrink_to_fit();
+  std::copy(scratch.begin(), scratch.end(), by_start.begin() + left);
+  const std::span<BufferId> here = by_start.subspan(left, split - left);
+
   const int32_t id = static_cast<int32_t>(nodes_.size());
   nodes_.push_back(
       Node{.center = center,
            .begin = static_cast<int64_t>(by_start_.size()),
            .end = static_cast<int64_t>(by_start_.size() + here.size())});
   for (BufferId b : here) by_start_.push_back({buffers[b].lifetime.start, b});
-  std::sort(here.begin(), here.end(), [&](BufferId a, BufferId b) {
-    const Step ea = buffers[a].lifetime.end;
-    const Step eb = buffers[b].lifetime.end;
-    return ea != eb ? ea > eb : a < b;
-  });
+  const auto first_end = static_cast<std::ptrdiff_t>(by_end_.size());
   for (BufferId b : here) by_end_.push_back({buffers[b].lifetime.end, b});
-  here.clear();
-  here.shrink_to_fit();
-  const int32_t l = Build(left);
-  const int32_t r = Build(right);
+  std::sort(by_end_.begin() + first_end, by_end_.end(),
+            [](const Entry& a, const Entry& b) {
+              return a.step != b.step ? a.step > b.step : a.buffer < b.buffer;
+            });
+  const int32_t l = Build(by_start.first(left), scratch);
+  const int32_t r = Build(by_start.subspan(split), scratch);
   nodes_[id].left = l;
   nodes_[id].right = r;
   return id;

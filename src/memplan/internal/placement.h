@@ -150,7 +150,9 @@ class PlacementIndex {
     Step step = 0;  // the start (by_start_) or the end (by_end_)
     BufferId buffer = 0;
   };
-  int32_t Build(std::vector<BufferId>& by_start);
+  // Builds the subtree of the lifetimes `by_start` (sorted by start, then
+  // id; reordered in place) and returns its root, -1 when empty.
+  int32_t Build(std::span<BufferId> by_start, std::vector<BufferId>& scratch);
 
   const Problem* problem_;
   std::vector<Node> nodes_;
