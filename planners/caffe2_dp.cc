@@ -262,10 +262,13 @@ class Caffe2DpPlanner : public Planner {
 
   absl::StatusOr<Plan> Solve(const Problem& problem,
                              const PlanOptions& options) const override {
+    Budget clock(options);  // the greedy passes under the time limit
     const Caffe2Context context(problem, options_);
     const std::vector<BufferId>& order = context.order();
     ObjectAssignment greedy;
-    context.Greedy(order, greedy);
+    if (absl::Status s = context.Greedy(order, greedy, &clock); !s.ok()) {
+      return s;
+    }
 
     NodeBudget budget(options_.dp_node_budget, options);
     Search search(context, budget);
@@ -292,7 +295,11 @@ class Caffe2DpPlanner : public Planner {
     }
     ObjectAssignment dp = search.Export(best.empty() ? empty : best.back());
     best.clear();
-    context.Greedy(std::span<const BufferId>(order).subspan(done), dp);
+    if (absl::Status s = context.Greedy(
+            std::span<const BufferId>(order).subspan(done), dp, &clock);
+        !s.ok()) {
+      return s;
+    }
 
     absl::StatusOr<Plan> greedy_plan = context.Layout(greedy, name());
     absl::StatusOr<Plan> dp_plan = context.Layout(dp, name());

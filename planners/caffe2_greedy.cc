@@ -8,6 +8,8 @@
 #include <vector>
 
 #include "absl/container/flat_hash_set.h"
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
 #include "caffe2.h"
 #include "caffe2_objects.h"
 #include "memplan/internal/planner_util.h"
@@ -108,9 +110,18 @@ SharedObject Caffe2Context::NewObject(BufferId buffer) const {
       .members = {buffer}, .last_end = b.lifetime.end, .size = b.size};
 }
 
-void Caffe2Context::Greedy(std::span<const BufferId> buffers,
-                           ObjectAssignment& objects) const {
+absl::Status Caffe2Context::Greedy(std::span<const BufferId> buffers,
+                                   ObjectAssignment& objects,
+                                   Budget* budget) const {
   for (BufferId b : buffers) {
+    if (budget != nullptr) {
+      budget->Tick(static_cast<int64_t>(objects.size()) + 1);
+      if (budget->OutOfTime()) {
+        return absl::DeadlineExceededError(absl::StrCat(
+            "memonger's greedy was abandoned at its deadline, with ",
+            objects.size(), " shared objects"));
+      }
+    }
     const Bytes size = problem_.buffers[b].size;
     int best = -1;
     Bytes best_distance = 0;
@@ -130,6 +141,7 @@ void Caffe2Context::Greedy(std::span<const BufferId> buffers,
       objects.push_back(NewObject(b));
     }
   }
+  return absl::OkStatus();
 }
 
 absl::StatusOr<Plan> Caffe2Context::Layout(const ObjectAssignment& objects,
@@ -200,10 +212,14 @@ class Caffe2GreedyPlanner : public Planner {
 
   absl::StatusOr<Plan> Solve(const Problem& problem,
                              const PlanOptions& options) const override {
-    (void)options;  // one pass, O(n * objects)
+    // One pass, O(n * objects), abandoned at the time limit.
+    Budget budget(options);
     const Caffe2Context context(problem, options_);
     ObjectAssignment objects;
-    context.Greedy(context.order(), objects);
+    if (absl::Status s = context.Greedy(context.order(), objects, &budget);
+        !s.ok()) {
+      return s;
+    }
     return context.Layout(objects, name());
   }
 

@@ -8,8 +8,10 @@
 #include <string_view>
 #include <vector>
 
+#include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "caffe2.h"
+#include "memplan/planner.h"
 #include "memplan/types.h"
 
 namespace memplan {
@@ -53,8 +55,11 @@ class Caffe2Context {
   SharedObject NewObject(BufferId buffer) const;
 
   // memonger's greedy: places `buffers` (in that order) into `objects`.
-  void Greedy(std::span<const BufferId> buffers,
-              ObjectAssignment& objects) const;
+  // With a `budget`, ticks the objects it compares and stops when out of
+  // time: DeadlineExceeded.
+  absl::Status Greedy(std::span<const BufferId> buffers,
+                      ObjectAssignment& objects,
+                      Budget* budget = nullptr) const;
 
   // Adds the fixed and static buffers, lays the objects out and fills the
   // statistics. ResourceExhausted when an object fits in no allowed pool.

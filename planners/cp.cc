@@ -234,6 +234,14 @@ Plan FinishPlan(const Problem& problem, Plan plan, bool proven) {
   return plan;
 }
 
+// The warm start's plan as cp's: verified, with its statistics
+// (Incumbent::Get), so only renamed.
+Plan Renamed(Plan plan) {
+  plan.planner = "cp";
+  plan.proven_optimal = plan.peak <= plan.lower_bound;
+  return plan;
+}
+
 // A step where the buffers alive need more than `capacity` bytes: the
 // buffer starting last there does not fit.
 absl::Status OverfullStepError(const Problem& problem, Bytes capacity) {
@@ -364,12 +372,10 @@ WarmStart TakeWarmStart(Incumbent& start, CpStats& stats) {
 }
 
 // Above CpOptions::max_conflicting_pairs: the warm start, or why not.
-absl::StatusOr<Plan> WithoutModel(const Problem& problem, WarmStart warm,
+absl::StatusOr<Plan> WithoutModel(WarmStart warm,
                                   const CpStats& stats,
                                   int64_t max_conflicting_pairs) {
-  if (warm.plan.has_value()) {
-    return FinishPlan(problem, std::move(*warm.plan), /*proven=*/false);
-  }
+  if (warm.plan.has_value()) return Renamed(std::move(*warm.plan));
   const std::string why = absl::StrCat(
       "the cp planner builds no model of ", stats.conflicting_pairs,
       " conflicting pairs (CpOptions::max_conflicting_pairs is ",
@@ -688,6 +694,15 @@ absl::StatusOr<Plan> CpPlanner::SolveImpl(const Problem& problem,
     return FinishPlan(problem, Plan{}, /*proven=*/true);
   }
 
+  // The warm start first: every way on needs it, and under a deadline too
+  // near for even the counting below it is the answer as it is.
+  WarmStart warm = TakeWarmStart(start, stats);
+  if (absl::Status s = internal::TimeForSetUp(
+          budget, problem, internal::kPlacementSetUpPerBuffer, "the cp model");
+      !s.ok()) {
+    if (!warm.plan.has_value()) return s;
+    return Renamed(*std::move(warm.plan));
+  }
   // The size of the model, before anything as large as it is built: the
   // conflict graph and the disjunctions both grow with the pairs.
   stats.conflicting_pairs = internal::CountOverlappingPairs(problem) +
@@ -705,12 +720,11 @@ absl::StatusOr<Plan> CpPlanner::SolveImpl(const Problem& problem,
   ModelFrame frame;
   MEMPLAN_ASSIGN_OR_RETURN(frame.lower, PeakLowerBound(problem));
 
-  WarmStart warm = TakeWarmStart(start, stats);
   if (warm.plan.has_value() && warm.plan->peak <= frame.lower) {
     return FinishPlan(problem, std::move(*warm.plan), /*proven=*/true);
   }
   if (stats.model_too_large) {
-    return WithoutModel(problem, std::move(warm), stats,
+    return WithoutModel(std::move(warm), stats,
                         options_.max_conflicting_pairs);
   }
   frame.unit = internal::PlanningUnit(problem);

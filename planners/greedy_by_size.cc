@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "memplan/internal/placement.h"
+#include "memplan/internal/planner_util.h"
 #include "memplan/internal/status_macros.h"
 
 namespace memplan {
@@ -21,10 +22,10 @@ class GreedyPlanner : public Planner {
 
   absl::StatusOr<Plan> Solve(const Problem& problem,
                              const PlanOptions& options) const override {
-    // The time limit does not cut the pass, a deadline does.
-    PlanOptions pass = options;
-    pass.time_limit = absl::InfiniteDuration();
-    Budget budget(pass);
+    // A pass still going at the time limit (or deadline) is abandoned.
+    Budget budget(options);
+    MEMPLAN_RETURN_IF_ERROR(internal::TimeForSetUp(
+        budget, problem, internal::kPlacementSetUpPerBuffer, name()));
     const internal::PlacementIndex index(problem);
     const std::vector<BufferId> order =
         internal::SortedBuffers(problem, options_.order);

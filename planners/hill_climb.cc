@@ -12,6 +12,8 @@
 
 #include "absl/status/status.h"
 #include "memplan/internal/placement.h"
+#include "memplan/internal/planner_util.h"
+#include "memplan/internal/status_macros.h"
 #include "memplan/problem.h"
 
 namespace memplan {
@@ -214,25 +216,26 @@ class HillClimbPlanner : public SearchPlanner {
                               Incumbent&) const override {
     // The clock of the starts; the climb's count starts with its start.
     Budget clock(options);
+    MEMPLAN_RETURN_IF_ERROR(internal::TimeForSetUp(
+        clock, problem, internal::kPlacementSetUpPerBuffer, name()));
     const PlacementIndex index(problem);
 
     const Bytes lower_bound = LowerBound(problem);
     const Bytes threshold = problem.pools.size() == 1 ? lower_bound : 0;
     // The start: the smallest greedy plan (ties: the first), kept placed.
-    // The first run always completes; a later one still going at the
-    // deadline is abandoned, and no other starts.
+    // A run still going at the deadline is abandoned, and no other starts.
     std::optional<absl::Status> first_error;
     std::unique_ptr<Climber> best_start;
     Bytes start_peak = 0;
-    bool first_run = true;
     for (const GreedyOptions& g : options_.starts) {
       auto candidate = std::make_unique<Climber>(
           index, internal::SortedBuffers(problem, g.order), g.fit);
       candidate->set_threshold(threshold);
-      const absl::Status status =
-          candidate->Start(first_run ? nullptr : &clock);
-      first_run = false;
-      if (absl::IsDeadlineExceeded(status)) break;
+      const absl::Status status = candidate->Start(&clock);
+      if (absl::IsDeadlineExceeded(status)) {
+        if (best_start == nullptr) return status;
+        break;
+      }
       if (!status.ok()) {
         if (!first_error.has_value()) first_error = status;
         continue;

@@ -3,9 +3,14 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <string>
+#include <string_view>
 
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
+#include "memplan/internal/planner_util.h"
 #include "memplan/planner.h"
 
 namespace memplan {
@@ -49,4 +54,19 @@ PlanOptions Budget::Part(const PlanOptions& options, double fraction) const {
   return part;
 }
 
+namespace internal {
+
+absl::Status TimeForSetUp(const Budget& budget, const Problem& problem,
+                          absl::Duration per_buffer, std::string_view what) {
+  if (budget.deadline() == absl::InfiniteFuture()) return absl::OkStatus();
+  const auto n = static_cast<int64_t>(problem.buffers.size());
+  const absl::Duration needed = per_buffer * n;
+  if (budget.deadline() - absl::Now() >= needed) return absl::OkStatus();
+  return absl::DeadlineExceededError(absl::StrCat(
+      std::string(what), " was not begun: its set-up takes about ",
+      absl::FormatDuration(needed), " for ", n,
+      " buffers, more than is left before the deadline"));
+}
+
+}  // namespace internal
 }  // namespace memplan

@@ -11,18 +11,25 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "memplan/internal/placement.h"
+#include "memplan/internal/planner_util.h"
 #include "memplan/problem.h"
 #include "memplan/verify.h"
 
 namespace memplan {
 namespace {
 
+bool VerifiesItsPlans(const Planner& planner);
+
 // `plan` if the verifier accepts it, else InternalError naming `planner`.
+// A plan of a composition below (WithFallback, ChooseBest) was verified
+// there, and is not verified twice: at 10^6 buffers a verification costs a
+// good part of a second of a time limit.
 absl::StatusOr<Plan> Verified(const Problem& problem, const Planner& planner,
                               absl::StatusOr<Plan> plan) {
-  if (!plan.ok()) return plan;
+  if (!plan.ok() || VerifiesItsPlans(planner)) return plan;
   if (absl::Status status = VerifyPlan(problem, *plan); !status.ok()) {
     return absl::InternalError(absl::StrCat(std::string(planner.name()),
                                             " produced an invalid plan: ",
@@ -47,6 +54,12 @@ class WarmStartedPlanner : public Planner {
                              const PlanOptions& options) const override {
     const Budget budget(options);
     PlanOptions start_options = budget.Part(options, share_);
+    // The start's share of the time counts from now, not from when the
+    // search first asks for the start.
+    if (options.time_limit != absl::InfiniteDuration()) {
+      start_options.deadline = std::min(
+          start_options.deadline, absl::Now() + start_options.time_limit);
+    }
     if (max_start_work_ > 0) {
       start_options.work_limit =
           std::min(start_options.work_limit, max_start_work_);
@@ -104,10 +117,15 @@ class ChooseBestPlanner : public Planner {
   absl::StatusOr<Plan> Solve(const Problem& problem,
                              const PlanOptions& options) const override {
     const Budget budget(options);
-    PlanOptions first = options;
-    first.deadline = absl::InfiniteFuture();
     PlanOptions later = options;
     later.deadline = budget.deadline();
+    // Under a deadline that leaves no time for one placement pass, not even
+    // the pairs are counted.
+    if (absl::Status s = internal::TimeForSetUp(
+            budget, problem, internal::kPlacementSetUpPerBuffer, name_);
+        !s.ok()) {
+      return s;
+    }
 
     // The members the budget affords, decided up front in counted work so
     // that the choice does not depend on the clock: a placement pass
@@ -125,11 +143,16 @@ class ChooseBestPlanner : public Planner {
 
     std::optional<Plan> best;
     std::optional<absl::Status> first_error;
+    std::string stopped = "no member finished";  // why the run ended early
     // Keeps `plan` when it is the smallest so far; false when the run ends.
     auto consider = [&](const Planner& planner, absl::StatusOr<Plan> plan) {
       plan = Verified(problem, planner, std::move(plan));
       if (!plan.ok()) {
-        if (absl::IsDeadlineExceeded(plan.status())) return false;
+        if (absl::IsDeadlineExceeded(plan.status())) {
+          stopped = absl::StrCat(std::string(planner.name()), ": ",
+                                 plan.status().message());
+          return false;
+        }
         if (!first_error.has_value()) first_error = plan.status();
         return true;
       }
@@ -140,7 +163,7 @@ class ChooseBestPlanner : public Planner {
     for (int i = 0; i < run && going; ++i) {
       if (best.has_value() && budget.OutOfTimeNow()) break;
       const Planner& planner = *heuristics_[i];
-      going = consider(planner, planner.Solve(problem, i == 0 ? first : later));
+      going = consider(planner, planner.Solve(problem, later));
     }
     for (size_t i = 0; i < searches_.size() && going && !dense; ++i) {
       // A plan at the lower bound cannot be beaten.
@@ -152,8 +175,8 @@ class ChooseBestPlanner : public Planner {
       going = consider(search, search.Search(problem, later, incumbent));
     }
     if (!best.has_value()) {
-      return first_error.value_or(absl::DeadlineExceededError(
-          absl::StrCat(name_, " found no plan before its deadline")));
+      return first_error.value_or(absl::DeadlineExceededError(absl::StrCat(
+          name_, " found no plan before its deadline (", stopped, ")")));
     }
     best->planner = name_;
     return *std::move(best);
@@ -164,6 +187,11 @@ class ChooseBestPlanner : public Planner {
   std::vector<std::unique_ptr<Planner>> heuristics_;
   std::vector<std::unique_ptr<SearchPlanner>> searches_;
 };
+
+bool VerifiesItsPlans(const Planner& planner) {
+  return dynamic_cast<const FallbackPlanner*>(&planner) != nullptr ||
+         dynamic_cast<const ChooseBestPlanner*>(&planner) != nullptr;
+}
 
 }  // namespace
 

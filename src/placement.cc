@@ -834,15 +834,18 @@ absl::StatusOr<Plan> PlaceInOrder(const PlacementIndex& index,
   PlacementState state(index);
   if (absl::Status status = state.PlaceFixed(); !status.ok()) return status;
   int64_t ticked = 0;
+  int64_t placed = 0;
   for (BufferId b : order) {
     if (absl::Status status = state.PlaceGreedily(b, fit); !status.ok())
       return status;
+    ++placed;
     if (budget == nullptr) continue;
     budget->Tick(state.work() - ticked);
     ticked = state.work();
     if (budget->OutOfTime()) {
-      return absl::DeadlineExceededError(
-          "the placement run was abandoned at its deadline");
+      return absl::DeadlineExceededError(absl::StrCat(
+          "the placement pass ran out of time after placing ", placed,
+          " of ", order.size(), " buffers"));
     }
   }
   return state.ToPlan();

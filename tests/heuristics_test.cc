@@ -14,6 +14,7 @@
 #include "hill_climb.h"
 #include "memplan/compose.h"
 #include "memplan/internal/placement.h"
+#include "memplan/internal/planner_util.h"
 #include "memplan/memplan.h"
 #include "memplan/synthetic.h"
 #include "memplan/verify.h"
@@ -403,33 +404,30 @@ TEST(DeadlineTest, PlacementRunIsAbandonedAtItsDeadline) {
   EXPECT_EQ(greedy.status().code(), absl::StatusCode::kDeadlineExceeded);
 }
 
-TEST(DeadlineTest, HillClimbPastItsDeadlineKeepsTheFirstStart) {
+TEST(DeadlineTest, HillClimbPastItsDeadlineHasNoStart) {
   const Problem problem = DenseTrainingProblem();
-  HillClimbOptions options;
-  const Plan first = MustPlan(problem, "greedy_by_size");
-  // Meaningful only when another start is smaller: without the deadline,
-  // hill_climb would start from that one.
-  Bytes smallest = first.peak;
-  for (const GreedyOptions& g : options.starts) {
-    absl::StatusOr<Plan> plan = MakeGreedyPlanner(g)->Solve(problem, {});
-    ASSERT_TRUE(plan.ok()) << plan.status();
-    smallest = std::min(smallest, plan->peak);
-  }
-  ASSERT_LT(smallest, first.peak);
-  ASSERT_EQ(options.starts.front().order, PlacementOrder::kSize);
-  ASSERT_EQ(options.starts.front().fit, Fit::kBest);
-
-  absl::StatusOr<Plan> plan = MakeHillClimbPlanner(options)->Solve(
+  absl::StatusOr<Plan> plan = MakeHillClimbPlanner({})->Solve(
       problem, PlanOptions{.deadline = absl::InfinitePast()});
-  ASSERT_TRUE(plan.ok()) << plan.status();
-  EXPECT_TRUE(VerifyPlan(problem, *plan).ok());
-  EXPECT_EQ(plan->assignments, first.assignments);
+  EXPECT_EQ(plan.status().code(), absl::StatusCode::kDeadlineExceeded)
+      << plan.status();
+}
 
-  // Without the deadline the same start and budget climb from the smallest.
-  plan = MakeHillClimbPlanner(options)->Solve(
-      problem, PlanOptions{.work_limit = 4'000'000});
-  ASSERT_TRUE(plan.ok()) << plan.status();
-  EXPECT_LE(plan->peak, smallest);
+TEST(DeadlineTest, SetUpIsNotBegunWithoutTimeForIt) {
+  const Problem problem = DenseTrainingProblem();
+  // Without a deadline, any set-up is begun.
+  EXPECT_TRUE(internal::TimeForSetUp(Budget(PlanOptions{}), problem,
+                                     absl::Hours(1), "the pass")
+                  .ok());
+  // An hour per buffer does not fit in a second; a nanosecond does.
+  const Budget second(PlanOptions{.time_limit = absl::Seconds(1)});
+  const absl::Status late =
+      internal::TimeForSetUp(second, problem, absl::Hours(1), "the pass");
+  EXPECT_EQ(late.code(), absl::StatusCode::kDeadlineExceeded);
+  EXPECT_NE(late.message().find("the pass was not begun"), std::string::npos)
+      << late;
+  EXPECT_TRUE(
+      internal::TimeForSetUp(second, problem, absl::Nanoseconds(1), "the pass")
+          .ok());
 }
 
 }  // namespace

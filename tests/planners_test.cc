@@ -126,6 +126,35 @@ TEST_P(PlannerTest, SameInputSamePlan) {
   }
 }
 
+// A deadline already passed: every planner answers at once, with a plan
+// (verified, under its own name) or DeadlineExceeded saying what stopped.
+// The searches built on a heuristic start (exact, cp) return that start,
+// whose last resort is the naive plan; one-pass heuristics and compositions
+// of them have no plan to give.
+TEST_P(PlannerTest, APassedDeadlineGivesAPlanOrDeadlineExceeded) {
+  const Problem problem = *LoadProblem("training/mlp_train.json");
+  PlanMemoryOptions options;
+  options.planner = GetParam();
+  options.plan.deadline = absl::InfinitePast();
+  absl::StatusOr<Plan> plan = PlanMemory(problem, options);
+  if (plan.ok()) {
+    EXPECT_TRUE(VerifyPlan(problem, *plan).ok());
+    EXPECT_EQ(plan->planner, GetParam());
+    EXPECT_FALSE(plan->proven_optimal && plan->peak > plan->lower_bound);
+  } else {
+    EXPECT_EQ(plan.status().code(), absl::StatusCode::kDeadlineExceeded)
+        << plan.status();
+    EXPECT_FALSE(plan.status().message().empty());
+  }
+  const std::string name = GetParam();
+  if (name == "naive" || name == "exact" || name == "cp") {
+    EXPECT_TRUE(plan.ok()) << plan.status();
+  }
+  if (name == "greedy_by_size" || name == "best" || name == "hill_climb") {
+    EXPECT_FALSE(plan.ok());
+  }
+}
+
 TEST_P(PlannerTest, AFixedPlacementIsKept) {
   Problem problem{
       .buffers = {Buffer{.name = "fixed",

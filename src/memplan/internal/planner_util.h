@@ -5,8 +5,11 @@
 
 #include <span>
 #include <string>
+#include <string_view>
 
 #include "absl/status/status.h"
+#include "absl/time/time.h"
+#include "memplan/planner.h"
 #include "memplan/types.h"
 
 namespace memplan::internal {
@@ -29,6 +32,20 @@ std::string DescribeBuffer(const Problem& problem, BufferId buffer);
 // (for instance the highest offset + size among buffers alive then).
 absl::Status NoFitError(const Problem& problem, BufferId buffer,
                         std::span<const Bytes> usage);
+
+// Under a wall-clock limit, set-up that cannot stop halfway (sorting,
+// building an index) is begun only when the deadline leaves it time:
+// DeadlineExceeded, saying that `what` was not begun, when less than
+// `per_buffer` per buffer of `problem` is left before `budget`'s deadline.
+// Always OK without a deadline.
+absl::Status TimeForSetUp(const Budget& budget, const Problem& problem,
+                          absl::Duration per_buffer, std::string_view what);
+
+// What placement's set-up (the PlacementIndex and the sorted order) costs
+// per buffer on a typical core, with room to spare: about 0.3 us measured
+// at 10^6 buffers, dense or sparse.
+inline constexpr absl::Duration kPlacementSetUpPerBuffer =
+    absl::Nanoseconds(600);
 
 }  // namespace memplan::internal
 
