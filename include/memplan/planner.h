@@ -22,8 +22,12 @@ struct PlanOptions {
   // same plan on any machine, idle or busy; effort is bounded by the counted
   // work alone. A finite limit makes results depend on the machine's speed
   // and load: a search cut short by the clock returns its best plan so far
-  // (not proven optimal), a one-pass heuristic still going at it returns
-  // DeadlineExceeded.
+  // (not proven optimal; exact and cp at worst their start, whose last
+  // resort is the naive plan), a one-pass heuristic still going at it
+  // returns DeadlineExceeded, as do hill_climb and best when not one pass
+  // finished. Set-up that cannot stop halfway is not begun when the limit
+  // leaves it no time, so every planner returns within about the limit
+  // (measured with a 1 s limit at 10^6 buffers: bench/NOTES.md).
   absl::Duration time_limit = absl::InfiniteDuration();
   // An absolute deadline, for compositions that hand the rest of their own
   // time to a part (the earlier of it and the time limit applies).
