@@ -90,11 +90,13 @@ class FallbackPlanner : public Planner {
 
   absl::StatusOr<Plan> Solve(const Problem& problem,
                              const PlanOptions& options) const override {
+    PlanOptions same_deadline = options;
+    same_deadline.deadline = Budget(options).deadline();
     absl::StatusOr<Plan> plan =
-        Verified(problem, *primary_, primary_->Solve(problem, options));
+        Verified(problem, *primary_, primary_->Solve(problem, same_deadline));
     if (plan.ok()) return plan;
-    absl::StatusOr<Plan> second =
-        Verified(problem, *fallback_, fallback_->Solve(problem, options));
+    absl::StatusOr<Plan> second = Verified(
+        problem, *fallback_, fallback_->Solve(problem, same_deadline));
     return second.ok() ? second : plan;
   }
 

@@ -61,7 +61,8 @@ class SearchPlanner : public Planner {
 };
 
 // `search`, started from the plan of `heuristic`, which gets `share` of the
-// budget (work and time limit; PlanOptions), and at most `max_start_work`
+// budget (work, and time counted from the start of the Solve; PlanOptions),
+// and at most `max_start_work`
 // work units when that is positive, when the search asks for it; the search
 // gets the rest of the work and the whole time. Named as the search. With a
 // cap, a longer time limit goes to the search, not to the start.
@@ -70,7 +71,9 @@ std::unique_ptr<Planner> WarmStarted(std::unique_ptr<SearchPlanner> search,
                                      double share, int64_t max_start_work = 0);
 
 // `primary`'s plan; when it fails (or its plan fails the verifier),
-// `fallback`'s with the same options; when both fail, primary's error.
+// `fallback`'s with the same options, within the same deadline (a time
+// limit counts from the start of the Solve); when both fail, primary's
+// error.
 // Named as the primary; a plan keeps the name of the planner that made it.
 std::unique_ptr<Planner> WithFallback(std::unique_ptr<Planner> primary,
                                       std::unique_ptr<Planner> fallback);
@@ -84,11 +87,14 @@ std::unique_ptr<Planner> WithFallback(std::unique_ptr<Planner> primary,
 //     budget per heuristic, run fewer heuristics (the first always) and no
 //     searches.
 //   * Searches are skipped once a plan meets the lower bound.
-//   * Time: the first heuristic always completes (so there is a plan); the
-//     others run under the deadline, and a member abandoned at it
-//     (DeadlineExceeded) ends the run with the best plan so far.
+//   * Time: every member runs under the deadline, and a member abandoned
+//     at it (DeadlineExceeded) ends the run with the best plan so far, or
+//     with DeadlineExceeded saying why when there is none. A deadline that
+//     leaves no time for one placement pass's set-up runs nothing.
 //   * Every plan goes through VerifyPlan (InternalError naming the member
-//     when it fails). With no plan at all, the first error is returned.
+//     when it fails), once: a plan of a nested WithFallback or ChooseBest
+//     was verified there. With no plan at all, the first error is
+//     returned.
 // The plan is named `name`.
 std::unique_ptr<Planner> ChooseBest(
     std::string name, std::vector<std::unique_ptr<Planner>> heuristics,
