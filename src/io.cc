@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <deque>
 #include <fstream>
 #include <initializer_list>
 #include <limits>
@@ -469,81 +470,81 @@ std::string GraphToJson(const Graph& graph) {
 
 namespace {
 
-// One CSV record: its fields and the line it starts on (1-based).
+// One CSV record: its fields and the line it starts on (1-based). A field
+// views the text, or for a quoted field its unescaped copy in the table.
 struct CsvRecord {
-  std::vector<std::string> fields;
+  std::vector<absl::string_view> fields;
   int line = 0;
 };
+
+struct CsvTable {
+  std::vector<CsvRecord> records;
+  std::deque<std::string> unquoted;  // a deque: views stay valid as it grows
+};
+
+bool IsBlank(char c) { return c != '\n' && absl::ascii_isspace(c); }
 
 // Splits CSV text into records (RFC 4180): a field in double quotes may hold
 // commas, line breaks and doubled quotes. Outside quotes, spaces and tabs
 // around a field and a carriage return before a line break are dropped; blank
-// lines are skipped.
-absl::StatusOr<std::vector<CsvRecord>> SplitCsv(absl::string_view text) {
-  std::vector<CsvRecord> records;
+// lines are skipped. Unquoted fields are views of `text`, which must outlive
+// the table: at 10^6 rows, a string per field cost more than the parsing.
+absl::StatusOr<CsvTable> SplitCsv(absl::string_view text) {
+  CsvTable table;
   CsvRecord record;
-  std::string field;
-  bool quoted = false;      // the current field was quoted
-  bool in_quotes = false;   // inside the quotes now
-  bool after_quote = false; // the closing quote has been read
-  bool any = false;         // the record has a comma or a quoted field
-  int line = 1;
   record.line = 1;
-  auto end_field = [&] {
-    if (!quoted) field = std::string(absl::StripAsciiWhitespace(field));
-    record.fields.push_back(std::move(field));
-    field.clear();
-    quoted = in_quotes = after_quote = false;
-  };
-  for (size_t i = 0; i <= text.size(); ++i) {
-    const bool at_end = i == text.size();
-    const char c = at_end ? '\n' : text[i];
-    if (in_quotes) {
-      if (at_end) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            "CSV line ", record.line, ": a quoted field is not closed"));
-      }
-      if (c == '"') {
-        if (i + 1 < text.size() && text[i + 1] == '"') {
-          field += '"';
-          ++i;
-        } else {
-          in_quotes = false;
-          after_quote = true;
+  int line = 1;
+  bool any = false;  // the record has a comma or a quoted field
+  const size_t n = text.size();
+  size_t i = 0;
+  while (true) {
+    size_t k = i;
+    while (k < n && IsBlank(text[k])) ++k;
+    if (k < n && text[k] == '"') {
+      any = true;
+      std::string& value = table.unquoted.emplace_back();
+      for (++k;; ++k) {
+        if (k >= n) {
+          return absl::InvalidArgumentError(absl::StrCat(
+              "CSV line ", record.line, ": a quoted field is not closed"));
         }
-      } else {
-        if (c == '\n') ++line;
-        field += c;
+        if (text[k] == '"') {
+          if (k + 1 < n && text[k + 1] == '"') {
+            value += '"';
+            ++k;
+            continue;
+          }
+          break;
+        }
+        if (text[k] == '\n') ++line;
+        value += text[k];
       }
-      continue;
-    }
-    if (c == ',' || c == '\n') {
-      if (c == ',') any = true;
-      if (!field.empty() && field.back() == '\r' && c == '\n' && !quoted)
-        field.pop_back();
-      end_field();
-      if (c == '\n') {
-        if (any || record.fields.size() > 1 || !record.fields[0].empty())
-          records.push_back(std::move(record));
-        record = CsvRecord{};
-        record.line = ++line;
-        any = false;
+      for (++k; k < n && IsBlank(text[k]);) ++k;
+      if (k < n && text[k] != ',' && text[k] != '\n') {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "CSV line ", line, ": text after a quoted field"));
       }
+      record.fields.push_back(value);
+    } else {
+      while (k < n && text[k] != ',' && text[k] != '\n') ++k;
+      record.fields.push_back(
+          absl::StripAsciiWhitespace(text.substr(i, k - i)));
+    }
+    i = k;
+    if (i < n && text[i] == ',') {
+      any = true;
+      ++i;
       continue;
     }
-    if (after_quote) {
-      if (c == ' ' || c == '\t' || c == '\r') continue;
-      return absl::InvalidArgumentError(absl::StrCat(
-          "CSV line ", line, ": text after a quoted field"));
-    }
-    if (c == '"' && absl::StripAsciiWhitespace(field).empty()) {
-      field.clear();
-      quoted = in_quotes = any = true;
-      continue;
-    }
-    field += c;
+    if (any || record.fields.size() > 1 || !record.fields[0].empty())
+      table.records.push_back(std::move(record));
+    if (i >= n) break;
+    ++i;  // the line break
+    record = CsvRecord{};
+    record.line = ++line;
+    any = false;
   }
-  return records;
+  return table;
 }
 
 // A CSV field as the writer must quote it to read it back.
@@ -615,7 +616,8 @@ enum class CsvColumn { kId, kLower, kUpper, kSize, kOffset, kPool };
 
 absl::StatusOr<BufferCsv> ParseBufferCsv(std::string_view std_text) {
   const absl::string_view text(std_text.data(), std_text.size());
-  MEMPLAN_ASSIGN_OR_RETURN(std::vector<CsvRecord> records, SplitCsv(text));
+  MEMPLAN_ASSIGN_OR_RETURN(const CsvTable table, SplitCsv(text));
+  const std::vector<CsvRecord>& records = table.records;
   if (records.empty()) {
     return absl::InvalidArgumentError(
         "the CSV is empty (expected a header id,lower,upper,size)");
@@ -686,22 +688,27 @@ absl::StatusOr<BufferCsv> ParseBufferCsv(std::string_view std_text) {
         Pool{.name = "default", .capacity = 0, .alignment = 1});
   }
   absl::flat_hash_map<std::string, PoolId> pool_index;
-  absl::flat_hash_set<std::string> seen;
+  // Views of the ids in `records`, which outlive the set.
+  absl::flat_hash_set<absl::string_view> seen;
+  seen.reserve(records.size());
+  csv.problem.buffers.reserve(records.size() - 1);
   std::vector<Assignment> assignments;
   const size_t num_columns = header.fields.size();
   for (size_t r = 1; r < records.size(); ++r) {
     const CsvRecord& row = records[r];
-    const std::string where = absl::StrCat("CSV line ", row.line);
+    // Made only for an error: building it for every row costs more than
+    // the row.
+    auto where = [&row] { return absl::StrCat("CSV line ", row.line); };
     if (row.fields.size() != num_columns) {
       return absl::InvalidArgumentError(
-          absl::StrCat(where, ": ", row.fields.size(), " fields, the header has ",
+          absl::StrCat(where(), ": ", row.fields.size(), " fields, the header has ",
                        num_columns));
     }
     auto number = [&](int c) -> absl::StatusOr<int64_t> {
       int64_t value = 0;
       if (!ParseCsvInt(row.fields[c], &value)) {
         return absl::InvalidArgumentError(absl::StrCat(
-            where, ", column ", c + 1, " (\"", names[c], "\"): \"",
+            where(), ", column ", c + 1, " (\"", names[c], "\"): \"",
             row.fields[c],
             "\" is not an integer (digits with an optional '-') or overflows "
             "int64"));
@@ -709,16 +716,16 @@ absl::StatusOr<BufferCsv> ParseBufferCsv(std::string_view std_text) {
       return value;
     };
     Buffer buffer;
-    buffer.name = row.fields[col_id];
+    buffer.name = std::string(row.fields[col_id]);
     if (buffer.name.empty())
-      return absl::InvalidArgumentError(where + ": empty id");
+      return absl::InvalidArgumentError(where() + ": empty id");
     if (!ValidUtf8(buffer.name)) {
       return absl::InvalidArgumentError(
-          absl::StrCat(where, ": the id is not valid UTF-8"));
+          absl::StrCat(where(), ": the id is not valid UTF-8"));
     }
-    if (!seen.insert(buffer.name).second) {
+    if (!seen.insert(absl::string_view(row.fields[col_id])).second) {
       return absl::InvalidArgumentError(absl::StrCat(
-          where, ": buffer id \"", buffer.name, "\" appears twice"));
+          where(), ": buffer id \"", buffer.name, "\" appears twice"));
     }
     buffer.tensors = {buffer.name};
     MEMPLAN_ASSIGN_OR_RETURN(buffer.lifetime.start, number(col_lower));
@@ -726,36 +733,36 @@ absl::StatusOr<BufferCsv> ParseBufferCsv(std::string_view std_text) {
     MEMPLAN_ASSIGN_OR_RETURN(buffer.size, number(col_size));
     if (buffer.lifetime.start < 0) {
       return absl::InvalidArgumentError(
-          absl::StrCat(where, ": buffer \"", buffer.name, "\" has a negative ",
+          absl::StrCat(where(), ": buffer \"", buffer.name, "\" has a negative ",
                        names[col_lower], " ", buffer.lifetime.start));
     }
     if (start_end) {
       if (buffer.lifetime.end >= kMaxStep) {
         return absl::InvalidArgumentError(
-            absl::StrCat(where, ": end ", buffer.lifetime.end,
+            absl::StrCat(where(), ": end ", buffer.lifetime.end,
                          " is beyond the largest supported step ", kMaxStep));
       }
       ++buffer.lifetime.end;  // closed [start, end] is half-open [start, end+1)
     }
     if (buffer.lifetime.start >= buffer.lifetime.end) {
       return absl::InvalidArgumentError(absl::StrCat(
-          where, ": buffer \"", buffer.name, "\" has ", names[col_lower], " ",
+          where(), ": buffer \"", buffer.name, "\" has ", names[col_lower], " ",
           buffer.lifetime.start, start_end ? " > " : " >= ", names[col_upper],
           " ", buffer.lifetime.end - (start_end ? 1 : 0)));
     }
     if (buffer.size < 0) {
       return absl::InvalidArgumentError(
-          absl::StrCat(where, ": buffer \"", buffer.name,
+          absl::StrCat(where(), ": buffer \"", buffer.name,
                        "\" has a negative size ", buffer.size));
     }
     if (col_offset >= 0) {
       Assignment a{.buffer = static_cast<BufferId>(csv.problem.buffers.size())};
       MEMPLAN_ASSIGN_OR_RETURN(a.offset, number(col_offset));
       if (col_pool >= 0) {
-        const std::string& pool = row.fields[col_pool];
+        const std::string pool(row.fields[col_pool]);
         if (pool.empty() || !ValidUtf8(pool)) {
           return absl::InvalidArgumentError(absl::StrCat(
-              where, ": the pool is empty or not valid UTF-8"));
+              where(), ": the pool is empty or not valid UTF-8"));
         }
         auto [it, added] = pool_index.emplace(
             pool, static_cast<PoolId>(csv.problem.pools.size()));
