@@ -316,9 +316,11 @@ int32_t PlacementIndex::Build(std::span<BufferId> by_start,
       Node{.center = center,
            .begin = static_cast<int64_t>(by_start_.size()),
            .end = static_cast<int64_t>(by_start_.size() + here.size())});
-  for (BufferId b : here) by_start_.push_back({buffers[b].lifetime.start, b});
+  for (BufferId b : here)
+    by_start_.push_back({buffers[b].lifetime.start, b, start_rank_[b]});
   const auto first_end = static_cast<std::ptrdiff_t>(by_end_.size());
-  for (BufferId b : here) by_end_.push_back({buffers[b].lifetime.end, b});
+  for (BufferId b : here)
+    by_end_.push_back({buffers[b].lifetime.end, b, start_rank_[b]});
   std::sort(by_end_.begin() + first_end, by_end_.end(),
             [](const Entry& a, const Entry& b) {
               return a.step != b.step ? a.step > b.step : a.buffer < b.buffer;
@@ -652,8 +654,8 @@ class GapIndex {
 
 PlacementState::PlacementState(const PlacementIndex& index)
     : index_(&index),
-      pool_(index.problem().buffers.size(), -1),
-      offset_(index.problem().buffers.size(), 0),
+      slots_(index.problem().buffers.size()),
+      ranked_(index.num_nonempty()),
       use_gaps_(index.indexed_search()) {}
 PlacementState::PlacementState(PlacementState&&) = default;
 PlacementState& PlacementState::operator=(PlacementState&&) = default;
@@ -664,10 +666,10 @@ GapIndex& PlacementState::gaps(PoolId pool) {
   if (gaps_[pool] == nullptr) {
     gaps_[pool] = std::make_unique<GapIndex>(*index_);
     const Problem& problem = index_->problem();
-    for (BufferId b = 0; b < static_cast<BufferId>(pool_.size()); ++b) {
-      const Bytes size = problem.buffers[b].size;
-      if (pool_[b] == pool && size > 0)
-        gaps_[pool]->Insert(b, offset_[b], offset_[b] + size);
+    for (BufferId b = 0; b < static_cast<BufferId>(slots_.size()); ++b) {
+      const Slot& slot = slots_[b];
+      if (slot.pool == pool && problem.buffers[b].size > 0)
+        gaps_[pool]->Insert(b, slot.offset, slot.end);
     }
   }
   return *gaps_[pool];
@@ -702,32 +704,33 @@ void PlacementState::CollectObstacles(BufferId buffer, PoolId pool,
   out.clear();
   const Problem& problem = index_->problem();
   const Lifetime lifetime = problem.buffers[buffer].lifetime;
-  index_->ForEachOverlapping(lifetime, [&](BufferId other) {
+  index_->ForEachOverlapping(lifetime, [&](BufferId other, int32_t rank) {
     ++work_;
-    if (other == buffer || pool_[other] != pool) return;
-    out.push_back(
-        {offset_[other], offset_[other] + problem.buffers[other].size, other});
+    const Slot& slot = ranked_[rank];
+    if (other == buffer || slot.pool != pool) return;
+    out.push_back({slot.offset, slot.end, other});
   });
   for (BufferId other : index_->explicit_conflicts(buffer)) {
     const Buffer& o = problem.buffers[other];
     // Partners alive at the same time were reported by the index already.
-    if (pool_[other] != pool || o.size == 0 || Overlaps(o.lifetime, lifetime))
+    if (slots_[other].pool != pool || o.size == 0 ||
+        Overlaps(o.lifetime, lifetime))
       continue;
-    out.push_back({offset_[other], offset_[other] + o.size, other});
+    out.push_back({slots_[other].offset, slots_[other].end, other});
   }
 }
 
 void PlacementState::Place(BufferId buffer, PoolId pool, Offset offset) {
-  pool_[buffer] = pool;
-  offset_[buffer] = offset;
   const Bytes size = index_->problem().buffers[buffer].size;
+  slots_[buffer] = {.offset = offset, .end = offset + size, .pool = pool};
+  if (size > 0) ranked_[index_->start_rank(buffer)] = slots_[buffer];
   if (use_gaps_ && size > 0 && !gaps_.empty() && gaps_[pool] != nullptr)
     gaps_[pool]->Insert(buffer, offset, offset + size);
 }
 
 void PlacementState::Unplace(BufferId buffer) {
-  pool_[buffer] = -1;
-  offset_[buffer] = 0;
+  slots_[buffer] = Slot{};
+  if (index_->start_rank(buffer) >= 0) ranked_[index_->start_rank(buffer)] = Slot{};
   use_gaps_ = false;
   gaps_.clear();
 }
@@ -752,9 +755,10 @@ std::optional<Offset> PlacementState::SearchPool(BufferId buffer, PoolId p,
   extra_.clear();
   for (BufferId other : index_->explicit_conflicts(buffer)) {
     const Buffer& o = problem.buffers[other];
-    if (pool_[other] != p || o.size == 0 || Overlaps(o.lifetime, b.lifetime))
+    if (slots_[other].pool != p || o.size == 0 ||
+        Overlaps(o.lifetime, b.lifetime))
       continue;
-    extra_.push_back({offset_[other], offset_[other] + o.size});
+    extra_.push_back({slots_[other].offset, slots_[other].end});
   }
   const auto k = static_cast<uint64_t>(index.CountOverlapping(b.lifetime) +
                                        static_cast<int64_t>(extra_.size()));
@@ -808,10 +812,10 @@ absl::Status PlacementState::PlaceGreedily(BufferId buffer, Fit fit) {
 std::vector<Bytes> PlacementState::PoolUsed() const {
   const Problem& problem = index_->problem();
   std::vector<Bytes> used(problem.pools.size(), 0);
-  for (BufferId b = 0; b < static_cast<BufferId>(pool_.size()); ++b) {
-    const Bytes size = problem.buffers[b].size;
-    if (pool_[b] < 0 || size == 0) continue;
-    used[pool_[b]] = std::max(used[pool_[b]], offset_[b] + size);
+  for (BufferId b = 0; b < static_cast<BufferId>(slots_.size()); ++b) {
+    const Slot& slot = slots_[b];
+    if (slot.pool < 0 || problem.buffers[b].size == 0) continue;
+    used[slot.pool] = std::max(used[slot.pool], slot.end);
   }
   return used;
 }
@@ -822,7 +826,8 @@ Plan PlacementState::ToPlan() const {
   const int n = static_cast<int>(problem.buffers.size());
   plan.assignments.resize(n);
   for (BufferId b = 0; b < n; ++b) {
-    plan.assignments[b] = {.buffer = b, .pool = pool_[b], .offset = offset_[b]};
+    plan.assignments[b] = {
+        .buffer = b, .pool = slots_[b].pool, .offset = slots_[b].offset};
   }
   ComputePlanStatistics(problem, plan);
   return plan;
