@@ -295,13 +295,15 @@ class Caffe2DpPlanner : public Planner {
     }
     ObjectAssignment dp = search.Export(best.empty() ? empty : best.back());
     best.clear();
+    // The rest of the order after the search, greedily; when the deadline
+    // cuts that, the greedy plan is the answer.
+    absl::StatusOr<Plan> greedy_plan = context.Layout(greedy, name());
     if (absl::Status s = context.Greedy(
             std::span<const BufferId>(order).subspan(done), dp, &clock);
         !s.ok()) {
-      return s;
+      return greedy_plan;
     }
 
-    absl::StatusOr<Plan> greedy_plan = context.Layout(greedy, name());
     absl::StatusOr<Plan> dp_plan = context.Layout(dp, name());
     if (!dp_plan.ok()) return greedy_plan;
     if (!greedy_plan.ok() || dp_plan->peak <= greedy_plan->peak) return dp_plan;
