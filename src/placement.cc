@@ -368,6 +368,13 @@ void AddRun(Runs& runs, Offset begin, Offset end) {
   if (it != runs.begin()) {
     auto prev = std::prev(it);
     if (prev->second >= begin) {
+      // The common cases change one run in place: the range is inside it,
+      // or extends it without reaching the next run.
+      if (prev->second >= end) return;
+      if (it == runs.end() || it->first > end) {
+        prev->second = end;
+        return;
+      }
       begin = prev->first;
       it = prev;
     }
