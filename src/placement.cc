@@ -8,10 +8,12 @@
 #include <deque>
 #include <functional>
 #include <iterator>
+#include <limits>
 #include <numeric>
 #include <utility>
 
 #include "absl/container/btree_map.h"
+#include "absl/container/btree_set.h"
 #include "absl/strings/str_cat.h"
 #include "memplan/internal/planner_util.h"
 #include "memplan/problem.h"
@@ -361,9 +363,38 @@ class Counter {
 // Disjoint, non-adjacent byte ranges [begin, end) keyed by begin.
 using Runs = absl::btree_map<Offset, Offset>;
 
-// Adds [begin, end) to `runs`, merging it with the runs it overlaps or
+// Free gaps between runs as (length, begin): [0, first begin) when not
+// empty and the gaps between consecutive runs, not the space above the last.
+using GapsByLength = absl::btree_set<std::pair<Bytes, Offset>>;
+
+// A run set, with its gaps by length once a best-fit search has asked for
+// them (then kept up to date).
+struct RunSet {
+  Runs runs;
+  std::unique_ptr<GapsByLength> gaps;
+
+  const GapsByLength& Gaps() {
+    if (gaps == nullptr) {
+      gaps = std::make_unique<GapsByLength>();
+      Offset below = 0;
+      for (const auto& [begin, end] : runs) {
+        if (begin > below) gaps->insert({begin - below, below});
+        below = end;
+      }
+    }
+    return *gaps;
+  }
+  void Clear() {
+    runs.clear();
+    if (gaps != nullptr) gaps->clear();
+  }
+};
+
+// Adds [begin, end) to `set`, merging it with the runs it overlaps or
 // touches (a zero-length gap can hold nothing, so touching runs are one).
-void AddRun(Runs& runs, Offset begin, Offset end) {
+void AddRun(RunSet& set, Offset begin, Offset end) {
+  Runs& runs = set.runs;
+  GapsByLength* gaps = set.gaps.get();
   auto it = runs.upper_bound(begin);
   if (it != runs.begin()) {
     auto prev = std::prev(it);
@@ -372,6 +403,10 @@ void AddRun(Runs& runs, Offset begin, Offset end) {
       // or extends it without reaching the next run.
       if (prev->second >= end) return;
       if (it == runs.end() || it->first > end) {
+        if (gaps != nullptr && it != runs.end()) {
+          gaps->erase({it->first - prev->second, prev->second});
+          gaps->insert({it->first - end, end});
+        }
         prev->second = end;
         return;
       }
@@ -379,9 +414,22 @@ void AddRun(Runs& runs, Offset begin, Offset end) {
       it = prev;
     }
   }
+  // Each run owns the gap below it, from the end of the run before (or 0).
+  const Offset below = it == runs.begin() ? 0 : std::prev(it)->second;
+  Offset prev_end = below;
   while (it != runs.end() && it->first <= end) {
+    if (gaps != nullptr && it->first > prev_end)
+      gaps->erase({it->first - prev_end, prev_end});
+    prev_end = it->second;
     end = std::max(end, it->second);
     it = runs.erase(it);
+  }
+  if (gaps != nullptr) {
+    if (it != runs.end()) {
+      gaps->erase({it->first - prev_end, prev_end});
+      gaps->insert({it->first - end, end});
+    }
+    if (begin > below) gaps->insert({begin - below, below});
   }
   runs.emplace_hint(it, begin, end);
 }
@@ -390,11 +438,27 @@ void AddRun(Runs& runs, Offset begin, Offset end) {
 // (sorted, merged) ranges of explicit-conflict partners.
 class RunCursor {
  public:
-  explicit RunCursor(const Runs* runs) : runs_(runs), it_(runs->begin()) {}
+  // Start() or Seek() before reading: a search around a pivot seeks
+  // straight to its regions and never needs the lowest run.
+  explicit RunCursor(RunSet* set) : set_(set), runs_(&set->runs) {}
   RunCursor(const std::pair<Offset, Offset>* begin,
             const std::pair<Offset, Offset>* end)
-      : at_(begin), end_(end) {}
+      : first_(begin), at_(begin), end_(end) {}
 
+  void Start() {
+    if (runs_) {
+      it_ = runs_->begin();
+    } else {
+      at_ = first_;
+    }
+  }
+  // The number of runs, and the end of the highest one (not done()).
+  int64_t size() const { return runs_ ? runs_->size() : end_ - first_; }
+  Offset last_end() const {
+    return runs_ ? runs_->rbegin()->second : (end_ - 1)->second;
+  }
+  // The run set, or null for the explicit-conflict ranges.
+  RunSet* set() const { return set_; }
   bool done() const { return runs_ ? it_ == runs_->end() : at_ == end_; }
   Offset begin() const { return runs_ ? it_->first : at_->first; }
   Offset end() const { return runs_ ? it_->second : at_->second; }
@@ -420,8 +484,10 @@ class RunCursor {
   }
 
  private:
+  RunSet* set_ = nullptr;
   const Runs* runs_ = nullptr;
   Runs::const_iterator it_;
+  const std::pair<Offset, Offset>* first_ = nullptr;
   const std::pair<Offset, Offset>* at_ = nullptr;
   const std::pair<Offset, Offset>* end_ = nullptr;
 };
@@ -446,7 +512,22 @@ class RunCursor {
 // level >= kWholeLevel has in whole() every range stored at the higher
 // ones. So the bytes taken during W are the union of O(log n) run sets:
 // sub() of W's canonical nodes, whole() of two nodes and cover() of the
-// low straddling nodes, swept together by offset.
+// low straddling nodes (the cursors of a search).
+//
+// The searches, each giving what FindOffset gives on the listed obstacles:
+//   * First fit, or a pool with a capacity: one sweep of all cursors
+//     together by offset, gap by gap, up to the first that fits.
+//   * Best fit around a pivot: a set whose bytes are all taken during W and
+//     that has few gaps long enough for the buffer (whole() of the node of
+//     level kWholeLevel at W's middle, when inside W, or of the two nodes
+//     above). A gap of the union lies in a gap of the pivot or above its
+//     top, so only those regions are searched, each cut by the cursors'
+//     runs while a piece could still hold the buffer. Nested lifetimes
+//     (training steps) all cover the middle: there the pivot holds them.
+//   * Best fit by sweep: the largest set stays out of the sweep of the
+//     others, which steps over its runs with lookups; its gaps that no other
+//     run touches are whole gaps of the union, taken from its gaps by length
+//     (kept for large sets that a search has asked for), shortest first.
 //
 // Why whole(): the buffers alive at one time are stored at many nodes of a
 // path, so their ranges, packed side by side, interleave between the
@@ -514,6 +595,24 @@ class GapIndex {
     for (int32_t node : lowest) {
       if (node > 0) PushDownTo(node);
     }
+    const bool best_fit = fit == Fit::kBest && capacity <= 0;
+    pivots_.clear();
+    if (best_fit) {
+      auto add_pivot = [&](int32_t node) {
+        if (node <= 0 || Level(node) < kWholeLevel) return;
+        PushDownTo(node);
+        if (whole_[node] >= 0 && !sets_[whole_[node]].runs.empty())
+          pivots_.push_back(&sets_[whole_[node]]);
+      };
+      // The node of level kWholeLevel at the middle of the window, when it
+      // lies inside: nested lifetimes all cover the middle.
+      const int32_t middle = ((first + last) / 2 + leaves_) >> kWholeLevel;
+      const int64_t lo = (int64_t{middle} << kWholeLevel) - leaves_;
+      const int64_t hi = (int64_t{middle + 1} << kWholeLevel) - leaves_;
+      if (lo >= first && hi <= last) add_pivot(middle);
+      add_pivot(lowest[0]);
+      if (lowest[1] != lowest[0]) add_pivot(lowest[1]);
+    }
     cursors_.clear();
     ForEachStraddling(first, last, [&](int32_t node) {
       if (Level(node) < kWholeLevel) AddCursor(cover_[node]);
@@ -528,13 +627,46 @@ class GapIndex {
     if (!extra.empty())
       cursors_.emplace_back(extra.data(), extra.data() + extra.size());
 
+    if (best_fit) {
+      RunSet* pivot = nullptr;
+      int32_t pivot_gaps = kPivotGapsUpTo + 1;
+      for (RunSet* set : pivots_) {
+        const GapsByLength& gaps = set->Gaps();
+        int32_t count = 0;
+        for (auto it = gaps.lower_bound({size, 0});
+             it != gaps.end() && count <= kPivotGapsUpTo; ++it) {
+          ++count;
+        }
+        if (count > kPivotGapsUpTo) continue;
+        if (pivot == nullptr || count < pivot_gaps ||
+            (count == pivot_gaps &&
+             set->runs.rbegin()->second > pivot->runs.rbegin()->second)) {
+          pivot = set;
+          pivot_gaps = count;
+        }
+      }
+      if (pivot != nullptr) return FindBestAround(*pivot, size, alignment);
+      int32_t largest = -1;
+      size_t largest_runs = kGapsByLengthFrom - 1;
+      for (int32_t i = 0; i < static_cast<int32_t>(cursors_.size()); ++i) {
+        const RunSet* set = cursors_[i].set();
+        if (set != nullptr && set->runs.size() > largest_runs) {
+          largest = i;
+          largest_runs = set->runs.size();
+        }
+      }
+      if (largest >= 0) return FindBest(largest, size, alignment);
+    }
+
     // A sweep upwards from offset 0 through the runs of every cursor in
     // order of begin: `reached` is the top of the bytes taken so far; a run
     // that begins above it closes the free gap [reached, begin).
     using Head = std::pair<Offset, int32_t>;  // (begin, cursor)
     heap_.clear();
-    for (int32_t i = 0; i < static_cast<int32_t>(cursors_.size()); ++i)
+    for (int32_t i = 0; i < static_cast<int32_t>(cursors_.size()); ++i) {
+      cursors_[i].Start();
       heap_.push_back({cursors_[i].begin(), i});
+    }
     const auto later = std::greater<Head>();
     std::make_heap(heap_.begin(), heap_.end(), later);
     Offset reached = 0;
@@ -576,7 +708,185 @@ class GapIndex {
   }
 
  private:
-  Runs& Set(std::vector<int32_t>& slot, int32_t node) {
+  // Best fit without capacity, given `pivot`: a run set whose bytes are
+  // taken during the whole window of the search, with few gaps of `size`
+  // bytes or more. A free gap of the union lies in a gap of the pivot or
+  // above its top, so only those regions are searched: each is cut by the
+  // runs of every cursor in turn, keeping the pieces that can still hold
+  // `size` bytes, and what survives all cursors is a gap of the union.
+  std::optional<Offset> FindBestAround(RunSet& pivot, Bytes size,
+                                       Bytes alignment) {
+    auto fits = [&](Offset begin, Offset end) {
+      return RoundUp(begin, alignment) + size <= end;
+    };
+    regions_.clear();
+    const GapsByLength& gaps = pivot.Gaps();
+    for (auto it = gaps.lower_bound({size, 0}); it != gaps.end(); ++it) {
+      if (fits(it->second, it->second + it->first))
+        regions_.push_back({it->second, it->second + it->first});
+    }
+    Offset top = pivot.runs.rbegin()->second;
+    const Offset pivot_top = top;
+    for (const RunCursor& c : cursors_) top = std::max(top, c.last_end());
+    if (fits(pivot_top, top)) regions_.push_back({pivot_top, top});
+    std::sort(regions_.begin(), regions_.end());
+    // Largest sets first: they are the likeliest to cover a region.
+    order_.resize(cursors_.size());
+    std::iota(order_.begin(), order_.end(), 0);
+    std::sort(order_.begin(), order_.end(), [&](int32_t a, int32_t b) {
+      const int64_t na = cursors_[a].size();
+      const int64_t nb = cursors_[b].size();
+      return na != nb ? na > nb : a < b;
+    });
+
+    std::optional<Offset> best;
+    Bytes best_gap = 0;
+    for (const auto& region : regions_) {
+      pieces_.assign(1, region);
+      for (int32_t i : order_) {
+        RunCursor& c = cursors_[i];
+        cut_.clear();
+        auto keep = [&](Offset begin, Offset end) {
+          if (fits(begin, end)) cut_.push_back({begin, end});
+        };
+        for (const auto& [begin, end] : pieces_) {
+          c.Seek(begin);
+          Offset from = begin;
+          while (!c.done() && c.begin() < end) {
+            if (c.begin() > from) keep(from, c.begin());
+            from = std::max(from, c.end());
+            if (from >= end) break;
+            c.Next();
+          }
+          if (from < end) keep(from, end);
+        }
+        pieces_.swap(cut_);
+        if (pieces_.empty()) break;
+      }
+      // Survivors are gaps of the union; among equal gaps the lowest wins,
+      // as in FindOffset, and regions come in offset order.
+      for (const auto& [begin, end] : pieces_) {
+        const Offset candidate = RoundUp(begin, alignment);
+        const Bytes gap = end - candidate;
+        if (!best.has_value() || gap < best_gap) {
+          best = candidate;
+          best_gap = gap;
+        }
+      }
+    }
+    if (best.has_value()) return best;
+    return RoundUp(top, alignment);
+  }
+
+  // Best fit without capacity, where cursor `large` holds many runs: the
+  // other cursors are swept as in Find, stepping over the large set's runs
+  // and gaps with lookups instead of visiting them. The union gaps met on
+  // the way are the gaps of the large set that the other runs touch, cut
+  // by them. Every other union gap is a gap of the large set that no other
+  // run touches; those are taken from its gaps by length, shortest first,
+  // until no longer gap can be tighter than the best found.
+  std::optional<Offset> FindBest(int32_t large, Bytes size, Bytes alignment) {
+    RunSet& set = *cursors_[large].set();
+    const Runs& runs = set.runs;
+    constexpr Offset kNone = std::numeric_limits<Offset>::max();
+    std::optional<Offset> best;
+    Bytes best_gap = 0;
+    // The free range [begin, end) of the union: the smallest gap wins, then
+    // the lowest offset (FindOffset meets gaps in offset order and keeps
+    // the first of equal ones).
+    auto consider = [&](Offset begin, Offset end) {
+      const Offset candidate = RoundUp(begin, alignment);
+      if (candidate + size > end) return;
+      const Bytes gap = end - candidate;
+      if (!best.has_value() || gap < best_gap ||
+          (gap == best_gap && candidate < *best)) {
+        best = candidate;
+        best_gap = gap;
+      }
+    };
+    // Moves `reached` over a run of the large set that holds it or starts
+    // there and returns where the large set's next run begins (kNone when
+    // there is none): [reached, that) is free in the large set.
+    Offset reached = 0;
+    auto settle = [&]() {
+      auto it = runs.upper_bound(reached);
+      if (it != runs.begin()) {
+        const Offset end = std::prev(it)->second;
+        if (end > reached) reached = end;
+      }
+      return it == runs.end() ? kNone : it->first;
+    };
+
+    using Head = std::pair<Offset, int32_t>;  // (begin, cursor)
+    heap_.clear();
+    for (int32_t i = 0; i < static_cast<int32_t>(cursors_.size()); ++i) {
+      if (i == large) continue;
+      cursors_[i].Start();
+      heap_.push_back({cursors_[i].begin(), i});
+    }
+    const auto later = std::greater<Head>();
+    std::make_heap(heap_.begin(), heap_.end(), later);
+    // Offset ranges, ascending, that no run of the other cursors meets:
+    // the gaps of the large set inside one are gaps of the union.
+    windows_.clear();
+    Offset next = settle();
+    while (!heap_.empty()) {
+      std::pop_heap(heap_.begin(), heap_.end(), later);
+      RunCursor& c = cursors_[heap_.back().second];
+      heap_.pop_back();
+      if (c.end() <= reached) {
+        c.Seek(reached);
+      } else {
+        const Offset begin = c.begin();
+        if (begin > reached) {
+          if (begin <= next) {
+            consider(reached, begin);
+          } else {
+            // The gaps of the large set in between are untouched so far:
+            // left to the search by length, but for the one `begin` is in.
+            consider(reached, next);
+            windows_.push_back({next, begin});
+            const Offset below = std::prev(runs.upper_bound(begin))->second;
+            if (below < begin) consider(below, begin);
+          }
+        }
+        reached = std::max(reached, c.end());
+        c.Next();
+        next = settle();
+      }
+      if (!c.done()) {
+        heap_.push_back({c.begin(), static_cast<int32_t>(&c - &cursors_[0])});
+        std::push_heap(heap_.begin(), heap_.end(), later);
+      }
+    }
+    if (next != kNone) {
+      consider(reached, next);
+      windows_.push_back({next, kNone});
+    }
+    const Offset top = std::max(reached, runs.rbegin()->second);
+
+    const GapsByLength& gaps = set.Gaps();
+    for (auto it = gaps.lower_bound({size, 0});
+         !windows_.empty() && it != gaps.end(); ++it) {
+      const auto [length, begin] = *it;
+      // Rounding up the begin loses at most alignment - 1 bytes: a longer
+      // gap can still tie with the best (and win by its lower offset) up
+      // to this length.
+      if (best.has_value() && length - (alignment - 1) > best_gap) break;
+      const Offset end = begin + length;
+      auto w =
+          std::upper_bound(windows_.begin(), windows_.end(), begin,
+                           [](Offset o, const std::pair<Offset, Offset>& r) {
+                             return o < r.first;
+                           });
+      if (w == windows_.begin() || std::prev(w)->second < end) continue;
+      consider(begin, end);
+    }
+    if (best.has_value()) return best;
+    return RoundUp(top, alignment);
+  }
+
+  RunSet& Set(std::vector<int32_t>& slot, int32_t node) {
     if (slot[node] < 0) {
       slot[node] = static_cast<int32_t>(sets_.size());
       sets_.emplace_back();
@@ -602,6 +912,12 @@ class GapIndex {
   // take about the same time, 8 half the memory; 0 (whole() everywhere)
   // twice the time and seven times the memory.
   static constexpr int kWholeLevel = 8;
+  // Best fit indexes the gaps of the largest run set by length from this
+  // many runs on.
+  static constexpr size_t kGapsByLengthFrom = 32;
+  // Best fit searches around a pivot with at most this many gaps that are
+  // long enough.
+  static constexpr int32_t kPivotGapsUpTo = 16;
   // Pushes the pending ranges of `node`'s ancestors down, from the root, so
   // that whole(node) is complete.
   void PushDownTo(int32_t node) {
@@ -609,19 +925,20 @@ class GapIndex {
          shift > 0; --shift) {
       const int32_t a = node >> shift;
       if (Level(a) <= kWholeLevel) break;
-      if (pending_[a] < 0 || sets_[pending_[a]].empty()) continue;
-      Runs& pending = sets_[pending_[a]];  // a deque: Set() keeps it valid
+      if (pending_[a] < 0 || sets_[pending_[a]].runs.empty()) continue;
+      RunSet& pending = sets_[pending_[a]];  // a deque: Set() keeps it valid
       for (int32_t child : {2 * a, 2 * a + 1}) {
-        for (const auto& [b, e] : pending) {
+        for (const auto& [b, e] : pending.runs) {
           AddRun(Set(whole_, child), b, e);
           if (Level(child) > kWholeLevel) AddRun(Set(pending_, child), b, e);
         }
       }
-      pending.clear();
+      pending.Clear();
     }
   }
   void AddCursor(int32_t slot) {
-    if (slot >= 0 && !sets_[slot].empty()) cursors_.emplace_back(&sets_[slot]);
+    if (slot >= 0 && !sets_[slot].runs.empty())
+      cursors_.emplace_back(&sets_[slot]);
   }
   // Calls visit(node) for every node whose slices overlap [first, last)
   // without lying inside it: the ancestors of the canonical nodes, all on
@@ -649,11 +966,17 @@ class GapIndex {
   std::vector<int32_t> whole_;
   std::vector<int32_t> pending_;
   std::vector<int32_t> sub_;
-  std::deque<Runs> sets_;
+  std::deque<RunSet> sets_;
   Counter starts_;  // placed buffers by start rank
   Counter ends_;    // by end rank
   std::vector<RunCursor> cursors_;
   std::vector<std::pair<Offset, int32_t>> heap_;
+  std::vector<std::pair<Offset, Offset>> windows_;
+  std::vector<RunSet*> pivots_;
+  std::vector<std::pair<Offset, Offset>> regions_;
+  std::vector<std::pair<Offset, Offset>> pieces_;
+  std::vector<std::pair<Offset, Offset>> cut_;
+  std::vector<int32_t> order_;
 };
 
 // ---------------------------------------------------------------------------

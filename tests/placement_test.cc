@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <optional>
+#include <random>
 #include <string>
 #include <utility>
 #include <vector>
@@ -227,6 +228,93 @@ TEST(PlacementTest, SearchesAgreeOnDenseTrainingAndIntervals) {
         ExpectSearchesAgree(*problem, PlacementOrder::kSize, fit,
                             absl::StrCat(problem->name, " fit ",
                                          static_cast<int>(fit)));
+      }
+    }
+  }
+}
+
+struct DenseOptions {
+  int buffers = 1500;
+  int pools = 1;
+  bool capacity = false;  // the pools but the last have a capacity
+  bool aligned = false;   // alignments of buffers and pools up to 64
+  int conflicts = 0;      // explicit conflicts between random buffers
+  int fixed = 0;          // buffers with a fixed placement
+};
+
+// Training-like problems: lifetimes nested around the middle of the steps
+// and short ones in the second half, with jittered sizes of a few scales so
+// that gaps of every length appear, long enough (more than 2^9 steps) for
+// every kind of search of the gap index to be taken.
+Problem RandomDenseProblem(uint64_t seed, const DenseOptions& options) {
+  std::mt19937_64 rng(seed);
+  auto uniform = [&](int64_t lo, int64_t hi) {
+    return std::uniform_int_distribution<int64_t>(lo, hi)(rng);
+  };
+  Problem problem;
+  problem.name = absl::StrCat("dense seed ", seed);
+  for (int p = 0; p < options.pools; ++p) {
+    const bool last = p + 1 == options.pools;
+    problem.pools.push_back(
+        {.name = absl::StrCat("pool", p),
+         .capacity = options.capacity && !last ? Bytes{1} << (24 + p) : 0,
+         .alignment = options.aligned ? Bytes{1} << uniform(0, 4) : 1});
+  }
+  const int layers = options.buffers / 2;
+  for (int i = 0; i < options.buffers; ++i) {
+    Buffer b;
+    b.name = absl::StrCat("b", i);
+    b.tensors = {b.name};
+    if (i < layers) {
+      b.lifetime = {
+          .start = i,
+          .end = std::max<Step>(i + 1, 2 * layers - i - uniform(0, 2))};
+    } else {
+      const Step step = layers + uniform(0, layers - 1);
+      b.lifetime = {.start = step, .end = step + uniform(1, 3)};
+    }
+    const int stage = static_cast<int>(5 * (i % layers) / layers);
+    b.alignment = options.aligned ? Bytes{1} << uniform(0, 6) : 1;
+    const Bytes size = (Bytes{1} << (20 - 2 * stage)) * uniform(50, 100) / 100;
+    b.size = internal::RoundUp(std::max<Bytes>(size, 1), b.alignment);
+    if (options.pools > 1 && uniform(0, 2) == 0) {
+      // A later pool first; the last pool always allowed.
+      b.pools = {static_cast<PoolId>(uniform(0, options.pools - 1)),
+                 static_cast<PoolId>(options.pools - 1)};
+      if (b.pools[0] == b.pools[1]) b.pools.pop_back();
+    }
+    problem.buffers.push_back(std::move(b));
+  }
+  for (int k = 0; k < options.fixed; ++k) {
+    Buffer& b = problem.buffers[uniform(0, options.buffers - 1)];
+    if (b.fixed.has_value()) continue;
+    // Far above the rest and apart: no two fixed buffers collide.
+    b.fixed = Placement{.pool = static_cast<PoolId>(options.pools - 1),
+                        .offset = Offset{k + 1} << 32};
+  }
+  for (int k = 0; k < options.conflicts; ++k) {
+    const BufferId a = static_cast<BufferId>(uniform(0, options.buffers - 1));
+    const BufferId c = static_cast<BufferId>(uniform(0, options.buffers - 1));
+    if (a != c) problem.conflicts.push_back({.a = a, .b = c});
+  }
+  return problem;
+}
+
+TEST(PlacementTest, SearchesAgreeOnRandomDenseProblems) {
+  for (uint64_t seed = 0; seed < 12; ++seed) {
+    const DenseOptions options{.pools = 1 + static_cast<int>(seed % 3),
+                               .capacity = seed % 4 >= 2,
+                               .aligned = seed % 2 == 1,
+                               .conflicts = static_cast<int>(seed % 3) * 200,
+                               .fixed = seed % 5 == 4 ? 3 : 0};
+    const Problem problem = RandomDenseProblem(seed, options);
+    for (PlacementOrder order :
+         {PlacementOrder::kSize, PlacementOrder::kArea}) {
+      for (Fit fit : {Fit::kBest, Fit::kFirst}) {
+        ExpectSearchesAgree(
+            problem, order, fit,
+            absl::StrCat(problem.name, " order ", static_cast<int>(order),
+                         " fit ", static_cast<int>(fit)));
       }
     }
   }

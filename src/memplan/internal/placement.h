@@ -17,11 +17,18 @@
 //     overlap many others): while buffers are only added, PlaceGreedily
 //     finds the same offset as FindOffset without listing the obstacles. A
 //     segment tree over time keeps unions of placed byte ranges as merged
-//     runs, so a search sweeps O(log n) run sets, whose runs number about
-//     the free gaps, instead of sorting every buffer alive at the same time
-//     (k log k per buffer: quadratic on training steps, where half the
-//     buffers stay alive for most of the program). Not a worst-case bound:
-//     a search still visits every gap below the one it takes.
+//     runs, so the bytes taken during a buffer's lifetime are the union of
+//     O(log n) run sets, instead of every buffer alive at the same time
+//     (k log k per buffer to sort: quadratic on training steps, where half
+//     the buffers stay alive for most of the program). First fit (and any
+//     pool with a capacity) sweeps the sets together by offset up to the
+//     first gap that fits. Best fit avoids visiting every gap: when one
+//     set taken throughout the lifetime (the pivot) has few gaps long
+//     enough, only those and the space above it are examined against the
+//     other sets; otherwise the largest set is kept out of the sweep, and
+//     its gaps that the others leave untouched come from an index of its
+//     gaps by length, shortest first. Not a worst-case bound: a sweep still
+//     visits the runs of the smaller sets.
 //   * PlaceInOrder: fixed buffers, then an order, with one Fit: a whole plan.
 //
 //   offset ^
