@@ -469,6 +469,14 @@ class RunCursor {
       ++at_;
     }
   }
+  // Seek(reached) from a started cursor: a few steps before a lookup.
+  void SeekForward(Offset reached) {
+    for (int steps = 0; steps < 2; ++steps) {
+      Next();
+      if (done() || end() > reached) return;
+    }
+    Seek(reached);
+  }
   // Moves to the first run that ends above `reached`.
   void Seek(Offset reached) {
     if (runs_) {
@@ -677,7 +685,7 @@ class GapIndex {
       RunCursor& c = cursors_[heap_.back().second];
       heap_.pop_back();
       if (c.end() <= reached) {
-        c.Seek(reached);  // skip every run below `reached` at once
+        c.SeekForward(reached);  // skip every run below `reached`
       } else {
         if (c.begin() > reached) {
           const Offset candidate = RoundUp(reached, alignment);
@@ -807,14 +815,22 @@ class GapIndex {
     // Moves `reached` over a run of the large set that holds it or starts
     // there and returns where the large set's next run begins (kNone when
     // there is none): [reached, that) is free in the large set.
+    // `above` is the first run that begins above `reached`; most moves are
+    // to the next run or two, a lookup takes the longer ones.
     Offset reached = 0;
+    auto above = runs.begin();
     auto settle = [&]() {
-      auto it = runs.upper_bound(reached);
-      if (it != runs.begin()) {
-        const Offset end = std::prev(it)->second;
-        if (end > reached) reached = end;
+      for (int steps = 0; above != runs.end() && above->first <= reached;
+           ++steps) {
+        if (steps == kSteps) {
+          above = runs.upper_bound(reached);
+          reached = std::max(reached, std::prev(above)->second);
+          break;
+        }
+        reached = std::max(reached, above->second);
+        ++above;
       }
-      return it == runs.end() ? kNone : it->first;
+      return above == runs.end() ? kNone : above->first;
     };
 
     using Head = std::pair<Offset, int32_t>;  // (begin, cursor)
@@ -835,7 +851,7 @@ class GapIndex {
       RunCursor& c = cursors_[heap_.back().second];
       heap_.pop_back();
       if (c.end() <= reached) {
-        c.Seek(reached);
+        c.SeekForward(reached);
       } else {
         const Offset begin = c.begin();
         if (begin > reached) {
@@ -846,8 +862,18 @@ class GapIndex {
             // left to the search by length, but for the one `begin` is in.
             consider(reached, next);
             windows_.push_back({next, begin});
-            const Offset below = std::prev(runs.upper_bound(begin))->second;
-            if (below < begin) consider(below, begin);
+            // The last run of the large set that begins at or below `begin`.
+            auto under = above;
+            for (int steps = 0; std::next(under) != runs.end() &&
+                                std::next(under)->first <= begin;
+                 ++steps) {
+              if (steps == kSteps) {
+                under = std::prev(runs.upper_bound(begin));
+                break;
+              }
+              ++under;
+            }
+            if (under->second < begin) consider(under->second, begin);
           }
         }
         reached = std::max(reached, c.end());
@@ -915,6 +941,8 @@ class GapIndex {
   // Best fit indexes the gaps of the largest run set by length from this
   // many runs on.
   static constexpr size_t kGapsByLengthFrom = 32;
+  // Steps along a run set before a lookup instead.
+  static constexpr int kSteps = 4;
   // Best fit searches around a pivot with at most this many gaps that are
   // long enough.
   static constexpr int32_t kPivotGapsUpTo = 16;
