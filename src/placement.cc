@@ -507,28 +507,30 @@ class RunCursor {
 // level is its height above the leaves). A buffer is stored at its
 // canonical nodes: the largest nodes whose slices lie inside its lifetime.
 //   * sub(v): the union of the byte ranges stored in v's subtree.
-//   * whole(v), for nodes of level >= kWholeLevel: the union of the ranges
+//   * whole(v), for the nodes of level kWholeLevel: the union of the ranges
 //     stored at v and at its ancestors, the bytes taken throughout v's
-//     slices. Kept lazily: a range stored at a node waits in pending(node)
-//     until a search passes there and pushes it one level down, into both
-//     children's whole() and pending().
+//     slices. Kept lazily: a range stored at a higher node waits in
+//     pending(node) until a search passes there and pushes it one level
+//     down, into both children's pending() (whole() at kWholeLevel).
 //   * cover(v), for lower nodes: the ranges stored at v.
 // A buffer alive during a window W is stored in the subtree of one of W's
 // canonical nodes w (so in sub(w)), or above one, at a node that straddles
 // W's boundary. The straddling nodes are on the two paths from the root to
-// the first and the last slice of W, and on each path the lowest one of
-// level >= kWholeLevel has in whole() every range stored at the higher
-// ones. So the bytes taken during W are the union of O(log n) run sets:
-// sub() of W's canonical nodes, whole() of two nodes and cover() of the
-// low straddling nodes (the cursors of a search).
+// the first and the last slice of W; on each path, whole() of the node of
+// level kWholeLevel holds every range stored at it and above (some of them
+// in sub() of a canonical node too when that node lies inside W, which does
+// no harm: they are taken during W all the same). So the bytes taken during
+// W are the union of O(log n) run sets: sub() of W's canonical nodes,
+// whole() of two nodes and cover() of the low straddling nodes (the
+// cursors of a search).
 //
 // The searches, each giving what FindOffset gives on the listed obstacles:
 //   * First fit, or a pool with a capacity: one sweep of all cursors
 //     together by offset, gap by gap, up to the first that fits.
 //   * Best fit around a pivot: a set whose bytes are all taken during W and
 //     that has few gaps long enough for the buffer (whole() of the node of
-//     level kWholeLevel at W's middle, when inside W, or of the two nodes
-//     above). A gap of the union lies in a gap of the pivot or above its
+//     level kWholeLevel at W's middle, when inside W, or of the two at W's
+//     ends). A gap of the union lies in a gap of the pivot or above its
 //     top, so only those regions are searched, each cut by the cursors'
 //     runs while a piece could still hold the buffer. Nested lifetimes
 //     (training steps) all cover the middle: there the pivot holds them.
@@ -540,9 +542,10 @@ class RunCursor {
 // Why whole(): the buffers alive at one time are stored at many nodes of a
 // path, so their ranges, packed side by side, interleave between the
 // nodes' sets and the sweep would step through each of them; in whole()
-// they are merged into a few runs. Only above kWholeLevel, where a node
-// spans 2^kWholeLevel slices: pushing pending ranges down every level would
-// copy each long-lived buffer into most of the tree.
+// they are merged into a few runs. Only at kWholeLevel, where a node spans
+// 2^kWholeLevel slices: pushing pending ranges down every level would copy
+// each long-lived buffer into most of the tree, and a whole() at every
+// level above would take each range pushed once more per level.
 class GapIndex {
  public:
   explicit GapIndex(const PlacementIndex& index)
@@ -564,9 +567,10 @@ class GapIndex {
     const auto [first, last] = index_.Slices(lifetime);
     auto store = [&](int32_t node) {
       const int level = Level(node);
-      if (level >= kWholeLevel) {
+      if (level > kWholeLevel) {
+        AddRun(Set(pending_, node), begin, end);
+      } else if (level == kWholeLevel) {
         AddRun(Set(whole_, node), begin, end);
-        if (level > kWholeLevel) AddRun(Set(pending_, node), begin, end);
       } else {
         AddRun(Set(cover_, node), begin, end);
       }
@@ -595,11 +599,9 @@ class GapIndex {
                              Bytes size, Bytes alignment, Bytes capacity,
                              Fit fit) {
     const auto [first, last] = index_.Slices(lifetime);
-    // The lowest straddling nodes first: pushing pending ranges down may
+    // The whole() nodes at both ends first: pushing pending ranges down may
     // create run sets, which must exist before cursors point into sets_.
-    int32_t lowest[2];
-    lowest[0] = LowestStraddling(first + leaves_, first, last);
-    lowest[1] = LowestStraddling(last - 1 + leaves_, first, last);
+    int32_t lowest[2] = {WholeNode(first), WholeNode(last - 1)};
     for (int32_t node : lowest) {
       if (node > 0) PushDownTo(node);
     }
@@ -607,17 +609,17 @@ class GapIndex {
     pivots_.clear();
     if (best_fit) {
       auto add_pivot = [&](int32_t node) {
-        if (node <= 0 || Level(node) < kWholeLevel) return;
+        if (node <= 0) return;
         PushDownTo(node);
         if (whole_[node] >= 0 && !sets_[whole_[node]].runs.empty())
           pivots_.push_back(&sets_[whole_[node]]);
       };
       // The node of level kWholeLevel at the middle of the window, when it
       // lies inside: nested lifetimes all cover the middle.
-      const int32_t middle = ((first + last) / 2 + leaves_) >> kWholeLevel;
+      const int32_t middle = WholeNode((first + last) / 2);
       const int64_t lo = (int64_t{middle} << kWholeLevel) - leaves_;
       const int64_t hi = (int64_t{middle + 1} << kWholeLevel) - leaves_;
-      if (lo >= first && hi <= last) add_pivot(middle);
+      if (middle > 0 && lo >= first && hi <= last) add_pivot(middle);
       add_pivot(lowest[0]);
       if (lowest[1] != lowest[0]) add_pivot(lowest[1]);
     }
@@ -919,24 +921,16 @@ class GapIndex {
     }
     return sets_[slot[node]];
   }
-  // The lowest node above `leaf` whose slices overlap [first, last)
-  // without lying inside it; 0 when there is none.
-  int32_t LowestStraddling(int32_t leaf, int32_t first, int32_t last) const {
-    int level = 1;
-    for (int32_t node = leaf >> 1; node >= 1; node >>= 1, ++level) {
-      const int64_t lo = (int64_t{node} << level) - leaves_;
-      const int64_t hi = (int64_t{node + 1} << level) - leaves_;
-      if ((lo < first || hi > last) && level >= kWholeLevel) return node;
-    }
-    return 0;
+  // The node of level kWholeLevel above `slice`; 0 when the tree is lower.
+  int32_t WholeNode(int32_t slice) const {
+    return Level(1) >= kWholeLevel ? (slice + leaves_) >> kWholeLevel : 0;
   }
   int Level(int32_t node) const {
     return std::bit_width(static_cast<uint32_t>(leaves_)) -
            std::bit_width(static_cast<uint32_t>(node));
   }
-  // Measured on dense training-like problems of 10^5 buffers: 4 and 8
-  // take about the same time, 8 half the memory; 0 (whole() everywhere)
-  // twice the time and seven times the memory.
+  // Lower levels fill more whole() sets, higher ones leave longer cover()
+  // sets to sweep (bench/NOTES.md).
   static constexpr int kWholeLevel = 8;
   // Best fit indexes the gaps of the largest run set by length from this
   // many runs on.
@@ -956,10 +950,9 @@ class GapIndex {
       if (pending_[a] < 0 || sets_[pending_[a]].runs.empty()) continue;
       RunSet& pending = sets_[pending_[a]];  // a deque: Set() keeps it valid
       for (int32_t child : {2 * a, 2 * a + 1}) {
-        for (const auto& [b, e] : pending.runs) {
-          AddRun(Set(whole_, child), b, e);
-          if (Level(child) > kWholeLevel) AddRun(Set(pending_, child), b, e);
-        }
+        RunSet& to = Level(child) > kWholeLevel ? Set(pending_, child)
+                                                : Set(whole_, child);
+        for (const auto& [b, e] : pending.runs) AddRun(to, b, e);
       }
       pending.Clear();
     }
