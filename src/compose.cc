@@ -54,11 +54,17 @@ class WarmStartedPlanner : public Planner {
                              const PlanOptions& options) const override {
     const Budget budget(options);
     PlanOptions start_options = budget.Part(options, share_);
-    // The start's share of the time counts from now, not from when the
-    // search first asks for the start.
-    if (options.time_limit != absl::InfiniteDuration()) {
-      start_options.deadline = std::min(
-          start_options.deadline, absl::Now() + start_options.time_limit);
+    // Under a deadline the start is bounded by its share of the work and by
+    // the deadline, less what a last-resort plan and its verification take
+    // (about the placement set-up per buffer): cut at a share of the time,
+    // a start on a large problem had no plan where a whole pass would have
+    // given one (S_1 at 2 s).
+    if (budget.deadline() != absl::InfiniteFuture()) {
+      start_options.time_limit = absl::InfiniteDuration();
+      start_options.deadline =
+          budget.deadline() -
+          internal::kPlacementSetUpPerBuffer *
+              static_cast<int64_t>(problem.buffers.size());
     }
     if (max_start_work_ > 0) {
       start_options.work_limit =

@@ -61,8 +61,8 @@ class SearchPlanner : public Planner {
 };
 
 // `search`, started from the plan of `heuristic`, which gets `share` of the
-// budget (work, and time counted from the start of the Solve; PlanOptions),
-// and at most `max_start_work`
+// counted work (and, under a deadline, the time up to it less a reserve for
+// a last-resort plan; PlanOptions), and at most `max_start_work`
 // work units when that is positive, when the search asks for it; the search
 // gets the rest of the work and the whole time. Named as the search. With a
 // cap, a longer time limit goes to the search, not to the start.
