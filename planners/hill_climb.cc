@@ -11,7 +11,6 @@
 #include <vector>
 
 #include "absl/status/status.h"
-#include "absl/strings/str_cat.h"
 #include "memplan/internal/placement.h"
 #include "memplan/internal/planner_util.h"
 #include "memplan/internal/status_macros.h"
@@ -42,20 +41,9 @@ class Climber {
   // Places everything (a greedy run). With a `clock`, a run still going at
   // its deadline is abandoned: DeadlineExceeded.
   absl::Status Start(Budget* clock) {
-    if (absl::Status s = state_.PlaceFixed(); !s.ok()) return s;
-    int64_t ticked = 0;
-    int64_t placed = 0;
-    for (BufferId b : order_) {
-      if (absl::Status s = state_.PlaceGreedily(b, fit_); !s.ok()) return s;
-      ++placed;
-      if (clock == nullptr) continue;
-      clock->Tick(state_.work() - ticked);
-      ticked = state_.work();
-      if (clock->OutOfTime()) {
-        return absl::DeadlineExceededError(absl::StrCat(
-            "a start of the climb ran out of time after placing ", placed,
-            " of ", order_.size(), " buffers"));
-      }
+    if (absl::Status s = internal::PlaceAll(state_, order_, fit_, clock);
+        !s.ok()) {
+      return s;
     }
     used_ = state_.PoolUsed();
     peak_ = Sum(used_);

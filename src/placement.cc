@@ -1081,7 +1081,8 @@ void PlacementState::Place(BufferId buffer, PoolId pool, Offset offset) {
 
 void PlacementState::Unplace(BufferId buffer) {
   slots_[buffer] = Slot{};
-  if (index_->start_rank(buffer) >= 0) ranked_[index_->start_rank(buffer)] = Slot{};
+  const int32_t rank = index_->start_rank(buffer);
+  if (rank >= 0) ranked_[rank] = Slot{};
   use_gaps_ = false;
   gaps_.clear();
 }
@@ -1184,10 +1185,8 @@ Plan PlacementState::ToPlan() const {
   return plan;
 }
 
-absl::StatusOr<Plan> PlaceInOrder(const PlacementIndex& index,
-                                  std::span<const BufferId> order, Fit fit,
-                                  Budget* budget) {
-  PlacementState state(index);
+absl::Status PlaceAll(PlacementState& state, std::span<const BufferId> order,
+                      Fit fit, Budget* budget) {
   if (absl::Status status = state.PlaceFixed(); !status.ok()) return status;
   int64_t ticked = 0;
   int64_t placed = 0;
@@ -1204,6 +1203,15 @@ absl::StatusOr<Plan> PlaceInOrder(const PlacementIndex& index,
           " of ", order.size(), " buffers"));
     }
   }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<Plan> PlaceInOrder(const PlacementIndex& index,
+                                  std::span<const BufferId> order, Fit fit,
+                                  Budget* budget) {
+  PlacementState state(index);
+  if (absl::Status status = PlaceAll(state, order, fit, budget); !status.ok())
+    return status;
   return state.ToPlan();
 }
 

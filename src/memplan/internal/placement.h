@@ -253,11 +253,17 @@ class PlacementState {
   std::vector<std::unique_ptr<GapIndex>> gaps_;  // per pool, made on use
 };
 
-// Fixed buffers first, then every buffer of `order` (all non-fixed buffers,
-// each once) with PlaceGreedily(fit). The plan's planner name is left empty.
-// With a `budget`, the run ticks its work there and is abandoned
-// (DeadlineExceeded) when still going at the budget's deadline; the counted
-// work never cuts it, so a run that finishes gives the same plan as without.
+// Places into `state` (nothing placed yet) the fixed buffers, then every
+// buffer of `order` (all non-fixed buffers, each once) with
+// PlaceGreedily(fit). With a `budget`, the run ticks its work there and is
+// abandoned (DeadlineExceeded, saying how far it got) when still going at
+// the budget's deadline; the counted work never cuts it, so a run that
+// finishes places as without.
+absl::Status PlaceAll(PlacementState& state, std::span<const BufferId> order,
+                      Fit fit, Budget* budget = nullptr);
+
+// PlaceAll into a new state, as a whole plan. The plan's planner name is
+// left empty.
 absl::StatusOr<Plan> PlaceInOrder(const PlacementIndex& index,
                                   std::span<const BufferId> order, Fit fit,
                                   Budget* budget = nullptr);
