@@ -61,7 +61,8 @@ std::string Describe(const Problem& problem, const PlacedTensor& t) {
 // buffers do, which the sweep below checks. A tensor that sticks out is
 // reported with a conflicting tensor it collides with, when there is one
 // (found by one linear scan, on the error path only).
-absl::Status CheckTensorsInsideBuffers(const Problem& problem, const Plan& plan,
+absl::Status CheckTensorsInsideBuffers(const Problem& problem,
+                                       const Plan& plan,
                                        const std::vector<int>& assignment_of) {
   const int n = static_cast<int>(problem.buffers.size());
   for (BufferId b = 0; b < n; ++b) {
@@ -96,10 +97,7 @@ absl::Status CheckTensorsInsideBuffers(const Problem& problem, const Plan& plan,
         for (int j = 0; j < static_cast<int>(other.tensors.size()); ++j) {
           const bool known = other.spans.size() == other.tensors.size();
           const PlacedTensor u{
-              c,
-              j,
-              oa.pool,
-              oa.offset,
+              c, j, oa.pool, oa.offset,
               std::clamp<Bytes>(known ? other.spans[j].size : other.size, 0,
                                 std::numeric_limits<Offset>::max() - oa.offset),
               known ? other.spans[j].lifetime : other.lifetime};
@@ -108,18 +106,16 @@ absl::Status CheckTensorsInsideBuffers(const Problem& problem, const Plan& plan,
             return absl::InvalidArgumentError(absl::StrCat(
                 Describe(problem, t), " and ", Describe(problem, u),
                 " conflict and share bytes in pool \"",
-                problem.pools[a.pool].name,
-                "\": the first reaches beyond its "
-                "buffer (",
-                buffer.size, " bytes, alive [", buffer.lifetime.start, ", ",
-                buffer.lifetime.end, "))"));
+                problem.pools[a.pool].name, "\": the first reaches beyond its "
+                "buffer (", buffer.size, " bytes, alive [",
+                buffer.lifetime.start, ", ", buffer.lifetime.end, "))"));
           }
         }
       }
-      return absl::InvalidArgumentError(
-          absl::StrCat(Describe(problem, t), " reaches beyond its buffer (",
-                       buffer.size, " bytes, alive [", buffer.lifetime.start,
-                       ", ", buffer.lifetime.end, "))"));
+      return absl::InvalidArgumentError(absl::StrCat(
+          Describe(problem, t), " reaches beyond its buffer (", buffer.size,
+          " bytes, alive [", buffer.lifetime.start, ", ", buffer.lifetime.end,
+          "))"));
     }
   }
   return absl::OkStatus();
@@ -228,21 +224,18 @@ absl::Status VerifyPlan(const Problem& problem, const Plan& plan) {
       ranges.erase(e.offset);
       continue;
     }
-    auto next = ranges.lower_bound(e.offset);
-    if (next != ranges.end() && next->first < e.offset + e.size) {
-      return OverlapError(problem,
-                          plan.assignments[assignment_of[next->second.second]],
+    auto collision = [&](BufferId other) {
+      return OverlapError(problem, plan.assignments[assignment_of[other]],
                           plan.assignments[assignment_of[e.buffer]],
                           "are alive at the same time");
+    };
+    auto next = ranges.lower_bound(e.offset);
+    if (next != ranges.end() && next->first < e.offset + e.size) {
+      return collision(next->second.second);
     }
     if (next != ranges.begin()) {
       auto prev = std::prev(next);
-      if (prev->second.first > e.offset) {
-        return OverlapError(
-            problem, plan.assignments[assignment_of[prev->second.second]],
-            plan.assignments[assignment_of[e.buffer]],
-            "are alive at the same time");
-      }
+      if (prev->second.first > e.offset) return collision(prev->second.second);
     }
     ranges.emplace_hint(next, e.offset,
                         std::make_pair(e.offset + e.size, e.buffer));
