@@ -1,5 +1,7 @@
 #include "fuzz_checks.h"
 
+#include <cstdio>
+#include <cstdlib>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -187,6 +189,17 @@ absl::Status CheckPlanGreedy(std::string_view input) {
                                             plan->lower_bound));
   }
   return absl::OkStatus();
+}
+
+int RunHarness(absl::Status (*check)(std::string_view), const uint8_t* data,
+               size_t size) {
+  const absl::Status status =
+      check(std::string_view(reinterpret_cast<const char*>(data), size));
+  if (!status.ok()) {
+    std::fprintf(stderr, "%s\n", status.ToString().c_str());
+    std::abort();
+  }
+  return 0;
 }
 
 }  // namespace memplan::fuzz

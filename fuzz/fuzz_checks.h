@@ -11,6 +11,8 @@
 #ifndef MEMPLAN_FUZZ_FUZZ_CHECKS_H_
 #define MEMPLAN_FUZZ_FUZZ_CHECKS_H_
 
+#include <cstddef>
+#include <cstdint>
 #include <string_view>
 
 #include "absl/status/status.h"
@@ -36,6 +38,12 @@ absl::Status CheckPlanJson(std::string_view input);
 // greedy_by_size: the planner answers with a plan the verifier accepts, whose
 // peak is at least the lower bound, or with an error that is not Internal.
 absl::Status CheckPlanGreedy(std::string_view input);
+
+// The body of every harness: `check` on the input as text; a broken promise
+// is printed and aborts, so libFuzzer keeps the input. Returns 0, as
+// LLVMFuzzerTestOneInput must.
+int RunHarness(absl::Status (*check)(std::string_view), const uint8_t* data,
+               size_t size);
 
 }  // namespace memplan::fuzz
 

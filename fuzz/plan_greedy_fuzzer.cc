@@ -2,18 +2,9 @@
 // promise aborts, so libFuzzer keeps the input.
 #include <cstddef>
 #include <cstdint>
-#include <cstdio>
-#include <cstdlib>
-#include <string_view>
 
 #include "fuzz_checks.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  const absl::Status status = memplan::fuzz::CheckPlanGreedy(
-      std::string_view(reinterpret_cast<const char*>(data), size));
-  if (!status.ok()) {
-    std::fprintf(stderr, "%s\n", status.ToString().c_str());
-    std::abort();
-  }
-  return 0;
+  return memplan::fuzz::RunHarness(memplan::fuzz::CheckPlanGreedy, data, size);
 }
