@@ -234,14 +234,6 @@ Plan FinishPlan(const Problem& problem, Plan plan, bool proven) {
   return plan;
 }
 
-// The warm start's plan as cp's: verified, with its statistics
-// (Incumbent::Get), so only renamed.
-Plan Renamed(Plan plan) {
-  plan.planner = "cp";
-  plan.proven_optimal = plan.peak <= plan.lower_bound;
-  return plan;
-}
-
 // A step where the buffers alive need more than `capacity` bytes: the
 // buffer starting last there does not fit.
 absl::Status OverfullStepError(const Problem& problem, Bytes capacity) {
@@ -375,7 +367,8 @@ WarmStart TakeWarmStart(Incumbent& start, CpStats& stats) {
 absl::StatusOr<Plan> WithoutModel(WarmStart warm,
                                   const CpStats& stats,
                                   int64_t max_conflicting_pairs) {
-  if (warm.plan.has_value()) return Renamed(std::move(*warm.plan));
+  if (warm.plan.has_value())
+    return internal::StartAsPlanOf(std::move(*warm.plan), "cp");
   const std::string why = absl::StrCat(
       "the cp planner builds no model of ", stats.conflicting_pairs,
       " conflicting pairs (CpOptions::max_conflicting_pairs is ",
@@ -701,7 +694,7 @@ absl::StatusOr<Plan> CpPlanner::SolveImpl(const Problem& problem,
           budget, problem, internal::kPlacementSetUpPerBuffer, "the cp model");
       !s.ok()) {
     if (!warm.plan.has_value()) return s;
-    return Renamed(*std::move(warm.plan));
+    return internal::StartAsPlanOf(*std::move(warm.plan), "cp");
   }
   // The size of the model, before anything as large as it is built: the
   // conflict graph and the disjunctions both grow with the pairs.

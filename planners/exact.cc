@@ -277,13 +277,8 @@ class ExactPlanner : public SearchPlanner {
                                   const absl::Status& why,
                                   Incumbent& incumbent) const {
     const absl::StatusOr<Plan>& start = incumbent.Get();
-    if (start.ok() && (capacity == 0 || start->peak <= capacity)) {
-      // Verified, with its statistics (Incumbent::Get): only renamed.
-      Plan plan = *start;
-      plan.planner = std::string(name());
-      plan.proven_optimal = plan.peak <= plan.lower_bound;
-      return plan;
-    }
+    if (start.ok() && (capacity == 0 || start->peak <= capacity))
+      return internal::StartAsPlanOf(*start, name());
     return absl::DeadlineExceededError(
         absl::StrCat("the exact planner has no plan: ", why.message()));
   }

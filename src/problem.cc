@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <limits>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -320,6 +321,12 @@ std::string DescribeBuffer(const Problem& problem, BufferId buffer) {
   const Buffer& b = problem.buffers[buffer];
   return absl::StrCat("buffer \"", b.name, "\" (", b.size, " bytes, alive [",
                       b.lifetime.start, ", ", b.lifetime.end, "))");
+}
+
+Plan StartAsPlanOf(Plan start, std::string_view planner) {
+  start.planner = std::string(planner);
+  start.proven_optimal = start.peak <= start.lower_bound;
+  return start;
 }
 
 absl::Status NoFitError(const Problem& problem, BufferId buffer,

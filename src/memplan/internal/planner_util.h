@@ -33,6 +33,11 @@ std::string DescribeBuffer(const Problem& problem, BufferId buffer);
 absl::Status NoFitError(const Problem& problem, BufferId buffer,
                         std::span<const Bytes> usage);
 
+// A search's start (verified, with its statistics: Incumbent::Get) as the
+// search's own plan, when the search returns it unsearched: renamed, and
+// proven optimal exactly when at the lower bound.
+Plan StartAsPlanOf(Plan start, std::string_view planner);
+
 // Under a wall-clock limit, set-up that cannot stop halfway (sorting,
 // building an index) is begun only when the deadline leaves it time:
 // DeadlineExceeded, saying that `what` was not begun, when less than
