@@ -19,8 +19,16 @@ PartSearch::PartSearch(Part& part, const ExactOptions& options)
   eff_.resize(sections);
   rem_.resize(sections);
   low_ = MinMarks(sections, kInf);
+  eff_max_.Reset(eff_, 0);
+  cover_at_.push_back(0);
+  for (const Item& item : part.items) {
+    AppendCover(eff_max_.leaves(), item.s0, item.s1, cover_);
+    cover_at_.push_back(static_cast<int>(cover_.size()));
+  }
   placed_.resize(n);
   offset_.resize(n);
+  unplaced_.resize(n);
+  unplaced_at_.resize(n);
 }
 
 Outcome PartSearch::Run(int64_t height, const std::vector<int>& rank,
@@ -155,6 +163,8 @@ void PartSearch::Reset(int64_t height) {
   height_ = height;
   std::fill(placed_.begin(), placed_.end(), 0);
   num_placed_ = 0;
+  num_unplaced_ = static_cast<int>(unplaced_.size());
+  for (int c = 0; c < num_unplaced_; ++c) unplaced_[c] = unplaced_at_[c] = c;
   rem_ = part_.load;
   floor_hash_ = {0, 0};
   unplaced_hash_ = {0, 0};
@@ -192,17 +202,19 @@ void PartSearch::ToggleFloor(int s, int64_t floor) {
 // Every unplaced item will sit at or above its candidate (the highest floor
 // over its span), so in each section the items crossing it stack from the
 // lowest candidate among them upwards: that plus their sizes must fit under
-// the height.
+// the height. Only the unplaced items are visited, and each reads its
+// candidate from and marks it on the tree nodes kept for its span.
 bool PartSearch::SectionsFit() {
   low_.Clear();
-  const int n = static_cast<int>(part_.items.size());
-  for (int c = 0; c < n; ++c) {
-    if (placed_[c]) continue;
+  for (int k = 0; k < num_unplaced_; ++k) {
+    const int c = unplaced_[k];
     const Item& item = part_.items[c];
+    const int* cover = cover_.data() + cover_at_[c];
+    const int* cover_end = cover_.data() + cover_at_[c + 1];
     const int64_t cand =
-        std::max(eff_max_.Max(item.s0, item.s1), item.fixed_top);
+        std::max(eff_max_.Max(cover, cover_end), item.fixed_top);
     if (cand + item.size > height_) return false;
-    low_.Mark(item.s0, item.s1, cand);
+    low_.Mark(cover, cover_end, cand);
   }
   low_.Settle();
   const int sections = static_cast<int>(rem_.size());
@@ -311,6 +323,13 @@ void PartSearch::Place(int c, int64_t off, int64_t floor) {
     }
   }
   eff_max_.Refresh(eff_, item.s0, item.s1);
+  // The item leaves the unplaced list by swapping with its last entry;
+  // Unplace undoes placements in reverse, so it finds it there again.
+  const int k = unplaced_at_[c], last = unplaced_[--num_unplaced_];
+  unplaced_[k] = last;
+  unplaced_at_[last] = k;
+  unplaced_[num_unplaced_] = c;
+  unplaced_at_[c] = num_unplaced_;
   placed_[c] = 1;
   offset_[c] = off;
   ++num_placed_;
@@ -328,6 +347,7 @@ void PartSearch::Unplace(int c, int64_t floor) {
     ToggleFloor(s, floor);
   }
   eff_max_.Refresh(eff_, item.s0, item.s1);
+  ++num_unplaced_;  // c is unplaced_[num_unplaced_ - 1] again
   placed_[c] = 0;
   --num_placed_;
   unplaced_hash_.first ^= item_key_[c].first;

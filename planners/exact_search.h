@@ -83,7 +83,14 @@ class PartSearch {
   std::vector<int64_t> rem_;  // sizes of the unplaced items crossing s
   RangeMax eff_max_;          // eff_ over ranges of sections
   MinMarks low_;              // scratch of SectionsFit
+  // The tree nodes that cover item c's span: cover_[cover_at_[c] ..
+  // cover_at_[c + 1]) (the same in eff_max_ and low_).
+  std::vector<int> cover_, cover_at_;
   std::vector<char> placed_;
+  // The unplaced items: the first num_unplaced_ of unplaced_, where
+  // unplaced_at_ is each item's index.
+  std::vector<int> unplaced_, unplaced_at_;
+  int num_unplaced_ = 0;
   std::vector<int64_t> offset_;
   int num_placed_ = 0;
   StateKey floor_hash_, unplaced_hash_;

@@ -11,7 +11,18 @@
 
 namespace memplan::internal::exact {
 
-// The maximum of an array over ranges in O(log n), kept up to date by
+// The nodes of a tree over `leaves` leaves (a power of two) that cover the
+// positions [lo, hi), lo < hi: the ones RangeMax::Max and MinMarks::Mark
+// visit. A search that asks about the same ranges at every node keeps them.
+inline void AppendCover(int leaves, int lo, int hi, std::vector<int>& nodes) {
+  for (int a = lo + leaves, b = hi + leaves; a < b; a /= 2, b /= 2) {
+    if (a & 1) nodes.push_back(a++);
+    if (b & 1) nodes.push_back(--b);
+  }
+}
+
+// The maximum of an array over ranges (their AppendCover nodes) in
+// O(log n), kept up to date by
 // refreshing the ranges whose values changed. Leaves beyond the array hold
 // `empty`.
 class RangeMax {
@@ -34,13 +45,11 @@ class RangeMax {
         tree_[i] = std::max(tree_[2 * i], tree_[2 * i + 1]);
     }
   }
-  // The maximum over [lo, hi), lo < hi.
-  int64_t Max(int lo, int hi) const {
+  int leaves() const { return size_; }
+  // The maximum over the positions that `nodes` cover (AppendCover).
+  int64_t Max(const int* nodes, const int* end) const {
     int64_t m = std::numeric_limits<int64_t>::min();
-    for (int a = lo + size_, b = hi + size_; a < b; a /= 2, b /= 2) {
-      if (a & 1) m = std::max(m, tree_[a++]);
-      if (b & 1) m = std::max(m, tree_[--b]);
-    }
+    for (; nodes != end; ++nodes) m = std::max(m, tree_[*nodes]);
     return m;
   }
 
@@ -50,7 +59,7 @@ class RangeMax {
 };
 
 // The least of the values marked over each position: Mark() puts a value on
-// the O(log n) nodes covering a range, Settle() pushes every node's mark down
+// the O(log n) nodes covering a range (AppendCover), Settle() pushes every node's mark down
 // to the leaves, after which At() is the least mark over a position (`empty`
 // where none is).
 class MinMarks {
@@ -60,12 +69,10 @@ class MinMarks {
     tree_.assign(2 * size_, empty_);
   }
   void Clear() { std::fill(tree_.begin(), tree_.end(), empty_); }
-  // Every position in [lo, hi) is at most `value`.
-  void Mark(int lo, int hi, int64_t value) {
-    for (int a = lo + size_, b = hi + size_; a < b; a /= 2, b /= 2) {
-      if (a & 1) tree_[a] = std::min(tree_[a], value), ++a;
-      if (b & 1) --b, tree_[b] = std::min(tree_[b], value);
-    }
+  // Every position that `nodes` cover (AppendCover) is at most `value`.
+  void Mark(const int* nodes, const int* end, int64_t value) {
+    for (; nodes != end; ++nodes)
+      tree_[*nodes] = std::min(tree_[*nodes], value);
   }
   void Settle() {
     for (int i = 2; i < 2 * size_; ++i)
