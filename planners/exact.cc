@@ -84,9 +84,10 @@ class ExactPlanner : public SearchPlanner {
     }
     run.d = Decompose(problem, options_.decomposition);
     run.rng.seed(plan_options.seed);
-    absl::StatusOr<Plan> result = capacity > 0
-                                      ? SolveUnder(run, capacity, incumbent)
-                                      : Minimise(run, incumbent);
+    absl::StatusOr<Plan> result =
+        capacity > 0                 ? SolveUnder(run, capacity, incumbent)
+        : options_.lower_bound_only ? AtLowerBound(run)
+                                     : Minimise(run, incumbent);
     if (stats_ != nullptr) {
       *stats_ = ExactStats{.nodes = run.nodes,
                            .parts = static_cast<int>(run.d.parts.size()),
@@ -317,6 +318,37 @@ class ExactPlanner : public SearchPlanner {
         who));
   }
 
+  // Probes `height` in rounds of growing node limits until it is decided
+  // or the budget is spent.
+  ProbeResult ProbeInRounds(Run& run, int64_t height) const {
+    int64_t limit = options_.first_node_limit;
+    while (true) {
+      bool limit_hit = false;
+      const ProbeResult r = Probe(run, height, limit, &limit_hit);
+      if (r != ProbeResult::kUnknown || run.OutOfBudget() || !limit_hit)
+        return r;
+      limit *= options_.node_limit_growth;
+    }
+  }
+
+  // ExactOptions::lower_bound_only, after SolveUnder's checks of the
+  // capacity.
+  absl::StatusOr<Plan> AtLowerBound(Run& run) const {
+    const int64_t height = PartsLower(run);
+    const ProbeResult r = ProbeInRounds(run, height);
+    if (r == ProbeResult::kFeasible) return Finish(run, Compose(run), false);
+    const std::string what = absl::StrCat(
+        "the exact planner found no plan at the lower bound (",
+        height * run.d.granule, " bytes)");
+    if (r == ProbeResult::kInfeasible)
+      return absl::NotFoundError(absl::StrCat(what, ": it proved none exists"));
+    if (run.budget.OutOfTimeNow()) {
+      return absl::DeadlineExceededError(
+          absl::StrCat(what, " before its deadline"));
+    }
+    return absl::NotFoundError(absl::StrCat(what, " within its node limit"));
+  }
+
   absl::StatusOr<Plan> SolveUnder(Run& run, Bytes capacity,
                                   Incumbent& incumbent) const {
     const Problem& problem = run.problem;
@@ -333,24 +365,19 @@ class ExactPlanner : public SearchPlanner {
     for (const Part& part : run.d.parts) {
       if (part.lower > height) return MaxLiveError(run, part, capacity);
     }
-    int64_t limit = options_.first_node_limit;
-    while (true) {
-      bool limit_hit = false;
-      const ProbeResult r = Probe(run, height, limit, &limit_hit);
-      if (r == ProbeResult::kFeasible) return Finish(run, Compose(run), false);
-      if (r == ProbeResult::kInfeasible) {
-        for (const Part& part : run.d.parts) {
-          if (part.lo <= height) continue;
-          return absl::ResourceExhaustedError(absl::StrCat(
-              "no plan fits in capacity ", capacity,
-              ": the exact search proved it for the ", part.items.size(),
-              " buffers alive over steps [", part.times.front(), ", ",
-              part.times.back(), ") (max-live there ",
-              part.lower * run.d.granule, " bytes)"));
-        }
+    if (options_.lower_bound_only) return AtLowerBound(run);
+    const ProbeResult r = ProbeInRounds(run, height);
+    if (r == ProbeResult::kFeasible) return Finish(run, Compose(run), false);
+    if (r == ProbeResult::kInfeasible) {
+      for (const Part& part : run.d.parts) {
+        if (part.lo <= height) continue;
+        return absl::ResourceExhaustedError(absl::StrCat(
+            "no plan fits in capacity ", capacity,
+            ": the exact search proved it for the ", part.items.size(),
+            " buffers alive over steps [", part.times.front(), ", ",
+            part.times.back(), ") (max-live there ",
+            part.lower * run.d.granule, " bytes)"));
       }
-      if (run.OutOfBudget() || !limit_hit) break;
-      limit *= options_.node_limit_growth;
     }
     // Nothing found and nothing proven: the incumbent may still fit.
     const absl::StatusOr<Plan>& heuristic = incumbent.Get();

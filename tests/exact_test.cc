@@ -299,6 +299,73 @@ TEST(ExactTest, TheSearchProvesInfeasibilityAboveMaxLive) {
   EXPECT_TRUE(VerifyPlan(FragmentationChain(5), *fits).ok());
 }
 
+TEST(ExactTest, LowerBoundOnlyFindsAPlanAtMaxLiveOrSaysWhy) {
+  const std::unique_ptr<SearchPlanner> at_bound =
+      MakeExactPlanner({.lower_bound_only = true});
+  // Random problems (their optimum is max-live), the fragmentation chain
+  // scaled (above it) and the chain with an extra buffer (either).
+  std::vector<Problem> problems;
+  for (uint64_t seed = 1; seed <= 30; ++seed) {
+    problems.push_back(SmallRandomProblem(seed, false));
+    Problem chain = FragmentationChain(0);
+    for (Buffer& b : chain.buffers) b.size *= 1 + static_cast<Bytes>(seed % 3);
+    if (seed % 2 == 0) {
+      const Step start = static_cast<Step>(seed % 6);
+      chain.buffers.push_back(Buffer{
+          .name = "x",
+          .size = 1 + static_cast<Bytes>(seed % 5),
+          .lifetime = {start, start + 1 + static_cast<Step>(seed % 4)}});
+    }
+    problems.push_back(chain);
+  }
+  int at = 0, above = 0;
+  for (size_t i = 0; i < problems.size(); ++i) {
+    SCOPED_TRACE(i);
+    const Problem& problem = problems[i];
+    absl::StatusOr<Plan> plan = at_bound->Solve(problem, PlanOptions{});
+    if (OptimumByEveryOffset(problem) == LowerBound(problem)) {
+      ++at;
+      ASSERT_TRUE(plan.ok()) << plan.status();
+      EXPECT_EQ(plan->peak, LowerBound(problem));
+      EXPECT_TRUE(VerifyPlan(problem, *plan).ok()) << VerifyPlan(problem, *plan);
+    } else {
+      ++above;
+      ASSERT_FALSE(plan.ok());
+      EXPECT_EQ(plan.status().code(), absl::StatusCode::kNotFound);
+      EXPECT_NE(plan.status().message().find("proved none exists"),
+                std::string::npos)
+          << plan.status();
+    }
+  }
+  EXPECT_GT(at, 0);
+  EXPECT_GT(above, 0);
+
+  // Under a capacity: the same plan when max-live fits, else the capacity
+  // mode's error.
+  Problem fits = FragmentationChain(0);
+  fits.pools[0].capacity = 5;
+  absl::StatusOr<Plan> none = at_bound->Solve(fits, PlanOptions{});
+  ASSERT_FALSE(none.ok());
+  EXPECT_EQ(none.status().code(), absl::StatusCode::kNotFound) << none.status();
+  fits.pools[0].capacity = 3;
+  none = at_bound->Solve(fits, PlanOptions{});
+  ASSERT_FALSE(none.ok());
+  EXPECT_EQ(none.status().code(), absl::StatusCode::kResourceExhausted)
+      << none.status();
+
+  // Out of nodes before a plan: not a proof.
+  absl::StatusOr<Problem> somas = LoadProblem("traces/somas_resnet50.csv");
+  ASSERT_TRUE(somas.ok()) << somas.status();
+  absl::StatusOr<Plan> cut =
+      MakeExactPlanner({.node_limit = 100, .lower_bound_only = true})
+          ->Solve(*somas, PlanOptions{});
+  ASSERT_FALSE(cut.ok());
+  EXPECT_EQ(cut.status().code(), absl::StatusCode::kNotFound) << cut.status();
+  EXPECT_NE(cut.status().message().find("within its node limit"),
+            std::string::npos)
+      << cut.status();
+}
+
 TEST(ExactTest, SeveralPoolsAreUnimplemented) {
   Problem problem{
       .buffers = {Buffer{.name = "a", .size = 8, .lifetime = {0, 1}}},
