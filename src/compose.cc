@@ -86,6 +86,29 @@ class WarmStartedPlanner : public Planner {
   int64_t max_start_work_;
 };
 
+class WorkCappedPlanner : public SearchPlanner {
+ public:
+  WorkCappedPlanner(std::unique_ptr<SearchPlanner> search, int64_t max_work)
+      : search_(std::move(search)), max_work_(max_work) {}
+
+  std::string_view name() const override { return search_->name(); }
+
+  absl::StatusOr<Plan> Search(const Problem& problem,
+                              const PlanOptions& options,
+                              Incumbent& incumbent) const override {
+    const Budget budget(options);
+    PlanOptions capped = options;
+    capped.deadline = budget.deadline();
+    capped.work_limit = std::max<int64_t>(
+        1, std::min(budget.work_limit(), max_work_));
+    return search_->Search(problem, capped, incumbent);
+  }
+
+ private:
+  std::unique_ptr<SearchPlanner> search_;
+  int64_t max_work_;
+};
+
 class FallbackPlanner : public Planner {
  public:
   FallbackPlanner(std::unique_ptr<Planner> primary,
@@ -233,6 +256,11 @@ std::unique_ptr<Planner> WarmStarted(std::unique_ptr<SearchPlanner> search,
                                      double share, int64_t max_start_work) {
   return std::make_unique<WarmStartedPlanner>(
       std::move(search), std::move(heuristic), share, max_start_work);
+}
+
+std::unique_ptr<SearchPlanner> WorkCapped(std::unique_ptr<SearchPlanner> search,
+                                          int64_t max_work) {
+  return std::make_unique<WorkCappedPlanner>(std::move(search), max_work);
 }
 
 std::unique_ptr<Planner> WithFallback(std::unique_ptr<Planner> primary,

@@ -232,6 +232,26 @@ TEST(WarmStartedTest, TheSearchGetsTheHeuristicsPlanAndTheRestOfTheWork) {
   EXPECT_NE(invalid.status().message().find("broken"), std::string::npos);
 }
 
+TEST(WorkCappedTest, TheSearchGetsTheLesserOfTheCapAndTheBudget) {
+  const Problem problem = Stack();
+  auto search = std::make_unique<EchoSearch>();
+  const EchoSearch* search_ptr = search.get();
+  const std::unique_ptr<SearchPlanner> capped =
+      WorkCapped(std::move(search), 300);
+  EXPECT_EQ(capped->name(), "echo");
+  Incumbent start(Stacked(problem, 1, "start"));
+  absl::StatusOr<Plan> plan =
+      capped->Search(problem, {.work_limit = 1000}, start);
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  EXPECT_EQ(plan->peak, 8);
+  EXPECT_EQ(search_ptr->seen_work_limit_, 300);
+  ASSERT_TRUE(capped->Search(problem, {.work_limit = 200}, start).ok());
+  EXPECT_EQ(search_ptr->seen_work_limit_, 200);
+  // Without a work limit, the default budget's (or a time limit's) counts.
+  ASSERT_TRUE(capped->Search(problem, {}, start).ok());
+  EXPECT_EQ(search_ptr->seen_work_limit_, 300);
+}
+
 TEST(BudgetTest, WorkLimitFollowsTheOptions) {
   EXPECT_EQ(WorkLimit({}), kDefaultWorkLimit);
   EXPECT_EQ(WorkLimit({.time_limit = absl::Seconds(2)}), 2 * kWorkPerSecond);

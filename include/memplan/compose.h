@@ -5,6 +5,7 @@
 //   ChooseBest    the smallest valid plan of several planners
 //   WarmStarted   a search started from a heuristic's plan
 //   WithFallback  a second planner when the first fails
+//   WorkCapped    a search with less work than the budget
 
 #ifndef MEMPLAN_COMPOSE_H_
 #define MEMPLAN_COMPOSE_H_
@@ -69,6 +70,12 @@ class SearchPlanner : public Planner {
 std::unique_ptr<Planner> WarmStarted(std::unique_ptr<SearchPlanner> search,
                                      std::unique_ptr<Planner> heuristic,
                                      double share, int64_t max_start_work = 0);
+
+// `search` with at most `max_work` work units (fewer when the options give
+// fewer), within the same deadline; named as the search. A quick try before
+// the longer searches of a ChooseBest, which each get the whole budget.
+std::unique_ptr<SearchPlanner> WorkCapped(std::unique_ptr<SearchPlanner> search,
+                                          int64_t max_work);
 
 // `primary`'s plan; when it fails (or its plan fails the verifier),
 // `fallback`'s with the same options, within the same deadline (a time
