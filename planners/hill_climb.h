@@ -20,9 +20,10 @@
 // Determinism: the rounds, the stagnation limit and the work budget are
 // counted, not timed, so the same problem, seed and options give the same
 // plan on any machine. Only a time limit or deadline set by the caller
-// reads the clock: the first start always completes, a later start still
-// going at the deadline is abandoned (no further starts), and a round still
-// placing at it is undone; the result then depends on the machine's speed.
+// reads the clock: a start still going at the deadline is abandoned (no
+// further starts; DeadlineExceeded when no start has finished), and a round
+// still placing at it is undone; the result then depends on the machine's
+// speed.
 //
 // Never worse than its start; not guaranteed optimal.
 

@@ -116,8 +116,8 @@ const std::vector<Entry>& Entries() {
        []() -> std::unique_ptr<Planner> { return MakeHillClimbPlanner({}); }},
       {{"best",
         "the smallest plan of the greedy placements (size, area and lifetime "
-        "orders, best and first fit; position_greedy), hill_climb, then "
-        "exact's search below it",
+        "orders, best and first fit; position_greedy), a short exact search "
+        "at the lower bound, hill_climb, then exact's search below it",
         kSearch, kBudgeted},
        &Best},
       {{"exact",
