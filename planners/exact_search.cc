@@ -205,7 +205,6 @@ void PartSearch::ToggleFloor(int s, int64_t floor) {
 // the height. Only the unplaced items are visited, and each reads its
 // candidate from and marks it on the tree nodes kept for its span.
 bool PartSearch::SectionsFit() {
-  low_.Clear();
   for (int k = 0; k < num_unplaced_; ++k) {
     const int c = unplaced_[k];
     const Item& item = part_.items[c];
@@ -213,15 +212,16 @@ bool PartSearch::SectionsFit() {
     const int* cover_end = cover_.data() + cover_at_[c + 1];
     const int64_t cand =
         std::max(eff_max_.Max(cover, cover_end), item.fixed_top);
-    if (cand + item.size > height_) return false;
+    if (cand + item.size > height_) {
+      low_.Clear();
+      return false;
+    }
     low_.Mark(cover, cover_end, cand);
   }
-  low_.Settle();
-  const int sections = static_cast<int>(rem_.size());
-  for (int s = 0; s < sections; ++s) {
-    if (low_.At(s) < kInf && low_.At(s) + rem_[s] > height_) return false;
-  }
-  return true;
+  return low_.SettleAndClear(
+      static_cast<int>(rem_.size()), [this](int s, int64_t low) {
+        return low >= kInf || low + rem_[s] <= height_;
+      });
 }
 
 // The cell to decide: a section of a "valley" (a run of equal floor whose

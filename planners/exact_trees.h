@@ -59,26 +59,40 @@ class RangeMax {
 };
 
 // The least of the values marked over each position: Mark() puts a value on
-// the O(log n) nodes covering a range (AppendCover), Settle() pushes every node's mark down
-// to the leaves, after which At() is the least mark over a position (`empty`
-// where none is).
+// the O(log n) nodes covering a range (AppendCover); SettleAndClear() pushes
+// every node's mark down to the positions, reads them, and clears the tree
+// for the next round of marks.
 class MinMarks {
  public:
   explicit MinMarks(int n = 0, int64_t empty = 0) : empty_(empty) {
     while (size_ < n) size_ *= 2;
     tree_.assign(2 * size_, empty_);
   }
+  // Without SettleAndClear (marks abandoned halfway).
   void Clear() { std::fill(tree_.begin(), tree_.end(), empty_); }
   // Every position that `nodes` cover (AppendCover) is at most `value`.
   void Mark(const int* nodes, const int* end, int64_t value) {
     for (; nodes != end; ++nodes)
       tree_[*nodes] = std::min(tree_[*nodes], value);
   }
-  void Settle() {
-    for (int i = 2; i < 2 * size_; ++i)
-      tree_[i] = std::min(tree_[i], tree_[i / 2]);
+  // Pushes every mark down to the positions, calls ok(position, least mark)
+  // for each of the first `n` (`empty` where none is) and leaves the tree
+  // cleared; true when every call was.
+  template <typename Ok>
+  bool SettleAndClear(int n, Ok ok) {
+    for (int i = 1; i < size_; ++i) {
+      if (tree_[i] == empty_) continue;
+      tree_[2 * i] = std::min(tree_[2 * i], tree_[i]);
+      tree_[2 * i + 1] = std::min(tree_[2 * i + 1], tree_[i]);
+      tree_[i] = empty_;
+    }
+    bool all = true;
+    for (int p = 0; p < n; ++p) {
+      all &= ok(p, tree_[size_ + p]);
+      tree_[size_ + p] = empty_;
+    }
+    return all;
   }
-  int64_t At(int position) const { return tree_[size_ + position]; }
 
  private:
   int64_t empty_;
