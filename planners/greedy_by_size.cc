@@ -52,6 +52,8 @@ std::string_view GreedyPlannerName(const GreedyOptions& options) {
       return best ? "greedy_by_lifetime" : "first_fit_by_lifetime";
     case PlacementOrder::kSizeThenId:
       return best ? "greedy_by_size_then_id" : "position_greedy";
+    case PlacementOrder::kSizeClass:
+      return best ? "greedy_by_size_class" : "first_fit_by_size_class";
   }
   return "greedy";
 }

@@ -22,12 +22,12 @@
 // the same time (an interval index finds them). Not guaranteed optimal; it
 // reaches the lower bound on typical inference graphs.
 //
-// Time: one pass always completes under a time limit (it has no better plan
-// to return); only PlanOptions::deadline, which compositions set for their
-// later parts, abandons a run still going (DeadlineExceeded).
+// Time: a pass still going at the time limit or deadline is abandoned
+// (DeadlineExceeded, saying how many buffers it placed).
 //
 // The same machinery with other orders (area = size x lifetime, lifetime
-// length) and first-fit placement gives the variants `best` tries.
+// length, size classes; memplan/placement.h) and first-fit placement gives
+// the variants `best` tries.
 
 #ifndef MEMPLAN_PLANNERS_GREEDY_BY_SIZE_H_
 #define MEMPLAN_PLANNERS_GREEDY_BY_SIZE_H_
@@ -48,7 +48,8 @@ struct GreedyOptions {
 // The planner's name for `options`: "greedy_by_size" (size, best fit),
 // "first_fit" (size, first fit), "greedy_by_area", "first_fit_by_area",
 // "greedy_by_lifetime", "first_fit_by_lifetime", "greedy_by_size_then_id",
-// "position_greedy" (size with ties by id, first fit).
+// "position_greedy" (size with ties by id, first fit), "greedy_by_size_class",
+// "first_fit_by_size_class".
 std::string_view GreedyPlannerName(const GreedyOptions& options);
 
 // A greedy planner with `options`.

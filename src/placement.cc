@@ -20,6 +20,16 @@
 
 namespace memplan::internal {
 
+namespace {
+
+// floor(log4(size)), 0 for sizes 0 to 3 (PlacementOrder::kSizeClass).
+int SizeClass(Bytes size) {
+  const int bits = static_cast<int>(std::bit_width(static_cast<uint64_t>(size)));
+  return std::max(0, bits - 1) / 2;
+}
+
+}  // namespace
+
 std::vector<BufferId> SortedBuffers(const Problem& problem,
                                     PlacementOrder order) {
   const int n = static_cast<int>(problem.buffers.size());
@@ -44,6 +54,10 @@ std::vector<BufferId> SortedBuffers(const Problem& problem,
         break;
       case PlacementOrder::kSizeThenId:
         key[b] = buffer.size;
+        break;
+      case PlacementOrder::kSizeClass:
+        // floor(log4(size)) above the length (below 2^63).
+        key[b] = (static_cast<__int128>(SizeClass(buffer.size)) << 64) + length;
         break;
     }
   }

@@ -137,7 +137,7 @@ std::vector<std::pair<PlacementOrder, Fit>> AllVariants() {
   std::vector<std::pair<PlacementOrder, Fit>> out;
   for (PlacementOrder order :
        {PlacementOrder::kSize, PlacementOrder::kArea, PlacementOrder::kLifetime,
-        PlacementOrder::kSizeThenId}) {
+        PlacementOrder::kSizeThenId, PlacementOrder::kSizeClass}) {
     for (Fit fit : {Fit::kBest, Fit::kFirst}) out.push_back({order, fit});
   }
   return out;
@@ -151,6 +151,24 @@ std::vector<std::string> BundledInputs() {
     all.insert(all.end(), list.begin(), list.end());
   }
   return all;
+}
+
+TEST(PlacementTest, SizeClassesOrderByPowersOfFourThenLifetime) {
+  // Classes: [0, 4) -> 0, [4, 16) -> 1, [16, 64) -> 2, [64, 256) -> 3.
+  const Problem problem{
+      .buffers = {{.name = "a", .size = 16, .lifetime = {0, 2}},
+                  {.name = "b", .size = 63, .lifetime = {0, 1}},
+                  {.name = "c", .size = 17, .lifetime = {0, 9}},
+                  {.name = "d", .size = 64, .lifetime = {3, 4}},
+                  {.name = "e", .size = 3, .lifetime = {0, 9}},
+                  {.name = "f", .size = 15, .lifetime = {2, 4}},
+                  {.name = "g", .size = 4, .lifetime = {1, 3}},
+                  {.name = "h", .size = 40, .lifetime = {1, 3}}},
+      .pools = {{.name = "default"}}};
+  // d (class 3); c (the longest), a and h (length 2: a starts first), b;
+  // g and f (length 2: g starts first); e.
+  EXPECT_EQ(internal::SortedBuffers(problem, PlacementOrder::kSizeClass),
+            (std::vector<BufferId>{3, 2, 0, 7, 1, 6, 5, 4}));
 }
 
 TEST(PlacementTest, IndexedAndListedSearchesAgreeOnEveryBundledInput) {
