@@ -281,6 +281,7 @@ std::vector<GreedyOptions> HillClimbOptions::DefaultStarts() {
       starts.push_back({.order = order, .fit = fit});
     }
   }
+  starts.push_back({.order = PlacementOrder::kSizeClass, .fit = Fit::kBest});
   return starts;
 }
 

@@ -31,9 +31,11 @@ constexpr int64_t kLowerBoundTryWork = kDefaultWorkLimit / 16;
 
 std::unique_ptr<Planner> Best() {
   std::vector<std::unique_ptr<Planner>> heuristics;
-  // greedy_by_size first: it always completes, whatever the deadline.
+  // On dense problems only the first few run: greedy_by_size, then size
+  // classes (large real traces).
   for (const GreedyOptions& greedy : std::vector<GreedyOptions>{
            {.order = PlacementOrder::kSize, .fit = Fit::kBest},
+           {.order = PlacementOrder::kSizeClass, .fit = Fit::kBest},
            {.order = PlacementOrder::kSize, .fit = Fit::kFirst},
            {.order = PlacementOrder::kSizeThenId, .fit = Fit::kFirst},
            {.order = PlacementOrder::kArea, .fit = Fit::kBest},
@@ -115,9 +117,10 @@ const std::vector<Entry>& Entries() {
         kSearch, kBudgeted},
        []() -> std::unique_ptr<Planner> { return MakeHillClimbPlanner({}); }},
       {{"best",
-        "the smallest plan of the greedy placements (size, area and lifetime "
-        "orders, best and first fit; position_greedy), a short exact search "
-        "at the lower bound, hill_climb, then exact's search below it",
+        "the smallest plan of the greedy placements (size, size class, area "
+        "and lifetime orders, best and first fit; position_greedy), a short "
+        "exact search at the lower bound, hill_climb, then exact's search "
+        "below it",
         kSearch, kBudgeted},
        &Best},
       {{"exact",
