@@ -2,8 +2,9 @@
 // climb of TVM's unified static memory planner.
 //
 //   * Start: the smallest plan among greedy placements with several orders
-//     and fits (by default the six of greedy_by_size.h: size, area, lifetime
-//     x best fit, first fit). Its order and fit are kept from then on.
+//     and fits (by default size, area, lifetime x best fit, first fit, then
+//     size classes with best fit; greedy_by_size.h). Its order and fit are
+//     kept from then on.
 //   * Each round perturbs the order around the peak: pick (seeded) one of the
 //     buffers whose end is the top of its pool, then either swap it with a
 //     buffer beneath it that it conflicts with and that comes earlier in the
