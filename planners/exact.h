@@ -89,9 +89,9 @@ struct ExactOptions {
   // pays for (a node costs half a unit per buffer of the problem, plus 64).
   int64_t node_limit = 0;
   // Node limit of one search (one order, one height) in the first round; it
-  // is multiplied by `node_limit_growth` after every round. Parts of more
-  // than first_node_limit / 2 buffers get proportionally more, so that a
-  // first round can reach a plan at all.
+  // is multiplied by `node_limit_growth` after every round. A part gets at
+  // least 2 nodes per buffer (minimising) or 4 (one height: a capacity, or
+  // lower_bound_only), so that a first round can reach a plan at all.
   int64_t first_node_limit = 1000;
   int64_t node_limit_growth = 4;
   // Random orders tried after the static ones in every round (at least
