@@ -406,7 +406,8 @@ struct RunSet {
 
 // Adds [begin, end) to `set`, merging it with the runs it overlaps or
 // touches (a zero-length gap can hold nothing, so touching runs are one).
-void AddRun(RunSet& set, Offset begin, Offset end) {
+// False when one run already held it.
+bool AddRun(RunSet& set, Offset begin, Offset end) {
   Runs& runs = set.runs;
   GapsByLength* gaps = set.gaps.get();
   auto it = runs.upper_bound(begin);
@@ -415,14 +416,14 @@ void AddRun(RunSet& set, Offset begin, Offset end) {
     if (prev->second >= begin) {
       // The common cases change one run in place: the range is inside it,
       // or extends it without reaching the next run.
-      if (prev->second >= end) return;
+      if (prev->second >= end) return false;
       if (it == runs.end() || it->first > end) {
         if (gaps != nullptr && it != runs.end()) {
           gaps->erase({it->first - prev->second, prev->second});
           gaps->insert({it->first - end, end});
         }
         prev->second = end;
-        return;
+        return true;
       }
       begin = prev->first;
       it = prev;
@@ -446,6 +447,7 @@ void AddRun(RunSet& set, Offset begin, Offset end) {
     if (begin > below) gaps->insert({begin - below, below});
   }
   runs.emplace_hint(it, begin, end);
+  return true;
 }
 
 // One sorted list of runs in the sweep of GapIndex::Find: a run set or the
@@ -595,8 +597,17 @@ class GapIndex {
       if (l & 1) store(l++);
       if (r & 1) store(--r);
     }
-    ForEachStraddling(first, last, [&](int32_t node) {
-      AddRun(Set(sub_, node), begin, end);
+    // The straddling nodes, up the paths from the first and the last slice:
+    // an ancestor's sub() holds its descendants', so once one of them
+    // already held the range (it was taken by buffers alive elsewhere in
+    // its slices), none above on that path needs it.
+    bool held_left = false, held_right = false;
+    ForEachStraddling(first, last, [&](int32_t node, bool left, bool right) {
+      if ((left && held_left) || (right && held_right)) return;
+      if (!AddRun(Set(sub_, node), begin, end)) {
+        held_left |= left;
+        held_right |= right;
+      }
     });
   }
 
@@ -638,7 +649,7 @@ class GapIndex {
       if (lowest[1] != lowest[0]) add_pivot(lowest[1]);
     }
     cursors_.clear();
-    ForEachStraddling(first, last, [&](int32_t node) {
+    ForEachStraddling(first, last, [&](int32_t node, bool, bool) {
       if (Level(node) < kWholeLevel) AddCursor(cover_[node]);
     });
     for (int32_t l = first + leaves_, r = last + leaves_; l < r;
@@ -975,9 +986,10 @@ class GapIndex {
     if (slot >= 0 && !sets_[slot].runs.empty())
       cursors_.emplace_back(&sets_[slot]);
   }
-  // Calls visit(node) for every node whose slices overlap [first, last)
-  // without lying inside it: the ancestors of the canonical nodes, all on
-  // the paths from the leaves `first` and `last - 1` to the root.
+  // Calls visit(node, left, right) for every node whose slices overlap
+  // [first, last) without lying inside it: the ancestors of the canonical
+  // nodes, all on the paths from the leaves `first` (left) and `last - 1`
+  // (right) to the root, bottom up; a node on both paths is visited once.
   template <typename Visit>
   void ForEachStraddling(int32_t first, int32_t last, Visit&& visit) const {
     auto straddles = [&](int32_t node, int level) {
@@ -989,8 +1001,8 @@ class GapIndex {
     int32_t a = (first + leaves_) >> 1;
     int32_t b = (last - 1 + leaves_) >> 1;
     for (; a >= 1; a >>= 1, b >>= 1, ++level) {
-      if (straddles(a, level)) visit(a);
-      if (b != a && straddles(b, level)) visit(b);
+      if (straddles(a, level)) visit(a, true, a == b);
+      if (b != a && straddles(b, level)) visit(b, false, true);
     }
   }
 
