@@ -138,10 +138,12 @@ class ChooseBestPlanner : public Planner {
  public:
   ChooseBestPlanner(std::string name,
                     std::vector<std::unique_ptr<Planner>> heuristics,
-                    std::vector<std::unique_ptr<SearchPlanner>> searches)
+                    std::vector<std::unique_ptr<SearchPlanner>> searches,
+                    std::vector<std::unique_ptr<Planner>> dense_heuristics)
       : name_(std::move(name)),
         heuristics_(std::move(heuristics)),
-        searches_(std::move(searches)) {}
+        searches_(std::move(searches)),
+        dense_heuristics_(std::move(dense_heuristics)) {}
 
   std::string_view name() const override { return name_; }
 
@@ -167,8 +169,10 @@ class ChooseBestPlanner : public Planner {
         static_cast<double>(problem.buffers.size());
     const int affordable =
         static_cast<int>(std::min(work / std::max(pass_cost, 1.0), 1e6));
-    const int heuristics = static_cast<int>(heuristics_.size());
-    const bool dense = affordable < 4 * heuristics;
+    const bool dense = affordable < 4 * static_cast<int>(heuristics_.size());
+    const std::vector<std::unique_ptr<Planner>>& pool =
+        dense && !dense_heuristics_.empty() ? dense_heuristics_ : heuristics_;
+    const int heuristics = static_cast<int>(pool.size());
     const int run = dense ? std::clamp(affordable / 2, 1, heuristics)
                           : heuristics;
 
@@ -193,7 +197,7 @@ class ChooseBestPlanner : public Planner {
     bool going = true;
     for (int i = 0; i < run && going; ++i) {
       if (best.has_value() && budget.OutOfTimeNow()) break;
-      const Planner& planner = *heuristics_[i];
+      const Planner& planner = *pool[i];
       going = consider(planner, planner.Solve(problem, later));
     }
     for (size_t i = 0; i < searches_.size() && going && !dense; ++i) {
@@ -217,6 +221,7 @@ class ChooseBestPlanner : public Planner {
   std::string name_;
   std::vector<std::unique_ptr<Planner>> heuristics_;
   std::vector<std::unique_ptr<SearchPlanner>> searches_;
+  std::vector<std::unique_ptr<Planner>> dense_heuristics_;
 };
 
 bool VerifiesItsPlans(const Planner& planner) {
@@ -271,9 +276,11 @@ std::unique_ptr<Planner> WithFallback(std::unique_ptr<Planner> primary,
 
 std::unique_ptr<Planner> ChooseBest(
     std::string name, std::vector<std::unique_ptr<Planner>> heuristics,
-    std::vector<std::unique_ptr<SearchPlanner>> searches) {
+    std::vector<std::unique_ptr<SearchPlanner>> searches,
+    std::vector<std::unique_ptr<Planner>> dense_heuristics) {
   return std::make_unique<ChooseBestPlanner>(
-      std::move(name), std::move(heuristics), std::move(searches));
+      std::move(name), std::move(heuristics), std::move(searches),
+      std::move(dense_heuristics));
 }
 
 }  // namespace memplan

@@ -30,20 +30,26 @@ namespace {
 constexpr int64_t kLowerBoundTryWork = kDefaultWorkLimit / 16;
 
 std::unique_ptr<Planner> Best() {
-  std::vector<std::unique_ptr<Planner>> heuristics;
-  // On dense problems only the first few run: greedy_by_size, then size
-  // classes (large real traces).
-  for (const GreedyOptions& greedy : std::vector<GreedyOptions>{
-           {.order = PlacementOrder::kSize, .fit = Fit::kBest},
-           {.order = PlacementOrder::kSizeClass, .fit = Fit::kBest},
-           {.order = PlacementOrder::kSize, .fit = Fit::kFirst},
-           {.order = PlacementOrder::kSizeThenId, .fit = Fit::kFirst},
-           {.order = PlacementOrder::kArea, .fit = Fit::kBest},
-           {.order = PlacementOrder::kArea, .fit = Fit::kFirst},
-           {.order = PlacementOrder::kLifetime, .fit = Fit::kBest},
-           {.order = PlacementOrder::kLifetime, .fit = Fit::kFirst}}) {
-    heuristics.push_back(MakeGreedyPlanner(greedy));
-  }
+  // The greedy placements. Dense problems, which afford few passes, run
+  // the first few of the same with size classes first: there they are as
+  // tight or tighter and placed faster (10^6 dense training-like buffers:
+  // at the lower bound in 3.8 s, by size in 23 s; the trace S_1: 1.0005x,
+  // by size 1.0158x).
+  const std::vector<GreedyOptions> greedy = {
+      {.order = PlacementOrder::kSize, .fit = Fit::kBest},
+      {.order = PlacementOrder::kSizeClass, .fit = Fit::kBest},
+      {.order = PlacementOrder::kSize, .fit = Fit::kFirst},
+      {.order = PlacementOrder::kSizeThenId, .fit = Fit::kFirst},
+      {.order = PlacementOrder::kArea, .fit = Fit::kBest},
+      {.order = PlacementOrder::kArea, .fit = Fit::kFirst},
+      {.order = PlacementOrder::kLifetime, .fit = Fit::kBest},
+      {.order = PlacementOrder::kLifetime, .fit = Fit::kFirst}};
+  std::vector<std::unique_ptr<Planner>> heuristics, dense;
+  for (const GreedyOptions& g : greedy) heuristics.push_back(MakeGreedyPlanner(g));
+  dense.push_back(MakeGreedyPlanner(greedy[1]));
+  dense.push_back(MakeGreedyPlanner(greedy[0]));
+  for (size_t i = 2; i < greedy.size(); ++i)
+    dense.push_back(MakeGreedyPlanner(greedy[i]));
   std::vector<std::unique_ptr<SearchPlanner>> searches;
   // A quick try for a plan at the lower bound: the static orders of exact's
   // search alone (random orders pay off only on tight parts, which the
@@ -56,7 +62,8 @@ std::unique_ptr<Planner> Best() {
   // Below the best plan so far, with as many nodes as the budget pays for:
   // what fits MiniMalloc's challenging instances at their lower bound.
   searches.push_back(MakeExactPlanner({}));
-  return ChooseBest("best", std::move(heuristics), std::move(searches));
+  return ChooseBest("best", std::move(heuristics), std::move(searches),
+                    std::move(dense));
 }
 
 // The heuristic start's share of the budget of exact: its search needs most

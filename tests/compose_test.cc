@@ -198,6 +198,26 @@ TEST(ChooseBestTest, SearchesStartFromTheBestPlanAndStopAtTheLowerBound) {
   EXPECT_EQ(search_ptr->seen_work_limit_, 0);
 }
 
+TEST(ChooseBestTest, DenseProblemsRunTheDenseHeuristics) {
+  const Problem problem = Stack();  // 3 overlapping pairs: a pass is 9 units
+  auto make = [&] {
+    std::vector<std::unique_ptr<Planner>> heuristics;
+    heuristics.push_back(std::make_unique<Fixed>("usual", Stacked(problem, 2, "")));
+    std::vector<std::unique_ptr<Planner>> dense;
+    dense.push_back(std::make_unique<Fixed>("dense", Stacked(problem, 0, "")));
+    return ChooseBest("mine", std::move(heuristics), {}, std::move(dense));
+  };
+  // The budget pays for 4 passes per heuristic: the usual list.
+  absl::StatusOr<Plan> usual = make()->Solve(problem, {.work_limit = 1000});
+  ASSERT_TRUE(usual.ok()) << usual.status();
+  EXPECT_EQ(usual->peak, 9);
+  // One pass at most: the dense list.
+  absl::StatusOr<Plan> dense = make()->Solve(problem, {.work_limit = 10});
+  ASSERT_TRUE(dense.ok()) << dense.status();
+  EXPECT_EQ(dense->peak, 7);
+  EXPECT_EQ(dense->planner, "mine");
+}
+
 TEST(WarmStartedTest, TheSearchGetsTheHeuristicsPlanAndTheRestOfTheWork) {
   const Problem problem = Stack();
   auto search = std::make_unique<EchoSearch>();

@@ -92,7 +92,8 @@ std::unique_ptr<Planner> WithFallback(std::unique_ptr<Planner> primary,
 //   * Dense problems, where one placement pass (about twice the overlapping
 //     pairs of buffers, in work units) costs more than a sixteenth of the
 //     budget per heuristic, run fewer heuristics (the first always) and no
-//     searches.
+//     searches; from `dense_heuristics` instead when there are any (the
+//     ones fittest for dense problems first).
 //   * Searches are skipped once a plan meets the lower bound.
 //   * Time: every member runs under the deadline, and a member abandoned
 //     at it (DeadlineExceeded) ends the run with the best plan so far, or
@@ -105,7 +106,8 @@ std::unique_ptr<Planner> WithFallback(std::unique_ptr<Planner> primary,
 // The plan is named `name`.
 std::unique_ptr<Planner> ChooseBest(
     std::string name, std::vector<std::unique_ptr<Planner>> heuristics,
-    std::vector<std::unique_ptr<SearchPlanner>> searches);
+    std::vector<std::unique_ptr<SearchPlanner>> searches,
+    std::vector<std::unique_ptr<Planner>> dense_heuristics = {});
 
 }  // namespace memplan
 
