@@ -18,8 +18,8 @@
 // (DeadlineExceeded: the deadline) comes first; a capacity below max-live is
 // ResourceExhausted as in the capacity mode. A plan at max-live is the
 // smallest there is, so where one exists and is easy to find (real traces
-// such as somas_resnet50: 9 static orders, 34k nodes) this finds it before
-// any longer search.
+// such as somas_resnet50: 5 searches of static orders, 23k nodes) this finds
+// it before any longer search.
 //
 // The search (one per independent part, see below) places buffers in
 // "canonical" form: every buffer sits at offset 0 or directly on a buffer it
@@ -86,7 +86,8 @@ namespace memplan {
 
 struct ExactOptions {
   // Search nodes over the whole solve; 0: as many as WorkLimit(PlanOptions)
-  // pays for (a node costs half a unit per buffer of the problem, plus 64).
+  // pays for (a node costs a quarter of a unit per buffer of the problem,
+  // plus 32).
   int64_t node_limit = 0;
   // Node limit of one search (one order, one height) in the first round; it
   // is multiplied by `node_limit_growth` after every round. A part gets at

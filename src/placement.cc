@@ -24,7 +24,8 @@ namespace {
 
 // floor(log4(size)), 0 for sizes 0 to 3 (PlacementOrder::kSizeClass).
 int SizeClass(Bytes size) {
-  const int bits = static_cast<int>(std::bit_width(static_cast<uint64_t>(size)));
+  const int bits =
+      static_cast<int>(std::bit_width(static_cast<uint64_t>(size)));
   return std::max(0, bits - 1) / 2;
 }
 

@@ -202,7 +202,8 @@ TEST(ChooseBestTest, DenseProblemsRunTheDenseHeuristics) {
   const Problem problem = Stack();  // 3 overlapping pairs: a pass is 9 units
   auto make = [&] {
     std::vector<std::unique_ptr<Planner>> heuristics;
-    heuristics.push_back(std::make_unique<Fixed>("usual", Stacked(problem, 2, "")));
+    heuristics.push_back(
+        std::make_unique<Fixed>("usual", Stacked(problem, 2, "")));
     std::vector<std::unique_ptr<Planner>> dense;
     dense.push_back(std::make_unique<Fixed>("dense", Stacked(problem, 0, "")));
     return ChooseBest("mine", std::move(heuristics), {}, std::move(dense));

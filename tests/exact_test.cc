@@ -327,7 +327,8 @@ TEST(ExactTest, LowerBoundOnlyFindsAPlanAtMaxLiveOrSaysWhy) {
       ++at;
       ASSERT_TRUE(plan.ok()) << plan.status();
       EXPECT_EQ(plan->peak, LowerBound(problem));
-      EXPECT_TRUE(VerifyPlan(problem, *plan).ok()) << VerifyPlan(problem, *plan);
+      EXPECT_TRUE(VerifyPlan(problem, *plan).ok())
+          << VerifyPlan(problem, *plan);
     } else {
       ++above;
       ASSERT_FALSE(plan.ok());
