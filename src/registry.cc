@@ -52,13 +52,11 @@ std::unique_ptr<Planner> Best() {
   for (size_t i = 2; i < greedy.size(); ++i)
     dense.push_back(MakeGreedyPlanner(greedy[i]));
   std::vector<std::unique_ptr<SearchPlanner>> searches;
-  // A quick try for a plan at the lower bound: the static orders of exact's
-  // search alone (random orders pay off only on tight parts, which the
-  // exact search below still gets). Real traces often have such a plan;
-  // where the try fails, the searches below run as without it.
-  searches.push_back(WorkCapped(
-      MakeExactPlanner({.restarts_per_round = 0, .lower_bound_only = true}),
-      kLowerBoundTryWork));
+  // A quick try for a plan at the lower bound, with exact's search. Real
+  // traces and most of MiniMalloc's instances have such a plan; where the
+  // try fails, the searches below run as without it.
+  searches.push_back(WorkCapped(MakeExactPlanner({.lower_bound_only = true}),
+                                kLowerBoundTryWork));
   searches.push_back(MakeHillClimbPlanner({}));
   // Below the best plan so far, with as many nodes as the budget pays for:
   // what fits MiniMalloc's challenging instances at their lower bound.

@@ -385,8 +385,8 @@ TEST(QualityTest, SizeClassesTakeTheTraceS1NearItsLowerBound) {
 
 // A real trace with a plan at its lower bound that neither the heuristics
 // nor hill_climb find (1.0030x): best's quick try, exact's search at the
-// lower bound with its static orders, finds it within a sixteenth of the
-// default budget, before hill_climb runs.
+// lower bound, finds it within a sixteenth of the default budget, before
+// hill_climb runs.
 TEST(QualityTest, BestReachesTheLowerBoundOfSomasResnet50ByItsQuickTry) {
   const Problem problem = *LoadProblem("traces/somas_resnet50.csv");
   const PlanOptions options{.work_limit = kDefaultWorkLimit / 16};
