@@ -25,7 +25,6 @@ PartSearch::PartSearch(Part& part, const ExactOptions& options)
     AppendCover(eff_max_.leaves(), item.s0, item.s1, cover_);
     cover_at_.push_back(static_cast<int>(cover_.size()));
   }
-  placed_.resize(n);
   offset_.resize(n);
   unplaced_.resize(n);
   unplaced_at_.resize(n);
@@ -47,8 +46,7 @@ Outcome PartSearch::Run(int64_t height, const std::vector<int>& rank,
   while (true) {
     switch (step) {
       case Step::kExpand:
-        if (num_placed_ == static_cast<int>(part_.items.size()))
-          return Outcome::kFound;
+        if (num_unplaced_ == 0) return Outcome::kFound;
         budget.Tick(node_work_);
         if (nodes_ >= node_limit || budget.OutOfTime()) return Outcome::kLimit;
         step = Expand(frames_[depth]);
@@ -91,7 +89,7 @@ bool PartSearch::PlaceNextCandidate(int& depth) {
     const Item& item = part_.items[c];
     int64_t off = std::max(fr.f, item.fixed_top);
     for (int p : item.partners) {
-      if (placed_[p]) off = std::max(off, offset_[p] + part_.items[p].size);
+      if (placed(p)) off = std::max(off, offset_[p] + part_.items[p].size);
     }
     off = RoundUpTo(off, item.align);
     if (off + item.size > height_) continue;
@@ -161,8 +159,6 @@ bool PartSearch::Backtrack(int& depth) {
 
 void PartSearch::Reset(int64_t height) {
   height_ = height;
-  std::fill(placed_.begin(), placed_.end(), 0);
-  num_placed_ = 0;
   num_unplaced_ = static_cast<int>(unplaced_.size());
   for (int c = 0; c < num_unplaced_; ++c) unplaced_[c] = unplaced_at_[c] = c;
   rem_ = part_.load;
@@ -270,7 +266,7 @@ void PartSearch::CollectCandidates(Frame& fr) {
   int64_t inner = kInf;
   for (int s = fr.r0; s < fr.r1; ++s) {
     for (int c : part_.starts[s]) {
-      if (placed_[c] || part_.items[c].s1 > fr.r1) continue;
+      if (placed(c) || part_.items[c].s1 > fr.r1) continue;
       if (s <= cell && cell < part_.items[c].s1) {
         fr.cands.push_back(c);
       } else {
@@ -330,9 +326,7 @@ void PartSearch::Place(int c, int64_t off, int64_t floor) {
   unplaced_at_[last] = k;
   unplaced_[num_unplaced_] = c;
   unplaced_at_[c] = num_unplaced_;
-  placed_[c] = 1;
   offset_[c] = off;
-  ++num_placed_;
   unplaced_hash_.first ^= item_key_[c].first;
   unplaced_hash_.second ^= item_key_[c].second;
 }
@@ -348,8 +342,6 @@ void PartSearch::Unplace(int c, int64_t floor) {
   }
   eff_max_.Refresh(eff_, item.s0, item.s1);
   ++num_unplaced_;  // c is unplaced_[num_unplaced_ - 1] again
-  placed_[c] = 0;
-  --num_placed_;
   unplaced_hash_.first ^= item_key_[c].first;
   unplaced_hash_.second ^= item_key_[c].second;
 }

@@ -86,13 +86,12 @@ class PartSearch {
   // The tree nodes that cover item c's span: cover_[cover_at_[c] ..
   // cover_at_[c + 1]) (the same in eff_max_ and low_).
   std::vector<int> cover_, cover_at_;
-  std::vector<char> placed_;
   // The unplaced items: the first num_unplaced_ of unplaced_, where
-  // unplaced_at_ is each item's index.
+  // unplaced_at_ is each item's index (the placed ones follow them).
   std::vector<int> unplaced_, unplaced_at_;
   int num_unplaced_ = 0;
+  bool placed(int c) const { return unplaced_at_[c] >= num_unplaced_; }
   std::vector<int64_t> offset_;
-  int num_placed_ = 0;
   StateKey floor_hash_, unplaced_hash_;
   std::vector<Frame> frames_;
   std::vector<RaiseRecord> raises_;
