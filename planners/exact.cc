@@ -44,6 +44,15 @@ using internal::exact::PartSearch;
 // one round of the node limit.
 constexpr int kUnknownProbesPerRound = 2;
 
+// A search of the first round gets at least this many nodes per item of its
+// part. Minimising probes several heights a round: 2. A probe of one height
+// (ProbeInRounds) affords 4, room to backtrack in the first round
+// (MiniMalloc's J under its capacity: 27k nodes instead of 51k;
+// somas_resnet50 at its lower bound: 23k nodes in the first round instead of
+// 34k in two).
+constexpr int64_t kMinimiseNodesPerItem = 2;
+constexpr int64_t kOneHeightNodesPerItem = 4;
+
 enum class ProbeResult { kFeasible, kInfeasible, kUnknown };
 
 // The search's set-up (Decompose) takes about 1-2 us per buffer on a
@@ -108,12 +117,6 @@ class ExactPlanner : public SearchPlanner {
     int searches = 0;
     int restarts = 0;
     std::mt19937_64 rng{0};
-    // A search of the first round gets at least this many nodes per item of
-    // its part. Minimising probes several heights a round: 2. A probe of one
-    // height affords 4, room to backtrack in the first round (MiniMalloc's
-    // J under its capacity: 27k nodes instead of 51k; somas_resnet50 at its
-    // lower bound: 23k nodes in the first round instead of 34k in two).
-    int64_t first_nodes_per_item = 2;
 
     bool OutOfBudget() const {
       return nodes >= node_limit || budget.OutOfTimeNow();
@@ -196,8 +199,9 @@ class ExactPlanner : public SearchPlanner {
   // Is there a plan of height <= `height` (units)? Every part is tried, so
   // that one part's proof of infeasibility is found even when another part
   // runs out of nodes.
-  static ProbeResult Probe(Run& run, int64_t height, int64_t limit,
-                           bool* limit_hit) {
+  static ProbeResult Probe(
+      Run& run, int64_t height, int64_t limit, bool* limit_hit,
+      int64_t first_nodes_per_item = kMinimiseNodesPerItem) {
     ProbeResult result = ProbeResult::kFeasible;
     for (Part& part : run.d.parts) {
       if (part.hi <= height) continue;
@@ -214,7 +218,7 @@ class ExactPlanner : public SearchPlanner {
       const int64_t m = static_cast<int64_t>(part.items.size());
       const int64_t first0 = std::max<int64_t>(1, run.options.first_node_limit);
       const int64_t scale = std::max<int64_t>(
-          1, (run.first_nodes_per_item * m + first0 - 1) / first0);
+          1, (first_nodes_per_item * m + first0 - 1) / first0);
       const int64_t first = first0 * scale;
       const int64_t part_limit = limit * scale;
       const int64_t restart_limit = std::max(
@@ -331,7 +335,8 @@ class ExactPlanner : public SearchPlanner {
     int64_t limit = options_.first_node_limit;
     while (true) {
       bool limit_hit = false;
-      const ProbeResult r = Probe(run, height, limit, &limit_hit);
+      const ProbeResult r =
+          Probe(run, height, limit, &limit_hit, kOneHeightNodesPerItem);
       if (r != ProbeResult::kUnknown || run.OutOfBudget() || !limit_hit)
         return r;
       limit *= options_.node_limit_growth;
@@ -342,7 +347,6 @@ class ExactPlanner : public SearchPlanner {
   // capacity.
   absl::StatusOr<Plan> AtLowerBound(Run& run) const {
     const int64_t height = PartsLower(run);
-    run.first_nodes_per_item = 4;
     const ProbeResult r = ProbeInRounds(run, height);
     if (r == ProbeResult::kFeasible) return Finish(run, Compose(run), false);
     const std::string what = absl::StrCat(
@@ -374,7 +378,6 @@ class ExactPlanner : public SearchPlanner {
       if (part.lower > height) return MaxLiveError(run, part, capacity);
     }
     if (options_.lower_bound_only) return AtLowerBound(run);
-    run.first_nodes_per_item = 4;
     const ProbeResult r = ProbeInRounds(run, height);
     if (r == ProbeResult::kFeasible) return Finish(run, Compose(run), false);
     if (r == ProbeResult::kInfeasible) {
