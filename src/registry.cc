@@ -44,13 +44,13 @@ std::unique_ptr<Planner> Best() {
       {.order = PlacementOrder::kArea, .fit = Fit::kFirst},
       {.order = PlacementOrder::kLifetime, .fit = Fit::kBest},
       {.order = PlacementOrder::kLifetime, .fit = Fit::kFirst}};
-  std::vector<std::unique_ptr<Planner>> heuristics, dense;
-  for (const GreedyOptions& g : greedy)
-    heuristics.push_back(MakeGreedyPlanner(g));
-  dense.push_back(MakeGreedyPlanner(greedy[1]));
-  dense.push_back(MakeGreedyPlanner(greedy[0]));
-  for (size_t i = 2; i < greedy.size(); ++i)
-    dense.push_back(MakeGreedyPlanner(greedy[i]));
+  std::vector<GreedyOptions> dense_order = greedy;
+  std::swap(dense_order[0], dense_order[1]);
+  auto planners = [](const std::vector<GreedyOptions>& options) {
+    std::vector<std::unique_ptr<Planner>> out;
+    for (const GreedyOptions& o : options) out.push_back(MakeGreedyPlanner(o));
+    return out;
+  };
   std::vector<std::unique_ptr<SearchPlanner>> searches;
   // A quick try for a plan at the lower bound, with exact's search. Real
   // traces and most of MiniMalloc's instances have such a plan; where the
@@ -61,8 +61,8 @@ std::unique_ptr<Planner> Best() {
   // Below the best plan so far, with as many nodes as the budget pays for:
   // what fits MiniMalloc's challenging instances at their lower bound.
   searches.push_back(MakeExactPlanner({}));
-  return ChooseBest("best", std::move(heuristics), std::move(searches),
-                    std::move(dense));
+  return ChooseBest("best", planners(greedy), std::move(searches),
+                    planners(dense_order));
 }
 
 // The heuristic start's share of the budget of exact: its search needs most
