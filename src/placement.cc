@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <cstddef>
 #include <cstdint>
 #include <deque>
 #include <functional>
@@ -375,22 +376,106 @@ class Counter {
   std::vector<int32_t> tree_;
 };
 
+// The tree nodes of one GapIndex's run sets: carved from large blocks and
+// kept on a free list per node size when released, all returned at once
+// with the index. The sets' many small trees (a few nodes of one or two
+// sizes each) would otherwise go through malloc one node at a time.
+class NodePool {
+ public:
+  NodePool() = default;
+  NodePool(const NodePool&) = delete;
+  NodePool& operator=(const NodePool&) = delete;
+
+  void* Allocate(size_t bytes) {
+    bytes = RoundUp(bytes);
+    for (FreeList& list : free_) {
+      if (list.bytes == bytes && list.head != nullptr) {
+        void* node = list.head;
+        list.head = *static_cast<void**>(node);
+        return node;
+      }
+    }
+    if (bytes > left_) {
+      const size_t block = std::max(bytes, kBlockBytes);
+      blocks_.push_back(std::make_unique<std::byte[]>(block));
+      next_ = blocks_.back().get();
+      left_ = block;
+    }
+    void* node = next_;
+    next_ += bytes;
+    left_ -= bytes;
+    return node;
+  }
+  void Deallocate(void* node, size_t bytes) {
+    bytes = RoundUp(bytes);
+    FreeList* list = nullptr;
+    for (FreeList& l : free_) {
+      if (l.bytes == bytes) list = &l;
+    }
+    if (list == nullptr) list = &free_.emplace_back(FreeList{bytes, nullptr});
+    *static_cast<void**>(node) = list->head;
+    list->head = node;
+  }
+
+ private:
+  static constexpr size_t kBlockBytes = size_t{1} << 20;
+  static size_t RoundUp(size_t bytes) {
+    constexpr size_t kAlign = alignof(std::max_align_t);
+    return (std::max(bytes, sizeof(void*)) + kAlign - 1) / kAlign * kAlign;
+  }
+  struct FreeList {
+    size_t bytes;
+    void* head;
+  };
+  std::vector<std::unique_ptr<std::byte[]>> blocks_;
+  std::byte* next_ = nullptr;
+  size_t left_ = 0;
+  std::vector<FreeList> free_;  // a few node sizes
+};
+
+template <typename T>
+class PoolAllocator {
+ public:
+  using value_type = T;
+  explicit PoolAllocator(NodePool* pool) : pool_(pool) {}
+  template <typename U>
+  PoolAllocator(const PoolAllocator<U>& other) : pool_(other.pool()) {}
+  T* allocate(size_t n) {
+    return static_cast<T*>(pool_->Allocate(n * sizeof(T)));
+  }
+  void deallocate(T* p, size_t n) { pool_->Deallocate(p, n * sizeof(T)); }
+  NodePool* pool() const { return pool_; }
+  friend bool operator==(const PoolAllocator& a, const PoolAllocator& b) {
+    return a.pool_ == b.pool_;
+  }
+
+ private:
+  NodePool* pool_;
+};
+
 // Disjoint, non-adjacent byte ranges [begin, end) keyed by begin.
-using Runs = absl::btree_map<Offset, Offset>;
+using Runs = absl::btree_map<Offset, Offset, std::less<Offset>,
+                             PoolAllocator<std::pair<const Offset, Offset>>>;
 
 // Free gaps between runs as (length, begin): [0, first begin) when not
 // empty and the gaps between consecutive runs, not the space above the last.
-using GapsByLength = absl::btree_set<std::pair<Bytes, Offset>>;
+using GapsByLength = absl::btree_set<std::pair<Bytes, Offset>,
+                                     std::less<std::pair<Bytes, Offset>>,
+                                     PoolAllocator<std::pair<Bytes, Offset>>>;
 
 // A run set, with its gaps by length once a best-fit search has asked for
 // them (then kept up to date).
 struct RunSet {
+  explicit RunSet(NodePool* pool)
+      : runs(PoolAllocator<std::pair<const Offset, Offset>>(pool)) {}
+
   Runs runs;
   std::unique_ptr<GapsByLength> gaps;
 
   const GapsByLength& Gaps() {
     if (gaps == nullptr) {
-      gaps = std::make_unique<GapsByLength>();
+      gaps = std::make_unique<GapsByLength>(
+          PoolAllocator<std::pair<Bytes, Offset>>(runs.get_allocator().pool()));
       Offset below = 0;
       for (const auto& [begin, end] : runs) {
         if (begin > below) gaps->insert({begin - below, below});
@@ -943,7 +1028,7 @@ class GapIndex {
   RunSet& Set(std::vector<int32_t>& slot, int32_t node) {
     if (slot[node] < 0) {
       slot[node] = static_cast<int32_t>(sets_.size());
-      sets_.emplace_back();
+      sets_.emplace_back(&pool_);
     }
     return sets_[slot[node]];
   }
@@ -1009,6 +1094,7 @@ class GapIndex {
 
   const PlacementIndex& index_;
   int32_t leaves_;
+  NodePool pool_;  // before sets_: destroyed after them
   // Per node: its run set in sets_, or -1.
   std::vector<int32_t> cover_;
   std::vector<int32_t> whole_;
