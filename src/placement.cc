@@ -673,7 +673,8 @@ class GapIndex {
         AddRun(Set(pending_, node), begin, end);
       } else if (level == kWholeLevel) {
         AddRun(Set(whole_, node), begin, end);
-      } else {
+      } else if (level > 0) {
+        // A leaf never straddles a window: its cover() would go unread.
         AddRun(Set(cover_, node), begin, end);
       }
       AddRun(Set(sub_, node), begin, end);
