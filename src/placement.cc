@@ -220,8 +220,6 @@ PlacementIndex::PlacementIndex(const Problem& problem, GapSearch search)
     end_rank_[keyed[i].second] = i;
     sorted_ends_.push_back(keyed[i].first);
   }
-  keyed.clear();
-  keyed.shrink_to_fit();
   steps_.reserve(2 * m);
   std::merge(sorted_starts_.begin(), sorted_starts_.end(),
              sorted_ends_.begin(), sorted_ends_.end(),
@@ -240,6 +238,27 @@ PlacementIndex::PlacementIndex(const Problem& problem, GapSearch search)
   } else {
     indexed_search_ = search == GapSearch::kIndexed;
   }
+  if (indexed_search_) {
+    // Each key is monotone in the start or the end order: merges, no
+    // searches.
+    keys_.resize(n);
+    for (int i = 0, slice = 0, ends = 0; i < m; ++i) {
+      const Step start = sorted_starts_[i];
+      while (steps_[slice] < start) ++slice;
+      while (ends < m && sorted_ends_[ends] <= start) ++ends;
+      keys_[by_start[i]].first_slice = slice;
+      keys_[by_start[i]].ends_by_start = ends;
+    }
+    for (int i = 0, slice = 0, starts = 0; i < m; ++i) {
+      const Step end = keyed[i].first;
+      while (steps_[slice] < end) ++slice;
+      while (starts < m && sorted_starts_[starts] < end) ++starts;
+      keys_[keyed[i].second].last_slice = slice;
+      keys_[keyed[i].second].starts_before_end = starts;
+    }
+  }
+  keyed.clear();
+  keyed.shrink_to_fit();
 
   by_start_.reserve(by_start.size());
   by_end_.reserve(by_start.size());
@@ -290,14 +309,6 @@ int32_t PlacementIndex::EndsByOrAt(Step step) const {
   return static_cast<int32_t>(
       std::upper_bound(sorted_ends_.begin(), sorted_ends_.end(), step) -
       sorted_ends_.begin());
-}
-
-std::pair<int32_t, int32_t> PlacementIndex::Slices(Lifetime lifetime) const {
-  auto at = [&](Step step) {
-    return static_cast<int32_t>(
-        std::lower_bound(steps_.begin(), steps_.end(), step) - steps_.begin());
-  };
-  return {at(lifetime.start), at(lifetime.end)};
 }
 
 int32_t PlacementIndex::Build(std::span<BufferId> by_start,
@@ -663,10 +674,10 @@ class GapIndex {
 
   // `buffer` (non-empty) now holds [begin, end).
   void Insert(BufferId buffer, Offset begin, Offset end) {
-    const Lifetime lifetime = index_.problem().buffers[buffer].lifetime;
     starts_.Mark(index_.start_rank(buffer));
     ends_.Mark(index_.end_rank(buffer));
-    const auto [first, last] = index_.Slices(lifetime);
+    const int32_t first = index_.keys(buffer).first_slice;
+    const int32_t last = index_.keys(buffer).last_slice;
     auto store = [&](int32_t node) {
       const int level = Level(node);
       if (level > kWholeLevel) {
@@ -698,19 +709,22 @@ class GapIndex {
     });
   }
 
-  // Placed buffers of the pool whose lifetime overlaps `lifetime`.
-  int64_t CountOverlapping(Lifetime lifetime) const {
-    return starts_.Before(index_.StartsBefore(lifetime.end)) -
-           ends_.Before(index_.EndsByOrAt(lifetime.start));
+  // Placed buffers of the pool whose lifetime overlaps that of `buffer`
+  // (non-empty).
+  int64_t CountOverlapping(BufferId buffer) const {
+    const PlacementIndex::LifetimeKeys& keys = index_.keys(buffer);
+    return starts_.Before(keys.starts_before_end) -
+           ends_.Before(keys.ends_by_start);
   }
 
-  // What FindOffset returns on the obstacles of a buffer alive during
-  // `lifetime` plus `extra` (sorted, merged byte ranges).
-  std::optional<Offset> Find(Lifetime lifetime,
+  // What FindOffset returns on the obstacles of `buffer` (non-empty, alive
+  // during `lifetime`) plus `extra` (sorted, merged byte ranges).
+  std::optional<Offset> Find(BufferId buffer,
                              std::span<const std::pair<Offset, Offset>> extra,
                              Bytes size, Bytes alignment, Bytes capacity,
                              Fit fit) {
-    const auto [first, last] = index_.Slices(lifetime);
+    const int32_t first = index_.keys(buffer).first_slice;
+    const int32_t last = index_.keys(buffer).last_slice;
     // The whole() nodes at both ends first: pushing pending ranges down may
     // create run sets, which must exist before cursors point into sets_.
     int32_t lowest[2] = {WholeNode(first), WholeNode(last - 1)};
@@ -1217,7 +1231,8 @@ std::optional<Offset> PlacementState::SearchPool(BufferId buffer, PoolId p,
     return FindOffset(scratch_, b.size, alignment, capacity, fit);
   }
   GapIndex& index = gaps(p);
-  work_ += index_->CountOverlapping(b.lifetime);
+  const PlacementIndex::LifetimeKeys& keys = index_->keys(buffer);
+  work_ += keys.starts_before_end - keys.ends_by_start;
   extra_.clear();
   for (BufferId other : index_->explicit_conflicts(buffer)) {
     const Buffer& o = problem.buffers[other];
@@ -1226,7 +1241,7 @@ std::optional<Offset> PlacementState::SearchPool(BufferId buffer, PoolId p,
       continue;
     extra_.push_back({slots_[other].offset, slots_[other].end});
   }
-  const auto k = static_cast<uint64_t>(index.CountOverlapping(b.lifetime) +
+  const auto k = static_cast<uint64_t>(index.CountOverlapping(buffer) +
                                        static_cast<int64_t>(extra_.size()));
   work_ += static_cast<int64_t>(k) * std::bit_width(k);
   if (!extra_.empty()) {
@@ -1242,7 +1257,7 @@ std::optional<Offset> PlacementState::SearchPool(BufferId buffer, PoolId p,
     }
     extra_.resize(merged);
   }
-  return index.Find(b.lifetime, extra_, b.size, alignment, capacity, fit);
+  return index.Find(buffer, extra_, b.size, alignment, capacity, fit);
 }
 
 absl::Status PlacementState::PlaceGreedily(BufferId buffer, Fit fit) {

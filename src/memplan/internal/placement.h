@@ -129,8 +129,6 @@ class PlacementIndex {
   // The distinct starts and ends of the lifetimes of non-empty buffers,
   // sorted: consecutive ones bound the time slices of the gap index.
   std::span<const Step> steps() const { return steps_; }
-  // The slices [first, last) that `lifetime` (of a non-empty buffer) covers.
-  std::pair<int32_t, int32_t> Slices(Lifetime lifetime) const;
 
   // Rank of a non-empty buffer among the non-empty buffers sorted by start
   // (by end), ties by id: positions in the placed-buffer counters.
@@ -142,6 +140,17 @@ class PlacementIndex {
   int32_t num_nonempty() const {
     return static_cast<int32_t>(sorted_starts_.size());
   }
+
+  // Where the lifetime of a non-empty buffer falls in the sorted steps and
+  // lists, kept per buffer when indexed_search() (the gap index asks on
+  // every search and insertion: looked up, not searched again).
+  struct LifetimeKeys {
+    int32_t first_slice = 0;  // the slices [first, last) it covers
+    int32_t last_slice = 0;
+    int32_t starts_before_end = 0;  // StartsBefore(lifetime.end)
+    int32_t ends_by_start = 0;      // EndsByOrAt(lifetime.start)
+  };
+  const LifetimeKeys& keys(BufferId buffer) const { return keys_[buffer]; }
 
  private:
   // A centred interval tree, flattened. Node k holds the lifetimes that
@@ -175,6 +184,7 @@ class PlacementIndex {
   std::vector<Step> sorted_ends_;
   std::vector<int32_t> start_rank_;  // -1 for empty buffers
   std::vector<int32_t> end_rank_;
+  std::vector<LifetimeKeys> keys_;  // by buffer id, when indexed_search_
   bool indexed_search_ = false;
 };
 
