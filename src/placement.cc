@@ -665,10 +665,10 @@ class GapIndex {
       : index_(index),
         leaves_(static_cast<int32_t>(
             std::bit_ceil(std::max<size_t>(index.steps().size(), 2) - 1))),
-        cover_(2 * leaves_, -1),
-        whole_(2 * leaves_, -1),
-        pending_(2 * leaves_, -1),
-        sub_(2 * leaves_, -1),
+        cover_(2 * leaves_, nullptr),
+        whole_(2 * leaves_, nullptr),
+        pending_(2 * leaves_, nullptr),
+        sub_(2 * leaves_, nullptr),
         starts_(index.num_nonempty()),
         ends_(index.num_nonempty()) {}
 
@@ -737,8 +737,8 @@ class GapIndex {
       auto add_pivot = [&](int32_t node) {
         if (node <= 0) return;
         PushDownTo(node);
-        if (whole_[node] >= 0 && !sets_[whole_[node]].runs.empty())
-          pivots_.push_back(&sets_[whole_[node]]);
+        if (whole_[node] != nullptr && !whole_[node]->runs.empty())
+          pivots_.push_back(whole_[node]);
       };
       // The node of level kWholeLevel at the middle of the window, when it
       // lies inside: nested lifetimes all cover the middle.
@@ -1040,12 +1040,9 @@ class GapIndex {
     return RoundUp(top, alignment);
   }
 
-  RunSet& Set(std::vector<int32_t>& slot, int32_t node) {
-    if (slot[node] < 0) {
-      slot[node] = static_cast<int32_t>(sets_.size());
-      sets_.emplace_back(&pool_);
-    }
-    return sets_[slot[node]];
+  RunSet& Set(std::vector<RunSet*>& slot, int32_t node) {
+    if (slot[node] == nullptr) slot[node] = &sets_.emplace_back(&pool_);
+    return *slot[node];
   }
   // The node of level kWholeLevel above `slice`; 0 when the tree is lower.
   int32_t WholeNode(int32_t slice) const {
@@ -1073,8 +1070,8 @@ class GapIndex {
          shift > 0; --shift) {
       const int32_t a = node >> shift;
       if (Level(a) <= kWholeLevel) break;
-      if (pending_[a] < 0 || sets_[pending_[a]].runs.empty()) continue;
-      RunSet& pending = sets_[pending_[a]];  // a deque: Set() keeps it valid
+      if (pending_[a] == nullptr || pending_[a]->runs.empty()) continue;
+      RunSet& pending = *pending_[a];  // a deque: Set() keeps it valid
       for (int32_t child : {2 * a, 2 * a + 1}) {
         RunSet& to = Level(child) > kWholeLevel ? Set(pending_, child)
                                                 : Set(whole_, child);
@@ -1083,9 +1080,8 @@ class GapIndex {
       pending.Clear();
     }
   }
-  void AddCursor(int32_t slot) {
-    if (slot >= 0 && !sets_[slot].runs.empty())
-      cursors_.emplace_back(&sets_[slot]);
+  void AddCursor(RunSet* set) {
+    if (set != nullptr && !set->runs.empty()) cursors_.emplace_back(set);
   }
   // Calls visit(node, left, right) for every node whose slices overlap
   // [first, last) without lying inside it: the ancestors of the canonical
@@ -1110,12 +1106,12 @@ class GapIndex {
   const PlacementIndex& index_;
   int32_t leaves_;
   NodePool pool_;  // before sets_: destroyed after them
-  // Per node: its run set in sets_, or -1.
-  std::vector<int32_t> cover_;
-  std::vector<int32_t> whole_;
-  std::vector<int32_t> pending_;
-  std::vector<int32_t> sub_;
-  std::deque<RunSet> sets_;
+  // Per node: its run set (in sets_), or null.
+  std::vector<RunSet*> cover_;
+  std::vector<RunSet*> whole_;
+  std::vector<RunSet*> pending_;
+  std::vector<RunSet*> sub_;
+  std::deque<RunSet> sets_;  // a deque: the sets never move
   Counter starts_;  // placed buffers by start rank
   Counter ends_;    // by end rank
   std::vector<RunCursor> cursors_;
