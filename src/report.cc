@@ -208,7 +208,9 @@ std::string Fit(const std::string& text, size_t width) {
 std::string FitTail(const std::string& text, size_t width) {
   if (text.size() <= width) return text;
   if (width == 0) return "";
-  return "~" + text.substr(text.size() - (width - 1));
+  std::string out = "~";
+  out.append(text, text.size() - (width - 1));
+  return out;
 }
 
 double Percent(Bytes part, Bytes whole) {
