@@ -14,6 +14,7 @@
 #include <fstream>
 #include <initializer_list>
 #include <limits>
+#include <span>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -473,12 +474,14 @@ namespace {
 // One CSV record: its fields and the line it starts on (1-based). A field
 // views the text, or for a quoted field its unescaped copy in the table.
 struct CsvRecord {
-  std::vector<absl::string_view> fields;
+  std::span<const absl::string_view> fields;  // in CsvTable::fields
   int line = 0;
+  size_t first = 0;  // the first field's index in CsvTable::fields
 };
 
 struct CsvTable {
   std::vector<CsvRecord> records;
+  std::vector<absl::string_view> fields;  // every record's, one after another
   std::deque<std::string> unquoted;  // a deque: views stay valid as it grows
 };
 
@@ -524,10 +527,10 @@ absl::StatusOr<CsvTable> SplitCsv(absl::string_view text) {
         return absl::InvalidArgumentError(absl::StrCat(
             "CSV line ", line, ": text after a quoted field"));
       }
-      record.fields.push_back(value);
+      table.fields.push_back(value);
     } else {
       while (k < n && text[k] != ',' && text[k] != '\n') ++k;
-      record.fields.push_back(
+      table.fields.push_back(
           absl::StripAsciiWhitespace(text.substr(i, k - i)));
     }
     i = k;
@@ -536,13 +539,26 @@ absl::StatusOr<CsvTable> SplitCsv(absl::string_view text) {
       ++i;
       continue;
     }
-    if (any || record.fields.size() > 1 || !record.fields[0].empty())
-      table.records.push_back(std::move(record));
+    if (any || table.fields.size() > record.first + 1 ||
+        !table.fields[record.first].empty()) {
+      table.records.push_back(record);
+    } else {
+      table.fields.resize(record.first);  // a blank line
+    }
     if (i >= n) break;
     ++i;  // the line break
     record = CsvRecord{};
     record.line = ++line;
+    record.first = table.fields.size();
     any = false;
+  }
+  // The views, now that the fields no longer move.
+  for (size_t r = 0; r < table.records.size(); ++r) {
+    const size_t end = r + 1 < table.records.size()
+                           ? table.records[r + 1].first
+                           : table.fields.size();
+    table.records[r].fields = {table.fields.data() + table.records[r].first,
+                               end - table.records[r].first};
   }
   return table;
 }
