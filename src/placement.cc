@@ -669,15 +669,25 @@ class GapIndex {
         whole_(2 * leaves_, nullptr),
         pending_(2 * leaves_, nullptr),
         sub_(2 * leaves_, nullptr),
+        searches_(2 * leaves_, 0),
         starts_(index.num_nonempty()),
-        ends_(index.num_nonempty()) {}
+        ends_(index.num_nonempty()) {
+    const std::vector<Buffer>& buffers = index.problem().buffers;
+    for (BufferId b = 0; b < static_cast<BufferId>(buffers.size()); ++b) {
+      if (buffers[b].size > 0)
+        ForEachCanonical(b, [&](int32_t node) { ++searches_[node]; });
+    }
+  }
 
   // `buffer` (non-empty) now holds [begin, end).
   void Insert(BufferId buffer, Offset begin, Offset end) {
+    Release(buffer);
     starts_.Mark(index_.start_rank(buffer));
     ends_.Mark(index_.end_rank(buffer));
     const int32_t first = index_.keys(buffer).first_slice;
     const int32_t last = index_.keys(buffer).last_slice;
+    // sub() is read by the searches of the buffers stored at the node (see
+    // searches_): once none is left, the node's sub() is not kept up.
     auto store = [&](int32_t node) {
       const int level = Level(node);
       if (level > kWholeLevel) {
@@ -688,7 +698,7 @@ class GapIndex {
         // A leaf never straddles a window: its cover() would go unread.
         AddRun(Set(cover_, node), begin, end);
       }
-      AddRun(Set(sub_, node), begin, end);
+      if (searches_[node] > 0) AddRun(Set(sub_, node), begin, end);
     };
     for (int32_t l = first + leaves_, r = last + leaves_; l < r;
          l >>= 1, r >>= 1) {
@@ -702,11 +712,18 @@ class GapIndex {
     bool held_left = false, held_right = false;
     ForEachStraddling(first, last, [&](int32_t node, bool left, bool right) {
       if ((left && held_left) || (right && held_right)) return;
+      if (searches_[node] == 0) return;
       if (!AddRun(Set(sub_, node), begin, end)) {
         held_left |= left;
         held_right |= right;
       }
     });
+  }
+
+  // `buffer` (non-empty) is placed, here or in another pool: it will not
+  // search this index.
+  void Release(BufferId buffer) {
+    ForEachCanonical(buffer, [&](int32_t node) { --searches_[node]; });
   }
 
   // Placed buffers of the pool whose lifetime overlaps that of `buffer`
@@ -1083,6 +1100,16 @@ class GapIndex {
   void AddCursor(RunSet* set) {
     if (set != nullptr && !set->runs.empty()) cursors_.emplace_back(set);
   }
+  // Calls visit(node) for each canonical node of `buffer` (non-empty).
+  template <typename Visit>
+  void ForEachCanonical(BufferId buffer, Visit&& visit) const {
+    const PlacementIndex::LifetimeKeys& keys = index_.keys(buffer);
+    for (int32_t l = keys.first_slice + leaves_, r = keys.last_slice + leaves_;
+         l < r; l >>= 1, r >>= 1) {
+      if (l & 1) visit(l++);
+      if (r & 1) visit(--r);
+    }
+  }
   // Calls visit(node, left, right) for every node whose slices overlap
   // [first, last) without lying inside it: the ancestors of the canonical
   // nodes, all on the paths from the leaves `first` (left) and `last - 1`
@@ -1111,6 +1138,11 @@ class GapIndex {
   std::vector<RunSet*> whole_;
   std::vector<RunSet*> pending_;
   std::vector<RunSet*> sub_;
+  // Per node: the buffers not placed yet that have it among their
+  // canonical nodes. Only their searches read the node's sub(): at 0 it
+  // will never be read again (about half the additions to sub() at 10^5
+  // dense training-like buffers went to such nodes).
+  std::vector<int32_t> searches_;
   std::deque<RunSet> sets_;  // a deque: the sets never move
   Counter starts_;  // placed buffers by start rank
   Counter ends_;    // by end rank
@@ -1143,8 +1175,12 @@ GapIndex& PlacementState::gaps(PoolId pool) {
     const Problem& problem = index_->problem();
     for (BufferId b = 0; b < static_cast<BufferId>(slots_.size()); ++b) {
       const Slot& slot = slots_[b];
-      if (slot.pool == pool && problem.buffers[b].size > 0)
+      if (slot.pool < 0 || problem.buffers[b].size == 0) continue;
+      if (slot.pool == pool) {
         gaps_[pool]->Insert(b, slot.offset, slot.end);
+      } else {
+        gaps_[pool]->Release(b);
+      }
     }
   }
   return *gaps_[pool];
@@ -1199,8 +1235,15 @@ void PlacementState::Place(BufferId buffer, PoolId pool, Offset offset) {
   const Bytes size = index_->problem().buffers[buffer].size;
   slots_[buffer] = {.offset = offset, .end = offset + size, .pool = pool};
   if (size > 0) ranked_[index_->start_rank(buffer)] = slots_[buffer];
-  if (use_gaps_ && size > 0 && !gaps_.empty() && gaps_[pool] != nullptr)
-    gaps_[pool]->Insert(buffer, offset, offset + size);
+  if (!use_gaps_ || size == 0) return;
+  for (PoolId p = 0; p < static_cast<PoolId>(gaps_.size()); ++p) {
+    if (gaps_[p] == nullptr) continue;
+    if (p == pool) {
+      gaps_[p]->Insert(buffer, offset, offset + size);
+    } else {
+      gaps_[p]->Release(buffer);
+    }
+  }
 }
 
 void PlacementState::Unplace(BufferId buffer) {
