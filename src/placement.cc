@@ -3,6 +3,7 @@
 #include "memplan/internal/placement.h"
 
 #include <algorithm>
+#include <array>
 #include <bit>
 #include <cstddef>
 #include <cstdint>
@@ -11,10 +12,11 @@
 #include <iterator>
 #include <limits>
 #include <numeric>
+#include <span>
 #include <utility>
 
 #include "absl/container/btree_map.h"
-#include "absl/container/btree_set.h"
+#include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "memplan/internal/planner_util.h"
 #include "memplan/problem.h"
@@ -468,11 +470,109 @@ class PoolAllocator {
 using Runs = absl::btree_map<Offset, Offset, std::less<Offset>,
                              PoolAllocator<std::pair<const Offset, Offset>>>;
 
-// Free gaps between runs as (length, begin): [0, first begin) when not
-// empty and the gaps between consecutive runs, not the space above the last.
-using GapsByLength = absl::btree_set<std::pair<Bytes, Offset>,
-                                     std::less<std::pair<Bytes, Offset>>,
-                                     PoolAllocator<std::pair<Bytes, Offset>>>;
+// Free gaps between runs: [0, first begin) when not empty and the gaps
+// between consecutive runs, not the space above the last. A gap is keyed by
+// its owner, the begin of the run above it, which stays put while the run
+// below grows into it. Gaps are grouped by length in classes of four per
+// power of two (a class's lengths are within 25 % of each other), in no
+// order within a class: changing a gap's length within its class is one
+// hash lookup, where an ordered set took an erase and an insertion. The
+// searches take every gap of a class at once and prune by class.
+class GapsByLength {
+ public:
+  struct Gap {
+    Offset owner;  // the begin of the run above
+    Bytes length;
+    Offset begin() const { return owner - length; }
+  };
+  static constexpr int kClasses = 256;
+
+  static int ClassOf(Bytes length) {
+    const int bits = std::bit_width(static_cast<uint64_t>(length));
+    if (bits < 3) return bits << 2;
+    return (bits << 2) |
+           static_cast<int>((static_cast<uint64_t>(length) >> (bits - 3)) & 3);
+  }
+  // The shortest length of class `c`.
+  static Bytes ClassMin(int c) {
+    const int bits = c >> 2;
+    if (bits < 3) return Bytes{1} << (bits - 1);
+    return Bytes{4 | (c & 3)} << (bits - 3);
+  }
+
+  void Add(Offset owner, Bytes length) {
+    const int c = ClassOf(length);
+    where_[owner] = Pack(c, buckets_[c].size());
+    buckets_[c].push_back({owner, length});
+    nonempty_[c >> 6] |= uint64_t{1} << (c & 63);
+  }
+  void Remove(Offset owner) {
+    auto it = where_.find(owner);
+    const uint64_t at = it->second;
+    where_.erase(it);
+    RemoveAt(static_cast<int>(at >> 32), static_cast<uint32_t>(at));
+  }
+  void Resize(Offset owner, Bytes length) {
+    auto it = where_.find(owner);
+    const int c = static_cast<int>(it->second >> 32);
+    const auto i = static_cast<uint32_t>(it->second);
+    const int to = ClassOf(length);
+    if (to == c) {
+      buckets_[c][i].length = length;
+      return;
+    }
+    it->second = Pack(to, buckets_[to].size());
+    buckets_[to].push_back({owner, length});
+    nonempty_[to >> 6] |= uint64_t{1} << (to & 63);
+    RemoveAt(c, i);
+  }
+  void Clear() {
+    for (int c = NextClass(0); c < kClasses; c = NextClass(c + 1))
+      buckets_[c].clear();
+    where_.clear();
+    for (uint64_t& word : nonempty_) word = 0;
+  }
+
+  // The first class at or after `c` that holds a gap, kClasses when none.
+  int NextClass(int c) const {
+    for (; c < kClasses; c = (c | 63) + 1) {
+      const uint64_t word = nonempty_[c >> 6] >> (c & 63);
+      if (word != 0) return c + std::countr_zero(word);
+    }
+    return kClasses;
+  }
+  std::span<const Gap> Class(int c) const { return buckets_[c]; }
+
+  // How many gaps are `size` bytes or longer, counted up to `limit` + 1.
+  int32_t CountAtLeast(Bytes size, int32_t limit) const {
+    const int first = ClassOf(size);
+    int64_t count = 0;
+    for (const Gap& gap : buckets_[first]) count += gap.length >= size;
+    for (int c = NextClass(first + 1); c < kClasses && count <= limit;
+         c = NextClass(c + 1)) {
+      count += static_cast<int64_t>(buckets_[c].size());
+    }
+    return static_cast<int32_t>(std::min<int64_t>(count, limit + 1));
+  }
+
+ private:
+  static uint64_t Pack(int c, size_t i) {
+    return (static_cast<uint64_t>(c) << 32) | static_cast<uint32_t>(i);
+  }
+  void RemoveAt(int c, uint32_t i) {
+    std::vector<Gap>& bucket = buckets_[c];
+    if (i + 1 != bucket.size()) {
+      bucket[i] = bucket.back();
+      where_[bucket[i].owner] = Pack(c, i);
+    }
+    bucket.pop_back();
+    if (bucket.empty()) nonempty_[c >> 6] &= ~(uint64_t{1} << (c & 63));
+  }
+
+  std::array<std::vector<Gap>, kClasses> buckets_;
+  std::array<uint64_t, kClasses / 64> nonempty_ = {};
+  absl::flat_hash_map<Offset, uint64_t> where_;  // owner -> (class, index)
+};
 
 // A run set, with its gaps by length once a best-fit search has asked for
 // them (then kept up to date).
@@ -485,11 +585,10 @@ struct RunSet {
 
   const GapsByLength& Gaps() {
     if (gaps == nullptr) {
-      gaps = std::make_unique<GapsByLength>(
-          PoolAllocator<std::pair<Bytes, Offset>>(runs.get_allocator().pool()));
+      gaps = std::make_unique<GapsByLength>();
       Offset below = 0;
       for (const auto& [begin, end] : runs) {
-        if (begin > below) gaps->insert({begin - below, below});
+        if (begin > below) gaps->Add(begin, begin - below);
         below = end;
       }
     }
@@ -497,7 +596,7 @@ struct RunSet {
   }
   void Clear() {
     runs.clear();
-    if (gaps != nullptr) gaps->clear();
+    if (gaps != nullptr) gaps->Clear();
   }
 };
 
@@ -515,10 +614,8 @@ bool AddRun(RunSet& set, Offset begin, Offset end) {
       // or extends it without reaching the next run.
       if (prev->second >= end) return false;
       if (it == runs.end() || it->first > end) {
-        if (gaps != nullptr && it != runs.end()) {
-          gaps->erase({it->first - prev->second, prev->second});
-          gaps->insert({it->first - end, end});
-        }
+        if (gaps != nullptr && it != runs.end())
+          gaps->Resize(it->first, it->first - end);
         prev->second = end;
         return true;
       }
@@ -530,18 +627,14 @@ bool AddRun(RunSet& set, Offset begin, Offset end) {
   const Offset below = it == runs.begin() ? 0 : std::prev(it)->second;
   Offset prev_end = below;
   while (it != runs.end() && it->first <= end) {
-    if (gaps != nullptr && it->first > prev_end)
-      gaps->erase({it->first - prev_end, prev_end});
+    if (gaps != nullptr && it->first > prev_end) gaps->Remove(it->first);
     prev_end = it->second;
     end = std::max(end, it->second);
     it = runs.erase(it);
   }
   if (gaps != nullptr) {
-    if (it != runs.end()) {
-      gaps->erase({it->first - prev_end, prev_end});
-      gaps->insert({it->first - end, end});
-    }
-    if (begin > below) gaps->insert({begin - below, below});
+    if (it != runs.end()) gaps->Resize(it->first, it->first - end);
+    if (begin > below) gaps->Add(begin, begin - below);
   }
   runs.emplace_hint(it, begin, end);
   return true;
@@ -650,7 +743,8 @@ class RunCursor {
 //   * Best fit by sweep: the largest set stays out of the sweep of the
 //     others, which steps over its runs with lookups; its gaps that no other
 //     run touches are whole gaps of the union, taken from its gaps by length
-//     (kept for large sets that a search has asked for), shortest first.
+//     (kept for large sets that a search has asked for), the shortest
+//     length classes first.
 //
 // Why whole(): the buffers alive at one time are stored at many nodes of a
 // path, so their ranges, packed side by side, interleave between the
@@ -784,12 +878,7 @@ class GapIndex {
       RunSet* pivot = nullptr;
       int32_t pivot_gaps = kPivotGapsUpTo + 1;
       for (RunSet* set : pivots_) {
-        const GapsByLength& gaps = set->Gaps();
-        int32_t count = 0;
-        for (auto it = gaps.lower_bound({size, 0});
-             it != gaps.end() && count <= kPivotGapsUpTo; ++it) {
-          ++count;
-        }
+        const int32_t count = set->Gaps().CountAtLeast(size, kPivotGapsUpTo);
         if (count > kPivotGapsUpTo) continue;
         if (pivot == nullptr || count < pivot_gaps ||
             (count == pivot_gaps &&
@@ -874,9 +963,12 @@ class GapIndex {
     };
     regions_.clear();
     const GapsByLength& gaps = pivot.Gaps();
-    for (auto it = gaps.lower_bound({size, 0}); it != gaps.end(); ++it) {
-      if (fits(it->second, it->second + it->first))
-        regions_.push_back({it->second, it->second + it->first});
+    for (int c = gaps.NextClass(GapsByLength::ClassOf(size));
+         c < GapsByLength::kClasses; c = gaps.NextClass(c + 1)) {
+      for (const GapsByLength::Gap& gap : gaps.Class(c)) {
+        if (gap.length >= size && fits(gap.begin(), gap.owner))
+          regions_.push_back({gap.begin(), gap.owner});
+      }
     }
     Offset top = pivot.runs.rbegin()->second;
     const Offset pivot_top = top;
@@ -936,8 +1028,8 @@ class GapIndex {
   // and gaps with lookups instead of visiting them. The union gaps met on
   // the way are the gaps of the large set that the other runs touch, cut
   // by them. Every other union gap is a gap of the large set that no other
-  // run touches; those are taken from its gaps by length, shortest first,
-  // until no longer gap can be tighter than the best found.
+  // run touches; those are taken from its gaps by length, the shortest
+  // classes first, until no longer gap can be tighter than the best found.
   std::optional<Offset> FindBest(int32_t large, Bytes size, Bytes alignment) {
     RunSet& set = *cursors_[large].set();
     const Runs& runs = set.runs;
@@ -1037,21 +1129,29 @@ class GapIndex {
     const Offset top = std::max(reached, runs.rbegin()->second);
 
     const GapsByLength& gaps = set.Gaps();
-    for (auto it = gaps.lower_bound({size, 0});
-         !windows_.empty() && it != gaps.end(); ++it) {
-      const auto [length, begin] = *it;
-      // Rounding up the begin loses at most alignment - 1 bytes: a longer
-      // gap can still tie with the best (and win by its lower offset) up
-      // to this length.
-      if (best.has_value() && length - (alignment - 1) > best_gap) break;
-      const Offset end = begin + length;
-      auto w =
-          std::upper_bound(windows_.begin(), windows_.end(), begin,
-                           [](Offset o, const std::pair<Offset, Offset>& r) {
-                             return o < r.first;
-                           });
-      if (w == windows_.begin() || std::prev(w)->second < end) continue;
-      consider(begin, end);
+    // Rounding up a begin loses at most alignment - 1 bytes: a longer gap
+    // can still tie with the best (and win by its lower offset) up to
+    // best_gap + alignment - 1 bytes. Classes come by length, and the best
+    // is the smallest (gap, offset) whatever the order within one.
+    auto beyond = [&](Bytes length) {
+      return best.has_value() && length - (alignment - 1) > best_gap;
+    };
+    for (int c = gaps.NextClass(GapsByLength::ClassOf(size));
+         c < GapsByLength::kClasses && !windows_.empty();
+         c = gaps.NextClass(c + 1)) {
+      if (beyond(GapsByLength::ClassMin(c))) break;
+      for (const GapsByLength::Gap& gap : gaps.Class(c)) {
+        if (gap.length < size || beyond(gap.length)) continue;
+        const Offset begin = gap.begin();
+        const Offset end = gap.owner;
+        auto w =
+            std::upper_bound(windows_.begin(), windows_.end(), begin,
+                             [](Offset o, const std::pair<Offset, Offset>& r) {
+                               return o < r.first;
+                             });
+        if (w == windows_.begin() || std::prev(w)->second < end) continue;
+        consider(begin, end);
+      }
     }
     if (best.has_value()) return best;
     return RoundUp(top, alignment);
