@@ -9,16 +9,16 @@
 #include <limits>
 #include <vector>
 
+#include "memplan/internal/planner_util.h"
+
 namespace memplan::internal::exact {
 
 // The nodes of a tree over `leaves` leaves (a power of two) that cover the
 // positions [lo, hi), lo < hi: the ones RangeMax::Max and MinMarks::Mark
 // visit. A search that asks about the same ranges at every node keeps them.
 inline void AppendCover(int leaves, int lo, int hi, std::vector<int>& nodes) {
-  for (int a = lo + leaves, b = hi + leaves; a < b; a /= 2, b /= 2) {
-    if (a & 1) nodes.push_back(a++);
-    if (b & 1) nodes.push_back(--b);
-  }
+  ForEachCoverNode(leaves, lo, hi,
+                   [&](int32_t node) { nodes.push_back(node); });
 }
 
 // The maximum of an array over ranges (their AppendCover nodes) in

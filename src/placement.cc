@@ -295,24 +295,6 @@ PlacementIndex::PlacementIndex(const Problem& problem, GapSearch search)
   explicit_.resize(write);
 }
 
-int64_t PlacementIndex::CountOverlapping(Lifetime lifetime) const {
-  // Lifetimes are non-empty: one ending by the query's start also starts
-  // before its end, so the second count is part of the first.
-  return StartsBefore(lifetime.end) - EndsByOrAt(lifetime.start);
-}
-
-int32_t PlacementIndex::StartsBefore(Step step) const {
-  return static_cast<int32_t>(
-      std::lower_bound(sorted_starts_.begin(), sorted_starts_.end(), step) -
-      sorted_starts_.begin());
-}
-
-int32_t PlacementIndex::EndsByOrAt(Step step) const {
-  return static_cast<int32_t>(
-      std::upper_bound(sorted_ends_.begin(), sorted_ends_.end(), step) -
-      sorted_ends_.begin());
-}
-
 int32_t PlacementIndex::Build(std::span<BufferId> by_start,
                               std::vector<BufferId>& scratch) {
   if (by_start.empty()) return -1;
@@ -501,10 +483,7 @@ class GapsByLength {
   }
 
   void Add(Offset owner, Bytes length) {
-    const int c = ClassOf(length);
-    where_[owner] = Pack(c, buckets_[c].size());
-    buckets_[c].push_back({owner, length});
-    nonempty_[c >> 6] |= uint64_t{1} << (c & 63);
+    where_[owner] = Append({owner, length});
   }
   void Remove(Offset owner) {
     auto it = where_.find(owner);
@@ -521,9 +500,7 @@ class GapsByLength {
       buckets_[c][i].length = length;
       return;
     }
-    it->second = Pack(to, buckets_[to].size());
-    buckets_[to].push_back({owner, length});
-    nonempty_[to >> 6] |= uint64_t{1} << (to & 63);
+    it->second = Append({owner, length});
     RemoveAt(c, i);
   }
   void Clear() {
@@ -558,6 +535,13 @@ class GapsByLength {
  private:
   static uint64_t Pack(int c, size_t i) {
     return (static_cast<uint64_t>(c) << 32) | static_cast<uint32_t>(i);
+  }
+  // Puts `gap` at the end of its class; returns where (for where_).
+  uint64_t Append(const Gap& gap) {
+    const int c = ClassOf(gap.length);
+    buckets_[c].push_back(gap);
+    nonempty_[c >> 6] |= uint64_t{1} << (c & 63);
+    return Pack(c, buckets_[c].size() - 1);
   }
   void RemoveAt(int c, uint32_t i) {
     std::vector<Gap>& bucket = buckets_[c];
@@ -775,14 +759,15 @@ class GapIndex {
 
   // `buffer` (non-empty) now holds [begin, end).
   void Insert(BufferId buffer, Offset begin, Offset end) {
-    Release(buffer);
     starts_.Mark(index_.start_rank(buffer));
     ends_.Mark(index_.end_rank(buffer));
     const int32_t first = index_.keys(buffer).first_slice;
     const int32_t last = index_.keys(buffer).last_slice;
     // sub() is read by the searches of the buffers stored at the node (see
-    // searches_): once none is left, the node's sub() is not kept up.
-    auto store = [&](int32_t node) {
+    // searches_), this one's no more: once none is left, the node's sub()
+    // is not kept up.
+    ForEachCanonical(buffer, [&](int32_t node) {
+      --searches_[node];
       const int level = Level(node);
       if (level > kWholeLevel) {
         AddRun(Set(pending_, node), begin, end);
@@ -793,12 +778,7 @@ class GapIndex {
         AddRun(Set(cover_, node), begin, end);
       }
       if (searches_[node] > 0) AddRun(Set(sub_, node), begin, end);
-    };
-    for (int32_t l = first + leaves_, r = last + leaves_; l < r;
-         l >>= 1, r >>= 1) {
-      if (l & 1) store(l++);
-      if (r & 1) store(--r);
-    }
+    });
     // The straddling nodes, up the paths from the first and the last slice:
     // an ancestor's sub() holds its descendants', so once one of them
     // already held the range (it was taken by buffers alive elsewhere in
@@ -828,8 +808,8 @@ class GapIndex {
            ends_.Before(keys.ends_by_start);
   }
 
-  // What FindOffset returns on the obstacles of `buffer` (non-empty, alive
-  // during `lifetime`) plus `extra` (sorted, merged byte ranges).
+  // What FindOffset returns on the obstacles of `buffer` (non-empty) plus
+  // `extra` (sorted, merged byte ranges).
   std::optional<Offset> Find(BufferId buffer,
                              std::span<const std::pair<Offset, Offset>> extra,
                              Bytes size, Bytes alignment, Bytes capacity,
@@ -864,11 +844,7 @@ class GapIndex {
     ForEachStraddling(first, last, [&](int32_t node, bool, bool) {
       if (Level(node) < kWholeLevel) AddCursor(cover_[node]);
     });
-    for (int32_t l = first + leaves_, r = last + leaves_; l < r;
-         l >>= 1, r >>= 1) {
-      if (l & 1) AddCursor(sub_[l++]);
-      if (r & 1) AddCursor(sub_[--r]);
-    }
+    ForEachCanonical(buffer, [&](int32_t node) { AddCursor(sub_[node]); });
     if (lowest[0] > 0) AddCursor(whole_[lowest[0]]);
     if (lowest[1] > 0 && lowest[1] != lowest[0]) AddCursor(whole_[lowest[1]]);
     if (!extra.empty())
@@ -1204,11 +1180,7 @@ class GapIndex {
   template <typename Visit>
   void ForEachCanonical(BufferId buffer, Visit&& visit) const {
     const PlacementIndex::LifetimeKeys& keys = index_.keys(buffer);
-    for (int32_t l = keys.first_slice + leaves_, r = keys.last_slice + leaves_;
-         l < r; l >>= 1, r >>= 1) {
-      if (l & 1) visit(l++);
-      if (r & 1) visit(--r);
-    }
+    ForEachCoverNode(leaves_, keys.first_slice, keys.last_slice, visit);
   }
   // Calls visit(node, left, right) for every node whose slices overlap
   // [first, last) without lying inside it: the ancestors of the canonical
@@ -1370,8 +1342,7 @@ std::optional<Offset> PlacementState::SearchPool(BufferId buffer, PoolId p,
     return FindOffset(scratch_, b.size, alignment, capacity, fit);
   }
   GapIndex& index = gaps(p);
-  const PlacementIndex::LifetimeKeys& keys = index_->keys(buffer);
-  work_ += keys.starts_before_end - keys.ends_by_start;
+  work_ += index_->CountOverlapping(buffer);
   extra_.clear();
   for (BufferId other : index_->explicit_conflicts(buffer)) {
     const Buffer& o = problem.buffers[other];

@@ -122,10 +122,6 @@ class PlacementIndex {
                                 explicit_begin_[buffer])};
   }
 
-  // The number of buffers ForEachOverlapping(lifetime, ...) visits, in
-  // O(log n) (`lifetime` non-empty).
-  int64_t CountOverlapping(Lifetime lifetime) const;
-
   // The distinct starts and ends of the lifetimes of non-empty buffers,
   // sorted: consecutive ones bound the time slices of the gap index.
   std::span<const Step> steps() const { return steps_; }
@@ -134,9 +130,6 @@ class PlacementIndex {
   // (by end), ties by id: positions in the placed-buffer counters.
   int32_t start_rank(BufferId buffer) const { return start_rank_[buffer]; }
   int32_t end_rank(BufferId buffer) const { return end_rank_[buffer]; }
-  // How many non-empty buffers start before `step` / end at or before it.
-  int32_t StartsBefore(Step step) const;
-  int32_t EndsByOrAt(Step step) const;
   int32_t num_nonempty() const {
     return static_cast<int32_t>(sorted_starts_.size());
   }
@@ -147,10 +140,18 @@ class PlacementIndex {
   struct LifetimeKeys {
     int32_t first_slice = 0;  // the slices [first, last) it covers
     int32_t last_slice = 0;
-    int32_t starts_before_end = 0;  // StartsBefore(lifetime.end)
-    int32_t ends_by_start = 0;      // EndsByOrAt(lifetime.start)
+    // Non-empty buffers that start before its end / end by its start.
+    int32_t starts_before_end = 0;
+    int32_t ends_by_start = 0;
   };
   const LifetimeKeys& keys(BufferId buffer) const { return keys_[buffer]; }
+  // The number of buffers ForEachOverlapping visits for the lifetime of
+  // `buffer` (non-empty; indexed_search() only): a lifetime ending by its
+  // start also starts before its end, so the second count is part of the
+  // first.
+  int64_t CountOverlapping(BufferId buffer) const {
+    return keys_[buffer].starts_before_end - keys_[buffer].ends_by_start;
+  }
 
  private:
   // A centred interval tree, flattened. Node k holds the lifetimes that

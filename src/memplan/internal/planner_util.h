@@ -3,6 +3,7 @@
 #ifndef MEMPLAN_INTERNAL_PLANNER_UTIL_H_
 #define MEMPLAN_INTERNAL_PLANNER_UTIL_H_
 
+#include <cstdint>
 #include <span>
 #include <string>
 #include <string_view>
@@ -43,12 +44,26 @@ Plan StartAsPlanOf(Plan start, std::string_view planner);
 // DeadlineExceeded, saying that `what` was not begun, when less than
 // `per_buffer` per buffer of `problem` is left before `budget`'s deadline.
 // Always OK without a deadline.
+// Calls visit(node) for the nodes of a perfect binary tree over `leaves`
+// leaves (node 1 the root, node v's children 2v and 2v+1, leaf i at
+// leaves + i) that together cover the leaves [lo, hi), lo < hi: the largest
+// such nodes, at most two per level, in the order a segment tree's range
+// query meets them.
+template <typename Visit>
+void ForEachCoverNode(int32_t leaves, int32_t lo, int32_t hi, Visit&& visit) {
+  for (int32_t a = lo + leaves, b = hi + leaves; a < b; a >>= 1, b >>= 1) {
+    if (a & 1) visit(a++);
+    if (b & 1) visit(--b);
+  }
+}
+
 absl::Status TimeForSetUp(const Budget& budget, const Problem& problem,
                           absl::Duration per_buffer, std::string_view what);
 
-// What placement's set-up (the PlacementIndex and the sorted order) costs
-// per buffer on a typical core, with room to spare: about 0.3 us measured
-// at 10^6 buffers, dense or sparse.
+// What placement's set-up (the PlacementIndex and the sorted order, and on
+// dense problems the gap index its first search makes) costs per buffer on
+// a typical core: at 10^6 dense training-like buffers about 0.45 us for the
+// index and the order and 0.11 us for the gap index (bench/NOTES.md).
 inline constexpr absl::Duration kPlacementSetUpPerBuffer =
     absl::Nanoseconds(600);
 
