@@ -105,31 +105,11 @@ void SortByOffset(std::vector<Obstacle>& obstacles) {
         [](const Obstacle& a, const Obstacle& b) { return a.begin < b.begin; });
     return;
   }
+  thread_local std::vector<Obstacle> scratch;
   // Signed order as unsigned: the sign bit flipped.
-  auto Key = [](const Obstacle& o) {
+  RadixSortBy(obstacles, scratch, [](const Obstacle& o) {
     return static_cast<uint64_t>(o.begin) ^ (uint64_t{1} << 63);
-  };
-  uint64_t all_or = 0;
-  uint64_t all_and = ~uint64_t{0};
-  for (const Obstacle& o : obstacles) {
-    all_or |= Key(o);
-    all_and &= Key(o);
-  }
-  const uint64_t varying = all_or ^ all_and;  // bits not shared by all
-  thread_local std::vector<Obstacle> buffer;
-  buffer.resize(obstacles.size());
-  std::vector<Obstacle>* from = &obstacles;
-  std::vector<Obstacle>* to = &buffer;
-  for (int shift = 0; shift < 64; shift += 8) {
-    if (((varying >> shift) & 0xff) == 0) continue;
-    size_t count[257] = {};
-    for (const Obstacle& o : *from) ++count[((Key(o) >> shift) & 0xff) + 1];
-    for (int d = 0; d < 256; ++d) count[d + 1] += count[d];
-    for (const Obstacle& o : *from)
-      (*to)[count[(Key(o) >> shift) & 0xff]++] = o;
-    std::swap(from, to);
-  }
-  if (from != &obstacles) obstacles.swap(buffer);
+  });
 }
 
 std::optional<Offset> FindOffset(std::span<const Obstacle> sorted, Bytes size,
@@ -187,8 +167,29 @@ int64_t CountOverlappingPairs(const Problem& problem) {
 namespace {
 // GapSearch::kAuto takes the gap index from this many overlapping pairs per
 // buffer on (S_1, a 28526-buffer trace, has 1515; MiniMalloc's set 10-70;
-// random short intervals about 20, where the index is twice as slow).
+// random short intervals about 20, where the index is slower).
 constexpr int64_t kIndexedFromPairsPerBuffer = 128;
+
+// The finest buckets are about as wide as the median lifetime (in slices):
+// 2^k slices where 2^(k-1) <= median < 2^k, so that most buffers touch
+// one or two buckets there and a search does not wade through many short
+// buffers in a bucket much longer than itself.
+int FinestBucketShift(std::span<const PlacementIndex::LifetimeKeys> keys,
+                      std::span<const BufferId> nonempty) {
+  std::array<int64_t, 33> by_width{};  // buffers by bit_width(length)
+  for (BufferId b : nonempty) {
+    const auto length =
+        static_cast<uint32_t>(keys[b].last_slice - keys[b].first_slice);
+    ++by_width[std::bit_width(length)];
+  }
+  int64_t below = 0;
+  for (int width = 0; width < static_cast<int>(by_width.size()); ++width) {
+    below += by_width[width];
+    if (2 * below >= std::ssize(nonempty)) return width;
+  }
+  return 0;
+}
+
 }  // namespace
 
 PlacementIndex::PlacementIndex(const Problem& problem, GapSearch search)
@@ -197,13 +198,18 @@ PlacementIndex::PlacementIndex(const Problem& problem, GapSearch search)
   // Zero-size buffers hold no byte: they are never anyone's obstacle.
   // (step, id) pairs sort without looking buffers up (cache misses at
   // 10^6 buffers).
+  // Made in order of id, sorted stably by step: ties stay by id.
   std::vector<std::pair<Step, BufferId>> keyed;
+  std::vector<std::pair<Step, BufferId>> scratch;
+  auto step_of = [](const std::pair<Step, BufferId>& k) {
+    return static_cast<uint64_t>(k.first);  // steps are not negative
+  };
   keyed.reserve(n);
   for (BufferId b = 0; b < n; ++b) {
     if (problem.buffers[b].size > 0)
       keyed.emplace_back(problem.buffers[b].lifetime.start, b);
   }
-  std::sort(keyed.begin(), keyed.end());
+  RadixSortBy(keyed, scratch, step_of);
   // What the gap index and the work counts need: time slices and ranks.
   const int m = static_cast<int>(keyed.size());
   std::vector<BufferId> by_start(m);
@@ -215,8 +221,12 @@ PlacementIndex::PlacementIndex(const Problem& problem, GapSearch search)
     start_rank_[keyed[i].second] = i;
     sorted_starts_.push_back(keyed[i].first);
   }
-  for (auto& [step, b] : keyed) step = problem.buffers[b].lifetime.end;
-  std::sort(keyed.begin(), keyed.end());
+  keyed.clear();
+  for (BufferId b = 0; b < n; ++b) {
+    if (problem.buffers[b].size > 0)
+      keyed.emplace_back(problem.buffers[b].lifetime.end, b);
+  }
+  RadixSortBy(keyed, scratch, step_of);
   sorted_ends_.reserve(m);
   for (int i = 0; i < m; ++i) {
     end_rank_[keyed[i].second] = i;
@@ -240,32 +250,45 @@ PlacementIndex::PlacementIndex(const Problem& problem, GapSearch search)
   } else {
     indexed_search_ = search == GapSearch::kIndexed;
   }
-  if (indexed_search_) {
-    // Each key is monotone in the start or the end order: merges, no
-    // searches.
-    keys_.resize(n);
-    for (int i = 0, slice = 0, ends = 0; i < m; ++i) {
-      const Step start = sorted_starts_[i];
-      while (steps_[slice] < start) ++slice;
-      while (ends < m && sorted_ends_[ends] <= start) ++ends;
-      keys_[by_start[i]].first_slice = slice;
-      keys_[by_start[i]].ends_by_start = ends;
-    }
-    for (int i = 0, slice = 0, starts = 0; i < m; ++i) {
-      const Step end = keyed[i].first;
-      while (steps_[slice] < end) ++slice;
-      while (starts < m && sorted_starts_[starts] < end) ++starts;
-      keys_[keyed[i].second].last_slice = slice;
-      keys_[keyed[i].second].starts_before_end = starts;
-    }
+  // Each key is monotone in the start or the end order: merges, no
+  // searches.
+  keys_.resize(n);
+  for (int i = 0, slice = 0, ends = 0; i < m; ++i) {
+    const Step start = sorted_starts_[i];
+    while (steps_[slice] < start) ++slice;
+    while (ends < m && sorted_ends_[ends] <= start) ++ends;
+    keys_[by_start[i]].first_slice = slice;
+    keys_[by_start[i]].ends_by_start = ends;
+  }
+  for (int i = 0, slice = 0, starts = 0; i < m; ++i) {
+    const Step end = keyed[i].first;
+    while (steps_[slice] < end) ++slice;
+    while (starts < m && sorted_starts_[starts] < end) ++starts;
+    keys_[keyed[i].second].last_slice = slice;
+    keys_[keyed[i].second].starts_before_end = starts;
   }
   keyed.clear();
   keyed.shrink_to_fit();
+  scratch.clear();
+  scratch.shrink_to_fit();
 
-  by_start_.reserve(by_start.size());
-  by_end_.reserve(by_start.size());
-  std::vector<BufferId> scratch;
-  root_ = Build(by_start, scratch);
+  // The time buckets: levels up to one of at most kMaxBuckets buckets,
+  // where every buffer fits. Each bucket's room is the number of buffers
+  // filed there.
+  const int64_t slices = std::max<int64_t>(1, std::ssize(steps_) - 1);
+  bucket_shift0_ = FinestBucketShift(keys_, by_start);
+  int levels = 1;
+  while (((slices - 1) >> bucket_shift(levels - 1)) >= kMaxBuckets) ++levels;
+  bucket_begins_.resize(levels);
+  for (int l = 0; l < levels; ++l)
+    bucket_begins_[l].assign(((slices - 1) >> bucket_shift(l)) + 2, 0);
+  for (BufferId b : by_start) {
+    const Filing f = filing(b);
+    for (int64_t q = f.first; q <= f.last; ++q)
+      ++bucket_begins_[f.level][q + 1];
+  }
+  for (std::vector<int64_t>& begins : bucket_begins_)
+    std::partial_sum(begins.begin(), begins.end(), begins.begin());
 
   explicit_begin_.assign(n + 1, 0);
   for (const BufferConflict& c : problem.conflicts) {
@@ -295,54 +318,28 @@ PlacementIndex::PlacementIndex(const Problem& problem, GapSearch search)
   explicit_.resize(write);
 }
 
-int32_t PlacementIndex::Build(std::span<BufferId> by_start,
-                              std::vector<BufferId>& scratch) {
-  if (by_start.empty()) return -1;
-  const std::vector<Buffer>& buffers = problem_->buffers;
-  // The median start is the centre: its own lifetime contains it, so no
-  // node is empty, and each side keeps at most half of the lifetimes.
-  const Step center = buffers[by_start[by_start.size() / 2]].lifetime.start;
-  // Sorted by start, the lifetimes right of the centre are a suffix; the
-  // prefix splits, in place and in order, into those ending by the centre
-  // (left) and those containing it (here).
-  const auto split = static_cast<size_t>(
-      std::upper_bound(by_start.begin(), by_start.end(), center,
-                       [&](Step c, BufferId b) {
-                         return c < buffers[b].lifetime.start;
-                       }) -
-      by_start.begin());
-  scratch.clear();
-  size_t left = 0;
-  for (size_t i = 0; i < split; ++i) {
-    const BufferId b = by_start[i];
-    if (buffers[b].lifetime.end <= center) {
-      by_start[left++] = b;
-    } else {
-      scratch.push_back(b);
-    }
-  }
-  std::copy(scratch.begin(), scratch.end(), by_start.begin() + left);
-  const std::span<BufferId> here = by_start.subspan(left, split - left);
+int64_t PlacementIndex::CountOverlapping(Lifetime lifetime) const {
+  const auto starts_before_end =
+      std::lower_bound(sorted_starts_.begin(), sorted_starts_.end(),
+                       lifetime.end) -
+      sorted_starts_.begin();
+  const auto ends_by_start =
+      std::upper_bound(sorted_ends_.begin(), sorted_ends_.end(),
+                       lifetime.start) -
+      sorted_ends_.begin();
+  return starts_before_end - ends_by_start;
+}
 
-  const int32_t id = static_cast<int32_t>(nodes_.size());
-  nodes_.push_back(
-      Node{.center = center,
-           .begin = static_cast<int64_t>(by_start_.size()),
-           .end = static_cast<int64_t>(by_start_.size() + here.size())});
-  for (BufferId b : here)
-    by_start_.push_back({buffers[b].lifetime.start, b, start_rank_[b]});
-  const auto first_end = static_cast<std::ptrdiff_t>(by_end_.size());
-  for (BufferId b : here)
-    by_end_.push_back({buffers[b].lifetime.end, b, start_rank_[b]});
-  std::sort(by_end_.begin() + first_end, by_end_.end(),
-            [](const Entry& a, const Entry& b) {
-              return a.step != b.step ? a.step > b.step : a.buffer < b.buffer;
-            });
-  const int32_t l = Build(by_start.first(left), scratch);
-  const int32_t r = Build(by_start.subspan(split), scratch);
-  nodes_[id].left = l;
-  nodes_[id].right = r;
-  return id;
+PlacementIndex::Filing PlacementIndex::filing(BufferId buffer) const {
+  const LifetimeKeys& keys = keys_[buffer];
+  const int top = num_bucket_levels() - 1;
+  for (int level = 0;; ++level) {
+    const int shift = bucket_shift(level);
+    const int64_t first = keys.first_slice >> shift;
+    const int64_t last = (keys.last_slice - 1) >> shift;
+    if (last - first < kMaxBuckets || level == top)
+      return {.level = level, .first = first, .last = last};
+  }
 }
 
 // ---------------------------------------------------------------------------
@@ -1229,12 +1226,118 @@ class GapIndex {
 };
 
 // ---------------------------------------------------------------------------
+// TimeBuckets
+
+// The placed buffers of every pool, each in the time buckets the
+// PlacementIndex files it in, with its placement inline: listing the
+// obstacles of a buffer reads a few runs of entries in order, never a
+// buffer that is not placed or a record elsewhere in memory.
+class TimeBuckets {
+ public:
+  struct Entry {
+    int32_t first_slice = 0;
+    int32_t last_slice = 0;
+    BufferId buffer = 0;
+    PoolId pool = 0;
+    Offset offset = 0;
+    Offset end = 0;
+  };
+
+  explicit TimeBuckets(const PlacementIndex& index)
+      : index_(index), levels_(index.num_bucket_levels()) {
+    for (int l = 0; l < static_cast<int>(levels_.size()); ++l) {
+      const std::span<const int64_t> begins = index.bucket_begins(l);
+      levels_[l].entries.resize(begins.back());
+      levels_[l].buckets.resize(begins.size() - 1);
+      for (size_t q = 0; q + 1 < begins.size(); ++q)
+        levels_[l].buckets[q].begin = begins[q];
+    }
+  }
+
+  // `buffer` (non-empty, not filed) holds [offset, end) of `pool`.
+  void Add(BufferId buffer, PoolId pool, Offset offset, Offset end) {
+    const PlacementIndex::Filing f = index_.filing(buffer);
+    const PlacementIndex::LifetimeKeys& keys = index_.keys(buffer);
+    Level& level = levels_[f.level];
+    for (int64_t q = f.first; q <= f.last; ++q) {
+      Bucket& bucket = level.buckets[q];
+      level.entries[bucket.begin + bucket.size++] = {
+          .first_slice = keys.first_slice,
+          .last_slice = keys.last_slice,
+          .buffer = buffer,
+          .pool = pool,
+          .offset = offset,
+          .end = end};
+    }
+    ++level.filed;
+  }
+
+  // Takes `buffer` (filed) out.
+  void Remove(BufferId buffer) {
+    const PlacementIndex::Filing f = index_.filing(buffer);
+    Level& level = levels_[f.level];
+    for (int64_t q = f.first; q <= f.last; ++q) {
+      Bucket& bucket = level.buckets[q];
+      Entry* entries = level.entries.data() + bucket.begin;
+      for (int64_t i = 0; i < bucket.size; ++i) {
+        if (entries[i].buffer == buffer) {
+          entries[i] = entries[--bucket.size];
+          break;
+        }
+      }
+    }
+    --level.filed;
+  }
+
+  // Calls visit(entry) once for every filed buffer of `pool` but `buffer`
+  // (non-empty) alive during some slice of the lifetime of `buffer`.
+  template <typename Visit>
+  void ForEachOverlapping(BufferId buffer, PoolId pool, Visit&& visit) const {
+    const PlacementIndex::LifetimeKeys& keys = index_.keys(buffer);
+    const int32_t first = keys.first_slice;
+    const int32_t last = keys.last_slice;
+    for (int l = 0; l < static_cast<int>(levels_.size()); ++l) {
+      const Level& level = levels_[l];
+      if (level.filed == 0) continue;
+      const int shift = index_.bucket_shift(l);
+      const int64_t q0 = first >> shift;
+      const int64_t q1 = (last - 1) >> shift;
+      for (int64_t q = q0; q <= q1; ++q) {
+        const Bucket& bucket = level.buckets[q];
+        const Entry* e = level.entries.data() + bucket.begin;
+        for (const Entry* end = e + bucket.size; e < end; ++e) {
+          if (e->pool != pool || e->first_slice >= last ||
+              e->last_slice <= first || e->buffer == buffer) {
+            continue;
+          }
+          // A buffer filed in several of the buckets is met in the first.
+          if (q != q0 && (e->first_slice >> shift) != q) continue;
+          visit(*e);
+        }
+      }
+    }
+  }
+
+ private:
+  struct Bucket {
+    int64_t begin = 0;  // its entries are [begin, begin + size)
+    int64_t size = 0;
+  };
+  struct Level {
+    std::vector<Entry> entries;
+    std::vector<Bucket> buckets;
+    int64_t filed = 0;  // buffers
+  };
+  const PlacementIndex& index_;
+  std::vector<Level> levels_;
+};
+
+// ---------------------------------------------------------------------------
 // PlacementState
 
 PlacementState::PlacementState(const PlacementIndex& index)
     : index_(&index),
       slots_(index.problem().buffers.size()),
-      ranked_(index.num_nonempty()),
       use_gaps_(index.indexed_search()) {}
 PlacementState::PlacementState(PlacementState&&) = default;
 PlacementState& PlacementState::operator=(PlacementState&&) = default;
@@ -1258,6 +1361,19 @@ GapIndex& PlacementState::gaps(PoolId pool) {
   return *gaps_[pool];
 }
 
+TimeBuckets& PlacementState::buckets() {
+  if (buckets_ == nullptr) {
+    buckets_ = std::make_unique<TimeBuckets>(*index_);
+    const Problem& problem = index_->problem();
+    for (BufferId b = 0; b < static_cast<BufferId>(slots_.size()); ++b) {
+      const Slot& slot = slots_[b];
+      if (slot.pool >= 0 && problem.buffers[b].size > 0)
+        buckets_->Add(b, slot.pool, slot.offset, slot.end);
+    }
+  }
+  return *buckets_;
+}
+
 absl::Status PlacementState::PlaceFixed() {
   const Problem& problem = index_->problem();
   const int n = static_cast<int>(problem.buffers.size());
@@ -1279,23 +1395,32 @@ absl::Status PlacementState::PlaceFixed() {
     }
     Place(b, buffer.fixed->pool, buffer.fixed->offset);
   }
+  // Where the gap index answers the searches, the buckets filled for the
+  // check above would be kept up for nothing: made again if ever needed.
+  if (use_gaps_) buckets_.reset();
   return absl::OkStatus();
 }
 
 void PlacementState::CollectObstacles(BufferId buffer, PoolId pool,
-                                      std::vector<Obstacle>& out) const {
+                                      std::vector<Obstacle>& out) {
   out.clear();
   const Problem& problem = index_->problem();
   const Lifetime lifetime = problem.buffers[buffer].lifetime;
-  index_->ForEachOverlapping(lifetime, [&](BufferId other, int32_t rank) {
-    ++work_;
-    const Slot& slot = ranked_[rank];
-    if (other == buffer || slot.pool != pool) return;
-    out.push_back({slot.offset, slot.end, other});
-  });
+  if (problem.buffers[buffer].size > 0) {
+    work_ += index_->CountOverlapping(buffer);
+    buckets().ForEachOverlapping(buffer, pool,
+                                 [&](const TimeBuckets::Entry& e) {
+                                   out.push_back({e.offset, e.end, e.buffer});
+                                 });
+  } else {
+    // It holds no byte, so nothing is in its way; the work counts the
+    // buffers alive with it all the same.
+    work_ += index_->CountOverlapping(lifetime);
+    return;
+  }
   for (BufferId other : index_->explicit_conflicts(buffer)) {
     const Buffer& o = problem.buffers[other];
-    // Partners alive at the same time were reported by the index already.
+    // Partners alive at the same time were listed already.
     if (slots_[other].pool != pool || o.size == 0 ||
         Overlaps(o.lifetime, lifetime))
       continue;
@@ -1303,11 +1428,20 @@ void PlacementState::CollectObstacles(BufferId buffer, PoolId pool,
   }
 }
 
+void PlacementState::Prefetch(BufferId buffer) const {
+  const Buffer& b = index_->problem().buffers[buffer];
+  __builtin_prefetch(&b.size);
+  __builtin_prefetch(&b.pools);
+  __builtin_prefetch(&slots_[buffer]);
+  __builtin_prefetch(&index_->keys(buffer));
+}
+
 void PlacementState::Place(BufferId buffer, PoolId pool, Offset offset) {
   const Bytes size = index_->problem().buffers[buffer].size;
   slots_[buffer] = {.offset = offset, .end = offset + size, .pool = pool};
-  if (size > 0) ranked_[index_->start_rank(buffer)] = slots_[buffer];
-  if (!use_gaps_ || size == 0) return;
+  if (size == 0) return;
+  if (buckets_ != nullptr) buckets_->Add(buffer, pool, offset, offset + size);
+  if (!use_gaps_) return;
   for (PoolId p = 0; p < static_cast<PoolId>(gaps_.size()); ++p) {
     if (gaps_[p] == nullptr) continue;
     if (p == pool) {
@@ -1319,9 +1453,11 @@ void PlacementState::Place(BufferId buffer, PoolId pool, Offset offset) {
 }
 
 void PlacementState::Unplace(BufferId buffer) {
+  if (buckets_ != nullptr && placed(buffer) &&
+      index_->problem().buffers[buffer].size > 0) {
+    buckets_->Remove(buffer);
+  }
   slots_[buffer] = Slot{};
-  const int32_t rank = index_->start_rank(buffer);
-  if (rank >= 0) ranked_[rank] = Slot{};
   use_gaps_ = false;
   gaps_.clear();
 }
@@ -1424,12 +1560,20 @@ Plan PlacementState::ToPlan() const {
   return plan;
 }
 
+namespace {
+// How many buffers ahead of the one being placed PlaceAll prefetches.
+constexpr size_t kPrefetchAhead = 4;
+}  // namespace
+
 absl::Status PlaceAll(PlacementState& state, std::span<const BufferId> order,
                       Fit fit, Budget* budget) {
   if (absl::Status status = state.PlaceFixed(); !status.ok()) return status;
   int64_t ticked = 0;
   int64_t placed = 0;
-  for (BufferId b : order) {
+  for (size_t i = 0; i < order.size(); ++i) {
+    const BufferId b = order[i];
+    if (i + kPrefetchAhead < order.size())
+      state.Prefetch(order[i + kPrefetchAhead]);
     if (absl::Status status = state.PlaceGreedily(b, fit); !status.ok())
       return status;
     ++placed;

@@ -4,13 +4,18 @@
 // its allowed pools (preference order) where a free byte range fits it, given
 // the buffers already placed there that it conflicts with. The pieces:
 //
-//   * PlacementIndex: built once per Problem. A static interval tree over
-//     every lifetime plus the explicit conflicts, so the search for a buffer's
-//     obstacles touches only buffers alive at the same time (O(log n + k)),
-//     never all pairs. Cheap to share between many placement runs.
+//   * PlacementIndex: built once per Problem. The time slices (between
+//     consecutive distinct starts and ends) every lifetime covers, and where
+//     the listing search files each buffer: buckets of slices at a few
+//     levels of width, a buffer at the finest level where it touches at
+//     most a few buckets. Cheap to share between many placement runs.
 //   * PlacementState: who is placed where. Fixed placements go in first and
 //     are never moved; buffers can be placed and taken out again (the hill
-//     climb re-places a suffix of its order).
+//     climb re-places a suffix of its order). The placed buffers are filed
+//     in their time buckets with their byte ranges, so listing a buffer's
+//     obstacles reads the few buckets its lifetime touches per level, all
+//     placed and in order in memory, never every buffer alive at the time
+//     (O(levels + k + the near misses of those buckets)).
 //   * FindOffset: the gap search among a buffer's obstacles (best fit or
 //     first fit), aligned and under the pool's capacity.
 //   * The gap index (inside PlacementState, for problems where buffers
@@ -108,22 +113,17 @@ class PlacementIndex {
 
   const Problem& problem() const { return *problem_; }
 
-  // Calls visit(id, start_rank(id)) once for every buffer of non-zero size
-  // whose lifetime overlaps `lifetime` (its own id included when it
-  // qualifies). Cost O(log n + visited); buffers met one after the other
-  // have nearby start ranks, so state kept by rank is read almost in order.
-  template <typename Visit>
-  void ForEachOverlapping(Lifetime lifetime, Visit&& visit) const;
-
   // Explicit-conflict partners of `buffer` (sorted, unique).
   std::span<const BufferId> explicit_conflicts(BufferId buffer) const {
+    // Most problems have none: no look-up (a cache miss per buffer).
+    if (explicit_.empty()) return {};
     return {explicit_.data() + explicit_begin_[buffer],
             static_cast<size_t>(explicit_begin_[buffer + 1] -
                                 explicit_begin_[buffer])};
   }
 
   // The distinct starts and ends of the lifetimes of non-empty buffers,
-  // sorted: consecutive ones bound the time slices of the gap index.
+  // sorted: consecutive ones bound the time slices.
   std::span<const Step> steps() const { return steps_; }
 
   // Rank of a non-empty buffer among the non-empty buffers sorted by start
@@ -135,8 +135,7 @@ class PlacementIndex {
   }
 
   // Where the lifetime of a non-empty buffer falls in the sorted steps and
-  // lists, kept per buffer when indexed_search() (the gap index asks on
-  // every search and insertion: looked up, not searched again).
+  // lists (looked up by the searches and insertions, never searched again).
   struct LifetimeKeys {
     int32_t first_slice = 0;  // the slices [first, last) it covers
     int32_t last_slice = 0;
@@ -145,39 +144,42 @@ class PlacementIndex {
     int32_t ends_by_start = 0;
   };
   const LifetimeKeys& keys(BufferId buffer) const { return keys_[buffer]; }
-  // The number of buffers ForEachOverlapping visits for the lifetime of
-  // `buffer` (non-empty; indexed_search() only): a lifetime ending by its
-  // start also starts before its end, so the second count is part of the
-  // first.
+  // The number of non-empty buffers whose lifetime overlaps that of
+  // `buffer` (non-empty), its own included: a lifetime ending by its start
+  // also starts before its end, so the second count is part of the first.
   int64_t CountOverlapping(BufferId buffer) const {
     return keys_[buffer].starts_before_end - keys_[buffer].ends_by_start;
   }
+  // The same for any lifetime, by binary searches.
+  int64_t CountOverlapping(Lifetime lifetime) const;
+
+  // The time buckets of the listing search. Level l cuts the slices into
+  // buckets of 2^bucket_shift(l) slices; a non-empty buffer is filed at the
+  // finest level where its slices touch at most kMaxBuckets buckets, in
+  // each of them. Bucket q of level l holds at most
+  // bucket_begins(l)[q + 1] - bucket_begins(l)[q] buffers.
+  static constexpr int kMaxBuckets = 4;
+  struct Filing {
+    int level = 0;
+    int64_t first = 0;  // the buckets [first, last] of that level
+    int64_t last = 0;
+  };
+  Filing filing(BufferId buffer) const;
+  int num_bucket_levels() const {
+    return static_cast<int>(bucket_begins_.size());
+  }
+  int bucket_shift(int level) const {
+    return bucket_shift0_ + kBucketLevelBits * level;
+  }
+  std::span<const int64_t> bucket_begins(int level) const {
+    return bucket_begins_[level];
+  }
 
  private:
-  // A centred interval tree, flattened. Node k holds the lifetimes that
-  // contain its centre; they are listed twice: by start ascending in
-  // by_start_[begin, end) and by end descending in by_end_[begin, end).
-  struct Node {
-    Step center = 0;
-    int32_t left = -1;
-    int32_t right = -1;
-    int64_t begin = 0;
-    int64_t end = 0;
-  };
-  struct Entry {
-    Step step = 0;  // the start (by_start_) or the end (by_end_)
-    BufferId buffer = 0;
-    int32_t rank = 0;  // start_rank(buffer)
-  };
-  // Builds the subtree of the lifetimes `by_start` (sorted by start, then
-  // id; reordered in place) and returns its root, -1 when empty.
-  int32_t Build(std::span<BufferId> by_start, std::vector<BufferId>& scratch);
+  // Each level's buckets are 2^kBucketLevelBits times as wide as the last.
+  static constexpr int kBucketLevelBits = 2;
 
   const Problem* problem_;
-  std::vector<Node> nodes_;
-  std::vector<Entry> by_start_;
-  std::vector<Entry> by_end_;
-  int32_t root_ = -1;
   std::vector<int64_t> explicit_begin_;
   std::vector<BufferId> explicit_;
   std::vector<Step> steps_;
@@ -185,11 +187,14 @@ class PlacementIndex {
   std::vector<Step> sorted_ends_;
   std::vector<int32_t> start_rank_;  // -1 for empty buffers
   std::vector<int32_t> end_rank_;
-  std::vector<LifetimeKeys> keys_;  // by buffer id, when indexed_search_
+  std::vector<LifetimeKeys> keys_;  // by buffer id (non-empty buffers)
+  int bucket_shift0_ = 0;
+  std::vector<std::vector<int64_t>> bucket_begins_;  // by level
   bool indexed_search_ = false;
 };
 
 class GapIndex;
+class TimeBuckets;
 
 // The placement under construction: for every buffer, its pool and offset
 // once placed.
@@ -211,11 +216,15 @@ class PlacementState {
 
   // Appends to `out` (cleared first) the placed buffers of non-zero size in
   // `pool` that conflict with `buffer` (overlapping lifetime or an explicit
-  // conflict), each once, in no particular order.
+  // conflict), each once, in no particular (but deterministic) order.
+  // Nothing for a buffer of size 0, which holds no byte.
   void CollectObstacles(BufferId buffer, PoolId pool,
-                        std::vector<Obstacle>& out) const;
+                        std::vector<Obstacle>& out);
 
   void Place(BufferId buffer, PoolId pool, Offset offset);
+  // Starts loading what placing `buffer` reads by its id: a pass calls it a
+  // few buffers ahead, as the placement order jumps through memory.
+  void Prefetch(BufferId buffer) const;
   // Takes `buffer` out. The gap index only grows: after the first Unplace
   // the searches list obstacles (same offsets, at O(k log k) per buffer).
   void Unplace(BufferId buffer);
@@ -226,10 +235,10 @@ class PlacementState {
   // during the buffer's lifetime) when no pool has room.
   absl::Status PlaceGreedily(BufferId buffer, Fit fit);
 
-  // Buffers examined by CollectObstacles plus k log k per gap search sorting
-  // k obstacles: a deterministic measure of the work done so far, for
-  // budgets that must not depend on the clock. Counted the same when the
-  // gap index answers (it models the listing search, whichever runs).
+  // The non-empty buffers alive with each buffer CollectObstacles lists for
+  // (placed or not), plus k log k per gap search sorting k obstacles: a
+  // deterministic measure of the work done so far, for budgets that must
+  // not depend on the clock. Counted the same whichever search answers.
   int64_t work() const { return work_; }
 
   // Per pool: the highest byte in use (offset + size) over placed buffers.
@@ -241,27 +250,27 @@ class PlacementState {
   Plan ToPlan() const;
 
  private:
-  // Where a buffer is, with its end. The obstacle scans read the copy by
-  // start rank, nearly in order, not the buffers (cache misses dominated
-  // that scan at 10^6 buffers).
+  // Where a buffer is, with its end.
   struct Slot {
     Offset offset = 0;
     Offset end = 0;    // offset + size
     PoolId pool = -1;  // -1: not placed
   };
   const PlacementIndex* index_;
-  std::vector<Slot> slots_;   // by buffer id
-  std::vector<Slot> ranked_;  // the same, by start rank (non-empty buffers)
+  std::vector<Slot> slots_;  // by buffer id
   // The offset `fit` chooses for `buffer` in pool `p` (as FindOffset on
   // the collected obstacles would), counting the same work.
   std::optional<Offset> SearchPool(BufferId buffer, PoolId p, Fit fit);
   GapIndex& gaps(PoolId pool);
+  // The placed buffers by time, filed on first use.
+  TimeBuckets& buckets();
 
   std::vector<Obstacle> scratch_;
   std::vector<std::pair<Offset, Offset>> extra_;
   mutable int64_t work_ = 0;
   bool use_gaps_;  // the gap index answers; false after an Unplace
   std::vector<std::unique_ptr<GapIndex>> gaps_;  // per pool, made on use
+  std::unique_ptr<TimeBuckets> buckets_;
 };
 
 // Places into `state` (nothing placed yet) the fixed buffers, then every
@@ -278,42 +287,6 @@ absl::Status PlaceAll(PlacementState& state, std::span<const BufferId> order,
 absl::StatusOr<Plan> PlaceInOrder(const PlacementIndex& index,
                                   std::span<const BufferId> order, Fit fit,
                                   Budget* budget = nullptr);
-
-// ---------------------------------------------------------------------------
-// Implementation of the template.
-
-template <typename Visit>
-void PlacementIndex::ForEachOverlapping(Lifetime lifetime,
-                                        Visit&& visit) const {
-  // Depth is O(log n): every child holds at most half of its parent's
-  // lifetimes (the centre is the median start).
-  int32_t stack[128];
-  int top = 0;
-  if (root_ >= 0) stack[top++] = root_;
-  while (top > 0) {
-    const Node& node = nodes_[stack[--top]];
-    if (lifetime.end <= node.center) {
-      // The query lies left of the centre: a node lifetime (which contains
-      // the centre) overlaps it exactly when it starts before the query ends.
-      for (int64_t i = node.begin;
-           i < node.end && by_start_[i].step < lifetime.end; ++i) {
-        visit(by_start_[i].buffer, by_start_[i].rank);
-      }
-      if (node.left >= 0) stack[top++] = node.left;
-    } else if (lifetime.start > node.center) {
-      for (int64_t i = node.begin;
-           i < node.end && by_end_[i].step > lifetime.start; ++i) {
-        visit(by_end_[i].buffer, by_end_[i].rank);
-      }
-      if (node.right >= 0) stack[top++] = node.right;
-    } else {
-      for (int64_t i = node.begin; i < node.end; ++i)
-        visit(by_start_[i].buffer, by_start_[i].rank);
-      if (node.left >= 0) stack[top++] = node.left;
-      if (node.right >= 0) stack[top++] = node.right;
-    }
-  }
-}
 
 }  // namespace memplan::internal
 
