@@ -9,6 +9,10 @@
 #include <string>
 #include <vector>
 
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
+
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
@@ -137,4 +141,16 @@ int Main(int argc, char** argv) {
 }  // namespace
 }  // namespace memplan::tool
 
-int main(int argc, char** argv) { return memplan::tool::Main(argc, argv); }
+int main(int argc, char** argv) {
+#ifdef __GLIBC__
+  // A large input allocates and frees arrays of hundreds of megabytes, one
+  // phase after another (reading, planning, verifying, writing). Kept in
+  // the heap, freed memory serves the next phase, where memory mapped for
+  // each array and unmapped after it was faulted in (and zeroed by the
+  // kernel) page by page again: at 10^6 buffers that was 0.25 s of system
+  // time, about half the page faults.
+  mallopt(M_MMAP_MAX, 0);
+  mallopt(M_TRIM_THRESHOLD, 1 << 30);
+#endif
+  return memplan::tool::Main(argc, argv);
+}
