@@ -347,25 +347,32 @@ PlacementIndex::Filing PlacementIndex::filing(BufferId buffer) const {
 
 namespace {
 
-// Counts of marked positions with prefix sums, O(log n) each.
+// Counts of marked positions (each marked once) with prefix sums, O(log n)
+// each: a bit per position, and a Fenwick tree of the counts per word of 64
+// bits. The tree is 64 times smaller than one over the positions, so its
+// walks stay in cache; a count reads one word of bits besides.
 class Counter {
  public:
-  explicit Counter(int32_t size) : tree_(size + 1, 0) {}
+  explicit Counter(int32_t size)
+      : bits_(size / 64 + 1, 0), words_(bits_.size() + 1, 0) {}
   void Mark(int32_t position) {
-    for (int32_t i = position + 1; i < static_cast<int32_t>(tree_.size());
+    bits_[position / 64] |= uint64_t{1} << (position % 64);
+    for (int32_t i = position / 64 + 1; i < static_cast<int32_t>(words_.size());
          i += i & -i) {
-      ++tree_[i];
+      ++words_[i];
     }
   }
   // Marked positions in [0, end).
   int64_t Before(int32_t end) const {
-    int64_t total = 0;
-    for (int32_t i = end; i > 0; i -= i & -i) total += tree_[i];
+    int64_t total =
+        std::popcount(bits_[end / 64] & ((uint64_t{1} << (end % 64)) - 1));
+    for (int32_t i = end / 64; i > 0; i -= i & -i) total += words_[i];
     return total;
   }
 
  private:
-  std::vector<int32_t> tree_;
+  std::vector<uint64_t> bits_;
+  std::vector<int32_t> words_;  // Fenwick tree over the words of bits_
 };
 
 // The tree nodes of one GapIndex's run sets: carved from large blocks and
