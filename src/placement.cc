@@ -335,8 +335,8 @@ PlacementIndex::Filing PlacementIndex::filing(BufferId buffer) const {
   const int top = num_bucket_levels() - 1;
   for (int level = 0;; ++level) {
     const int shift = bucket_shift(level);
-    const int64_t first = keys.first_slice >> shift;
-    const int64_t last = (keys.last_slice - 1) >> shift;
+    const int64_t first = int64_t{keys.first_slice} >> shift;
+    const int64_t last = (int64_t{keys.last_slice} - 1) >> shift;
     if (last - first < kMaxBuckets || level == top)
       return {.level = level, .first = first, .last = last};
   }
@@ -1301,8 +1301,8 @@ class TimeBuckets {
   template <typename Visit>
   void ForEachOverlapping(BufferId buffer, PoolId pool, Visit&& visit) const {
     const PlacementIndex::LifetimeKeys& keys = index_.keys(buffer);
-    const int32_t first = keys.first_slice;
-    const int32_t last = keys.last_slice;
+    const int64_t first = keys.first_slice;
+    const int64_t last = keys.last_slice;
     for (int l = 0; l < static_cast<int>(levels_.size()); ++l) {
       const Level& level = levels_[l];
       if (level.filed == 0) continue;
@@ -1318,7 +1318,7 @@ class TimeBuckets {
             continue;
           }
           // A buffer filed in several of the buckets is met in the first.
-          if (q != q0 && (e->first_slice >> shift) != q) continue;
+          if (q != q0 && (int64_t{e->first_slice} >> shift) != q) continue;
           visit(*e);
         }
       }

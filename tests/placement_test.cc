@@ -377,5 +377,81 @@ TEST(PlacementTest, UnplaceFallsBackToTheListingSearch) {
   EXPECT_TRUE(VerifyPlan(*problem, b.ToPlan()).ok());
 }
 
+// Lifetimes from one step to most of the program, so the listing search
+// files buffers at several levels of its time buckets; buffers are taken
+// out and placed again many times, in a new order each time. After each
+// round the state is the greedy placement of the kept prefix and the new
+// suffix, and every buffer's obstacles are exactly those a scan of all
+// buffers finds.
+TEST(PlacementTest, ListingSearchKeepsUpWithTakingBuffersOut) {
+  for (uint64_t seed = 0; seed < 6; ++seed) {
+    std::mt19937_64 rng(seed);
+    testing::RandomProblemOptions options;
+    options.buffers = 300;
+    options.horizon = 2000;
+    options.max_lifetime = seed % 2 == 0 ? 1500 : 40;
+    options.pools = 1 + seed % 3;
+    options.explicit_conflicts = static_cast<int>(seed % 3) * 10;
+    Problem problem = testing::RandomProblem(seed, options);
+    // Most lifetimes short, some long.
+    for (Buffer& b : problem.buffers) {
+      if (rng() % 4 != 0) {
+        b.lifetime.end = b.lifetime.start + 1 + static_cast<Step>(rng() % 8);
+      }
+    }
+    ASSERT_TRUE(ValidateProblem(problem).ok());
+    const PlacementIndex index(problem, GapSearch::kListed);
+    std::vector<BufferId> order =
+        internal::SortedBuffers(problem, PlacementOrder::kSize);
+    internal::PlacementState state(index);
+    ASSERT_TRUE(state.PlaceFixed().ok());
+    for (BufferId b : order)
+      ASSERT_TRUE(state.PlaceGreedily(b, Fit::kBest).ok());
+    for (int round = 0; round < 20; ++round) {
+      const size_t keep = rng() % order.size();
+      for (size_t i = keep; i < order.size(); ++i) state.Unplace(order[i]);
+      std::shuffle(order.begin() + keep, order.end(), rng);
+      for (size_t i = keep; i < order.size(); ++i)
+        ASSERT_TRUE(state.PlaceGreedily(order[i], Fit::kBest).ok());
+      const std::optional<std::vector<Assignment>> reference =
+          ReferenceGreedy(problem, order, Fit::kBest);
+      ASSERT_TRUE(reference.has_value());
+      const std::string what = absl::StrCat("seed ", seed, " round ", round);
+      for (const Assignment& a : *reference) {
+        ASSERT_EQ(state.pool(a.buffer), a.pool)
+            << what << " buffer " << a.buffer;
+        ASSERT_EQ(state.offset(a.buffer), a.offset)
+            << what << " buffer " << a.buffer;
+      }
+      for (BufferId b = 0; b < static_cast<BufferId>(problem.buffers.size());
+           ++b) {
+        for (PoolId p = 0; p < static_cast<PoolId>(problem.pools.size()); ++p) {
+          std::vector<internal::Obstacle> listed;
+          state.CollectObstacles(b, p, listed);
+          std::vector<BufferId> got;
+          for (const internal::Obstacle& o : listed) got.push_back(o.buffer);
+          std::sort(got.begin(), got.end());
+          std::vector<BufferId> want;
+          const Buffer& x = problem.buffers[b];
+          for (BufferId o = 0;
+               o < static_cast<BufferId>(problem.buffers.size()); ++o) {
+            const Buffer& y = problem.buffers[o];
+            if (o == b || x.size == 0 || y.size == 0 || state.pool(o) != p)
+              continue;
+            const bool partners = std::any_of(
+                problem.conflicts.begin(), problem.conflicts.end(),
+                [&](const BufferConflict& c) {
+                  return (c.a == b && c.b == o) || (c.a == o && c.b == b);
+                });
+            if (Overlaps(x.lifetime, y.lifetime) || partners) want.push_back(o);
+          }
+          ASSERT_EQ(got, want) << what << " buffer " << b << " pool " << p;
+        }
+      }
+      EXPECT_TRUE(VerifyPlan(problem, state.ToPlan()).ok()) << what;
+    }
+  }
+}
+
 }  // namespace
 }  // namespace memplan
