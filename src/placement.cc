@@ -32,53 +32,25 @@ int SizeClass(Bytes size) {
   return std::max(0, bits - 1) / 2;
 }
 
-}  // namespace
-
-std::vector<BufferId> SortedBuffers(const Problem& problem,
-                                    PlacementOrder order) {
-  const int n = static_cast<int>(problem.buffers.size());
-  std::vector<BufferId> ids;
-  ids.reserve(n);
-  // The key as a 128-bit integer: size x lifetime can exceed int64.
-  std::vector<__int128> key(n);
-  for (BufferId b = 0; b < n; ++b) {
-    const Buffer& buffer = problem.buffers[b];
-    if (buffer.fixed.has_value()) continue;
-    ids.push_back(b);
-    const __int128 length = buffer.lifetime.end - buffer.lifetime.start;
-    switch (order) {
-      case PlacementOrder::kSize:
-        key[b] = buffer.size;
-        break;
-      case PlacementOrder::kArea:
-        key[b] = static_cast<__int128>(buffer.size) * length;
-        break;
-      case PlacementOrder::kLifetime:
-        key[b] = length;
-        break;
-      case PlacementOrder::kSizeThenId:
-        key[b] = buffer.size;
-        break;
-      case PlacementOrder::kSizeClass:
-        // floor(log4(size)) above the length (below 2^63).
-        key[b] = (static_cast<__int128>(SizeClass(buffer.size)) << 64) + length;
-        break;
-    }
-  }
-  const bool by_start = order != PlacementOrder::kSizeThenId;
-  // Sorted as (key, start, id) records rather than ids with a comparator
-  // that looks the keys up: at 10^6 buffers the look-ups' cache misses
-  // cost more than the sort itself.
+// The non-fixed buffers sorted by key(buffer) descending, then by start
+// (when `by_start`), then by id. Sorted as (key, start, id) records rather
+// than ids with a comparator that looks the keys up: at 10^6 buffers the
+// look-ups' cache misses cost more than the sort itself.
+template <typename Key, typename KeyOf>
+std::vector<BufferId> SortedByKey(const Problem& problem, bool by_start,
+                                  KeyOf&& key_of) {
   struct Record {
-    __int128 key;
+    Key key;
     Step start;
     BufferId id;
   };
   std::vector<Record> records;
-  records.reserve(ids.size());
-  for (BufferId b : ids) {
+  records.reserve(problem.buffers.size());
+  for (BufferId b = 0; b < static_cast<BufferId>(problem.buffers.size()); ++b) {
+    const Buffer& buffer = problem.buffers[b];
+    if (buffer.fixed.has_value()) continue;
     records.push_back(
-        {key[b], by_start ? problem.buffers[b].lifetime.start : Step{0}, b});
+        {key_of(buffer), by_start ? buffer.lifetime.start : Step{0}, b});
   }
   std::sort(records.begin(), records.end(),
             [](const Record& a, const Record& b) {
@@ -86,8 +58,38 @@ std::vector<BufferId> SortedBuffers(const Problem& problem,
               if (a.start != b.start) return a.start < b.start;
               return a.id < b.id;
             });
+  std::vector<BufferId> ids(records.size());
   for (size_t i = 0; i < records.size(); ++i) ids[i] = records[i].id;
   return ids;
+}
+
+}  // namespace
+
+std::vector<BufferId> SortedBuffers(const Problem& problem,
+                                    PlacementOrder order) {
+  auto length = [](const Buffer& b) {
+    return b.lifetime.end - b.lifetime.start;
+  };
+  // Sizes and lengths fit in 64 bits (records a third the size of 128-bit
+  // ones sort faster); size x lifetime can exceed int64.
+  switch (order) {
+    case PlacementOrder::kSize:
+    case PlacementOrder::kSizeThenId:
+      return SortedByKey<int64_t>(problem, order != PlacementOrder::kSizeThenId,
+                                  [](const Buffer& b) { return b.size; });
+    case PlacementOrder::kArea:
+      return SortedByKey<__int128>(problem, true, [&](const Buffer& b) {
+        return static_cast<__int128>(b.size) * length(b);
+      });
+    case PlacementOrder::kLifetime:
+      return SortedByKey<int64_t>(problem, true, length);
+    case PlacementOrder::kSizeClass:
+      // floor(log4(size)) above the length (below 2^63).
+      return SortedByKey<__int128>(problem, true, [&](const Buffer& b) {
+        return (static_cast<__int128>(SizeClass(b.size)) << 64) + length(b);
+      });
+  }
+  return {};
 }
 
 void SortByOffset(std::vector<Obstacle>& obstacles) {
@@ -175,17 +177,18 @@ constexpr int64_t kIndexedFromPairsPerBuffer = 128;
 // one or two buckets there and a search does not wade through many short
 // buffers in a bucket much longer than itself.
 int FinestBucketShift(std::span<const PlacementIndex::LifetimeKeys> keys,
-                      std::span<const BufferId> nonempty) {
+                      int64_t nonempty) {
   std::array<int64_t, 33> by_width{};  // buffers by bit_width(length)
-  for (BufferId b : nonempty) {
-    const auto length =
-        static_cast<uint32_t>(keys[b].last_slice - keys[b].first_slice);
-    ++by_width[std::bit_width(length)];
+  for (const PlacementIndex::LifetimeKeys& k : keys) {
+    // An empty buffer's keys are all 0; a lifetime covers a slice at least.
+    if (k.last_slice == 0) continue;
+    ++by_width[std::bit_width(
+        static_cast<uint32_t>(k.last_slice - k.first_slice))];
   }
   int64_t below = 0;
   for (int width = 0; width < static_cast<int>(by_width.size()); ++width) {
     below += by_width[width];
-    if (2 * below >= std::ssize(nonempty)) return width;
+    if (2 * below >= nonempty) return width;
   }
   return 0;
 }
@@ -197,17 +200,21 @@ PlacementIndex::PlacementIndex(const Problem& problem, GapSearch search)
   const int n = static_cast<int>(problem.buffers.size());
   // Zero-size buffers hold no byte: they are never anyone's obstacle.
   // (step, id) pairs sort without looking buffers up (cache misses at
-  // 10^6 buffers).
-  // Made in order of id, sorted stably by step: ties stay by id.
+  // 10^6 buffers). Both lists are made in one read of the buffers, in order
+  // of id, and sorted stably by step: ties stay by id.
   std::vector<std::pair<Step, BufferId>> keyed;
+  std::vector<std::pair<Step, BufferId>> by_end;
   std::vector<std::pair<Step, BufferId>> scratch;
   auto step_of = [](const std::pair<Step, BufferId>& k) {
     return static_cast<uint64_t>(k.first);  // steps are not negative
   };
   keyed.reserve(n);
+  by_end.reserve(n);
   for (BufferId b = 0; b < n; ++b) {
-    if (problem.buffers[b].size > 0)
-      keyed.emplace_back(problem.buffers[b].lifetime.start, b);
+    const Buffer& buffer = problem.buffers[b];
+    if (buffer.size == 0) continue;
+    keyed.emplace_back(buffer.lifetime.start, b);
+    by_end.emplace_back(buffer.lifetime.end, b);
   }
   RadixSortBy(keyed, scratch, step_of);
   // What the gap index and the work counts need: time slices and ranks.
@@ -221,11 +228,9 @@ PlacementIndex::PlacementIndex(const Problem& problem, GapSearch search)
     start_rank_[keyed[i].second] = i;
     sorted_starts_.push_back(keyed[i].first);
   }
-  keyed.clear();
-  for (BufferId b = 0; b < n; ++b) {
-    if (problem.buffers[b].size > 0)
-      keyed.emplace_back(problem.buffers[b].lifetime.end, b);
-  }
+  keyed.swap(by_end);
+  by_end.clear();
+  by_end.shrink_to_fit();
   RadixSortBy(keyed, scratch, step_of);
   sorted_ends_.reserve(m);
   for (int i = 0; i < m; ++i) {
@@ -276,13 +281,15 @@ PlacementIndex::PlacementIndex(const Problem& problem, GapSearch search)
   // where every buffer fits. Each bucket's room is the number of buffers
   // filed there.
   const int64_t slices = std::max<int64_t>(1, std::ssize(steps_) - 1);
-  bucket_shift0_ = FinestBucketShift(keys_, by_start);
+  bucket_shift0_ = FinestBucketShift(keys_, m);
   int levels = 1;
   while (((slices - 1) >> bucket_shift(levels - 1)) >= kMaxBuckets) ++levels;
   bucket_begins_.resize(levels);
   for (int l = 0; l < levels; ++l)
     bucket_begins_[l].assign(((slices - 1) >> bucket_shift(l)) + 2, 0);
-  for (BufferId b : by_start) {
+  // By id, the keys in order (an empty buffer's are all 0).
+  for (BufferId b = 0; b < n; ++b) {
+    if (keys_[b].last_slice == 0) continue;
     const Filing f = filing(b);
     for (int64_t q = f.first; q <= f.last; ++q)
       ++bucket_begins_[f.level][q + 1];
