@@ -3,6 +3,7 @@
 #include "memplan/problem.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <limits>
 #include <string>
 #include <string_view>
@@ -257,7 +258,37 @@ Bytes NaiveTotal(const Problem& problem) {
 }
 
 Bytes LowerBound(const Problem& problem) {
-  // Ends sort before starts at the same step: lifetimes are half-open.
+  // Events sort by (step, change): at a step the ends come before the starts
+  // (lifetimes are half-open), so the bytes alive there first fall and then
+  // rise, and the most bytes alive are found after some step's last event.
+  // Only each step's total change matters, then. When the steps span little
+  // more than there are events, those totals are summed in an array indexed
+  // by step: at 10^6 buffers several times faster than sorting 2n events.
+  Step first = std::numeric_limits<Step>::max();
+  Step last = std::numeric_limits<Step>::min();
+  for (const Buffer& b : problem.buffers) {
+    first = std::min({first, b.lifetime.start, b.lifetime.end});
+    last = std::max({last, b.lifetime.start, b.lifetime.end});
+  }
+  Bytes live = 0;
+  Bytes best = 0;
+  // Unsigned, the distance between two int64 is exact.
+  const uint64_t span =
+      static_cast<uint64_t>(last) - static_cast<uint64_t>(first);
+  if (!problem.buffers.empty() && span < 4 * problem.buffers.size() + 1024) {
+    std::vector<Bytes> change(span + 1, 0);
+    for (const Buffer& b : problem.buffers) {
+      change[static_cast<uint64_t>(b.lifetime.start) -
+             static_cast<uint64_t>(first)] += b.size;
+      change[static_cast<uint64_t>(b.lifetime.end) -
+             static_cast<uint64_t>(first)] -= b.size;
+    }
+    for (Bytes delta : change) {
+      live += delta;
+      best = std::max(best, live);
+    }
+    return best;
+  }
   std::vector<std::pair<Step, Bytes>> events;
   events.reserve(2 * problem.buffers.size());
   for (const Buffer& b : problem.buffers) {
@@ -265,8 +296,6 @@ Bytes LowerBound(const Problem& problem) {
     events.emplace_back(b.lifetime.end, -b.size);
   }
   std::sort(events.begin(), events.end());
-  Bytes live = 0;
-  Bytes best = 0;
   for (const auto& [step, delta] : events) {
     live += delta;
     best = std::max(best, live);

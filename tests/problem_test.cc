@@ -186,6 +186,40 @@ TEST(NaiveTotalAndLowerBoundTest, MatchStepByStepCounts) {
   }
 }
 
+// Steps far apart are summed by sorting the events, steps close together by
+// step: both give the count of the same problem with its steps spread out.
+TEST(NaiveTotalAndLowerBoundTest, SparseAndDenseStepsAgree) {
+  for (uint64_t seed = 1; seed <= 30; ++seed) {
+    const Problem dense = testing::RandomProblem(seed, {.buffers = 40});
+    for (const Step scale : {Step{1000}, Step{1} << 40}) {
+      Problem sparse = dense;
+      for (Buffer& b : sparse.buffers) {
+        b.lifetime = {scale * b.lifetime.start + 7, scale * b.lifetime.end + 7};
+      }
+      EXPECT_EQ(LowerBound(sparse), LowerBound(dense)) << seed;
+    }
+  }
+  // Touching lifetimes at both ends of the supported steps, with a zero-size
+  // buffer alive throughout.
+  const Problem far{
+      .buffers = {Buffer{.name = "a", .size = 8, .lifetime = {0, 1}},
+                  Buffer{.name = "b", .size = 16, .lifetime = {1, 2}},
+                  Buffer{.name = "z", .size = 0, .lifetime = {0, kMaxStep}},
+                  Buffer{.name = "c",
+                         .size = 4,
+                         .lifetime = {kMaxStep - 2, kMaxStep - 1}},
+                  Buffer{.name = "d",
+                         .size = 4,
+                         .lifetime = {kMaxStep - 2, kMaxStep}}},
+      .pools = {Pool{.name = "p"}}};
+  EXPECT_EQ(LowerBound(far), 16);
+  Problem near = far;
+  near.buffers[2].lifetime = {0, 3};
+  near.buffers[3].lifetime = {1, 3};
+  near.buffers[4].lifetime = {1, 2};
+  EXPECT_EQ(LowerBound(near), 24);
+}
+
 TEST(EffectiveAlignmentTest, TheLargerOfBufferAndPool) {
   Problem p = TwoPools();
   p.buffers[0].alignment = 64;
