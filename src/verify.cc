@@ -122,6 +122,100 @@ absl::Status CheckTensorsInsideBuffers(const Problem& problem,
   return absl::OkStatus();
 }
 
+// The byte ranges of one pool's live buffers, disjoint, by offset. Most
+// plans keep only a few buffers alive in a pool at a time, and a sorted
+// vector of them is several times faster than a B-tree; past kMaxFlat ranges
+// they move to a B-tree, where every operation stays logarithmic (std::map's
+// node per entry is several times slower still), until it empties.
+class LiveRanges {
+ public:
+  // Adds `buffer`'s bytes [offset, end), unless they meet a live range; then
+  // returns the buffer of the range they meet: the first range at or after
+  // `offset` when it starts before `end`, else the range before `offset`.
+  // Returns -1 when added.
+  BufferId Add(Offset offset, Offset end, BufferId buffer) {
+    return tree_.empty() ? Add(flat_, offset, end, buffer)
+                         : Add(tree_, offset, end, buffer);
+  }
+
+  // Removes the range at `offset`, if there is one.
+  void Remove(Offset offset) {
+    if (!tree_.empty()) {
+      tree_.erase(offset);
+      return;
+    }
+    auto it = LowerBound(flat_, offset);
+    if (it != flat_.end() && it->offset == offset) flat_.erase(it);
+  }
+
+ private:
+  // Trivially copyable, so that the vector moves ranges with memmove.
+  struct Range {
+    Offset offset;
+    Offset end;
+    BufferId buffer;
+  };
+  // In the tree an offset keys its range's end and buffer: the smaller the
+  // entries, the more fit a node, and the fewer nodes a search visits.
+  struct EndAndBuffer {
+    Offset end;
+    BufferId buffer;
+  };
+  using Tree = absl::btree_map<Offset, EndAndBuffer>;
+  static constexpr size_t kMaxFlat = 128;
+
+  // The first range at or after `offset`, by a binary search without
+  // branches: which way a search goes is a coin toss, and mispredicted
+  // branches made std::lower_bound the sweep's largest cost.
+  static std::vector<Range>::iterator LowerBound(std::vector<Range>& ranges,
+                                                 Offset offset) {
+    if (ranges.empty()) return ranges.end();
+    const Range* base = ranges.data();
+    for (size_t n = ranges.size(); n > 1; n -= n / 2) {
+      base += (base[n / 2 - 1].offset < offset) * (n / 2);
+    }
+    return ranges.begin() + (base - ranges.data()) + (base->offset < offset);
+  }
+  static Tree::iterator LowerBound(Tree& ranges, Offset offset) {
+    return ranges.lower_bound(offset);
+  }
+  static Range Get(const Range& r) { return r; }
+  static Range Get(const Tree::value_type& entry) {
+    return {entry.first, entry.second.end, entry.second.buffer};
+  }
+  static void Insert(std::vector<Range>& ranges,
+                     std::vector<Range>::iterator next, const Range& r) {
+    ranges.insert(next, r);
+  }
+  static void Insert(Tree& ranges, Tree::iterator next, const Range& r) {
+    ranges.emplace_hint(next, r.offset, EndAndBuffer{r.end, r.buffer});
+  }
+
+  template <typename Ranges>
+  BufferId Add(Ranges& ranges, Offset offset, Offset end, BufferId buffer) {
+    auto next = LowerBound(ranges, offset);
+    if (next != ranges.end() && Get(*next).offset < end) {
+      return Get(*next).buffer;
+    }
+    if (next != ranges.begin() && Get(*std::prev(next)).end > offset) {
+      return Get(*std::prev(next)).buffer;
+    }
+    // A range that ends at or before its offset (a negative size, which
+    // ValidateProblem rejects) may share its offset with a live range; as in
+    // a map, the live one stays.
+    if (next != ranges.end() && Get(*next).offset == offset) return -1;
+    Insert(ranges, next, Range{offset, end, buffer});
+    if (tree_.empty() && flat_.size() > kMaxFlat) {
+      for (const Range& r : flat_) Insert(tree_, tree_.end(), r);
+      flat_.clear();
+    }
+    return -1;
+  }
+
+  std::vector<Range> flat_;  // sorted by offset, while tree_ is empty
+  Tree tree_;
+};
+
 // Sorts records by their step, keeping records with equal steps in their
 // order: a least-significant-digit radix sort on how far each step lies past
 // `first` (at most `span`; unsigned, that distance is exact for any two
@@ -273,30 +367,18 @@ absl::Status VerifyPlan(const Problem& problem, const Plan& plan) {
                                              static_cast<uint64_t>(first_step);
   StableSortByStep(starts, first_step, span);
   StableSortByStep(ends, first_step, span);
-  // Per pool, the live buffers' byte ranges: offset -> (end, buffer). A
-  // B-tree: std::map's node per entry is several times slower here.
-  std::vector<absl::btree_map<Offset, std::pair<Offset, BufferId>>> live(
-      num_pools);
+  std::vector<LiveRanges> live(num_pools);
   auto next_end = ends.begin();
   for (const Start& e : starts) {
     for (; next_end != ends.end() && next_end->step <= e.step; ++next_end) {
-      live[next_end->pool].erase(next_end->offset);
+      live[next_end->pool].Remove(next_end->offset);
     }
-    auto& ranges = live[e.pool];
-    auto collision = [&](BufferId other) {
+    if (const BufferId other = live[e.pool].Add(e.offset, e.end, e.buffer);
+        other != -1) {
       return OverlapError(problem, plan.assignments[assignment_of[other]],
                           plan.assignments[assignment_of[e.buffer]],
                           "are alive at the same time");
-    };
-    auto next = ranges.lower_bound(e.offset);
-    if (next != ranges.end() && next->first < e.end) {
-      return collision(next->second.second);
     }
-    if (next != ranges.begin()) {
-      auto prev = std::prev(next);
-      if (prev->second.first > e.offset) return collision(prev->second.second);
-    }
-    ranges.emplace_hint(next, e.offset, std::make_pair(e.end, e.buffer));
   }
 
   for (const BufferConflict& c : problem.conflicts) {
