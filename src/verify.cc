@@ -1,7 +1,7 @@
 // The verifier. It shares no code with the planners: a sweep over time keeps,
-// per pool, the byte ranges of the live buffers in an ordered map; a new range
+// per pool, the byte ranges of the live buffers ordered by offset; a new range
 // only has to be compared with its two neighbours, because the ranges already
-// in the map are disjoint.
+// kept are disjoint.
 
 #include "memplan/verify.h"
 
