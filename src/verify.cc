@@ -162,19 +162,17 @@ class LiveRanges {
     BufferId buffer;
   };
   using Tree = absl::btree_map<Offset, EndAndBuffer>;
-  static constexpr size_t kMaxFlat = 128;
+  static constexpr size_t kMaxFlat = 64;
 
-  // The first range at or after `offset`, by a binary search without
-  // branches: which way a search goes is a coin toss, and mispredicted
-  // branches made std::lower_bound the sweep's largest cost.
+  // The first range at or after `offset`. Counting the ranges below it has
+  // no branch to mispredict, and over so few ranges beats a binary search,
+  // whose mispredicted branches made std::lower_bound the sweep's largest
+  // cost.
   static std::vector<Range>::iterator LowerBound(std::vector<Range>& ranges,
                                                  Offset offset) {
-    if (ranges.empty()) return ranges.end();
-    const Range* base = ranges.data();
-    for (size_t n = ranges.size(); n > 1; n -= n / 2) {
-      base += (base[n / 2 - 1].offset < offset) * (n / 2);
-    }
-    return ranges.begin() + (base - ranges.data()) + (base->offset < offset);
+    size_t below = 0;
+    for (const Range& r : ranges) below += r.offset < offset;
+    return ranges.begin() + below;
   }
   static Tree::iterator LowerBound(Tree& ranges, Offset offset) {
     return ranges.lower_bound(offset);
