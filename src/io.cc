@@ -21,12 +21,13 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
+#include "absl/hash/hash.h"
 #include "absl/status/status.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_join.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/string_view.h"
 #include "absl/strings/strip.h"
@@ -471,96 +472,110 @@ std::string GraphToJson(const Graph& graph) {
 
 namespace {
 
-// One CSV record: its fields and the line it starts on (1-based). A field
-// views the text, or for a quoted field its unescaped copy in the table.
-struct CsvRecord {
-  std::span<const absl::string_view> fields;  // in CsvTable::fields
-  int line = 0;
-  size_t first = 0;  // the first field's index in CsvTable::fields
-};
-
-struct CsvTable {
-  std::vector<CsvRecord> records;
-  std::vector<absl::string_view> fields;  // every record's, one after another
-  std::deque<std::string> unquoted;  // a deque: views stay valid as it grows
-};
-
 bool IsBlank(char c) { return c != '\n' && absl::ascii_isspace(c); }
 
-// Splits CSV text into records (RFC 4180): a field in double quotes may hold
-// commas, line breaks and doubled quotes. Outside quotes, spaces and tabs
-// around a field and a carriage return before a line break are dropped; blank
-// lines are skipped. Unquoted fields are views of `text`, which must outlive
-// the table: at 10^6 rows, a string per field cost more than the parsing.
-absl::StatusOr<CsvTable> SplitCsv(absl::string_view text) {
-  CsvTable table;
-  CsvRecord record;
-  record.line = 1;
-  int line = 1;
-  bool any = false;  // the record has a comma or a quoted field
+// Reads CSV text (RFC 4180) one record at a time: a field in double quotes
+// may hold commas, line breaks and doubled quotes. Outside quotes, spaces and
+// tabs around a field and a carriage return before a line break are dropped;
+// blank lines are skipped. A record at a time rather than a table of every
+// field: at 10^6 rows, filling the table's memory cost as much as the rest of
+// the parse.
+class CsvReader {
+ public:
+  // `text` must outlive the reader.
+  explicit CsvReader(absl::string_view text) : text_(text) {}
+
+  // Reads the next record; false at the end of the text, or with `*status`
+  // set when a quoted field is malformed.
+  bool Next(absl::Status* status);
+
+  // The record's fields: views of the text, or for a quoted field of its
+  // unescaped copy, valid until the next call.
+  std::span<const absl::string_view> fields() const { return fields_; }
+  // The line the record starts on (1-based).
+  int line() const { return record_line_; }
+
+  // The first malformed quoted field in the rest of the text, if any.
+  absl::Status Rest() {
+    absl::Status status;
+    while (Next(&status)) {
+    }
+    return status;
+  }
+
+ private:
+  absl::string_view text_;
+  size_t pos_ = 0;
+  int line_ = 1;
+  int record_line_ = 0;
+  bool done_ = false;
+  std::vector<absl::string_view> fields_;
+  std::deque<std::string> unquoted_;  // a deque: views stay valid as it grows
+};
+
+bool CsvReader::Next(absl::Status* status) {
+  const absl::string_view text = text_;
   const size_t n = text.size();
-  size_t i = 0;
-  while (true) {
-    size_t k = i;
-    while (k < n && IsBlank(text[k])) ++k;
-    if (k < n && text[k] == '"') {
-      any = true;
-      std::string& value = table.unquoted.emplace_back();
-      for (++k;; ++k) {
-        if (k >= n) {
-          return absl::InvalidArgumentError(absl::StrCat(
-              "CSV line ", record.line, ": a quoted field is not closed"));
-        }
-        if (text[k] == '"') {
-          if (k + 1 < n && text[k + 1] == '"') {
-            value += '"';
-            ++k;
-            continue;
+  while (!done_) {
+    fields_.clear();
+    if (!unquoted_.empty()) unquoted_.clear();
+    record_line_ = line_;
+    bool any = false;  // the record has a comma or a quoted field
+    size_t k = pos_;
+    while (true) {
+      while (k < n && IsBlank(text[k])) ++k;
+      if (k < n && text[k] == '"') {
+        any = true;
+        std::string& value = unquoted_.emplace_back();
+        for (++k;; ++k) {
+          if (k >= n) {
+            done_ = true;
+            *status = absl::InvalidArgumentError(absl::StrCat(
+                "CSV line ", record_line_, ": a quoted field is not closed"));
+            return false;
           }
-          break;
+          if (text[k] == '"') {
+            if (k + 1 < n && text[k + 1] == '"') {
+              value += '"';
+              ++k;
+              continue;
+            }
+            break;
+          }
+          if (text[k] == '\n') ++line_;
+          value += text[k];
         }
-        if (text[k] == '\n') ++line;
-        value += text[k];
+        for (++k; k < n && IsBlank(text[k]);) ++k;
+        if (k < n && text[k] != ',' && text[k] != '\n') {
+          done_ = true;
+          *status = absl::InvalidArgumentError(
+              absl::StrCat("CSV line ", line_, ": text after a quoted field"));
+          return false;
+        }
+        fields_.push_back(value);
+      } else {
+        const size_t begin = k;
+        while (k < n && text[k] != ',' && text[k] != '\n') ++k;
+        size_t end = k;
+        while (end > begin && absl::ascii_isspace(text[end - 1])) --end;
+        fields_.push_back(text.substr(begin, end - begin));
       }
-      for (++k; k < n && IsBlank(text[k]);) ++k;
-      if (k < n && text[k] != ',' && text[k] != '\n') {
-        return absl::InvalidArgumentError(absl::StrCat(
-            "CSV line ", line, ": text after a quoted field"));
+      if (k < n && text[k] == ',') {
+        any = true;
+        ++k;
+        continue;
       }
-      table.fields.push_back(value);
+      break;
+    }
+    if (k >= n) {
+      done_ = true;
     } else {
-      while (k < n && text[k] != ',' && text[k] != '\n') ++k;
-      table.fields.push_back(
-          absl::StripAsciiWhitespace(text.substr(i, k - i)));
+      pos_ = k + 1;  // past the line break
+      ++line_;
     }
-    i = k;
-    if (i < n && text[i] == ',') {
-      any = true;
-      ++i;
-      continue;
-    }
-    if (any || table.fields.size() > record.first + 1 ||
-        !table.fields[record.first].empty()) {
-      table.records.push_back(record);
-    } else {
-      table.fields.resize(record.first);  // a blank line
-    }
-    if (i >= n) break;
-    ++i;  // the line break
-    record = CsvRecord{};
-    record.line = ++line;
-    record.first = table.fields.size();
-    any = false;
+    if (any || !fields_[0].empty()) return true;  // else a blank line
   }
-  // The views, now that the fields no longer move.
-  for (size_t r = 0; r < table.records.size(); ++r) {
-    const size_t end = r + 1 < table.records.size()
-                           ? table.records[r + 1].first
-                           : table.fields.size();
-    table.records[r].fields = {table.fields.data() + table.records[r].first,
-                               end - table.records[r].first};
-  }
-  return table;
+  return false;
 }
 
 // A CSV field as the writer must quote it to read it back.
@@ -578,15 +593,27 @@ std::string CsvField(absl::string_view s) {
   return out;
 }
 
-// An integer as the CSV formats write it: an optional '-' and digits.
+// An integer as the CSV formats write it: an optional '-' and digits, inside
+// int64. By hand rather than absl::SimpleAtoi, which checks again for the
+// signs, spaces and bases the format has no use for: at 10^6 rows that was a
+// tenth of the parse.
 bool ParseCsvInt(absl::string_view s, int64_t* value) {
-  if (s.empty()) return false;
-  const size_t digits = s[0] == '-' ? 1 : 0;
-  if (s.size() == digits) return false;
-  for (size_t i = digits; i < s.size(); ++i) {
-    if (s[i] < '0' || s[i] > '9') return false;
+  const bool negative = !s.empty() && s[0] == '-';
+  const absl::string_view digits = s.substr(negative ? 1 : 0);
+  if (digits.empty()) return false;
+  // The magnitude, unsigned: -2^63 is an int64, 2^63 is none. Up to 18
+  // digits it cannot overflow.
+  const uint64_t max = (uint64_t{1} << 63) - (negative ? 0 : 1);
+  const bool short_enough = digits.size() <= 18;
+  uint64_t magnitude = 0;
+  for (const char c : digits) {
+    const uint64_t digit = static_cast<unsigned char>(c) - uint64_t{'0'};
+    if (digit > 9) return false;
+    if (!short_enough && magnitude > (max - digit) / 10) return false;
+    magnitude = magnitude * 10 + digit;
   }
-  return absl::SimpleAtoi(s, value);
+  *value = static_cast<int64_t>(negative ? 0 - magnitude : magnitude);
+  return true;
 }
 
 bool ValidUtf8(absl::string_view s) {
@@ -626,27 +653,83 @@ bool ValidUtf8(absl::string_view s) {
   return true;
 }
 
+// The index of the first of `buffers` whose name repeats an earlier one's, or
+// -1. `hashes[i]` is the hash of buffers[i]'s name. An open-addressing table
+// of (hash, index) rather than a set of names: a probe compares names only on
+// equal hashes, so it reads the table and not the names, and the next rows'
+// slots can be fetched ahead.
+int64_t FirstRepeatedName(std::span<const Buffer> buffers,
+                          std::span<const uint64_t> hashes) {
+  size_t slots = 16;
+  while (slots < 2 * buffers.size()) slots *= 2;
+  const size_t mask = slots - 1;
+  // A slot holds the hash's upper half and the index + 1; 0 is empty.
+  std::vector<uint64_t> table(slots, 0);
+  constexpr size_t kAhead = 16;
+  for (size_t i = 0; i < buffers.size(); ++i) {
+    if (i + kAhead < buffers.size()) {
+      __builtin_prefetch(&table[hashes[i + kAhead] & mask]);
+    }
+    const uint64_t tag = hashes[i] >> 32;
+    for (size_t s = hashes[i] & mask;; s = (s + 1) & mask) {
+      const uint64_t slot = table[s];
+      if (slot == 0) {
+        table[s] = tag << 32 | (i + 1);
+        break;
+      }
+      if (slot >> 32 == tag &&
+          buffers[(slot & 0xFFFFFFFF) - 1].name == buffers[i].name) {
+        return static_cast<int64_t>(i);
+      }
+    }
+  }
+  return -1;
+}
+
 enum class CsvColumn { kId, kLower, kUpper, kSize, kOffset, kPool };
 
 }  // namespace
 
 absl::StatusOr<BufferCsv> ParseBufferCsv(std::string_view std_text) {
   const absl::string_view text(std_text.data(), std_text.size());
-  MEMPLAN_ASSIGN_OR_RETURN(const CsvTable table, SplitCsv(text));
-  const std::vector<CsvRecord>& records = table.records;
-  if (records.empty()) {
+  CsvReader reader(text);
+  absl::Status status;
+  if (!reader.Next(&status)) {
+    MEMPLAN_RETURN_IF_ERROR(status);
     return absl::InvalidArgumentError(
         "the CSV is empty (expected a header id,lower,upper,size)");
   }
+  BufferCsv csv;
+  std::vector<Buffer>& buffers = csv.problem.buffers;
+  // Each buffer's hash of its name, for FirstRepeatedName.
+  std::vector<uint64_t> hashes;
+  // The errors come in the order of a check of the whole text's quoting
+  // first, then of the rows one by one, each row's id checked for a repeat
+  // after its emptiness and encoding; the rows are read once, so an error
+  // found in a row first looks for an earlier one. `checked` buffers have had
+  // their ids checked for a repeat.
+  auto fail = [&](absl::Status error, size_t checked) -> absl::Status {
+    MEMPLAN_RETURN_IF_ERROR(reader.Rest());
+    const int64_t repeat = FirstRepeatedName(std::span(buffers).first(checked),
+                                             std::span(hashes).first(checked));
+    if (repeat < 0) return error;
+    CsvReader again(text);
+    absl::Status ignored;
+    for (int64_t r = 0; r <= repeat + 1; ++r) again.Next(&ignored);
+    return absl::InvalidArgumentError(
+        absl::StrCat("CSV line ", again.line(), ": buffer id \"",
+                     buffers[repeat].name, "\" appears twice"));
+  };
+
   // The header names the columns, in any order, each once.
-  const CsvRecord& header = records[0];
-  const std::string header_where = absl::StrCat("CSV line ", header.line);
+  const std::span<const absl::string_view> header = reader.fields();
+  const std::string header_where = absl::StrCat("CSV line ", reader.line());
   int col[6] = {-1, -1, -1, -1, -1, -1};
   std::vector<std::string> names;
   bool lower_upper = false;
   bool start_end = false;  // start/end: MiniMalloc reads end as inclusive
-  for (int c = 0; c < static_cast<int>(header.fields.size()); ++c) {
-    const std::string name = absl::AsciiStrToLower(header.fields[c]);
+  for (int c = 0; c < static_cast<int>(header.size()); ++c) {
+    const std::string name = absl::AsciiStrToLower(header[c]);
     CsvColumn column;
     if (name == "id" || name == "buffer") {
       column = CsvColumn::kId;
@@ -661,25 +744,29 @@ absl::StatusOr<BufferCsv> ParseBufferCsv(std::string_view std_text) {
     } else if (name == "pool") {
       column = CsvColumn::kPool;
     } else {
-      return absl::InvalidArgumentError(absl::StrCat(
-          header_where, ": unknown column \"", header.fields[c],
-          "\" (expected id,lower,upper,size[,offset][,pool])"));
+      return fail(absl::InvalidArgumentError(absl::StrCat(
+                      header_where, ": unknown column \"", header[c],
+                      "\" (expected id,lower,upper,size[,offset][,pool])")),
+                  0);
     }
     (name == "start" || name == "end" ? start_end : lower_upper) |=
         column == CsvColumn::kLower || column == CsvColumn::kUpper;
     int& slot = col[static_cast<int>(column)];
     if (slot >= 0) {
-      return absl::InvalidArgumentError(
-          absl::StrCat(header_where, ": column \"", header.fields[c],
-                       "\" repeats column \"", header.fields[slot], "\""));
+      return fail(absl::InvalidArgumentError(
+                      absl::StrCat(header_where, ": column \"", header[c],
+                                   "\" repeats column \"", header[slot], "\"")),
+                  0);
     }
     slot = c;
     names.push_back(name);
   }
   if (start_end && lower_upper) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        header_where, ": use lower,upper (half-open) or start,end "
-                      "(closed), not a mix"));
+    return fail(absl::InvalidArgumentError(
+                    absl::StrCat(header_where,
+                                 ": use lower,upper (half-open) or start,end "
+                                 "(closed), not a mix")),
+                0);
   }
   const int col_id = col[static_cast<int>(CsvColumn::kId)];
   const int col_lower = col[static_cast<int>(CsvColumn::kLower)];
@@ -688,111 +775,134 @@ absl::StatusOr<BufferCsv> ParseBufferCsv(std::string_view std_text) {
   const int col_offset = col[static_cast<int>(CsvColumn::kOffset)];
   const int col_pool = col[static_cast<int>(CsvColumn::kPool)];
   if (col_id < 0 || col_lower < 0 || col_upper < 0 || col_size < 0) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        header_where,
-        ": the header must name the columns id, lower, upper and size"));
+    return fail(
+        absl::InvalidArgumentError(absl::StrCat(
+            header_where,
+            ": the header must name the columns id, lower, upper and size")),
+        0);
   }
   if (col_pool >= 0 && col_offset < 0) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        header_where, ": a pool column belongs to a plan, with an offset"));
+    return fail(
+        absl::InvalidArgumentError(absl::StrCat(
+            header_where, ": a pool column belongs to a plan, with an offset")),
+        0);
   }
 
-  BufferCsv csv;
   csv.pool_column = col_pool >= 0;
   if (col_pool < 0) {
     csv.problem.pools.push_back(
         Pool{.name = "default", .capacity = 0, .alignment = 1});
   }
   absl::flat_hash_map<std::string, PoolId> pool_index;
-  // Views of the ids in `records`, which outlive the set.
-  absl::flat_hash_set<absl::string_view> seen;
-  seen.reserve(records.size());
-  csv.problem.buffers.reserve(records.size() - 1);
   std::vector<Assignment> assignments;
-  const size_t num_columns = header.fields.size();
-  for (size_t r = 1; r < records.size(); ++r) {
-    const CsvRecord& row = records[r];
+  const size_t num_columns = names.size();
+  // A row that parses has a character in each field, a comma between them
+  // and a line break after all but the last: this many rows at most, and
+  // usually about as many, as every line is one.
+  const size_t max_rows =
+      std::min<size_t>(std::count(text.begin(), text.end(), '\n'),
+                       (text.size() + 1) / (2 * num_columns));
+  buffers.reserve(max_rows);
+  hashes.reserve(max_rows);
+  if (col_offset >= 0) assignments.reserve(max_rows);
+  while (reader.Next(&status)) {
+    const std::span<const absl::string_view> row = reader.fields();
     // Made only for an error: building it for every row costs more than
     // the row.
-    auto where = [&row] { return absl::StrCat("CSV line ", row.line); };
-    if (row.fields.size() != num_columns) {
-      return absl::InvalidArgumentError(
-          absl::StrCat(where(), ": ", row.fields.size(), " fields, the header has ",
-                       num_columns));
+    auto where = [&reader] { return absl::StrCat("CSV line ", reader.line()); };
+    if (row.size() != num_columns) {
+      return fail(absl::InvalidArgumentError(
+                      absl::StrCat(where(), ": ", row.size(),
+                                   " fields, the header has ", num_columns)),
+                  buffers.size());
     }
-    auto number = [&](int c) -> absl::StatusOr<int64_t> {
-      int64_t value = 0;
-      if (!ParseCsvInt(row.fields[c], &value)) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            where(), ", column ", c + 1, " (\"", names[c], "\"): \"",
-            row.fields[c],
-            "\" is not an integer (digits with an optional '-') or overflows "
-            "int64"));
-      }
-      return value;
-    };
-    Buffer buffer;
-    buffer.name = std::string(row.fields[col_id]);
-    if (buffer.name.empty())
-      return absl::InvalidArgumentError(where() + ": empty id");
-    if (!ValidUtf8(buffer.name)) {
-      return absl::InvalidArgumentError(
-          absl::StrCat(where(), ": the id is not valid UTF-8"));
+    const absl::string_view id = row[col_id];
+    if (id.empty()) {
+      return fail(absl::InvalidArgumentError(where() + ": empty id"),
+                  buffers.size());
     }
-    if (!seen.insert(absl::string_view(row.fields[col_id])).second) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          where(), ": buffer id \"", buffer.name, "\" appears twice"));
+    if (!ValidUtf8(id)) {
+      return fail(absl::InvalidArgumentError(
+                      absl::StrCat(where(), ": the id is not valid UTF-8")),
+                  buffers.size());
     }
+    Buffer& buffer = buffers.emplace_back();
+    buffer.name.assign(id.data(), id.size());
+    hashes.push_back(absl::Hash<absl::string_view>{}(id));
     buffer.tensors = {buffer.name};
-    MEMPLAN_ASSIGN_OR_RETURN(buffer.lifetime.start, number(col_lower));
-    MEMPLAN_ASSIGN_OR_RETURN(buffer.lifetime.end, number(col_upper));
-    MEMPLAN_ASSIGN_OR_RETURN(buffer.size, number(col_size));
+    // This row's id counts among the checked from here on.
+    auto row_error = [&](absl::Status error) {
+      return fail(std::move(error), buffers.size());
+    };
+    auto not_integer = [&](int c) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          where(), ", column ", c + 1, " (\"", names[c], "\"): \"", row[c],
+          "\" is not an integer (digits with an optional '-') or overflows "
+          "int64"));
+    };
+    if (!ParseCsvInt(row[col_lower], &buffer.lifetime.start)) {
+      return row_error(not_integer(col_lower));
+    }
+    if (!ParseCsvInt(row[col_upper], &buffer.lifetime.end)) {
+      return row_error(not_integer(col_upper));
+    }
+    if (!ParseCsvInt(row[col_size], &buffer.size)) {
+      return row_error(not_integer(col_size));
+    }
     if (buffer.lifetime.start < 0) {
-      return absl::InvalidArgumentError(
-          absl::StrCat(where(), ": buffer \"", buffer.name, "\" has a negative ",
-                       names[col_lower], " ", buffer.lifetime.start));
+      return row_error(absl::InvalidArgumentError(absl::StrCat(
+          where(), ": buffer \"", buffer.name, "\" has a negative ",
+          names[col_lower], " ", buffer.lifetime.start)));
     }
     if (start_end) {
       if (buffer.lifetime.end >= kMaxStep) {
-        return absl::InvalidArgumentError(
+        return row_error(absl::InvalidArgumentError(
             absl::StrCat(where(), ": end ", buffer.lifetime.end,
-                         " is beyond the largest supported step ", kMaxStep));
+                         " is beyond the largest supported step ", kMaxStep)));
       }
       ++buffer.lifetime.end;  // closed [start, end] is half-open [start, end+1)
     }
     if (buffer.lifetime.start >= buffer.lifetime.end) {
-      return absl::InvalidArgumentError(absl::StrCat(
+      return row_error(absl::InvalidArgumentError(absl::StrCat(
           where(), ": buffer \"", buffer.name, "\" has ", names[col_lower], " ",
           buffer.lifetime.start, start_end ? " > " : " >= ", names[col_upper],
-          " ", buffer.lifetime.end - (start_end ? 1 : 0)));
+          " ", buffer.lifetime.end - (start_end ? 1 : 0))));
     }
     if (buffer.size < 0) {
-      return absl::InvalidArgumentError(
+      return row_error(absl::InvalidArgumentError(
           absl::StrCat(where(), ": buffer \"", buffer.name,
-                       "\" has a negative size ", buffer.size));
+                       "\" has a negative size ", buffer.size)));
     }
     if (col_offset >= 0) {
-      Assignment a{.buffer = static_cast<BufferId>(csv.problem.buffers.size())};
-      MEMPLAN_ASSIGN_OR_RETURN(a.offset, number(col_offset));
+      Assignment a{.buffer = static_cast<BufferId>(buffers.size() - 1)};
+      if (!ParseCsvInt(row[col_offset], &a.offset)) {
+        return row_error(not_integer(col_offset));
+      }
       if (col_pool >= 0) {
-        const std::string pool(row.fields[col_pool]);
+        const absl::string_view pool = row[col_pool];
         if (pool.empty() || !ValidUtf8(pool)) {
-          return absl::InvalidArgumentError(absl::StrCat(
-              where(), ": the pool is empty or not valid UTF-8"));
+          return row_error(absl::InvalidArgumentError(
+              absl::StrCat(where(), ": the pool is empty or not valid UTF-8")));
         }
-        auto [it, added] = pool_index.emplace(
-            pool, static_cast<PoolId>(csv.problem.pools.size()));
-        if (added) csv.problem.pools.push_back(Pool{.name = pool});
+        auto it = pool_index.find(pool);
+        if (it == pool_index.end()) {
+          it = pool_index
+                   .emplace(std::string(pool),
+                            static_cast<PoolId>(csv.problem.pools.size()))
+                   .first;
+          csv.problem.pools.push_back(Pool{.name = std::string(pool)});
+        }
         a.pool = it->second;
       }
       assignments.push_back(a);
     }
-    csv.problem.buffers.push_back(std::move(buffer));
   }
+  MEMPLAN_RETURN_IF_ERROR(status);
   if (csv.problem.pools.empty()) {  // a pool column and no rows
     csv.problem.pools.push_back(
         Pool{.name = "default", .capacity = 0, .alignment = 1});
   }
+  MEMPLAN_RETURN_IF_ERROR(fail(absl::OkStatus(), buffers.size()));
   MEMPLAN_RETURN_IF_ERROR(ValidateProblem(csv.problem));
   if (col_offset >= 0) {
     Plan plan;

@@ -2,9 +2,13 @@
 
 #include "memplan/io.h"
 
+#include <cstdint>
 #include <cstdio>
+#include <limits>
 #include <string>
+#include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "memplan/memplan.h"
@@ -169,6 +173,102 @@ TEST(BufferCsvTest, ErrorsNameTheLine) {
   EXPECT_THAT(ErrorOf(ParseBufferCsv("id,begin,upper,size\n").status()),
               HasSubstr("unknown column \"begin\""));
   EXPECT_THAT(ErrorOf(ParseBufferCsv("").status()), HasSubstr("empty"));
+}
+
+// The rows are read once, but the errors come as if the whole text were
+// checked in order: quoting first, then row by row, a row's id checked for a
+// repeat after its field count, emptiness and encoding and before its numbers.
+TEST(BufferCsvTest, TheFirstErrorInTheTextIsReported) {
+  const std::string head = "id,lower,upper,size\n";
+  // An error in an earlier row wins over a repeated id.
+  EXPECT_THAT(
+      ErrorOf(ParseBufferCsv(head + "7,0,1,4\n8,1,1,4\n7,1,2,4\n").status()),
+      HasSubstr("CSV line 3: buffer \"8\" has lower 1 >= upper 1"));
+  // A repeated id wins over an error later in its row or after it.
+  EXPECT_THAT(ErrorOf(ParseBufferCsv(head + "7,0,1,4\n7,1,2,x\n").status()),
+              HasSubstr("CSV line 3: buffer id \"7\" appears twice"));
+  EXPECT_THAT(
+      ErrorOf(ParseBufferCsv(head + "7,0,1,4\n7,1,2,4\n8,0\n").status()),
+      HasSubstr("CSV line 3: buffer id \"7\" appears twice"));
+  EXPECT_THAT(ErrorOf(ParseBufferCsv(head + "a,0,1,4\nb,0,1,4\nb,0,1,4\n"
+                                            "a,0,1,4\n")
+                          .status()),
+              HasSubstr("CSV line 4: buffer id \"b\" appears twice"));
+  // The repeat's row counts its lines, quoted line breaks included.
+  EXPECT_THAT(
+      ErrorOf(
+          ParseBufferCsv(head + "\"x\ny\",0,1,4\n\n\"x\ny\",0,1,4\n").status()),
+      HasSubstr("CSV line 5: buffer id \"x\ny\" appears twice"));
+  // A row's field count, empty id or encoding come before its repeat check.
+  EXPECT_THAT(ErrorOf(ParseBufferCsv(head + "7,0,1,4\n7,1\n").status()),
+              HasSubstr("CSV line 3: 2 fields, the header has 4"));
+  EXPECT_THAT(
+      ErrorOf(ParseBufferCsv(head + "\"\",0,1,4\n\"\",0,1,4\n").status()),
+      HasSubstr("CSV line 2: empty id"));
+  // Malformed quoting anywhere wins over every other error.
+  EXPECT_THAT(
+      ErrorOf(ParseBufferCsv(head + "0,0,1,x\n7,0,1,4\n7,0,1,4\n\"open\n")
+                  .status()),
+      HasSubstr("CSV line 5: a quoted field is not closed"));
+  EXPECT_THAT(
+      ErrorOf(ParseBufferCsv("id,lower,upper,sise\n\"a\"b,0,1,4\n").status()),
+      HasSubstr("CSV line 2: text after a quoted field"));
+  // The problem's own checks come after every row's.
+  EXPECT_THAT(ErrorOf(ParseBufferCsv(head + "a,0,1,4611686018427387904\n"
+                                            "b,0,1,x\n")
+                          .status()),
+              HasSubstr("CSV line 3, column 4"));
+  EXPECT_THAT(ErrorOf(ParseBufferCsv(head + "a,0,1,4611686018427387904\n"
+                                            "a,0,1,4\n")
+                          .status()),
+              HasSubstr("CSV line 3: buffer id \"a\" appears twice"));
+  EXPECT_THAT(
+      ErrorOf(ParseBufferCsv(head + "a,0,1,4611686018427387904\n").status()),
+      HasSubstr("the sizes of the buffers exceed the largest supported arena"));
+}
+
+TEST(BufferCsvTest, IntegersFillInt64AndNoMore) {
+  const std::string head = "id,lower,upper,size,offset\n";
+  absl::StatusOr<BufferCsv> csv =
+      ParseBufferCsv(head +
+                     "a,0,4611686018427387904,00000000000000000000000000004,"
+                     "9223372036854775807\nb,0,1,0,-9223372036854775808\n");
+  ASSERT_TRUE(csv.ok()) << csv.status();
+  EXPECT_EQ(csv->problem.buffers[0].lifetime.end, int64_t{1} << 62);
+  EXPECT_EQ(csv->problem.buffers[0].size, 4);
+  EXPECT_EQ(csv->plan->assignments[0].offset,
+            std::numeric_limits<int64_t>::max());
+  EXPECT_EQ(csv->plan->assignments[1].offset,
+            std::numeric_limits<int64_t>::min());
+  for (const char* bad :
+       {"9223372036854775808", "-9223372036854775809", "18446744073709551616",
+        "99999999999999999999", "-", "--1", "1-", ""}) {
+    EXPECT_THAT(
+        ErrorOf(ParseBufferCsv(head + "a,0,1,4," + bad + "\n").status()),
+        HasSubstr(absl::StrCat("CSV line 2, column 5 (\"offset\"): \"", bad,
+                               "\" is not an integer")))
+        << bad;
+  }
+  EXPECT_THAT(ErrorOf(ParseBufferCsv(
+                          "id,lower,upper,size\na,-9223372036854775808,1,4\n")
+                          .status()),
+              HasSubstr("has a negative lower -9223372036854775808"));
+}
+
+TEST(BufferCsvTest, QuotedFieldsBlankLinesAndSpaces) {
+  absl::StatusOr<BufferCsv> csv = ParseBufferCsv(
+      "\n \"id\" ,lower,upper,size\r\n\r\n \"a,\"\"b\"\"\nc\" , 0 ,\"1\",4\r\n"
+      "\t\n  d e  ,1,2,\"8\"");
+  ASSERT_TRUE(csv.ok()) << csv.status();
+  ASSERT_EQ(csv->problem.buffers.size(), 2);
+  EXPECT_EQ(csv->problem.buffers[0].name, "a,\"b\"\nc");
+  EXPECT_EQ(csv->problem.buffers[0].tensors,
+            std::vector<std::string>{"a,\"b\"\nc"});
+  EXPECT_EQ(csv->problem.buffers[0].lifetime, (Lifetime{0, 1}));
+  EXPECT_EQ(csv->problem.buffers[1].name, "d e");
+  EXPECT_EQ(csv->problem.buffers[1].size, 8);
+  EXPECT_EQ(BufferCsvText(csv->problem),
+            "id,lower,upper,size\n\"a,\"\"b\"\"\nc\",0,1,4\nd e,1,2,8\n");
 }
 
 TEST(PlanJsonTest, RoundTripsAPlan) {
