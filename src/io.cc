@@ -9,6 +9,7 @@
 #include <zlib.h>
 
 #include <algorithm>
+#include <charconv>
 #include <cstdint>
 #include <deque>
 #include <fstream>
@@ -578,19 +579,24 @@ bool CsvReader::Next(absl::Status* status) {
   return false;
 }
 
-// A CSV field as the writer must quote it to read it back.
-std::string CsvField(absl::string_view s) {
-  const bool plain =
-      !s.empty() && s.find_first_of(",\"\r\n") == absl::string_view::npos &&
-      absl::StripAsciiWhitespace(s).size() == s.size();
-  if (plain) return std::string(s);
-  std::string out = "\"";
-  for (char c : s) {
-    if (c == '"') out += '"';
-    out += c;
+// Appends `s` as a CSV field, quoted where the reader would not give it back
+// as it is.
+void AppendCsvField(absl::string_view s, std::string* out) {
+  bool plain = !s.empty() && !absl::ascii_isspace(s.front()) &&
+               !absl::ascii_isspace(s.back());
+  for (size_t i = 0; plain && i < s.size(); ++i) {
+    plain = s[i] != ',' && s[i] != '"' && s[i] != '\r' && s[i] != '\n';
   }
-  out += '"';
-  return out;
+  if (plain) {
+    out->append(s.data(), s.size());
+    return;
+  }
+  *out += '"';
+  for (char c : s) {
+    if (c == '"') *out += '"';
+    *out += c;
+  }
+  *out += '"';
 }
 
 // An integer as the CSV formats write it: an optional '-' and digits, inside
@@ -958,11 +964,18 @@ absl::StatusOr<Plan> ParsePlanCsv(std::string_view text,
 }
 
 std::string BufferCsvText(const Problem& problem, const Plan* plan) {
-  std::vector<const Assignment*> placed(problem.buffers.size(), nullptr);
-  if (plan != nullptr) {
+  const size_t n = problem.buffers.size();
+  // Planners emit the assignments in buffer order; only another order needs
+  // an index of them.
+  bool in_order = plan != nullptr && plan->assignments.size() == n;
+  for (size_t b = 0; in_order && b < n; ++b) {
+    in_order = plan->assignments[b].buffer == static_cast<BufferId>(b);
+  }
+  std::vector<const Assignment*> placed;
+  if (plan != nullptr && !in_order) {
+    placed.assign(n, nullptr);
     for (const Assignment& a : plan->assignments) {
-      if (a.buffer >= 0 &&
-          a.buffer < static_cast<BufferId>(problem.buffers.size())) {
+      if (a.buffer >= 0 && a.buffer < static_cast<BufferId>(n)) {
         placed[a.buffer] = &a;
       }
     }
@@ -972,23 +985,42 @@ std::string BufferCsvText(const Problem& problem, const Plan* plan) {
   std::string out = plan == nullptr ? "id,lower,upper,size\n"
                     : pools         ? "id,lower,upper,size,offset,pool\n"
                                     : "id,lower,upper,size,offset\n";
-  for (size_t b = 0; b < problem.buffers.size(); ++b) {
+  // Enough for short ids and numbers; the string grows past it if need be.
+  out.reserve(out.size() + n * 64);
+  // A row's numbers are formatted into `line` and appended at once: the
+  // pieces one by one, through a temporary per row, took twice as long.
+  constexpr int kIntChars = 20;  // -9223372036854775808
+  char line[4 * (1 + kIntChars) + 1];
+  for (size_t b = 0; b < n; ++b) {
     const Buffer& buffer = problem.buffers[b];
-    absl::StrAppend(&out, CsvField(buffer.name), ",", buffer.lifetime.start,
-                    ",", buffer.lifetime.end, ",", buffer.size);
+    AppendCsvField(buffer.name, &out);
+    char* p = line;
+    auto number = [&p](int64_t value) {
+      *p++ = ',';
+      p = std::to_chars(p, p + kIntChars, value).ptr;
+    };
+    number(buffer.lifetime.start);
+    number(buffer.lifetime.end);
+    number(buffer.size);
+    const Assignment* a = nullptr;
     if (plan != nullptr) {
-      const Assignment* a = placed[b];
-      absl::StrAppend(&out, ",", a != nullptr ? a->offset : 0);
-      if (pools) {
-        const PoolId p = a != nullptr ? a->pool : 0;
-        absl::StrAppend(
-            &out, ",",
-            CsvField(p >= 0 && p < static_cast<PoolId>(problem.pools.size())
-                         ? problem.pools[p].name
-                         : ""));
-      }
+      a = in_order ? &plan->assignments[b] : placed[b];
+      number(a != nullptr ? a->offset : 0);
     }
-    out += '\n';
+    if (pools) {
+      *p++ = ',';
+      out.append(line, p - line);
+      const PoolId pool = a != nullptr ? a->pool : 0;
+      AppendCsvField(
+          pool >= 0 && pool < static_cast<PoolId>(problem.pools.size())
+              ? problem.pools[pool].name
+              : "",
+          &out);
+      out += '\n';
+    } else {
+      *p++ = '\n';
+      out.append(line, p - line);
+    }
   }
   return out;
 }

@@ -269,6 +269,43 @@ TEST(BufferCsvTest, QuotedFieldsBlankLinesAndSpaces) {
   EXPECT_EQ(csv->problem.buffers[1].size, 8);
   EXPECT_EQ(BufferCsvText(csv->problem),
             "id,lower,upper,size\n\"a,\"\"b\"\"\nc\",0,1,4\nd e,1,2,8\n");
+  // A field that would lose its spaces, or is empty, is quoted.
+  Problem spaced{
+      .buffers = {Buffer{.name = " x\t", .size = 4, .lifetime = {0, 1}},
+                  Buffer{.name = "y\r", .size = 4, .lifetime = {0, 1}},
+                  Buffer{.name = "", .size = 4, .lifetime = {0, 1}}},
+      .pools = {Pool{.name = "default"}}};
+  EXPECT_EQ(BufferCsvText(spaced),
+            "id,lower,upper,size\n\" x\t\",0,1,4\n\"y\r\",0,1,4\n\"\",0,1,4\n");
+}
+
+TEST(BufferCsvTest, APlanInAnyOrderIsWrittenInBufferOrder) {
+  Problem problem{
+      .buffers = {Buffer{.name = "a", .size = 8, .lifetime = {0, 2}},
+                  Buffer{.name = "b", .size = 4, .lifetime = {1, 3}},
+                  Buffer{.name = "c", .size = 8, .lifetime = {2, 4}}},
+      .pools = {Pool{.name = "fast"}, Pool{.name = "slow, big"}}};
+  Plan plan;
+  plan.assignments = {{.buffer = 2, .pool = 1, .offset = 16},
+                      {.buffer = 0, .pool = 0, .offset = -9}};
+  EXPECT_EQ(BufferCsvText(problem, &plan),
+            "id,lower,upper,size,offset,pool\na,0,2,8,-9,fast\n"
+            "b,1,3,4,0,fast\nc,2,4,8,16,\"slow, big\"\n");
+  // One per buffer but out of order: the last of a buffer's wins, and a pool
+  // that does not exist is written empty.
+  plan.assignments = {{.buffer = 1, .pool = 5, .offset = 4},
+                      {.buffer = 0, .pool = 1, .offset = 1},
+                      {.buffer = 0, .pool = 0, .offset = 2}};
+  EXPECT_EQ(BufferCsvText(problem, &plan),
+            "id,lower,upper,size,offset,pool\na,0,2,8,2,fast\n"
+            "b,1,3,4,4,\"\"\nc,2,4,8,0,fast\n");
+  problem.pools.pop_back();
+  plan.assignments = {{.buffer = 0, .offset = 0},
+                      {.buffer = 1, .offset = 8},
+                      {.buffer = 2, .offset = 9223372036854775807}};
+  EXPECT_EQ(BufferCsvText(problem, &plan),
+            "id,lower,upper,size,offset\na,0,2,8,0\nb,1,3,4,8\n"
+            "c,2,4,8,9223372036854775807\n");
 }
 
 TEST(PlanJsonTest, RoundTripsAPlan) {
