@@ -355,6 +355,34 @@ TEST(LoadInputTest, MissingFilesAndUnknownTypes) {
       HasSubstr("unknown input type"));
 }
 
+TEST(LoadInputTest, ACsvInputTakesTheOptionsAlignmentAndPools) {
+  const std::string path = TempPath("aligned.csv");
+  // Within the arena as they are; beyond it once both round up to 16.
+  ASSERT_TRUE(WriteFile(path,
+                        "id,lower,upper,size\na,0,1,5\n"
+                        "b,0,2,4611686018427387888\n")
+                  .ok());
+  absl::StatusOr<LoadedInput> plain = LoadInput(path, {.capacity = 100});
+  ASSERT_TRUE(plain.ok()) << plain.status();
+  EXPECT_EQ(plain->problem.buffers[0].size, 5);
+  EXPECT_EQ(plain->problem.buffers[0].alignment, 1);
+  EXPECT_EQ(plain->problem.buffers[0].tensors, std::vector<std::string>{"a"});
+  ASSERT_EQ(plain->problem.pools.size(), 1);
+  EXPECT_EQ(plain->problem.pools[0],
+            (Pool{.name = "default", .capacity = 100, .alignment = 1}));
+  EXPECT_THAT(ErrorOf(LoadInput(path, {.alignment = 16}).status()),
+              HasSubstr("the sizes of the buffers exceed the largest "
+                        "supported arena"));
+  absl::StatusOr<LoadedInput> aligned = LoadInput(path, {.alignment = 4});
+  ASSERT_TRUE(aligned.ok()) << aligned.status();
+  EXPECT_EQ(aligned->problem.buffers[0].size, 8);
+  EXPECT_EQ(aligned->problem.buffers[0].alignment, 4);
+  EXPECT_EQ(aligned->content_hash, plain->content_hash);
+  EXPECT_THAT(ErrorOf(LoadInput(path, {.alignment = 3}).status()),
+              HasSubstr("alignment 3 is not a power of two"));
+  std::remove(path.c_str());
+}
+
 TEST(RegistryTest, UnknownPlannerIsNotFoundListingValidNames) {
   absl::StatusOr<std::unique_ptr<Planner>> planner = CreatePlanner("magic");
   ASSERT_FALSE(planner.ok());
