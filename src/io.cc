@@ -604,20 +604,34 @@ void AppendCsvField(absl::string_view s, std::string* out) {
 // int64. By hand rather than absl::SimpleAtoi, which checks again for the
 // signs, spaces and bases the format has no use for: at 10^6 rows that was a
 // tenth of the parse.
-bool ParseCsvInt(absl::string_view s, int64_t* value) {
+inline bool ParseCsvInt(absl::string_view s, int64_t* value) {
   const bool negative = !s.empty() && s[0] == '-';
-  const absl::string_view digits = s.substr(negative ? 1 : 0);
-  if (digits.empty()) return false;
-  // The magnitude, unsigned: -2^63 is an int64, 2^63 is none. Up to 18
-  // digits it cannot overflow.
-  const uint64_t max = (uint64_t{1} << 63) - (negative ? 0 : 1);
-  const bool short_enough = digits.size() <= 18;
-  uint64_t magnitude = 0;
-  for (const char c : digits) {
-    const uint64_t digit = static_cast<unsigned char>(c) - uint64_t{'0'};
-    if (digit > 9) return false;
-    if (!short_enough && magnitude > (max - digit) / 10) return false;
-    magnitude = magnitude * 10 + digit;
+  const char* p = s.data() + (negative ? 1 : 0);
+  const char* const end = s.data() + s.size();
+  if (p == end) return false;
+  uint64_t magnitude = 0;  // unsigned: -2^63 is an int64, 2^63 is none
+  if (end - p <= 18) {
+    // No overflow this short. Two digits a step halve the chain of
+    // multiplications: 3 * 10^6 numbers took 11 ms instead of 21.
+    if ((end - p) % 2 != 0) {
+      const uint64_t digit = static_cast<unsigned char>(*p++) - uint64_t{'0'};
+      if (digit > 9) return false;
+      magnitude = digit;
+    }
+    for (; p < end; p += 2) {
+      const uint64_t high = static_cast<unsigned char>(p[0]) - uint64_t{'0'};
+      const uint64_t low = static_cast<unsigned char>(p[1]) - uint64_t{'0'};
+      if ((high > 9) | (low > 9)) return false;
+      magnitude = magnitude * 100 + high * 10 + low;
+    }
+  } else {
+    const uint64_t max = (uint64_t{1} << 63) - (negative ? 0 : 1);
+    for (; p < end; ++p) {
+      const uint64_t digit = static_cast<unsigned char>(*p) - uint64_t{'0'};
+      if (digit > 9) return false;
+      if (magnitude > (max - digit) / 10) return false;
+      magnitude = magnitude * 10 + digit;
+    }
   }
   *value = static_cast<int64_t>(negative ? 0 - magnitude : magnitude);
   return true;
