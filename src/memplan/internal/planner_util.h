@@ -93,8 +93,10 @@ absl::Status TimeForSetUp(const Budget& budget, const Problem& problem,
 
 // What placement's set-up (the PlacementIndex and the sorted order, and on
 // dense problems the gap index its first search makes) costs per buffer on
-// a typical core: at 10^6 dense training-like buffers about 0.45 us for the
-// index and the order and 0.11 us for the gap index (bench/NOTES.md).
+// a typical core: at 10^6 dense training-like buffers about 0.2 us for the
+// index and the order and 0.11 us for the gap index, at 10^6 random
+// intervals 0.27 us for the index and the order (bench/NOTES.md). The
+// margin is kept from when the index and the order took 0.45 us.
 inline constexpr absl::Duration kPlacementSetUpPerBuffer =
     absl::Nanoseconds(600);
 
