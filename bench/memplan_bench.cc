@@ -46,6 +46,11 @@
 //   BM_target_best_<input>                      best with the default time
 //                                  limit on S_1, somas_resnet50 and
 //                                  MiniMalloc's D and J
+//   BM_target_exact_capacity_minimalloc_{all,J} exact under capacity
+//                                  1048576: the 11 instances in a row, and J
+//   BM_target_exact_minimise_minimalloc_{D,J}   exact's least peak of D
+//                                  and J (--memplan_exact_time_limit,
+//                                  default 60 s)
 // Only Solve() is timed (no validation, no verification); every plan is
 // verified once after timing, and a rejected plan fails the benchmark.
 // Counters: buffers, peak, lb_ratio (peak / lower bound), optimal.
@@ -640,6 +645,42 @@ void RegisterTargets(const std::vector<Workload>& bundled) {
           // best's own default time limit, not the suite's.
           RunPlanner(state, "best", w.problem, "", PlanOptions{});
         }));
+  }
+  // exact on MiniMalloc's set: under the benchmark capacity (all 11 in a
+  // row, and J alone), and minimising D and J with the exact targets' limit.
+  std::vector<const Problem*> minimalloc;
+  for (const Workload& w : bundled) {
+    if (w.name.starts_with("minimalloc_")) minimalloc.push_back(&w.problem);
+  }
+  const absl::Duration limit = settings().exact_time_limit;
+  auto add_exact = [&](const std::string& name, ExactRun run) {
+    three_runs(benchmark::RegisterBenchmark(
+        name.c_str(),
+        [run](benchmark::State& state) { RunExact(state, run); }));
+  };
+  add_exact("BM_target_exact_capacity_minimalloc_all", {.problems = minimalloc,
+                                                        .capacity = 1048576,
+                                                        .options = {},
+                                                        .planner = "exact",
+                                                        .time_limit = limit});
+  for (const Workload& w : bundled) {
+    if (w.name == "minimalloc_J") {
+      add_exact("BM_target_exact_capacity_minimalloc_J",
+                {.problems = {&w.problem},
+                 .capacity = 1048576,
+                 .options = {},
+                 .planner = "exact",
+                 .time_limit = limit});
+    }
+  }
+  for (const Workload& w : bundled) {
+    if (w.name != "minimalloc_D" && w.name != "minimalloc_J") continue;
+    add_exact(absl::StrCat("BM_target_exact_minimise_", w.name),
+              {.problems = {&w.problem},
+               .capacity = 0,
+               .options = {},
+               .planner = "exact",
+               .time_limit = limit});
   }
 }
 
