@@ -409,34 +409,46 @@ void RunExact(benchmark::State& state, const ExactRun& run) {
   }
 }
 
-void RegisterExactTargets(const std::vector<Workload>& bundled) {
-  auto add = [](const std::string& name, ExactRun run) {
-    benchmark::RegisterBenchmark(
-        name.c_str(), [run](benchmark::State& state) { RunExact(state, run); })
-        ->Iterations(1)
-        ->Repetitions(3)
-        ->ReportAggregatesOnly(true)
-        ->UseRealTime()
-        ->Unit(benchmark::kMillisecond);
-  };
+// The targets' timing: 3 runs of one iteration each, medians reported.
+void ThreeRuns(benchmark::internal::Benchmark* b) {
+  b->Iterations(1)
+      ->Repetitions(3)
+      ->ReportAggregatesOnly(true)
+      ->UseRealTime()
+      ->Unit(benchmark::kMillisecond);
+}
+
+void AddExactRun(const std::string& name, ExactRun run) {
+  ThreeRuns(benchmark::RegisterBenchmark(
+      name.c_str(), [run](benchmark::State& state) { RunExact(state, run); }));
+}
+
+std::vector<const Problem*> MiniMallocProblems(
+    const std::vector<Workload>& bundled) {
   std::vector<const Problem*> minimalloc;
   for (const Workload& w : bundled) {
     if (w.name.starts_with("minimalloc_")) minimalloc.push_back(&w.problem);
   }
+  return minimalloc;
+}
+
+void RegisterExactTargets(const std::vector<Workload>& bundled) {
+  const std::vector<const Problem*> minimalloc = MiniMallocProblems(bundled);
   const absl::Duration limit = settings().exact_time_limit;
   for (const Workload& w : bundled) {
     if (!w.name.starts_with("minimalloc_")) continue;
-    add(absl::StrCat("BM_exact_capacity_", w.name), {.problems = {&w.problem},
-                                                     .capacity = 1048576,
-                                                     .options = {},
-                                                     .planner = "exact",
-                                                     .time_limit = limit});
+    AddExactRun(absl::StrCat("BM_exact_capacity_", w.name),
+                {.problems = {&w.problem},
+                 .capacity = 1048576,
+                 .options = {},
+                 .planner = "exact",
+                 .time_limit = limit});
   }
-  add("BM_exact_capacity_minimalloc_all", {.problems = minimalloc,
-                                           .capacity = 1048576,
-                                           .options = {},
-                                           .planner = "exact",
-                                           .time_limit = limit});
+  AddExactRun("BM_exact_capacity_minimalloc_all", {.problems = minimalloc,
+                                                   .capacity = 1048576,
+                                                   .options = {},
+                                                   .planner = "exact",
+                                                   .time_limit = limit});
   const std::pair<const char*, bool ExactOptions::*> switches[] = {
       {"section_inference", &ExactOptions::section_inference},
       {"symmetry", &ExactOptions::symmetry},
@@ -446,48 +458,50 @@ void RegisterExactTargets(const std::vector<Workload>& bundled) {
   // The search alone: no heuristic to fall back on when it fails.
   ExactOptions capped;
   capped.node_limit = 1000000;
-  add("BM_exact_ablation_none_minimalloc_all", {.problems = minimalloc,
-                                                .capacity = 1048576,
-                                                .options = capped,
-                                                .time_limit = limit,
-                                                .warm_start = false});
+  AddExactRun("BM_exact_ablation_none_minimalloc_all", {.problems = minimalloc,
+                                                        .capacity = 1048576,
+                                                        .options = capped,
+                                                        .time_limit = limit,
+                                                        .warm_start = false});
   for (const auto& [name, field] : switches) {
     ExactOptions off = capped;
     off.*field = false;
-    add(absl::StrCat("BM_exact_ablation_", name, "_minimalloc_all"),
-        {.problems = minimalloc,
-         .capacity = 1048576,
-         .options = off,
-         .time_limit = limit,
-         .warm_start = false});
+    AddExactRun(absl::StrCat("BM_exact_ablation_", name, "_minimalloc_all"),
+                {.problems = minimalloc,
+                 .capacity = 1048576,
+                 .options = off,
+                 .time_limit = limit,
+                 .warm_start = false});
   }
   ExactOptions no_restarts = capped;
   no_restarts.restarts_per_round = 0;
-  add("BM_exact_ablation_restarts_minimalloc_all", {.problems = minimalloc,
-                                                    .capacity = 1048576,
-                                                    .options = no_restarts,
-                                                    .time_limit = limit,
-                                                    .warm_start = false});
+  AddExactRun("BM_exact_ablation_restarts_minimalloc_all",
+              {.problems = minimalloc,
+               .capacity = 1048576,
+               .options = no_restarts,
+               .time_limit = limit,
+               .warm_start = false});
   for (const Workload& w : bundled) {
     if (w.name.starts_with("minimalloc_") || w.name.starts_with("trace_") ||
         w.problem.buffers.size() <= 2000) {
       if (w.name == "trace_S_1") continue;
-      add(absl::StrCat("BM_exact_minimise_", w.name), {.problems = {&w.problem},
-                                                       .capacity = 0,
-                                                       .options = {},
-                                                       .planner = "exact",
-                                                       .time_limit = limit});
+      AddExactRun(absl::StrCat("BM_exact_minimise_", w.name),
+                  {.problems = {&w.problem},
+                   .capacity = 0,
+                   .options = {},
+                   .planner = "exact",
+                   .time_limit = limit});
     }
   }
   for (const Workload& w : bundled) {
     if (w.name != "trace_S_1") continue;
     for (const char* planner : {"exact", "best"}) {
-      add(absl::StrCat("BM_", planner, "_trace_S_1_10s"),
-          {.problems = {&w.problem},
-           .capacity = 0,
-           .options = {},
-           .planner = planner,
-           .time_limit = absl::Seconds(10)});
+      AddExactRun(absl::StrCat("BM_", planner, "_trace_S_1_10s"),
+                  {.problems = {&w.problem},
+                   .capacity = 0,
+                   .options = {},
+                   .planner = planner,
+                   .time_limit = absl::Seconds(10)});
     }
   }
 }
@@ -592,15 +606,8 @@ void RunUnderLimit(benchmark::State& state, const std::string& planner_name,
 }
 
 void RegisterTargets(const std::vector<Workload>& bundled) {
-  auto three_runs = [](benchmark::internal::Benchmark* b) {
-    b->Iterations(1)
-        ->Repetitions(3)
-        ->ReportAggregatesOnly(true)
-        ->UseRealTime()
-        ->Unit(benchmark::kMillisecond);
-  };
   for (int64_t n : {10000, 100000, 1000000}) {
-    three_runs(benchmark::RegisterBenchmark(
+    ThreeRuns(benchmark::RegisterBenchmark(
         absl::StrCat("BM_target_greedy_by_size_dense_training/", n).c_str(),
         [n](benchmark::State& state) {
           RunPlanner(state, "greedy_by_size",
@@ -611,7 +618,7 @@ void RegisterTargets(const std::vector<Workload>& bundled) {
   for (const auto& [kind, n] :
        {std::pair{SyntheticKind::kDenseTraining, int64_t{1000000}},
         std::pair{SyntheticKind::kIntervals, int64_t{1000000}}}) {
-    three_runs(benchmark::RegisterBenchmark(
+    ThreeRuns(benchmark::RegisterBenchmark(
         absl::StrCat("BM_target_tool_greedy_by_size_",
                      std::string(SyntheticKindName(kind)), "/", n)
             .c_str(),
@@ -626,7 +633,7 @@ void RegisterTargets(const std::vector<Workload>& bundled) {
     for (const PlannerInfo& info : RegisteredPlanners()) {
       const int64_t n = 1000000;
       const std::string name(info.name);
-      three_runs(benchmark::RegisterBenchmark(
+      ThreeRuns(benchmark::RegisterBenchmark(
           absl::StrCat("BM_target_time_limit_", name, "_",
                        std::string(SyntheticKindName(kind)), "/", n)
               .c_str(),
@@ -639,7 +646,7 @@ void RegisterTargets(const std::vector<Workload>& bundled) {
     if (w.name != "trace_S_1" && w.name != "trace_somas_resnet50" &&
         w.name != "minimalloc_D" && w.name != "minimalloc_J")
       continue;
-    three_runs(benchmark::RegisterBenchmark(
+    ThreeRuns(benchmark::RegisterBenchmark(
         absl::StrCat("BM_target_best_", w.name).c_str(),
         [&w](benchmark::State& state) {
           // best's own default time limit, not the suite's.
@@ -648,39 +655,31 @@ void RegisterTargets(const std::vector<Workload>& bundled) {
   }
   // exact on MiniMalloc's set: under the benchmark capacity (all 11 in a
   // row, and J alone), and minimising D and J with the exact targets' limit.
-  std::vector<const Problem*> minimalloc;
-  for (const Workload& w : bundled) {
-    if (w.name.starts_with("minimalloc_")) minimalloc.push_back(&w.problem);
-  }
   const absl::Duration limit = settings().exact_time_limit;
-  auto add_exact = [&](const std::string& name, ExactRun run) {
-    three_runs(benchmark::RegisterBenchmark(
-        name.c_str(),
-        [run](benchmark::State& state) { RunExact(state, run); }));
-  };
-  add_exact("BM_target_exact_capacity_minimalloc_all", {.problems = minimalloc,
-                                                        .capacity = 1048576,
-                                                        .options = {},
-                                                        .planner = "exact",
-                                                        .time_limit = limit});
+  AddExactRun("BM_target_exact_capacity_minimalloc_all",
+              {.problems = MiniMallocProblems(bundled),
+               .capacity = 1048576,
+               .options = {},
+               .planner = "exact",
+               .time_limit = limit});
   for (const Workload& w : bundled) {
     if (w.name == "minimalloc_J") {
-      add_exact("BM_target_exact_capacity_minimalloc_J",
-                {.problems = {&w.problem},
-                 .capacity = 1048576,
-                 .options = {},
-                 .planner = "exact",
-                 .time_limit = limit});
+      AddExactRun("BM_target_exact_capacity_minimalloc_J",
+                  {.problems = {&w.problem},
+                   .capacity = 1048576,
+                   .options = {},
+                   .planner = "exact",
+                   .time_limit = limit});
     }
   }
   for (const Workload& w : bundled) {
     if (w.name != "minimalloc_D" && w.name != "minimalloc_J") continue;
-    add_exact(absl::StrCat("BM_target_exact_minimise_", w.name),
-              {.problems = {&w.problem},
-               .capacity = 0,
-               .options = {},
-               .planner = "exact",
-               .time_limit = limit});
+    AddExactRun(absl::StrCat("BM_target_exact_minimise_", w.name),
+                {.problems = {&w.problem},
+                 .capacity = 0,
+                 .options = {},
+                 .planner = "exact",
+                 .time_limit = limit});
   }
 }
 
