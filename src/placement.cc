@@ -202,40 +202,39 @@ PlacementIndex::PlacementIndex(const Problem& problem, GapSearch search)
   // (step, id) pairs sort without looking buffers up (cache misses at
   // 10^6 buffers). Both lists are made in one read of the buffers, in order
   // of id, and sorted stably by step: ties stay by id.
-  std::vector<std::pair<Step, BufferId>> keyed;
-  std::vector<std::pair<Step, BufferId>> by_end;
+  std::vector<std::pair<Step, BufferId>> start_keys;
+  std::vector<std::pair<Step, BufferId>> end_keys;
   std::vector<std::pair<Step, BufferId>> scratch;
   auto step_of = [](const std::pair<Step, BufferId>& k) {
     return static_cast<uint64_t>(k.first);  // steps are not negative
   };
-  keyed.reserve(n);
-  by_end.reserve(n);
+  start_keys.reserve(n);
+  end_keys.reserve(n);
   for (BufferId b = 0; b < n; ++b) {
     const Buffer& buffer = problem.buffers[b];
     if (buffer.size == 0) continue;
-    keyed.emplace_back(buffer.lifetime.start, b);
-    by_end.emplace_back(buffer.lifetime.end, b);
+    start_keys.emplace_back(buffer.lifetime.start, b);
+    end_keys.emplace_back(buffer.lifetime.end, b);
   }
-  RadixSortBy(keyed, scratch, step_of);
+  RadixSortBy(start_keys, scratch, step_of);
   // What the gap index and the work counts need: time slices and ranks.
-  const int m = static_cast<int>(keyed.size());
+  const int m = static_cast<int>(start_keys.size());
   std::vector<BufferId> by_start(m);
   sorted_starts_.reserve(m);
   start_rank_.assign(n, -1);
   end_rank_.assign(n, -1);
   for (int i = 0; i < m; ++i) {
-    by_start[i] = keyed[i].second;
-    start_rank_[keyed[i].second] = i;
-    sorted_starts_.push_back(keyed[i].first);
+    by_start[i] = start_keys[i].second;
+    start_rank_[start_keys[i].second] = i;
+    sorted_starts_.push_back(start_keys[i].first);
   }
-  keyed.swap(by_end);
-  by_end.clear();
-  by_end.shrink_to_fit();
-  RadixSortBy(keyed, scratch, step_of);
+  start_keys.clear();
+  start_keys.shrink_to_fit();
+  RadixSortBy(end_keys, scratch, step_of);
   sorted_ends_.reserve(m);
   for (int i = 0; i < m; ++i) {
-    end_rank_[keyed[i].second] = i;
-    sorted_ends_.push_back(keyed[i].first);
+    end_rank_[end_keys[i].second] = i;
+    sorted_ends_.push_back(end_keys[i].first);
   }
   steps_.reserve(2 * m);
   std::merge(sorted_starts_.begin(), sorted_starts_.end(),
@@ -266,14 +265,14 @@ PlacementIndex::PlacementIndex(const Problem& problem, GapSearch search)
     keys_[by_start[i]].ends_by_start = ends;
   }
   for (int i = 0, slice = 0, starts = 0; i < m; ++i) {
-    const Step end = keyed[i].first;
+    const Step end = end_keys[i].first;
     while (steps_[slice] < end) ++slice;
     while (starts < m && sorted_starts_[starts] < end) ++starts;
-    keys_[keyed[i].second].last_slice = slice;
-    keys_[keyed[i].second].starts_before_end = starts;
+    keys_[end_keys[i].second].last_slice = slice;
+    keys_[end_keys[i].second].starts_before_end = starts;
   }
-  keyed.clear();
-  keyed.shrink_to_fit();
+  end_keys.clear();
+  end_keys.shrink_to_fit();
   scratch.clear();
   scratch.shrink_to_fit();
 
