@@ -12,7 +12,7 @@
 #include "absl/strings/str_cat.h"
 #include "caffe2.h"
 #include "caffe2_objects.h"
-#include "memplan/internal/planner_util.h"
+#include "base/planner_util.h"
 #include "memplan/problem.h"
 
 namespace memplan {

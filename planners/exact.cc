@@ -23,7 +23,7 @@
 #include "exact_part.h"
 #include "exact_search.h"
 #include "memplan/compose.h"
-#include "memplan/internal/planner_util.h"
+#include "base/planner_util.h"
 #include "memplan/planner.h"
 #include "memplan/problem.h"
 

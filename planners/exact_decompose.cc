@@ -10,7 +10,7 @@
 #include <utility>
 #include <vector>
 
-#include "memplan/internal/preprocess.h"
+#include "model/preprocess.h"
 #include "memplan/problem.h"
 
 namespace memplan::internal::exact {

@@ -9,7 +9,7 @@
 #include <limits>
 #include <vector>
 
-#include "memplan/internal/planner_util.h"
+#include "base/planner_util.h"
 
 namespace memplan::internal::exact {
 

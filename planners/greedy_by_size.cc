@@ -6,9 +6,9 @@
 #include <string>
 #include <vector>
 
-#include "memplan/internal/placement.h"
-#include "memplan/internal/planner_util.h"
-#include "memplan/internal/status_macros.h"
+#include "placement/placement.h"
+#include "base/planner_util.h"
+#include "base/status_macros.h"
 
 namespace memplan {
 namespace {

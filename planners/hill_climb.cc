@@ -11,9 +11,9 @@
 #include <vector>
 
 #include "absl/status/status.h"
-#include "memplan/internal/placement.h"
-#include "memplan/internal/planner_util.h"
-#include "memplan/internal/status_macros.h"
+#include "placement/placement.h"
+#include "base/planner_util.h"
+#include "base/status_macros.h"
 #include "memplan/problem.h"
 
 namespace memplan {

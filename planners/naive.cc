@@ -13,8 +13,8 @@
 #include <memory>
 #include <vector>
 
-#include "memplan/internal/planner_util.h"
-#include "memplan/internal/planners.h"
+#include "base/planner_util.h"
+#include "planners.h"
 #include "memplan/problem.h"
 
 namespace memplan::internal {

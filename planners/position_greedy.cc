@@ -29,7 +29,7 @@
 #include <memory>
 
 #include "greedy_by_size.h"
-#include "memplan/internal/planners.h"
+#include "planners.h"
 
 namespace memplan::internal {
 

@@ -13,7 +13,7 @@
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "gtest/gtest.h"
-#include "memplan/internal/planner_util.h"
+#include "base/planner_util.h"
 #include "memplan/io.h"
 #include "memplan/memplan.h"
 #include "oracles.h"

@@ -22,7 +22,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
-#include "memplan/internal/planner_util.h"
+#include "base/planner_util.h"
 #include "memplan/memplan.h"
 #include "memplan/planner.h"
 #include "memplan/problem.h"

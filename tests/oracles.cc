@@ -7,7 +7,7 @@
 #include <limits>
 #include <vector>
 
-#include "memplan/internal/planner_util.h"
+#include "base/planner_util.h"
 #include "memplan/problem.h"
 
 namespace memplan::testing {

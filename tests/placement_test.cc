@@ -1,7 +1,7 @@
 // The gap index gives the offsets of the listing search, which gives those
 // of a brute-force greedy written here from the rule alone.
 
-#include "memplan/internal/placement.h"
+#include "placement/placement.h"
 
 #include <algorithm>
 #include <optional>
@@ -13,7 +13,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
-#include "memplan/internal/planner_util.h"
+#include "base/planner_util.h"
 #include "memplan/problem.h"
 #include "memplan/synthetic.h"
 #include "memplan/verify.h"

@@ -10,7 +10,7 @@
 
 #include "absl/algorithm/container.h"
 #include "absl/strings/str_cat.h"
-#include "memplan/internal/planner_util.h"
+#include "base/planner_util.h"
 
 namespace memplan::testing {
 

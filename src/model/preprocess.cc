@@ -1,7 +1,7 @@
 // What the exact planners compute before they search (see
-// memplan/internal/preprocess.h).
+// model/preprocess.h).
 
-#include "memplan/internal/preprocess.h"
+#include "model/preprocess.h"
 
 #include <algorithm>
 #include <numeric>

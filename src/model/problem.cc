@@ -13,8 +13,8 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
-#include "memplan/internal/planner_util.h"
-#include "memplan/internal/status_macros.h"
+#include "base/planner_util.h"
+#include "base/status_macros.h"
 #include "memplan/verify.h"
 
 namespace memplan {

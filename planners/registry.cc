@@ -14,7 +14,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "memplan/compose.h"
-#include "memplan/internal/planners.h"
+#include "planners.h"
 #include "memplan/planner.h"
 #include "memplan/planners/caffe2.h"
 #include "memplan/planners/exact.h"

@@ -12,7 +12,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
-#include "memplan/internal/status_macros.h"
+#include "base/status_macros.h"
 #include "memplan/verify.h"
 
 namespace memplan {

@@ -43,8 +43,8 @@
 //          +-----|=====x=====|--->  between them; x takes one of those gaps
 //                               time   or goes above the highest.
 
-#ifndef MEMPLAN_INTERNAL_PLACEMENT_H_
-#define MEMPLAN_INTERNAL_PLACEMENT_H_
+#ifndef MEMPLAN_PLACEMENT_PLACEMENT_H_
+#define MEMPLAN_PLACEMENT_PLACEMENT_H_
 
 #include <cstdint>
 #include <memory>
@@ -290,4 +290,4 @@ absl::StatusOr<Plan> PlaceInOrder(const PlacementIndex& index,
 
 }  // namespace memplan::internal
 
-#endif  // MEMPLAN_INTERNAL_PLACEMENT_H_
+#endif  // MEMPLAN_PLACEMENT_PLACEMENT_H_

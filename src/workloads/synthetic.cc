@@ -11,7 +11,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
-#include "memplan/internal/status_macros.h"
+#include "base/status_macros.h"
 #include "memplan/problem.h"
 
 namespace memplan {

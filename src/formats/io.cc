@@ -34,8 +34,8 @@
 #include "absl/strings/string_view.h"
 #include "absl/strings/strip.h"
 #include "absl/time/time.h"
-#include "memplan/internal/planner_util.h"
-#include "memplan/internal/status_macros.h"
+#include "base/planner_util.h"
+#include "base/status_macros.h"
 #include "memplan/memplan.h"
 #include "nlohmann/json.hpp"
 

@@ -15,8 +15,8 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "memplan/internal/planner_util.h"
-#include "memplan/internal/status_macros.h"
+#include "base/planner_util.h"
+#include "base/status_macros.h"
 #include "memplan/problem.h"
 
 namespace memplan {

@@ -13,8 +13,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
-#include "memplan/internal/placement.h"
-#include "memplan/internal/planner_util.h"
+#include "placement/placement.h"
+#include "base/planner_util.h"
 #include "memplan/problem.h"
 #include "memplan/verify.h"
 

@@ -2,8 +2,8 @@
 // per planners/<name>.cc; the registry (src/registry.cc) lists them with the
 // planners whose factories are public (memplan/planners/<name>.h).
 
-#ifndef MEMPLAN_INTERNAL_PLANNERS_H_
-#define MEMPLAN_INTERNAL_PLANNERS_H_
+#ifndef MEMPLAN_PLANNERS_PLANNERS_H_
+#define MEMPLAN_PLANNERS_PLANNERS_H_
 
 #include <memory>
 
@@ -22,4 +22,4 @@ std::unique_ptr<Planner> MakeHeuristicStart();
 
 }  // namespace memplan::internal
 
-#endif  // MEMPLAN_INTERNAL_PLANNERS_H_
+#endif  // MEMPLAN_PLANNERS_PLANNERS_H_

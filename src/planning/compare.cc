@@ -17,7 +17,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/time/clock.h"
-#include "memplan/internal/status_macros.h"
+#include "base/status_macros.h"
 #include "memplan/io.h"
 #include "memplan/verify.h"
 

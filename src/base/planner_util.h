@@ -1,7 +1,7 @@
 // Small helpers shared by the planners and the core (not public API).
 
-#ifndef MEMPLAN_INTERNAL_PLANNER_UTIL_H_
-#define MEMPLAN_INTERNAL_PLANNER_UTIL_H_
+#ifndef MEMPLAN_BASE_PLANNER_UTIL_H_
+#define MEMPLAN_BASE_PLANNER_UTIL_H_
 
 #include <cstdint>
 #include <span>
@@ -102,4 +102,4 @@ inline constexpr absl::Duration kPlacementSetUpPerBuffer =
 
 }  // namespace memplan::internal
 
-#endif  // MEMPLAN_INTERNAL_PLANNER_UTIL_H_
+#endif  // MEMPLAN_BASE_PLANNER_UTIL_H_

@@ -19,7 +19,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "memplan/internal/status_macros.h"
+#include "base/status_macros.h"
 #include "memplan/io.h"
 #include "memplan/onnx.h"
 #include "onnx/defs/schema.h"

@@ -13,7 +13,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "memplan/internal/status_macros.h"
+#include "base/status_macros.h"
 #include "memplan/problem.h"
 
 namespace memplan {

@@ -10,7 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
-#include "memplan/internal/planner_util.h"
+#include "base/planner_util.h"
 #include "memplan/planner.h"
 
 namespace memplan {

@@ -1,6 +1,6 @@
 // Placement machinery shared by the offset-placing planners.
 
-#include "memplan/internal/placement.h"
+#include "placement/placement.h"
 
 #include <algorithm>
 #include <array>
@@ -18,7 +18,7 @@
 #include "absl/container/btree_map.h"
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
-#include "memplan/internal/planner_util.h"
+#include "base/planner_util.h"
 #include "memplan/problem.h"
 
 namespace memplan::internal {

@@ -1,8 +1,8 @@
 // Status propagation for memplan's own code (Debian's abseil 20220623 ships
 // no status macros).
 
-#ifndef MEMPLAN_INTERNAL_STATUS_MACROS_H_
-#define MEMPLAN_INTERNAL_STATUS_MACROS_H_
+#ifndef MEMPLAN_BASE_STATUS_MACROS_H_
+#define MEMPLAN_BASE_STATUS_MACROS_H_
 
 #include <utility>
 
@@ -29,4 +29,4 @@
   if (!statusor.ok()) return std::move(statusor).status();  \
   lhs = std::move(statusor).value()
 
-#endif  // MEMPLAN_INTERNAL_STATUS_MACROS_H_
+#endif  // MEMPLAN_BASE_STATUS_MACROS_H_
