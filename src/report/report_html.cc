@@ -147,6 +147,7 @@ std::string RenderHtmlReport(const HtmlReportInput& input) {
     data["name"] = first.name;
     data["steps"] = first.steps;
     data["step_names"] = first.step_names;
+    data["step_times"] = first.step_times;
     data["buffers"] = BuffersJson(first);
   } else {
     data["steps"] = 0;
