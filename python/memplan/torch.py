@@ -14,11 +14,12 @@ are constants; views and in-place writes are found from storage identity at
 run time and become alias hints, a view sized as the bytes of its base that
 it spans (from the base's first byte to the view's last). The arguments an
 op's schema marks as written (`alias_info.is_write`: in-place and `out=`
-ops, buffer updates such as num_batches_tracked) become the op's `writes`, which keep every op ordering
-from moving a reader of those bytes across the write. Results of one op
-that share a new storage (aten._transform_bias_rescale_qkv's q, k and v)
-become one tensor for the storage, made by the op, and views of it, made by
-a step of type VIEWS_OP ("memplan.views") right after the op.
+ops, buffer updates such as num_batches_tracked's) become the op's `writes`,
+which keep every op ordering from moving a reader of those bytes across the
+write. Results of one op that share a new storage
+(aten._transform_bias_rescale_qkv's q, k and v) become one tensor for the
+storage, made by the op, and views of it, made by a step of type VIEWS_OP
+("memplan.views") right after the op.
 
 run_in_arena() executes the traced graph in the plan's op order
 (plan.op_order) with every planned tensor's storage at its planned offset of

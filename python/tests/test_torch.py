@@ -254,9 +254,9 @@ def tiny_efficientnet():
     and Hardtanh. No dropout: the random draws stay in one order."""
     from torchvision.models.efficientnet import EfficientNet, MBConvConfig
     torch.manual_seed(0)
+    blocks = [(1, 3, 1, 8, 8, 1), (4, 3, 2, 8, 16, 2), (4, 5, 2, 16, 24, 2)]
     setting = [MBConvConfig(e, k, s, i, o, n, width_mult=1.0, depth_mult=1.0)
-               for e, k, s, i, o, n in [(1, 3, 1, 8, 8, 1), (4, 3, 2, 8, 16, 2),
-                                        (4, 5, 2, 16, 24, 2)]]
+               for e, k, s, i, o, n in blocks]
     model = EfficientNet(setting, dropout=0.0, stochastic_depth_prob=0.0,
                          last_channel=32)
     nn = torch.nn

@@ -36,8 +36,9 @@ int TensorIndex(const absl::flat_hash_map<std::string, int>& index,
 // always share; an in-place merge BuildProblem applied shows as one buffer
 // of `problem` holding both tensors. Unplanned tensors (constants by
 // default) share through their alias hints only.
-std::vector<int> ByteGroups(const Graph& graph, const Problem& problem,
-                            const absl::flat_hash_map<std::string, int>& index) {
+std::vector<int> ByteGroups(
+    const Graph& graph, const Problem& problem,
+    const absl::flat_hash_map<std::string, int>& index) {
   std::vector<int> group(graph.tensors.size());
   std::iota(group.begin(), group.end(), 0);
   auto find = [&](int t) {
