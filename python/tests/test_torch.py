@@ -312,8 +312,8 @@ def test_reordered_training_step_with_in_place_writes(tmp_path):
     if TOOL:
         path, out_path = tmp_path / "g.json", tmp_path / "reordered.json"
         memplan.write_graph(t.graph, path)
-        subprocess.run([TOOL, "plan", str(path), "--reorder=memory",
-                        f"--alignment={ALIGNMENT}",
+        subprocess.run([TOOL, "plan", str(path), "--planner=greedy_by_size",
+                        "--reorder=memory", f"--alignment={ALIGNMENT}",
                         f"--graph-out={out_path}"],
                        check=True, capture_output=True)
         back = memplan.read_graph(out_path)
