@@ -558,20 +558,23 @@ PYBIND11_MODULE(_memplan, m) {
                        std::vector<std::string> outputs, std::string type,
                        std::vector<std::string> scratch,
                        std::vector<std::pair<int, int>> inplace,
-                       std::vector<std::pair<int, int>> alias) {
+                       std::vector<std::pair<int, int>> alias,
+                       std::vector<int> writes) {
              return Op{.name = std::move(name),
                        .type = std::move(type),
                        .inputs = std::move(inputs),
                        .outputs = std::move(outputs),
                        .scratch = std::move(scratch),
                        .inplace = PairsFrom(inplace),
-                       .alias = PairsFrom(alias)};
+                       .alias = PairsFrom(alias),
+                       .writes = std::move(writes)};
            }),
            py::arg("name"), py::arg("inputs") = std::vector<std::string>{},
            py::arg("outputs") = std::vector<std::string>{}, py::kw_only(),
            py::arg("type") = "", py::arg("scratch") = std::vector<std::string>{},
            py::arg("inplace") = std::vector<std::pair<int, int>>{},
-           py::arg("alias") = std::vector<std::pair<int, int>>{})
+           py::arg("alias") = std::vector<std::pair<int, int>>{},
+           py::arg("writes") = std::vector<int>{})
       .def_readwrite("name", &Op::name)
       .def_readwrite("type", &Op::type)
       .def_readwrite("inputs", &Op::inputs)
@@ -587,6 +590,7 @@ PYBIND11_MODULE(_memplan, m) {
           [](Op& op, std::vector<std::pair<int, int>> p) {
             op.alias = PairsFrom(p);
           })
+      .def_readwrite("writes", &Op::writes)
       .def(py::self == py::self)
       .def("__repr__", [](const Op& op) {
         return absl::StrCat("Op(\"", op.name, "\", type=\"", op.type, "\")");

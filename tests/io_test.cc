@@ -17,6 +17,7 @@
 namespace memplan {
 namespace {
 
+using ::testing::AllOf;
 using ::testing::HasSubstr;
 
 std::string TempPath(const std::string& name) {
@@ -52,7 +53,8 @@ TEST(GraphJsonTest, RoundTripsEveryField) {
                .outputs = {"y"},
                .scratch = {"ws"},
                .inplace = {{.output = 0, .input = 0}},
-               .alias = {}}},
+               .alias = {},
+               .writes = {1, 0}}},
       .pools = {{.name = "sram", .capacity = 1024, .alignment = 8},
                 {.name = "dram", .capacity = 0, .alignment = 64}},
       .conflicts = {{.a = "x", .b = "y"}},
@@ -122,6 +124,40 @@ TEST(GraphJsonTest, SchemaErrorsNameTheItem) {
               R"({"format":"memplan-graph-v1","tensors":[],"ops":[{"name":"o","inputs":[3]}]})")
               .status()),
       HasSubstr("op \"o\""));
+}
+
+// "writes" are input indices, each once; an error names the op.
+TEST(GraphJsonTest, WritesAreCheckedInputIndices) {
+  auto parse = [](const std::string& writes) {
+    return ParseGraphJson(
+        R"({"format":"memplan-graph-v1","tensors":[)"
+        R"({"name":"x","size":4,"kind":"input"},{"name":"w","size":4,)"
+        R"("kind":"input"},{"name":"y","size":4,"kind":"output"}],)"
+        R"("ops":[{"name":"add_","inputs":["x","w"],"outputs":["y"],)"
+        R"("alias":[[0,0]],"writes":)" +
+        writes + "}]}");
+  };
+  absl::StatusOr<Graph> graph = parse("[0]");
+  ASSERT_TRUE(graph.ok()) << graph.status();
+  EXPECT_EQ(graph->ops[0].writes, std::vector<int>{0});
+  EXPECT_THAT(GraphToJson(*graph), HasSubstr(R"("writes":[0])"));
+  EXPECT_TRUE(parse("[]").ok());
+  EXPECT_THAT(ErrorOf(parse("[2]").status()),
+              AllOf(HasSubstr("op \"add_\""), HasSubstr("out of range")));
+  EXPECT_THAT(ErrorOf(parse("[-1]").status()),
+              AllOf(HasSubstr("op \"add_\""), HasSubstr("out of range")));
+  EXPECT_THAT(ErrorOf(parse("[1, 1]").status()),
+              AllOf(HasSubstr("op \"add_\""), HasSubstr("twice")));
+  EXPECT_THAT(ErrorOf(parse("[\"x\"]").status()), HasSubstr("op \"add_\""));
+  EXPECT_THAT(ErrorOf(parse("0").status()), HasSubstr("op \"add_\""));
+  // A graph built in code is checked when it is planned.
+  Graph bad = *graph;
+  bad.ops[0].writes = {5};
+  EXPECT_THAT(ErrorOf(BuildProblem(bad).status()),
+              AllOf(HasSubstr("op \"add_\""), HasSubstr("out of range")));
+  bad.ops[0].writes = {0, 0};
+  EXPECT_THAT(ErrorOf(BuildProblem(bad).status()),
+              AllOf(HasSubstr("op \"add_\""), HasSubstr("twice")));
 }
 
 TEST(BufferCsvTest, ReadsMiniMallocFilesAndWritesThemBack) {

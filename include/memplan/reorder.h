@@ -20,8 +20,12 @@
 //     options decide alignment, planned constants, inputs and outputs).
 //
 // Both keep every data dependency (an op runs after the producers of its
-// inputs) and every in-place opportunity of the original order (an op that
-// may write its input in place still reads it last). Ops, tensors, pools and
+// inputs), every in-place opportunity of the original order (an op that
+// may write its input in place still reads it last) and every write
+// (Op::writes): a reader of the written bytes (the tensor and everything
+// sharing its buffer through alias hints or applied in-place merges) that
+// ran before the writer still does, one that ran after still does, and the
+// writers of the same bytes keep their order. Ops, tensors, pools and
 // conflicts are unchanged; only the order of Graph::ops differs. Buffer ids of
 // BuildProblem() follow the tensor order, which does not change, but buffer
 // lifetimes are in the new steps.

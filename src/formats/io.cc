@@ -239,6 +239,33 @@ absl::StatusOr<std::vector<OperandPair>> GetPairs(const Json& object,
   return out;
 }
 
+// "writes": indices into the op's inputs, each once.
+absl::StatusOr<std::vector<int>> GetWrites(const Json& object, const Op& op,
+                                           absl::string_view where) {
+  std::vector<int> out;
+  auto it = object.find("writes");
+  if (it == object.end() || it->is_null()) return out;
+  const std::string what = absl::StrCat(where, ": \"writes\"");
+  if (!it->is_array()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(what, " must be a list of input indices"));
+  }
+  for (const Json& v : *it) {
+    MEMPLAN_ASSIGN_OR_RETURN(int64_t j, ToInt64(v, what));
+    if (j < 0 || j >= static_cast<int64_t>(op.inputs.size())) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          what, " has input ", j, ", out of range (", op.inputs.size(),
+          " inputs)"));
+    }
+    if (std::find(out.begin(), out.end(), j) != out.end()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(what, " lists input ", j, " twice"));
+    }
+    out.push_back(static_cast<int>(j));
+  }
+  return out;
+}
+
 absl::StatusOr<TensorKind> ParseKind(const std::string& kind,
                                      absl::string_view where) {
   if (kind == "activation") return TensorKind::kActivation;
@@ -334,13 +361,15 @@ absl::StatusOr<Op> ParseOp(const Json& o, size_t index) {
   const std::string where = absl::StrCat("op \"", op.name, "\"");
   MEMPLAN_RETURN_IF_ERROR(CheckKeys(o, where,
                                     {"name", "type", "inputs", "outputs",
-                                     "scratch", "inplace", "alias"}));
+                                     "scratch", "inplace", "alias",
+                                     "writes"}));
   MEMPLAN_ASSIGN_OR_RETURN(op.type, GetString(o, "type", where, false));
   MEMPLAN_ASSIGN_OR_RETURN(op.inputs, GetStrings(o, "inputs", where));
   MEMPLAN_ASSIGN_OR_RETURN(op.outputs, GetStrings(o, "outputs", where));
   MEMPLAN_ASSIGN_OR_RETURN(op.scratch, GetStrings(o, "scratch", where));
   MEMPLAN_ASSIGN_OR_RETURN(op.inplace, GetPairs(o, "inplace", where));
   MEMPLAN_ASSIGN_OR_RETURN(op.alias, GetPairs(o, "alias", where));
+  MEMPLAN_ASSIGN_OR_RETURN(op.writes, GetWrites(o, op, where));
   return op;
 }
 
@@ -463,6 +492,7 @@ std::string GraphToJson(const Graph& graph) {
     if (!o.scratch.empty()) j["scratch"] = o.scratch;
     if (!o.inplace.empty()) j["inplace"] = PairsJson(o.inplace);
     if (!o.alias.empty()) j["alias"] = PairsJson(o.alias);
+    if (!o.writes.empty()) j["writes"] = o.writes;
     absl::StrAppend(&out, Dump(j), i + 1 < graph.ops.size() ? ",\n" : "\n");
   }
   absl::StrAppend(&out, "]\n}\n");

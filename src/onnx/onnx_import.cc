@@ -916,6 +916,10 @@ class Importer {
     }
     for (int i = 0; i < graph_.node_size(); ++i) {
       const onnx::NodeProto& node = graph_.node(i);
+      // No Op::writes: a standard ONNX op never writes its inputs (values
+      // are immutable; in-place hints below only let an output reuse an
+      // input that dies there). Emit writes if a node is ever mapped to a
+      // mutation.
       Op op;
       op.name = node.name().empty() ? absl::StrCat(node.op_type(), "_", i)
                                     : node.name();
