@@ -9,7 +9,8 @@
 
 namespace memplan::internal {
 
-void SortByOffset(std::vector<Obstacle>& obstacles) {
+void SortByOffset(std::vector<Obstacle>& obstacles,
+                  std::vector<Obstacle>& scratch) {
   // By begin alone: FindOffset's result does not depend on the order of
   // obstacles with equal begins (after the first of them, the highest byte
   // reached is above their begin), and the one-key sort is the hot spot of
@@ -24,7 +25,6 @@ void SortByOffset(std::vector<Obstacle>& obstacles) {
         [](const Obstacle& a, const Obstacle& b) { return a.begin < b.begin; });
     return;
   }
-  thread_local std::vector<Obstacle> scratch;
   // Signed order as unsigned: the sign bit flipped.
   RadixSortBy(obstacles, scratch, [](const Obstacle& o) {
     return static_cast<uint64_t>(o.begin) ^ (uint64_t{1} << 63);

@@ -49,8 +49,10 @@ struct Obstacle {
 };
 
 // Sorts obstacles by begin, as FindOffset wants (ties in no particular but
-// deterministic order).
-void SortByOffset(std::vector<Obstacle>& obstacles);
+// deterministic order). `scratch` is working space for large sets, kept by
+// the caller between calls so that it is allocated once.
+void SortByOffset(std::vector<Obstacle>& obstacles,
+                  std::vector<Obstacle>& scratch);
 
 // The offset `fit` chooses for `size` bytes among `sorted` obstacles (sorted
 // by SortByOffset): a multiple of `alignment` such that [offset, offset+size)

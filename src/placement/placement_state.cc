@@ -150,7 +150,7 @@ std::optional<Offset> PlacementState::SearchPool(BufferId buffer, PoolId p,
   CollectObstacles(buffer, p, scratch_);
   work_ += static_cast<int64_t>(scratch_.size()) *
            std::bit_width(scratch_.size());
-  SortByOffset(scratch_);
+  SortByOffset(scratch_, sort_scratch_);
   return FindOffset(scratch_, problem.buffers[buffer].size,
                     EffectiveAlignment(problem, buffer, p),
                     problem.pools[p].capacity, fit);

@@ -126,6 +126,7 @@ class PlacementState {
   const PlacementIndex* index_;
   std::vector<Slot> slots_;  // by buffer id
   std::vector<Obstacle> scratch_;
+  std::vector<Obstacle> sort_scratch_;  // SortByOffset's working space
   std::vector<std::pair<Offset, Offset>> extra_;
   mutable int64_t work_ = 0;
   bool use_gaps_;  // the gap index answers; false after an Unplace
