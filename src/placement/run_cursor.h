@@ -2,9 +2,9 @@
 // gap index (not public API).
 //
 //   offset   0    10   20   30   40   50   60
-//   set A         [===)          [====)           cursor at [40, 50)
-//   set B              [====)         [=====)     cursor at [20, 30)
-//   extra                              [==)       cursor at [52, 56)
+//   set A         [====)         [====)            cursor at [40, 50)
+//   set B              [====)         [====)       cursor at [20, 30)
+//   extra                              [=)         cursor at [52, 56)
 //   Seek(45) on A stays at [40, 50): the first run that ends above 45.
 //
 // A search of the gap index sweeps several run sets (and the sorted, merged

@@ -1,11 +1,11 @@
 // RunSet: a union of byte ranges, kept as disjoint runs (not public API).
 //
-//   offset  0   10  20  30  40  50  60
-//   runs        [===)   [=======)          {10: 20, 30: 50}
+//   offset   0    10   20   30   40   50   60
+//   runs          [====)    [=========)            {10: 20, 30: 50}
 //   AddRun(18, 34)
-//   runs        [===============)          {10: 50}
+//   runs          [===================)            {10: 50}
 //   AddRun(50, 55): touches [10, 50)
-//   runs        [===================)      {10: 55}
+//   runs          [=====================)          {10: 55}
 //
 // The gap index stores the bytes that placed buffers take during some
 // time slices as run sets: a union needs no more than one run per free gap
