@@ -205,16 +205,4 @@ int64_t PlacementIndex::CountOverlapping(Lifetime lifetime) const {
   return starts_before_end - ends_by_start;
 }
 
-PlacementIndex::Filing PlacementIndex::filing(BufferId buffer) const {
-  const LifetimeKeys& keys = keys_[buffer];
-  const int top = num_bucket_levels() - 1;
-  for (int level = 0;; ++level) {
-    const int shift = bucket_shift(level);
-    const int64_t first = int64_t{keys.first_slice} >> shift;
-    const int64_t last = (int64_t{keys.last_slice} - 1) >> shift;
-    if (last - first < kMaxBuckets || level == top)
-      return {.level = level, .first = first, .last = last};
-  }
-}
-
 }  // namespace memplan::internal

@@ -116,7 +116,18 @@ class PlacementIndex {
     int64_t first = 0;  // the buckets [first, last] of that level
     int64_t last = 0;
   };
-  Filing filing(BufferId buffer) const;
+  // Inline: the listing search files a buffer at every placement.
+  Filing filing(BufferId buffer) const {
+    const LifetimeKeys& keys = keys_[buffer];
+    const int top = num_bucket_levels() - 1;
+    for (int level = 0;; ++level) {
+      const int shift = bucket_shift(level);
+      const int64_t first = int64_t{keys.first_slice} >> shift;
+      const int64_t last = (int64_t{keys.last_slice} - 1) >> shift;
+      if (last - first < kMaxBuckets || level == top)
+        return {.level = level, .first = first, .last = last};
+    }
+  }
   int num_bucket_levels() const {
     return static_cast<int>(bucket_begins_.size());
   }

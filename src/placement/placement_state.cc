@@ -107,14 +107,6 @@ void PlacementState::CollectObstacles(BufferId buffer, PoolId pool,
   }
 }
 
-void PlacementState::Prefetch(BufferId buffer) const {
-  const Buffer& b = index_->problem().buffers[buffer];
-  __builtin_prefetch(&b.size);
-  __builtin_prefetch(&b.pools);
-  __builtin_prefetch(&slots_[buffer]);
-  __builtin_prefetch(&index_->keys(buffer));
-}
-
 void PlacementState::Place(BufferId buffer, PoolId pool, Offset offset) {
   const Bytes size = index_->problem().buffers[buffer].size;
   slots_[buffer] = {.offset = offset, .end = offset + size, .pool = pool};

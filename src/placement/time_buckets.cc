@@ -1,4 +1,4 @@
-// TimeBuckets: filing and taking out buffers.
+// TimeBuckets: making the buckets and taking buffers out.
 
 #include "placement/time_buckets.h"
 
@@ -15,24 +15,6 @@ TimeBuckets::TimeBuckets(const PlacementIndex& index)
     for (size_t q = 0; q + 1 < begins.size(); ++q)
       levels_[l].buckets[q].begin = begins[q];
   }
-}
-
-void TimeBuckets::Add(BufferId buffer, PoolId pool, Offset offset,
-                      Offset end) {
-  const PlacementIndex::Filing f = index_.filing(buffer);
-  const PlacementIndex::LifetimeKeys& keys = index_.keys(buffer);
-  Level& level = levels_[f.level];
-  for (int64_t q = f.first; q <= f.last; ++q) {
-    Bucket& bucket = level.buckets[q];
-    level.entries[bucket.begin + bucket.size++] = {
-        .first_slice = keys.first_slice,
-        .last_slice = keys.last_slice,
-        .buffer = buffer,
-        .pool = pool,
-        .offset = offset,
-        .end = end};
-  }
-  ++level.filed;
 }
 
 void TimeBuckets::Remove(BufferId buffer) {

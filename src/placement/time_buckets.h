@@ -53,8 +53,24 @@ class TimeBuckets {
   // Nothing filed. `index` must outlive the buckets.
   explicit TimeBuckets(const PlacementIndex& index);
 
-  // `buffer` (non-empty, not filed) holds [offset, end) of `pool`.
-  void Add(BufferId buffer, PoolId pool, Offset offset, Offset end);
+  // `buffer` (non-empty, not filed) holds [offset, end) of `pool`. Inline:
+  // it runs once per placement of the listing search.
+  void Add(BufferId buffer, PoolId pool, Offset offset, Offset end) {
+    const PlacementIndex::Filing f = index_.filing(buffer);
+    const PlacementIndex::LifetimeKeys& keys = index_.keys(buffer);
+    Level& level = levels_[f.level];
+    for (int64_t q = f.first; q <= f.last; ++q) {
+      Bucket& bucket = level.buckets[q];
+      level.entries[bucket.begin + bucket.size++] = {
+          .first_slice = keys.first_slice,
+          .last_slice = keys.last_slice,
+          .buffer = buffer,
+          .pool = pool,
+          .offset = offset,
+          .end = end};
+    }
+    ++level.filed;
+  }
 
   // Takes `buffer` (filed) out.
   void Remove(BufferId buffer);
