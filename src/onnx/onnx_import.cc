@@ -1003,6 +1003,19 @@ absl::StatusOr<Graph> Import(std::string_view bytes,
   }
 }
 
+// Import() of the contents of the file `path`, its errors naming the file.
+absl::StatusOr<Graph> ImportNamed(const std::string& path,
+                                  std::string_view bytes,
+                                  const OnnxImportOptions& options,
+                                  OnnxImportStats* stats) {
+  absl::StatusOr<Graph> graph = Import(bytes, options, stats);
+  if (!graph.ok()) {
+    return absl::Status(graph.status().code(),
+                        absl::StrCat(path, ": ", graph.status().message()));
+  }
+  return graph;
+}
+
 }  // namespace
 
 absl::StatusOr<Graph> ImportOnnxFromBytes(std::string_view bytes,
@@ -1015,12 +1028,17 @@ absl::StatusOr<Graph> ImportOnnx(const std::string& path,
                                  const OnnxImportOptions& options,
                                  OnnxImportStats* stats) {
   MEMPLAN_ASSIGN_OR_RETURN(std::string bytes, ReadFile(path));
-  absl::StatusOr<Graph> graph = Import(bytes, options, stats);
-  if (!graph.ok()) {
-    return absl::Status(graph.status().code(),
-                        absl::StrCat(path, ": ", graph.status().message()));
-  }
-  return graph;
+  return ImportNamed(path, bytes, options, stats);
+}
+
+GraphImporter OnnxImporter(const OnnxImportOptions& options,
+                           OnnxImportStats* stats) {
+  return GraphImporter{
+      .extension = ".onnx",
+      .import = [options, stats](const std::string& path,
+                                 std::string_view bytes) {
+        return ImportNamed(path, bytes, options, stats);
+      }};
 }
 
 }  // namespace memplan
