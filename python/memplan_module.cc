@@ -251,10 +251,9 @@ std::optional<Graph> PlannedGraph(const py::object& input,
     }
     return graph;
   }
-  if (op_order != nullptr) {
-    *op_order = Take(ComputeOpOrder(graph, reorder, build));
-  }
-  return Take(ReorderGraph(graph, reorder, build));
+  if (op_order == nullptr) return Take(ReorderGraph(graph, reorder, build));
+  *op_order = Take(ComputeOpOrder(graph, reorder, build));
+  return PermuteOps(graph, *op_order);
 }
 
 // The Problem of a Graph (built with `build`, after the op ordering) or a

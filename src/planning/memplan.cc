@@ -35,7 +35,7 @@ absl::StatusOr<GraphPlan> PlanMemory(const Graph& graph,
   } else {
     MEMPLAN_ASSIGN_OR_RETURN(result.op_order,
                              ComputeOpOrder(graph, options.reorder, options.build));
-    MEMPLAN_ASSIGN_OR_RETURN(reordered, ReorderGraph(graph, options.reorder, options.build));
+    reordered = PermuteOps(graph, result.op_order);
     planned = &reordered;
   }
   MEMPLAN_ASSIGN_OR_RETURN(result.problem,
