@@ -57,8 +57,9 @@ absl::Status Run(const Arguments& args) {
   std::vector<Plan> plans;
   HtmlReportInput html;
   if (args.positional.size() == 2) {
-    absl::StatusOr<Plan> plan =
-        ReadPlanFile(args.positional[1], input->problem);
+    absl::StatusOr<PlanFile> file = ReadPlanFile(args.positional[1]);
+    if (!file.ok()) return file.status();
+    absl::StatusOr<Plan> plan = ParseToolPlan(*file, input->problem);
     if (!plan.ok()) return plan.status();
     if (plan->planner.empty()) plan->planner = "plan file";
     plans.push_back(std::move(*plan));
