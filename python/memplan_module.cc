@@ -459,12 +459,10 @@ Graph ReadOnnx(const py::object& source,
     const std::string bytes = source.cast<std::string>();
     return Take(ImportOnnxFromBytes(bytes, options));
   }
-  // Read once, by the loader; a file that cannot be read is
-  // FileNotFoundError, as for the other readers (the importer's errors are
-  // never NotFound).
-  LoadOptions load;
-  load.importers.push_back(OnnxImporter(options));
-  return Take(LoadGraph(source.cast<std::string>(), load), /*file=*/true);
+  // A file that cannot be read is FileNotFoundError, as for the other
+  // readers (the importer's own errors are never NotFound). Any name: the
+  // caller says it is ONNX.
+  return Take(ImportOnnx(source.cast<std::string>(), options), /*file=*/true);
 #else
   (void)source;
   (void)dims;
