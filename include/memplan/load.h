@@ -71,11 +71,6 @@ absl::StatusOr<LoadedInput> Load(const std::string& path,
 absl::StatusOr<LoadedInput> LoadInput(const std::string& path,
                                       const BuildOptions& options);
 
-// A graph file, not built: a graph JSON or an importer's format, in the
-// file's own op order (options.build and options.reorder are not used).
-absl::StatusOr<Graph> LoadGraph(const std::string& path,
-                                const LoadOptions& options = {});
-
 // A plan file, read once: memplan-plan-v1 JSON, or a buffer CSV with an
 // offset column (.csv, .csv.gz).
 struct PlanFile {

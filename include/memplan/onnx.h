@@ -85,7 +85,7 @@ absl::StatusOr<Graph> ImportOnnxFromBytes(std::string_view bytes,
                                           OnnxImportStats* stats = nullptr);
 
 // The importer of memplan/load.h that reads ".onnx" files with `options`,
-// so that Load() and LoadGraph() read ONNX models (each file once):
+// so that Load() reads ONNX models (each file once):
 //   LoadOptions load;
 //   load.importers.push_back(OnnxImporter(options, &stats));
 // `stats`, when given, receives the counts of each import and must outlive

@@ -1,4 +1,4 @@
-// Load, LoadInput, LoadGraph and the plan files (memplan/load.h): a file to
+// Load, LoadInput and the plan files (memplan/load.h): a file to
 // the graph and problem a plan is made of, and a plan file to a plan.
 
 #include "memplan/load.h"
@@ -122,12 +122,6 @@ absl::StatusOr<LoadedInput> LoadInput(const std::string& path,
   LoadOptions load;
   load.build = options;
   return Load(path, load);
-}
-
-absl::StatusOr<Graph> LoadGraph(const std::string& path,
-                                const LoadOptions& options) {
-  MEMPLAN_ASSIGN_OR_RETURN(std::string bytes, ReadFile(path));
-  return ParseGraphFile(path, bytes, options);
 }
 
 absl::StatusOr<PlanFile> ReadPlanFile(const std::string& path) {
