@@ -424,6 +424,28 @@ TEST(ReportToolTest, PrintsTheTextReportOfAPlanFile) {
   EXPECT_THAT(run.output, HasSubstr("arena of pool default"));
 }
 
+// A JSON plan records how its input was built: report builds INPUT that
+// way, as verify does, unless build flags are given.
+TEST(ReportToolTest, BuildsTheInputAsThePlanRecords) {
+  const std::string plan = ::testing::TempDir() + "/report_tool_recorded.json";
+  const std::string input = testing::DataPath("models/resnet18.json");
+  const std::string flags = " --alignment=4096 --reorder=memory";
+  testing::ToolRun run = testing::RunTool(
+      "plan " + input + " --planner=greedy_by_size --out=" + plan + flags);
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  const testing::ToolRun given =
+      testing::RunToolStdout("report " + input + " " + plan + flags);
+  ASSERT_EQ(given.exit_code, 0) << given.output;
+  const testing::ToolRun recorded =
+      testing::RunToolStdout("report " + input + " " + plan);
+  EXPECT_EQ(recorded.exit_code, 0) << recorded.output;
+  EXPECT_EQ(recorded.output, given.output);
+  // Flags on the command line win over the recorded ones.
+  const testing::ToolRun flagged =
+      testing::RunToolStdout("report " + input + " " + plan + " --alignment=1");
+  EXPECT_NE(flagged.output, given.output);
+}
+
 TEST(ReportToolTest, WritesOnePageWithEveryPlanAsked) {
   const std::string html = ::testing::TempDir() + "/report_tool.html";
   testing::ToolRun run = testing::RunTool(

@@ -53,6 +53,10 @@ absl::StatusOr<std::vector<int>> ComputeOpOrder(
     const Graph& graph, std::string_view ordering,
     const BuildOptions& options = {});
 
+// `graph` with its ops in `order` (as ComputeOpOrder() gives it: order[k] is
+// the index of the op that runs at step k, a permutation of the op indices).
+Graph PermuteOps(const Graph& graph, const std::vector<int>& order);
+
 // The graph with its ops in the order ComputeOpOrder() gives.
 absl::StatusOr<Graph> ReorderGraph(const Graph& graph,
                                    std::string_view ordering,

@@ -358,12 +358,6 @@ class MemoryModel {
   std::vector<Bytes> scratch_;
 };
 
-Graph Permute(const Graph& graph, const std::vector<int>& order) {
-  Graph out = graph;
-  for (size_t k = 0; k < order.size(); ++k) out.ops[k] = graph.ops[order[k]];
-  return out;
-}
-
 absl::StatusOr<Bytes> LowerBoundOf(const Graph& graph,
                                    const BuildOptions& options) {
   MEMPLAN_ASSIGN_OR_RETURN(Problem problem, BuildProblem(graph, options));
@@ -373,6 +367,12 @@ absl::StatusOr<Bytes> LowerBoundOf(const Graph& graph,
 }  // namespace
 
 std::vector<std::string> OrderingNames() { return {"longest_path", "memory"}; }
+
+Graph PermuteOps(const Graph& graph, const std::vector<int>& order) {
+  Graph out = graph;
+  for (size_t k = 0; k < order.size(); ++k) out.ops[k] = graph.ops[order[k]];
+  return out;
+}
 
 absl::StatusOr<std::vector<int>> ComputeOpOrder(const Graph& graph,
                                                 std::string_view ordering,
@@ -412,7 +412,7 @@ absl::StatusOr<std::vector<int>> ComputeOpOrder(const Graph& graph,
   Bytes best_bound = original_bound;
   for (const std::vector<int>& order : candidates) {
     MEMPLAN_ASSIGN_OR_RETURN(const Bytes bound,
-                             LowerBoundOf(Permute(graph, order), options));
+                             LowerBoundOf(PermuteOps(graph, order), options));
     if (bound < best_bound) {
       best = order;
       best_bound = bound;
@@ -426,7 +426,7 @@ absl::StatusOr<Graph> ReorderGraph(const Graph& graph,
                                    const BuildOptions& options) {
   MEMPLAN_ASSIGN_OR_RETURN(const std::vector<int> order,
                            ComputeOpOrder(graph, ordering, options));
-  return Permute(graph, order);
+  return PermuteOps(graph, order);
 }
 
 }  // namespace memplan
