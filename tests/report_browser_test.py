@@ -403,6 +403,23 @@ def test_injection(browser, tool, work):
     hover_check(browser, 0, 1, evil, "injection")
 
 
+def test_compressed_time(browser, tool, work):
+    """Lifetimes near 2^61 steps: the page shows real steps, drawn by rows."""
+    far = 2305843009213693951
+    csv = os.path.join(work, "far.csv")
+    with open(csv, "w") as f:
+        f.write("id,lower,upper,size\n0,0,%d,16\n1,5,%d,32\n2,100,100000000,8\n"
+                % (far, far - 951))
+    html = os.path.join(work, "far.html")
+    run_tool(tool, "report", csv, "--planner=naive", "--html=" + html)
+    browser.open(html)
+    check(browser.wait_ready(30) is not None, "compressed: the report never ran")
+    summary = browser.js("return document.getElementById('summary').textContent;")
+    check("3 buffers over %d steps" % far in summary and
+          "time compressed to the 5 steps" in summary,
+          "compressed: summary %r" % summary)
+
+
 def test_s1(browser, tool, data, work):
     csv = os.path.join(data, "traces", "S_1.csv")
     plan_path = os.path.join(work, "S_1.plan.json")
@@ -499,6 +516,8 @@ def main():
                                              args.work)),
                 ("injection", lambda: test_injection(browser, args.tool,
                                                      args.work)),
+                ("compressed time", lambda: test_compressed_time(
+                    browser, args.tool, args.work)),
                 ("S_1", lambda: test_s1(browser, args.tool, args.data,
                                         args.work)),
                 ("aggregation", lambda: test_aggregation(browser, args.tool,

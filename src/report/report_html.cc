@@ -6,6 +6,7 @@
 #include <string>
 #include <string_view>
 
+#include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
 #include "nlohmann/json.hpp"
 
@@ -149,7 +150,11 @@ std::string RenderHtmlReport(const HtmlReportInput& input) {
     data["name"] = first.name;
     data["steps"] = first.steps;
     data["step_names"] = first.step_names;
-    data["step_times"] = first.step_times;
+    // Labels only, as text: steps may pass 2^53, where JavaScript's numbers
+    // lose digits.
+    nlohmann::json times = nlohmann::json::array();
+    for (Step t : first.step_times) times.push_back(absl::StrCat(t));
+    data["step_times"] = std::move(times);
     data["buffers"] = BuffersJson(first);
   } else {
     data["steps"] = 0;
