@@ -1,5 +1,5 @@
 // Factories of the built-in planners that have no options of their own, one
-// per planners/<name>.cc; the registry (src/registry.cc) lists them with the
+// per planners/<name>.cc; the registry (planners/registry.cc) lists them with the
 // planners whose factories are public (memplan/planners/<name>.h).
 
 #ifndef MEMPLAN_PLANNERS_PLANNERS_H_

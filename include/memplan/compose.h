@@ -1,5 +1,5 @@
 // Compositions of planners, after XLA's ChooseBestHeapAlgorithm and
-// HeapAlgorithmWithFallback. The registry (src/registry.cc) writes `best`,
+// HeapAlgorithmWithFallback. The registry (planners/registry.cc) writes `best`,
 // `exact` and `cp` with them; a planner never looks another one up.
 //
 //   ChooseBest    the smallest valid plan of several planners
