@@ -29,7 +29,8 @@
 //     the other objects are stacked above the highest fixed byte of each pool.
 //   * Objects are laid out in creation order; each goes to the first allowed
 //     pool where it still fits (its offset aligned for every member).
-//   * Plan::shared_objects is the number of objects (memonger's statistics:
+//   * The plan's counter "shared_objects" (Plan::counters) is the number of
+//     objects (memonger's statistics:
 //     naive_total is the baseline bytes, peak the optimized bytes, which is
 //     the sum of the object sizes plus alignment padding and fixed bytes).
 //   * proven_optimal is set only when the peak equals the lower bound. The

@@ -101,9 +101,11 @@ struct CpStats {
 };
 
 // The cp search with explicit options, without a warm start of its own
-// (the registered `cp` is CreatePlanner("cp", MakeCpPlanner(options))).
-// `stats`, when set, receives the statistics of each search (the planner
-// must then not be shared).
+// (the registered `cp` is this search from best's plan; its registry options
+// are these, `memplan planners cp`, plus warm_start=false for the search
+// alone). A plan's counters (Plan::counters) are the search's "nodes",
+// "failures" and "solutions". `stats`, when set, receives the statistics of
+// each search (the planner must then not be shared).
 std::unique_ptr<SearchPlanner> MakeCpPlanner(const CpOptions& options,
                                             CpStats* stats = nullptr);
 

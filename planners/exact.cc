@@ -62,8 +62,7 @@ constexpr absl::Duration kSetUpPerBuffer = absl::Microseconds(3);
 
 class ExactPlanner : public SearchPlanner {
  public:
-  ExactPlanner(const ExactOptions& options, ExactStats* stats)
-      : options_(options), stats_(stats) {}
+  explicit ExactPlanner(const ExactOptions& options) : options_(options) {}
 
   std::string_view name() const override { return "exact"; }
 
@@ -97,11 +96,11 @@ class ExactPlanner : public SearchPlanner {
         capacity > 0                 ? SolveUnder(run, capacity, incumbent)
         : options_.lower_bound_only ? AtLowerBound(run)
                                      : Minimise(run, incumbent);
-    if (stats_ != nullptr) {
-      *stats_ = ExactStats{.nodes = run.nodes,
-                           .parts = static_cast<int>(run.d.parts.size()),
-                           .searches = run.searches,
-                           .restarts = run.restarts};
+    if (result.ok()) {
+      result->counters["nodes"] = run.nodes;
+      result->counters["parts"] = static_cast<int64_t>(run.d.parts.size());
+      result->counters["searches"] = run.searches;
+      result->counters["restarts"] = run.restarts;
     }
     return result;
   }
@@ -496,14 +495,12 @@ class ExactPlanner : public SearchPlanner {
   }
 
   ExactOptions options_;
-  ExactStats* stats_;
 };
 
 }  // namespace
 
-std::unique_ptr<SearchPlanner> MakeExactPlanner(const ExactOptions& options,
-                                                ExactStats* stats) {
-  return std::make_unique<ExactPlanner>(options, stats);
+std::unique_ptr<SearchPlanner> MakeExactPlanner(const ExactOptions& options) {
+  return std::make_unique<ExactPlanner>(options);
 }
 
 }  // namespace memplan

@@ -110,23 +110,17 @@ struct ExactOptions {
   int64_t failure_cache_entries = 1 << 20;  // per part
 };
 
-// What a solve did (filled when a pointer is given to the factory).
-struct ExactStats {
-  int64_t nodes = 0;
-  int parts = 0;
-  int searches = 0;
-  int restarts = 0;  // searches under a random order
-};
-
-// The exact search with explicit options; `stats`, when not null, must
-// outlive the planner and is overwritten by every search. Its incumbent
+// The plan's counters (Plan::counters) say what the search did: "nodes",
+// "parts", "searches" and "restarts" (searches under a random order).
+//
+// The exact search with explicit options. Its incumbent
 // (memplan/compose.h) is the start of the minimising mode (only heights
 // below it are probed; the better of the two is returned) and, under a
 // capacity, the plan returned when the search finds none and proves
 // nothing. The registered `exact` is this search started from `best`'s
-// plan: CreatePlanner("exact", MakeExactPlanner(options)).
-std::unique_ptr<SearchPlanner> MakeExactPlanner(const ExactOptions& options,
-                                                ExactStats* stats = nullptr);
+// plan; its registry options are these (`memplan planners exact`), plus
+// warm_start=false for the search alone.
+std::unique_ptr<SearchPlanner> MakeExactPlanner(const ExactOptions& options);
 
 }  // namespace memplan
 

@@ -1,10 +1,11 @@
-// The registry: one explicit table of the core's planners, the one place
-// where they are composed, and the planners that optional components add
-// through RegisterPlanner() (a static library drops object files nobody
-// references, so a component's target links its registering object whole;
-// see the memplan::cp target in CMakeLists.txt).
+// The registry: one explicit table of the core's planners with the options
+// each declares, the one place where they are composed, and the planners
+// that optional components and programs add through RegisterPlanner().
+// Options are checked and parsed in registry_options.cc.
 
+#include <algorithm>
 #include <deque>
+#include <limits>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -13,8 +14,10 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "base/status_macros.h"
 #include "memplan/compose.h"
 #include "planners.h"
+#include "registry_options.h"
 #include "memplan/planner.h"
 #include "memplan/planners/caffe2.h"
 #include "memplan/planners/exact.h"
@@ -74,17 +77,119 @@ std::unique_ptr<Planner> Best() {
 constexpr double kExactStartShare = 0.1;
 constexpr int64_t kExactStartWork = kDefaultWorkLimit / 10;
 
-std::unique_ptr<Planner> Exact(std::unique_ptr<SearchPlanner> search) {
+std::vector<PlannerOption> ExactOptionList() {
+  using enum OptionType;
+  const ExactOptions d;
+  auto flag = [](std::string name, std::string meaning) {
+    return PlannerOption{.name = std::move(name),
+                         .type = kBool,
+                         .default_value = "true",
+                         .description = std::move(meaning)};
+  };
+  return {
+      {.name = "node_limit",
+       .type = kInt,
+       .default_value = absl::StrCat(d.node_limit),
+       .description = "search nodes over the whole solve; 0: as many as the "
+                      "work limit pays for",
+       .min = 0},
+      {.name = "first_node_limit",
+       .type = kInt,
+       .default_value = absl::StrCat(d.first_node_limit),
+       .description = "nodes of one search in the first round",
+       .min = 1},
+      {.name = "node_limit_growth",
+       .type = kInt,
+       .default_value = absl::StrCat(d.node_limit_growth),
+       .description = "factor of a search's nodes from one round to the next",
+       .min = 2},
+      {.name = "restarts_per_round",
+       .type = kInt,
+       .default_value = absl::StrCat(d.restarts_per_round),
+       .description = "random orders tried after the static ones each round",
+       .min = 0},
+      flag("restarts", "random orders after the static ones (false: none)"),
+      {.name = "lower_bound_only",
+       .type = kBool,
+       .default_value = d.lower_bound_only ? "true" : "false",
+       .description = "look only for a plan at the lower bound (max-live)"},
+      flag("section_inference",
+           "prune by the sizes still to place in each section"),
+      flag("symmetry", "try one of interchangeable buffers at a cell"),
+      flag("decomposition", "solve independent parts of the time apart"),
+      flag("failure_cache", "cut states whose whole subtree failed before"),
+      {.name = "failure_cache_entries",
+       .type = kInt,
+       .default_value = absl::StrCat(d.failure_cache_entries),
+       .description = "states the failure cache keeps per part",
+       .min = 0},
+      flag("warm_start",
+           "start from best's plan (false: the search alone, which fails "
+           "where it finds no plan)"),
+  };
+}
+
+std::unique_ptr<Planner> Exact(const OptionValues& values) {
+  ExactOptions options;
+  options.node_limit = values.Int("node_limit");
+  options.first_node_limit = values.Int("first_node_limit");
+  options.node_limit_growth = values.Int("node_limit_growth");
+  options.restarts_per_round = values.Bool("restarts")
+                                   ? static_cast<int>(std::min<int64_t>(
+                                         values.Int("restarts_per_round"),
+                                         std::numeric_limits<int>::max()))
+                                   : 0;
+  options.lower_bound_only = values.Bool("lower_bound_only");
+  options.section_inference = values.Bool("section_inference");
+  options.symmetry = values.Bool("symmetry");
+  options.decomposition = values.Bool("decomposition");
+  options.failure_cache = values.Bool("failure_cache");
+  options.failure_cache_entries = values.Int("failure_cache_entries");
+  std::unique_ptr<SearchPlanner> search = MakeExactPlanner(options);
+  if (!values.Bool("warm_start")) return search;
   return WarmStarted(std::move(search), internal::MakeHeuristicStart(),
                      kExactStartShare, kExactStartWork);
 }
 
+std::vector<PlannerOption> HillClimbOptionList() {
+  const HillClimbOptions d;
+  return {{.name = "max_rounds",
+           .type = OptionType::kInt,
+           .default_value = absl::StrCat(d.max_rounds),
+           .description = "rounds of perturbation at most",
+           .min = 0},
+          {.name = "max_rounds_without_gain",
+           .type = OptionType::kInt,
+           .default_value = absl::StrCat(d.max_rounds_without_gain),
+           .description = "rounds without a smaller peak before it stops",
+           .min = 0}};
+}
+
+std::unique_ptr<Planner> HillClimb(const OptionValues& values) {
+  HillClimbOptions options;
+  options.max_rounds = values.Int("max_rounds");
+  options.max_rounds_without_gain = values.Int("max_rounds_without_gain");
+  return MakeHillClimbPlanner(options);
+}
+
+std::vector<PlannerOption> Caffe2DpOptionList() {
+  return {{.name = "dp_node_budget",
+           .type = OptionType::kInt,
+           .default_value = absl::StrCat(Caffe2Options{}.dp_node_budget),
+           .description = "search nodes of the dynamic program before the "
+                          "greedy places the rest",
+           .min = 0}};
+}
+
+std::unique_ptr<Planner> Caffe2Dp(const OptionValues& values) {
+  Caffe2Options options;
+  options.dp_node_budget = values.Int("dp_node_budget");
+  return MakeCaffe2DpPlanner(options);
+}
+
 struct Entry {
   PlannerInfo info;
-  std::unique_ptr<Planner> (*make)();
-  // Entries built around a search planner: the same composition around a
-  // caller's one (CreatePlanner(name, search)).
-  std::unique_ptr<Planner> (*around)(std::unique_ptr<SearchPlanner>) = nullptr;
+  PlannerFactory make;
 };
 
 // Keep the order: cheapest first; the comparison tables follow it.
@@ -94,53 +199,54 @@ const std::vector<Entry>& Entries() {
   static const std::vector<Entry>* entries = new std::vector<Entry>{
       {{"naive", "every buffer its own bytes, one after another (no reuse)",
         kHeuristic, kLight},
-       [] { return internal::MakeNaivePlanner(); }},
+       [](const OptionValues&) { return internal::MakeNaivePlanner(); }},
       {{"greedy_by_size",
         "largest first, each in the smallest gap that fits (Pisarchyk & Lee "
         "2020)",
         kHeuristic, kLight},
-       [] { return MakeGreedyPlanner({}); }},
+       [](const OptionValues&) { return MakeGreedyPlanner({}); }},
       {{"first_fit", "largest first, each at the lowest offset that fits",
         kHeuristic, kLight},
-       [] { return internal::MakeFirstFitPlanner(); }},
+       [](const OptionValues&) { return internal::MakeFirstFitPlanner(); }},
       {{"position_greedy",
         "largest first (ties in buffer order), jumping past overlapping "
         "buffers",
         kHeuristic, kLight},
-       [] { return internal::MakePositionGreedyPlanner(); }},
+       [](const OptionValues&) {
+         return internal::MakePositionGreedyPlanner();
+       }},
       {{"caffe2_greedy",
         "memonger's greedy: shared objects by last use, closest size first",
         kHeuristic, kLight},
-       [] { return MakeCaffe2GreedyPlanner({}); }},
+       [](const OptionValues&) { return MakeCaffe2GreedyPlanner({}); }},
       {{"caffe2_dp",
         "memonger's dynamic program over shared objects, budgeted; never "
         "worse than caffe2_greedy",
-        kSearch, kBudgeted},
-       [] { return MakeCaffe2DpPlanner({}); }},
+        kSearch, kBudgeted, Caffe2DpOptionList()},
+       &Caffe2Dp},
       {{"hill_climb",
         "seeded search over placement orders around the peak, from the best "
         "greedy",
-        kSearch, kBudgeted},
-       []() -> std::unique_ptr<Planner> { return MakeHillClimbPlanner({}); }},
+        kSearch, kBudgeted, HillClimbOptionList()},
+       &HillClimb},
       {{"best",
         "the smallest plan of the greedy placements (size, size class, area "
         "and lifetime orders, best and first fit; position_greedy), a short "
         "exact search at the lower bound, hill_climb, then exact's search "
         "below it",
         kSearch, kBudgeted},
-       &Best},
+       [](const OptionValues&) { return Best(); }},
       {{"exact",
         "branch-and-bound over canonical placements from best's plan; proves "
         "feasibility under a capacity or the minimum peak",
-        kExact, kModel},
-       [] { return Exact(MakeExactPlanner({})); }, &Exact},
+        kExact, kModel, ExactOptionList()},
+       &Exact},
   };
   return *entries;
 }
 
-// Planners of linked components, after the core's, in registration order.
-// Registration usually runs during static initialisation, so the list is a
-// function-local static (initialised on first use) behind a mutex.
+// Planners of components and programs, after the core's, in registration
+// order, behind a mutex (a program may register from any thread).
 struct AddedEntry {
   std::string name;
   std::string description;
@@ -150,7 +256,7 @@ struct AddedPlanners {
   std::mutex mutex;
   std::deque<AddedEntry> entries;  // a deque keeps the strings where they are
 };
-AddedPlanners& Added() {  // never destroyed: used by static initialisers
+AddedPlanners& Added() {  // never destroyed: safe in static destructors
   static AddedPlanners* added = new AddedPlanners;
   return *added;
 }
@@ -198,13 +304,13 @@ std::unique_ptr<Planner> MakeHeuristicStart() {
 
 }  // namespace internal
 
-absl::Status RegisterPlanner(
-    const PlannerInfo& info, std::unique_ptr<Planner> (*make)(),
-    std::unique_ptr<Planner> (*around)(std::unique_ptr<SearchPlanner>)) {
+absl::Status RegisterPlanner(const PlannerInfo& info, PlannerFactory make) {
   if (info.name.empty() || make == nullptr) {
     return absl::InvalidArgumentError(
         "RegisterPlanner needs a name and a factory");
   }
+  MEMPLAN_RETURN_IF_ERROR(
+      internal::CheckDeclarations(info.name, info.options));
   AddedPlanners& added = Added();
   std::lock_guard<std::mutex> lock(added.mutex);
   bool taken = false;
@@ -218,7 +324,7 @@ absl::Status RegisterPlanner(
   AddedEntry& a = added.entries.emplace_back();
   a.name = std::string(info.name);
   a.description = std::string(info.description);
-  a.entry = {{a.name, a.description, info.kind, info.cost}, make, around};
+  a.entry = {{a.name, a.description, info.kind, info.cost, info.options}, make};
   return absl::OkStatus();
 }
 
@@ -228,21 +334,14 @@ std::vector<PlannerInfo> RegisteredPlanners() {
   return infos;
 }
 
-absl::StatusOr<std::unique_ptr<Planner>> CreatePlanner(std::string_view name) {
-  const Entry* entry = Find(name);
-  if (entry == nullptr) return UnknownPlanner(name);
-  return entry->make();
-}
-
 absl::StatusOr<std::unique_ptr<Planner>> CreatePlanner(
-    std::string_view name, std::unique_ptr<SearchPlanner> search) {
+    std::string_view name, const PlannerOptions& options) {
   const Entry* entry = Find(name);
   if (entry == nullptr) return UnknownPlanner(name);
-  if (entry->around == nullptr) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "planner \"", std::string(name), "\" is not built around a search"));
-  }
-  return entry->around(std::move(search));
+  MEMPLAN_ASSIGN_OR_RETURN(
+      OptionValues values,
+      internal::ParseOptions(name, entry->info.options, options));
+  return entry->make(values);
 }
 
 std::string_view DefaultPlannerName() { return "best"; }

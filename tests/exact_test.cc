@@ -405,22 +405,19 @@ TEST(ExactTest, TheTimeLimitKeepsTheBestPlan) {
 TEST(ExactTest, NodeLimitsMakeItDeterministic) {
   absl::StatusOr<Problem> problem = LoadProblem("minimalloc/A.1048576.csv");
   ASSERT_TRUE(problem.ok()) << problem.status();
-  ExactOptions options;
-  options.node_limit = 20000;
+  const int64_t node_limit = 20000;
+  const PlannerOptions options = {{"node_limit", absl::StrCat(node_limit)}};
   PlanOptions plan_options;
   plan_options.time_limit = absl::Seconds(60);
-  ExactStats stats;
-  // As registered (best's plan first), around a search with a node limit.
+  // As registered (best's plan first), its search with a node limit.
   absl::StatusOr<Plan> first =
-      (*CreatePlanner("exact", MakeExactPlanner(options, &stats)))
-          ->Solve(*problem, plan_options);
+      (*CreatePlanner("exact", options))->Solve(*problem, plan_options);
   absl::StatusOr<Plan> second = PlanMemory(
-      *problem, **CreatePlanner("exact", MakeExactPlanner(options)),
-      plan_options);
+      *problem, **CreatePlanner("exact", options), plan_options);
   ASSERT_TRUE(first.ok()) << first.status();
   ASSERT_TRUE(second.ok()) << second.status();
   EXPECT_EQ(first->assignments, second->assignments);
-  EXPECT_LE(stats.nodes, options.node_limit);
+  EXPECT_LE(first->counters.at("nodes"), node_limit);
   EXPECT_TRUE(VerifyPlan(*problem, *first).ok());
 }
 

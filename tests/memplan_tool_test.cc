@@ -10,8 +10,10 @@
 #include <sstream>
 #include <string>
 
+#include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "memplan/planner.h"
 #include "nlohmann/json.hpp"
 #include "test_util.h"
 
@@ -44,6 +46,30 @@ TEST(MemplanToolTest, PlannersListsTheRegistry) {
   ToolRun run = RunTool("planners");
   EXPECT_EQ(run.exit_code, 0) << run.output;
   EXPECT_THAT(run.output, HasSubstr("naive"));
+}
+
+// `memplan planners NAME`: the planner's description and every option it
+// declares, with type and default, as --option takes them.
+TEST(MemplanToolTest, PlannersNameListsItsOptions) {
+  ToolRun run = RunToolStdout("planners exact");
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  EXPECT_THAT(run.output, HasSubstr("exact: branch-and-bound"));
+  EXPECT_THAT(run.output, HasSubstr("--option NAME=VALUE"));
+  for (const PlannerInfo& info : RegisteredPlanners()) {
+    if (info.name != "exact") continue;
+    for (const PlannerOption& option : info.options) {
+      const std::string type(OptionTypeName(option.type));
+      EXPECT_THAT(run.output,
+                  HasSubstr(absl::StrCat("  ", option.name, "=", type,
+                                         " (default ", option.default_value,
+                                         ")")));
+    }
+  }
+  EXPECT_THAT(run.output, HasSubstr("  section_inference=bool (default true)"));
+  EXPECT_THAT(run.output, HasSubstr("  node_limit=int (default 0)"));
+  ToolRun naive = RunToolStdout("planners naive");
+  ASSERT_EQ(naive.exit_code, 0) << naive.output;
+  EXPECT_THAT(naive.output, HasSubstr("options: none"));
 }
 
 // Plans resnet50 with the naive planner and checks the written plan against
@@ -126,15 +152,15 @@ TEST(MemplanToolTest, ExactOptionsFromTheCommandLine) {
         << flags;
     return run.output;
   };
-  EXPECT_THAT(plan_and_verify(""), HasSubstr("exact search: "));
-  EXPECT_THAT(
-      plan_and_verify("--node-limit=200000 --exact-off=symmetry,"
-                      "decomposition,failure_cache,restarts,warm_start"),
-      HasSubstr("(0 under random orders)"));
-  ToolRun starved =
-      RunTool(plan +
-              "--node-limit=200000 --exact-off=section_inference,symmetry,"
-              "decomposition,failure_cache,restarts,warm_start");
+  EXPECT_THAT(plan_and_verify(""), HasSubstr("counters: nodes "));
+  const std::string off =
+      "--option symmetry=false --option decomposition=false "
+      "--option failure_cache=false --option restarts=false "
+      "--option warm_start=false ";
+  EXPECT_THAT(plan_and_verify("--option node_limit=200000 " + off),
+              HasSubstr("restarts 0"));
+  ToolRun starved = RunTool(plan + "--option node_limit=200000 " + off +
+                            "--option=section_inference=false");
   EXPECT_NE(starved.exit_code, 0);
   EXPECT_THAT(starved.output, HasSubstr("time or node limit"));
 }
@@ -193,15 +219,21 @@ TEST(MemplanToolTest, BadInputIsOneLineAndNonZero) {
       {"frobnicate", "unknown command"},
       {"plan " + Data("minimalloc/input.12.csv") +
            " --planner=exact "
-           "--exact-off=symmetry,bogus",
-       "--exact-off: unknown \"bogus\""},
+           "--option symmetry=false --option bogus=true",
+       "planner \"exact\" has no option \"bogus\" (valid: "},
       {"plan " + Data("minimalloc/input.12.csv") +
            " --planner=exact "
-           "--node-limit=-1",
-       "--node-limit must not be negative"},
+           "--option node_limit=-1",
+       "option node_limit=-1: \"-1\" is not an integer of at least 0"},
       {"plan " + Data("minimalloc/input.12.csv") +
-           " --planner=best --node-limit=5",
-       "apply to --planner=exact"},
+           " --planner=exact --option symmetry=maybe",
+       "symmetry=maybe: \"maybe\" is not a bool (true or false)"},
+      {"plan " + Data("minimalloc/input.12.csv") +
+           " --planner=naive --option node_limit=5",
+       "planner \"naive\" has no option \"node_limit\" (it has none)"},
+      {"plan " + Data("minimalloc/input.12.csv") + " --option node_limit",
+       "--option=node_limit: expected NAME=VALUE"},
+      {"planners nope", "unknown planner \"nope\""},
   };
   for (const auto& [args, message] : cases) {
     ToolRun run = RunTool(args);
@@ -230,6 +262,7 @@ TEST(MemplanToolTest, HelpForTheToolAndEveryCommandOnStdout) {
   // Each command's flags are described once, from the flag definitions.
   ToolRun plan = RunToolStdout("plan --help");
   EXPECT_THAT(plan.output, HasSubstr("--time-limit=SECONDS"));
+  EXPECT_THAT(plan.output, HasSubstr("--option=NAME=VALUE"));
   EXPECT_THAT(plan.output, HasSubstr("--capacity=SIZE"));
   EXPECT_THAT(RunToolStdout("stats --help").output, HasSubstr("--shared-objects"));
   EXPECT_THAT(RunToolStdout("stats --help").output, Not(HasSubstr("--planner=")));

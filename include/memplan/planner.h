@@ -1,12 +1,22 @@
 // The planner interface and the registry of planners.
+//
+//   * Planner: Solve(problem, options) -> Plan, deterministic and verified.
+//   * PlanOptions: what a user sets for any planner (budget, seed, threads).
+//   * The registry: every planner by name, with its own options declared
+//     (name, type, default, meaning) and checked in one place:
+//       CreatePlanner("exact", {{"symmetry", "false"}, {"node_limit", "5000"}})
 
 #ifndef MEMPLAN_PLANNER_H_
 #define MEMPLAN_PLANNER_H_
 
 #include <cstdint>
+#include <functional>
+#include <limits>
+#include <map>
 #include <memory>
 #include <string>
 #include <string_view>
+#include <variant>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -127,41 +137,84 @@ enum class PlannerCost {
   kModel,     // a model or search state per conflicting pair: about 10^3
 };
 
+// The type of a planner's own option. Values are given as text and parsed
+// by the registry: kBool "true" or "false"; kInt a decimal integer; kDouble
+// a decimal number; kEnum one of the option's `choices`.
+enum class OptionType { kBool, kInt, kDouble, kEnum };
+
+// "bool", "int", "double" or "enum".
+std::string_view OptionTypeName(OptionType type);
+
+// One option a planner declares in its registry entry.
+struct PlannerOption {
+  std::string name;
+  OptionType type = OptionType::kBool;
+  std::string default_value;  // as text, parsed like a given value
+  std::string description;    // one line: what it means
+  std::vector<std::string> choices;  // kEnum: the valid values
+  // kInt and kDouble: the valid range, inclusive.
+  double min = -std::numeric_limits<double>::infinity();
+  double max = std::numeric_limits<double>::infinity();
+};
+
+// A planner's options as a user gives them: NAME -> VALUE, as text
+// (`memplan plan --option NAME=VALUE`, `memplan.plan(..., options={...})`).
+using PlannerOptions = std::map<std::string, std::string>;
+
+// A planner's options once the registry has checked them: every declared
+// option, given or default, parsed by its declared type. What a factory
+// reads. Asking for a name the planner does not declare, or under another
+// type, is a bug of the factory (an assert; the type's zero in release).
+class OptionValues {
+ public:
+  using Value = std::variant<bool, int64_t, double, std::string>;
+
+  bool Bool(std::string_view name) const;
+  int64_t Int(std::string_view name) const;
+  double Double(std::string_view name) const;
+  const std::string& Enum(std::string_view name) const;
+
+  void Set(std::string name, Value value) {
+    values_[std::move(name)] = std::move(value);
+  }
+
+ private:
+  const Value* Find(std::string_view name) const;
+  std::map<std::string, Value, std::less<>> values_;
+};
+
+// Builds a planner from its checked options.
+using PlannerFactory = std::unique_ptr<Planner> (*)(const OptionValues&);
+
 struct PlannerInfo {
   std::string_view name;
   std::string_view description;  // one line: what it does
   PlannerKind kind = PlannerKind::kHeuristic;
   PlannerCost cost = PlannerCost::kLight;
+  std::vector<PlannerOption> options;  // its own options, in display order
 };
 
 // Every registered planner, in the registry's order.
 std::vector<PlannerInfo> RegisteredPlanners();
 
-// NotFound (listing the valid names) when `name` is not registered.
-absl::StatusOr<std::unique_ptr<Planner>> CreatePlanner(std::string_view name);
-
-class SearchPlanner;  // memplan/compose.h
-
-// The registered planner `name` (exact, cp) built around `search`, a search
-// planner with the caller's options (MakeExactPlanner(options)), instead of
-// its own: the same warm start. InvalidArgument when `name` is not built
-// around a search.
+// The planner `name` with `options` (each NAME=VALUE of one of its declared
+// options; the others keep their defaults). NotFound (listing the valid
+// names) when `name` is not registered; InvalidArgument naming the option
+// when a key is not one of the planner's options (listing them) or a value
+// does not parse as its type or lies outside its range.
 absl::StatusOr<std::unique_ptr<Planner>> CreatePlanner(
-    std::string_view name, std::unique_ptr<SearchPlanner> search);
+    std::string_view name, const PlannerOptions& options = {});
 
 // Adds a planner to the registry, after the core's planners (`info`'s
-// strings are copied). Optional components register theirs when they are
-// linked: the `cp` planner is in the target memplan::cp
-// (find_package(memplan COMPONENTS cp)), which links its library whole so
-// that the object calling this is kept. A program may register its own
-// planners too. `around`, when given, builds the same planner around a
-// caller's search (CreatePlanner(name, search)). InvalidArgument without a
-// name or factory; AlreadyExists when the name is taken. Planners registered
-// by static initialisers are there once main() runs.
-absl::Status RegisterPlanner(
-    const PlannerInfo& info, std::unique_ptr<Planner> (*make)(),
-    std::unique_ptr<Planner> (*around)(std::unique_ptr<SearchPlanner>) =
-        nullptr);
+// strings are copied). Optional components register theirs through a call
+// of their own that a program makes before it looks planners up (the `cp`
+// planner of memplan::cp: RegisterCpPlanner(), memplan/planners/cp.h); a
+// program may register its own planners too. `make` receives the checked
+// options `info` declares (each option's default must parse). InvalidArgument
+// without a name or factory, or with a bad declaration; AlreadyExists when
+// the name is taken (the registry is unchanged: registering the same planner
+// twice fails harmlessly).
+absl::Status RegisterPlanner(const PlannerInfo& info, PlannerFactory make);
 
 // The planner PlanMemory() and the tool use when none is named.
 std::string_view DefaultPlannerName();

@@ -43,11 +43,9 @@ int main() {
 
   absl::StatusOr<memplan::Problem> problem = memplan::BuildProblem(graph);
   if (!problem.ok()) return 1;
-  // The registered composition around a cp search with the caller's options.
-  memplan::CpOptions cp_options;
-  cp_options.lowest_offset_first = true;
+  // The registered composition with options of the caller's.
   absl::StatusOr<std::unique_ptr<memplan::Planner>> cp_planner =
-      memplan::CreatePlanner("cp", memplan::MakeCpPlanner(cp_options));
+      memplan::CreatePlanner("cp", {{"lowest_offset_first", "true"}});
   if (!cp_planner.ok()) return 1;
   absl::StatusOr<memplan::Plan> cp =
       (*cp_planner)->Solve(*problem, memplan::PlanOptions{});

@@ -49,6 +49,11 @@ PlanOptions PlanOptionsFromFlags(
 // Usage errors of the planning flags.
 absl::Status CheckPlanningFlags();
 
+// The planner options of --option NAME=VALUE (repeatable); a value without
+// "=" or a name given twice is a usage error. The registry checks the names
+// and values (CreatePlanner).
+absl::StatusOr<PlannerOptions> PlannerOptionsFromFlags();
+
 // Usage error unless `name` is empty or a registered planner.
 absl::Status CheckPlannerName(absl::string_view flag, absl::string_view name);
 

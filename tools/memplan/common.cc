@@ -34,6 +34,23 @@ absl::Status CheckPlanningFlags() {
   return absl::OkStatus();
 }
 
+absl::StatusOr<PlannerOptions> PlannerOptionsFromFlags() {
+  PlannerOptions options;
+  for (const std::string& option : absl::GetFlag(FLAGS_option)) {
+    const size_t eq = option.find('=');
+    if (eq == std::string::npos || eq == 0) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "--option=", option, ": expected NAME=VALUE (memplan planners NAME "
+          "lists a planner's options)"));
+    }
+    if (!options.emplace(option.substr(0, eq), option.substr(eq + 1)).second) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "--option: ", option.substr(0, eq), " is given twice"));
+    }
+  }
+  return options;
+}
+
 absl::Status CheckPlannerName(absl::string_view flag, absl::string_view name) {
   if (name.empty()) return absl::OkStatus();
   std::vector<std::string> names;
@@ -44,7 +61,8 @@ absl::Status CheckPlannerName(absl::string_view flag, absl::string_view name) {
     names.emplace_back(info.name);
   }
   return absl::InvalidArgumentError(
-      absl::StrCat("--", flag, ": unknown planner \"", name,
+      absl::StrCat(flag.empty() ? "" : absl::StrCat("--", flag, ": "),
+                   "unknown planner \"", name,
                    "\"; valid planners: ", absl::StrJoin(names, ", ")));
 }
 

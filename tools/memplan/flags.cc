@@ -39,11 +39,10 @@ ABSL_FLAG(memplan::tool::TimeLimit, time_limit, {},
           "a limit makes results depend on the machine's speed");
 ABSL_FLAG(uint64_t, seed, 0, "N: seed of every random choice");
 ABSL_FLAG(int32_t, threads, 1, "N: worker threads, 1 to 1024");
-ABSL_FLAG(int64_t, node_limit, 0,
-          "N: exact planner only: search nodes per plan (0 = no limit)");
-ABSL_FLAG(std::vector<std::string>, exact_off, {},
-          "NAME,...: exact planner only: switch off section_inference, "
-          "symmetry, decomposition, failure_cache, restarts or warm_start");
+ABSL_FLAG(std::vector<std::string>, option, {},
+          "NAME=VALUE: an option of the planner, repeatable (memplan planners "
+          "NAME lists a planner's options, their types and defaults); e.g. "
+          "--option node_limit=200000 --option symmetry=false");
 ABSL_FLAG(std::string, out, "",
           "FILE: write the plan to FILE (.json, .csv, .json.gz, .csv.gz) "
           "instead of stdout");
@@ -99,7 +98,7 @@ std::string CommandLineName(absl::string_view name) {
 // Flags whose repeated values accumulate (joined by commas) instead of the
 // last one winning.
 bool Accumulates(absl::string_view name) {
-  return name == "pool" || name == "exact_off" || name == "dim";
+  return name == "pool" || name == "option" || name == "dim";
 }
 
 }  // namespace

@@ -1,0 +1,94 @@
+// The registry entry of the optional cp planner: its options and its
+// composition (the search from the heuristic start).
+
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "cp.h"
+#include "memplan/compose.h"
+#include "memplan/planner.h"
+#include "planners.h"
+
+namespace memplan {
+namespace {
+
+// The registered cp: the search from the heuristic start, which gets this
+// share of the budget (its plan is what cp returns on the problems too large
+// to prove).
+constexpr double kCpStartShare = 0.5;
+
+std::vector<PlannerOption> CpOptionList() {
+  using enum OptionType;
+  const CpOptions d;
+  auto flag = [](std::string name, bool value, std::string meaning) {
+    return PlannerOption{.name = std::move(name),
+                         .type = kBool,
+                         .default_value = value ? "true" : "false",
+                         .description = std::move(meaning)};
+  };
+  return {
+      {.name = "threads",
+       .type = kInt,
+       .default_value = absl::StrCat(d.threads),
+       .description = "worker threads (0: PlanOptions' threads; more than 1 "
+                      "is not deterministic)",
+       .min = 0,
+       .max = 1024},
+      flag("use_nooverlap", d.use_nooverlap,
+           "non-overlap as Gecode's nooverlap of rectangles"),
+      flag("redundant_cliques", d.redundant_cliques,
+           "a unary resource per set of buffers alive together"),
+      flag("dominance", d.dominance,
+           "the postpone rule and symmetry breaking of the brancher"),
+      flag("lowest_offset_first", d.lowest_offset_first,
+           "branch on the open buffer with the lowest offset first"),
+      {.name = "max_conflicting_pairs",
+       .type = kInt,
+       .default_value = absl::StrCat(d.max_conflicting_pairs),
+       .description = "above this many conflicting pairs no model is built "
+                      "(0: no bound)",
+       .min = 0},
+      {.name = "max_clique_members",
+       .type = kInt,
+       .default_value = absl::StrCat(d.max_clique_members),
+       .description = "bound on the redundant cliques' summed sizes",
+       .min = 0},
+      flag("warm_start", true,
+           "start from best's plan (false: the search alone)"),
+  };
+}
+
+std::unique_ptr<Planner> RegisteredCp(const OptionValues& values) {
+  CpOptions options;
+  options.threads = static_cast<int>(values.Int("threads"));
+  options.use_nooverlap = values.Bool("use_nooverlap");
+  options.redundant_cliques = values.Bool("redundant_cliques");
+  options.dominance = values.Bool("dominance");
+  options.lowest_offset_first = values.Bool("lowest_offset_first");
+  options.max_conflicting_pairs = values.Int("max_conflicting_pairs");
+  options.max_clique_members = values.Int("max_clique_members");
+  std::unique_ptr<SearchPlanner> search = MakeCpPlanner(options);
+  if (!values.Bool("warm_start")) return search;
+  return WarmStarted(std::move(search), internal::MakeHeuristicStart(),
+                     kCpStartShare);
+}
+
+// Registers "cp" when this library is linked. Nothing references this object,
+// so the target memplan::cp links the library whole
+// ($<LINK_LIBRARY:WHOLE_ARCHIVE,...>); without it the linker would drop the
+// object and "cp" would be silently missing. tests/cp_test.cc checks that it
+// is registered, tests/registration_test.cc that the core alone lacks it.
+const absl::Status kCpRegistered = RegisterPlanner(
+    {"cp",
+     "constraint programming (Gecode) from best's plan; proves the optimum "
+     "of small problems",
+     PlannerKind::kExact, PlannerCost::kModel, CpOptionList()},
+    &RegisteredCp);
+
+}  // namespace
+
+}  // namespace memplan
