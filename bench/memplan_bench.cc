@@ -104,6 +104,9 @@
 #include "memplan/io.h"
 #include "memplan/memplan.h"
 #include "memplan/synthetic.h"
+#ifdef MEMPLAN_HAVE_CP
+#include "memplan/planners/cp.h"
+#endif
 
 namespace memplan {
 namespace {
@@ -841,6 +844,13 @@ bool ParseOwnFlags(int* argc, char** argv) {
 }  // namespace memplan
 
 int main(int argc, char** argv) {
+#ifdef MEMPLAN_HAVE_CP
+  // The optional planners this build links, before anything looks one up.
+  if (absl::Status s = memplan::RegisterCpPlanner(); !s.ok()) {
+    fprintf(stderr, "memplan_bench: %s\n", std::string(s.message()).c_str());
+    return 1;
+  }
+#endif
   if (!memplan::ParseOwnFlags(&argc, argv)) return 1;
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;

@@ -48,6 +48,7 @@
 #include <cstdint>
 #include <memory>
 
+#include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "memplan/compose.h"
 #include "memplan/planner.h"
@@ -108,6 +109,14 @@ struct CpStats {
 // each search (the planner must then not be shared).
 std::unique_ptr<SearchPlanner> MakeCpPlanner(const CpOptions& options,
                                             CpStats* stats = nullptr);
+
+// Adds "cp" to the registry (memplan/planner.h), after the core's planners,
+// with its options (`memplan planners cp`). A program linking memplan::cp
+// calls it once, before it looks planners up by name; linking alone
+// registers nothing. Calling it again is harmless: every call returns the
+// first call's status (OK, or AlreadyExists when the program had registered
+// a planner of its own named "cp" before).
+absl::Status RegisterCpPlanner();
 
 }  // namespace memplan
 

@@ -77,18 +77,21 @@ std::unique_ptr<Planner> RegisteredCp(const OptionValues& values) {
                      kCpStartShare);
 }
 
-// Registers "cp" when this library is linked. Nothing references this object,
-// so the target memplan::cp links the library whole
-// ($<LINK_LIBRARY:WHOLE_ARCHIVE,...>); without it the linker would drop the
-// object and "cp" would be silently missing. tests/cp_test.cc checks that it
-// is registered, tests/registration_test.cc that the core alone lacks it.
-const absl::Status kCpRegistered = RegisterPlanner(
-    {"cp",
-     "constraint programming (Gecode) from best's plan; proves the optimum "
-     "of small problems",
-     PlannerKind::kExact, PlannerCost::kModel, CpOptionList()},
-    &RegisteredCp);
-
 }  // namespace
+
+// Explicit, not a static initialiser: a static library drops the objects
+// nobody references, and a registration that depends on how the program is
+// linked fails silently. tests/cp_registration_test.cc checks that linking
+// alone registers nothing and that the call does.
+absl::Status RegisterCpPlanner() {
+  // Initialised once, thread-safely; later calls return the same status.
+  static const absl::Status registered = RegisterPlanner(
+      {"cp",
+       "constraint programming (Gecode) from best's plan; proves the optimum "
+       "of small problems",
+       PlannerKind::kExact, PlannerCost::kModel, CpOptionList()},
+      &RegisteredCp);
+  return registered;
+}
 
 }  // namespace memplan

@@ -1,6 +1,7 @@
 // The registry: one explicit table of the core's planners with the options
 // each declares, the one place where they are composed, and the planners
-// that optional components and programs add through RegisterPlanner().
+// that optional components (RegisterCpPlanner(), memplan/planners/cp.h) and
+// programs add explicitly through RegisterPlanner().
 // Options are checked and parsed in registry_options.cc.
 
 #include <algorithm>

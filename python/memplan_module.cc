@@ -39,6 +39,9 @@
 #include "memplan/io.h"
 #include "memplan/memplan.h"
 #include "memplan/planner.h"
+#ifdef MEMPLAN_HAVE_CP
+#include "memplan/planners/cp.h"
+#endif
 #include "memplan/problem.h"
 #include "memplan/reorder.h"
 #include "memplan/report.h"
@@ -501,6 +504,10 @@ Graph ReadOnnx(const py::object& source,
 PYBIND11_MODULE(_memplan, m) {
   using namespace memplan;
   m.doc() = "memplan: static memory planning for compiled ML programs";
+#ifdef MEMPLAN_HAVE_CP
+  // The optional planners this module links, before anything looks one up.
+  Check(RegisterCpPlanner());
+#endif
 
   static py::exception<void> error(m, "Error", PyExc_RuntimeError);
   static py::exception<void> capacity(m, "CapacityError", error.ptr());

@@ -74,8 +74,10 @@ Problem SeedProblem() {
                       {.plan_constants = true, .alignment = 4});
 }
 
-// Linking memplan::cp registers "cp", once, after the core's planners
-// (registration_test checks that the core alone has no "cp").
+// RegisterCpPlanner() (called by the tests' main, as by the tool) registers
+// "cp", once, after the core's planners (registration_test checks that the
+// core alone has no "cp", cp_registration_test that linking alone adds
+// nothing).
 TEST(CpTest, LinkingTheComponentRegistersCp) {
   int found = 0;
   for (const PlannerInfo& info : RegisteredPlanners()) found += info.name == "cp";

@@ -1,7 +1,8 @@
 // The registry of a program linked with the core alone (memplan::memplan):
 // the optional cp planner is not registered, and RegisterPlanner() adds a
-// program's own planner after the core's. cp_test checks the other side: a
-// program linked with memplan::cp finds "cp".
+// program's own planner after the core's. cp_registration_test checks the
+// other side: a program linked with memplan::cp finds "cp" once it calls
+// RegisterCpPlanner(), and not before.
 
 #include <algorithm>
 #include <memory>

@@ -1,7 +1,7 @@
 // A user's program linking the installed memplan package: PlanMemory() with
-// the default planner; with memplan::cp (CONSUMER_WITH_CP) the cp planner, by
-// name from the registry and built with its own options; without it, "cp" is
-// not registered.
+// the default planner; with memplan::cp (CONSUMER_WITH_CP) the cp planner,
+// registered by RegisterCpPlanner() and then by name from the registry with
+// its own options; without it, "cp" is not registered.
 #include <cstdio>
 #include <memory>
 
@@ -28,6 +28,18 @@ int main() {
   const memplan::Plan* plan = &planned->plan;
   if (plan->peak < plan->lower_bound) return 1;
 
+#ifdef CONSUMER_WITH_CP
+  // Linking memplan::cp registers nothing; the program asks for it.
+  if (memplan::CreatePlanner("cp").ok()) {
+    std::printf("cp registered before RegisterCpPlanner()\n");
+    return 1;
+  }
+  if (!memplan::RegisterCpPlanner().ok() ||
+      !memplan::RegisterCpPlanner().ok()) {  // a second call is harmless
+    std::printf("RegisterCpPlanner() failed\n");
+    return 1;
+  }
+#endif
   absl::StatusOr<std::unique_ptr<memplan::Planner>> by_name =
       memplan::CreatePlanner("cp");
 #ifdef CONSUMER_WITH_CP
