@@ -23,8 +23,9 @@
 //   BM_exact_capacity_minimalloc_all   the 11 instances one after the other
 //   BM_exact_ablation_<switch>_minimalloc_all
 //                                      the same with one inference off
-//                                      (node limit 10^6 per instance, no
-//                                      heuristic fallback; the counter
+//                                      (work limit 10^8 per instance, about
+//                                      10^6 nodes; no heuristic
+//                                      fallback; the counter
 //                                      `solved` counts the fits)
 //   BM_exact_minimise_minimalloc_<X>   no capacity: the least peak, with
 //   BM_exact_minimise_trace_<name>     --memplan_exact_time_limit (default
@@ -358,6 +359,7 @@ struct ExactRun {
                            // search alone)
   std::string planner = "exact";  // or a registered planner to compare with
   absl::Duration time_limit;
+  int64_t work_limit = 0;  // per instance; 0: the time limit's
 };
 
 void RunExact(benchmark::State& state, const ExactRun& run) {
@@ -368,6 +370,7 @@ void RunExact(benchmark::State& state, const ExactRun& run) {
   }
   PlanOptions plan_options;
   plan_options.time_limit = run.time_limit;
+  plan_options.work_limit = run.work_limit;
   int solved = 0, optimal = 0;
   int64_t nodes = 0;
   double ratio = 1;
@@ -459,13 +462,17 @@ void RegisterExactTargets(const std::vector<Workload>& bundled) {
                                                    .options = {},
                                                    .planner = "exact",
                                                    .time_limit = limit});
-  // The search alone: no heuristic to fall back on when it fails.
-  const PlannerOptions capped = {{"node_limit", "1000000"},
-                                 {"warm_start", "false"}};
-  AddExactRun("BM_exact_ablation_none_minimalloc_all", {.problems = minimalloc,
-                                                        .capacity = 1048576,
-                                                        .options = capped,
-                                                        .time_limit = limit});
+  // The search alone: no heuristic to fall back on when it fails. 10^8
+  // work units per instance: 0.7 to 1.4 million nodes of their 154 to 454
+  // buffers (a node costs a quarter of a unit per buffer plus 32).
+  const PlannerOptions capped = {{"warm_start", "false"}};
+  constexpr int64_t kAblationWork = 100'000'000;
+  AddExactRun("BM_exact_ablation_none_minimalloc_all",
+              {.problems = minimalloc,
+               .capacity = 1048576,
+               .options = capped,
+               .time_limit = limit,
+               .work_limit = kAblationWork});
   for (const char* name : {"section_inference", "symmetry", "decomposition",
                            "failure_cache", "restarts"}) {
     PlannerOptions off = capped;
@@ -474,7 +481,8 @@ void RegisterExactTargets(const std::vector<Workload>& bundled) {
                 {.problems = minimalloc,
                  .capacity = 1048576,
                  .options = off,
-                 .time_limit = limit});
+                 .time_limit = limit,
+                 .work_limit = kAblationWork});
   }
   for (const Workload& w : bundled) {
     if (w.name.starts_with("minimalloc_") || w.name.starts_with("trace_") ||

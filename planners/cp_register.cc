@@ -17,48 +17,35 @@ namespace memplan {
 namespace {
 
 // The registered cp: the search from the heuristic start, which gets this
-// share of the budget (its plan is what cp returns on the problems too large
-// to prove).
+// share of the budget by default (its option start_share; its plan is what
+// cp returns on the problems too large to prove).
 constexpr double kCpStartShare = 0.5;
 
 std::vector<PlannerOption> CpOptionList() {
-  using enum OptionType;
   const CpOptions d;
-  auto flag = [](std::string name, bool value, std::string meaning) {
-    return PlannerOption{.name = std::move(name),
-                         .type = kBool,
-                         .default_value = value ? "true" : "false",
-                         .description = std::move(meaning)};
-  };
   return {
-      {.name = "threads",
-       .type = kInt,
-       .default_value = absl::StrCat(d.threads),
-       .description = "worker threads (0: PlanOptions' threads; more than 1 "
-                      "is not deterministic)",
-       .min = 0,
-       .max = 1024},
-      flag("use_nooverlap", d.use_nooverlap,
-           "non-overlap as Gecode's nooverlap of rectangles"),
-      flag("redundant_cliques", d.redundant_cliques,
-           "a unary resource per set of buffers alive together"),
-      flag("dominance", d.dominance,
-           "the postpone rule and symmetry breaking of the brancher"),
-      flag("lowest_offset_first", d.lowest_offset_first,
-           "branch on the open buffer with the lowest offset first"),
-      {.name = "max_conflicting_pairs",
-       .type = kInt,
-       .default_value = absl::StrCat(d.max_conflicting_pairs),
-       .description = "above this many conflicting pairs no model is built "
-                      "(0: no bound)",
-       .min = 0},
-      {.name = "max_clique_members",
-       .type = kInt,
-       .default_value = absl::StrCat(d.max_clique_members),
-       .description = "bound on the redundant cliques' summed sizes",
-       .min = 0},
-      flag("warm_start", true,
-           "start from best's plan (false: the search alone)"),
+      IntOption("threads", d.threads,
+                "worker threads (0: PlanOptions' threads; more than 1 is not "
+                "deterministic)",
+                0, 1024),
+      BoolOption("use_nooverlap", d.use_nooverlap,
+                 "non-overlap as Gecode's nooverlap of rectangles"),
+      BoolOption("redundant_cliques", d.redundant_cliques,
+                 "a unary resource per set of buffers alive together"),
+      BoolOption("dominance", d.dominance,
+                 "the postpone rule and symmetry breaking of the brancher"),
+      BoolOption("lowest_offset_first", d.lowest_offset_first,
+                 "branch on the open buffer with the lowest offset first"),
+      IntOption("max_conflicting_pairs", d.max_conflicting_pairs,
+                "above this many conflicting pairs no model is built (0: no "
+                "bound)",
+                0),
+      IntOption("max_clique_members", d.max_clique_members,
+                "bound on the redundant cliques' summed sizes", 0),
+      BoolOption("warm_start", true,
+                 "start from best's plan (false: the search alone)"),
+      DoubleOption("start_share", kCpStartShare,
+                   "the warm start's share of the work limit", 0, 1),
   };
 }
 
@@ -74,7 +61,7 @@ std::unique_ptr<Planner> RegisteredCp(const OptionValues& values) {
   std::unique_ptr<SearchPlanner> search = MakeCpPlanner(options);
   if (!values.Bool("warm_start")) return search;
   return WarmStarted(std::move(search), internal::MakeHeuristicStart(),
-                     kCpStartShare);
+                     values.Double("start_share"));
 }
 
 }  // namespace

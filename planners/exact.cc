@@ -77,13 +77,11 @@ class ExactPlanner : public SearchPlanner {
     Run run{.problem = problem,
             .options = options_,
             .budget = Budget(plan_options),
-            .node_limit = options_.node_limit,
+            // The work limit in nodes: one budget, one unit.
+            .node_limit = std::max<int64_t>(
+                1, WorkLimit(plan_options) /
+                       NodeWork(static_cast<int64_t>(problem.buffers.size()))),
             .d = {}};
-    if (run.node_limit <= 0) {
-      run.node_limit = std::max<int64_t>(
-          1, run.budget.work_limit() /
-                 NodeWork(static_cast<int64_t>(problem.buffers.size())));
-    }
     const Bytes capacity = problem.pools[0].capacity;
     if (absl::Status s = internal::TimeForSetUp(run.budget, problem,
                                                 kSetUpPerBuffer, "the search");

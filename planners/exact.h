@@ -69,6 +69,9 @@
 // heuristic and says so: nothing is claimed but what the plan shows (a peak
 // equal to max-live is optimal in any case).
 //
+// Effort: the search nodes are counted against the work limit of the
+// PlanOptions (WorkLimit(): a node costs a quarter of a unit per buffer,
+// plus 32), within the time limit or deadline when one is set.
 // Determinism: the search is driven by node counts, so without a time limit
 // (the default) the same input gives the same plan on any machine. When a
 // time limit cuts the search, the result depends on the machine's speed.
@@ -85,10 +88,9 @@
 namespace memplan {
 
 struct ExactOptions {
-  // Search nodes over the whole solve; 0: as many as WorkLimit(PlanOptions)
-  // pays for (a node costs a quarter of a unit per buffer of the problem,
-  // plus 32).
-  int64_t node_limit = 0;
+  // (The whole solve's effort is the work limit of PlanOptions, as for every
+  // planner: a search node costs a quarter of a unit per buffer of the
+  // problem, plus 32.)
   // Node limit of one search (one order, one height) in the first round; it
   // is multiplied by `node_limit_growth` after every round. A part gets at
   // least 2 nodes per buffer (minimising) or 4 (one height: a capacity, or

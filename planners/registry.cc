@@ -28,12 +28,13 @@
 namespace memplan {
 namespace {
 
-// The work of best's quick try for a plan at the lower bound: a sixteenth
-// of the default budget, 2.5x10^7 units (somas_resnet50's plan at its lower
-// bound takes 23k nodes of 1042 buffers, 7x10^6 units).
+// The work of best's quick try for a plan at the lower bound (its option
+// lower_bound_try_work): a sixteenth of the default budget, 2.5x10^7 units
+// (somas_resnet50's plan at its lower bound takes 23k nodes of 1042
+// buffers, 7x10^6 units).
 constexpr int64_t kLowerBoundTryWork = kDefaultWorkLimit / 16;
 
-std::unique_ptr<Planner> Best() {
+std::unique_ptr<Planner> Best(int64_t lower_bound_try_work) {
   // The greedy placements. Dense problems, which afford few passes, run
   // the first few of the same with size classes first: there they are as
   // tight or tighter and placed faster (10^6 dense training-like buffers:
@@ -60,7 +61,7 @@ std::unique_ptr<Planner> Best() {
   // traces and most of MiniMalloc's instances have such a plan; where the
   // try fails, the searches below run as without it.
   searches.push_back(WorkCapped(MakeExactPlanner({.lower_bound_only = true}),
-                                kLowerBoundTryWork));
+                                lower_bound_try_work));
   searches.push_back(MakeHillClimbPlanner({}));
   // Below the best plan so far, with as many nodes as the budget pays for:
   // what fits MiniMalloc's challenging instances at their lower bound.
@@ -69,70 +70,59 @@ std::unique_ptr<Planner> Best() {
                     planners(dense_order));
 }
 
-// The heuristic start's share of the budget of exact: its search needs most
-// of it. The start's work is also capped at what the default budget gives it
-// (the start is best, which stops early where it proves its plan), so that a
-// longer time limit goes to exact's own search: proving MiniMalloc's C takes
-// as long at 60 s as at 10 s. (cp, an optional component, composes itself
-// in planners/cp.cc.)
+std::vector<PlannerOption> BestOptionList() {
+  return {IntOption("lower_bound_try_work", kLowerBoundTryWork,
+                    "work units of the short exact search for a plan at the "
+                    "lower bound (within the work limit)",
+                    1)};
+}
+
+// The heuristic start's share of the budget of exact, the defaults of its
+// options start_share and start_work: its search needs most of it. The
+// start's work is also capped at what the default budget gives it (the
+// start is best, which stops early where it proves its plan), so that a
+// longer time limit goes to exact's own search: proving MiniMalloc's C
+// takes as long at 60 s as at 10 s. (cp, an optional component, composes
+// itself in planners/cp_register.cc.)
 constexpr double kExactStartShare = 0.1;
 constexpr int64_t kExactStartWork = kDefaultWorkLimit / 10;
 
 std::vector<PlannerOption> ExactOptionList() {
-  using enum OptionType;
   const ExactOptions d;
-  auto flag = [](std::string name, std::string meaning) {
-    return PlannerOption{.name = std::move(name),
-                         .type = kBool,
-                         .default_value = "true",
-                         .description = std::move(meaning)};
-  };
   return {
-      {.name = "node_limit",
-       .type = kInt,
-       .default_value = absl::StrCat(d.node_limit),
-       .description = "search nodes over the whole solve; 0: as many as the "
-                      "work limit pays for",
-       .min = 0},
-      {.name = "first_node_limit",
-       .type = kInt,
-       .default_value = absl::StrCat(d.first_node_limit),
-       .description = "nodes of one search in the first round",
-       .min = 1},
-      {.name = "node_limit_growth",
-       .type = kInt,
-       .default_value = absl::StrCat(d.node_limit_growth),
-       .description = "factor of a search's nodes from one round to the next",
-       .min = 2},
-      {.name = "restarts_per_round",
-       .type = kInt,
-       .default_value = absl::StrCat(d.restarts_per_round),
-       .description = "random orders tried after the static ones each round",
-       .min = 0},
-      flag("restarts", "random orders after the static ones (false: none)"),
-      {.name = "lower_bound_only",
-       .type = kBool,
-       .default_value = d.lower_bound_only ? "true" : "false",
-       .description = "look only for a plan at the lower bound (max-live)"},
-      flag("section_inference",
-           "prune by the sizes still to place in each section"),
-      flag("symmetry", "try one of interchangeable buffers at a cell"),
-      flag("decomposition", "solve independent parts of the time apart"),
-      flag("failure_cache", "cut states whose whole subtree failed before"),
-      {.name = "failure_cache_entries",
-       .type = kInt,
-       .default_value = absl::StrCat(d.failure_cache_entries),
-       .description = "states the failure cache keeps per part",
-       .min = 0},
-      flag("warm_start",
-           "start from best's plan (false: the search alone, which fails "
-           "where it finds no plan)"),
+      IntOption("first_node_limit", d.first_node_limit,
+                "nodes of one search in the first round", 1),
+      IntOption("node_limit_growth", d.node_limit_growth,
+                "factor of a search's nodes from one round to the next", 2),
+      IntOption("restarts_per_round", d.restarts_per_round,
+                "random orders tried after the static ones each round", 0),
+      BoolOption("restarts", true,
+                 "random orders after the static ones (false: none)"),
+      BoolOption("lower_bound_only", d.lower_bound_only,
+                 "look only for a plan at the lower bound (max-live)"),
+      BoolOption("section_inference", d.section_inference,
+                 "prune by the sizes still to place in each section"),
+      BoolOption("symmetry", d.symmetry,
+                 "try one of interchangeable buffers at a cell"),
+      BoolOption("decomposition", d.decomposition,
+                 "solve independent parts of the time apart"),
+      BoolOption("failure_cache", d.failure_cache,
+                 "cut states whose whole subtree failed before"),
+      IntOption("failure_cache_entries", d.failure_cache_entries,
+                "states the failure cache keeps per part", 0),
+      BoolOption("warm_start", true,
+                 "start from best's plan (false: the search alone, which "
+                 "fails where it finds no plan)"),
+      DoubleOption("start_share", kExactStartShare,
+                   "the warm start's share of the work limit", 0, 1),
+      IntOption("start_work", kExactStartWork,
+                "the warm start's work units at most (0: its share alone)",
+                0),
   };
 }
 
 std::unique_ptr<Planner> Exact(const OptionValues& values) {
   ExactOptions options;
-  options.node_limit = values.Int("node_limit");
   options.first_node_limit = values.Int("first_node_limit");
   options.node_limit_growth = values.Int("node_limit_growth");
   options.restarts_per_round = values.Bool("restarts")
@@ -149,21 +139,15 @@ std::unique_ptr<Planner> Exact(const OptionValues& values) {
   std::unique_ptr<SearchPlanner> search = MakeExactPlanner(options);
   if (!values.Bool("warm_start")) return search;
   return WarmStarted(std::move(search), internal::MakeHeuristicStart(),
-                     kExactStartShare, kExactStartWork);
+                     values.Double("start_share"), values.Int("start_work"));
 }
 
 std::vector<PlannerOption> HillClimbOptionList() {
   const HillClimbOptions d;
-  return {{.name = "max_rounds",
-           .type = OptionType::kInt,
-           .default_value = absl::StrCat(d.max_rounds),
-           .description = "rounds of perturbation at most",
-           .min = 0},
-          {.name = "max_rounds_without_gain",
-           .type = OptionType::kInt,
-           .default_value = absl::StrCat(d.max_rounds_without_gain),
-           .description = "rounds without a smaller peak before it stops",
-           .min = 0}};
+  return {IntOption("max_rounds", d.max_rounds,
+                    "rounds of perturbation at most", 0),
+          IntOption("max_rounds_without_gain", d.max_rounds_without_gain,
+                    "rounds without a smaller peak before it stops", 0)};
 }
 
 std::unique_ptr<Planner> HillClimb(const OptionValues& values) {
@@ -174,17 +158,17 @@ std::unique_ptr<Planner> HillClimb(const OptionValues& values) {
 }
 
 std::vector<PlannerOption> Caffe2DpOptionList() {
-  return {{.name = "dp_node_budget",
-           .type = OptionType::kInt,
-           .default_value = absl::StrCat(Caffe2Options{}.dp_node_budget),
-           .description = "search nodes of the dynamic program before the "
-                          "greedy places the rest",
-           .min = 0}};
+  return {IntOption("dp_max_work", Caffe2Options{}.dp_max_work,
+                    absl::StrCat("work units of the dynamic program (within "
+                                 "the work limit; a node costs ",
+                                 kCaffe2DpNodeWork,
+                                 ") before the greedy places the rest"),
+                    0)};
 }
 
 std::unique_ptr<Planner> Caffe2Dp(const OptionValues& values) {
   Caffe2Options options;
-  options.dp_node_budget = values.Int("dp_node_budget");
+  options.dp_max_work = values.Int("dp_max_work");
   return MakeCaffe2DpPlanner(options);
 }
 
@@ -199,26 +183,26 @@ const std::vector<Entry>& Entries() {
   using enum PlannerCost;
   static const std::vector<Entry>* entries = new std::vector<Entry>{
       {{"naive", "every buffer its own bytes, one after another (no reuse)",
-        kHeuristic, kLight},
+        kHeuristic, kLight, {}},
        [](const OptionValues&) { return internal::MakeNaivePlanner(); }},
       {{"greedy_by_size",
         "largest first, each in the smallest gap that fits (Pisarchyk & Lee "
         "2020)",
-        kHeuristic, kLight},
+        kHeuristic, kLight, {}},
        [](const OptionValues&) { return MakeGreedyPlanner({}); }},
       {{"first_fit", "largest first, each at the lowest offset that fits",
-        kHeuristic, kLight},
+        kHeuristic, kLight, {}},
        [](const OptionValues&) { return internal::MakeFirstFitPlanner(); }},
       {{"position_greedy",
         "largest first (ties in buffer order), jumping past overlapping "
         "buffers",
-        kHeuristic, kLight},
+        kHeuristic, kLight, {}},
        [](const OptionValues&) {
          return internal::MakePositionGreedyPlanner();
        }},
       {{"caffe2_greedy",
         "memonger's greedy: shared objects by last use, closest size first",
-        kHeuristic, kLight},
+        kHeuristic, kLight, {}},
        [](const OptionValues&) { return MakeCaffe2GreedyPlanner({}); }},
       {{"caffe2_dp",
         "memonger's dynamic program over shared objects, budgeted; never "
@@ -235,8 +219,10 @@ const std::vector<Entry>& Entries() {
         "and lifetime orders, best and first fit; position_greedy), a short "
         "exact search at the lower bound, hill_climb, then exact's search "
         "below it",
-        kSearch, kBudgeted},
-       [](const OptionValues&) { return Best(); }},
+        kSearch, kBudgeted, BestOptionList()},
+       [](const OptionValues& values) {
+         return Best(values.Int("lower_bound_try_work"));
+       }},
       {{"exact",
         "branch-and-bound over canonical placements from best's plan; proves "
         "feasibility under a capacity or the minimum peak",
@@ -299,8 +285,9 @@ absl::Status UnknownPlanner(std::string_view name) {
 namespace internal {
 
 std::unique_ptr<Planner> MakeHeuristicStart() {
-  return WithFallback(Best(), WithFallback(MakeGreedyPlanner({}),
-                                           internal::MakeNaivePlanner()));
+  return WithFallback(Best(kLowerBoundTryWork),
+                      WithFallback(MakeGreedyPlanner({}),
+                                   internal::MakeNaivePlanner()));
 }
 
 }  // namespace internal

@@ -37,6 +37,56 @@ const OptionValues::Value* OptionValues::Find(std::string_view name) const {
 
 namespace {
 
+PlannerOption Declared(std::string name, OptionType type,
+                       std::string default_value, std::string description) {
+  PlannerOption option;
+  option.name = std::move(name);
+  option.type = type;
+  option.default_value = std::move(default_value);
+  option.description = std::move(description);
+  return option;
+}
+
+}  // namespace
+
+PlannerOption BoolOption(std::string name, bool default_value,
+                         std::string description) {
+  return Declared(std::move(name), OptionType::kBool,
+                  default_value ? "true" : "false", std::move(description));
+}
+
+PlannerOption IntOption(std::string name, int64_t default_value,
+                        std::string description, double min, double max) {
+  PlannerOption option =
+      Declared(std::move(name), OptionType::kInt, absl::StrCat(default_value),
+               std::move(description));
+  option.min = min;
+  option.max = max;
+  return option;
+}
+
+PlannerOption DoubleOption(std::string name, double default_value,
+                           std::string description, double min, double max) {
+  PlannerOption option =
+      Declared(std::move(name), OptionType::kDouble,
+               absl::StrCat(default_value), std::move(description));
+  option.min = min;
+  option.max = max;
+  return option;
+}
+
+PlannerOption EnumOption(std::string name, std::string default_value,
+                         std::vector<std::string> choices,
+                         std::string description) {
+  PlannerOption option = Declared(std::move(name), OptionType::kEnum,
+                                  std::move(default_value),
+                                  std::move(description));
+  option.choices = std::move(choices);
+  return option;
+}
+
+namespace {
+
 template <typename T>
 const T& Get(const OptionValues::Value* value) {
   static const T zero{};

@@ -125,7 +125,7 @@ TEST(Caffe2DpTest, BeatsTheGreedyOnTheClosestSizeTrap) {
 }
 
 TEST(Caffe2DpTest, AnExhaustedBudgetFallsBackToTheGreedy) {
-  const auto planner = MakeCaffe2DpPlanner({.dp_node_budget = 1});
+  const auto planner = MakeCaffe2DpPlanner({.dp_max_work = kCaffe2DpNodeWork});
   absl::StatusOr<Plan> plan = SolveAndVerify(*planner, DpBeatsGreedy());
   ASSERT_TRUE(plan.ok()) << plan.status();
   EXPECT_EQ(plan->peak, 200);

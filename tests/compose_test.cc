@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "base/budget.h"
 #include "gtest/gtest.h"
 #include "memplan/memplan.h"
 #include "memplan/planner.h"

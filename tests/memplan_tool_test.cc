@@ -66,7 +66,9 @@ TEST(MemplanToolTest, PlannersNameListsItsOptions) {
     }
   }
   EXPECT_THAT(run.output, HasSubstr("  section_inference=bool (default true)"));
-  EXPECT_THAT(run.output, HasSubstr("  node_limit=int (default 0)"));
+  EXPECT_THAT(run.output, HasSubstr("  start_share=double (default 0.1)"));
+  EXPECT_THAT(RunToolStdout("planners best").output,
+              HasSubstr("  lower_bound_try_work=int (default 25000000)"));
   ToolRun naive = RunToolStdout("planners naive");
   ASSERT_EQ(naive.exit_code, 0) << naive.output;
   EXPECT_THAT(naive.output, HasSubstr("options: none"));
@@ -157,10 +159,11 @@ TEST(MemplanToolTest, ExactOptionsFromTheCommandLine) {
       "--option symmetry=false --option decomposition=false "
       "--option failure_cache=false --option restarts=false "
       "--option warm_start=false ";
-  EXPECT_THAT(plan_and_verify("--option node_limit=200000 " + off),
-              HasSubstr("restarts 0"));
-  ToolRun starved = RunTool(plan + "--option node_limit=200000 " + off +
-                            "--option=section_inference=false");
+  // 200000 search nodes of B's 170 buffers, at 170 / 4 + 32 units a node.
+  const std::string nodes = "--work-limit=14800000 ";
+  EXPECT_THAT(plan_and_verify(nodes + off), HasSubstr("restarts 0"));
+  ToolRun starved =
+      RunTool(plan + nodes + off + "--option=section_inference=false");
   EXPECT_NE(starved.exit_code, 0);
   EXPECT_THAT(starved.output, HasSubstr("time or node limit"));
 }
@@ -223,8 +226,11 @@ TEST(MemplanToolTest, BadInputIsOneLineAndNonZero) {
        "planner \"exact\" has no option \"bogus\" (valid: "},
       {"plan " + Data("minimalloc/input.12.csv") +
            " --planner=exact "
-           "--option node_limit=-1",
-       "option node_limit=-1: \"-1\" is not an integer of at least 0"},
+           "--option failure_cache_entries=-1",
+       "option failure_cache_entries=-1: \"-1\" is not an integer of at "
+       "least 0"},
+      {"plan " + Data("minimalloc/input.12.csv") + " --work-limit=-1",
+       "--work-limit must not be negative"},
       {"plan " + Data("minimalloc/input.12.csv") +
            " --planner=exact --option symmetry=maybe",
        "symmetry=maybe: \"maybe\" is not a bool (true or false)"},

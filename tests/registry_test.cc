@@ -107,9 +107,11 @@ TEST(RegistryTest, ABadValueIsInvalidNamingTheOption) {
   const std::pair<PlannerOptions, std::string> cases[] = {
       {{{"symmetry", "yes"}}, "symmetry=yes"},
       {{{"symmetry", "1"}}, "true or false"},
-      {{{"node_limit", "many"}}, "node_limit=many"},
-      {{{"node_limit", "-1"}}, "an integer of at least 0"},
-      {{{"node_limit", "1.5"}}, "node_limit=1.5"},
+      {{{"failure_cache_entries", "many"}}, "failure_cache_entries=many"},
+      {{{"failure_cache_entries", "-1"}}, "an integer of at least 0"},
+      {{{"failure_cache_entries", "1.5"}}, "failure_cache_entries=1.5"},
+      {{{"start_share", "2"}}, "a finite number from 0 to 1"},
+      {{{"start_share", "x"}}, "start_share=x"},
       {{{"first_node_limit", "0"}}, "first_node_limit=0"},
   };
   for (const auto& [options, message] : cases) {

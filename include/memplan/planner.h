@@ -4,7 +4,7 @@
 //   * PlanOptions: what a user sets for any planner (budget, seed, threads).
 //   * The registry: every planner by name, with its own options declared
 //     (name, type, default, meaning) and checked in one place:
-//       CreatePlanner("exact", {{"symmetry", "false"}, {"node_limit", "5000"}})
+//       CreatePlanner("exact", {{"symmetry", "false"}, {"start_share", "0.2"}})
 
 #ifndef MEMPLAN_PLANNER_H_
 #define MEMPLAN_PLANNER_H_
@@ -39,8 +39,11 @@ struct PlanOptions {
   // leaves it no time, so every planner returns within about the limit
   // (measured with a 1 s limit at 10^6 buffers: bench/NOTES.md).
   absl::Duration time_limit = absl::InfiniteDuration();
-  // An absolute deadline, for compositions that hand the rest of their own
-  // time to a part (the earlier of it and the time limit applies).
+  // An absolute deadline (the earlier of it and the time limit applies).
+  // A caller sets it to give several solves one wall-clock end (a batch of
+  // inputs against one deadline); compositions (memplan/compose.h) set it
+  // to hand a part the rest of their own time. Like a time limit, it makes
+  // results depend on the machine's speed.
   absl::Time deadline = absl::InfiniteFuture();
   // Counted effort of the search planners (hill_climb, best, exact, cp), in
   // work units (about kWorkPerSecond of them per second on a typical core).
@@ -64,55 +67,16 @@ inline constexpr int64_t kDefaultWorkLimit = 10 * kWorkPerSecond;
 // The work limit `options` grants (see PlanOptions::work_limit).
 int64_t WorkLimit(const PlanOptions& options);
 
-// The budget of one Solve: counted work and, when the caller set a time
-// limit or deadline, the clock. Planners Tick() the work they do and stop
-// when Expired(); a run that must not stop early for the count (one greedy
-// pass) asks OutOfTime() only. The clock is read at most once per
-// kClockWork units ticked, so checking is cheap at any rate.
-class Budget {
- public:
-  // Starts now: WorkLimit(options), and the earlier of options.deadline and
-  // now + options.time_limit.
-  explicit Budget(const PlanOptions& options);
-
-  void Tick(int64_t work = 1) { work_done_ += work; }
-  // The counted work is spent or the deadline has passed.
-  bool Expired() { return work_done_ >= work_limit_ || OutOfTime(); }
-  // The deadline has passed (never, without one); reads the clock once per
-  // kClockWork units ticked.
-  bool OutOfTime();
-  // The same, reading the clock now: for checks between the parts of a
-  // composition, which tick nothing.
-  bool OutOfTimeNow() const;
-
-  int64_t work_limit() const { return work_limit_; }
-  int64_t work_done() const { return work_done_; }
-  // absl::InfiniteFuture() without one.
-  absl::Time deadline() const { return deadline_; }
-
-  // Options for a part of this Solve: `fraction` of the work limit and of
-  // the time limit, within this budget's deadline; seed and threads as
-  // `options`.
-  PlanOptions Part(const PlanOptions& options, double fraction) const;
-
-  // Work between two readings of the clock: about a millisecond.
-  static constexpr int64_t kClockWork = 1 << 16;
-
- private:
-  int64_t work_limit_;
-  int64_t work_done_ = 0;
-  absl::Time deadline_;
-  int64_t clock_read_at_ = 0;  // work_done_ at the last reading
-  bool out_of_time_ = false;
-};
-
 // A planner places every buffer of a whole Problem at once.
 //   * Deterministic: the same problem and options give the same plan.
 //   * Respects pools (in preference order), capacities, alignment, allowed
 //     pools, fixed placements and explicit conflicts.
 //   * A buffer that fits nowhere is ResourceExhausted naming the buffer, its
 //     size and lifetime, and the pools' usage at that time.
-//   * Honours the budget of its PlanOptions (see Budget).
+//   * Honours the budget of its PlanOptions: it counts its work in work
+//     units against WorkLimit(options) and stops at the time limit or
+//     deadline when one is set. One unit for every planner; a planner's
+//     share of a composition's budget is an option of the composition.
 //   * Never returns a plan the verifier rejects.
 class Planner {
  public:
@@ -156,6 +120,22 @@ struct PlannerOption {
   double min = -std::numeric_limits<double>::infinity();
   double max = std::numeric_limits<double>::infinity();
 };
+
+// Declarations for registry tables: the default written as the registry
+// reads it (a double with up to 6 significant digits).
+PlannerOption BoolOption(std::string name, bool default_value,
+                         std::string description);
+PlannerOption IntOption(
+    std::string name, int64_t default_value, std::string description,
+    double min = -std::numeric_limits<double>::infinity(),
+    double max = std::numeric_limits<double>::infinity());
+PlannerOption DoubleOption(
+    std::string name, double default_value, std::string description,
+    double min = -std::numeric_limits<double>::infinity(),
+    double max = std::numeric_limits<double>::infinity());
+PlannerOption EnumOption(std::string name, std::string default_value,
+                         std::vector<std::string> choices,
+                         std::string description);
 
 // A planner's options as a user gives them: NAME -> VALUE, as text
 // (`memplan plan --option NAME=VALUE`, `memplan.plan(..., options={...})`).

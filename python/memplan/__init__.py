@@ -118,7 +118,7 @@ def plan(graph, planner=None, *, time_limit=None, work_limit=None,
       first (None: the graph's, else one unbounded pool).
     capacity: capacity of the single pool (0: unbounded).
     options: the planner's own options, {name: value} with bool, int, float
-      or str values, e.g. {"symmetry": False, "node_limit": 200000} for
+      or str values, e.g. {"symmetry": False, "start_share": 0.2} for
       "exact" (`planner_options(name)` lists a planner's; an unknown name or
       a bad value raises ValueError naming it).
     reorder: an op ordering of a graph before planning ("longest_path",

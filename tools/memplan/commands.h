@@ -38,7 +38,8 @@ Command CompareCommand();
 Command ReportCommand();
 
 // Flag lists shared by several commands (abseil names).
-std::vector<std::string> PlanningFlags();  // --time-limit, --seed, --threads
+// --time-limit, --work-limit, --seed, --threads
+std::vector<std::string> PlanningFlags();
 
 // The planning flags as options. Without --time-limit: `time_limit` when
 // set, else PlanOptions' own default.

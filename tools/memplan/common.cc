@@ -11,7 +11,7 @@
 namespace memplan::tool {
 
 std::vector<std::string> PlanningFlags() {
-  return {"time_limit", "seed", "threads"};
+  return {"time_limit", "work_limit", "seed", "threads"};
 }
 
 PlanOptions PlanOptionsFromFlags(const Arguments& args,
@@ -21,12 +21,16 @@ PlanOptions PlanOptionsFromFlags(const Arguments& args,
     time_limit = absl::GetFlag(FLAGS_time_limit).value;
   }
   if (time_limit.has_value()) options.time_limit = *time_limit;
+  options.work_limit = absl::GetFlag(FLAGS_work_limit);
   options.seed = absl::GetFlag(FLAGS_seed);
   options.threads = absl::GetFlag(FLAGS_threads);
   return options;
 }
 
 absl::Status CheckPlanningFlags() {
+  if (absl::GetFlag(FLAGS_work_limit) < 0) {
+    return absl::InvalidArgumentError("--work-limit must not be negative");
+  }
   const int threads = absl::GetFlag(FLAGS_threads);
   if (threads < 1 || threads > 1024) {
     return absl::InvalidArgumentError("--threads must be between 1 and 1024");

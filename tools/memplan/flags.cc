@@ -37,12 +37,16 @@ ABSL_FLAG(std::string, planner, "",
 ABSL_FLAG(memplan::tool::TimeLimit, time_limit, {},
           "SECONDS: wall-clock limit per plan (or a duration such as 500ms); "
           "a limit makes results depend on the machine's speed");
+ABSL_FLAG(int64_t, work_limit, 0,
+          "N: counted effort per plan in work units, the one budget of every "
+          "planner (about 40 million a second; 0 = 400 million, or 40 "
+          "million per second of --time-limit); the same on any machine");
 ABSL_FLAG(uint64_t, seed, 0, "N: seed of every random choice");
 ABSL_FLAG(int32_t, threads, 1, "N: worker threads, 1 to 1024");
 ABSL_FLAG(std::vector<std::string>, option, {},
           "NAME=VALUE: an option of the planner, repeatable (memplan planners "
           "NAME lists a planner's options, their types and defaults); e.g. "
-          "--option node_limit=200000 --option symmetry=false");
+          "--option symmetry=false --option start_share=0.2");
 ABSL_FLAG(std::string, out, "",
           "FILE: write the plan to FILE (.json, .csv, .json.gz, .csv.gz) "
           "instead of stdout");

@@ -89,6 +89,7 @@ ABSL_DECLARE_FLAG(std::string, reorder);
 // Planning.
 ABSL_DECLARE_FLAG(std::string, planner);
 ABSL_DECLARE_FLAG(memplan::tool::TimeLimit, time_limit);
+ABSL_DECLARE_FLAG(int64_t, work_limit);
 ABSL_DECLARE_FLAG(uint64_t, seed);
 ABSL_DECLARE_FLAG(int32_t, threads);
 ABSL_DECLARE_FLAG(std::vector<std::string>, option);

@@ -24,7 +24,8 @@ constexpr std::string_view KindName(PlannerKind kind) {
 }
 
 // A planner's description and options, one option a line:
-//   node_limit=INT  (default 0) search nodes over the whole solve; ...
+//   start_share=double (default 0.1)
+//       the warm start's share of the work limit
 void PrintPlanner(const PlannerInfo& info) {
   std::cout << info.name << ": " << info.description << "\n"
             << "kind: " << KindName(info.kind) << "\n";
