@@ -21,6 +21,7 @@
 #include "placement/placement.h"
 #include "base/planner_util.h"
 #include "planners.h"
+#include "model/conflict_graph.h"
 #include "model/preprocess.h"
 #include "base/status_macros.h"
 #include "memplan/problem.h"
