@@ -46,9 +46,11 @@ absl::StatusOr<Plan> SolveCp(const Problem& problem,
     std::unique_ptr<Planner> start;
     for (auto it = cp_options.warm_start.rbegin();
          it != cp_options.warm_start.rend(); ++it) {
-      std::unique_ptr<Planner> next = *CreatePlanner(*it);
-      start = start == nullptr ? std::move(next)
-                               : WithFallback(std::move(next), std::move(start));
+      absl::StatusOr<std::unique_ptr<Planner>> next = CreatePlanner(*it);
+      if (!next.ok()) return next.status();
+      start = start == nullptr
+                  ? *std::move(next)
+                  : WithFallback(*std::move(next), std::move(start));
     }
     planner = WarmStarted(std::move(search), std::move(start), 0.5);
   }

@@ -416,10 +416,12 @@ TEST(ExactTest, NodeLimitsMakeItDeterministic) {
   plan_options.time_limit = absl::Seconds(60);
   plan_options.work_limit = node_limit * node_work;
   // As registered (best's plan first), its search within the work limit.
-  absl::StatusOr<Plan> first =
-      (*CreatePlanner("exact"))->Solve(*problem, plan_options);
-  absl::StatusOr<Plan> second =
-      PlanMemory(*problem, **CreatePlanner("exact"), plan_options);
+  absl::StatusOr<std::unique_ptr<Planner>> exact = CreatePlanner("exact");
+  absl::StatusOr<std::unique_ptr<Planner>> again = CreatePlanner("exact");
+  ASSERT_TRUE(exact.ok()) << exact.status();
+  ASSERT_TRUE(again.ok()) << again.status();
+  absl::StatusOr<Plan> first = (*exact)->Solve(*problem, plan_options);
+  absl::StatusOr<Plan> second = PlanMemory(*problem, **again, plan_options);
   ASSERT_TRUE(first.ok()) << first.status();
   ASSERT_TRUE(second.ok()) << second.status();
   EXPECT_EQ(first->assignments, second->assignments);
