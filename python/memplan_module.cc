@@ -37,6 +37,7 @@
 #include "absl/time/time.h"
 #include "memplan/emit.h"
 #include "memplan/io.h"
+#include "memplan/load.h"
 #include "memplan/memplan.h"
 #include "memplan/planner.h"
 #ifdef MEMPLAN_HAVE_CP
@@ -253,10 +254,9 @@ std::optional<Graph> PlannedGraph(const py::object& input,
     }
     return graph;
   }
-  if (op_order != nullptr) {
-    *op_order = Take(ComputeOpOrder(graph, reorder, build));
-  }
-  return Take(ReorderGraph(graph, reorder, build));
+  if (op_order == nullptr) return Take(ReorderGraph(graph, reorder, build));
+  *op_order = Take(ComputeOpOrder(graph, reorder, build));
+  return PermuteOps(graph, *op_order);
 }
 
 // The Problem of a Graph (built with `build`, after the op ordering) or a
@@ -479,11 +479,10 @@ Graph ReadOnnx(const py::object& source,
     const std::string bytes = source.cast<std::string>();
     return Take(ImportOnnxFromBytes(bytes, options));
   }
-  const std::string path = source.cast<std::string>();
   // A file that cannot be read is FileNotFoundError, as for the other
-  // readers; everything else is the importer's.
-  Take(ReadFile(path), /*file=*/true);
-  return Take(ImportOnnx(path, options));
+  // readers (the importer's own errors are never NotFound). Any name: the
+  // caller says it is ONNX.
+  return Take(ImportOnnx(source.cast<std::string>(), options), /*file=*/true);
 #else
   (void)source;
   (void)dims;
@@ -582,20 +581,23 @@ PYBIND11_MODULE(_memplan, m) {
                        std::vector<std::string> outputs, std::string type,
                        std::vector<std::string> scratch,
                        std::vector<std::pair<int, int>> inplace,
-                       std::vector<std::pair<int, int>> alias) {
+                       std::vector<std::pair<int, int>> alias,
+                       std::vector<int> writes) {
              return Op{.name = std::move(name),
                        .type = std::move(type),
                        .inputs = std::move(inputs),
                        .outputs = std::move(outputs),
                        .scratch = std::move(scratch),
                        .inplace = PairsFrom(inplace),
-                       .alias = PairsFrom(alias)};
+                       .alias = PairsFrom(alias),
+                       .writes = std::move(writes)};
            }),
            py::arg("name"), py::arg("inputs") = std::vector<std::string>{},
            py::arg("outputs") = std::vector<std::string>{}, py::kw_only(),
            py::arg("type") = "", py::arg("scratch") = std::vector<std::string>{},
            py::arg("inplace") = std::vector<std::pair<int, int>>{},
-           py::arg("alias") = std::vector<std::pair<int, int>>{})
+           py::arg("alias") = std::vector<std::pair<int, int>>{},
+           py::arg("writes") = std::vector<int>{})
       .def_readwrite("name", &Op::name)
       .def_readwrite("type", &Op::type)
       .def_readwrite("inputs", &Op::inputs)
@@ -611,6 +613,7 @@ PYBIND11_MODULE(_memplan, m) {
           [](Op& op, std::vector<std::pair<int, int>> p) {
             op.alias = PairsFrom(p);
           })
+      .def_readwrite("writes", &Op::writes)
       .def(py::self == py::self)
       .def("__repr__", [](const Op& op) {
         return absl::StrCat("Op(\"", op.name, "\", type=\"", op.type, "\")");
@@ -1102,14 +1105,11 @@ PYBIND11_MODULE(_memplan, m) {
         PlanResult result;
         result.build = args.Options();
         result.reorder = reorder;
-        const std::string text = Take(ReadFile(path), /*file=*/true);
-        const std::string plain =
-            path.ends_with(".gz") ? path.substr(0, path.size() - 3) : path;
-        const bool csv = plain.ends_with(".csv");
-        if (recorded && !csv) {
+        const PlanFile file = Take(ReadPlanFile(path), /*file=*/true);
+        if (recorded) {
           // The build options the plan file records, as `memplan verify`.
           if (std::optional<PlanProvenance> p =
-                  Take(ParsePlanProvenance(text));
+                  Take(RecordedProvenance(file));
               p.has_value()) {
             result.build = p->build;
             result.reorder = p->reorder;
@@ -1120,8 +1120,7 @@ PYBIND11_MODULE(_memplan, m) {
         result.problem = result.graph.has_value()
                              ? Take(BuildProblem(*result.graph, result.build))
                              : ProblemOf(input, result.build);
-        absl::StatusOr<Plan> plan = csv ? ParsePlanCsv(text, result.problem)
-                                        : ParsePlanJson(text, result.problem);
+        absl::StatusOr<Plan> plan = ParsePlanFile(file, result.problem);
         if (!plan.ok()) {
           Raise(absl::Status(plan.status().code(),
                              absl::StrCat(path, ": ", plan.status().message())));

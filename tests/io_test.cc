@@ -12,11 +12,13 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "memplan/memplan.h"
+#include "memplan/reorder.h"
 #include "test_util.h"
 
 namespace memplan {
 namespace {
 
+using ::testing::AllOf;
 using ::testing::HasSubstr;
 
 std::string TempPath(const std::string& name) {
@@ -52,7 +54,8 @@ TEST(GraphJsonTest, RoundTripsEveryField) {
                .outputs = {"y"},
                .scratch = {"ws"},
                .inplace = {{.output = 0, .input = 0}},
-               .alias = {}}},
+               .alias = {},
+               .writes = {1, 0}}},
       .pools = {{.name = "sram", .capacity = 1024, .alignment = 8},
                 {.name = "dram", .capacity = 0, .alignment = 64}},
       .conflicts = {{.a = "x", .b = "y"}},
@@ -122,6 +125,40 @@ TEST(GraphJsonTest, SchemaErrorsNameTheItem) {
               R"({"format":"memplan-graph-v1","tensors":[],"ops":[{"name":"o","inputs":[3]}]})")
               .status()),
       HasSubstr("op \"o\""));
+}
+
+// "writes" are input indices, each once; an error names the op.
+TEST(GraphJsonTest, WritesAreCheckedInputIndices) {
+  auto parse = [](const std::string& writes) {
+    return ParseGraphJson(
+        R"({"format":"memplan-graph-v1","tensors":[)"
+        R"({"name":"x","size":4,"kind":"input"},{"name":"w","size":4,)"
+        R"("kind":"input"},{"name":"y","size":4,"kind":"output"}],)"
+        R"("ops":[{"name":"add_","inputs":["x","w"],"outputs":["y"],)"
+        R"("alias":[[0,0]],"writes":)" +
+        writes + "}]}");
+  };
+  absl::StatusOr<Graph> graph = parse("[0]");
+  ASSERT_TRUE(graph.ok()) << graph.status();
+  EXPECT_EQ(graph->ops[0].writes, std::vector<int>{0});
+  EXPECT_THAT(GraphToJson(*graph), HasSubstr(R"("writes":[0])"));
+  EXPECT_TRUE(parse("[]").ok());
+  EXPECT_THAT(ErrorOf(parse("[2]").status()),
+              AllOf(HasSubstr("op \"add_\""), HasSubstr("out of range")));
+  EXPECT_THAT(ErrorOf(parse("[-1]").status()),
+              AllOf(HasSubstr("op \"add_\""), HasSubstr("out of range")));
+  EXPECT_THAT(ErrorOf(parse("[1, 1]").status()),
+              AllOf(HasSubstr("op \"add_\""), HasSubstr("twice")));
+  EXPECT_THAT(ErrorOf(parse("[\"x\"]").status()), HasSubstr("op \"add_\""));
+  EXPECT_THAT(ErrorOf(parse("0").status()), HasSubstr("op \"add_\""));
+  // A graph built in code is checked when it is planned.
+  Graph bad = *graph;
+  bad.ops[0].writes = {5};
+  EXPECT_THAT(ErrorOf(BuildProblem(bad).status()),
+              AllOf(HasSubstr("op \"add_\""), HasSubstr("out of range")));
+  bad.ops[0].writes = {0, 0};
+  EXPECT_THAT(ErrorOf(BuildProblem(bad).status()),
+              AllOf(HasSubstr("op \"add_\""), HasSubstr("twice")));
 }
 
 TEST(BufferCsvTest, ReadsMiniMallocFilesAndWritesThemBack) {
@@ -381,6 +418,87 @@ TEST(LoadInputTest, ACsvInputTakesTheOptionsAlignmentAndPools) {
   EXPECT_THAT(ErrorOf(LoadInput(path, {.alignment = 3}).status()),
               HasSubstr("alignment 3 is not a power of two"));
   std::remove(path.c_str());
+}
+
+// An importer reads the names that end in its extension, from the bytes
+// Load() read (once: they are hashed too); its graph is reordered and built
+// like a graph JSON's.
+TEST(LoadTest, AnImporterReadsItsFilesBytes) {
+  const std::string path = TempPath("model.fake");
+  const std::string bytes = "not JSON";
+  ASSERT_TRUE(WriteFile(path, bytes).ok());
+  absl::StatusOr<LoadedInput> unknown = Load(path, {});
+  EXPECT_THAT(ErrorOf(unknown.status()), HasSubstr("unknown input type"));
+  absl::StatusOr<Graph> graph =
+      ParseGraphJson(*ReadFile(testing::DataPath("models/resnet18.json")));
+  ASSERT_TRUE(graph.ok()) << graph.status();
+  int calls = 0;
+  LoadOptions options;
+  options.build.alignment = 64;
+  options.reorder = "memory";
+  options.importers.push_back(
+      {.extension = ".fake",
+       .import = [&](const std::string& name, std::string_view contents)
+           -> absl::StatusOr<Graph> {
+         ++calls;
+         EXPECT_EQ(name, path);
+         EXPECT_EQ(contents, bytes);
+         return *graph;
+       }});
+  absl::StatusOr<LoadedInput> input = Load(path, options);
+  ASSERT_TRUE(input.ok()) << input.status();
+  EXPECT_EQ(calls, 1);
+  EXPECT_EQ(input->content_hash, ContentHash(bytes));
+  absl::StatusOr<Graph> reordered = ReorderGraph(*graph, "memory", options.build);
+  ASSERT_TRUE(reordered.ok()) << reordered.status();
+  EXPECT_EQ(input->graph, *reordered);
+  EXPECT_EQ(input->problem, *BuildProblem(*reordered, options.build));
+  std::remove(path.c_str());
+}
+
+TEST(LoadTest, ABufferCsvHasNoOpsToReorder) {
+  LoadOptions options;
+  options.reorder = "memory";
+  EXPECT_THAT(
+      ErrorOf(Load(testing::DataPath("minimalloc/input.12.csv"), options)
+                  .status()),
+      HasSubstr("a buffer CSV has no ops"));
+}
+
+TEST(LoadTest, APlanFileIsJsonOrCsvByItsName) {
+  absl::StatusOr<LoadedInput> input =
+      Load(testing::DataPath("minimalloc/input.12.csv"), {});
+  ASSERT_TRUE(input.ok()) << input.status();
+  absl::StatusOr<Plan> plan = PlanMemory(input->problem);
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  for (const std::string name : {"plan.csv.gz", "plan.json"}) {
+    const std::string path = TempPath(name);
+    const std::string text = name.starts_with("plan.csv")
+                                 ? BufferCsvText(input->problem, &*plan)
+                                 : PlanToJson(input->problem, *plan);
+    ASSERT_TRUE(WriteFile(path, text).ok());
+    absl::StatusOr<PlanFile> file = ReadPlanFile(path);
+    ASSERT_TRUE(file.ok()) << file.status();
+    EXPECT_EQ(file->text, text);
+    EXPECT_EQ(file->csv, name.starts_with("plan.csv"));
+    absl::StatusOr<std::optional<PlanProvenance>> provenance =
+        RecordedProvenance(*file);
+    ASSERT_TRUE(provenance.ok()) << provenance.status();
+    EXPECT_FALSE(provenance->has_value());
+    absl::StatusOr<Plan> back = ParsePlanFile(*file, input->problem);
+    ASSERT_TRUE(back.ok()) << back.status();
+    EXPECT_EQ(back->assignments, plan->assignments);
+    std::remove(path.c_str());
+  }
+}
+
+TEST(FilesTest, UncompressedNameDropsOneGz) {
+  EXPECT_EQ(UncompressedName("plan.json.gz"), "plan.json");
+  EXPECT_EQ(UncompressedName("plan.json"), "plan.json");
+  EXPECT_EQ(UncompressedName("a.gz.gz"), "a.gz");
+  EXPECT_EQ(UncompressedName(".gz"), "");
+  EXPECT_TRUE(IsCompressedName("x.csv.gz"));
+  EXPECT_FALSE(IsCompressedName("x.gzip"));
 }
 
 TEST(RegistryTest, UnknownPlannerIsNotFoundListingValidNames) {

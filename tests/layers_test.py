@@ -17,6 +17,7 @@ ALLOWED = {
     "base": set(),
     "model": {"base"},
     "formats": {"base", "model"},
+    "load": {"base", "model", "formats"},
     "placement": {"base", "model"},
     "planning": {"base", "model", "placement"},
     "report": {"base", "model", "formats", "planning"},

@@ -74,6 +74,19 @@ TEST(MemplanToolTest, PlannersNameListsItsOptions) {
   EXPECT_THAT(naive.output, HasSubstr("options: none"));
 }
 
+// Output lost on the way (a full disk) is an error, not a plan written.
+TEST(MemplanToolTest, AFullStandardOutputIsAnError) {
+  for (const std::string command :
+       {"plan " + Data("models/resnet18.json") + " --planner=greedy_by_size",
+        "stats " + Data("models/resnet18.json"),
+        "report " + Data("models/resnet18.json") + " --planner=greedy_by_size",
+        std::string("planners")}) {
+    SCOPED_TRACE(command);
+    ToolRun run = RunTool(command + " >/dev/full");
+    EXPECT_EQ(run.exit_code, 1) << run.output;
+  }
+}
+
 // Plans resnet50 with the naive planner and checks the written plan against
 // the bundled buffer CSV, pair by pair.
 TEST(MemplanToolTest, NaivePlanOfResnet50IsTheNaiveTotalAndValid) {

@@ -171,6 +171,25 @@ TEST(PlacementTest, SizeClassesOrderByPowersOfFourThenLifetime) {
             (std::vector<BufferId>{3, 2, 0, 7, 1, 6, 5, 4}));
 }
 
+TEST(PlacementTest, CountsOverlappingPairsLikeAPairwiseScan) {
+  for (uint64_t seed = 0; seed < 20; ++seed) {
+    testing::RandomProblemOptions options;
+    options.buffers = 80;
+    options.max_lifetime = 1 + static_cast<Step>(seed % 4) * 10;
+    Problem problem = testing::RandomProblem(seed, options);
+    if (seed % 2 == 1) problem.buffers[seed % 80].size = 0;  // not counted
+    int64_t pairs = 0;
+    for (size_t a = 0; a < problem.buffers.size(); ++a) {
+      for (size_t b = a + 1; b < problem.buffers.size(); ++b) {
+        const Buffer& x = problem.buffers[a];
+        const Buffer& y = problem.buffers[b];
+        pairs += x.size > 0 && y.size > 0 && Overlaps(x.lifetime, y.lifetime);
+      }
+    }
+    EXPECT_EQ(internal::CountOverlappingPairs(problem), pairs) << seed;
+  }
+}
+
 TEST(PlacementTest, IndexedAndListedSearchesAgreeOnEveryBundledInput) {
   const std::vector<std::string> inputs = BundledInputs();
   ASSERT_GE(inputs.size(), 30u);

@@ -152,6 +152,8 @@ TEST(ReportTest, AMergedBufferHasTheReadersOfAllItsTensors) {
   EXPECT_THAT(a.readers, ElementsAre(1, 2));
 }
 
+// A graph's steps are its ops, never compressed; nor are a buffer CSV's
+// steps when they are few (here 4 steps, 3 buffers).
 TEST(ReportTest, EveryPoolGetsItsOwnLiveBytesAndUse) {
   // Without a graph: steps are numbers, buffers have no producer.
   const Problem problem{
@@ -422,6 +424,28 @@ TEST(ReportToolTest, PrintsTheTextReportOfAPlanFile) {
   EXPECT_THAT(run.output, HasSubstr("arena of pool default"));
 }
 
+// A JSON plan records how its input was built: report builds INPUT that
+// way, as verify does, unless build flags are given.
+TEST(ReportToolTest, BuildsTheInputAsThePlanRecords) {
+  const std::string plan = ::testing::TempDir() + "/report_tool_recorded.json";
+  const std::string input = testing::DataPath("models/resnet18.json");
+  const std::string flags = " --alignment=4096 --reorder=memory";
+  testing::ToolRun run = testing::RunTool(
+      "plan " + input + " --planner=greedy_by_size --out=" + plan + flags);
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  const testing::ToolRun given =
+      testing::RunToolStdout("report " + input + " " + plan + flags);
+  ASSERT_EQ(given.exit_code, 0) << given.output;
+  const testing::ToolRun recorded =
+      testing::RunToolStdout("report " + input + " " + plan);
+  EXPECT_EQ(recorded.exit_code, 0) << recorded.output;
+  EXPECT_EQ(recorded.output, given.output);
+  // Flags on the command line win over the recorded ones.
+  const testing::ToolRun flagged =
+      testing::RunToolStdout("report " + input + " " + plan + " --alignment=1");
+  EXPECT_NE(flagged.output, given.output);
+}
+
 TEST(ReportToolTest, WritesOnePageWithEveryPlanAsked) {
   const std::string html = ::testing::TempDir() + "/report_tool.html";
   testing::ToolRun run = testing::RunTool(
@@ -466,4 +490,43 @@ TEST(ReportToolTest, APlanOfAnotherInputIsAnError) {
 }
 
 }  // namespace
+// Lifetimes far longer than the buffers are many: time is compressed to the
+// steps where a lifetime starts or ends, so that the report costs O(buffers)
+// whatever the steps (before: a vector per step, 2.4 GB at 10^8 steps, and
+// std::length_error near 2^61).
+TEST(ReportTest, LongLifetimesAreCompressedToTheirEvents) {
+  constexpr Step kFar = Step{1} << 61;
+  const Problem problem{
+      .buffers = {Buffer{.name = "x", .size = 16, .lifetime = {0, 100000000}},
+                  Buffer{.name = "y", .size = 32, .lifetime = {5, kFar}},
+                  Buffer{.name = "z", .size = 8, .lifetime = {kFar - 7, kFar}}},
+      .pools = {Pool{.name = "default"}}};
+  const Plan plan = HandPlan(problem, {{"x", 0, 0}, {"y", 0, 16}, {"z", 0, 0}});
+  absl::StatusOr<PlanReport> report = AnalyzePlan(problem, plan);
+  ASSERT_TRUE(report.ok()) << report.status();
+  // Rows start at 0, 5, 10^8 and 2^61 - 7; the real end is 2^61.
+  EXPECT_EQ(report->steps, 4);
+  EXPECT_THAT(report->step_times,
+              ElementsAre(0, 5, 100000000, kFar - 7, kFar));
+  EXPECT_THAT(report->live, ElementsAre(16, 48, 32, 40));
+  EXPECT_EQ(report->max_live, 48);
+  EXPECT_THAT(report->peak_steps, ElementsAre(1));
+  EXPECT_EQ(RealStep(*report, 1), 5);
+  EXPECT_EQ(StepLabel(*report, 3), absl::StrCat("step ", kFar - 7));
+  EXPECT_EQ(report->buffers[1].lifetime, (Lifetime{1, 4}));
+  // Fragmentation is weighted by the real steps of each row: the pool is
+  // 48 bytes high and holds 32 or 40 bytes for nearly all of them.
+  EXPECT_GT(report->pools[0].mean_fragmentation, 8.0 / 48 - 1e-6);
+  EXPECT_LT(report->pools[0].mean_fragmentation, 16.0 / 48 + 1e-6);
+  const std::string text = FormatTextReport(*report);
+  EXPECT_THAT(text, HasSubstr(absl::StrCat("3 buffers over ", kFar, " steps")));
+  EXPECT_THAT(text, HasSubstr("time compressed to the 4 steps"));
+  EXPECT_THAT(text, HasSubstr(absl::StrCat("[5, ", kFar, ")")));
+  for (const std::string& line : Lines(text)) {
+    EXPECT_LE(line.size(), 100u) << line;
+  }
+  const std::string page = RenderHtmlReport({.plans = {*report}});
+  EXPECT_EQ(PageData(page)["step_times"].size(), 5u);
+}
+
 }  // namespace memplan

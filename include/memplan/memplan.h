@@ -19,6 +19,7 @@
 #include "absl/status/statusor.h"
 #include "memplan/planner.h"
 #include "memplan/problem.h"
+#include "memplan/tensor_placement.h"
 #include "memplan/types.h"
 #include "memplan/verify.h"
 
@@ -35,25 +36,6 @@ struct PlanMemoryOptions {
   // "memory") applied before building the problem; empty = the graph's own
   // order. GraphPlan::op_order tells the order planned.
   std::string reorder;
-};
-
-// The BufferId of a tensor that is not planned.
-inline constexpr BufferId kNotPlanned = -1;
-
-// Where one tensor of the graph lives.
-struct TensorPlacement {
-  std::string name;
-  TensorKind kind = TensorKind::kActivation;
-  Bytes size = 0;  // the tensor's own bytes (its buffer may be larger)
-  // The buffer it lives in (an index into GraphPlan::problem.buffers), shared
-  // with the tensors merged into it by in-place and alias hints; kNotPlanned
-  // for constants (unless BuildOptions::plan_constants) and for graph inputs
-  // and outputs left to the caller (BuildOptions::plan_inputs/plan_outputs).
-  BufferId buffer = kNotPlanned;
-  PoolId pool = 0;    // when planned
-  Offset offset = 0;  // when planned: bytes from the pool's base
-  bool planned() const { return buffer != kNotPlanned; }
-  bool operator==(const TensorPlacement&) const = default;
 };
 
 // A graph's plan by tensor name, with the problem it was solved on, so that
@@ -87,13 +69,6 @@ absl::StatusOr<Plan> PlanMemory(const Problem& problem,
 // problem is validated and the plan verified all the same.
 absl::StatusOr<Plan> PlanMemory(const Problem& problem, const Planner& planner,
                                 const PlanOptions& options = {});
-
-// The tensor table of a plan of `problem`, which BuildProblem() built from
-// `graph` (in any op order): every tensor of the graph with its buffer, pool
-// and offset, or not planned. InvalidArgument when the plan does not cover
-// the problem's buffers or a buffer names a tensor the graph lacks.
-absl::StatusOr<std::vector<TensorPlacement>> PlaceTensors(
-    const Graph& graph, const Problem& problem, const Plan& plan);
 
 }  // namespace memplan
 

@@ -36,6 +36,7 @@
 #include <string_view>
 
 #include "absl/status/statusor.h"
+#include "memplan/load.h"
 #include "memplan/types.h"
 
 namespace memplan {
@@ -82,6 +83,15 @@ absl::StatusOr<Graph> ImportOnnx(const std::string& path,
 absl::StatusOr<Graph> ImportOnnxFromBytes(std::string_view bytes,
                                           const OnnxImportOptions& options = {},
                                           OnnxImportStats* stats = nullptr);
+
+// The importer of memplan/load.h that reads ".onnx" files with `options`,
+// so that Load() reads ONNX models (each file once):
+//   LoadOptions load;
+//   load.importers.push_back(OnnxImporter(options, &stats));
+// `stats`, when given, receives the counts of each import and must outlive
+// the importer. Errors name the file, as ImportOnnx's do.
+GraphImporter OnnxImporter(const OnnxImportOptions& options = {},
+                           OnnxImportStats* stats = nullptr);
 
 }  // namespace memplan
 

@@ -20,8 +20,12 @@
 //     options decide alignment, planned constants, inputs and outputs).
 //
 // Both keep every data dependency (an op runs after the producers of its
-// inputs) and every in-place opportunity of the original order (an op that
-// may write its input in place still reads it last). Ops, tensors, pools and
+// inputs), every in-place opportunity of the original order (an op that
+// may write its input in place still reads it last) and every write
+// (Op::writes): a reader of the written bytes (the tensor and everything
+// sharing its buffer through alias hints or applied in-place merges) that
+// ran before the writer still does, one that ran after still does, and the
+// writers of the same bytes keep their order. Ops, tensors, pools and
 // conflicts are unchanged; only the order of Graph::ops differs. Buffer ids of
 // BuildProblem() follow the tensor order, which does not change, but buffer
 // lifetimes are in the new steps.
@@ -48,6 +52,10 @@ std::vector<std::string> OrderingNames();
 absl::StatusOr<std::vector<int>> ComputeOpOrder(
     const Graph& graph, std::string_view ordering,
     const BuildOptions& options = {});
+
+// `graph` with its ops in `order` (as ComputeOpOrder() gives it: order[k] is
+// the index of the op that runs at step k, a permutation of the op indices).
+Graph PermuteOps(const Graph& graph, const std::vector<int>& order);
 
 // The graph with its ops in the order ComputeOpOrder() gives.
 absl::StatusOr<Graph> ReorderGraph(const Graph& graph,

@@ -66,7 +66,18 @@ struct PlanReport {
 
   // Steps 0 .. steps - 1: a graph's op count (or more when a lifetime runs
   // longer), otherwise the largest lifetime end.
+  //
+  // Without a graph, lifetimes may span far more steps than there are
+  // buffers (a buffer CSV alive over [0, 10^8)). There, when the steps
+  // outnumber twice the buffers, time is compressed to the steps where
+  // something starts or ends, so that the report is O(buffers): `steps` is
+  // then the number of those rows, `step_times[r]` the first real step of
+  // row r (one more entry: the real end), and `live`, `peak_steps`, the
+  // pools' `max_live_step` and the buffers' lifetimes count rows. Nothing
+  // changes within a row, so every figure is as over the real steps.
+  // RealStep() maps a row back; `step_times` is empty when not compressed.
   Step steps = 0;
+  std::vector<Step> step_times;
   std::vector<std::string> step_names;  // op names; empty without a graph
   std::vector<Bytes> live;              // per step, all pools together
 
@@ -87,7 +98,12 @@ struct PlanReport {
 absl::StatusOr<PlanReport> AnalyzePlan(const Problem& problem, const Plan& plan,
                                        const Graph* graph = nullptr);
 
-// The name of a step: "op_name (step 12)" with a graph, "step 12" without.
+// The real step where row `step` of the report starts (the step itself when
+// time is not compressed; PlanReport::step_times).
+Step RealStep(const PlanReport& report, Step step);
+
+// The name of a step: "op_name (step 12)" with a graph, "step 12" without
+// (the real step when time is compressed).
 std::string StepLabel(const PlanReport& report, Step step);
 
 struct TextReportOptions {

@@ -96,6 +96,11 @@ struct Op {
       scratch;  // workspace tensors alive only during the op
   std::vector<OperandPair> inplace;  // output may reuse input's bytes
   std::vector<OperandPair> alias;    // output is a view of input's bytes
+  // Indices into `inputs` whose bytes the op writes (an in-place ATen op,
+  // an optimizer step, a KV-cache update): a reordering keeps every reader
+  // of those bytes (the tensor, its base, every view of it) on its side of
+  // the op, and the writers of the same bytes in their order.
+  std::vector<int> writes;
   bool operator==(const Op&) const = default;
 };
 

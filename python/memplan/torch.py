@@ -12,18 +12,22 @@ trace() records the ATen ops the model runs (make_fx in real mode, in
 execution order). Tensors are sized by their storage; parameters and buffers
 are constants; views and in-place writes are found from storage identity at
 run time and become alias hints, a view sized as the bytes of its base that
-it spans (from the base's first byte to the view's last). Results of one op
-that share a new storage (aten._transform_bias_rescale_qkv's q, k and v)
-become one tensor for the storage, made by the op, and views of it, made by
-a step of type VIEWS_OP ("memplan.views") right after the op.
+it spans (from the base's first byte to the view's last). The arguments an
+op's schema marks as written (`alias_info.is_write`: in-place and `out=`
+ops, buffer updates such as num_batches_tracked's) become the op's `writes`,
+which keep every op ordering from moving a reader of those bytes across the
+write. Results of one op that share a new storage
+(aten._transform_bias_rescale_qkv's q, k and v) become one tensor for the
+storage, made by the op, and views of it, made by a step of type VIEWS_OP
+("memplan.views") right after the op.
 
-run_in_arena() executes the traced graph with every planned tensor's storage
-at its planned offset of one uint8 arena: an op reads its inputs from the
-arena, a view or in-place op works on the arena itself, and every new result
-is copied into the arena at its planned place. Before and after every op each
-live tensor's bytes must be exactly as its own writers left them; otherwise it
-raises ArenaError naming the overwritten tensor, the op that overwrote it and
-both byte ranges.
+run_in_arena() executes the traced graph in the plan's op order
+(plan.op_order) with every planned tensor's storage at its planned offset of
+one uint8 arena: an op reads its inputs from the arena, a view or in-place op
+works on the arena itself, and every new result is copied into the arena at
+its planned place. Before and after every op each live tensor's bytes must be
+exactly as its own writers left them; otherwise it raises ArenaError naming
+the overwritten tensor, the op that overwrote it and both byte ranges.
 
 PyTorch is imported when these functions are first called, not by
 `import memplan`.
@@ -430,7 +434,12 @@ def _record_op(node, value, env, names, tensors, owner, latest, used_names,
 
 
 def _written_inputs(node, names):
-    """Tensor names of the arguments the op's schema marks as written."""
+    """Tensor names of the arguments the op's schema marks as written
+    (alias_info.is_write: `self` of add_, relu_, silu_, copy_, an `out=`
+    argument, a buffer such as num_batches_tracked), the graph's Op.writes.
+    A write the schema does not declare is not seen: torch 1.13's
+    native_batch_norm updates its running statistics so, harmless in one
+    step, where no other op reads them."""
     schema = getattr(node.target, "_schema", None)
     if schema is None:
         return []
@@ -448,6 +457,16 @@ def _written_inputs(node, names):
     return written
 
 
+def _write_indices(op):
+    """The op's Op.writes: indices into its inputs, each once."""
+    out = []
+    for n in op.writes:
+        j = op.inputs.index(n) if n in op.inputs else None
+        if j is not None and j not in out:
+            out.append(j)
+    return out
+
+
 def _make_graph(name, tensors, ops):
     mp = _memplan
     graph_tensors = []
@@ -456,7 +475,7 @@ def _make_graph(name, tensors, ops):
             t.name, t.size, kind=t.kind, alignment=t.itemsize,
             shape=list(t.shape), dtype=str(t.dtype).replace("torch.", "")))
     graph_ops = [mp.Op(o.name, o.inputs, o.outputs, type=o.type,
-                       alias=o.alias) for o in ops]
+                       alias=o.alias, writes=_write_indices(o)) for o in ops]
     # Constants and inputs no op reads would only be planned as dead bytes.
     read = {n for o in ops for n in o.inputs}
     graph_tensors = [t for t in graph_tensors
@@ -471,17 +490,18 @@ class _Group:
     members: list
     start: int = 0  # arena byte of the storage's first byte
     nbytes: int = 0
-    first: int = -1  # op index of its first write (-1: before the first op)
-    last_use: int = -1  # op index of its last reader (len(ops): an output)
+    first: int = -1  # step of its first write (-1: before the first op)
+    last_use: int = -1  # step of its last reader (len(ops): an output)
     planned: bool = False
 
     def span(self):
         return f"[{self.start}, {self.start + self.nbytes})"
 
 
-def _groups(traced, plan):
+def _groups(traced, plan, order):
     """The storage groups of `traced` with their place in the arena, checked
-    against the plan: every tensor of a storage at the same place."""
+    against the plan: every tensor of a storage at the same place. Steps
+    (first, last_use) count in `order`, the op order run."""
     placed = plan.tensors
     pool_base, total = {}, 0
     for pool, used in zip(plan.problem.pools, plan.pool_used):
@@ -492,16 +512,17 @@ def _groups(traced, plan):
         groups.setdefault(t.root, _Group(root=t.root, members=[]))
         groups[t.root].members.append(t.name)
     n_ops = len(traced.ops)
-    for i, op in enumerate(traced.ops):
-        for n in op.inputs:
+    step_of = {i: step for step, i in enumerate(order)}
+    for step, i in enumerate(order):
+        for n in traced.ops[i].inputs:
             g = groups[traced.tensors[n].root]
-            g.last_use = max(g.last_use, i)
+            g.last_use = max(g.last_use, step)
     for name in traced.outputs:
         groups[traced.tensors[name].root].last_use = n_ops
     for g in groups.values():
         root = traced.tensors[g.root]
         g.nbytes = root.storage_bytes
-        g.first = -1 if root.producer is None else root.producer
+        g.first = -1 if root.producer is None else step_of[root.producer]
         where = {placed[m] for m in g.members if m in placed}
         in_plan = [m for m in g.members if m in placed]
         if not in_plan:
@@ -522,15 +543,31 @@ def _groups(traced, plan):
     return groups, total
 
 
+def _plan_order(traced, plan):
+    """The op order `plan` was made for (plan.op_order), checked against
+    the traced ops."""
+    n = len(traced.ops)
+    order = list(getattr(plan, "op_order", None) or range(n))
+    if sorted(order) != list(range(n)):
+        raise ValueError(f"the plan's op order has {len(order)} steps, not "
+                         f"a permutation of the {n} traced ops")
+    return order
+
+
 def run_in_arena(traced, plan, inputs, seed=0):
-    """Runs `traced` with every tensor the plan places inside one uint8 arena
-    at its planned offset (pools laid one after another), checking before
-    and after every op that each live tensor's bytes are exactly as its own
-    writers left them. Returns the outputs (copies, structured as the
-    model's); raises ArenaError naming the overwritten tensor, the op that
-    overwrote it and both byte ranges (arena bytes)."""
+    """Runs `traced` in the plan's op order (plan.op_order: the traced order
+    unless the plan was made with `reorder`) with every tensor the plan
+    places inside one uint8 arena at its planned offset (pools laid one
+    after another), checking before and after every op that each live
+    tensor's bytes are exactly as its own writers left them. Returns the
+    outputs (copies, structured as the model's); raises ArenaError naming
+    the overwritten tensor, the op that overwrote it and both byte ranges
+    (arena bytes), and whether the plan's order differs from the traced
+    one."""
     torch = _torch()
-    groups, total = _groups(traced, plan)
+    order = _plan_order(traced, plan)
+    reordered = order != list(range(len(order)))
+    groups, total = _groups(traced, plan, order)
     arena = torch.zeros(total + 64, dtype=torch.uint8)
     base_ptr = arena.data_ptr()
     typed = {}
@@ -538,6 +575,15 @@ def run_in_arena(traced, plan, inputs, seed=0):
         if g.planned and g.start + g.nbytes > total:
             raise ValueError(f"tensor \"{g.root}\" at bytes {g.span()} lies "
                              f"outside the plan's {total} bytes")
+
+    def orders_note(step):
+        if not reordered:
+            return ""
+        i = order[step] if step < len(order) else None
+        where = (f": step {step} runs op \"{traced.ops[i].name}\", traced "
+                 f"at step {i}" if i is not None else "")
+        return (f" (the plan's op order differs from the traced order"
+                f"{where})")
 
     def arena_tensor(name, shape, stride):
         t = traced.tensors[name]
@@ -562,9 +608,10 @@ def run_in_arena(traced, plan, inputs, seed=0):
     def snapshot(g):
         snapshots[g.root] = arena[g.start:g.start + g.nbytes].clone()
 
-    # The state before op i is the state after op i - 1 (nothing runs in
-    # between), so each state is compared once: after op i - 1, every tensor
-    # read by op i - 1 or later, which includes all those op i needs.
+    # The state before step s is the state after step s - 1 (nothing runs in
+    # between), so each state is compared once: after step s - 1, every
+    # tensor read at step s - 1 or later, which includes all those step s
+    # needs.
     def check(step, op, wrote):
         """Every live group whose bytes were written must still hold them."""
         for root, saved in snapshots.items():
@@ -582,24 +629,22 @@ def run_in_arena(traced, plan, inputs, seed=0):
             if op is None:
                 raise ArenaError(f"{who} at arena bytes {g.span()} changed "
                                  f"before op {step} (first changed byte "
-                                 f"{first})")
+                                 f"{first}){orders_note(step)}")
             hits = [(n, s, e) for n, s, e in wrote
                     if s < g.start + g.nbytes and g.start < e]
             by = "; ".join(f"wrote tensor \"{n}\" at arena bytes [{s}, {e})"
                            for n, s, e in (hits or wrote)) or "wrote nothing planned"
-            needed = (f"read by op \"{traced.ops[g.last_use].name}\""
+            needed = (f"read by op \"{traced.ops[order[g.last_use]].name}\""
                       if g.last_use < len(traced.ops) else "a graph output")
             raise ArenaError(
                 f"{who} at arena bytes {g.span()} (still {needed}) "
                 f"was overwritten by op \"{op.name}\" ({op.type}), which "
-                f"{by}; first changed byte {first}")
+                f"{by}; first changed byte {first}{orders_note(step)}")
 
     values = _placeholder_values(traced, inputs)
     torch.manual_seed(seed)
     env = {}
     it = iter(zip(traced.placeholders, values))
-    step = 0
-    result = None
 
     def place_input(name, value):
         g = groups[traced.tensors[name].root]
@@ -610,7 +655,16 @@ def run_in_arena(traced, plan, inputs, seed=0):
         snapshot(g)
         return dst
 
-    for node in traced.module.graph.nodes:
+    def take_items(node):
+        """The getitem nodes of `node`'s result, now that it exists."""
+        for user in node.users:
+            if user.op == "call_function" and user.target is operator.getitem:
+                args, _ = _node_args(user, env)
+                env[user] = args[0][args[1]]
+                take_items(user)
+
+    nodes = list(traced.module.graph.nodes)
+    for node in nodes:
         if node.op == "placeholder":
             name, value = next(it)
             env[node] = place_input(name, value) if name in traced.tensors \
@@ -621,60 +675,87 @@ def run_in_arena(traced, plan, inputs, seed=0):
             if isinstance(value, torch.Tensor) and name in traced.tensors:
                 value = place_input(name, value.detach().clone())
             env[node] = value
-        elif node.op == "call_function":
+            take_items(node)
+    check(0, None, [])  # the inputs as placed
+    for step, i in enumerate(order):
+        op = traced.ops[i]
+        node = op.node
+        if node is None:
+            continue  # a VIEWS_OP step changes no byte
+        try:
             args, kwargs = _node_args(node, env)
-            if node.target is operator.getitem:
-                env[node] = args[0][args[1]]
-                continue
-            op = traced.ops[step]
-            assert op.node is node
-            if step == 0:
-                check(step, None, [])  # the inputs as placed
-            value = node.target(*args, **kwargs)
-            wrote = []
-            for n in op.writes:
-                g = groups[traced.tensors[n].root]
-                if g.planned:
-                    snapshot(g)
-                    wrote.append((n, g.start, g.start + g.nbytes))
-            leaves = _flatten(value)
-            placed_leaves = []
-            for leaf, name in zip(leaves, op.out_names):
-                if name is None or not groups[traced.tensors[name].root].planned:
-                    placed_leaves.append(leaf)
-                    continue
-                t = traced.tensors[name]
-                g = groups[t.root]
-                if t.root == name or t.root in op.outputs:
-                    # A new storage (the result's own, or one several results
-                    # share): its bytes go to the arena, once.
-                    if t.root not in (w[0] for w in wrote):
-                        arena[g.start:g.start + g.nbytes].copy_(
-                            storage_bytes(leaf))
-                        snapshot(g)
-                        wrote.append((t.root, g.start, g.start + g.nbytes))
-                    leaf = arena_tensor(name, leaf.shape, leaf.stride())
-                else:  # a view or in-place result: already in the arena
-                    want = base_ptr + g.start + t.storage_offset * t.itemsize
-                    if leaf.data_ptr() != want:
-                        raise ArenaError(
-                            f"op \"{op.name}\" ({op.type}) returned tensor "
-                            f"\"{name}\" at arena byte "
-                            f"{leaf.data_ptr() - base_ptr}, traced as a view "
-                            f"at byte {want - base_ptr}")
+        except KeyError as e:
+            raise ValueError(
+                f"op \"{op.name}\" needs the result of \"{e.args[0]}\", which "
+                f"the plan's op order has not run yet{orders_note(step)}") \
+                from None
+        args, kwargs = _arena_storage_offset(node, op, args, kwargs, groups,
+                                             traced.tensors)
+        value = node.target(*args, **kwargs)
+        wrote = []
+        for n in op.writes:
+            g = groups[traced.tensors[n].root]
+            if g.planned:
+                snapshot(g)
+                wrote.append((n, g.start, g.start + g.nbytes))
+        leaves = _flatten(value)
+        placed_leaves = []
+        for leaf, name in zip(leaves, op.out_names):
+            if name is None or not groups[traced.tensors[name].root].planned:
                 placed_leaves.append(leaf)
-            env[node] = _rebuild(value, iter(placed_leaves))
-            check(step, op, wrote)
-            step += 1
-            # The VIEWS_OP step after it changes no byte.
-            while step < len(traced.ops) and traced.ops[step].node is None:
-                step += 1
-        elif node.op == "output":
-            result = _node_args(node, env)[0][0]
+                continue
+            t = traced.tensors[name]
+            g = groups[t.root]
+            if t.root == name or t.root in op.outputs:
+                # A new storage (the result's own, or one several results
+                # share): its bytes go to the arena, once.
+                if t.root not in (w[0] for w in wrote):
+                    arena[g.start:g.start + g.nbytes].copy_(
+                        storage_bytes(leaf))
+                    snapshot(g)
+                    wrote.append((t.root, g.start, g.start + g.nbytes))
+                leaf = arena_tensor(name, leaf.shape, leaf.stride())
+            else:  # a view or in-place result: already in the arena
+                want = base_ptr + g.start + t.storage_offset * t.itemsize
+                if leaf.data_ptr() != want:
+                    raise ArenaError(
+                        f"op \"{op.name}\" ({op.type}) returned tensor "
+                        f"\"{name}\" at arena byte "
+                        f"{leaf.data_ptr() - base_ptr}, traced as a view "
+                        f"at byte {want - base_ptr}{orders_note(step)}")
+            placed_leaves.append(leaf)
+        env[node] = _rebuild(value, iter(placed_leaves))
+        take_items(node)
+        check(step, op, wrote)
+    output = next(n for n in reversed(nodes) if n.op == "output")
+    try:
+        result = _node_args(output, env)[0][0]
+    except KeyError as e:
+        raise ValueError(f"the graph's output needs \"{e.args[0]}\", which "
+                         f"the plan's op order never ran") from None
     torch_leaves = _flatten(result)
     copies = [v.clone() if isinstance(v, torch.Tensor) else v
               for v in torch_leaves]
     return _rebuild(result, iter(copies))
+
+
+def _arena_storage_offset(node, op, args, kwargs, groups, tensors):
+    """as_strided's storage_offset counts from the first element of its
+    input's storage; in the arena that storage is the arena, so an explicit
+    offset moves by where the input's storage starts in it."""
+    torch = _torch()
+    aten = torch.ops.aten
+    if node.target not in (aten.as_strided.default, aten.as_strided_.default):
+        return args, kwargs
+    if not op.inputs or not groups[tensors[op.inputs[0]].root].planned:
+        return args, kwargs
+    t = tensors[op.inputs[0]]
+    shift = groups[t.root].start // t.itemsize
+    if len(args) > 3 and args[3] is not None:
+        args = (*args[:3], args[3] + shift, *args[4:])
+    elif kwargs.get("storage_offset") is not None:
+        kwargs = dict(kwargs, storage_offset=kwargs["storage_offset"] + shift)
+    return args, kwargs
 
 
 def _same_bytes(a, b):

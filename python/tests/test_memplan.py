@@ -71,6 +71,28 @@ def test_graph_dict_round_trip():
     assert [t["name"] for t in data["tensors"]] == ["x", "w", "a", "v", "b", "y"]
 
 
+def test_writes_round_trip_and_are_checked():
+    graph = small_graph()
+    graph.ops = graph.ops + [
+        memplan.Op("relu_", ["b"], ["b2"], type="aten.relu_", alias=[(0, 0)],
+                   writes=[0])]
+    graph.tensors = graph.tensors + [memplan.Tensor("b2", 2000)]
+    assert graph.ops[-1].writes == [0]
+    data = graph.to_dict()
+    assert data["ops"][-1]["writes"] == [0]
+    assert "writes" not in data["ops"][0]
+    assert memplan.graph_from_dict(data) == graph
+    memplan.plan(graph, "naive", reorder="memory")
+    data["ops"][-1]["writes"] = [1]
+    with pytest.raises(ValueError, match='op "relu_".*out of range'):
+        memplan.graph_from_dict(data)
+    ops = graph.ops
+    ops[-1].writes = [0, 0]
+    graph.ops = ops
+    with pytest.raises(ValueError, match='op "relu_".*twice'):
+        memplan.plan(graph, "naive")
+
+
 def test_planners_listed():
     names = memplan.planners()
     for name in ("naive", "greedy_by_size", "best", "exact", "cp"):

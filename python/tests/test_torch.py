@@ -247,6 +247,81 @@ def test_same_plans_as_the_tool(tmp_path, name):
         assert tool["peak"] == plan.peak, planner
 
 
+def tiny_efficientnet():
+    """efficientnet_b0's blocks at a few channels: batch norm, in-place SiLU
+    and squeeze-excitation, where a training step clones each batch-norm
+    output that an in-place SiLU then overwrites; a head with in-place ReLU
+    and Hardtanh. No dropout: the random draws stay in one order."""
+    from torchvision.models.efficientnet import EfficientNet, MBConvConfig
+    torch.manual_seed(0)
+    blocks = [(1, 3, 1, 8, 8, 1), (4, 3, 2, 8, 16, 2), (4, 5, 2, 16, 24, 2)]
+    setting = [MBConvConfig(e, k, s, i, o, n, width_mult=1.0, depth_mult=1.0)
+               for e, k, s, i, o, n in blocks]
+    model = EfficientNet(setting, dropout=0.0, stochastic_depth_prob=0.0,
+                         last_channel=32)
+    nn = torch.nn
+    model.classifier = nn.Sequential(nn.ReLU(inplace=True), nn.Linear(32, 16),
+                                     nn.Hardtanh(inplace=True),
+                                     nn.Linear(16, 10))
+    return model.train()
+
+
+def test_reordered_training_step_with_in_place_writes(tmp_path):
+    model = tiny_efficientnet()
+    x = torch.randn(2, 3, 16, 16)
+    t = mt.trace(model, (x,), training=True, loss_fn=cross_entropy)
+    # The schema's write marks become Op.writes: the in-place activations,
+    # and add_ on batch norm's num_batches_tracked (a constant).
+    written = {o.type: o for o in t.graph.ops if o.writes}
+    for op in ("silu_", "hardtanh_", "relu_", "add_"):
+        assert any(k.startswith(f"aten.{op}.") for k in written), op
+    for o, record in zip(t.graph.ops, t.ops):
+        assert [o.inputs[j] for j in o.writes] == list(
+            dict.fromkeys(record.writes))
+    plan = memplan.plan(t.graph, "greedy_by_size", alignment=ALIGNMENT,
+                        reorder="memory")
+    order = plan.op_order
+    assert order != list(range(len(t.ops)))  # actually reordered
+    memplan.verify(t.graph, plan)
+    # Every reader of a written storage stays on its side of the writer.
+    step = {i: s for s, i in enumerate(order)}
+    for w, op in enumerate(t.ops):
+        roots = {t.tensors[n].root for n in op.writes}
+        for r, reader in enumerate(t.ops):
+            if r != w and roots & {t.tensors[n].root for n in reader.inputs}:
+                assert (r < w) == (step[r] < step[w]), (reader.name, op.name)
+    out = mt.run_in_arena(t, plan, (x,), seed=7)
+    assert same(out, t.run((x,), seed=7))
+    assert same(out, mt.run_in_arena(
+        t, memplan.plan(t.graph, "greedy_by_size", alignment=ALIGNMENT),
+        (x,), seed=7))
+    # A broken plan in a changed order says so.
+    n_ops = len(t.ops)
+    buffers = plan.buffers
+    pairs = [(b, a) for b in buffers for a in buffers
+             if a is not b and 0 < a["size"] <= b["size"] and a["start"] > 0
+             and b["start"] < a["start"] and
+             a["start"] + 1 < min(b["end"], n_ops)]
+    assert pairs, "no live buffer to overwrite"
+    victim, mover = max(pairs, key=lambda p: (p[0]["size"], p[1]["size"]))
+    with pytest.raises(mt.ArenaError,
+                       match="op order differs from the traced order"):
+        mt.run_in_arena(t, plan.moved(mover["name"], victim["offset"]),
+                        (x,), seed=7)
+    # The tool's reordered graph keeps the writes.
+    if TOOL:
+        path, out_path = tmp_path / "g.json", tmp_path / "reordered.json"
+        memplan.write_graph(t.graph, path)
+        subprocess.run([TOOL, "plan", str(path), "--planner=greedy_by_size",
+                        "--reorder=memory", f"--alignment={ALIGNMENT}",
+                        f"--graph-out={out_path}"],
+                       check=True, capture_output=True)
+        back = memplan.read_graph(out_path)
+        assert [o.name for o in back.ops] == [t.ops[i].name for i in order]
+        by_name = {o.name: o for o in t.graph.ops}
+        assert all(o == by_name[o.name] for o in back.ops)
+
+
 def test_report():
     t, x = traced("resnet18")
     plan = planned("resnet18", "greedy_by_size")

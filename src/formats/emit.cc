@@ -12,7 +12,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_replace.h"
-#include "memplan/memplan.h"
+#include "memplan/tensor_placement.h"
 
 namespace memplan {
 namespace {

@@ -162,6 +162,23 @@ class Builder {
     return absl::OkStatus();
   }
 
+  absl::Status CheckWrites(const Op& op) {
+    for (size_t k = 0; k < op.writes.size(); ++k) {
+      const int j = op.writes[k];
+      if (j < 0 || j >= static_cast<int>(op.inputs.size())) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("op \"", op.name, "\" writes input ", j,
+                         ", out of range (", op.inputs.size(), " inputs)"));
+      }
+      if (std::find(op.writes.begin(), op.writes.begin() + k, j) !=
+          op.writes.begin() + k) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "op \"", op.name, "\" lists input ", j, " in writes twice"));
+      }
+    }
+    return absl::OkStatus();
+  }
+
   absl::Status WalkOps() {
     absl::flat_hash_map<std::string, int> op_names;
     for (int i = 0; i < static_cast<int>(graph_.ops.size()); ++i) {
@@ -176,6 +193,7 @@ class Builder {
       }
       MEMPLAN_RETURN_IF_ERROR(CheckPairs(op, op.inplace, "inplace"));
       MEMPLAN_RETURN_IF_ERROR(CheckPairs(op, op.alias, "alias"));
+      MEMPLAN_RETURN_IF_ERROR(CheckWrites(op));
       for (const std::string& name : op.inputs) {
         MEMPLAN_ASSIGN_OR_RETURN(int t, FindTensor(name, op, "input"));
         const Tensor& tensor = graph_.tensors[t];

@@ -32,8 +32,103 @@ int TensorIndex(const absl::flat_hash_map<std::string, int>& index,
   return index.at(name);  // BuildProblem checked every name
 }
 
+// Per tensor: the representative of the bytes it lives in. Alias hints
+// always share; an in-place merge BuildProblem applied shows as one buffer
+// of `problem` holding both tensors. Unplanned tensors (constants by
+// default) share through their alias hints only.
+std::vector<int> ByteGroups(
+    const Graph& graph, const Problem& problem,
+    const absl::flat_hash_map<std::string, int>& index) {
+  std::vector<int> group(graph.tensors.size());
+  std::iota(group.begin(), group.end(), 0);
+  auto find = [&](int t) {
+    while (group[t] != t) t = group[t] = group[group[t]];
+    return t;
+  };
+  auto unite = [&](int a, int b) {
+    a = find(a);
+    b = find(b);
+    if (a != b) group[std::max(a, b)] = std::min(a, b);
+  };
+  for (const Op& op : graph.ops) {
+    for (const OperandPair& pair : op.alias) {
+      unite(TensorIndex(index, op.outputs[pair.output]),
+            TensorIndex(index, op.inputs[pair.input]));
+    }
+  }
+  for (const Buffer& buffer : problem.buffers) {
+    int first = kNone;
+    for (const std::string& name : buffer.tensors) {
+      auto it = index.find(name);
+      if (it == index.end()) continue;
+      if (first == kNone) first = it->second;
+      unite(first, it->second);
+    }
+  }
+  for (int t = 0; t < static_cast<int>(group.size()); ++t) group[t] = find(t);
+  return group;
+}
+
+// Adds the order Op::writes asks for to `succ`: per written group of bytes
+// (`group`, ByteGroups()), its readers and writers in the original order as
+// a chain. A writer comes after the readers since the previous writer and
+// after that writer; a reader comes after the previous writer. By
+// transitivity every reader keeps its side of every writer, and the writers
+// their order, with at most two edges per (op, group) instead of one per
+// (reader, writer) pair. Every edge points forward in the original order,
+// so the DAG stays acyclic. Groups nobody writes add nothing: a view moves
+// no data.
+void AddWriteOrder(const Graph& graph,
+                   const absl::flat_hash_map<std::string, int>& index,
+                   const std::vector<int>& group,
+                   std::vector<std::vector<int>>& succ) {
+  struct Chain {
+    int writer = kNone;        // the latest writer so far
+    std::vector<int> readers;  // readers since it
+  };
+  absl::flat_hash_map<int, Chain> chains;  // written groups only
+  for (const Op& op : graph.ops) {
+    for (int j : op.writes) {
+      chains.try_emplace(group[TensorIndex(index, op.inputs[j])]);
+    }
+  }
+  if (chains.empty()) return;
+  std::vector<int> writes;
+  std::vector<int> reads;
+  for (int i = 0; i < static_cast<int>(graph.ops.size()); ++i) {
+    const Op& op = graph.ops[i];
+    writes.clear();
+    reads.clear();
+    for (int j : op.writes) {
+      writes.push_back(group[TensorIndex(index, op.inputs[j])]);
+    }
+    for (const std::string& name : op.inputs) {
+      const int g = group[TensorIndex(index, name)];
+      if (chains.contains(g)) reads.push_back(g);
+    }
+    for (std::vector<int>* v : {&writes, &reads}) {
+      std::sort(v->begin(), v->end());
+      v->erase(std::unique(v->begin(), v->end()), v->end());
+    }
+    for (int g : writes) {
+      Chain& chain = chains[g];
+      for (int r : chain.readers) succ[r].push_back(i);
+      if (chain.writer != kNone) succ[chain.writer].push_back(i);
+      chain.readers.clear();
+      chain.writer = i;
+    }
+    for (int g : reads) {
+      if (std::binary_search(writes.begin(), writes.end(), g)) continue;
+      Chain& chain = chains[g];
+      if (chain.writer != kNone) succ[chain.writer].push_back(i);
+      chain.readers.push_back(i);
+    }
+  }
+}
+
 Dag BuildDag(const Graph& graph,
-             const absl::flat_hash_map<std::string, int>& index) {
+             const absl::flat_hash_map<std::string, int>& index,
+             const std::vector<int>& group) {
   const int n = static_cast<int>(graph.ops.size());
   std::vector<int> producer(graph.tensors.size(), kNone);
   std::vector<int> last_reader(graph.tensors.size(), kNone);
@@ -66,6 +161,7 @@ Dag BuildDag(const Graph& graph,
       }
     }
   }
+  AddWriteOrder(graph, index, group, dag.succ);
   dag.indegree.assign(n, 0);
   for (auto& s : dag.succ) {
     std::sort(s.begin(), s.end());
@@ -262,12 +358,6 @@ class MemoryModel {
   std::vector<Bytes> scratch_;
 };
 
-Graph Permute(const Graph& graph, const std::vector<int>& order) {
-  Graph out = graph;
-  for (size_t k = 0; k < order.size(); ++k) out.ops[k] = graph.ops[order[k]];
-  return out;
-}
-
 absl::StatusOr<Bytes> LowerBoundOf(const Graph& graph,
                                    const BuildOptions& options) {
   MEMPLAN_ASSIGN_OR_RETURN(Problem problem, BuildProblem(graph, options));
@@ -277,6 +367,12 @@ absl::StatusOr<Bytes> LowerBoundOf(const Graph& graph,
 }  // namespace
 
 std::vector<std::string> OrderingNames() { return {"longest_path", "memory"}; }
+
+Graph PermuteOps(const Graph& graph, const std::vector<int>& order) {
+  Graph out = graph;
+  for (size_t k = 0; k < order.size(); ++k) out.ops[k] = graph.ops[order[k]];
+  return out;
+}
 
 absl::StatusOr<std::vector<int>> ComputeOpOrder(const Graph& graph,
                                                 std::string_view ordering,
@@ -288,12 +384,13 @@ absl::StatusOr<std::vector<int>> ComputeOpOrder(const Graph& graph,
                      "\"; valid orderings: ", absl::StrJoin(names, ", ")));
   }
   // BuildProblem names the first malformed item (and checks the order).
-  MEMPLAN_ASSIGN_OR_RETURN(const Bytes original_bound, LowerBoundOf(graph, options));
+  MEMPLAN_ASSIGN_OR_RETURN(const Problem problem, BuildProblem(graph, options));
+  const Bytes original_bound = LowerBound(problem);
   absl::flat_hash_map<std::string, int> index;
   for (int t = 0; t < static_cast<int>(graph.tensors.size()); ++t) {
     index.emplace(graph.tensors[t].name, t);
   }
-  const Dag dag = BuildDag(graph, index);
+  const Dag dag = BuildDag(graph, index, ByteGroups(graph, problem, index));
   if (ordering == "longest_path") return LongestPathOrder(dag);
 
   const MemoryModel model(graph, index);
@@ -315,7 +412,7 @@ absl::StatusOr<std::vector<int>> ComputeOpOrder(const Graph& graph,
   Bytes best_bound = original_bound;
   for (const std::vector<int>& order : candidates) {
     MEMPLAN_ASSIGN_OR_RETURN(const Bytes bound,
-                             LowerBoundOf(Permute(graph, order), options));
+                             LowerBoundOf(PermuteOps(graph, order), options));
     if (bound < best_bound) {
       best = order;
       best_bound = bound;
@@ -329,7 +426,7 @@ absl::StatusOr<Graph> ReorderGraph(const Graph& graph,
                                    const BuildOptions& options) {
   MEMPLAN_ASSIGN_OR_RETURN(const std::vector<int> order,
                            ComputeOpOrder(graph, ordering, options));
-  return Permute(graph, order);
+  return PermuteOps(graph, order);
 }
 
 }  // namespace memplan

@@ -1,3 +1,8 @@
+// ImportOnnx: an ONNX ModelProto to a memplan Graph (memplan/onnx.h): the
+// model's checks, its element types, and the Importer that turns every node
+// into an op and every value into a tensor of its inferred size. Shape
+// inference is shape_arithmetic.cc's.
+
 #include <algorithm>
 #include <cstdint>
 #include <cstdlib>
@@ -20,11 +25,11 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "base/status_macros.h"
-#include "memplan/io.h"
+#include "memplan/formats.h"
 #include "memplan/onnx.h"
 #include "onnx/defs/schema.h"
 #include "onnx/onnx_pb.h"
-#include "onnx/shape_inference/implementation.h"
+#include "onnx/shape_arithmetic.h"
 
 namespace memplan {
 namespace {
@@ -242,407 +247,6 @@ absl::Status BindDims(onnx::GraphProto& graph,
   return absl::OkStatus();
 }
 
-// ---------------------------------------------------------------------------
-// Shape arithmetic. Exporters compute the targets of Reshape, Expand or
-// Slice from Shape() of activations (Shape, Gather, Concat, Unsqueeze, ...);
-// ONNX 1.12's data propagation leaves many of these unknown. Once the
-// symbolic dimensions are bound they are small integer tensors that can be
-// computed: each node whose outputs are computed becomes a Constant in the
-// copy of the model that shape inference runs on, and inference runs again.
-
-struct Value {
-  std::vector<int64_t> dims;
-  std::vector<int64_t> data;  // integer (or bool) elements, row-major
-  int32_t type = onnx::TensorProto::INT64;
-};
-
-constexpr int64_t kMaxValueElements = 4096;
-constexpr int64_t kLargest = int64_t{1} << 31;  // operands of computed ops
-
-// Small enough that sums and products of two stay in int64.
-bool Small(int64_t x) { return x >= -kLargest && x <= kLargest; }
-
-int64_t ElementCount(const std::vector<int64_t>& dims) {
-  int64_t n = 1;
-  for (int64_t d : dims) {
-    if (d < 0 || (d > 0 && n > kMaxValueElements / d)) return -1;
-    n *= d;
-  }
-  return n;
-}
-
-bool IsIntegerType(int32_t type) {
-  return type == onnx::TensorProto::INT64 || type == onnx::TensorProto::INT32 ||
-         type == onnx::TensorProto::BOOL;
-}
-
-// The elements of an integer tensor held in the model itself.
-std::optional<Value> ValueOfTensor(const onnx::TensorProto& t) {
-  if (!IsIntegerType(t.data_type()) ||
-      t.data_location() == onnx::TensorProto::EXTERNAL) {
-    return std::nullopt;
-  }
-  Value v{.dims = {t.dims().begin(), t.dims().end()},
-          .data = {},
-          .type = t.data_type()};
-  const int64_t n = ElementCount(v.dims);
-  if (n < 0) return std::nullopt;
-  if (t.data_type() == onnx::TensorProto::INT64) {
-    if (t.int64_data_size() == n) {
-      v.data.assign(t.int64_data().begin(), t.int64_data().end());
-    } else if (static_cast<int64_t>(t.raw_data().size()) == n * 8) {
-      v.data.resize(n);
-      std::memcpy(v.data.data(), t.raw_data().data(), n * 8);
-    } else {
-      return std::nullopt;
-    }
-  } else {
-    const int64_t width = t.data_type() == onnx::TensorProto::INT32 ? 4 : 1;
-    if (t.int32_data_size() == n) {
-      v.data.assign(t.int32_data().begin(), t.int32_data().end());
-    } else if (static_cast<int64_t>(t.raw_data().size()) == n * width) {
-      v.data.resize(n);
-      for (int64_t i = 0; i < n; ++i) {
-        if (width == 4) {
-          int32_t x;
-          std::memcpy(&x, t.raw_data().data() + 4 * i, 4);
-          v.data[i] = x;
-        } else {
-          v.data[i] = static_cast<uint8_t>(t.raw_data()[i]) != 0;
-        }
-      }
-    } else {
-      return std::nullopt;
-    }
-  }
-  return v;
-}
-
-onnx::TensorProto TensorOfValue(const Value& v) {
-  onnx::TensorProto t;
-  t.set_data_type(v.type);
-  for (int64_t d : v.dims) t.add_dims(d);
-  for (int64_t x : v.data) {
-    if (v.type == onnx::TensorProto::INT64) {
-      t.add_int64_data(x);
-    } else {
-      t.add_int32_data(static_cast<int32_t>(x));
-    }
-  }
-  return t;
-}
-
-const onnx::AttributeProto* Attribute(const onnx::NodeProto& node,
-                                      std::string_view name) {
-  for (const onnx::AttributeProto& a : node.attribute()) {
-    if (a.name() == name) return &a;
-  }
-  return nullptr;
-}
-
-int64_t IntAttribute(const onnx::NodeProto& node, std::string_view name,
-                     int64_t fallback) {
-  const onnx::AttributeProto* a = Attribute(node, name);
-  return a == nullptr ? fallback : a->i();
-}
-
-// Element-wise with the broadcasts shape arithmetic uses: equal counts, or
-// one side a single element.
-std::optional<Value> Broadcast(const std::vector<const Value*>& in,
-                               int32_t type,
-                               int64_t (*f)(const std::vector<int64_t>&)) {
-  const Value* widest = in[0];
-  for (const Value* v : in) {
-    if (v->data.size() > widest->data.size() ||
-        (v->data.size() == widest->data.size() &&
-         v->dims.size() > widest->dims.size())) {
-      widest = v;
-    }
-  }
-  for (const Value* v : in) {
-    if (v->data.size() != 1 && v->data.size() != widest->data.size()) {
-      return std::nullopt;
-    }
-  }
-  Value out{.dims = widest->dims, .data = {}, .type = type};
-  std::vector<int64_t> args(in.size());
-  for (size_t i = 0; i < widest->data.size(); ++i) {
-    for (size_t k = 0; k < in.size(); ++k) {
-      args[k] = in[k]->data[in[k]->data.size() == 1 ? 0 : i];
-    }
-    out.data.push_back(f(args));
-  }
-  return out;
-}
-
-int64_t Clamp(int64_t x, int64_t lo, int64_t hi) {
-  return std::max(lo, std::min(x, hi));
-}
-
-// Computes output 0 of `node` from known inputs; nullopt when it cannot.
-// `shape_of` gives a tensor's static shape, when inference knows it.
-std::optional<Value> Evaluate(
-    const onnx::NodeProto& node, const std::vector<const Value*>& in,
-    const std::function<
-        std::optional<std::vector<int64_t>>(const std::string&)>& shape_of) {
-  const std::string& op = node.op_type();
-  auto known = [&](size_t count) {
-    if (in.size() < count) return false;
-    for (size_t i = 0; i < count; ++i) {
-      if (in[i] == nullptr) return false;
-    }
-    return true;
-  };
-  auto optional_input = [&](size_t i) -> const Value* {
-    return i < in.size() ? in[i] : nullptr;
-  };
-  if (op == "Shape" || op == "Size") {
-    if (node.input_size() < 1) return std::nullopt;
-    std::optional<std::vector<int64_t>> shape = shape_of(node.input(0));
-    if (!shape.has_value()) return std::nullopt;
-    if (op == "Size") {
-      int64_t n = 1;
-      for (int64_t d : *shape) {
-        if (d > 0 && n > std::numeric_limits<int64_t>::max() / d) {
-          return std::nullopt;
-        }
-        n *= d;
-      }
-      return Value{.dims = {}, .data = {n}};
-    }
-    const int64_t rank = static_cast<int64_t>(shape->size());
-    int64_t start = IntAttribute(node, "start", 0);
-    int64_t end = IntAttribute(node, "end", rank);
-    if (start < 0) start += rank;
-    if (end < 0) end += rank;
-    start = Clamp(start, 0, rank);
-    end = Clamp(end, start, rank);
-    Value v{.dims = {end - start}, .data = {}};
-    v.data.assign(shape->begin() + start, shape->begin() + end);
-    return v;
-  }
-  if (op == "Identity" || op == "Cast") {
-    if (!known(1)) return std::nullopt;
-    Value v = *in[0];
-    if (op == "Cast") {
-      const int64_t to = IntAttribute(node, "to", 0);
-      if (!IsIntegerType(static_cast<int32_t>(to))) return std::nullopt;
-      v.type = static_cast<int32_t>(to);
-      if (to == onnx::TensorProto::BOOL) {
-        for (int64_t& x : v.data) x = x != 0;
-      }
-    }
-    return v;
-  }
-  if (op == "Unsqueeze" || op == "Squeeze") {
-    if (!known(1)) return std::nullopt;
-    std::vector<int64_t> axes;
-    if (const Value* a = optional_input(1); a != nullptr) {
-      axes = a->data;
-    } else if (const onnx::AttributeProto* attr = Attribute(node, "axes")) {
-      axes.assign(attr->ints().begin(), attr->ints().end());
-    } else if (node.input_size() > 1 && !node.input(1).empty()) {
-      return std::nullopt;  // axes given but not known
-    }
-    Value v = *in[0];
-    if (op == "Unsqueeze") {
-      const int64_t rank = static_cast<int64_t>(v.dims.size() + axes.size());
-      for (int64_t& a : axes) a = a < 0 ? a + rank : a;
-      std::sort(axes.begin(), axes.end());
-      for (int64_t a : axes) {
-        if (a < 0 || a > static_cast<int64_t>(v.dims.size())) {
-          return std::nullopt;
-        }
-        v.dims.insert(v.dims.begin() + a, 1);
-      }
-    } else {
-      const int64_t rank = static_cast<int64_t>(v.dims.size());
-      std::vector<int64_t> dims;
-      for (int64_t d = 0; d < rank; ++d) {
-        const bool listed =
-            axes.empty()
-                ? v.dims[d] == 1
-                : std::any_of(axes.begin(), axes.end(), [&](int64_t a) {
-                    return a == d || a + rank == d;
-                  });
-        if (!listed) dims.push_back(v.dims[d]);
-      }
-      v.dims = dims;
-    }
-    return v;
-  }
-  if (op == "Concat") {
-    if (!known(in.size()) || in.empty()) return std::nullopt;
-    Value v{.dims = {0}, .data = {}, .type = in[0]->type};
-    for (const Value* x : in) {
-      if (x->dims.size() != 1) return std::nullopt;
-      v.data.insert(v.data.end(), x->data.begin(), x->data.end());
-    }
-    v.dims[0] = static_cast<int64_t>(v.data.size());
-    return v;
-  }
-  if (op == "Gather") {
-    if (!known(2) || in[0]->dims.size() != 1 ||
-        (IntAttribute(node, "axis", 0) != 0 &&
-         IntAttribute(node, "axis", 0) != -1)) {
-      return std::nullopt;
-    }
-    const int64_t n = static_cast<int64_t>(in[0]->data.size());
-    Value v{.dims = in[1]->dims, .data = {}, .type = in[0]->type};
-    for (int64_t i : in[1]->data) {
-      if (i < 0) i += n;
-      if (i < 0 || i >= n) return std::nullopt;
-      v.data.push_back(in[0]->data[i]);
-    }
-    return v;
-  }
-  if (op == "Slice") {
-    if (!known(3) || in[0]->dims.size() != 1 || in[1]->data.size() != 1 ||
-        in[2]->data.size() != 1) {
-      return std::nullopt;
-    }
-    if (const Value* axes = optional_input(3);
-        axes != nullptr && (axes->data.size() != 1 ||
-                            (axes->data[0] != 0 && axes->data[0] != -1))) {
-      return std::nullopt;
-    }
-    const Value* steps = optional_input(4);
-    if (steps != nullptr && steps->data.size() != 1) return std::nullopt;
-    const int64_t step = steps == nullptr ? 1 : steps->data[0];
-    if (step == 0 || step == std::numeric_limits<int64_t>::min()) {
-      return std::nullopt;
-    }
-    const int64_t n = static_cast<int64_t>(in[0]->data.size());
-    int64_t start = in[1]->data[0];
-    int64_t end = in[2]->data[0];
-    if (start < 0) start += n;
-    if (end < 0) end += n;
-    Value v{.dims = {0}, .data = {}, .type = in[0]->type};
-    if (step > 0) {
-      start = Clamp(start, 0, n);
-      end = Clamp(end, 0, n);
-      for (int64_t i = start; i < end; i += step)
-        v.data.push_back(in[0]->data[i]);
-    } else {
-      start = Clamp(start, -1, n - 1);
-      end = Clamp(end, -1, n - 1);
-      for (int64_t i = start; i > end; i += step)
-        v.data.push_back(in[0]->data[i]);
-    }
-    v.dims[0] = static_cast<int64_t>(v.data.size());
-    return v;
-  }
-  if (op == "ConstantOfShape") {
-    if (!known(1)) return std::nullopt;
-    Value v{.dims = in[0]->data, .data = {}, .type = onnx::TensorProto::FLOAT};
-    int64_t fill = 0;
-    if (const onnx::AttributeProto* a = Attribute(node, "value")) {
-      std::optional<Value> value = ValueOfTensor(a->t());
-      if (!value.has_value() || value->data.size() != 1) return std::nullopt;
-      fill = value->data[0];
-      v.type = value->type;
-    } else {
-      return std::nullopt;  // float zeros: not shape arithmetic
-    }
-    const int64_t n = ElementCount(v.dims);
-    if (n < 0) return std::nullopt;
-    v.data.assign(n, fill);
-    return v;
-  }
-  if (op == "Range") {
-    if (!known(3) || in[0]->data.size() != 1 || in[1]->data.size() != 1 ||
-        in[2]->data.size() != 1 || in[2]->data[0] == 0) {
-      return std::nullopt;
-    }
-    const int64_t start = in[0]->data[0];
-    const int64_t limit = in[1]->data[0];
-    const int64_t delta = in[2]->data[0];
-    if (!Small(start) || !Small(limit) || !Small(delta)) {
-      return std::nullopt;
-    }
-    Value v{.dims = {0}, .data = {}, .type = in[0]->type};
-    for (int64_t x = start; delta > 0 ? x < limit : x > limit; x += delta) {
-      if (static_cast<int64_t>(v.data.size()) >= kMaxValueElements) {
-        return std::nullopt;
-      }
-      v.data.push_back(x);
-    }
-    v.dims[0] = static_cast<int64_t>(v.data.size());
-    return v;
-  }
-  if (op == "Neg" || op == "Abs") {
-    if (!known(1)) return std::nullopt;
-    Value v = *in[0];
-    for (int64_t& x : v.data) {
-      if (!Small(x)) return std::nullopt;
-      x = op == "Neg" ? -x : std::abs(x);
-    }
-    return v;
-  }
-  using Fn = int64_t (*)(const std::vector<int64_t>&);
-  static const auto* binary = new absl::flat_hash_map<std::string, Fn>{
-      {"Add", [](const std::vector<int64_t>& a) { return a[0] + a[1]; }},
-      {"Sub", [](const std::vector<int64_t>& a) { return a[0] - a[1]; }},
-      {"Mul", [](const std::vector<int64_t>& a) { return a[0] * a[1]; }},
-      {"Div",
-       [](const std::vector<int64_t>& a) {
-         return a[1] == 0 ? int64_t{0} : a[0] / a[1];
-       }},
-      {"Max",
-       [](const std::vector<int64_t>& a) { return std::max(a[0], a[1]); }},
-      {"Min",
-       [](const std::vector<int64_t>& a) { return std::min(a[0], a[1]); }},
-      {"Equal",
-       [](const std::vector<int64_t>& a) { return int64_t{a[0] == a[1]}; }},
-      {"Less",
-       [](const std::vector<int64_t>& a) { return int64_t{a[0] < a[1]}; }},
-      {"Greater",
-       [](const std::vector<int64_t>& a) { return int64_t{a[0] > a[1]}; }},
-  };
-  if (auto it = binary->find(op); it != binary->end()) {
-    if (!known(2) || in.size() != 2) return std::nullopt;
-    // Shape arithmetic is small: larger operands are left to ONNX, so that
-    // nothing here overflows.
-    for (const Value* v : in) {
-      for (int64_t x : v->data) {
-        if (!Small(x)) return std::nullopt;
-      }
-    }
-    if ((op == "Div") && std::find(in[1]->data.begin(), in[1]->data.end(), 0) !=
-                             in[1]->data.end()) {
-      return std::nullopt;
-    }
-    const bool compare = op == "Equal" || op == "Less" || op == "Greater";
-    return Broadcast({in[0], in[1]},
-                     compare ? onnx::TensorProto::BOOL : in[0]->type,
-                     it->second);
-  }
-  if (op == "Where") {
-    if (!known(3)) return std::nullopt;
-    return Broadcast(
-        {in[0], in[1], in[2]}, in[1]->type,
-        [](const std::vector<int64_t>& a) { return a[0] != 0 ? a[1] : a[2]; });
-  }
-  return std::nullopt;
-}
-
-// Runs shape inference; ONNX reports failures by exceptions.
-absl::Status InferShapes(onnx::ModelProto& model, bool strict) {
-  try {
-    onnx::ShapeInferenceOptions options(/*check_type_val=*/false,
-                                        /*strict_mode_val=*/strict ? 1 : 0,
-                                        /*data_prop_val=*/true);
-    onnx::shape_inference::InferShapes(
-        model, onnx::OpSchemaRegistry::Instance(), options);
-  } catch (const std::exception& e) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("ONNX shape inference failed: ", e.what()));
-  } catch (...) {
-    return absl::InternalError("ONNX shape inference failed");
-  }
-  return absl::OkStatus();
-}
-
 class Importer {
  public:
   Importer(onnx::ModelProto& model, const OnnxImportOptions& options)
@@ -658,7 +262,7 @@ class Importer {
     // explains an unresolved shape.
     original_ = model_;
     inferred_ = model_;
-    MEMPLAN_RETURN_IF_ERROR(InferWithShapeArithmetic());
+    MEMPLAN_RETURN_IF_ERROR(internal::InferWithShapeArithmetic(inferred_));
     CollectTypes();
     MEMPLAN_RETURN_IF_ERROR(BuildGraph());
     if (stats != nullptr) {
@@ -704,90 +308,6 @@ class Importer {
     }
   }
 
-  // Shape inference, then the shape arithmetic it left, until nothing new
-  // is computed.
-  absl::Status InferWithShapeArithmetic() {
-    onnx::GraphProto& graph = *inferred_.mutable_graph();
-    for (int round = 0; round < 64; ++round) {
-      MEMPLAN_RETURN_IF_ERROR(InferShapes(inferred_, /*strict=*/false));
-      absl::flat_hash_map<std::string, const onnx::TypeProto*> types;
-      for (const auto* values :
-           {&graph.input(), &graph.value_info(), &graph.output()}) {
-        for (const onnx::ValueInfoProto& value : *values) {
-          types[value.name()] = &value.type();
-        }
-      }
-      auto shape_of =
-          [&](const std::string& name) -> std::optional<std::vector<int64_t>> {
-        auto it = types.find(name);
-        if (it == types.end() || !it->second->has_tensor_type() ||
-            !it->second->tensor_type().has_shape()) {
-          return std::nullopt;
-        }
-        std::vector<int64_t> dims;
-        for (const auto& d : it->second->tensor_type().shape().dim()) {
-          if (!d.has_dim_value()) return std::nullopt;
-          dims.push_back(d.dim_value());
-        }
-        return dims;
-      };
-      absl::flat_hash_map<std::string, Value> values;
-      for (const onnx::TensorProto& init : graph.initializer()) {
-        if (std::optional<Value> v = ValueOfTensor(init)) {
-          values[init.name()] = *std::move(v);
-        }
-      }
-      int computed = 0;
-      for (onnx::NodeProto& node : *graph.mutable_node()) {
-        if (node.output_size() != 1 || node.output(0).empty() ||
-            !(node.domain().empty() || node.domain() == "ai.onnx")) {
-          continue;
-        }
-        if (node.op_type() == "Constant") {
-          std::optional<Value> v;
-          if (const onnx::AttributeProto* a = Attribute(node, "value")) {
-            v = ValueOfTensor(a->t());
-          } else if (const onnx::AttributeProto* a =
-                         Attribute(node, "value_int")) {
-            v = Value{.dims = {}, .data = {a->i()}};
-          } else if (const onnx::AttributeProto* a =
-                         Attribute(node, "value_ints")) {
-            v = Value{.dims = {a->ints_size()},
-                      .data = {a->ints().begin(), a->ints().end()}};
-          }
-          if (v.has_value()) values[node.output(0)] = *std::move(v);
-          continue;
-        }
-        const bool reads_shape =
-            node.op_type() == "Shape" || node.op_type() == "Size";
-        std::vector<const Value*> in;
-        bool unknown = false;
-        for (const std::string& name : node.input()) {
-          auto it = name.empty() ? values.end() : values.find(name);
-          if (it == values.end() && !name.empty() && !reads_shape) {
-            unknown = true;
-          }
-          in.push_back(it == values.end() ? nullptr : &it->second);
-        }
-        if (unknown) continue;
-        std::optional<Value> v = Evaluate(node, in, shape_of);
-        if (!v.has_value()) continue;
-        onnx::AttributeProto value;
-        value.set_name("value");
-        value.set_type(onnx::AttributeProto::TENSOR);
-        *value.mutable_t() = TensorOfValue(*v);
-        node.clear_input();
-        node.clear_attribute();
-        node.set_op_type("Constant");
-        *node.add_attribute() = std::move(value);
-        values[node.output(0)] = *std::move(v);
-        ++computed;
-      }
-      if (computed == 0) return absl::OkStatus();
-    }
-    return absl::OkStatus();
-  }
-
   // The type of every named value after inference. Initializers come last
   // so that their own dims win over a declared input type.
   void CollectTypes() {
@@ -818,7 +338,7 @@ class Importer {
   // The first strict-mode inference error, to explain an unknown shape.
   std::string StrictReason() const {
     onnx::ModelProto copy = original_;
-    absl::Status strict = InferShapes(copy, /*strict=*/true);
+    absl::Status strict = internal::InferShapes(copy, /*strict=*/true);
     return strict.ok() ? std::string() : absl::StrCat("; ", strict.message());
   }
 
@@ -916,6 +436,10 @@ class Importer {
     }
     for (int i = 0; i < graph_.node_size(); ++i) {
       const onnx::NodeProto& node = graph_.node(i);
+      // No Op::writes: a standard ONNX op never writes its inputs (values
+      // are immutable; in-place hints below only let an output reuse an
+      // input that dies there). Emit writes if a node is ever mapped to a
+      // mutation.
       Op op;
       op.name = node.name().empty() ? absl::StrCat(node.op_type(), "_", i)
                                     : node.name();
@@ -1003,6 +527,19 @@ absl::StatusOr<Graph> Import(std::string_view bytes,
   }
 }
 
+// Import() of the contents of the file `path`, its errors naming the file.
+absl::StatusOr<Graph> ImportNamed(const std::string& path,
+                                  std::string_view bytes,
+                                  const OnnxImportOptions& options,
+                                  OnnxImportStats* stats) {
+  absl::StatusOr<Graph> graph = Import(bytes, options, stats);
+  if (!graph.ok()) {
+    return absl::Status(graph.status().code(),
+                        absl::StrCat(path, ": ", graph.status().message()));
+  }
+  return graph;
+}
+
 }  // namespace
 
 absl::StatusOr<Graph> ImportOnnxFromBytes(std::string_view bytes,
@@ -1015,12 +552,17 @@ absl::StatusOr<Graph> ImportOnnx(const std::string& path,
                                  const OnnxImportOptions& options,
                                  OnnxImportStats* stats) {
   MEMPLAN_ASSIGN_OR_RETURN(std::string bytes, ReadFile(path));
-  absl::StatusOr<Graph> graph = Import(bytes, options, stats);
-  if (!graph.ok()) {
-    return absl::Status(graph.status().code(),
-                        absl::StrCat(path, ": ", graph.status().message()));
-  }
-  return graph;
+  return ImportNamed(path, bytes, options, stats);
+}
+
+GraphImporter OnnxImporter(const OnnxImportOptions& options,
+                           OnnxImportStats* stats) {
+  return GraphImporter{
+      .extension = ".onnx",
+      .import = [options, stats](const std::string& path,
+                                 std::string_view bytes) {
+        return ImportNamed(path, bytes, options, stats);
+      }};
 }
 
 }  // namespace memplan

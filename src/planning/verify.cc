@@ -17,6 +17,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
+#include "base/status_macros.h"
 
 namespace memplan {
 namespace {
@@ -249,37 +250,86 @@ void StableSortByStep(std::vector<Record>& records, Step first, uint64_t span) {
   }
 }
 
-}  // namespace
+// What the sweep reads of each buffer of a positive size: its start and end
+// as events. Ends first at equal steps (half-open lifetimes), starts in
+// buffer order at equal steps. The events are gathered while checking each
+// assignment, so the buffers (large records) are read once, in order.
+struct Start {
+  Step step;
+  Offset offset;
+  Offset end;  // of its bytes
+  PoolId pool;
+  BufferId buffer;
+};
+struct End {
+  Step step;
+  Offset offset;
+  PoolId pool;
+};
 
-absl::Status VerifyPlan(const Problem& problem, const Plan& plan) {
-  const int n = static_cast<int>(problem.buffers.size());
-  const int num_pools = static_cast<int>(problem.pools.size());
-  // What the sweep below reads of each buffer of a positive size: its start
-  // and end as events. Ends first at equal steps (half-open lifetimes), starts
-  // in buffer order at equal steps. The events are gathered while checking
-  // each assignment, so the buffers (large records) are read once, in order.
-  struct Start {
-    Step step;
-    Offset offset;
-    Offset end;  // of its bytes
-    PoolId pool;
-    BufferId buffer;
-  };
-  struct End {
-    Step step;
-    Offset offset;
-    PoolId pool;
-  };
+// Everything VerifyPlan learns in its one pass over the assignments.
+struct Assignments {
+  std::vector<int> assignment_of;  // per buffer: its assignment's index
+  std::vector<Bytes> used;         // per pool: the highest byte used
   std::vector<Start> starts;
   std::vector<End> ends;
-  starts.reserve(n);
-  ends.reserve(n);
   Step first_step = std::numeric_limits<Step>::max();
   Step last_step = std::numeric_limits<Step>::min();
   bool in_buffer_order = true;
   bool any_spans = false;
-  std::vector<Bytes> used(num_pools, 0);
-  std::vector<int> assignment_of(n, -1);
+};
+
+// The checks of one assignment on its own: pool, alignment, capacity, fixed
+// placement.
+absl::Status CheckAssignment(const Problem& problem, const Assignment& a) {
+  const Buffer& b = problem.buffers[a.buffer];
+  if (a.pool < 0 || a.pool >= static_cast<PoolId>(problem.pools.size())) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("buffer \"", b.name, "\" is assigned to pool #", a.pool,
+                     ", which does not exist"));
+  }
+  const Pool& pool = problem.pools[a.pool];
+  if (!b.pools.empty() &&
+      std::find(b.pools.begin(), b.pools.end(), a.pool) == b.pools.end()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("buffer \"", b.name, "\" is placed in pool \"",
+                     pool.name, "\", which it is not allowed in"));
+  }
+  const Bytes alignment = std::max(b.alignment, pool.alignment);
+  if (a.offset < 0 || a.offset % alignment != 0) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "buffer \"", b.name, "\" is at offset ", a.offset,
+        ", which is not a non-negative multiple of ", alignment));
+  }
+  if (a.offset > std::numeric_limits<Offset>::max() - b.size) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "buffer \"", b.name, "\" at offset ", a.offset, " overflows int64"));
+  }
+  if (pool.capacity > 0 && a.offset + b.size > pool.capacity) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "buffer ", Describe(problem, a), " ends beyond the capacity ",
+        pool.capacity, " of pool \"", pool.name, "\""));
+  }
+  if (b.fixed.has_value() &&
+      (b.fixed->pool != a.pool || b.fixed->offset != a.offset)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "buffer \"", b.name, "\" is fixed at offset ", b.fixed->offset,
+        " of pool \"", problem.pools[b.fixed->pool].name, "\" but placed at ",
+        a.offset, " of pool \"", pool.name, "\""));
+  }
+  return absl::OkStatus();
+}
+
+// Every buffer assigned exactly once, each assignment valid on its own; the
+// sweep's events and each pool's use on the way.
+absl::StatusOr<Assignments> ReadAssignments(const Problem& problem,
+                                            const Plan& plan) {
+  const int n = static_cast<int>(problem.buffers.size());
+  Assignments out;
+  out.starts.reserve(n);
+  out.ends.reserve(n);
+  out.used.assign(problem.pools.size(), 0);
+  out.assignment_of.assign(n, -1);
   for (int i = 0; i < static_cast<int>(plan.assignments.size()); ++i) {
     const Assignment& a = plan.assignments[i];
     if (a.buffer < 0 || a.buffer >= n) {
@@ -288,97 +338,68 @@ absl::Status VerifyPlan(const Problem& problem, const Plan& plan) {
                        ", which does not exist"));
     }
     const Buffer& b = problem.buffers[a.buffer];
-    if (assignment_of[a.buffer] != -1) {
+    if (out.assignment_of[a.buffer] != -1) {
       return absl::InvalidArgumentError(
           absl::StrCat("buffer \"", b.name, "\" is assigned more than once"));
     }
-    assignment_of[a.buffer] = i;
-    if (a.pool < 0 || a.pool >= num_pools) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("buffer \"", b.name, "\" is assigned to pool #", a.pool,
-                       ", which does not exist"));
-    }
-    const Pool& pool = problem.pools[a.pool];
-    if (!b.pools.empty() &&
-        std::find(b.pools.begin(), b.pools.end(), a.pool) == b.pools.end()) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("buffer \"", b.name, "\" is placed in pool \"",
-                       pool.name, "\", which it is not allowed in"));
-    }
-    const Bytes alignment = std::max(b.alignment, pool.alignment);
-    if (a.offset < 0 || a.offset % alignment != 0) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "buffer \"", b.name, "\" is at offset ", a.offset,
-          ", which is not a non-negative multiple of ", alignment));
-    }
-    if (a.offset > std::numeric_limits<Offset>::max() - b.size) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "buffer \"", b.name, "\" at offset ", a.offset, " overflows int64"));
-    }
-    if (pool.capacity > 0 && a.offset + b.size > pool.capacity) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "buffer ", Describe(problem, a), " ends beyond the capacity ",
-          pool.capacity, " of pool \"", pool.name, "\""));
-    }
-    if (b.fixed.has_value() &&
-        (b.fixed->pool != a.pool || b.fixed->offset != a.offset)) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "buffer \"", b.name, "\" is fixed at offset ", b.fixed->offset,
-          " of pool \"", problem.pools[b.fixed->pool].name, "\" but placed at ",
-          a.offset, " of pool \"", pool.name, "\""));
-    }
-    in_buffer_order &= a.buffer == i;
-    any_spans |= !b.spans.empty();
+    out.assignment_of[a.buffer] = i;
+    MEMPLAN_RETURN_IF_ERROR(CheckAssignment(problem, a));
+    out.in_buffer_order &= a.buffer == i;
+    out.any_spans |= !b.spans.empty();
     if (b.size == 0) continue;
-    used[a.pool] = std::max(used[a.pool], a.offset + b.size);
-    starts.push_back(
+    out.used[a.pool] = std::max(out.used[a.pool], a.offset + b.size);
+    out.starts.push_back(
         {b.lifetime.start, a.offset, a.offset + b.size, a.pool, a.buffer});
-    ends.push_back({b.lifetime.end, a.offset, a.pool});
-    first_step = std::min({first_step, b.lifetime.start, b.lifetime.end});
-    last_step = std::max({last_step, b.lifetime.start, b.lifetime.end});
+    out.ends.push_back({b.lifetime.end, a.offset, a.pool});
+    out.first_step =
+        std::min({out.first_step, b.lifetime.start, b.lifetime.end});
+    out.last_step = std::max({out.last_step, b.lifetime.start, b.lifetime.end});
   }
   for (int b = 0; b < n; ++b) {
-    if (assignment_of[b] == -1) {
+    if (out.assignment_of[b] == -1) {
       return absl::InvalidArgumentError(absl::StrCat(
           "buffer \"", problem.buffers[b].name, "\" is not assigned"));
     }
   }
+  return out;
+}
 
-  if (any_spans) {
-    if (absl::Status s =
-            CheckTensorsInsideBuffers(problem, plan, assignment_of);
-        !s.ok()) {
-      return s;
-    }
-  }
-
+// No two buffers alive at once share a byte of a pool: a sweep over the
+// starts and ends in time order.
+absl::Status SweepForOverlaps(const Problem& problem, const Plan& plan,
+                              Assignments& in) {
   // The starts are in assignment order; the sort below keeps buffer order at
   // equal steps only if they come in buffer order. The ends' order at equal
   // steps does not matter: the sweep removes them all before the next start.
-  if (!in_buffer_order) {
-    std::sort(starts.begin(), starts.end(), [](const Start& x, const Start& y) {
-      return x.buffer < y.buffer;
-    });
+  if (!in.in_buffer_order) {
+    std::sort(in.starts.begin(), in.starts.end(),
+              [](const Start& x, const Start& y) { return x.buffer < y.buffer; });
   }
-  const uint64_t span = starts.empty() ? 0
-                                       : static_cast<uint64_t>(last_step) -
-                                             static_cast<uint64_t>(first_step);
-  StableSortByStep(starts, first_step, span);
-  StableSortByStep(ends, first_step, span);
-  std::vector<LiveRanges> live(num_pools);
-  auto next_end = ends.begin();
-  for (const Start& e : starts) {
-    for (; next_end != ends.end() && next_end->step <= e.step; ++next_end) {
+  const uint64_t span =
+      in.starts.empty() ? 0
+                        : static_cast<uint64_t>(in.last_step) -
+                              static_cast<uint64_t>(in.first_step);
+  StableSortByStep(in.starts, in.first_step, span);
+  StableSortByStep(in.ends, in.first_step, span);
+  std::vector<LiveRanges> live(problem.pools.size());
+  auto next_end = in.ends.begin();
+  for (const Start& e : in.starts) {
+    for (; next_end != in.ends.end() && next_end->step <= e.step; ++next_end) {
       live[next_end->pool].Remove(next_end->offset);
     }
     if (const BufferId other = live[e.pool].Add(e.offset, e.end, e.buffer);
         other != -1) {
-      return OverlapError(problem, plan.assignments[assignment_of[other]],
-                          plan.assignments[assignment_of[e.buffer]],
+      return OverlapError(problem, plan.assignments[in.assignment_of[other]],
+                          plan.assignments[in.assignment_of[e.buffer]],
                           "are alive at the same time");
     }
   }
+  return absl::OkStatus();
+}
 
+absl::Status CheckExplicitConflicts(const Problem& problem, const Plan& plan,
+                                    const std::vector<int>& assignment_of) {
+  const int n = static_cast<int>(problem.buffers.size());
   for (const BufferConflict& c : problem.conflicts) {
     if (c.a < 0 || c.a >= n || c.b < 0 || c.b >= n) {
       return absl::InvalidArgumentError("an explicit conflict names no buffer");
@@ -391,10 +412,14 @@ absl::Status VerifyPlan(const Problem& problem, const Plan& plan) {
       return OverlapError(problem, x, y, "conflict explicitly");
     }
   }
+  return absl::OkStatus();
+}
 
-  // The plan's figures must be the plan's: a wrong peak is a wrong plan.
+// The plan's figures must be the plan's: a wrong peak is a wrong plan.
+absl::Status CheckFigures(const Problem& problem, const Plan& plan,
+                          const std::vector<Bytes>& used) {
   Bytes peak = 0;
-  for (int p = 0; p < num_pools; ++p) {
+  for (int p = 0; p < static_cast<int>(problem.pools.size()); ++p) {
     peak = used[p] > std::numeric_limits<Bytes>::max() - peak
                ? std::numeric_limits<Bytes>::max()
                : peak + used[p];
@@ -412,6 +437,21 @@ absl::Status VerifyPlan(const Problem& problem, const Plan& plan) {
         "the plan reports a peak of ", plan.peak, " bytes but needs ", peak));
   }
   return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::Status VerifyPlan(const Problem& problem, const Plan& plan) {
+  MEMPLAN_ASSIGN_OR_RETURN(Assignments assignments,
+                           ReadAssignments(problem, plan));
+  if (assignments.any_spans) {
+    MEMPLAN_RETURN_IF_ERROR(
+        CheckTensorsInsideBuffers(problem, plan, assignments.assignment_of));
+  }
+  MEMPLAN_RETURN_IF_ERROR(SweepForOverlaps(problem, plan, assignments));
+  MEMPLAN_RETURN_IF_ERROR(
+      CheckExplicitConflicts(problem, plan, assignments.assignment_of));
+  return CheckFigures(problem, plan, assignments.used);
 }
 
 }  // namespace memplan

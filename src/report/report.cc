@@ -45,61 +45,85 @@ absl::flat_hash_map<std::string, TensorFacts> FactsOf(const Graph& graph) {
   return facts;
 }
 
-// Bytes alive per step of the buffers `take` accepts (a difference array).
+// The report's time axis: every step, or (PlanReport::step_times) the steps
+// where a lifetime starts or ends when they are far fewer. Maps a real step
+// to its row.
+class TimeAxis {
+ public:
+  TimeAxis(const Problem& problem, const Graph* graph) {
+    steps_ = graph != nullptr ? static_cast<Step>(graph->ops.size()) : 0;
+    for (const Buffer& buffer : problem.buffers) {
+      steps_ = std::max(steps_, buffer.lifetime.end);
+    }
+    const Step buffers = static_cast<Step>(problem.buffers.size());
+    if (graph != nullptr || steps_ <= 2 * buffers + 2) return;
+    times_.reserve(2 * problem.buffers.size() + 2);
+    times_.push_back(0);
+    for (const Buffer& buffer : problem.buffers) {
+      times_.push_back(buffer.lifetime.start);
+      times_.push_back(buffer.lifetime.end);
+    }
+    std::sort(times_.begin(), times_.end());
+    times_.erase(std::unique(times_.begin(), times_.end()), times_.end());
+    // The last entry is the real end, steps_: every lifetime ends by it.
+  }
+
+  // Rows of the report.
+  Step rows() const {
+    return times_.empty() ? steps_ : static_cast<Step>(times_.size()) - 1;
+  }
+  // The row of real step `step` (a lifetime's start or end, or the end).
+  Step RowOf(Step step) const {
+    if (times_.empty()) return step;
+    return std::lower_bound(times_.begin(), times_.end(), step) -
+           times_.begin();
+  }
+  // Real steps in row `row`.
+  Step Length(Step row) const {
+    return times_.empty() ? 1 : times_[row + 1] - times_[row];
+  }
+  std::vector<Step>& times() { return times_; }
+
+ private:
+  Step steps_ = 0;
+  std::vector<Step> times_;
+};
+
+// Bytes alive per row of the buffers `take` accepts (a difference array over
+// the rows of the buffers' lifetimes, already in rows).
 template <typename Take>
-std::vector<Bytes> LiveBytes(const Problem& problem, Step steps, Take take) {
-  std::vector<Bytes> delta(steps + 1, 0);
-  for (BufferId b = 0; b < static_cast<BufferId>(problem.buffers.size()); ++b) {
-    if (!take(b)) continue;
-    const Buffer& buffer = problem.buffers[b];
+std::vector<Bytes> LiveBytes(const std::vector<BufferReport>& buffers,
+                             Step rows, Take take) {
+  std::vector<Bytes> delta(rows + 1, 0);
+  for (const BufferReport& buffer : buffers) {
+    if (!take(buffer)) continue;
     delta[buffer.lifetime.start] += buffer.size;
     delta[buffer.lifetime.end] -= buffer.size;
   }
-  std::vector<Bytes> live(steps, 0);
+  std::vector<Bytes> live(rows, 0);
   Bytes sum = 0;
-  for (Step s = 0; s < steps; ++s) live[s] = sum += delta[s];
+  for (Step s = 0; s < rows; ++s) live[s] = sum += delta[s];
   return live;
 }
 
-}  // namespace
-
-absl::StatusOr<PlanReport> AnalyzePlan(const Problem& problem, const Plan& plan,
-                                       const Graph* graph) {
-  if (absl::Status status = VerifyPlan(problem, plan); !status.ok()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("the plan does not fit the input: ", status.message()));
-  }
-  PlanReport report;
-  report.name = problem.name;
-  report.planner = plan.planner;
-  report.peak = plan.peak;
-  report.lower_bound = plan.lower_bound;
-  report.naive_total = plan.naive_total;
-  report.proven_optimal = plan.proven_optimal;
-  report.wall_time = plan.wall_time;
-
-  Step steps = graph != nullptr ? static_cast<Step>(graph->ops.size()) : 0;
-  for (const Buffer& buffer : problem.buffers) {
-    steps = std::max(steps, buffer.lifetime.end);
-  }
-  report.steps = steps;
-  if (graph != nullptr) {
-    for (const Op& op : graph->ops) report.step_names.push_back(op.name);
-    report.step_names.resize(steps);  // steps past the last op stay unnamed
-  }
-
+// One BufferReport per buffer, lifetimes in the axis' rows, with the graph's
+// facts about its tensors when there is a graph.
+absl::StatusOr<std::vector<BufferReport>> BufferReports(
+    const Problem& problem, const Plan& plan, const Graph* graph,
+    const TimeAxis& axis) {
   absl::flat_hash_map<std::string, TensorFacts> facts;
   if (graph != nullptr) facts = FactsOf(*graph);
   const BufferId n = static_cast<BufferId>(problem.buffers.size());
-  report.buffers.resize(n);
+  std::vector<BufferReport> reports(n);
   for (BufferId b = 0; b < n; ++b) {
     const Buffer& buffer = problem.buffers[b];
-    BufferReport& out = report.buffers[b];
+    BufferReport& out = reports[b];
     out.buffer = b;
     out.tensors = buffer.tensors.empty() ? std::vector<std::string>{buffer.name}
                                          : buffer.tensors;
     out.size = buffer.size;
-    out.lifetime = buffer.lifetime;
+    out.lifetime = {axis.RowOf(buffer.lifetime.start),
+                    axis.RowOf(buffer.lifetime.end)};
     out.pool = plan.assignments[b].pool;
     out.offset = plan.assignments[b].offset;
     if (graph == nullptr) continue;
@@ -121,53 +145,102 @@ absl::StatusOr<PlanReport> AnalyzePlan(const Problem& problem, const Plan& plan,
     out.readers.erase(std::unique(out.readers.begin(), out.readers.end()),
                       out.readers.end());
   }
+  return reports;
+}
 
-  report.live = LiveBytes(problem, steps, [](BufferId) { return true; });
-  for (Step s = 0; s < steps; ++s) {
+// live, max_live, peak_steps and alive_at_peak of `report`.
+void AddPeak(PlanReport& report) {
+  report.live = LiveBytes(report.buffers, report.steps,
+                          [](const BufferReport&) { return true; });
+  for (Step s = 0; s < report.steps; ++s) {
     report.max_live = std::max(report.max_live, report.live[s]);
   }
-  for (Step s = 0; s < steps; ++s) {
+  for (Step s = 0; s < report.steps; ++s) {
     if (report.live[s] == report.max_live) report.peak_steps.push_back(s);
   }
-  if (!report.peak_steps.empty()) {
-    const Step at = report.peak_steps.front();
-    for (BufferId b = 0; b < n; ++b) {
-      const Lifetime& life = problem.buffers[b].lifetime;
-      if (life.start <= at && at < life.end) report.alive_at_peak.push_back(b);
+  if (report.peak_steps.empty()) return;
+  const Step at = report.peak_steps.front();
+  for (const BufferReport& buffer : report.buffers) {
+    if (buffer.lifetime.start <= at && at < buffer.lifetime.end) {
+      report.alive_at_peak.push_back(buffer.buffer);
     }
-    std::sort(report.alive_at_peak.begin(), report.alive_at_peak.end(),
-              [&](BufferId a, BufferId b) {
-                const Bytes sa = problem.buffers[a].size;
-                const Bytes sb = problem.buffers[b].size;
-                return sa != sb ? sa > sb : a < b;
-              });
   }
+  std::sort(report.alive_at_peak.begin(), report.alive_at_peak.end(),
+            [&](BufferId a, BufferId b) {
+              const Bytes sa = report.buffers[a].size;
+              const Bytes sb = report.buffers[b].size;
+              return sa != sb ? sa > sb : a < b;
+            });
+}
 
-  for (PoolId p = 0; p < static_cast<PoolId>(problem.pools.size()); ++p) {
-    PoolReport pool;
-    pool.name = problem.pools[p].name;
-    pool.capacity = problem.pools[p].capacity;
-    pool.used =
-        p < static_cast<PoolId>(plan.pool_used.size()) ? plan.pool_used[p] : 0;
-    pool.live = LiveBytes(problem, steps, [&](BufferId b) {
-      return plan.assignments[b].pool == p;
-    });
-    double fragmentation = 0;
-    for (Step s = 0; s < steps; ++s) {
-      if (pool.live[s] > pool.max_live) {
-        pool.max_live = pool.live[s];
-        pool.max_live_step = s;
-      }
-      if (pool.used > 0) {
-        fragmentation +=
-            static_cast<double>(pool.used - pool.live[s]) / pool.used;
-      }
+PoolReport PoolReportOf(const Problem& problem, const Plan& plan, PoolId p,
+                        const PlanReport& report, const TimeAxis& axis) {
+  PoolReport pool;
+  pool.name = problem.pools[p].name;
+  pool.capacity = problem.pools[p].capacity;
+  pool.used =
+      p < static_cast<PoolId>(plan.pool_used.size()) ? plan.pool_used[p] : 0;
+  pool.live = LiveBytes(report.buffers, report.steps,
+                        [&](const BufferReport& b) { return b.pool == p; });
+  double fragmentation = 0;
+  Step real_steps = 0;
+  for (Step s = 0; s < report.steps; ++s) {
+    if (pool.live[s] > pool.max_live) {
+      pool.max_live = pool.live[s];
+      pool.max_live_step = s;
     }
-    pool.above_max_live = pool.used - pool.max_live;
-    pool.mean_fragmentation = steps > 0 ? fragmentation / steps : 0;
-    report.pools.push_back(std::move(pool));
+    const Step length = axis.Length(s);
+    real_steps += length;
+    if (pool.used > 0) {
+      fragmentation += static_cast<double>(length) *
+                       static_cast<double>(pool.used - pool.live[s]) /
+                       pool.used;
+    }
   }
+  pool.above_max_live = pool.used - pool.max_live;
+  pool.mean_fragmentation = real_steps > 0 ? fragmentation / real_steps : 0;
+  return pool;
+}
+
+}  // namespace
+
+absl::StatusOr<PlanReport> AnalyzePlan(const Problem& problem, const Plan& plan,
+                                       const Graph* graph) {
+  if (absl::Status status = VerifyPlan(problem, plan); !status.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("the plan does not fit the input: ", status.message()));
+  }
+  PlanReport report;
+  report.name = problem.name;
+  report.planner = plan.planner;
+  report.peak = plan.peak;
+  report.lower_bound = plan.lower_bound;
+  report.naive_total = plan.naive_total;
+  report.proven_optimal = plan.proven_optimal;
+  report.wall_time = plan.wall_time;
+
+  TimeAxis axis(problem, graph);
+  report.steps = axis.rows();
+  if (graph != nullptr) {
+    for (const Op& op : graph->ops) report.step_names.push_back(op.name);
+    report.step_names.resize(report.steps);  // past the last op: unnamed
+  }
+  MEMPLAN_ASSIGN_OR_RETURN(report.buffers,
+                           BufferReports(problem, plan, graph, axis));
+  AddPeak(report);
+  for (PoolId p = 0; p < static_cast<PoolId>(problem.pools.size()); ++p) {
+    report.pools.push_back(PoolReportOf(problem, plan, p, report, axis));
+  }
+  report.step_times = std::move(axis.times());
   return report;
+}
+
+Step RealStep(const PlanReport& report, Step step) {
+  if (report.step_times.empty() || step < 0 ||
+      step >= static_cast<Step>(report.step_times.size())) {
+    return step;
+  }
+  return report.step_times[step];
 }
 
 std::string StepLabel(const PlanReport& report, Step step) {
@@ -175,7 +248,7 @@ std::string StepLabel(const PlanReport& report, Step step) {
       !report.step_names[step].empty()) {
     return absl::StrCat(report.step_names[step], " (step ", step, ")");
   }
-  return absl::StrCat("step ", step);
+  return absl::StrCat("step ", RealStep(report, step));
 }
 
 // ---------------------------------------------------------------------------
@@ -251,6 +324,18 @@ std::vector<StepGroup> GroupSteps(const std::vector<Bytes>& live, int rows) {
   return groups;
 }
 
+// The real steps rows `first` .. `last` span: "12" or "12-40".
+std::string StepRange(const PlanReport& report, Step first, Step last) {
+  const Step begin = RealStep(report, first);
+  const Step end = RealStep(report, last + 1) - 1;
+  return end > begin ? absl::StrCat(begin, "-", end) : absl::StrCat(begin);
+}
+
+// The real steps of the report (the end of its last row).
+Step RealSteps(const PlanReport& report) {
+  return RealStep(report, report.steps);
+}
+
 void AppendSummary(const PlanReport& report, int width, std::string& out) {
   const std::string title = absl::StrCat(
       "memplan report", report.name.empty() ? "" : ": ", report.name);
@@ -280,8 +365,14 @@ void AppendSummary(const PlanReport& report, int width, std::string& out) {
     absl::StrAppendFormat(&out, "naive total: %d bytes\n", report.naive_total);
   }
   absl::StrAppendFormat(&out, "%d buffers over %d steps, planned in %.2f ms\n",
-                        report.buffers.size(), report.steps,
+                        report.buffers.size(), RealSteps(report),
                         absl::ToDoubleMilliseconds(report.wall_time));
+  if (!report.step_times.empty()) {
+    absl::StrAppendFormat(&out,
+                          "time compressed to the %d steps where a lifetime "
+                          "starts or ends\n",
+                          report.steps);
+  }
 }
 
 void AppendPools(const PlanReport& report, std::string& out) {
@@ -340,8 +431,8 @@ void AppendPeak(const PlanReport& report, const TextReportOptions& options,
     std::string line = absl::StrFormat(
         "  %3c %12d %5.1f%% %12s %15s  ", PeakKey(rank) ? PeakKey(rank) : ' ',
         buffer.size, Percent(buffer.size, report.max_live), offset,
-        absl::StrFormat("[%d, %d)", buffer.lifetime.start,
-                        buffer.lifetime.end));
+        absl::StrFormat("[%d, %d)", RealStep(report, buffer.lifetime.start),
+                        RealStep(report, buffer.lifetime.end)));
     // The end of a tensor name tells it apart best ("..._output_0").
     line += FitTail(absl::StrJoin(buffer.tensors, ", "),
                     std::max<size_t>(8, options.width - line.size()));
@@ -367,15 +458,17 @@ void AppendTable(const PlanReport& report, const TextReportOptions& options,
     absl::StrAppendFormat(
         &out,
         "\nlive bytes over %d steps, in %d rows: each the step of most live "
-        "bytes among %d\n",
-        report.steps, groups.size(),
-        groups.empty() ? 0 : groups[0].last - groups[0].first + 1);
+        "bytes among %d%s\n",
+        RealSteps(report), groups.size(),
+        groups.empty() ? 0 : groups[0].last - groups[0].first + 1,
+        report.step_times.empty() ? "" : " where a lifetime starts or ends");
   } else {
     absl::StrAppend(&out, "\nlive bytes per op:\n");
   }
-  const int step_width =
-      grouped ? 2 * static_cast<int>(absl::StrCat(report.steps).size()) + 1
-              : std::max<int>(4, absl::StrCat(report.steps).size());
+  const int digits = static_cast<int>(absl::StrCat(RealSteps(report)).size());
+  const int step_width = grouped || !report.step_times.empty()
+                             ? 2 * digits + 1
+                             : std::max(4, digits);
   const int op_width = report.step_names.empty() ? 0 : 28;
   // step  op  live bytes  % of peak  bar
   const int fixed =
@@ -387,9 +480,7 @@ void AppendTable(const PlanReport& report, const TextReportOptions& options,
   const Step peak_step =
       report.peak_steps.empty() ? -1 : report.peak_steps.front();
   for (const StepGroup& group : groups) {
-    const std::string step = grouped
-                                 ? absl::StrCat(group.first, "-", group.last)
-                                 : absl::StrCat(group.first);
+    const std::string step = StepRange(report, group.first, group.last);
     std::string line = absl::StrFormat("  %-*s ", step_width, step);
     if (op_width) {
       absl::StrAppendFormat(&line, "%-*s ", op_width,
@@ -416,7 +507,8 @@ void AppendCharts(const PlanReport& report, const TextReportOptions& options,
       rank_of[report.alive_at_peak[rank]] = static_cast<int>(rank);
     }
   }
-  const int step_width = std::max<int>(4, absl::StrCat(report.steps).size());
+  const int step_width =
+      std::max<int>(4, absl::StrCat(RealSteps(report)).size());
   const int op_width = report.step_names.empty() ? 0 : 16;
   const int prefix = 2 + step_width + 1 + (op_width ? op_width + 1 : 0) + 1;
   const int columns = std::max(8, options.width - prefix - 1);
@@ -445,7 +537,9 @@ void AppendCharts(const PlanReport& report, const TextReportOptions& options,
             ? absl::StrCat("the step of most live bytes among ",
                            rows.empty() ? 0 : rows[0].last - rows[0].first + 1,
                            " steps")
-            : std::string("1 step"));
+            : std::string(report.step_times.empty()
+                              ? "1 step"
+                              : "the steps until a lifetime starts or ends"));
     absl::StrAppend(&out,
                     "  (letters: the tensors alive at the peak, by key; "
                     "'#'/'+' other buffers; '.' free)\n");
@@ -472,7 +566,8 @@ void AppendCharts(const PlanReport& report, const TextReportOptions& options,
           }
         }
       }
-      std::string line = absl::StrFormat("  %*d ", step_width, s);
+      std::string line =
+          absl::StrFormat("  %*d ", step_width, RealStep(report, s));
       if (op_width) {
         absl::StrAppendFormat(&line, "%-*s ", op_width,
                               FitTail(OpName(report, s), op_width));

@@ -1,5 +1,5 @@
-// RenderHtmlReport: the page (src/report_html_page.inc) with the data of the
-// plans embedded as JSON.
+// RenderHtmlReport: the page (report.html, beside this file) with the data of
+// the plans embedded as JSON.
 
 #include "memplan/report_html.h"
 
@@ -12,10 +12,12 @@
 namespace memplan {
 namespace {
 
-// The page, with @@TITLE@@ and @@DATA@@ where the title and the data go.
-constexpr char kPage[] =
+// The page, with @@TITLE@@ and @@DATA@@ where the title and the data go:
+// the bytes of report.html and a NUL, generated at build time
+// (cmake/EmbedFile.cmake).
+constexpr char kPage[] = {
 #include "report_html_page.inc"
-    ;
+};
 
 std::string HtmlEscape(std::string_view text) {
   std::string out;
@@ -147,6 +149,7 @@ std::string RenderHtmlReport(const HtmlReportInput& input) {
     data["name"] = first.name;
     data["steps"] = first.steps;
     data["step_names"] = first.step_names;
+    data["step_times"] = first.step_times;
     data["buffers"] = BuffersJson(first);
   } else {
     data["steps"] = 0;

@@ -85,10 +85,9 @@ absl::Status CheckOnnxFlags() {
   return DimsFromFlags().status();
 }
 
-absl::StatusOr<LoadedInput> LoadOnnx(const std::string& path,
-                                     const BuildOptions& build,
-                                     std::string* import_report) {
 #ifdef MEMPLAN_HAVE_ONNX
+// The flags' ONNX importer, with the importer's counts into `stats`.
+absl::StatusOr<GraphImporter> OnnxImporterFromFlags(OnnxImportStats* stats) {
   OnnxImportOptions options;
   absl::StatusOr<std::map<std::string, int64_t>> dims = DimsFromFlags();
   if (!dims.ok()) return dims.status();
@@ -99,32 +98,18 @@ absl::StatusOr<LoadedInput> LoadOnnx(const std::string& path,
   options.inplace =
       inplace.empty() ? options.views == OnnxViews::kAlias : inplace == "on";
   options.data_inputs = absl::GetFlag(FLAGS_onnx_data_inputs);
-  OnnxImportStats stats;
-  absl::StatusOr<Graph> graph = ImportOnnx(path, options, &stats);
-  if (!graph.ok()) return graph.status();
-  LoadedInput input;
-  absl::StatusOr<Problem> problem = BuildProblem(*graph, build);
-  if (!problem.ok()) return problem.status();
-  input.problem = std::move(*problem);
-  input.graph = std::move(*graph);
-  if (import_report != nullptr) {
-    *import_report = absl::StrCat(
-        "onnx opset: ", stats.opset, "\nonnx nodes: ", stats.nodes,
-        "\nonnx tensors: ", stats.inputs, " input, ", stats.outputs,
-        " output, ", stats.constants, " constant, ", stats.activations,
-        " activation\nviews merged: ", stats.views,
-        "\nin-place hints: ", stats.inplace, "\n");
-  }
-  return input;
-#else
-  (void)build;
-  (void)import_report;
-  return absl::UnimplementedError(absl::StrCat(
-      "\"", path,
-      "\": this memplan was built without the ONNX importer (it needs "
-      "libprotobuf-dev and libonnx-dev)"));
-#endif
+  return OnnxImporter(options, stats);
 }
+
+std::string ImportReport(const OnnxImportStats& stats) {
+  return absl::StrCat(
+      "onnx opset: ", stats.opset, "\nonnx nodes: ", stats.nodes,
+      "\nonnx tensors: ", stats.inputs, " input, ", stats.outputs,
+      " output, ", stats.constants, " constant, ", stats.activations,
+      " activation\nviews merged: ", stats.views,
+      "\nin-place hints: ", stats.inplace, "\n");
+}
+#endif
 
 }  // namespace
 
@@ -158,53 +143,65 @@ absl::StatusOr<LoadedInput> LoadToolInput(const std::string& path,
                                           const BuildOptions& options,
                                           const std::string& reorder,
                                           std::string* import_report) {
+  LoadOptions load;
+  load.build = options;
+  load.reorder = reorder;
   const bool onnx = absl::EndsWith(path, ".onnx");
+#ifdef MEMPLAN_HAVE_ONNX
+  // The --dim and --onnx-* flags matter to ONNX models only.
+  OnnxImportStats stats;
+  if (onnx) {
+    absl::StatusOr<GraphImporter> importer = OnnxImporterFromFlags(&stats);
+    if (!importer.ok()) return importer.status();
+    load.importers.push_back(*std::move(importer));
+  }
+  absl::StatusOr<LoadedInput> input = Load(path, load);
+  if (input.ok() && onnx && import_report != nullptr) {
+    *import_report = ImportReport(stats);
+  }
+  return input;
+#else
+  (void)import_report;
+  if (onnx) {
+    return absl::UnimplementedError(absl::StrCat(
+        "\"", path,
+        "\": this memplan was built without the ONNX importer (it needs "
+        "libprotobuf-dev and libonnx-dev)"));
+  }
+  return Load(path, load);
+#endif
+}
+
+absl::StatusOr<LoadedInput> LoadInputOfPlan(
+    const std::string& path, const PlanFile& plan,
+    const std::optional<PlanProvenance>& provenance, const Arguments& args,
+    bool* recorded) {
+  // The recorded build, unless flags on the command line say otherwise.
+  const bool use_recorded = provenance.has_value() && !AnyInputFlagGiven(args);
+  if (recorded != nullptr) *recorded = use_recorded;
   absl::StatusOr<LoadedInput> input =
-      onnx ? LoadOnnx(path, options, import_report) : LoadInput(path, options);
-  if (input.ok() && onnx) {
-    absl::StatusOr<std::string> bytes = ReadFile(path);
-    if (!bytes.ok()) return bytes.status();
-    input->content_hash = ContentHash(*bytes);
+      use_recorded
+          ? LoadToolInput(path, provenance->build, provenance->reorder)
+          : LoadToolInput(path);
+  if (!input.ok()) return input.status();
+  if (provenance.has_value() &&
+      provenance->input_hash != input->content_hash) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        plan.path, " is a plan of another input: it was made for \"",
+        provenance->input, "\" (", provenance->input_hash, "), and \"", path,
+        "\" has other contents (", input->content_hash, ")"));
   }
-  if (!input.ok() || reorder.empty()) return input;
-  if (!input->graph.has_value()) {
-    return absl::InvalidArgumentError(
-        "--reorder needs a graph INPUT; a buffer CSV has no ops");
-  }
-  absl::StatusOr<Graph> graph = ReorderGraph(*input->graph, reorder, options);
-  if (!graph.ok()) return graph.status();
-  absl::StatusOr<Problem> problem = BuildProblem(*graph, options);
-  if (!problem.ok()) return problem.status();
-  input->graph = std::move(*graph);
-  input->problem = std::move(*problem);
   return input;
 }
 
-namespace {
-
-// A buffer CSV with offsets (and a pool column for several pools), matched
-// to the input's buffers and pools by name.
-absl::StatusOr<Plan> ReadCsvPlan(const std::string& path,
-                                 const std::string& text,
-                                 const Problem& problem) {
-  absl::StatusOr<Plan> plan = ParsePlanCsv(text, problem);
-  if (!plan.ok()) {
-    return absl::Status(plan.status().code(),
-                        absl::StrCat(path, ": ", plan.status().message()));
+absl::StatusOr<Plan> ParseToolPlan(const PlanFile& plan,
+                                   const Problem& problem) {
+  absl::StatusOr<Plan> parsed = ParsePlanFile(plan, problem);
+  if (!parsed.ok() && plan.csv) {
+    return absl::Status(parsed.status().code(),
+                        absl::StrCat(plan.path, ": ", parsed.status().message()));
   }
-  return plan;
-}
-
-}  // namespace
-
-absl::StatusOr<Plan> ReadPlanFile(const std::string& path,
-                                  const Problem& problem) {
-  absl::StatusOr<std::string> text = ReadFile(path);
-  if (!text.ok()) return text.status();
-  const std::string plain =
-      absl::EndsWith(path, ".gz") ? path.substr(0, path.size() - 3) : path;
-  return absl::EndsWith(plain, ".csv") ? ReadCsvPlan(path, *text, problem)
-                                       : ParsePlanJson(*text, problem);
+  return parsed;
 }
 
 }  // namespace memplan::tool

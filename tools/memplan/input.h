@@ -4,12 +4,13 @@
 #ifndef MEMPLAN_TOOLS_MEMPLAN_INPUT_H_
 #define MEMPLAN_TOOLS_MEMPLAN_INPUT_H_
 
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
 #include "flags.h"
-#include "memplan/io.h"
+#include "memplan/load.h"
 #include "memplan/problem.h"
 
 namespace memplan::tool {
@@ -21,9 +22,9 @@ const std::vector<std::string>& InputFlags();
 BuildOptions BuildOptionsFromFlags();
 
 // Reads `path` (a graph JSON, .json.gz, a buffer CSV, or an ONNX model with
-// the --dim and --onnx-* flags) with the input flags, applying --reorder to
-// graphs. For an ONNX model, `import_report` (when given) receives the
-// importer's counts, one "name: value" line each.
+// the --dim and --onnx-* flags) with memplan::Load() and the input flags,
+// applying --reorder to graphs. For an ONNX model, `import_report` (when
+// given) receives the importer's counts, one "name: value" line each.
 absl::StatusOr<LoadedInput> LoadToolInput(const std::string& path,
                                           std::string* import_report = nullptr);
 
@@ -33,10 +34,20 @@ absl::StatusOr<LoadedInput> LoadToolInput(
     const std::string& path, const BuildOptions& options,
     const std::string& reorder, std::string* import_report = nullptr);
 
-// A plan of `problem` from a file: memplan-plan-v1 JSON, or a buffer CSV
-// with an offset column listing the problem's buffers in order.
-absl::StatusOr<Plan> ReadPlanFile(const std::string& path,
-                                  const Problem& problem);
+// INPUT as the plan file `plan` was made of it: with the build options and
+// op ordering the plan records (`provenance`, from RecordedProvenance()),
+// unless input flags are given on the command line, and then an error when
+// INPUT's contents are not those the plan was made of. Without a provenance,
+// with the flags. `recorded` (when given) tells whether the plan's options
+// were used. verify and report read a plan's input this way.
+absl::StatusOr<LoadedInput> LoadInputOfPlan(
+    const std::string& path, const PlanFile& plan,
+    const std::optional<PlanProvenance>& provenance, const Arguments& args,
+    bool* recorded = nullptr);
+
+// A plan of `problem` from the plan file: errors in a CSV plan name the file.
+absl::StatusOr<Plan> ParseToolPlan(const PlanFile& plan,
+                                   const Problem& problem);
 
 // True when any input flag was given on the command line.
 bool AnyInputFlagGiven(const Arguments& args);

@@ -4,7 +4,9 @@
 // error), 2 on a usage error (an unknown command or flag, a bad flag value,
 // missing arguments).
 
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <iostream>
 #include <string>
 #include <vector>
@@ -90,6 +92,20 @@ int UsageError(absl::string_view context, absl::string_view message,
   return kUsageError;
 }
 
+// A plan or report written to standard output and lost (a full disk, a
+// closed pipe) is an error, not a success: flush and check.
+int CheckStandardOutput(const std::string& context) {
+  std::cout.flush();
+  if (std::cout.fail() || std::fflush(stdout) != 0 || std::ferror(stdout)) {
+    const int error = errno;
+    std::cerr << context << ": writing standard output failed"
+              << (error != 0 ? absl::StrCat(": ", std::strerror(error)) : "")
+              << "\n";
+    return 1;
+  }
+  return 0;
+}
+
 int Main(int argc, char** argv) {
   std::vector<std::string> args(argv + 1, argv + argc);
   if (args.empty()) {
@@ -99,11 +115,11 @@ int Main(int argc, char** argv) {
   const std::string& name = args[0];
   if (name == "-h" || name == "--help" || name == "help") {
     std::cout << ToolUsage();
-    return 0;
+    return CheckStandardOutput("memplan");
   }
   if (name == "--version") {
     std::cout << "memplan " << MEMPLAN_VERSION << "\n";
-    return 0;
+    return CheckStandardOutput("memplan");
   }
   const Command* command = nullptr;
   for (const Command& c : Commands()) {
@@ -121,7 +137,7 @@ int Main(int argc, char** argv) {
   }
   if (parsed->help) {
     std::cout << CommandUsage(*command);
-    return 0;
+    return CheckStandardOutput(context);
   }
   const int count = static_cast<int>(parsed->positional.size());
   if (count < command->min_positional ||
@@ -138,7 +154,7 @@ int Main(int argc, char** argv) {
     std::cerr << context << ": " << s.message() << "\n";
     return 1;
   }
-  return 0;
+  return CheckStandardOutput(context);
 }
 
 }  // namespace

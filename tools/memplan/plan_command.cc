@@ -46,11 +46,10 @@ absl::StatusOr<OutputFormat> FormatOf(const Arguments& args) {
         absl::StrCat("--format=", format,
                      ": unknown; valid: json, csv, c-header, tflm-offline"));
   }
-  const std::string plain =
-      absl::EndsWith(out, ".gz") ? out.substr(0, out.size() - 3) : out;
-  if (out.empty() || absl::EndsWith(plain, ".json")) return OutputFormat::kJson;
-  if (absl::EndsWith(plain, ".csv")) return OutputFormat::kCsv;
-  if (absl::EndsWith(plain, ".h")) return OutputFormat::kCHeader;
+  const std::string_view plain = UncompressedName(out);
+  if (out.empty() || plain.ends_with(".json")) return OutputFormat::kJson;
+  if (plain.ends_with(".csv")) return OutputFormat::kCsv;
+  if (plain.ends_with(".h")) return OutputFormat::kCHeader;
   return absl::InvalidArgumentError(absl::StrCat(
       "--out=", out,
       ": unknown output format (expected .json, .csv, .h, each optionally "

@@ -2,6 +2,7 @@
 // self-contained HTML page.
 
 #include <iostream>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -10,6 +11,7 @@
 #include "absl/strings/str_format.h"
 #include "commands.h"
 #include "input.h"
+#include "memplan/load.h"
 #include "memplan/memplan.h"
 #include "memplan/report.h"
 #include "memplan/report_html.h"
@@ -52,16 +54,25 @@ absl::Status Check(const Arguments& args) {
 // planner's) when nothing else gives a plan. A planner of --planners without
 // a plan is listed with its reason, as compare does.
 absl::Status Run(const Arguments& args) {
-  absl::StatusOr<LoadedInput> input = LoadToolInput(args.positional[0]);
-  if (!input.ok()) return input.status();
+  absl::StatusOr<LoadedInput> input;
   std::vector<Plan> plans;
   HtmlReportInput html;
   if (args.positional.size() == 2) {
-    absl::StatusOr<Plan> plan =
-        ReadPlanFile(args.positional[1], input->problem);
+    // INPUT as PLAN was made of it, as verify reads it.
+    absl::StatusOr<PlanFile> file = ReadPlanFile(args.positional[1]);
+    if (!file.ok()) return file.status();
+    absl::StatusOr<std::optional<PlanProvenance>> provenance =
+        RecordedProvenance(*file);
+    if (!provenance.ok()) return provenance.status();
+    input = LoadInputOfPlan(args.positional[0], *file, *provenance, args);
+    if (!input.ok()) return input.status();
+    absl::StatusOr<Plan> plan = ParseToolPlan(*file, input->problem);
     if (!plan.ok()) return plan.status();
     if (plan->planner.empty()) plan->planner = "plan file";
     plans.push_back(std::move(*plan));
+  } else {
+    input = LoadToolInput(args.positional[0]);
+    if (!input.ok()) return input.status();
   }
   std::vector<std::string> planners = absl::GetFlag(FLAGS_planners);
   if (planners.empty() && plans.empty()) {
@@ -121,7 +132,10 @@ Command ReportCommand() {
       .synopsis = "INPUT [PLAN] [flags]",
       .description =
           "Shows where the memory of a plan of INPUT goes: PLAN (a plan file; "
-          "a buffer CSV with offsets is its own PLAN), or a fresh plan by "
+          "a buffer CSV with offsets is its own PLAN; INPUT is built with the "
+          "flags a JSON PLAN records unless build flags are given, and must "
+          "have the contents PLAN was made of, as for verify), or a fresh "
+          "plan by "
           "--planner (the default planner when none is named), or several "
           "side by side with --planners. Prints the peak, the lower bound and "
           "the pools, the step of the most live bytes with the tensors alive "

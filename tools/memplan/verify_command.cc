@@ -5,12 +5,11 @@
 #include <optional>
 #include <system_error>
 
-#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "commands.h"
 #include "input.h"
-#include "memplan/io.h"
+#include "memplan/load.h"
 #include "memplan/problem.h"
 #include "memplan/verify.h"
 
@@ -40,45 +39,28 @@ absl::StatusOr<std::string> RecordedInput(const PlanProvenance& provenance,
 
 absl::Status Run(const Arguments& args) {
   const std::string& path = args.positional.back();
-  absl::StatusOr<std::string> text = ReadFile(path);
-  if (!text.ok()) return text.status();
-  const std::string plain =
-      absl::EndsWith(path, ".gz") ? path.substr(0, path.size() - 3) : path;
-  const bool csv = absl::EndsWith(plain, ".csv");
-  std::optional<PlanProvenance> provenance;
-  if (!csv) {
-    absl::StatusOr<std::optional<PlanProvenance>> recorded =
-        ParsePlanProvenance(*text);
-    if (!recorded.ok()) return recorded.status();
-    provenance = *recorded;
-  }
+  absl::StatusOr<PlanFile> file = ReadPlanFile(path);
+  if (!file.ok()) return file.status();
+  absl::StatusOr<std::optional<PlanProvenance>> provenance =
+      RecordedProvenance(*file);
+  if (!provenance.ok()) return provenance.status();
   std::string input_path;
   if (args.positional.size() == 2) {
     input_path = args.positional[0];
-  } else if (!provenance.has_value()) {
+  } else if (!provenance->has_value()) {
     return absl::InvalidArgumentError(absl::StrCat(
         path, " records no input (a buffer CSV or an older plan file); give "
               "it: memplan verify INPUT PLAN"));
   } else {
-    absl::StatusOr<std::string> found = RecordedInput(*provenance, path);
+    absl::StatusOr<std::string> found = RecordedInput(**provenance, path);
     if (!found.ok()) return found.status();
     input_path = *found;
   }
-  // The recorded build, unless flags on the command line say otherwise.
-  const bool recorded = provenance.has_value() && !AnyInputFlagGiven(args);
+  bool recorded = false;
   absl::StatusOr<LoadedInput> input =
-      recorded ? LoadToolInput(input_path, provenance->build,
-                               provenance->reorder)
-               : LoadToolInput(input_path);
+      LoadInputOfPlan(input_path, *file, *provenance, args, &recorded);
   if (!input.ok()) return input.status();
-  if (provenance.has_value() &&
-      provenance->input_hash != input->content_hash) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        path, " is a plan of another input: it was made for \"",
-        provenance->input, "\" (", provenance->input_hash, "), and \"",
-        input_path, "\" has other contents (", input->content_hash, ")"));
-  }
-  absl::StatusOr<Plan> plan = ReadPlanFile(path, input->problem);
+  absl::StatusOr<Plan> plan = ParseToolPlan(*file, input->problem);
   if (!plan.ok()) return plan.status();
   if (absl::Status s = VerifyPlan(input->problem, *plan); !s.ok()) {
     return absl::InvalidArgumentError(

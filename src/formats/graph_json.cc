@@ -1,0 +1,307 @@
+// memplan-graph-v1 JSON: ParseGraphJson and GraphToJson (memplan/io.h).
+// One tensor and one op a line when written, like the bundled data.
+
+#include <algorithm>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/string_view.h"
+#include "base/status_macros.h"
+#include "formats/json_util.h"
+#include "memplan/formats.h"
+
+namespace memplan {
+namespace {
+
+using internal::CheckKeys;
+using internal::Dump;
+using internal::GetInt;
+using internal::GetString;
+using internal::GetStrings;
+using internal::Json;
+using internal::ParseJson;
+using internal::ToInt64;
+
+constexpr absl::string_view kGraphFormat = "memplan-graph-v1";
+
+absl::StatusOr<std::vector<OperandPair>> GetPairs(const Json& object,
+                                                  const char* key,
+                                                  absl::string_view where) {
+  std::vector<OperandPair> out;
+  auto it = object.find(key);
+  if (it == object.end() || it->is_null()) return out;
+  const std::string what = absl::StrCat(where, ": \"", key, "\"");
+  if (!it->is_array()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(what, " must be a list of [output, input] pairs"));
+  }
+  for (const Json& pair : *it) {
+    if (!pair.is_array() || pair.size() != 2) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(what, " must be a list of [output, input] pairs"));
+    }
+    MEMPLAN_ASSIGN_OR_RETURN(int64_t output, ToInt64(pair[0], what));
+    MEMPLAN_ASSIGN_OR_RETURN(int64_t input, ToInt64(pair[1], what));
+    if (output < 0 || input < 0 || output > INT32_MAX || input > INT32_MAX) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(what, " has an index out of range"));
+    }
+    out.push_back({static_cast<int>(output), static_cast<int>(input)});
+  }
+  return out;
+}
+
+// "writes": indices into the op's inputs, each once.
+absl::StatusOr<std::vector<int>> GetWrites(const Json& object, const Op& op,
+                                           absl::string_view where) {
+  std::vector<int> out;
+  auto it = object.find("writes");
+  if (it == object.end() || it->is_null()) return out;
+  const std::string what = absl::StrCat(where, ": \"writes\"");
+  if (!it->is_array()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(what, " must be a list of input indices"));
+  }
+  for (const Json& v : *it) {
+    MEMPLAN_ASSIGN_OR_RETURN(int64_t j, ToInt64(v, what));
+    if (j < 0 || j >= static_cast<int64_t>(op.inputs.size())) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          what, " has input ", j, ", out of range (", op.inputs.size(),
+          " inputs)"));
+    }
+    if (std::find(out.begin(), out.end(), j) != out.end()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(what, " lists input ", j, " twice"));
+    }
+    out.push_back(static_cast<int>(j));
+  }
+  return out;
+}
+
+absl::StatusOr<TensorKind> ParseKind(const std::string& kind,
+                                     absl::string_view where) {
+  if (kind == "activation") return TensorKind::kActivation;
+  if (kind == "input") return TensorKind::kInput;
+  if (kind == "output") return TensorKind::kOutput;
+  if (kind == "constant") return TensorKind::kConstant;
+  if (kind == "scratch") return TensorKind::kScratch;
+  return absl::InvalidArgumentError(absl::StrCat(
+      where, " has unknown kind \"", kind,
+      "\" (expected activation, input, output, constant or scratch)"));
+}
+
+absl::StatusOr<std::vector<Pool>> ParsePools(const Json& root) {
+  std::vector<Pool> pools;
+  auto it = root.find("pools");
+  if (it == root.end() || it->is_null()) return pools;
+  if (!it->is_array())
+    return absl::InvalidArgumentError("\"pools\" must be an array");
+  for (size_t i = 0; i < it->size(); ++i) {
+    const Json& p = (*it)[i];
+    const std::string where = absl::StrCat("pool #", i);
+    if (!p.is_object())
+      return absl::InvalidArgumentError(where + " must be an object");
+    Pool pool;
+    MEMPLAN_ASSIGN_OR_RETURN(pool.name, GetString(p, "name", where, true));
+    const std::string named = absl::StrCat("pool \"", pool.name, "\"");
+    MEMPLAN_RETURN_IF_ERROR(
+        CheckKeys(p, named, {"name", "capacity", "alignment"}));
+    MEMPLAN_ASSIGN_OR_RETURN(pool.capacity,
+                             GetInt(p, "capacity", named, false, 0));
+    MEMPLAN_ASSIGN_OR_RETURN(pool.alignment,
+                             GetInt(p, "alignment", named, false, 1));
+    pools.push_back(std::move(pool));
+  }
+  return pools;
+}
+
+absl::StatusOr<Tensor> ParseTensor(const Json& t, size_t index) {
+  if (!t.is_object()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("tensor #", index, " must be an object"));
+  }
+  Tensor tensor;
+  MEMPLAN_ASSIGN_OR_RETURN(
+      tensor.name, GetString(t, "name", absl::StrCat("tensor #", index), true));
+  const std::string where = absl::StrCat("tensor \"", tensor.name, "\"");
+  MEMPLAN_RETURN_IF_ERROR(CheckKeys(t, where,
+                                    {"name", "shape", "dtype", "size", "kind",
+                                     "alignment", "pools", "fixed"}));
+  if (auto size = t.find("size"); size == t.end() || size->is_null()) {
+    return absl::InvalidArgumentError(where + " has no size");
+  }
+  MEMPLAN_ASSIGN_OR_RETURN(tensor.size, GetInt(t, "size", where, true));
+  MEMPLAN_ASSIGN_OR_RETURN(std::string kind,
+                           GetString(t, "kind", where, false, "activation"));
+  MEMPLAN_ASSIGN_OR_RETURN(tensor.kind, ParseKind(kind, where));
+  MEMPLAN_ASSIGN_OR_RETURN(tensor.alignment,
+                           GetInt(t, "alignment", where, false, 0));
+  MEMPLAN_ASSIGN_OR_RETURN(tensor.pools, GetStrings(t, "pools", where));
+  MEMPLAN_ASSIGN_OR_RETURN(tensor.dtype, GetString(t, "dtype", where, false));
+  if (auto shape = t.find("shape"); shape != t.end() && shape->is_array()) {
+    for (const Json& d : *shape) {
+      MEMPLAN_ASSIGN_OR_RETURN(int64_t dim,
+                               ToInt64(d, where + ": a shape dimension"));
+      tensor.shape.push_back(dim);
+    }
+  }
+  if (auto fixed = t.find("fixed"); fixed != t.end() && !fixed->is_null()) {
+    if (!fixed->is_object()) {
+      return absl::InvalidArgumentError(
+          where + ": \"fixed\" must be an object {\"pool\", \"offset\"}");
+    }
+    MEMPLAN_RETURN_IF_ERROR(
+        CheckKeys(*fixed, where + ": \"fixed\"", {"pool", "offset"}));
+    FixedTensorPlacement placement;
+    MEMPLAN_ASSIGN_OR_RETURN(placement.pool,
+                             GetString(*fixed, "pool", where, false));
+    MEMPLAN_ASSIGN_OR_RETURN(placement.offset,
+                             GetInt(*fixed, "offset", where, true));
+    tensor.fixed = placement;
+  }
+  return tensor;
+}
+
+absl::StatusOr<Op> ParseOp(const Json& o, size_t index) {
+  if (!o.is_object()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("op #", index, " must be an object"));
+  }
+  Op op;
+  MEMPLAN_ASSIGN_OR_RETURN(
+      op.name, GetString(o, "name", absl::StrCat("op #", index), true));
+  const std::string where = absl::StrCat("op \"", op.name, "\"");
+  MEMPLAN_RETURN_IF_ERROR(CheckKeys(o, where,
+                                    {"name", "type", "inputs", "outputs",
+                                     "scratch", "inplace", "alias",
+                                     "writes"}));
+  MEMPLAN_ASSIGN_OR_RETURN(op.type, GetString(o, "type", where, false));
+  MEMPLAN_ASSIGN_OR_RETURN(op.inputs, GetStrings(o, "inputs", where));
+  MEMPLAN_ASSIGN_OR_RETURN(op.outputs, GetStrings(o, "outputs", where));
+  MEMPLAN_ASSIGN_OR_RETURN(op.scratch, GetStrings(o, "scratch", where));
+  MEMPLAN_ASSIGN_OR_RETURN(op.inplace, GetPairs(o, "inplace", where));
+  MEMPLAN_ASSIGN_OR_RETURN(op.alias, GetPairs(o, "alias", where));
+  MEMPLAN_ASSIGN_OR_RETURN(op.writes, GetWrites(o, op, where));
+  return op;
+}
+
+Json PairsJson(const std::vector<OperandPair>& pairs) {
+  Json out = Json::array();
+  for (const OperandPair& p : pairs) out.push_back({p.output, p.input});
+  return out;
+}
+
+}  // namespace
+
+absl::StatusOr<Graph> ParseGraphJson(std::string_view std_text) {
+  const absl::string_view text(std_text.data(), std_text.size());
+  MEMPLAN_ASSIGN_OR_RETURN(Json root, ParseJson(text));
+  if (!root.is_object())
+    return absl::InvalidArgumentError("a graph must be a JSON object");
+  MEMPLAN_ASSIGN_OR_RETURN(std::string format,
+                           GetString(root, "format", "the graph", true));
+  if (format != kGraphFormat) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("unsupported graph format \"", format, "\" (expected ",
+                     kGraphFormat, ")"));
+  }
+  MEMPLAN_RETURN_IF_ERROR(CheckKeys(root, "the graph",
+                                    {"format", "name", "source", "tensors",
+                                     "ops", "pools", "conflicts"}));
+  Graph graph;
+  MEMPLAN_ASSIGN_OR_RETURN(graph.name,
+                           GetString(root, "name", "the graph", false));
+  auto tensors = root.find("tensors");
+  auto ops = root.find("ops");
+  if (tensors == root.end() || !tensors->is_array()) {
+    return absl::InvalidArgumentError("the graph has no \"tensors\" array");
+  }
+  if (ops == root.end() || !ops->is_array()) {
+    return absl::InvalidArgumentError("the graph has no \"ops\" array");
+  }
+  for (size_t i = 0; i < tensors->size(); ++i) {
+    MEMPLAN_ASSIGN_OR_RETURN(Tensor tensor, ParseTensor((*tensors)[i], i));
+    graph.tensors.push_back(std::move(tensor));
+  }
+  for (size_t i = 0; i < ops->size(); ++i) {
+    MEMPLAN_ASSIGN_OR_RETURN(Op op, ParseOp((*ops)[i], i));
+    graph.ops.push_back(std::move(op));
+  }
+  MEMPLAN_ASSIGN_OR_RETURN(graph.pools, ParsePools(root));
+  if (auto conflicts = root.find("conflicts");
+      conflicts != root.end() && !conflicts->is_null()) {
+    if (!conflicts->is_array()) {
+      return absl::InvalidArgumentError(
+          "\"conflicts\" must be a list of [tensor, tensor]");
+    }
+    for (const Json& c : *conflicts) {
+      if (!c.is_array() || c.size() != 2 || !c[0].is_string() ||
+          !c[1].is_string()) {
+        return absl::InvalidArgumentError(
+            "\"conflicts\" must be a list of [tensor, tensor] name pairs");
+      }
+      graph.conflicts.push_back(
+          {c[0].get<std::string>(), c[1].get<std::string>()});
+    }
+  }
+  return graph;
+}
+
+std::string GraphToJson(const Graph& graph) {
+  // One tensor and one op per line, like the bundled data.
+  std::string out =
+      absl::StrCat("{\n\"format\":\"", kGraphFormat,
+                   "\",\n\"name\":", Dump(Json(graph.name)), ",\n");
+  if (!graph.pools.empty()) {
+    Json pools = Json::array();
+    for (const Pool& p : graph.pools) {
+      pools.push_back({{"name", p.name},
+                       {"capacity", p.capacity},
+                       {"alignment", p.alignment}});
+    }
+    absl::StrAppend(&out, "\"pools\":", Dump(pools), ",\n");
+  }
+  if (!graph.conflicts.empty()) {
+    Json conflicts = Json::array();
+    for (const TensorConflict& c : graph.conflicts)
+      conflicts.push_back({c.a, c.b});
+    absl::StrAppend(&out, "\"conflicts\":", Dump(conflicts), ",\n");
+  }
+  absl::StrAppend(&out, "\"tensors\":[\n");
+  for (size_t i = 0; i < graph.tensors.size(); ++i) {
+    const Tensor& t = graph.tensors[i];
+    Json j = {{"name", t.name}};
+    if (!t.shape.empty()) j["shape"] = t.shape;
+    if (!t.dtype.empty()) j["dtype"] = t.dtype;
+    j["size"] = t.size;
+    j["kind"] = std::string(TensorKindName(t.kind));
+    if (t.alignment != 0) j["alignment"] = t.alignment;
+    if (!t.pools.empty()) j["pools"] = t.pools;
+    if (t.fixed.has_value())
+      j["fixed"] = {{"pool", t.fixed->pool}, {"offset", t.fixed->offset}};
+    absl::StrAppend(&out, Dump(j),
+                    i + 1 < graph.tensors.size() ? ",\n" : "\n");
+  }
+  absl::StrAppend(&out, "],\n\"ops\":[\n");
+  for (size_t i = 0; i < graph.ops.size(); ++i) {
+    const Op& o = graph.ops[i];
+    Json j = {{"name", o.name},
+              {"type", o.type},
+              {"inputs", o.inputs},
+              {"outputs", o.outputs}};
+    if (!o.scratch.empty()) j["scratch"] = o.scratch;
+    if (!o.inplace.empty()) j["inplace"] = PairsJson(o.inplace);
+    if (!o.alias.empty()) j["alias"] = PairsJson(o.alias);
+    if (!o.writes.empty()) j["writes"] = o.writes;
+    absl::StrAppend(&out, Dump(j), i + 1 < graph.ops.size() ? ",\n" : "\n");
+  }
+  absl::StrAppend(&out, "]\n}\n");
+  return out;
+}
+
+}  // namespace memplan

@@ -1,0 +1,57 @@
+// The JSON helpers the graph and plan readers share: a parse that names the
+// line and column of a syntax error and rejects repeated keys, a dump that
+// never throws, and typed field access that returns InvalidArgument naming
+// the item instead of throwing.
+
+#ifndef MEMPLAN_FORMATS_JSON_UTIL_H_
+#define MEMPLAN_FORMATS_JSON_UTIL_H_
+
+#include <cstdint>
+#include <initializer_list>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "nlohmann/json.hpp"
+
+namespace memplan::internal {
+
+using Json = nlohmann::json;
+
+// Parses `text`; a key given twice in one object is an error (nlohmann::json
+// would keep the last silently), as is a number no double holds (1e400).
+// The one place of the readers that can throw, turned into a Status.
+absl::StatusOr<Json> ParseJson(absl::string_view text);
+
+// Serialises `j`; a string that is not valid UTF-8 (a name read from a CSV or
+// made in code) is written with replacement characters instead of throwing.
+std::string Dump(const Json& j);
+
+// InvalidArgument naming the first key of `object` not in `known`.
+absl::Status CheckKeys(const Json& object, absl::string_view where,
+                       std::initializer_list<absl::string_view> known);
+
+// object[key] as a string; absent or null is an error when `required`, else
+// `fallback`.
+absl::StatusOr<std::string> GetString(const Json& object, const char* key,
+                                      absl::string_view where, bool required,
+                                      std::string fallback = "");
+
+// `value` as an int64; `what` names it in the error.
+absl::StatusOr<int64_t> ToInt64(const Json& value, absl::string_view what);
+
+// object[key] as an int64, as GetString.
+absl::StatusOr<int64_t> GetInt(const Json& object, const char* key,
+                               absl::string_view where, bool required,
+                               int64_t fallback = 0);
+
+// object[key] as a list of strings; absent or null is an empty list.
+absl::StatusOr<std::vector<std::string>> GetStrings(const Json& object,
+                                                    const char* key,
+                                                    absl::string_view where);
+
+}  // namespace memplan::internal
+
+#endif  // MEMPLAN_FORMATS_JSON_UTIL_H_
