@@ -179,6 +179,10 @@ TEST(MemplanToolTest, ExactOptionsFromTheCommandLine) {
       RunTool(plan + nodes + off + "--option=section_inference=false");
   EXPECT_NE(starved.exit_code, 0);
   EXPECT_THAT(starved.output, HasSubstr("time or node limit"));
+  // report takes its --planner's options the same way.
+  ToolRun report = RunTool("report " + input +
+                           " --planner=exact --option symmetry=false");
+  EXPECT_EQ(report.exit_code, 0) << report.output;
 }
 
 TEST(MemplanToolTest, VerifyRejectsTheSeedNotebookPlan) {
@@ -253,6 +257,12 @@ TEST(MemplanToolTest, BadInputIsOneLineAndNonZero) {
       {"plan " + Data("minimalloc/input.12.csv") + " --option node_limit",
        "--option=node_limit: expected NAME=VALUE"},
       {"planners nope", "unknown planner \"nope\""},
+      {"report " + Data("minimalloc/input.12.csv") +
+           " --planner=exact --option bogus=1",
+       "planner \"exact\" has no option \"bogus\""},
+      {"report " + Data("minimalloc/input.12.csv") +
+           " --planners=naive,exact --option symmetry=false",
+       "--option sets options of --planner, not of --planners"},
   };
   for (const auto& [args, message] : cases) {
     ToolRun run = RunTool(args);

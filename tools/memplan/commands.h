@@ -55,6 +55,10 @@ absl::Status CheckPlanningFlags();
 // and values (CreatePlanner).
 absl::StatusOr<PlannerOptions> PlannerOptionsFromFlags();
 
+// Usage error unless --option's options are valid for `planner` (empty:
+// the default planner), as the registry checks them.
+absl::Status CheckPlannerOptions(absl::string_view planner);
+
 // Usage error unless `name` is empty or a registered planner.
 absl::Status CheckPlannerName(absl::string_view flag, absl::string_view name);
 

@@ -1,6 +1,8 @@
 // What several commands share: planning flags, planner names, the summary.
 
 #include <algorithm>
+#include <memory>
+#include <string_view>
 
 #include "absl/flags/flag.h"
 #include "absl/strings/str_cat.h"
@@ -53,6 +55,21 @@ absl::StatusOr<PlannerOptions> PlannerOptionsFromFlags() {
     }
   }
   return options;
+}
+
+absl::Status CheckPlannerOptions(absl::string_view planner) {
+  absl::StatusOr<PlannerOptions> options = PlannerOptionsFromFlags();
+  if (!options.ok()) return options.status();
+  const std::string_view name =
+      planner.empty() ? DefaultPlannerName()
+                      : std::string_view(planner.data(), planner.size());
+  if (absl::StatusOr<std::unique_ptr<Planner>> built =
+          CreatePlanner(name, *options);
+      !built.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--option: ", built.status().message()));
+  }
+  return absl::OkStatus();
 }
 
 absl::Status CheckPlannerName(absl::string_view flag, absl::string_view name) {

@@ -87,15 +87,7 @@ absl::Status Check(const Arguments& args) {
   const std::string planner = absl::GetFlag(FLAGS_planner);
   if (absl::Status s = CheckPlannerName("planner", planner); !s.ok()) return s;
   // The planner's own options, checked by the registry as it builds it.
-  absl::StatusOr<PlannerOptions> options = PlannerOptionsFromFlags();
-  if (!options.ok()) return options.status();
-  if (absl::StatusOr<std::unique_ptr<Planner>> built = CreatePlanner(
-          planner.empty() ? DefaultPlannerName() : std::string_view(planner),
-          *options);
-      !built.ok()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("--option: ", built.status().message()));
-  }
+  if (absl::Status s = CheckPlannerOptions(planner); !s.ok()) return s;
   if (absl::Status s = CheckPlanningFlags(); !s.ok()) return s;
   return CheckInputFlags();
 }
