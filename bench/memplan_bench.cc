@@ -23,8 +23,9 @@
 //   BM_exact_capacity_minimalloc_all   the 11 instances one after the other
 //   BM_exact_ablation_<switch>_minimalloc_all
 //                                      the same with one inference off
-//                                      (node limit 10^6 per instance, no
-//                                      heuristic fallback; the counter
+//                                      (work limit 10^8 per instance, about
+//                                      10^6 nodes; no heuristic
+//                                      fallback; the counter
 //                                      `solved` counts the fits)
 //   BM_exact_minimise_minimalloc_<X>   no capacity: the least peak, with
 //   BM_exact_minimise_trace_<name>     --memplan_exact_time_limit (default
@@ -74,6 +75,9 @@
 //
 //   memplan_bench --benchmark_filter='greedy|naive' --benchmark_min_time=0.05
 //   memplan_bench --memplan_data_dir=/path/to/bench/data
+//   memplan_bench --memplan_option=symmetry=false   (NAME=VALUE, repeatable:
+//                  an option for every planner that declares it; the
+//                  registry checks the value)
 
 #include <benchmark/benchmark.h>
 #include <fcntl.h>
@@ -100,8 +104,10 @@
 #include "absl/time/time.h"
 #include "memplan/io.h"
 #include "memplan/memplan.h"
-#include "memplan/planners/exact.h"
 #include "memplan/synthetic.h"
+#ifdef MEMPLAN_HAVE_CP
+#include "memplan/planners/cp.h"
+#endif
 
 namespace memplan {
 namespace {
@@ -113,6 +119,8 @@ struct Settings {
   double budget_seconds = 60;
   bool exact_targets = false;
   absl::Duration exact_time_limit = absl::Seconds(60);
+  // --memplan_option=NAME=VALUE: for every planner that declares NAME.
+  PlannerOptions options;
 };
 Settings& settings() {
   static Settings* s = new Settings;
@@ -216,12 +224,25 @@ double PredictNextSeconds(const std::vector<double>& seconds) {
   return seconds.back() * growth;
 }
 
+// `row`'s options of planner `name`, with those of --memplan_option that
+// the planner declares and the row does not set.
+PlannerOptions OptionsFor(std::string_view name, PlannerOptions row = {}) {
+  for (const PlannerInfo& info : RegisteredPlanners()) {
+    if (info.name != name) continue;
+    for (const PlannerOption& option : info.options) {
+      auto given = settings().options.find(option.name);
+      if (given != settings().options.end()) row.insert(*given);
+    }
+  }
+  return row;
+}
+
 // Times `planner` on `problem`; verifies the last plan.
 void RunPlanner(benchmark::State& state, const std::string& planner_name,
                 const Problem& problem, const std::string& family = "",
                 std::optional<PlanOptions> plan_options = std::nullopt) {
   absl::StatusOr<std::unique_ptr<Planner>> planner =
-      CreatePlanner(planner_name);
+      CreatePlanner(planner_name, OptionsFor(planner_name));
   if (!planner.ok()) {
     state.SkipWithError(std::string(planner.status().message()).c_str());
     return;
@@ -334,10 +355,11 @@ std::vector<Workload> LoadBundled() {
 struct ExactRun {
   std::vector<const Problem*> problems;
   Bytes capacity = 0;  // 0: minimise
-  ExactOptions options;
+  PlannerOptions options;  // the planner's own (warm_start=false: exact's
+                           // search alone)
   std::string planner = "exact";  // or a registered planner to compare with
   absl::Duration time_limit;
-  bool warm_start = true;  // exact as registered, else its search alone
+  int64_t work_limit = 0;  // per instance; 0: the time limit's
 };
 
 void RunExact(benchmark::State& state, const ExactRun& run) {
@@ -348,6 +370,7 @@ void RunExact(benchmark::State& state, const ExactRun& run) {
   }
   PlanOptions plan_options;
   plan_options.time_limit = run.time_limit;
+  plan_options.work_limit = run.work_limit;
   int solved = 0, optimal = 0;
   int64_t nodes = 0;
   double ratio = 1;
@@ -356,27 +379,13 @@ void RunExact(benchmark::State& state, const ExactRun& run) {
     solved = optimal = 0;
     nodes = 0;
     for (const Problem& problem : problems) {
-      ExactStats stats;
-      std::unique_ptr<Planner> planner;
-      if (run.planner == "exact") {
-        std::unique_ptr<SearchPlanner> search =
-            MakeExactPlanner(run.options, &stats);
-        if (run.warm_start) {
-          planner = *CreatePlanner("exact", std::move(search));
-        } else {
-          planner = std::move(search);
-        }
-      } else {
-        absl::StatusOr<std::unique_ptr<Planner>> named =
-            CreatePlanner(run.planner);
-        if (!named.ok()) {
-          state.SkipWithError(std::string(named.status().message()).c_str());
-          return;
-        }
-        planner = *std::move(named);
+      absl::StatusOr<std::unique_ptr<Planner>> planner =
+          CreatePlanner(run.planner, OptionsFor(run.planner, run.options));
+      if (!planner.ok()) {
+        state.SkipWithError(std::string(planner.status().message()).c_str());
+        return;
       }
-      absl::StatusOr<Plan> plan = planner->Solve(problem, plan_options);
-      nodes += stats.nodes;
+      absl::StatusOr<Plan> plan = (*planner)->Solve(problem, plan_options);
       if (!plan.ok()) {
         // Out of nodes or time under a capacity: counted as not solved.
         if (run.capacity > 0 &&
@@ -392,6 +401,10 @@ void RunExact(benchmark::State& state, const ExactRun& run) {
         return;
       }
       ++solved;
+      // The nodes of the solved instances (a failed one returns no plan
+      // and so no counters).
+      if (auto it = plan->counters.find("nodes"); it != plan->counters.end())
+        nodes += it->second;
       optimal += plan->proven_optimal ? 1 : 0;
       peak = plan->peak;
       ratio = plan->lower_bound > 0
@@ -449,38 +462,28 @@ void RegisterExactTargets(const std::vector<Workload>& bundled) {
                                                    .options = {},
                                                    .planner = "exact",
                                                    .time_limit = limit});
-  const std::pair<const char*, bool ExactOptions::*> switches[] = {
-      {"section_inference", &ExactOptions::section_inference},
-      {"symmetry", &ExactOptions::symmetry},
-      {"decomposition", &ExactOptions::decomposition},
-      {"failure_cache", &ExactOptions::failure_cache},
-  };
-  // The search alone: no heuristic to fall back on when it fails.
-  ExactOptions capped;
-  capped.node_limit = 1000000;
-  AddExactRun("BM_exact_ablation_none_minimalloc_all", {.problems = minimalloc,
-                                                        .capacity = 1048576,
-                                                        .options = capped,
-                                                        .time_limit = limit,
-                                                        .warm_start = false});
-  for (const auto& [name, field] : switches) {
-    ExactOptions off = capped;
-    off.*field = false;
+  // The search alone: no heuristic to fall back on when it fails. 10^8
+  // work units per instance: 0.7 to 1.4 million nodes of their 154 to 454
+  // buffers (a node costs a quarter of a unit per buffer plus 32).
+  const PlannerOptions capped = {{"warm_start", "false"}};
+  constexpr int64_t kAblationWork = 100'000'000;
+  AddExactRun("BM_exact_ablation_none_minimalloc_all",
+              {.problems = minimalloc,
+               .capacity = 1048576,
+               .options = capped,
+               .time_limit = limit,
+               .work_limit = kAblationWork});
+  for (const char* name : {"section_inference", "symmetry", "decomposition",
+                           "failure_cache", "restarts"}) {
+    PlannerOptions off = capped;
+    off[name] = "false";
     AddExactRun(absl::StrCat("BM_exact_ablation_", name, "_minimalloc_all"),
                 {.problems = minimalloc,
                  .capacity = 1048576,
                  .options = off,
                  .time_limit = limit,
-                 .warm_start = false});
+                 .work_limit = kAblationWork});
   }
-  ExactOptions no_restarts = capped;
-  no_restarts.restarts_per_round = 0;
-  AddExactRun("BM_exact_ablation_restarts_minimalloc_all",
-              {.problems = minimalloc,
-               .capacity = 1048576,
-               .options = no_restarts,
-               .time_limit = limit,
-               .warm_start = false});
   for (const Workload& w : bundled) {
     if (w.name.starts_with("minimalloc_") || w.name.starts_with("trace_") ||
         w.problem.buffers.size() <= 2000) {
@@ -570,7 +573,7 @@ void RunTool(benchmark::State& state, const std::string& planner,
 void RunUnderLimit(benchmark::State& state, const std::string& planner_name,
                    const Problem& problem, absl::Duration limit) {
   absl::StatusOr<std::unique_ptr<Planner>> planner =
-      CreatePlanner(planner_name);
+      CreatePlanner(planner_name, OptionsFor(planner_name));
   if (!planner.ok()) {
     state.SkipWithError(std::string(planner.status().message()).c_str());
     return;
@@ -817,6 +820,22 @@ bool ParseOwnFlags(int* argc, char** argv) {
       const std::optional<double> s = seconds(*v);
       if (!s.has_value()) return false;
       settings().exact_time_limit = absl::Seconds(*s);
+    } else if (auto v = value("--memplan_option")) {
+      const size_t eq = v->find('=');
+      bool declared = false;
+      for (const PlannerInfo& info : RegisteredPlanners()) {
+        for (const PlannerOption& option : info.options) {
+          declared |= eq != std::string::npos && option.name == v->substr(0, eq);
+        }
+      }
+      if (!declared) {
+        fprintf(stderr,
+                "memplan_bench: %s is not NAME=VALUE with an option some "
+                "planner declares (memplan planners NAME lists them)\n",
+                arg.c_str());
+        return false;
+      }
+      settings().options[v->substr(0, eq)] = v->substr(eq + 1);
     } else if (auto v = value("--memplan_budget")) {
       const std::optional<double> s = seconds(*v);
       if (!s.has_value()) return false;
@@ -833,6 +852,13 @@ bool ParseOwnFlags(int* argc, char** argv) {
 }  // namespace memplan
 
 int main(int argc, char** argv) {
+#ifdef MEMPLAN_HAVE_CP
+  // The optional planners this build links, before anything looks one up.
+  if (absl::Status s = memplan::RegisterCpPlanner(); !s.ok()) {
+    fprintf(stderr, "memplan_bench: %s\n", std::string(s.message()).c_str());
+    return 1;
+  }
+#endif
   if (!memplan::ParseOwnFlags(&argc, argv)) return 1;
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;

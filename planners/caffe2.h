@@ -19,7 +19,7 @@
 //     it allows exactly the same pools, no member conflicts explicitly with
 //     the buffer, and it is not static.
 //   * caffe2_dp: memonger's dynamic program over assignments (see
-//     caffe2_dp.cc) under a node budget; when the budget runs out the greedy
+//     caffe2_dp.cc) under its work budget; when the budget runs out the greedy
 //     places the remaining buffers. It runs the greedy as well and returns
 //     the smaller of the two, so it is never worse than caffe2_greedy.
 //
@@ -29,7 +29,8 @@
 //     the other objects are stacked above the highest fixed byte of each pool.
 //   * Objects are laid out in creation order; each goes to the first allowed
 //     pool where it still fits (its offset aligned for every member).
-//   * Plan::shared_objects is the number of objects (memonger's statistics:
+//   * The plan's counter "shared_objects" (Plan::counters) is the number of
+//     objects (memonger's statistics:
 //     naive_total is the baseline bytes, peak the optimized bytes, which is
 //     the sum of the object sizes plus alignment padding and fixed bytes).
 //   * proven_optimal is set only when the peak equals the lower bound. The
@@ -51,15 +52,20 @@
 
 namespace memplan {
 
+// Work units of one node of caffe2_dp's search (it copies an assignment).
+inline constexpr int64_t kCaffe2DpNodeWork = 256;
+
 struct Caffe2Options {
   // Buffers named here (by the buffer's name or any of its tensors' names)
   // are never shared: each gets an object of its own. Names that match no
   // buffer are ignored (the tensor may not be planned).
   std::vector<std::string> static_buffers;
-  // caffe2_dp: search nodes (recursive calls plus candidate assignments)
-  // before the greedy finishes the remaining buffers. Deterministic, unlike
-  // the time limit, which also stops the search.
-  int64_t dp_node_budget = 100000;
+  // caffe2_dp: the work units its dynamic program may spend, within the
+  // work limit of PlanOptions (the lesser of the two applies); a search node
+  // (a recursive call or a candidate assignment) costs kCaffe2DpNodeWork.
+  // Then the greedy finishes the remaining buffers. Deterministic, unlike
+  // the time limit, which also stops the search. The default: 10^5 nodes.
+  int64_t dp_max_work = 100000 * kCaffe2DpNodeWork;
 };
 
 // The names of the graph's input and/or output tensors, to make them static:

@@ -66,7 +66,8 @@ class NodeBudget {
  private:
   // A node copies an assignment: worth this much work to the clock's
   // cadence (the clock is read about every 256 nodes).
-  static constexpr int64_t kNodeWork = Budget::kClockWork / 256;
+  static constexpr int64_t kNodeWork = kCaffe2DpNodeWork;
+  static_assert(kNodeWork == Budget::kClockWork / 256);
 
   int64_t left_;
   int64_t step_left_ = 0;
@@ -270,14 +271,16 @@ class Caffe2DpPlanner : public Planner {
       return s;
     }
 
-    NodeBudget budget(options_.dp_node_budget, options);
+    // Its work in nodes: the lesser of its own cap and the work limit.
+    const int64_t nodes =
+        std::min(options_.dp_max_work, WorkLimit(options)) / kCaffe2DpNodeWork;
+    NodeBudget budget(nodes, options);
     Search search(context, budget);
     // The top level of Search::Solve, step by step, so that a step over its
     // budget falls back to the greedy and the search can go on: no step may
     // take more than this share of the node budget.
     constexpr int64_t kStepsPerBudget = 20;
-    const int64_t step_budget =
-        std::max<int64_t>(1, options_.dp_node_budget / kStepsPerBudget);
+    const int64_t step_budget = std::max<int64_t>(1, nodes / kStepsPerBudget);
     std::vector<DpAssignment> best;
     best.reserve(order.size());
     const DpAssignment empty;

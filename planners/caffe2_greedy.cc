@@ -192,9 +192,10 @@ absl::StatusOr<Plan> Caffe2Context::Layout(const ObjectAssignment& objects,
       return NoFitError(problem_, largest, top);
     }
   }
-  plan.shared_objects = static_cast<int64_t>(all.size());
+  int64_t& shared = plan.counters["shared_objects"];
+  shared = static_cast<int64_t>(all.size());
   for (BufferId b = 0; b < n; ++b) {
-    if (problem_.buffers[b].fixed.has_value()) ++plan.shared_objects;
+    if (problem_.buffers[b].fixed.has_value()) ++shared;
   }
   ComputePlanStatistics(problem_, plan);
   plan.proven_optimal = plan.peak == plan.lower_bound;

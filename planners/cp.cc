@@ -21,6 +21,7 @@
 #include "placement/placement.h"
 #include "base/planner_util.h"
 #include "planners.h"
+#include "model/conflict_graph.h"
 #include "model/preprocess.h"
 #include "base/status_macros.h"
 #include "memplan/problem.h"
@@ -212,7 +213,16 @@ class CpPlanner : public SearchPlanner {
                               const PlanOptions& options,
                               Incumbent& start) const override {
     try {
-      return SolveImpl(problem, options, start);
+      CpStats local_stats;
+      CpStats& stats = stats_ != nullptr ? *stats_ : local_stats;
+      stats = CpStats{};
+      absl::StatusOr<Plan> plan = SolveImpl(problem, options, start, stats);
+      if (plan.ok()) {
+        plan->counters["nodes"] = stats.nodes;
+        plan->counters["failures"] = stats.failures;
+        plan->counters["solutions"] = stats.solutions;
+      }
+      return plan;
     } catch (const Gecode::Exception& e) {
       return absl::InternalError(absl::StrCat("cp: Gecode: ", e.what()));
     }
@@ -220,8 +230,8 @@ class CpPlanner : public SearchPlanner {
 
  private:
   absl::StatusOr<Plan> SolveImpl(const Problem& problem,
-                                 const PlanOptions& options,
-                                 Incumbent& start) const;
+                                 const PlanOptions& options, Incumbent& start,
+                                 CpStats& stats) const;
 
   CpOptions options_;
   CpStats* stats_;
@@ -673,11 +683,9 @@ Plan ExtractPlan(const Problem& problem, const ModelFrame& frame,
 
 absl::StatusOr<Plan> CpPlanner::SolveImpl(const Problem& problem,
                                           const PlanOptions& options,
-                                          Incumbent& start) const {
+                                          Incumbent& start,
+                                          CpStats& stats) const {
   Budget budget(options);
-  CpStats local_stats;
-  CpStats& stats = stats_ != nullptr ? *stats_ : local_stats;
-  stats = CpStats{};
   if (problem.pools.size() != 1) {
     return absl::UnimplementedError(
         absl::StrCat("the cp planner supports a single pool; this problem has ",
@@ -773,31 +781,5 @@ std::unique_ptr<SearchPlanner> MakeCpPlanner(const CpOptions& options,
                                              CpStats* stats) {
   return std::make_unique<CpPlanner>(options, stats);
 }
-
-namespace {
-
-// The registered cp: the search from the heuristic start, which gets this
-// share of the budget (its plan is what cp returns on the problems too large
-// to prove).
-constexpr double kCpStartShare = 0.5;
-
-std::unique_ptr<Planner> RegisteredCp(std::unique_ptr<SearchPlanner> search) {
-  return WarmStarted(std::move(search), internal::MakeHeuristicStart(),
-                     kCpStartShare);
-}
-
-// Registers "cp" when this library is linked. Nothing references this object,
-// so the target memplan::cp links the library whole
-// ($<LINK_LIBRARY:WHOLE_ARCHIVE,...>); without it the linker would drop the
-// object and "cp" would be silently missing. tests/cp_test.cc checks that it
-// is registered, tests/registration_test.cc that the core alone lacks it.
-const absl::Status kCpRegistered = RegisterPlanner(
-    {"cp",
-     "constraint programming (Gecode) from best's plan; proves the optimum "
-     "of small problems",
-     PlannerKind::kExact, PlannerCost::kModel},
-    [] { return RegisteredCp(MakeCpPlanner({})); }, &RegisteredCp);
-
-}  // namespace
 
 }  // namespace memplan

@@ -48,6 +48,7 @@
 #include <cstdint>
 #include <memory>
 
+#include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "memplan/compose.h"
 #include "memplan/planner.h"
@@ -101,11 +102,21 @@ struct CpStats {
 };
 
 // The cp search with explicit options, without a warm start of its own
-// (the registered `cp` is CreatePlanner("cp", MakeCpPlanner(options))).
-// `stats`, when set, receives the statistics of each search (the planner
-// must then not be shared).
+// (the registered `cp` is this search from best's plan; its registry options
+// are these, `memplan planners cp`, plus warm_start=false for the search
+// alone). A plan's counters (Plan::counters) are the search's "nodes",
+// "failures" and "solutions". `stats`, when set, receives the statistics of
+// each search (the planner must then not be shared).
 std::unique_ptr<SearchPlanner> MakeCpPlanner(const CpOptions& options,
                                             CpStats* stats = nullptr);
+
+// Adds "cp" to the registry (memplan/planner.h), after the core's planners,
+// with its options (`memplan planners cp`). A program linking memplan::cp
+// calls it once, before it looks planners up by name; linking alone
+// registers nothing. Calling it again is harmless: every call returns the
+// first call's status (OK, or AlreadyExists when the program had registered
+// a planner of its own named "cp" before).
+absl::Status RegisterCpPlanner();
 
 }  // namespace memplan
 

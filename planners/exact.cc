@@ -62,8 +62,7 @@ constexpr absl::Duration kSetUpPerBuffer = absl::Microseconds(3);
 
 class ExactPlanner : public SearchPlanner {
  public:
-  ExactPlanner(const ExactOptions& options, ExactStats* stats)
-      : options_(options), stats_(stats) {}
+  explicit ExactPlanner(const ExactOptions& options) : options_(options) {}
 
   std::string_view name() const override { return "exact"; }
 
@@ -78,13 +77,11 @@ class ExactPlanner : public SearchPlanner {
     Run run{.problem = problem,
             .options = options_,
             .budget = Budget(plan_options),
-            .node_limit = options_.node_limit,
+            // The work limit in nodes: one budget, one unit.
+            .node_limit = std::max<int64_t>(
+                1, WorkLimit(plan_options) /
+                       NodeWork(static_cast<int64_t>(problem.buffers.size()))),
             .d = {}};
-    if (run.node_limit <= 0) {
-      run.node_limit = std::max<int64_t>(
-          1, run.budget.work_limit() /
-                 NodeWork(static_cast<int64_t>(problem.buffers.size())));
-    }
     const Bytes capacity = problem.pools[0].capacity;
     if (absl::Status s = internal::TimeForSetUp(run.budget, problem,
                                                 kSetUpPerBuffer, "the search");
@@ -97,11 +94,11 @@ class ExactPlanner : public SearchPlanner {
         capacity > 0                 ? SolveUnder(run, capacity, incumbent)
         : options_.lower_bound_only ? AtLowerBound(run)
                                      : Minimise(run, incumbent);
-    if (stats_ != nullptr) {
-      *stats_ = ExactStats{.nodes = run.nodes,
-                           .parts = static_cast<int>(run.d.parts.size()),
-                           .searches = run.searches,
-                           .restarts = run.restarts};
+    if (result.ok()) {
+      result->counters["nodes"] = run.nodes;
+      result->counters["parts"] = static_cast<int64_t>(run.d.parts.size());
+      result->counters["searches"] = run.searches;
+      result->counters["restarts"] = run.restarts;
     }
     return result;
   }
@@ -496,14 +493,12 @@ class ExactPlanner : public SearchPlanner {
   }
 
   ExactOptions options_;
-  ExactStats* stats_;
 };
 
 }  // namespace
 
-std::unique_ptr<SearchPlanner> MakeExactPlanner(const ExactOptions& options,
-                                                ExactStats* stats) {
-  return std::make_unique<ExactPlanner>(options, stats);
+std::unique_ptr<SearchPlanner> MakeExactPlanner(const ExactOptions& options) {
+  return std::make_unique<ExactPlanner>(options);
 }
 
 }  // namespace memplan

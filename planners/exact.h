@@ -69,6 +69,9 @@
 // heuristic and says so: nothing is claimed but what the plan shows (a peak
 // equal to max-live is optimal in any case).
 //
+// Effort: the search nodes are counted against the work limit of the
+// PlanOptions (WorkLimit(): a node costs a quarter of a unit per buffer,
+// plus 32), within the time limit or deadline when one is set.
 // Determinism: the search is driven by node counts, so without a time limit
 // (the default) the same input gives the same plan on any machine. When a
 // time limit cuts the search, the result depends on the machine's speed.
@@ -85,10 +88,9 @@
 namespace memplan {
 
 struct ExactOptions {
-  // Search nodes over the whole solve; 0: as many as WorkLimit(PlanOptions)
-  // pays for (a node costs a quarter of a unit per buffer of the problem,
-  // plus 32).
-  int64_t node_limit = 0;
+  // (The whole solve's effort is the work limit of PlanOptions, as for every
+  // planner: a search node costs a quarter of a unit per buffer of the
+  // problem, plus 32.)
   // Node limit of one search (one order, one height) in the first round; it
   // is multiplied by `node_limit_growth` after every round. A part gets at
   // least 2 nodes per buffer (minimising) or 4 (one height: a capacity, or
@@ -110,23 +112,17 @@ struct ExactOptions {
   int64_t failure_cache_entries = 1 << 20;  // per part
 };
 
-// What a solve did (filled when a pointer is given to the factory).
-struct ExactStats {
-  int64_t nodes = 0;
-  int parts = 0;
-  int searches = 0;
-  int restarts = 0;  // searches under a random order
-};
-
-// The exact search with explicit options; `stats`, when not null, must
-// outlive the planner and is overwritten by every search. Its incumbent
+// The plan's counters (Plan::counters) say what the search did: "nodes",
+// "parts", "searches" and "restarts" (searches under a random order).
+//
+// The exact search with explicit options. Its incumbent
 // (memplan/compose.h) is the start of the minimising mode (only heights
 // below it are probed; the better of the two is returned) and, under a
 // capacity, the plan returned when the search finds none and proves
 // nothing. The registered `exact` is this search started from `best`'s
-// plan: CreatePlanner("exact", MakeExactPlanner(options)).
-std::unique_ptr<SearchPlanner> MakeExactPlanner(const ExactOptions& options,
-                                                ExactStats* stats = nullptr);
+// plan; its registry options are these (`memplan planners exact`), plus
+// warm_start=false for the search alone.
+std::unique_ptr<SearchPlanner> MakeExactPlanner(const ExactOptions& options);
 
 }  // namespace memplan
 

@@ -1,10 +1,12 @@
-// The registry: one explicit table of the core's planners, the one place
-// where they are composed, and the planners that optional components add
-// through RegisterPlanner() (a static library drops object files nobody
-// references, so a component's target links its registering object whole;
-// see the memplan::cp target in CMakeLists.txt).
+// The registry: one explicit table of the core's planners with the options
+// each declares, the one place where they are composed, and the planners
+// that optional components (RegisterCpPlanner(), memplan/planners/cp.h) and
+// programs add explicitly through RegisterPlanner().
+// Options are checked and parsed in registry_options.cc.
 
+#include <algorithm>
 #include <deque>
+#include <limits>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -13,8 +15,10 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "base/status_macros.h"
 #include "memplan/compose.h"
 #include "planners.h"
+#include "registry_options.h"
 #include "memplan/planner.h"
 #include "memplan/planners/caffe2.h"
 #include "memplan/planners/exact.h"
@@ -24,12 +28,13 @@
 namespace memplan {
 namespace {
 
-// The work of best's quick try for a plan at the lower bound: a sixteenth
-// of the default budget, 2.5x10^7 units (somas_resnet50's plan at its lower
-// bound takes 23k nodes of 1042 buffers, 7x10^6 units).
+// The work of best's quick try for a plan at the lower bound (its option
+// lower_bound_try_work): a sixteenth of the default budget, 2.5x10^7 units
+// (somas_resnet50's plan at its lower bound takes 23k nodes of 1042
+// buffers, 7x10^6 units).
 constexpr int64_t kLowerBoundTryWork = kDefaultWorkLimit / 16;
 
-std::unique_ptr<Planner> Best() {
+std::unique_ptr<Planner> Best(int64_t lower_bound_try_work) {
   // The greedy placements. Dense problems, which afford few passes, run
   // the first few of the same with size classes first: there they are as
   // tight or tighter and placed faster (10^6 dense training-like buffers:
@@ -56,7 +61,7 @@ std::unique_ptr<Planner> Best() {
   // traces and most of MiniMalloc's instances have such a plan; where the
   // try fails, the searches below run as without it.
   searches.push_back(WorkCapped(MakeExactPlanner({.lower_bound_only = true}),
-                                kLowerBoundTryWork));
+                                lower_bound_try_work));
   searches.push_back(MakeHillClimbPlanner({}));
   // Below the best plan so far, with as many nodes as the budget pays for:
   // what fits MiniMalloc's challenging instances at their lower bound.
@@ -65,26 +70,111 @@ std::unique_ptr<Planner> Best() {
                     planners(dense_order));
 }
 
-// The heuristic start's share of the budget of exact: its search needs most
-// of it. The start's work is also capped at what the default budget gives it
-// (the start is best, which stops early where it proves its plan), so that a
-// longer time limit goes to exact's own search: proving MiniMalloc's C takes
-// as long at 60 s as at 10 s. (cp, an optional component, composes itself
-// in planners/cp.cc.)
+std::vector<PlannerOption> BestOptionList() {
+  return {IntOption("lower_bound_try_work", kLowerBoundTryWork,
+                    "work units of the short exact search for a plan at the "
+                    "lower bound (within the work limit)",
+                    1)};
+}
+
+// The heuristic start's share of the budget of exact, the defaults of its
+// options start_share and start_work: its search needs most of it. The
+// start's work is also capped at what the default budget gives it (the
+// start is best, which stops early where it proves its plan), so that a
+// longer time limit goes to exact's own search: proving MiniMalloc's C
+// takes as long at 60 s as at 10 s. (cp, an optional component, composes
+// itself in planners/cp_register.cc.)
 constexpr double kExactStartShare = 0.1;
 constexpr int64_t kExactStartWork = kDefaultWorkLimit / 10;
 
-std::unique_ptr<Planner> Exact(std::unique_ptr<SearchPlanner> search) {
+std::vector<PlannerOption> ExactOptionList() {
+  const ExactOptions d;
+  return {
+      IntOption("first_node_limit", d.first_node_limit,
+                "nodes of one search in the first round", 1),
+      IntOption("node_limit_growth", d.node_limit_growth,
+                "factor of a search's nodes from one round to the next", 2),
+      IntOption("restarts_per_round", d.restarts_per_round,
+                "random orders tried after the static ones each round", 0),
+      BoolOption("restarts", true,
+                 "random orders after the static ones (false: none)"),
+      BoolOption("lower_bound_only", d.lower_bound_only,
+                 "look only for a plan at the lower bound (max-live)"),
+      BoolOption("section_inference", d.section_inference,
+                 "prune by the sizes still to place in each section"),
+      BoolOption("symmetry", d.symmetry,
+                 "try one of interchangeable buffers at a cell"),
+      BoolOption("decomposition", d.decomposition,
+                 "solve independent parts of the time apart"),
+      BoolOption("failure_cache", d.failure_cache,
+                 "cut states whose whole subtree failed before"),
+      IntOption("failure_cache_entries", d.failure_cache_entries,
+                "states the failure cache keeps per part", 0),
+      BoolOption("warm_start", true,
+                 "start from best's plan (false: the search alone, which "
+                 "fails where it finds no plan)"),
+      DoubleOption("start_share", kExactStartShare,
+                   "the warm start's share of the work limit", 0, 1),
+      IntOption("start_work", kExactStartWork,
+                "the warm start's work units at most (0: its share alone)",
+                0),
+  };
+}
+
+std::unique_ptr<Planner> Exact(const OptionValues& values) {
+  ExactOptions options;
+  options.first_node_limit = values.Int("first_node_limit");
+  options.node_limit_growth = values.Int("node_limit_growth");
+  options.restarts_per_round = values.Bool("restarts")
+                                   ? static_cast<int>(std::min<int64_t>(
+                                         values.Int("restarts_per_round"),
+                                         std::numeric_limits<int>::max()))
+                                   : 0;
+  options.lower_bound_only = values.Bool("lower_bound_only");
+  options.section_inference = values.Bool("section_inference");
+  options.symmetry = values.Bool("symmetry");
+  options.decomposition = values.Bool("decomposition");
+  options.failure_cache = values.Bool("failure_cache");
+  options.failure_cache_entries = values.Int("failure_cache_entries");
+  std::unique_ptr<SearchPlanner> search = MakeExactPlanner(options);
+  if (!values.Bool("warm_start")) return search;
   return WarmStarted(std::move(search), internal::MakeHeuristicStart(),
-                     kExactStartShare, kExactStartWork);
+                     values.Double("start_share"), values.Int("start_work"));
+}
+
+std::vector<PlannerOption> HillClimbOptionList() {
+  const HillClimbOptions d;
+  return {IntOption("max_rounds", d.max_rounds,
+                    "rounds of perturbation at most", 0),
+          IntOption("max_rounds_without_gain", d.max_rounds_without_gain,
+                    "rounds without a smaller peak before it stops", 0)};
+}
+
+std::unique_ptr<Planner> HillClimb(const OptionValues& values) {
+  HillClimbOptions options;
+  options.max_rounds = values.Int("max_rounds");
+  options.max_rounds_without_gain = values.Int("max_rounds_without_gain");
+  return MakeHillClimbPlanner(options);
+}
+
+std::vector<PlannerOption> Caffe2DpOptionList() {
+  return {IntOption("dp_max_work", Caffe2Options{}.dp_max_work,
+                    absl::StrCat("work units of the dynamic program (within "
+                                 "the work limit; a node costs ",
+                                 kCaffe2DpNodeWork,
+                                 ") before the greedy places the rest"),
+                    0)};
+}
+
+std::unique_ptr<Planner> Caffe2Dp(const OptionValues& values) {
+  Caffe2Options options;
+  options.dp_max_work = values.Int("dp_max_work");
+  return MakeCaffe2DpPlanner(options);
 }
 
 struct Entry {
   PlannerInfo info;
-  std::unique_ptr<Planner> (*make)();
-  // Entries built around a search planner: the same composition around a
-  // caller's one (CreatePlanner(name, search)).
-  std::unique_ptr<Planner> (*around)(std::unique_ptr<SearchPlanner>) = nullptr;
+  PlannerFactory make;
 };
 
 // Keep the order: cheapest first; the comparison tables follow it.
@@ -93,54 +183,57 @@ const std::vector<Entry>& Entries() {
   using enum PlannerCost;
   static const std::vector<Entry>* entries = new std::vector<Entry>{
       {{"naive", "every buffer its own bytes, one after another (no reuse)",
-        kHeuristic, kLight},
-       [] { return internal::MakeNaivePlanner(); }},
+        kHeuristic, kLight, {}},
+       [](const OptionValues&) { return internal::MakeNaivePlanner(); }},
       {{"greedy_by_size",
         "largest first, each in the smallest gap that fits (Pisarchyk & Lee "
         "2020)",
-        kHeuristic, kLight},
-       [] { return MakeGreedyPlanner({}); }},
+        kHeuristic, kLight, {}},
+       [](const OptionValues&) { return MakeGreedyPlanner({}); }},
       {{"first_fit", "largest first, each at the lowest offset that fits",
-        kHeuristic, kLight},
-       [] { return internal::MakeFirstFitPlanner(); }},
+        kHeuristic, kLight, {}},
+       [](const OptionValues&) { return internal::MakeFirstFitPlanner(); }},
       {{"position_greedy",
         "largest first (ties in buffer order), jumping past overlapping "
         "buffers",
-        kHeuristic, kLight},
-       [] { return internal::MakePositionGreedyPlanner(); }},
+        kHeuristic, kLight, {}},
+       [](const OptionValues&) {
+         return internal::MakePositionGreedyPlanner();
+       }},
       {{"caffe2_greedy",
         "memonger's greedy: shared objects by last use, closest size first",
-        kHeuristic, kLight},
-       [] { return MakeCaffe2GreedyPlanner({}); }},
+        kHeuristic, kLight, {}},
+       [](const OptionValues&) { return MakeCaffe2GreedyPlanner({}); }},
       {{"caffe2_dp",
         "memonger's dynamic program over shared objects, budgeted; never "
         "worse than caffe2_greedy",
-        kSearch, kBudgeted},
-       [] { return MakeCaffe2DpPlanner({}); }},
+        kSearch, kBudgeted, Caffe2DpOptionList()},
+       &Caffe2Dp},
       {{"hill_climb",
         "seeded search over placement orders around the peak, from the best "
         "greedy",
-        kSearch, kBudgeted},
-       []() -> std::unique_ptr<Planner> { return MakeHillClimbPlanner({}); }},
+        kSearch, kBudgeted, HillClimbOptionList()},
+       &HillClimb},
       {{"best",
         "the smallest plan of the greedy placements (size, size class, area "
         "and lifetime orders, best and first fit; position_greedy), a short "
         "exact search at the lower bound, hill_climb, then exact's search "
         "below it",
-        kSearch, kBudgeted},
-       &Best},
+        kSearch, kBudgeted, BestOptionList()},
+       [](const OptionValues& values) {
+         return Best(values.Int("lower_bound_try_work"));
+       }},
       {{"exact",
         "branch-and-bound over canonical placements from best's plan; proves "
         "feasibility under a capacity or the minimum peak",
-        kExact, kModel},
-       [] { return Exact(MakeExactPlanner({})); }, &Exact},
+        kExact, kModel, ExactOptionList()},
+       &Exact},
   };
   return *entries;
 }
 
-// Planners of linked components, after the core's, in registration order.
-// Registration usually runs during static initialisation, so the list is a
-// function-local static (initialised on first use) behind a mutex.
+// Planners of components and programs, after the core's, in registration
+// order, behind a mutex (a program may register from any thread).
 struct AddedEntry {
   std::string name;
   std::string description;
@@ -150,7 +243,7 @@ struct AddedPlanners {
   std::mutex mutex;
   std::deque<AddedEntry> entries;  // a deque keeps the strings where they are
 };
-AddedPlanners& Added() {  // never destroyed: used by static initialisers
+AddedPlanners& Added() {  // never destroyed: safe in static destructors
   static AddedPlanners* added = new AddedPlanners;
   return *added;
 }
@@ -192,19 +285,20 @@ absl::Status UnknownPlanner(std::string_view name) {
 namespace internal {
 
 std::unique_ptr<Planner> MakeHeuristicStart() {
-  return WithFallback(Best(), WithFallback(MakeGreedyPlanner({}),
-                                           internal::MakeNaivePlanner()));
+  return WithFallback(Best(kLowerBoundTryWork),
+                      WithFallback(MakeGreedyPlanner({}),
+                                   internal::MakeNaivePlanner()));
 }
 
 }  // namespace internal
 
-absl::Status RegisterPlanner(
-    const PlannerInfo& info, std::unique_ptr<Planner> (*make)(),
-    std::unique_ptr<Planner> (*around)(std::unique_ptr<SearchPlanner>)) {
+absl::Status RegisterPlanner(const PlannerInfo& info, PlannerFactory make) {
   if (info.name.empty() || make == nullptr) {
     return absl::InvalidArgumentError(
         "RegisterPlanner needs a name and a factory");
   }
+  MEMPLAN_RETURN_IF_ERROR(
+      internal::CheckDeclarations(info.name, info.options));
   AddedPlanners& added = Added();
   std::lock_guard<std::mutex> lock(added.mutex);
   bool taken = false;
@@ -218,7 +312,7 @@ absl::Status RegisterPlanner(
   AddedEntry& a = added.entries.emplace_back();
   a.name = std::string(info.name);
   a.description = std::string(info.description);
-  a.entry = {{a.name, a.description, info.kind, info.cost}, make, around};
+  a.entry = {{a.name, a.description, info.kind, info.cost, info.options}, make};
   return absl::OkStatus();
 }
 
@@ -228,21 +322,14 @@ std::vector<PlannerInfo> RegisteredPlanners() {
   return infos;
 }
 
-absl::StatusOr<std::unique_ptr<Planner>> CreatePlanner(std::string_view name) {
-  const Entry* entry = Find(name);
-  if (entry == nullptr) return UnknownPlanner(name);
-  return entry->make();
-}
-
 absl::StatusOr<std::unique_ptr<Planner>> CreatePlanner(
-    std::string_view name, std::unique_ptr<SearchPlanner> search) {
+    std::string_view name, const PlannerOptions& options) {
   const Entry* entry = Find(name);
   if (entry == nullptr) return UnknownPlanner(name);
-  if (entry->around == nullptr) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "planner \"", std::string(name), "\" is not built around a search"));
-  }
-  return entry->around(std::move(search));
+  MEMPLAN_ASSIGN_OR_RETURN(
+      OptionValues values,
+      internal::ParseOptions(name, entry->info.options, options));
+  return entry->make(values);
 }
 
 std::string_view DefaultPlannerName() { return "best"; }

@@ -40,7 +40,9 @@
 #include "memplan/load.h"
 #include "memplan/memplan.h"
 #include "memplan/planner.h"
-#include "memplan/planners/exact.h"
+#ifdef MEMPLAN_HAVE_CP
+#include "memplan/planners/cp.h"
+#endif
 #include "memplan/problem.h"
 #include "memplan/reorder.h"
 #include "memplan/report.h"
@@ -283,12 +285,40 @@ struct SolveArgs {
   std::optional<int64_t> work_limit;
   uint64_t seed = 0;
   int threads = 1;
-  std::optional<int64_t> node_limit;
+  PlannerOptions options;  // the planner's own, as text (OptionText)
   std::string reorder;
 };
 
-// What PlanMemory(graph) does (memplan/memplan.h), with the planner `exact`
-// built with the node limit as the tool builds it.
+// A Python value of a planner option as the registry's text: bool as
+// true/false, int and float as Python writes them (repr, which round-trips),
+// str as it is. The registry parses it by the option's declared type.
+std::string OptionText(const std::string& name, const py::handle& value) {
+  if (py::isinstance<py::bool_>(value)) {
+    return value.cast<bool>() ? "true" : "false";
+  }
+  if (py::isinstance<py::int_>(value) || py::isinstance<py::float_>(value)) {
+    return py::repr(value).cast<std::string>();
+  }
+  if (py::isinstance<py::str>(value)) return value.cast<std::string>();
+  throw py::type_error(absl::StrCat(
+      "option ", name, ": expected bool, int, float or str, got ",
+      py::type::of(value).attr("__name__").cast<std::string>()));
+}
+
+PlannerOptions OptionsOf(const py::dict& options) {
+  PlannerOptions out;
+  for (const auto& [key, value] : options) {
+    if (!py::isinstance<py::str>(key)) {
+      throw py::type_error("options: the keys are option names (str)");
+    }
+    const std::string name = key.cast<std::string>();
+    out[name] = OptionText(name, value);
+  }
+  return out;
+}
+
+// What PlanMemory(graph) does (memplan/memplan.h), with the planner's own
+// options.
 PlanResult RunPlanner(const py::object& input, const SolveArgs& solve,
                       const BuildArgs& args) {
   PlanResult result;
@@ -318,21 +348,11 @@ PlanResult RunPlanner(const py::object& input, const SolveArgs& solve,
                                : solve.planner;
   {
     py::gil_scoped_release release;
-    absl::StatusOr<Plan> plan;
-    if (name == "exact") {
-      ExactOptions exact;
-      exact.node_limit = solve.node_limit.value_or(0);
-      plan = PlanMemory(result.problem,
-                        **CreatePlanner("exact", MakeExactPlanner(exact)),
-                        options);
-    } else if (solve.node_limit.has_value()) {
-      plan = absl::InvalidArgumentError("node_limit applies to planner exact");
-    } else {
-      PlanMemoryOptions memory_options;
-      memory_options.planner = name;
-      memory_options.plan = options;
-      plan = PlanMemory(result.problem, memory_options);
-    }
+    PlanMemoryOptions memory_options;
+    memory_options.planner = name;
+    memory_options.planner_options = solve.options;
+    memory_options.plan = options;
+    absl::StatusOr<Plan> plan = PlanMemory(result.problem, memory_options);
     py::gil_scoped_acquire acquire;
     result.plan = Take(std::move(plan));
   }
@@ -483,6 +503,10 @@ Graph ReadOnnx(const py::object& source,
 PYBIND11_MODULE(_memplan, m) {
   using namespace memplan;
   m.doc() = "memplan: static memory planning for compiled ML programs";
+#ifdef MEMPLAN_HAVE_CP
+  // The optional planners this module links, before anything looks one up.
+  Check(RegisterCpPlanner());
+#endif
 
   static py::exception<void> error(m, "Error", PyExc_RuntimeError);
   static py::exception<void> capacity(m, "CapacityError", error.ptr());
@@ -782,6 +806,10 @@ PYBIND11_MODULE(_memplan, m) {
       .def_property_readonly("planner",
                              [](const PlanResult& r) { return r.plan.planner; })
       .def_property_readonly(
+          "counters", [](const PlanResult& r) { return r.plan.counters; },
+          "{name: count} of what the planner did (exact: nodes, parts, "
+          "searches, restarts; caffe2_*: shared_objects)")
+      .def_property_readonly(
           "wall_time",
           [](const PlanResult& r) {
             return absl::ToDoubleSeconds(r.plan.wall_time);
@@ -935,7 +963,7 @@ PYBIND11_MODULE(_memplan, m) {
       "_plan",
       [](const py::object& input, const std::string& planner,
          std::optional<double> time_limit, std::optional<int64_t> work_limit,
-         uint64_t seed, int threads, std::optional<int64_t> node_limit,
+         uint64_t seed, int threads, const py::dict& options,
          const std::string& reorder, Bytes alignment,
          std::optional<std::vector<Pool>> pools, Bytes capacity,
          bool plan_constants, bool plan_inputs, bool plan_outputs) {
@@ -950,13 +978,13 @@ PYBIND11_MODULE(_memplan, m) {
                         .work_limit = work_limit,
                         .seed = seed,
                         .threads = threads,
-                        .node_limit = node_limit,
+                        .options = OptionsOf(options),
                         .reorder = reorder};
         return RunPlanner(input, solve, args);
       },
       py::arg("input"), py::arg("planner"), py::arg("time_limit"),
       py::arg("work_limit"), py::arg("seed"), py::arg("threads"),
-      py::arg("node_limit"), py::arg("reorder"), py::arg("alignment"),
+      py::arg("options"), py::arg("reorder"), py::arg("alignment"),
       py::arg("pools"), py::arg("capacity"), py::arg("plan_constants"),
       py::arg("plan_inputs"), py::arg("plan_outputs"));
 
@@ -986,6 +1014,29 @@ PYBIND11_MODULE(_memplan, m) {
     }
     return out;
   }, "{name: description} of every registered planner, in registry order");
+  m.def(
+      "planner_options",
+      [](const std::string& name) {
+        for (const PlannerInfo& info : RegisteredPlanners()) {
+          if (info.name != name) continue;
+          py::list out;
+          for (const PlannerOption& o : info.options) {
+            py::dict d;
+            d["name"] = o.name;
+            d["type"] = std::string(OptionTypeName(o.type));
+            d["default"] = o.default_value;
+            d["description"] = o.description;
+            if (!o.choices.empty()) d["choices"] = o.choices;
+            out.append(d);
+          }
+          return out;
+        }
+        Check(CreatePlanner(name).status());  // NotFound listing the names
+        return py::list();
+      },
+      py::arg("name"),
+      "the options planner `name` declares: [{name, type, default, "
+      "description}], which plan(..., options={...}) sets");
   m.def("default_planner",
         [] { return std::string(DefaultPlannerName()); });
 

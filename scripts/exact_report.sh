@@ -33,7 +33,8 @@ build-release/bench/memplan_bench --memplan_exact_targets \
   echo "Counters: \`solved\` plans returned (under the capacity, where one is"
   echo "set), \`optimal\` of them proven optimal, \`nodes\` searched,"
   echo "\`peak\` bytes and \`lb_ratio\` (peak / max-live) of a single input."
-  echo "\`ablation_<switch>\`: that inference off, 10^6 nodes per instance"
+  echo "\`ablation_<switch>\`: that inference off, 10^8 work units (about"
+  echo "10^6 nodes) per instance"
   echo "and no heuristic to fall back on (\`ablation_none\`: all on, the same"
   echo "limits)."
   echo

@@ -11,6 +11,7 @@
 #include "absl/strings/str_split.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "model/conflict_graph.h"
 #include "memplan/io.h"
 #include "memplan/planner.h"
 #include "memplan/problem.h"

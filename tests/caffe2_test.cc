@@ -67,7 +67,7 @@ TEST(Caffe2GreedyTest, ChainReusesTwoObjects) {
     absl::StatusOr<Plan> plan = PlanWith(planner, Chain());
     ASSERT_TRUE(plan.ok()) << plan.status();
     EXPECT_EQ(Offsets(*plan), (std::vector<Offset>{0, 100, 0, 100}));
-    EXPECT_EQ(plan->shared_objects, 2);
+    EXPECT_EQ(plan->counters.at("shared_objects"), 2);
     EXPECT_EQ(plan->peak, 300);
     EXPECT_EQ(plan->naive_total, 600);
     EXPECT_TRUE(plan->proven_optimal);  // peak == lower bound
@@ -90,7 +90,7 @@ TEST(Caffe2GreedyTest, DiamondSharesTheJoinWithTheFork) {
     absl::StatusOr<Plan> plan = PlanWith(planner, problem);
     ASSERT_TRUE(plan.ok()) << plan.status();
     EXPECT_EQ(Offsets(*plan), offsets);
-    EXPECT_EQ(plan->shared_objects, 3);
+    EXPECT_EQ(plan->counters.at("shared_objects"), 3);
     EXPECT_EQ(plan->peak, 200);
   }
 }
@@ -121,11 +121,11 @@ TEST(Caffe2DpTest, BeatsTheGreedyOnTheClosestSizeTrap) {
   EXPECT_EQ(dp->peak, 160);
   EXPECT_EQ(dp->lower_bound, 160);
   EXPECT_TRUE(dp->proven_optimal);
-  EXPECT_EQ(dp->shared_objects, 2);
+  EXPECT_EQ(dp->counters.at("shared_objects"), 2);
 }
 
 TEST(Caffe2DpTest, AnExhaustedBudgetFallsBackToTheGreedy) {
-  const auto planner = MakeCaffe2DpPlanner({.dp_node_budget = 1});
+  const auto planner = MakeCaffe2DpPlanner({.dp_max_work = kCaffe2DpNodeWork});
   absl::StatusOr<Plan> plan = SolveAndVerify(*planner, DpBeatsGreedy());
   ASSERT_TRUE(plan.ok()) << plan.status();
   EXPECT_EQ(plan->peak, 200);
@@ -139,7 +139,7 @@ TEST(Caffe2GreedyTest, StaticBuffersGetAnObjectOfTheirOwn) {
   absl::StatusOr<Plan> plan = SolveAndVerify(*planner, Chain());
   ASSERT_TRUE(plan.ok()) << plan.status();
   EXPECT_EQ(Offsets(*plan), (std::vector<Offset>{0, 100, 300, 100}));
-  EXPECT_EQ(plan->shared_objects, 3);
+  EXPECT_EQ(plan->counters.at("shared_objects"), 3);
   EXPECT_EQ(plan->peak, 400);
 }
 
@@ -159,12 +159,12 @@ TEST(Caffe2GreedyTest, GraphInputsAndOutputsCanBeMadeStatic) {
   ASSERT_TRUE(problem.ok()) << problem.status();
   absl::StatusOr<Plan> shared = PlanWith("caffe2_greedy", *problem);
   ASSERT_TRUE(shared.ok()) << shared.status();
-  EXPECT_EQ(shared->shared_objects, 2);
+  EXPECT_EQ(shared->counters.at("shared_objects"), 2);
   const auto planner = MakeCaffe2GreedyPlanner(
       {.static_buffers = GraphInputOutputNames(graph, true, true)});
   absl::StatusOr<Plan> plan = SolveAndVerify(*planner, *problem);
   ASSERT_TRUE(plan.ok()) << plan.status();
-  EXPECT_EQ(plan->shared_objects, 3);
+  EXPECT_EQ(plan->counters.at("shared_objects"), 3);
   EXPECT_EQ(plan->peak, 24);
 }
 
@@ -185,7 +185,7 @@ TEST(Caffe2GreedyTest, ExplicitConflictsAndPoolsKeepBuffersApart) {
   for (const char* planner : {"caffe2_greedy", "caffe2_dp"}) {
     absl::StatusOr<Plan> plan = PlanWith(planner, pools);
     ASSERT_TRUE(plan.ok()) << plan.status();
-    EXPECT_EQ(plan->shared_objects, 2) << planner;
+    EXPECT_EQ(plan->counters.at("shared_objects"), 2) << planner;
     EXPECT_EQ(plan->assignments[1].pool, 1) << planner;
   }
 }
@@ -197,7 +197,7 @@ TEST(Caffe2GreedyTest, ObjectsStackAboveFixedBuffers) {
   absl::StatusOr<Plan> plan = PlanWith("caffe2_greedy", problem);
   ASSERT_TRUE(plan.ok()) << plan.status();
   EXPECT_EQ(Offsets(*plan), (std::vector<Offset>{0, 64, 64}));
-  EXPECT_EQ(plan->shared_objects, 2);
+  EXPECT_EQ(plan->counters.at("shared_objects"), 2);
 }
 
 TEST(Caffe2GreedyTest, AnObjectThatFitsNowhereNamesItsLargestMember) {

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "base/budget.h"
 #include "gtest/gtest.h"
 #include "memplan/memplan.h"
 #include "memplan/planner.h"
@@ -306,8 +307,10 @@ TEST(DeterminismTest, TheDefaultPlannerIgnoresTheMachinesLoad) {
   const Problem problem = *LoadProblem("minimalloc/A.1048576.csv");
   // A budget that ends in the searches, well before the lower bound.
   const PlanOptions options{.work_limit = 20'000'000};
-  const std::unique_ptr<Planner> planner =
-      *CreatePlanner(DefaultPlannerName());
+  absl::StatusOr<std::unique_ptr<Planner>> created =
+      CreatePlanner(DefaultPlannerName());
+  ASSERT_TRUE(created.ok()) << created.status();
+  const std::unique_ptr<Planner> planner = *std::move(created);
   absl::StatusOr<Plan> idle = planner->Solve(problem, options);
   ASSERT_TRUE(idle.ok()) << idle.status();
   ASSERT_TRUE(VerifyPlan(problem, *idle).ok());

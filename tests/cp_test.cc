@@ -46,9 +46,11 @@ absl::StatusOr<Plan> SolveCp(const Problem& problem,
     std::unique_ptr<Planner> start;
     for (auto it = cp_options.warm_start.rbegin();
          it != cp_options.warm_start.rend(); ++it) {
-      std::unique_ptr<Planner> next = *CreatePlanner(*it);
-      start = start == nullptr ? std::move(next)
-                               : WithFallback(std::move(next), std::move(start));
+      absl::StatusOr<std::unique_ptr<Planner>> next = CreatePlanner(*it);
+      if (!next.ok()) return next.status();
+      start = start == nullptr
+                  ? *std::move(next)
+                  : WithFallback(*std::move(next), std::move(start));
     }
     planner = WarmStarted(std::move(search), std::move(start), 0.5);
   }
@@ -74,8 +76,10 @@ Problem SeedProblem() {
                       {.plan_constants = true, .alignment = 4});
 }
 
-// Linking memplan::cp registers "cp", once, after the core's planners
-// (registration_test checks that the core alone has no "cp").
+// RegisterCpPlanner() (called by the tests' main, as by the tool) registers
+// "cp", once, after the core's planners (registration_test checks that the
+// core alone has no "cp", cp_registration_test that linking alone adds
+// nothing).
 TEST(CpTest, LinkingTheComponentRegistersCp) {
   int found = 0;
   for (const PlannerInfo& info : RegisteredPlanners()) found += info.name == "cp";

@@ -3,6 +3,7 @@
 // and MiniMalloc instances under their capacity.
 
 #include "exact.h"
+#include "exact_part.h"
 
 #include <algorithm>
 #include <cstdint>
@@ -357,9 +358,11 @@ TEST(ExactTest, LowerBoundOnlyFindsAPlanAtMaxLiveOrSaysWhy) {
   // Out of nodes before a plan: not a proof.
   absl::StatusOr<Problem> somas = LoadProblem("traces/somas_resnet50.csv");
   ASSERT_TRUE(somas.ok()) << somas.status();
+  const int64_t node_work = internal::exact::NodeWork(
+      static_cast<int64_t>(somas->buffers.size()));
   absl::StatusOr<Plan> cut =
-      MakeExactPlanner({.node_limit = 100, .lower_bound_only = true})
-          ->Solve(*somas, PlanOptions{});
+      MakeExactPlanner({.lower_bound_only = true})
+          ->Solve(*somas, PlanOptions{.work_limit = 100 * node_work});
   ASSERT_FALSE(cut.ok());
   EXPECT_EQ(cut.status().code(), absl::StatusCode::kNotFound) << cut.status();
   EXPECT_NE(cut.status().message().find("within its node limit"),
@@ -405,22 +408,24 @@ TEST(ExactTest, TheTimeLimitKeepsTheBestPlan) {
 TEST(ExactTest, NodeLimitsMakeItDeterministic) {
   absl::StatusOr<Problem> problem = LoadProblem("minimalloc/A.1048576.csv");
   ASSERT_TRUE(problem.ok()) << problem.status();
-  ExactOptions options;
-  options.node_limit = 20000;
+  // A node costs NodeWork(n) units of the work limit: 20000 nodes' worth.
+  const int64_t node_work = internal::exact::NodeWork(
+      static_cast<int64_t>(problem->buffers.size()));
+  const int64_t node_limit = 20000;
   PlanOptions plan_options;
   plan_options.time_limit = absl::Seconds(60);
-  ExactStats stats;
-  // As registered (best's plan first), around a search with a node limit.
-  absl::StatusOr<Plan> first =
-      (*CreatePlanner("exact", MakeExactPlanner(options, &stats)))
-          ->Solve(*problem, plan_options);
-  absl::StatusOr<Plan> second = PlanMemory(
-      *problem, **CreatePlanner("exact", MakeExactPlanner(options)),
-      plan_options);
+  plan_options.work_limit = node_limit * node_work;
+  // As registered (best's plan first), its search within the work limit.
+  absl::StatusOr<std::unique_ptr<Planner>> exact = CreatePlanner("exact");
+  absl::StatusOr<std::unique_ptr<Planner>> again = CreatePlanner("exact");
+  ASSERT_TRUE(exact.ok()) << exact.status();
+  ASSERT_TRUE(again.ok()) << again.status();
+  absl::StatusOr<Plan> first = (*exact)->Solve(*problem, plan_options);
+  absl::StatusOr<Plan> second = PlanMemory(*problem, **again, plan_options);
   ASSERT_TRUE(first.ok()) << first.status();
   ASSERT_TRUE(second.ok()) << second.status();
   EXPECT_EQ(first->assignments, second->assignments);
-  EXPECT_LE(stats.nodes, options.node_limit);
+  EXPECT_LE(first->counters.at("nodes"), node_limit);
   EXPECT_TRUE(VerifyPlan(*problem, *first).ok());
 }
 

@@ -298,7 +298,9 @@ TEST(QualityTest, BestIsNeverWorseThanTheHeuristicsItRuns) {
   // budget, not the machine's speed, decides both best's hill climb and the
   // standalone one.
   const PlanOptions budget{.work_limit = 12'000'000};
-  const std::unique_ptr<Planner> best_planner = *CreatePlanner("best");
+  absl::StatusOr<std::unique_ptr<Planner>> created = CreatePlanner("best");
+  ASSERT_TRUE(created.ok()) << created.status();
+  const std::unique_ptr<Planner> best_planner = *std::move(created);
   std::vector<std::unique_ptr<Planner>> heuristics;
   for (PlacementOrder order :
        {PlacementOrder::kSize, PlacementOrder::kArea,

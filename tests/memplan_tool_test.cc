@@ -10,8 +10,10 @@
 #include <sstream>
 #include <string>
 
+#include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "memplan/planner.h"
 #include "nlohmann/json.hpp"
 #include "test_util.h"
 
@@ -44,6 +46,32 @@ TEST(MemplanToolTest, PlannersListsTheRegistry) {
   ToolRun run = RunTool("planners");
   EXPECT_EQ(run.exit_code, 0) << run.output;
   EXPECT_THAT(run.output, HasSubstr("naive"));
+}
+
+// `memplan planners NAME`: the planner's description and every option it
+// declares, with type and default, as --option takes them.
+TEST(MemplanToolTest, PlannersNameListsItsOptions) {
+  ToolRun run = RunToolStdout("planners exact");
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  EXPECT_THAT(run.output, HasSubstr("exact: branch-and-bound"));
+  EXPECT_THAT(run.output, HasSubstr("--option NAME=VALUE"));
+  for (const PlannerInfo& info : RegisteredPlanners()) {
+    if (info.name != "exact") continue;
+    for (const PlannerOption& option : info.options) {
+      const std::string type(OptionTypeName(option.type));
+      EXPECT_THAT(run.output,
+                  HasSubstr(absl::StrCat("  ", option.name, "=", type,
+                                         " (default ", option.default_value,
+                                         ")")));
+    }
+  }
+  EXPECT_THAT(run.output, HasSubstr("  section_inference=bool (default true)"));
+  EXPECT_THAT(run.output, HasSubstr("  start_share=double (default 0.1)"));
+  EXPECT_THAT(RunToolStdout("planners best").output,
+              HasSubstr("  lower_bound_try_work=int (default 25000000)"));
+  ToolRun naive = RunToolStdout("planners naive");
+  ASSERT_EQ(naive.exit_code, 0) << naive.output;
+  EXPECT_THAT(naive.output, HasSubstr("options: none"));
 }
 
 // Output lost on the way (a full disk) is an error, not a plan written.
@@ -139,17 +167,22 @@ TEST(MemplanToolTest, ExactOptionsFromTheCommandLine) {
         << flags;
     return run.output;
   };
-  EXPECT_THAT(plan_and_verify(""), HasSubstr("exact search: "));
-  EXPECT_THAT(
-      plan_and_verify("--node-limit=200000 --exact-off=symmetry,"
-                      "decomposition,failure_cache,restarts,warm_start"),
-      HasSubstr("(0 under random orders)"));
+  EXPECT_THAT(plan_and_verify(""), HasSubstr("counters: nodes "));
+  const std::string off =
+      "--option symmetry=false --option decomposition=false "
+      "--option failure_cache=false --option restarts=false "
+      "--option warm_start=false ";
+  // 200000 search nodes of B's 170 buffers, at 170 / 4 + 32 units a node.
+  const std::string nodes = "--work-limit=14800000 ";
+  EXPECT_THAT(plan_and_verify(nodes + off), HasSubstr("restarts 0"));
   ToolRun starved =
-      RunTool(plan +
-              "--node-limit=200000 --exact-off=section_inference,symmetry,"
-              "decomposition,failure_cache,restarts,warm_start");
+      RunTool(plan + nodes + off + "--option=section_inference=false");
   EXPECT_NE(starved.exit_code, 0);
   EXPECT_THAT(starved.output, HasSubstr("time or node limit"));
+  // report takes its --planner's options the same way.
+  ToolRun report = RunTool("report " + input +
+                           " --planner=exact --option symmetry=false");
+  EXPECT_EQ(report.exit_code, 0) << report.output;
 }
 
 TEST(MemplanToolTest, VerifyRejectsTheSeedNotebookPlan) {
@@ -206,15 +239,30 @@ TEST(MemplanToolTest, BadInputIsOneLineAndNonZero) {
       {"frobnicate", "unknown command"},
       {"plan " + Data("minimalloc/input.12.csv") +
            " --planner=exact "
-           "--exact-off=symmetry,bogus",
-       "--exact-off: unknown \"bogus\""},
+           "--option symmetry=false --option bogus=true",
+       "planner \"exact\" has no option \"bogus\" (valid: "},
       {"plan " + Data("minimalloc/input.12.csv") +
            " --planner=exact "
-           "--node-limit=-1",
-       "--node-limit must not be negative"},
+           "--option failure_cache_entries=-1",
+       "option failure_cache_entries=-1: \"-1\" is not an integer of at "
+       "least 0"},
+      {"plan " + Data("minimalloc/input.12.csv") + " --work-limit=-1",
+       "--work-limit must not be negative"},
       {"plan " + Data("minimalloc/input.12.csv") +
-           " --planner=best --node-limit=5",
-       "apply to --planner=exact"},
+           " --planner=exact --option symmetry=maybe",
+       "symmetry=maybe: \"maybe\" is not a bool (true or false)"},
+      {"plan " + Data("minimalloc/input.12.csv") +
+           " --planner=naive --option node_limit=5",
+       "planner \"naive\" has no option \"node_limit\" (it has none)"},
+      {"plan " + Data("minimalloc/input.12.csv") + " --option node_limit",
+       "--option=node_limit: expected NAME=VALUE"},
+      {"planners nope", "unknown planner \"nope\""},
+      {"report " + Data("minimalloc/input.12.csv") +
+           " --planner=exact --option bogus=1",
+       "planner \"exact\" has no option \"bogus\""},
+      {"report " + Data("minimalloc/input.12.csv") +
+           " --planners=naive,exact --option symmetry=false",
+       "--option sets options of --planner, not of --planners"},
   };
   for (const auto& [args, message] : cases) {
     ToolRun run = RunTool(args);
@@ -243,6 +291,7 @@ TEST(MemplanToolTest, HelpForTheToolAndEveryCommandOnStdout) {
   // Each command's flags are described once, from the flag definitions.
   ToolRun plan = RunToolStdout("plan --help");
   EXPECT_THAT(plan.output, HasSubstr("--time-limit=SECONDS"));
+  EXPECT_THAT(plan.output, HasSubstr("--option=NAME=VALUE"));
   EXPECT_THAT(plan.output, HasSubstr("--capacity=SIZE"));
   EXPECT_THAT(RunToolStdout("stats --help").output, HasSubstr("--shared-objects"));
   EXPECT_THAT(RunToolStdout("stats --help").output, Not(HasSubstr("--planner=")));

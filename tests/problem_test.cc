@@ -13,6 +13,7 @@
 #include "absl/status/status.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "model/conflict_graph.h"
 #include "memplan/types.h"
 #include "memplan/verify.h"
 #include "test_util.h"

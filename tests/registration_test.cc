@@ -1,20 +1,22 @@
 // The registry of a program linked with the core alone (memplan::memplan):
 // the optional cp planner is not registered, and RegisterPlanner() adds a
-// program's own planner after the core's. cp_test checks the other side: a
-// program linked with memplan::cp finds "cp".
+// program's own planner after the core's. cp_registration_test checks the
+// other side: a program linked with memplan::cp finds "cp" once it calls
+// RegisterCpPlanner(), and not before.
 
 #include <algorithm>
 #include <memory>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "memplan/memplan.h"
 #include "memplan/planner.h"
-#include "memplan/planners/exact.h"
 
 namespace memplan {
 namespace {
@@ -58,7 +60,7 @@ TEST(RegistrationTest, RegisterPlannerAddsAfterTheCore) {
   const size_t core = RegisteredPlanners().size();
   ASSERT_TRUE(RegisterPlanner({"own", "a program's own planner",
                                PlannerKind::kHeuristic, PlannerCost::kLight},
-                              [] {
+                              [](const OptionValues&) {
                                 return std::unique_ptr<Planner>(new OwnPlanner);
                               })
                   .ok());
@@ -66,8 +68,8 @@ TEST(RegistrationTest, RegisterPlannerAddsAfterTheCore) {
   ASSERT_EQ(names.size(), core + 1);
   EXPECT_EQ(names.back(), "own");
   EXPECT_EQ(RegisteredPlanners().back().description, "a program's own planner");
-  // Not built around a search: CreatePlanner(name, search) refuses it.
-  EXPECT_EQ(CreatePlanner("own", MakeExactPlanner({})).status().code(),
+  // It declares no options: CreatePlanner(name, options) refuses any.
+  EXPECT_EQ(CreatePlanner("own", {{"symmetry", "false"}}).status().code(),
             absl::StatusCode::kInvalidArgument);
 
   absl::StatusOr<std::unique_ptr<Planner>> own = CreatePlanner("own");
@@ -88,15 +90,18 @@ TEST(RegistrationTest, RegisterPlannerAddsAfterTheCore) {
 
   // A name is registered once, the core's names included.
   for (std::string_view taken : {"own", "naive"}) {
-    absl::Status again = RegisterPlanner({taken, "again"}, [] {
-      return std::unique_ptr<Planner>(new OwnPlanner);
-    });
+    absl::Status again =
+        RegisterPlanner({taken, "again"}, [](const OptionValues&) {
+          return std::unique_ptr<Planner>(new OwnPlanner);
+        });
     EXPECT_EQ(again.code(), absl::StatusCode::kAlreadyExists) << taken;
     EXPECT_THAT(again.message(), HasSubstr(std::string(taken)));
   }
-  EXPECT_EQ(RegisterPlanner({"", "no name"}, [] {
-              return std::unique_ptr<Planner>(new OwnPlanner);
-            }).code(),
+  EXPECT_EQ(RegisterPlanner({"", "no name"},
+                            [](const OptionValues&) {
+                              return std::unique_ptr<Planner>(new OwnPlanner);
+                            })
+                .code(),
             absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(RegisterPlanner({"none", "no factory"}, nullptr).code(),
             absl::StatusCode::kInvalidArgument);
@@ -106,6 +111,91 @@ TEST(RegistrationTest, RegisterPlannerAddsAfterTheCore) {
   ASSERT_FALSE(unknown.ok());
   EXPECT_THAT(unknown.status().message(), HasSubstr("naive, "));
   EXPECT_THAT(unknown.status().message(), HasSubstr(", own"));
+}
+
+// A program's planner with options of every type: the registry parses them
+// by their declarations and hands the factory typed values.
+struct Seen {
+  bool flag = false;
+  int64_t count = 0;
+  double share = 0;
+  std::string order;
+};
+Seen& LastSeen() {
+  static Seen seen;
+  return seen;
+}
+
+TEST(RegistrationTest, OptionsOfEveryTypeReachTheFactory) {
+  const PlannerInfo info = {
+      .name = "typed",
+      .description = "a planner with options of every type",
+      .options = {{.name = "flag",
+                   .type = OptionType::kBool,
+                   .default_value = "false",
+                   .description = "a switch"},
+                  {.name = "count",
+                   .type = OptionType::kInt,
+                   .default_value = "3",
+                   .description = "a count",
+                   .min = 1,
+                   .max = 10},
+                  {.name = "share",
+                   .type = OptionType::kDouble,
+                   .default_value = "0.5",
+                   .description = "a fraction",
+                   .min = 0,
+                   .max = 1},
+                  {.name = "order",
+                   .type = OptionType::kEnum,
+                   .default_value = "size",
+                   .description = "an order",
+                   .choices = {"size", "area"}}}};
+  ASSERT_TRUE(RegisterPlanner(info, [](const OptionValues& values) {
+                LastSeen() = {.flag = values.Bool("flag"),
+                              .count = values.Int("count"),
+                              .share = values.Double("share"),
+                              .order = values.Enum("order")};
+                return std::unique_ptr<Planner>(new OwnPlanner);
+              }).ok());
+  ASSERT_TRUE(CreatePlanner("typed").ok());
+  EXPECT_FALSE(LastSeen().flag);
+  EXPECT_EQ(LastSeen().count, 3);
+  EXPECT_EQ(LastSeen().share, 0.5);
+  EXPECT_EQ(LastSeen().order, "size");
+  ASSERT_TRUE(CreatePlanner("typed", {{"flag", "true"},
+                                      {"count", "10"},
+                                      {"share", "0.25"},
+                                      {"order", "area"}})
+                  .ok());
+  EXPECT_TRUE(LastSeen().flag);
+  EXPECT_EQ(LastSeen().count, 10);
+  EXPECT_EQ(LastSeen().share, 0.25);
+  EXPECT_EQ(LastSeen().order, "area");
+  for (const auto& [name, value] :
+       {std::pair{"count", "11"}, std::pair{"share", "2"},
+        std::pair{"share", "nan"}, std::pair{"order", "lifetime"},
+        std::pair{"flag", "TRUE"}}) {
+    absl::StatusOr<std::unique_ptr<Planner>> bad =
+        CreatePlanner("typed", {{name, value}});
+    EXPECT_EQ(bad.status().code(), absl::StatusCode::kInvalidArgument)
+        << name << "=" << value;
+    EXPECT_THAT(bad.status().message(),
+                HasSubstr(absl::StrCat(name, "=", value)));
+  }
+  EXPECT_THAT(CreatePlanner("typed", {{"order", "x"}}).status().message(),
+              HasSubstr("one of size, area"));
+
+  // A declaration whose default does not parse is refused.
+  PlannerInfo bad = info;
+  bad.name = "typed_bad";
+  bad.options[1].default_value = "0";
+  EXPECT_EQ(RegisterPlanner(bad,
+                            [](const OptionValues&) {
+                              return std::unique_ptr<Planner>(new OwnPlanner);
+                            })
+                .code(),
+            absl::StatusCode::kInvalidArgument);
 }
 
 }  // namespace

@@ -28,6 +28,9 @@ namespace memplan {
 struct PlanMemoryOptions {
   BuildOptions build;
   std::string planner;  // empty = DefaultPlannerName()
+  // The planner's own options, NAME -> VALUE as text (memplan/planner.h:
+  // RegisteredPlanners() lists each planner's); checked by CreatePlanner().
+  PlannerOptions planner_options;
   PlanOptions plan;
   // Graphs only: an op ordering of memplan/reorder.h ("longest_path",
   // "memory") applied before building the problem; empty = the graph's own
@@ -60,8 +63,9 @@ absl::StatusOr<GraphPlan> PlanMemory(const Graph& graph,
 absl::StatusOr<Plan> PlanMemory(const Problem& problem,
                                 const PlanMemoryOptions& options = {});
 
-// The same with a planner built by the caller, e.g. one with options of its
-// own (memplan/planners/exact.h: MakeExactPlanner(ExactOptions{...})): the
+// The same with a planner built by the caller, e.g. a composition of its own
+// (memplan/compose.h) or a search with options in C++ types
+// (memplan/planners/exact.h: MakeExactPlanner(ExactOptions{...})): the
 // problem is validated and the plan verified all the same.
 absl::StatusOr<Plan> PlanMemory(const Problem& problem, const Planner& planner,
                                 const PlanOptions& options = {});

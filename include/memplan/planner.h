@@ -1,12 +1,22 @@
 // The planner interface and the registry of planners.
+//
+//   * Planner: Solve(problem, options) -> Plan, deterministic and verified.
+//   * PlanOptions: what a user sets for any planner (budget, seed, threads).
+//   * The registry: every planner by name, with its own options declared
+//     (name, type, default, meaning) and checked in one place:
+//       CreatePlanner("exact", {{"symmetry", "false"}, {"start_share", "0.2"}})
 
 #ifndef MEMPLAN_PLANNER_H_
 #define MEMPLAN_PLANNER_H_
 
 #include <cstdint>
+#include <functional>
+#include <limits>
+#include <map>
 #include <memory>
 #include <string>
 #include <string_view>
+#include <variant>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -29,8 +39,11 @@ struct PlanOptions {
   // leaves it no time, so every planner returns within about the limit
   // (measured with a 1 s limit at 10^6 buffers: bench/NOTES.md).
   absl::Duration time_limit = absl::InfiniteDuration();
-  // An absolute deadline, for compositions that hand the rest of their own
-  // time to a part (the earlier of it and the time limit applies).
+  // An absolute deadline (the earlier of it and the time limit applies).
+  // A caller sets it to give several solves one wall-clock end (a batch of
+  // inputs against one deadline); compositions (memplan/compose.h) set it
+  // to hand a part the rest of their own time. Like a time limit, it makes
+  // results depend on the machine's speed.
   absl::Time deadline = absl::InfiniteFuture();
   // Counted effort of the search planners (hill_climb, best, exact, cp), in
   // work units (about kWorkPerSecond of them per second on a typical core).
@@ -54,55 +67,16 @@ inline constexpr int64_t kDefaultWorkLimit = 10 * kWorkPerSecond;
 // The work limit `options` grants (see PlanOptions::work_limit).
 int64_t WorkLimit(const PlanOptions& options);
 
-// The budget of one Solve: counted work and, when the caller set a time
-// limit or deadline, the clock. Planners Tick() the work they do and stop
-// when Expired(); a run that must not stop early for the count (one greedy
-// pass) asks OutOfTime() only. The clock is read at most once per
-// kClockWork units ticked, so checking is cheap at any rate.
-class Budget {
- public:
-  // Starts now: WorkLimit(options), and the earlier of options.deadline and
-  // now + options.time_limit.
-  explicit Budget(const PlanOptions& options);
-
-  void Tick(int64_t work = 1) { work_done_ += work; }
-  // The counted work is spent or the deadline has passed.
-  bool Expired() { return work_done_ >= work_limit_ || OutOfTime(); }
-  // The deadline has passed (never, without one); reads the clock once per
-  // kClockWork units ticked.
-  bool OutOfTime();
-  // The same, reading the clock now: for checks between the parts of a
-  // composition, which tick nothing.
-  bool OutOfTimeNow() const;
-
-  int64_t work_limit() const { return work_limit_; }
-  int64_t work_done() const { return work_done_; }
-  // absl::InfiniteFuture() without one.
-  absl::Time deadline() const { return deadline_; }
-
-  // Options for a part of this Solve: `fraction` of the work limit and of
-  // the time limit, within this budget's deadline; seed and threads as
-  // `options`.
-  PlanOptions Part(const PlanOptions& options, double fraction) const;
-
-  // Work between two readings of the clock: about a millisecond.
-  static constexpr int64_t kClockWork = 1 << 16;
-
- private:
-  int64_t work_limit_;
-  int64_t work_done_ = 0;
-  absl::Time deadline_;
-  int64_t clock_read_at_ = 0;  // work_done_ at the last reading
-  bool out_of_time_ = false;
-};
-
 // A planner places every buffer of a whole Problem at once.
 //   * Deterministic: the same problem and options give the same plan.
 //   * Respects pools (in preference order), capacities, alignment, allowed
 //     pools, fixed placements and explicit conflicts.
 //   * A buffer that fits nowhere is ResourceExhausted naming the buffer, its
 //     size and lifetime, and the pools' usage at that time.
-//   * Honours the budget of its PlanOptions (see Budget).
+//   * Honours the budget of its PlanOptions: it counts its work in work
+//     units against WorkLimit(options) and stops at the time limit or
+//     deadline when one is set. One unit for every planner; a planner's
+//     share of a composition's budget is an option of the composition.
 //   * Never returns a plan the verifier rejects.
 class Planner {
  public:
@@ -127,41 +101,100 @@ enum class PlannerCost {
   kModel,     // a model or search state per conflicting pair: about 10^3
 };
 
+// The type of a planner's own option. Values are given as text and parsed
+// by the registry: kBool "true" or "false"; kInt a decimal integer; kDouble
+// a decimal number; kEnum one of the option's `choices`.
+enum class OptionType { kBool, kInt, kDouble, kEnum };
+
+// "bool", "int", "double" or "enum".
+std::string_view OptionTypeName(OptionType type);
+
+// One option a planner declares in its registry entry.
+struct PlannerOption {
+  std::string name;
+  OptionType type = OptionType::kBool;
+  std::string default_value;  // as text, parsed like a given value
+  std::string description;    // one line: what it means
+  std::vector<std::string> choices;  // kEnum: the valid values
+  // kInt and kDouble: the valid range, inclusive.
+  double min = -std::numeric_limits<double>::infinity();
+  double max = std::numeric_limits<double>::infinity();
+};
+
+// Declarations for registry tables: the default written as the registry
+// reads it (a double with up to 6 significant digits).
+PlannerOption BoolOption(std::string name, bool default_value,
+                         std::string description);
+PlannerOption IntOption(
+    std::string name, int64_t default_value, std::string description,
+    double min = -std::numeric_limits<double>::infinity(),
+    double max = std::numeric_limits<double>::infinity());
+PlannerOption DoubleOption(
+    std::string name, double default_value, std::string description,
+    double min = -std::numeric_limits<double>::infinity(),
+    double max = std::numeric_limits<double>::infinity());
+PlannerOption EnumOption(std::string name, std::string default_value,
+                         std::vector<std::string> choices,
+                         std::string description);
+
+// A planner's options as a user gives them: NAME -> VALUE, as text
+// (`memplan plan --option NAME=VALUE`, `memplan.plan(..., options={...})`).
+using PlannerOptions = std::map<std::string, std::string>;
+
+// A planner's options once the registry has checked them: every declared
+// option, given or default, parsed by its declared type. What a factory
+// reads. Asking for a name the planner does not declare, or under another
+// type, is a bug of the factory (an assert; the type's zero in release).
+class OptionValues {
+ public:
+  using Value = std::variant<bool, int64_t, double, std::string>;
+
+  bool Bool(std::string_view name) const;
+  int64_t Int(std::string_view name) const;
+  double Double(std::string_view name) const;
+  const std::string& Enum(std::string_view name) const;
+
+  void Set(std::string name, Value value) {
+    values_[std::move(name)] = std::move(value);
+  }
+
+ private:
+  const Value* Find(std::string_view name) const;
+  std::map<std::string, Value, std::less<>> values_;
+};
+
+// Builds a planner from its checked options.
+using PlannerFactory = std::unique_ptr<Planner> (*)(const OptionValues&);
+
 struct PlannerInfo {
   std::string_view name;
   std::string_view description;  // one line: what it does
   PlannerKind kind = PlannerKind::kHeuristic;
   PlannerCost cost = PlannerCost::kLight;
+  std::vector<PlannerOption> options;  // its own options, in display order
 };
 
 // Every registered planner, in the registry's order.
 std::vector<PlannerInfo> RegisteredPlanners();
 
-// NotFound (listing the valid names) when `name` is not registered.
-absl::StatusOr<std::unique_ptr<Planner>> CreatePlanner(std::string_view name);
-
-class SearchPlanner;  // memplan/compose.h
-
-// The registered planner `name` (exact, cp) built around `search`, a search
-// planner with the caller's options (MakeExactPlanner(options)), instead of
-// its own: the same warm start. InvalidArgument when `name` is not built
-// around a search.
+// The planner `name` with `options` (each NAME=VALUE of one of its declared
+// options; the others keep their defaults). NotFound (listing the valid
+// names) when `name` is not registered; InvalidArgument naming the option
+// when a key is not one of the planner's options (listing them) or a value
+// does not parse as its type or lies outside its range.
 absl::StatusOr<std::unique_ptr<Planner>> CreatePlanner(
-    std::string_view name, std::unique_ptr<SearchPlanner> search);
+    std::string_view name, const PlannerOptions& options = {});
 
 // Adds a planner to the registry, after the core's planners (`info`'s
-// strings are copied). Optional components register theirs when they are
-// linked: the `cp` planner is in the target memplan::cp
-// (find_package(memplan COMPONENTS cp)), which links its library whole so
-// that the object calling this is kept. A program may register its own
-// planners too. `around`, when given, builds the same planner around a
-// caller's search (CreatePlanner(name, search)). InvalidArgument without a
-// name or factory; AlreadyExists when the name is taken. Planners registered
-// by static initialisers are there once main() runs.
-absl::Status RegisterPlanner(
-    const PlannerInfo& info, std::unique_ptr<Planner> (*make)(),
-    std::unique_ptr<Planner> (*around)(std::unique_ptr<SearchPlanner>) =
-        nullptr);
+// strings are copied). Optional components register theirs through a call
+// of their own that a program makes before it looks planners up (the `cp`
+// planner of memplan::cp: RegisterCpPlanner(), memplan/planners/cp.h); a
+// program may register its own planners too. `make` receives the checked
+// options `info` declares (each option's default must parse). InvalidArgument
+// without a name or factory, or with a bad declaration; AlreadyExists when
+// the name is taken (the registry is unchanged: registering the same planner
+// twice fails harmlessly).
+absl::Status RegisterPlanner(const PlannerInfo& info, PlannerFactory make);
 
 // The planner PlanMemory() and the tool use when none is named.
 std::string_view DefaultPlannerName();

@@ -18,7 +18,6 @@
 #define MEMPLAN_PROBLEM_H_
 
 #include <cstdint>
-#include <span>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -81,28 +80,6 @@ Bytes EffectiveAlignment(const Problem& problem, BufferId buffer, PoolId pool);
 
 // The pools `buffer` may live in, in preference order.
 std::vector<PoolId> AllowedPools(const Problem& problem, BufferId buffer);
-
-// Compact adjacency (CSR) of the conflict graph: lifetime overlaps found by a
-// sweep over time plus the explicit conflicts. Neighbours are sorted by id and
-// unique. Memory is O(n + conflicts).
-class ConflictGraph {
- public:
-  static ConflictGraph Build(const Problem& problem);
-
-  int size() const { return static_cast<int>(begin_.size()) - 1; }
-  std::span<const BufferId> neighbors(BufferId b) const {
-    return {adjacency_.data() + begin_[b],
-            static_cast<size_t>(begin_[b + 1] - begin_[b])};
-  }
-  int64_t num_edges() const {
-    return static_cast<int64_t>(adjacency_.size()) / 2;
-  }
-  bool Conflict(BufferId a, BufferId b) const;  // O(log degree)
-
- private:
-  std::vector<int64_t> begin_ = {0};
-  std::vector<BufferId> adjacency_;
-};
 
 // Fills pool_used, peak, naive_total and lower_bound of `plan` from its
 // assignments, and marks the plan proven optimal when its peak meets the

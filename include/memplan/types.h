@@ -13,6 +13,7 @@
 #define MEMPLAN_TYPES_H_
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -211,9 +212,11 @@ struct Plan {
   absl::Duration wall_time = absl::ZeroDuration();
   bool proven_optimal =
       false;  // the planner proved no valid plan has a smaller peak
-  // Shared-object planners (caffe2_*): the number of objects the buffers were
-  // grouped into; 0 for planners that choose offsets freely.
-  int64_t shared_objects = 0;
+  // What the solve did, by name, as the planner that made the plan counts it
+  // (`memplan planners NAME` and the planners' headers list theirs): exact's
+  // "nodes", "parts", "searches" and "restarts"; the shared-object planners'
+  // (caffe2_*) "shared_objects". Statistics, not part of the placement.
+  std::map<std::string, int64_t> counters;
   bool operator==(const Plan&) const = default;
 };
 

@@ -39,6 +39,7 @@ from memplan._memplan import (  # noqa: F401  (the public API)
     default_planner,
     graph_from_json,
     graph_to_json,
+    planner_options,
     planners,
     report_html,
 )
@@ -49,9 +50,9 @@ __all__ = [
     "PlanResult", "Pool", "Problem", "Tensor", "TensorKind",
     "TensorPlacement", "TimeLimitError", "build_problem", "default_planner",
     "graph_from_dict", "graph_to_dict", "graph_from_json", "graph_to_json",
-    "plan", "planners", "read_buffer_csv", "read_graph", "read_onnx",
-    "read_plan", "report_html", "verify", "write_buffer_csv", "write_graph",
-    "write_plan",
+    "plan", "planner_options", "planners", "read_buffer_csv", "read_graph",
+    "read_onnx", "read_plan", "report_html", "verify", "write_buffer_csv",
+    "write_graph", "write_plan",
 ]
 
 
@@ -103,7 +104,7 @@ def _pools(pools):
 def plan(graph, planner=None, *, time_limit=None, work_limit=None,
          alignment=1, pools=None, capacity=0, plan_constants=False,
          plan_inputs=True, plan_outputs=True, seed=0, threads=1,
-         node_limit=None, reorder=None):
+         options=None, reorder=None):
     """Plans every tensor of `graph` and returns a verified PlanResult.
 
     planner: a name of `planners()` (None: `default_planner()`).
@@ -116,13 +117,16 @@ def plan(graph, planner=None, *, time_limit=None, work_limit=None,
     pools: Pool objects, dicts or (name, capacity, alignment) tuples, fastest
       first (None: the graph's, else one unbounded pool).
     capacity: capacity of the single pool (0: unbounded).
-    node_limit: search nodes of the `exact` planner (None: no node limit).
+    options: the planner's own options, {name: value} with bool, int, float
+      or str values, e.g. {"symmetry": False, "start_share": 0.2} for
+      "exact" (`planner_options(name)` lists a planner's; an unknown name or
+      a bad value raises ValueError naming it).
     reorder: an op ordering of a graph before planning ("longest_path",
       "memory"; None: the graph's own order); plan.op_order tells the order.
     """
     return _memplan._plan(
         _input(graph), planner or "", time_limit, work_limit, seed, threads,
-        node_limit, reorder or "", alignment, _pools(pools), capacity,
+        dict(options or {}), reorder or "", alignment, _pools(pools), capacity,
         plan_constants, plan_inputs, plan_outputs)
 
 

@@ -100,6 +100,45 @@ def test_planners_listed():
     assert memplan.default_planner() in names
 
 
+def test_planner_options_by_name():
+    problem, _ = memplan.read_buffer_csv(DATA / "minimalloc" / "A.1048576.csv")
+    # 200000 nodes' work: a node of A's 154 buffers costs 154 // 4 + 32.
+    plan = memplan.plan(problem, "exact", work_limit=200000 * 70,
+                        options={"symmetry": False, "restarts": False,
+                                 "start_share": 0.25,
+                                 "failure_cache_entries": 4096})
+    memplan.verify(problem, plan)
+    assert plan.counters["nodes"] > 0
+    assert plan.counters["nodes"] <= 200000
+    assert plan.counters["restarts"] == 0
+    assert set(plan.counters) == {"nodes", "parts", "restarts", "searches"}
+    # The same values as text are the same options.
+    again = memplan.plan(problem, "exact", work_limit=200000 * 70,
+                         options={"symmetry": "false", "restarts": "false",
+                                  "start_share": "0.25",
+                                  "failure_cache_entries": "4096"})
+    assert again.counters == plan.counters
+    names = [o["name"] for o in memplan.planner_options("exact")]
+    assert "symmetry" in names and "start_share" in names
+    assert memplan.planner_options("naive") == []
+    with pytest.raises(ValueError, match="no option \"bogus\""):
+        memplan.plan(problem, "exact", options={"bogus": 1})
+    with pytest.raises(ValueError, match="failure_cache_entries=1.5"):
+        memplan.plan(problem, "exact", options={"failure_cache_entries": 1.5})
+    with pytest.raises(ValueError, match="symmetry=2"):
+        memplan.plan(problem, "exact", options={"symmetry": 2})
+    with pytest.raises(TypeError, match="symmetry"):
+        memplan.plan(problem, "exact", options={"symmetry": None})
+    with pytest.raises(ValueError, match="no_such_planner"):
+        memplan.planner_options("no_such_planner")
+
+
+def test_counters_of_shared_objects():
+    plan = memplan.plan(small_graph(), "caffe2_greedy")
+    assert plan.counters["shared_objects"] > 0
+    assert memplan.plan(small_graph(), "greedy_by_size").counters == {}
+
+
 def test_invalid_input_is_value_error():
     graph = small_graph()
     graph.ops = graph.ops + [memplan.Op("late", ["nowhere"], [])]

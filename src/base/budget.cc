@@ -1,4 +1,4 @@
-// The budget of one Solve (see memplan/planner.h).
+// The budget of one Solve (see base/budget.h).
 
 #include <algorithm>
 #include <cmath>
@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
+#include "base/budget.h"
 #include "base/planner_util.h"
 #include "memplan/planner.h"
 

@@ -118,8 +118,11 @@ std::string PlanToJson(const Problem& problem, const Plan& plan,
     absl::StrAppend(&out, ",\n\"wall_time_ms\":",
                     absl::ToDoubleMilliseconds(plan.wall_time));
   }
-  if (plan.shared_objects > 0) {
-    absl::StrAppend(&out, ",\n\"shared_objects\":", plan.shared_objects);
+  // Only this counter, as before counters were kept in general: the JSON of
+  // other planners' plans stays as it was.
+  if (auto it = plan.counters.find("shared_objects");
+      it != plan.counters.end() && it->second > 0) {
+    absl::StrAppend(&out, ",\n\"shared_objects\":", it->second);
   }
   absl::StrAppend(&out, ",\n\"pools\":[\n");
   for (size_t p = 0; p < problem.pools.size(); ++p) {

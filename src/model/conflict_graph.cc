@@ -6,6 +6,8 @@
 #include <utility>
 #include <vector>
 
+#include "model/conflict_graph.h"
+
 #include "memplan/problem.h"
 
 namespace memplan {

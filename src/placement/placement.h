@@ -41,6 +41,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "base/budget.h"
 #include "memplan/placement.h"
 #include "memplan/planner.h"
 #include "memplan/types.h"

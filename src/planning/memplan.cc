@@ -63,7 +63,8 @@ absl::StatusOr<Plan> PlanMemory(const Problem& problem,
   const std::string name = options.planner.empty()
                                ? std::string(DefaultPlannerName())
                                : options.planner;
-  MEMPLAN_ASSIGN_OR_RETURN(auto planner, CreatePlanner(name));
+  MEMPLAN_ASSIGN_OR_RETURN(auto planner,
+                           CreatePlanner(name, options.planner_options));
   return PlanMemory(problem, *planner, options.plan);
 }
 

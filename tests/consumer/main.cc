@@ -1,7 +1,7 @@
 // A user's program linking the installed memplan package: PlanMemory() with
-// the default planner; with memplan::cp (CONSUMER_WITH_CP) the cp planner, by
-// name from the registry and built with its own options; without it, "cp" is
-// not registered.
+// the default planner; with memplan::cp (CONSUMER_WITH_CP) the cp planner,
+// registered by RegisterCpPlanner() and then by name from the registry with
+// its own options; without it, "cp" is not registered.
 #include <cstdio>
 #include <memory>
 
@@ -28,6 +28,18 @@ int main() {
   const memplan::Plan* plan = &planned->plan;
   if (plan->peak < plan->lower_bound) return 1;
 
+#ifdef CONSUMER_WITH_CP
+  // Linking memplan::cp registers nothing; the program asks for it.
+  if (memplan::CreatePlanner("cp").ok()) {
+    std::printf("cp registered before RegisterCpPlanner()\n");
+    return 1;
+  }
+  if (!memplan::RegisterCpPlanner().ok() ||
+      !memplan::RegisterCpPlanner().ok()) {  // a second call is harmless
+    std::printf("RegisterCpPlanner() failed\n");
+    return 1;
+  }
+#endif
   absl::StatusOr<std::unique_ptr<memplan::Planner>> by_name =
       memplan::CreatePlanner("cp");
 #ifdef CONSUMER_WITH_CP
@@ -43,11 +55,9 @@ int main() {
 
   absl::StatusOr<memplan::Problem> problem = memplan::BuildProblem(graph);
   if (!problem.ok()) return 1;
-  // The registered composition around a cp search with the caller's options.
-  memplan::CpOptions cp_options;
-  cp_options.lowest_offset_first = true;
+  // The registered composition with options of the caller's.
   absl::StatusOr<std::unique_ptr<memplan::Planner>> cp_planner =
-      memplan::CreatePlanner("cp", memplan::MakeCpPlanner(cp_options));
+      memplan::CreatePlanner("cp", {{"lowest_offset_first", "true"}});
   if (!cp_planner.ok()) return 1;
   absl::StatusOr<memplan::Plan> cp =
       (*cp_planner)->Solve(*problem, memplan::PlanOptions{});

@@ -38,7 +38,8 @@ Command CompareCommand();
 Command ReportCommand();
 
 // Flag lists shared by several commands (abseil names).
-std::vector<std::string> PlanningFlags();  // --time-limit, --seed, --threads
+// --time-limit, --work-limit, --seed, --threads
+std::vector<std::string> PlanningFlags();
 
 // The planning flags as options. Without --time-limit: `time_limit` when
 // set, else PlanOptions' own default.
@@ -48,6 +49,15 @@ PlanOptions PlanOptionsFromFlags(
 
 // Usage errors of the planning flags.
 absl::Status CheckPlanningFlags();
+
+// The planner options of --option NAME=VALUE (repeatable); a value without
+// "=" or a name given twice is a usage error. The registry checks the names
+// and values (CreatePlanner).
+absl::StatusOr<PlannerOptions> PlannerOptionsFromFlags();
+
+// Usage error unless --option's options are valid for `planner` (empty:
+// the default planner), as the registry checks them.
+absl::Status CheckPlannerOptions(absl::string_view planner);
 
 // Usage error unless `name` is empty or a registered planner.
 absl::Status CheckPlannerName(absl::string_view flag, absl::string_view name);

@@ -1,6 +1,8 @@
 // What several commands share: planning flags, planner names, the summary.
 
 #include <algorithm>
+#include <memory>
+#include <string_view>
 
 #include "absl/flags/flag.h"
 #include "absl/strings/str_cat.h"
@@ -11,7 +13,7 @@
 namespace memplan::tool {
 
 std::vector<std::string> PlanningFlags() {
-  return {"time_limit", "seed", "threads"};
+  return {"time_limit", "work_limit", "seed", "threads"};
 }
 
 PlanOptions PlanOptionsFromFlags(const Arguments& args,
@@ -21,15 +23,51 @@ PlanOptions PlanOptionsFromFlags(const Arguments& args,
     time_limit = absl::GetFlag(FLAGS_time_limit).value;
   }
   if (time_limit.has_value()) options.time_limit = *time_limit;
+  options.work_limit = absl::GetFlag(FLAGS_work_limit);
   options.seed = absl::GetFlag(FLAGS_seed);
   options.threads = absl::GetFlag(FLAGS_threads);
   return options;
 }
 
 absl::Status CheckPlanningFlags() {
+  if (absl::GetFlag(FLAGS_work_limit) < 0) {
+    return absl::InvalidArgumentError("--work-limit must not be negative");
+  }
   const int threads = absl::GetFlag(FLAGS_threads);
   if (threads < 1 || threads > 1024) {
     return absl::InvalidArgumentError("--threads must be between 1 and 1024");
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<PlannerOptions> PlannerOptionsFromFlags() {
+  PlannerOptions options;
+  for (const std::string& option : absl::GetFlag(FLAGS_option)) {
+    const size_t eq = option.find('=');
+    if (eq == std::string::npos || eq == 0) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "--option=", option, ": expected NAME=VALUE (memplan planners NAME "
+          "lists a planner's options)"));
+    }
+    if (!options.emplace(option.substr(0, eq), option.substr(eq + 1)).second) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "--option: ", option.substr(0, eq), " is given twice"));
+    }
+  }
+  return options;
+}
+
+absl::Status CheckPlannerOptions(absl::string_view planner) {
+  absl::StatusOr<PlannerOptions> options = PlannerOptionsFromFlags();
+  if (!options.ok()) return options.status();
+  const std::string_view name =
+      planner.empty() ? DefaultPlannerName()
+                      : std::string_view(planner.data(), planner.size());
+  if (absl::StatusOr<std::unique_ptr<Planner>> built =
+          CreatePlanner(name, *options);
+      !built.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--option: ", built.status().message()));
   }
   return absl::OkStatus();
 }
@@ -44,7 +82,8 @@ absl::Status CheckPlannerName(absl::string_view flag, absl::string_view name) {
     names.emplace_back(info.name);
   }
   return absl::InvalidArgumentError(
-      absl::StrCat("--", flag, ": unknown planner \"", name,
+      absl::StrCat(flag.empty() ? "" : absl::StrCat("--", flag, ": "),
+                   "unknown planner \"", name,
                    "\"; valid planners: ", absl::StrJoin(names, ", ")));
 }
 

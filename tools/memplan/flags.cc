@@ -37,13 +37,16 @@ ABSL_FLAG(std::string, planner, "",
 ABSL_FLAG(memplan::tool::TimeLimit, time_limit, {},
           "SECONDS: wall-clock limit per plan (or a duration such as 500ms); "
           "a limit makes results depend on the machine's speed");
+ABSL_FLAG(int64_t, work_limit, 0,
+          "N: counted effort per plan in work units, the one budget of every "
+          "planner (about 40 million a second; 0 = 400 million, or 40 "
+          "million per second of --time-limit); the same on any machine");
 ABSL_FLAG(uint64_t, seed, 0, "N: seed of every random choice");
 ABSL_FLAG(int32_t, threads, 1, "N: worker threads, 1 to 1024");
-ABSL_FLAG(int64_t, node_limit, 0,
-          "N: exact planner only: search nodes per plan (0 = no limit)");
-ABSL_FLAG(std::vector<std::string>, exact_off, {},
-          "NAME,...: exact planner only: switch off section_inference, "
-          "symmetry, decomposition, failure_cache, restarts or warm_start");
+ABSL_FLAG(std::vector<std::string>, option, {},
+          "NAME=VALUE: an option of the planner, repeatable (memplan planners "
+          "NAME lists a planner's options, their types and defaults); e.g. "
+          "--option symmetry=false --option start_share=0.2");
 ABSL_FLAG(std::string, out, "",
           "FILE: write the plan to FILE (.json, .csv, .json.gz, .csv.gz) "
           "instead of stdout");
@@ -99,7 +102,7 @@ std::string CommandLineName(absl::string_view name) {
 // Flags whose repeated values accumulate (joined by commas) instead of the
 // last one winning.
 bool Accumulates(absl::string_view name) {
-  return name == "pool" || name == "exact_off" || name == "dim";
+  return name == "pool" || name == "option" || name == "dim";
 }
 
 }  // namespace

@@ -8,7 +8,7 @@
 //   --name=value and --name value; --name, --noname and --no-name for booleans;
 //   dashes and underscores in names are the same (--time-limit, --time_limit);
 //   -h and --help print the usage on stdout; "--" ends the flags;
-//   --pool and --exact-off may be repeated (their values accumulate).
+//   --pool and --option may be repeated (their values accumulate).
 
 #ifndef MEMPLAN_TOOLS_MEMPLAN_FLAGS_H_
 #define MEMPLAN_TOOLS_MEMPLAN_FLAGS_H_
@@ -89,10 +89,10 @@ ABSL_DECLARE_FLAG(std::string, reorder);
 // Planning.
 ABSL_DECLARE_FLAG(std::string, planner);
 ABSL_DECLARE_FLAG(memplan::tool::TimeLimit, time_limit);
+ABSL_DECLARE_FLAG(int64_t, work_limit);
 ABSL_DECLARE_FLAG(uint64_t, seed);
 ABSL_DECLARE_FLAG(int32_t, threads);
-ABSL_DECLARE_FLAG(int64_t, node_limit);
-ABSL_DECLARE_FLAG(std::vector<std::string>, exact_off);
+ABSL_DECLARE_FLAG(std::vector<std::string>, option);
 // Output.
 ABSL_DECLARE_FLAG(std::string, out);
 ABSL_DECLARE_FLAG(std::string, graph_out);

@@ -20,6 +20,9 @@
 #include "absl/strings/str_split.h"
 #include "commands.h"
 #include "flags.h"
+#ifdef MEMPLAN_HAVE_CP
+#include "memplan/planners/cp.h"
+#endif
 
 #ifndef MEMPLAN_VERSION
 #define MEMPLAN_VERSION "unknown"
@@ -167,6 +170,13 @@ int main(int argc, char** argv) {
   // time, about half the page faults.
   mallopt(M_MMAP_MAX, 0);
   mallopt(M_TRIM_THRESHOLD, 1 << 30);
+#endif
+#ifdef MEMPLAN_HAVE_CP
+  // The optional planners this build links, before anything looks one up.
+  if (absl::Status s = memplan::RegisterCpPlanner(); !s.ok()) {
+    std::cerr << "memplan: " << s.message() << "\n";
+    return 1;
+  }
 #endif
   return memplan::tool::Main(argc, argv);
 }

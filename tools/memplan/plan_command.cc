@@ -20,14 +20,9 @@
 #include "memplan/emit.h"
 #include "memplan/io.h"
 #include "memplan/memplan.h"
-#include "memplan/planners/exact.h"
 
 namespace memplan::tool {
 namespace {
-
-constexpr const char* kExactSwitches[] = {
-    "section_inference", "symmetry",  "decomposition",
-    "failure_cache",     "restarts",  "warm_start"};
 
 enum class OutputFormat { kJson, kCsv, kCHeader, kTflmOffline };
 
@@ -91,42 +86,10 @@ absl::Status Check(const Arguments& args) {
   }
   const std::string planner = absl::GetFlag(FLAGS_planner);
   if (absl::Status s = CheckPlannerName("planner", planner); !s.ok()) return s;
-  if (planner != "exact" && (args.Given("node_limit") || args.Given("exact_off"))) {
-    return absl::InvalidArgumentError(
-        "--node-limit and --exact-off apply to --planner=exact");
-  }
-  if (absl::GetFlag(FLAGS_node_limit) < 0) {
-    return absl::InvalidArgumentError("--node-limit must not be negative");
-  }
-  for (const std::string& name : absl::GetFlag(FLAGS_exact_off)) {
-    if (std::find(std::begin(kExactSwitches), std::end(kExactSwitches), name) ==
-        std::end(kExactSwitches)) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("--exact-off: unknown \"", name, "\"; valid: ",
-                       absl::StrJoin(kExactSwitches, ", ")));
-    }
-  }
+  // The planner's own options, checked by the registry as it builds it.
+  if (absl::Status s = CheckPlannerOptions(planner); !s.ok()) return s;
   if (absl::Status s = CheckPlanningFlags(); !s.ok()) return s;
   return CheckInputFlags();
-}
-
-ExactOptions ExactOptionsFromFlags() {
-  ExactOptions options;
-  options.node_limit = absl::GetFlag(FLAGS_node_limit);
-  const std::map<std::string, bool*> switches = {
-      {"section_inference", &options.section_inference},
-      {"symmetry", &options.symmetry},
-      {"decomposition", &options.decomposition},
-      {"failure_cache", &options.failure_cache},
-  };
-  for (const std::string& name : absl::GetFlag(FLAGS_exact_off)) {
-    if (name == "restarts") {
-      options.restarts_per_round = 0;
-    } else if (name != "warm_start") {
-      *switches.at(name) = false;
-    }
-  }
-  return options;
 }
 
 absl::Status Run(const Arguments& args) {
@@ -135,25 +98,10 @@ absl::Status Run(const Arguments& args) {
   PlanMemoryOptions options;
   options.planner = absl::GetFlag(FLAGS_planner);
   options.plan = PlanOptionsFromFlags(args);
-  absl::StatusOr<Plan> plan;
-  ExactStats stats;
-  const bool exact = options.planner == "exact";
-  if (exact) {
-    // The registered exact (from best's plan) around a search with the
-    // flags' options, or that search alone with --exact-off=warm_start.
-    const std::vector<std::string> off = absl::GetFlag(FLAGS_exact_off);
-    std::unique_ptr<SearchPlanner> search =
-        MakeExactPlanner(ExactOptionsFromFlags(), &stats);
-    std::unique_ptr<Planner> planner;
-    if (std::find(off.begin(), off.end(), "warm_start") != off.end()) {
-      planner = std::move(search);
-    } else {
-      planner = *CreatePlanner("exact", std::move(search));
-    }
-    plan = PlanMemory(input->problem, *planner, options.plan);
-  } else {
-    plan = PlanMemory(input->problem, options);
-  }
+  absl::StatusOr<PlannerOptions> planner_options = PlannerOptionsFromFlags();
+  if (!planner_options.ok()) return planner_options.status();
+  options.planner_options = *std::move(planner_options);
+  absl::StatusOr<Plan> plan = PlanMemory(input->problem, options);
   if (!plan.ok()) return plan.status();
   const std::string out = absl::GetFlag(FLAGS_out);
   const Graph* graph = input->graph.has_value() ? &*input->graph : nullptr;
@@ -198,11 +146,11 @@ absl::Status Run(const Arguments& args) {
     }
   }
   std::cerr << PlanSummary(input->problem, *plan) << "\n";
-  if (exact) {
-    std::cerr << absl::StrFormat(
-        "exact search: %d nodes, %d searches (%d under random orders), "
-        "parts: %d\n",
-        stats.nodes, stats.searches, stats.restarts, stats.parts);
+  if (!plan->counters.empty()) {
+    std::cerr << "counters: "
+              << absl::StrJoin(plan->counters, ", ",
+                               absl::PairFormatter(" "))
+              << "\n";
   }
   return absl::OkStatus();
 }
@@ -225,14 +173,18 @@ Command PlanCommand() {
           "tflm-offline (TFLite Micro's OfflineMemoryAllocation metadata: "
           "little-endian int32 version 0, subgraph 0, the number of tensors, "
           "one arena offset per graph tensor, -1 where the runtime places "
-          "it). .json and .csv may end in .gz. --out never overwrites INPUT.",
+          "it). .json and .csv may end in .gz. --out never overwrites INPUT. "
+          "--option NAME=VALUE sets an option of the planner (repeatable; "
+          "`memplan planners NAME` lists them). A second line on stderr "
+          "gives the plan's counters when its planner counts what it did "
+          "(search nodes, shared objects).",
       .min_positional = 1,
       .max_positional = 1,
       .check = &Check,
       .run = &Run,
   };
-  command.flags = {"planner",   "out",        "format",   "graph_out",
-                   "wall_time", "node_limit", "exact_off"};
+  command.flags = {"planner", "option",   "out",
+                   "format",  "graph_out", "wall_time"};
   for (const std::string& f : PlanningFlags()) command.flags.push_back(f);
   for (const std::string& f : InputFlags()) command.flags.push_back(f);
   return command;

@@ -45,6 +45,14 @@ absl::Status Check(const Arguments& args) {
   for (const std::string& name : absl::GetFlag(FLAGS_planners)) {
     if (absl::Status s = CheckPlannerName("planners", name); !s.ok()) return s;
   }
+  if (args.Given("option") && args.Given("planners")) {
+    return absl::InvalidArgumentError(
+        "--option sets options of --planner, not of --planners");
+  }
+  if (absl::Status s = CheckPlannerOptions(absl::GetFlag(FLAGS_planner));
+      !s.ok()) {
+    return s;
+  }
   if (absl::Status s = CheckPlanningFlags(); !s.ok()) return s;
   return CheckInputFlags();
 }
@@ -80,6 +88,11 @@ absl::Status Run(const Arguments& args) {
   }
   PlanMemoryOptions options;
   options.plan = PlanOptionsFromFlags(args);
+  if (!args.Given("planners")) {  // --option is --planner's (Check)
+    absl::StatusOr<PlannerOptions> planner_options = PlannerOptionsFromFlags();
+    if (!planner_options.ok()) return planner_options.status();
+    options.planner_options = *std::move(planner_options);
+  }
   for (const std::string& name : planners) {
     options.planner = name;
     absl::StatusOr<Plan> plan = PlanMemory(input->problem, options);
@@ -149,7 +162,7 @@ Command ReportCommand() {
       .check = &Check,
       .run = &Run,
   };
-  command.flags = {"html", "planner", "planners"};
+  command.flags = {"html", "planner", "option", "planners"};
   for (const std::string& f : PlanningFlags()) command.flags.push_back(f);
   for (const std::string& f : InputFlags()) command.flags.push_back(f);
   return command;

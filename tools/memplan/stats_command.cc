@@ -27,7 +27,7 @@ void PrintSharedObjects(const Problem& problem) {
     }
     std::cout << absl::StrFormat(
         "shared objects (%s): %d objects, %d bytes (%.2f%% of naive total)\n",
-        planner, plan->shared_objects, plan->peak,
+        planner, plan->counters["shared_objects"], plan->peak,
         plan->naive_total > 0 ? 100.0 * plan->peak / plan->naive_total
                               : 100.0);
   }

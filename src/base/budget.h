@@ -1,0 +1,67 @@
+// The budget of one Solve, as planners count it (not public API: a user
+// sets PlanOptions::work_limit and time_limit, memplan/planner.h).
+//
+//   * One unit of effort for every planner: work units, about
+//     kWorkPerSecond of them a second on a typical core (obstacles examined
+//     by the gap searches; a search node of exact costs a quarter of a unit
+//     per buffer plus 32, one of caffe2_dp 256, one of cp 8 per buffer plus
+//     one per conflicting pair).
+//   * One budget: WorkLimit(options) units and, when the caller set a time
+//     limit or deadline, the clock. A composition hands its parts shares of
+//     it (Part(), and the shares its own options declare).
+
+#ifndef MEMPLAN_BASE_BUDGET_H_
+#define MEMPLAN_BASE_BUDGET_H_
+
+#include <cstdint>
+
+#include "absl/time/time.h"
+#include "memplan/planner.h"
+
+namespace memplan {
+
+// The budget of one Solve: counted work and, when the caller set a time
+// limit or deadline, the clock. Planners Tick() the work they do and stop
+// when Expired(); a run that must not stop early for the count (one greedy
+// pass) asks OutOfTime() only. The clock is read at most once per
+// kClockWork units ticked, so checking is cheap at any rate.
+class Budget {
+ public:
+  // Starts now: WorkLimit(options), and the earlier of options.deadline and
+  // now + options.time_limit.
+  explicit Budget(const PlanOptions& options);
+
+  void Tick(int64_t work = 1) { work_done_ += work; }
+  // The counted work is spent or the deadline has passed.
+  bool Expired() { return work_done_ >= work_limit_ || OutOfTime(); }
+  // The deadline has passed (never, without one); reads the clock once per
+  // kClockWork units ticked.
+  bool OutOfTime();
+  // The same, reading the clock now: for checks between the parts of a
+  // composition, which tick nothing.
+  bool OutOfTimeNow() const;
+
+  int64_t work_limit() const { return work_limit_; }
+  int64_t work_done() const { return work_done_; }
+  // absl::InfiniteFuture() without one.
+  absl::Time deadline() const { return deadline_; }
+
+  // Options for a part of this Solve: `fraction` of the work limit and of
+  // the time limit, within this budget's deadline; seed and threads as
+  // `options`.
+  PlanOptions Part(const PlanOptions& options, double fraction) const;
+
+  // Work between two readings of the clock: about a millisecond.
+  static constexpr int64_t kClockWork = 1 << 16;
+
+ private:
+  int64_t work_limit_;
+  int64_t work_done_ = 0;
+  absl::Time deadline_;
+  int64_t clock_read_at_ = 0;  // work_done_ at the last reading
+  bool out_of_time_ = false;
+};
+
+}  // namespace memplan
+
+#endif  // MEMPLAN_BASE_BUDGET_H_
