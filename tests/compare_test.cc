@@ -87,7 +87,7 @@ TEST(CompareTest, EveryRegisteredPlannerOnResnet50) {
       testing::LoadProblem("models/resnet50.json");
   ASSERT_TRUE(problem.ok()) << problem.status();
   CompareOptions options;
-  options.plan.time_limit = absl::Seconds(1);
+  options.plan = testing::CountedWork(1);
   absl::StatusOr<std::vector<CompareRow>> rows =
       ComparePlanners(*problem, "resnet50.json", options);
   ASSERT_TRUE(rows.ok()) << rows.status();
@@ -262,7 +262,7 @@ using ::memplan::testing::ToolRun;
 
 TEST(CompareToolTest, Resnet50EveryPlannerVerified) {
   ToolRun run = RunTool("compare " + testing::DataPath("models/resnet50.json") +
-                        " --time-limit=1 --format=csv");
+                        " --work-limit=40000000 --format=csv");
   ASSERT_EQ(run.exit_code, 0) << run.output;
   std::vector<std::string> lines =
       absl::StrSplit(run.output, '\n', absl::SkipEmpty());

@@ -36,7 +36,7 @@ struct CpTestOptions : CpOptions {
 // Solves with explicit options and checks the plan with the verifier.
 absl::StatusOr<Plan> SolveCp(const Problem& problem,
                              const CpTestOptions& cp_options,
-                             absl::Duration time_limit = absl::Seconds(10),
+                             PlanOptions options = testing::CountedWork(10),
                              CpStats* stats = nullptr) {
   std::unique_ptr<SearchPlanner> search = MakeCpPlanner(cp_options, stats);
   std::unique_ptr<Planner> planner;
@@ -54,8 +54,6 @@ absl::StatusOr<Plan> SolveCp(const Problem& problem,
     }
     planner = WarmStarted(std::move(search), std::move(start), 0.5);
   }
-  PlanOptions options;
-  options.time_limit = time_limit;
   absl::StatusOr<Plan> plan = planner->Solve(problem, options);
   if (plan.ok()) {
     EXPECT_TRUE(VerifyPlan(problem, *plan).ok()) << VerifyPlan(problem, *plan);
@@ -110,7 +108,7 @@ TEST(CpTest, SeedModelOptimumWithoutWarmStartEitherEncoding) {
     cp_options.use_nooverlap = nooverlap;
     CpStats stats;
     absl::StatusOr<Plan> plan =
-        SolveCp(problem, cp_options, absl::Seconds(10), &stats);
+        SolveCp(problem, cp_options, testing::CountedWork(10), &stats);
     ASSERT_TRUE(plan.ok()) << plan.status();
     EXPECT_EQ(plan->peak, 697888);
     EXPECT_TRUE(plan->proven_optimal);
@@ -349,19 +347,17 @@ TEST(CpTest, TinyTimeLimitReturnsValidUnprovenPlan) {
   // warm start comes back unproven.
   const Problem problem = *LoadProblem("minimalloc/A.1048576.csv");
   CpStats stats;
-  const absl::Time start = absl::Now();
-  absl::StatusOr<Plan> plan =
-      SolveCp(problem, CpTestOptions{}, absl::Milliseconds(1), &stats);
-  const absl::Duration elapsed = absl::Now() - start;
+  // A real wall-clock limit: what is tested is what comes back. (That it
+  // stops is left to the test's own time-out: no assertion on the clock.)
+  const PlanOptions tiny{.time_limit = absl::Milliseconds(1)};
+  absl::StatusOr<Plan> plan = SolveCp(problem, CpTestOptions{}, tiny, &stats);
   ASSERT_TRUE(plan.ok()) << plan.status();
   EXPECT_FALSE(plan->proven_optimal);
   EXPECT_TRUE(stats.used_warm_start);
   EXPECT_LE(plan->peak, stats.warm_start_peak);
-  // Not a speed target: only that the limit stops the search at all.
-  EXPECT_LT(elapsed, absl::Seconds(20));
 
   // Without a warm start, either a plan found in time or DeadlineExceeded.
-  plan = SolveCp(problem, NoWarmStart(), absl::Milliseconds(1));
+  plan = SolveCp(problem, NoWarmStart(), tiny);
   if (plan.ok()) {
     EXPECT_FALSE(plan->proven_optimal);
   } else {
@@ -376,7 +372,7 @@ TEST(CpTest, NeverWorseThanTheWarmStartOnBundledModels) {
     const Problem problem = *LoadProblem(path);
     CpStats stats;
     absl::StatusOr<Plan> plan =
-        SolveCp(problem, CpTestOptions{}, absl::Milliseconds(300), &stats);
+        SolveCp(problem, CpTestOptions{}, testing::CountedWork(0.3), &stats);
     ASSERT_TRUE(plan.ok()) << plan.status();
     ASSERT_TRUE(stats.used_warm_start);
     EXPECT_LE(plan->peak, stats.warm_start_peak);
@@ -395,7 +391,7 @@ TEST(CpTest, AboveThePairBoundReturnsTheWarmStartUnproven) {
   cp_options.max_conflicting_pairs = 2;
   CpStats stats;
   absl::StatusOr<Plan> plan =
-      SolveCp(problem, cp_options, absl::Seconds(10), &stats);
+      SolveCp(problem, cp_options, testing::CountedWork(10), &stats);
   ASSERT_TRUE(plan.ok()) << plan.status();
   EXPECT_EQ(stats.conflicting_pairs, 3);
   EXPECT_TRUE(stats.model_too_large);
@@ -407,7 +403,7 @@ TEST(CpTest, AboveThePairBoundReturnsTheWarmStartUnproven) {
 
   // At the bound the model is built and the optimum proven.
   cp_options.max_conflicting_pairs = 3;
-  plan = SolveCp(problem, cp_options, absl::Seconds(10), &stats);
+  plan = SolveCp(problem, cp_options, testing::CountedWork(10), &stats);
   ASSERT_TRUE(plan.ok()) << plan.status();
   EXPECT_FALSE(stats.model_too_large);
   EXPECT_EQ(plan->peak, 7);
@@ -420,7 +416,7 @@ TEST(CpTest, ExplicitConflictsCountTowardsThePairBound) {
   cp_options.max_conflicting_pairs = 2;
   CpStats stats;
   absl::StatusOr<Plan> plan =
-      SolveCp(ExplicitTriangle(0), cp_options, absl::Seconds(10), &stats);
+      SolveCp(ExplicitTriangle(0), cp_options, testing::CountedWork(10), &stats);
   ASSERT_TRUE(plan.ok()) << plan.status();
   EXPECT_EQ(stats.conflicting_pairs, 3);
   EXPECT_TRUE(stats.model_too_large);
@@ -456,7 +452,7 @@ TEST(CpTest, DefaultPairBoundKeepsDenseProblemsOutOfTheModel) {
   cp_options.warm_start = {"greedy_by_size"};
   CpStats stats;
   absl::StatusOr<Plan> plan =
-      SolveCp(problem, cp_options, absl::Seconds(10), &stats);
+      SolveCp(problem, cp_options, testing::CountedWork(10), &stats);
   ASSERT_TRUE(plan.ok()) << plan.status();
   EXPECT_EQ(stats.conflicting_pairs, 124753);
   EXPECT_TRUE(stats.model_too_large);

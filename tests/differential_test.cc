@@ -55,7 +55,7 @@ std::map<std::string, Plan> PlanWithEveryPlanner(const Problem& problem,
     EXPECT_TRUE(planner.ok()) << planner.status();
     if (!planner.ok()) continue;
     absl::StatusOr<Plan> plan = PlanMemory(
-        problem, **planner, {.time_limit = absl::Seconds(5), .seed = 1});
+        problem, **planner, {.work_limit = 5 * kWorkPerSecond, .seed = 1});
     if (!plan.ok()) {
       // Out of capacity, or a problem the planner does not support (several
       // pools for cp and exact); never an internal error (an invalid plan).
@@ -129,7 +129,7 @@ void CheckAgainstBruteForce(const Problem& problem,
     bounded.pools[0].capacity = capacity;
     if (!ValidateProblem(bounded).ok()) continue;  // a fixed buffer sticks out
     absl::StatusOr<Plan> plan =
-        PlanMemory(bounded, **exact, {.time_limit = absl::Seconds(5)});
+        PlanMemory(bounded, **exact, testing::CountedWork(5));
     if (capacity == optimum) {
       ASSERT_TRUE(plan.ok()) << "capacity " << capacity << ": " << plan.status();
       EXPECT_TRUE(VerifyPlan(bounded, *plan).ok());

@@ -45,10 +45,10 @@ Problem SmallRandomProblem(uint64_t seed, bool explicit_conflicts) {
 }
 
 absl::StatusOr<Plan> SolveExact(const Problem& problem,
-                                absl::Duration limit = absl::Seconds(5)) {
+                                PlanOptions plan = testing::CountedWork(5)) {
   PlanMemoryOptions options;
   options.planner = "exact";
-  options.plan.time_limit = limit;
+  options.plan = plan;
   return PlanMemory(problem, options);
 }
 
@@ -180,7 +180,7 @@ TEST(ExactTest, AgreesWithCpOnSmallRandomProblems) {
     Problem problem = TightRandomProblem(seed, 14);
     if (seed % 2 == 1) problem = ShuffledChain(seed);
     PlanOptions options;
-    options.time_limit = absl::Seconds(20);
+    options.work_limit = 20 * kWorkPerSecond;
     absl::StatusOr<Plan> by_cp = (*cp)->Solve(problem, options);
     ASSERT_TRUE(by_cp.ok()) << by_cp.status();
     ASSERT_TRUE(by_cp->proven_optimal);
@@ -386,7 +386,7 @@ TEST(ExactTest, SolvesMiniMallocInstancesUnderTheirCapacity) {
     SCOPED_TRACE(name);
     absl::StatusOr<Problem> problem = LoadProblem(name, {.capacity = 1048576});
     ASSERT_TRUE(problem.ok()) << problem.status();
-    absl::StatusOr<Plan> plan = SolveExact(*problem, absl::Seconds(30));
+    absl::StatusOr<Plan> plan = SolveExact(*problem, testing::CountedWork(30));
     ASSERT_TRUE(plan.ok()) << plan.status();
     EXPECT_LE(plan->peak, 1048576);
   }
@@ -395,14 +395,13 @@ TEST(ExactTest, SolvesMiniMallocInstancesUnderTheirCapacity) {
 TEST(ExactTest, TheTimeLimitKeepsTheBestPlan) {
   absl::StatusOr<Problem> problem = LoadProblem("minimalloc/D.1048576.csv");
   ASSERT_TRUE(problem.ok()) << problem.status();
-  const absl::Time start = absl::Now();
-  absl::StatusOr<Plan> plan = SolveExact(*problem, absl::Milliseconds(300));
-  const absl::Duration elapsed = absl::Now() - start;
+  // A real wall-clock limit: what is tested is that it keeps a plan. (That
+  // it stops is left to the test's own time-out: no assertion on the clock.)
+  absl::StatusOr<Plan> plan =
+      SolveExact(*problem, {.time_limit = absl::Milliseconds(300)});
   ASSERT_TRUE(plan.ok()) << plan.status();
   EXPECT_GE(plan->peak, plan->lower_bound);
   EXPECT_FALSE(plan->proven_optimal);  // D's optimum is open
-  // Generous: the machine is shared; the point is that it stops.
-  EXPECT_LT(elapsed, absl::Seconds(20));
 }
 
 TEST(ExactTest, NodeLimitsMakeItDeterministic) {
@@ -413,7 +412,6 @@ TEST(ExactTest, NodeLimitsMakeItDeterministic) {
       static_cast<int64_t>(problem->buffers.size()));
   const int64_t node_limit = 20000;
   PlanOptions plan_options;
-  plan_options.time_limit = absl::Seconds(60);
   plan_options.work_limit = node_limit * node_work;
   // As registered (best's plan first), its search within the work limit.
   absl::StatusOr<std::unique_ptr<Planner>> exact = CreatePlanner("exact");

@@ -86,7 +86,7 @@ class PlannerTest : public ::testing::TestWithParam<std::string> {};
 TEST_P(PlannerTest, EveryPlanIsValidAndAtLeastTheLowerBound) {
   PlanMemoryOptions options;
   options.planner = GetParam();
-  options.plan.time_limit = absl::Seconds(1);
+  options.plan = testing::CountedWork(1);
   for (const CorpusEntry& entry : Corpus()) {
     SCOPED_TRACE(entry.name);
     absl::StatusOr<Plan> plan = PlanMemory(entry.problem, options);
@@ -113,7 +113,7 @@ TEST_P(PlannerTest, EveryPlanIsValidAndAtLeastTheLowerBound) {
 TEST_P(PlannerTest, SameInputSamePlan) {
   PlanMemoryOptions options;
   options.planner = GetParam();
-  options.plan.time_limit = absl::Seconds(1);
+  options.plan = testing::CountedWork(1);
   for (const char* path :
        {"models/inception_v3.json", "training/mlp_train.json"}) {
     SCOPED_TRACE(path);

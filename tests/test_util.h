@@ -10,10 +10,18 @@
 
 #include "absl/status/statusor.h"
 #include "memplan/io.h"
+#include "memplan/planner.h"
 #include "memplan/problem.h"
 #include "memplan/types.h"
 
 namespace memplan::testing {
+
+// Effort counted, not timed: what `seconds` of a time limit would grant
+// (kWorkPerSecond per second), with no clock, so that a test's result never
+// depends on how busy the machine is.
+inline PlanOptions CountedWork(double seconds) {
+  return {.work_limit = static_cast<int64_t>(seconds * kWorkPerSecond)};
+}
 
 // Path of a file under bench/data, e.g. DataPath("models/resnet50.json").
 std::string DataPath(std::string_view relative);
