@@ -515,7 +515,8 @@ PlanOfGraph WritePlanOfGraph(const std::string& name, const std::string& pools,
       x_alignment == 0 ? "" : absl::StrCat(R"(, "alignment": )", x_alignment),
       R"(}, {"name": "y", "size": 256},)",
       R"( {"name": "z", "size": 256, "kind": "output"}],)",
-      R"( "ops": [{"name": "a", "type": "A", "inputs": ["x"], "outputs": ["y"]},)",
+      R"( "ops": [{"name": "a", "type": "A", "inputs": ["x"],)",
+      R"( "outputs": ["y"]},)",
       R"( {"name": "b", "type": "B", "inputs": ["y"], "outputs": ["z"]}]})");
   EXPECT_TRUE(WriteFile(out.graph_path, graph).ok());
   out.plan.path = TempPath(name + "_plan.json");
@@ -552,7 +553,8 @@ TEST(LoadInputOfPlanTest, ARecordedPoolNeverLoosensADeclaredOne) {
   PlanOfGraph larger = WritePlanOfGraph(
       "larger", sram, R"({"capacity": 8192})", kAllPlaced);
   EXPECT_THAT(ErrorOf(InputOf(larger).status()),
-              HasSubstr("with capacity 8192; the graph declares capacity 1024"));
+              HasSubstr("with capacity 8192; the graph declares capacity "
+                        "1024"));
   PlanOfGraph coarse = WritePlanOfGraph(
       "coarse", sram,
       R"({"pools": [{"name": "sram", "capacity": 1024, "alignment": 1}]})",
@@ -642,7 +644,8 @@ TEST(LoadInputOfPlanTest, ATensorsOwnAlignmentHolds) {
               HasSubstr("\"x\""));
   PlanOfGraph larger =
       WritePlanOfGraph("align_larger", "", R"({"alignment": 256})",
-                       R"([{"name": "x", "offset": 0}, {"name": "y", "offset": 256},
+                       R"([{"name": "x", "offset": 0},
+                           {"name": "y", "offset": 256},
                            {"name": "z", "offset": 0}])",
                        16);
   input = InputOf(larger);

@@ -429,12 +429,14 @@ void WriteSramGraph(const std::string& path, std::string* hash,
   const std::string graph =
       std::string(R"({"format": "memplan-graph-v1", "name": "g",)"
                   R"( "pools": [{"name": "sram", "capacity": 1024}],)"
-                  R"( "tensors": [{"name": "x", "size": 256, "kind": "input")") +
+                  R"( "tensors": [{"name": "x", "size": 256,)"
+                  R"( "kind": "input")") +
       (x_alignment == 0 ? ""
                         : ", \"alignment\": " + std::to_string(x_alignment)) +
       R"(}, {"name": "y", "size": 256},)"
       R"( {"name": "z", "size": 256, "kind": "output"}],)"
-      R"( "ops": [{"name": "a", "type": "A", "inputs": ["x"], "outputs": ["y"]},)"
+      R"( "ops": [{"name": "a", "type": "A", "inputs": ["x"],)"
+      R"( "outputs": ["y"]},)"
       R"( {"name": "b", "type": "B", "inputs": ["y"], "outputs": ["z"]}]})";
   std::ofstream(path) << graph;
   // The hash the tool records, read back from a plan it writes.
@@ -506,7 +508,8 @@ TEST(MemplanToolTest, VerifyNamesInputsLeftToTheCaller) {
   ToolRun report = RunTool("report " + input + " " + plan);
   EXPECT_EQ(report.exit_code, 0) << report.output;
   EXPECT_THAT(report.output,
-              HasSubstr("graph inputs left to the caller, as the plan records"));
+              HasSubstr("graph inputs left to the caller, as the plan "
+                        "records"));
   ToolRun strict = RunTool("verify " + input + " " + plan + " --plan-inputs");
   EXPECT_EQ(strict.exit_code, 1) << strict.output;
   EXPECT_THAT(strict.output, HasSubstr("\"x\""));

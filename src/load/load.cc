@@ -203,8 +203,8 @@ absl::StatusOr<std::vector<Pool>> ReconcilePools(
                                    r->alignment, ", as the plan records (the ",
                                    input, " declares ", d.alignment, ")"));
     }
-    pools.push_back(
-        Pool{.name = d.name, .capacity = r->capacity, .alignment = r->alignment});
+    pools.push_back(Pool{
+        .name = d.name, .capacity = r->capacity, .alignment = r->alignment});
   }
   return pools;
 }
@@ -288,7 +288,8 @@ absl::StatusOr<PlanBuild> ApplyRecordedBuild(
           "\" declares ", less_aligned->alignment, ")"));
     }
     if (inputs && !recorded.build.plan_inputs) {
-      out.notes.push_back("graph inputs left to the caller, as the plan records");
+      out.notes.push_back(
+          "graph inputs left to the caller, as the plan records");
     }
     if (outputs && !recorded.build.plan_outputs) {
       out.notes.push_back(
@@ -327,8 +328,10 @@ absl::StatusOr<PlanInput> LoadInputOfPlan(const std::string& path,
   PlanInput out;
   if (recorded.has_value() && !use_options) {
     const Graph* graph = parsed.graph.has_value() ? &*parsed.graph : nullptr;
-    absl::StatusOr<PlanBuild> build = ApplyRecordedBuild(
-        *recorded, graph, graph != nullptr ? graph->pools : std::vector<Pool>{});
+    const std::vector<Pool> declared =
+        graph != nullptr ? graph->pools : std::vector<Pool>{};
+    absl::StatusOr<PlanBuild> build =
+        ApplyRecordedBuild(*recorded, graph, declared);
     if (!build.ok()) return Named(plan.path, build.status());
     out.build = *std::move(build);
   } else {

@@ -126,13 +126,6 @@ absl::Status CheckInputFlags() {
   return absl::OkStatus();
 }
 
-bool AnyInputFlagGiven(const Arguments& args) {
-  for (const std::string& name : InputFlags()) {
-    if (args.Given(name)) return true;
-  }
-  return false;
-}
-
 absl::StatusOr<LoadedInput> LoadToolInput(const std::string& path,
                                           std::string* import_report) {
   return LoadToolInput(path, BuildOptionsFromFlags(),

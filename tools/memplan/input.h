@@ -48,9 +48,6 @@ absl::StatusOr<PlanInput> LoadInputOfPlan(const std::string& path,
 absl::StatusOr<Plan> ParseToolPlan(const PlanFile& plan,
                                    const Problem& problem);
 
-// True when any input flag was given on the command line.
-bool AnyInputFlagGiven(const Arguments& args);
-
 // Usage errors of the input flags (an unknown --reorder name), checked before
 // any input is read.
 absl::Status CheckInputFlags();
