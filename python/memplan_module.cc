@@ -140,6 +140,9 @@ struct PlanResult {
   std::string reorder;
   std::optional<Graph> graph;
   std::vector<int> op_order;
+  // Read from a plan file: what its record accepts beyond the input's own
+  // declarations (PlanBuild::notes of memplan/load.h).
+  std::vector<std::string> notes;
   std::vector<TensorPlacement> placements;
   std::map<std::string, BufferId> buffer_of_tensor;
   std::map<std::string, size_t> placement_of_tensor;
@@ -277,6 +280,18 @@ Problem ProblemOf(const py::object& input, const BuildOptions& build,
     return problem;
   }
   throw py::type_error("expected a memplan.Graph or memplan.Problem");
+}
+
+// The pools `input` (a Graph or a Problem) declares: none for a problem
+// with the one unbounded "default" pool that an input declaring none gets.
+std::vector<Pool> DeclaredPools(const py::object& input) {
+  if (py::isinstance<Graph>(input)) return input.cast<const Graph&>().pools;
+  const std::vector<Pool>& pools = input.cast<const Problem&>().pools;
+  if (pools.size() == 1 &&
+      pools[0] == Pool{.name = "default", .capacity = 0, .alignment = 1}) {
+    return {};
+  }
+  return pools;
 }
 
 struct SolveArgs {
@@ -769,6 +784,11 @@ PYBIND11_MODULE(_memplan, m) {
           "the graph as planned (its ops in the order planned); None for a "
           "problem")
       .def_property_readonly(
+          "notes", [](const PlanResult& r) { return r.notes; },
+          "read_plan: what the plan file records that the input does not "
+          "declare and was accepted (\"graph inputs left to the caller, as "
+          "the plan records\"), one clause each; empty otherwise")
+      .def_property_readonly(
           "op_order", [](const PlanResult& r) { return r.op_order; },
           "op_order[step]: the index in the caller's graph.ops of the op run "
           "at that step (the identity unless reorder was given)")
@@ -1106,20 +1126,54 @@ PYBIND11_MODULE(_memplan, m) {
         result.build = args.Options();
         result.reorder = reorder;
         const PlanFile file = Take(ReadPlanFile(path), /*file=*/true);
-        if (recorded) {
-          // The build options the plan file records, as `memplan verify`.
-          if (std::optional<PlanProvenance> p =
-                  Take(RecordedProvenance(file));
-              p.has_value()) {
-            result.build = p->build;
-            result.reorder = p->reorder;
+        if (py::isinstance<py::str>(input)) {
+          // A file, read as `memplan verify` reads it: its contents checked
+          // against the hash the plan records.
+          const std::string input_path = input.cast<std::string>();
+          LoadOptions load;
+          load.build = result.build;
+          load.reorder = reorder;
+#ifdef MEMPLAN_HAVE_ONNX
+          load.importers.push_back(OnnxImporter());
+#endif
+          PlanInput in = Take(LoadInputOfPlan(input_path, file, load,
+                                              /*use_options=*/!recorded),
+                              /*file=*/true);
+          result.build = in.build.build;
+          result.reorder = in.build.reorder;
+          result.notes = in.build.notes;
+          result.graph = std::move(in.input.graph);
+          result.op_order = std::move(in.input.op_order);
+          result.problem = std::move(in.input.problem);
+        } else {
+          if (recorded) {
+            // The build options the plan file records, applied to the
+            // input's own declarations as `memplan verify` applies them.
+            if (std::optional<PlanProvenance> p =
+                    Take(RecordedProvenance(file));
+                p.has_value()) {
+              const Graph* graph = py::isinstance<Graph>(input)
+                                       ? &input.cast<const Graph&>()
+                                       : nullptr;
+              absl::StatusOr<PlanBuild> build =
+                  ApplyRecordedBuild(*p, graph, DeclaredPools(input));
+              if (!build.ok()) {
+                Raise(absl::Status(
+                    build.status().code(),
+                    absl::StrCat(path, ": ", build.status().message())));
+              }
+              result.build = build->build;
+              result.reorder = build->reorder;
+              result.notes = build->notes;
+            }
           }
+          result.graph = PlannedGraph(input, result.reorder, result.build,
+                                      &result.op_order);
+          result.problem =
+              result.graph.has_value()
+                  ? Take(BuildProblem(*result.graph, result.build))
+                  : ProblemOf(input, result.build);
         }
-        result.graph =
-            PlannedGraph(input, result.reorder, result.build, &result.op_order);
-        result.problem = result.graph.has_value()
-                             ? Take(BuildProblem(*result.graph, result.build))
-                             : ProblemOf(input, result.build);
         absl::StatusOr<Plan> plan = ParsePlanFile(file, result.problem);
         if (!plan.ok()) {
           Raise(absl::Status(plan.status().code(),

@@ -11,8 +11,10 @@
 #include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "memplan/load.h"
 #include "memplan/memplan.h"
 #include "memplan/reorder.h"
+#include "memplan/verify.h"
 #include "test_util.h"
 
 namespace memplan {
@@ -490,6 +492,180 @@ TEST(LoadTest, APlanFileIsJsonOrCsvByItsName) {
     EXPECT_EQ(back->assignments, plan->assignments);
     std::remove(path.c_str());
   }
+}
+
+// A graph x -> y -> z (256 bytes each) whose file declares `pools` (JSON,
+// empty for none) and `x_alignment`, and a plan file of it recording
+// `build` (the JSON of a plan's "build") and placing `buffers`.
+struct PlanOfGraph {
+  std::string graph_path;
+  PlanFile plan;
+};
+
+PlanOfGraph WritePlanOfGraph(const std::string& name, const std::string& pools,
+                             const std::string& build,
+                             const std::string& buffers,
+                             int x_alignment = 0) {
+  PlanOfGraph out;
+  out.graph_path = TempPath(name + "_graph.json");
+  const std::string graph = absl::StrCat(
+      R"({"format": "memplan-graph-v1", "name": "g",)",
+      pools.empty() ? "" : absl::StrCat(R"( "pools": )", pools, ","),
+      R"( "tensors": [{"name": "x", "size": 256, "kind": "input")",
+      x_alignment == 0 ? "" : absl::StrCat(R"(, "alignment": )", x_alignment),
+      R"(}, {"name": "y", "size": 256},)",
+      R"( {"name": "z", "size": 256, "kind": "output"}],)",
+      R"( "ops": [{"name": "a", "type": "A", "inputs": ["x"],)",
+      R"( "outputs": ["y"]},)",
+      R"( {"name": "b", "type": "B", "inputs": ["y"], "outputs": ["z"]}]})");
+  EXPECT_TRUE(WriteFile(out.graph_path, graph).ok());
+  out.plan.path = TempPath(name + "_plan.json");
+  out.plan.text = absl::StrCat(
+      R"({"format": "memplan-plan-v1", "input": {"name": ")", out.graph_path,
+      R"(", "hash": ")", ContentHash(graph), R"("}, "build": )", build,
+      R"(, "planner": "by hand", "buffers": )", buffers, "}");
+  return out;
+}
+
+// The problem `plan` is checked against and its notes, or the error.
+absl::StatusOr<PlanInput> InputOf(const PlanOfGraph& plan) {
+  return LoadInputOfPlan(plan.graph_path, plan.plan, {}, false);
+}
+
+constexpr char kAllPlaced[] =
+    R"([{"name": "x", "pool": "sram", "offset": 0},
+        {"name": "y", "pool": "sram", "offset": 5000},
+        {"name": "z", "pool": "sram", "offset": 0}])";
+
+// The input's pools are the contract: a recorded pool may tighten one (a
+// note), never loosen it or add one.
+TEST(LoadInputOfPlanTest, ARecordedPoolNeverLoosensADeclaredOne) {
+  const std::string sram =
+      R"([{"name": "sram", "capacity": 1024, "alignment": 16}])";
+  PlanOfGraph unbounded = WritePlanOfGraph(
+      "unbounded", sram,
+      R"({"pools": [{"name": "sram", "capacity": 0, "alignment": 16}]})",
+      kAllPlaced);
+  EXPECT_THAT(ErrorOf(InputOf(unbounded).status()),
+              AllOf(HasSubstr(unbounded.plan.path),
+                    HasSubstr("plan records pool \"sram\" with capacity 0; "
+                              "the graph declares capacity 1024")));
+  PlanOfGraph larger = WritePlanOfGraph(
+      "larger", sram, R"({"capacity": 8192})", kAllPlaced);
+  EXPECT_THAT(ErrorOf(InputOf(larger).status()),
+              HasSubstr("with capacity 8192; the graph declares capacity "
+                        "1024"));
+  PlanOfGraph coarse = WritePlanOfGraph(
+      "coarse", sram,
+      R"({"pools": [{"name": "sram", "capacity": 1024, "alignment": 1}]})",
+      kAllPlaced);
+  EXPECT_THAT(ErrorOf(InputOf(coarse).status()),
+              HasSubstr("plan records pool \"sram\" with alignment 1; the "
+                        "graph declares alignment 16"));
+  PlanOfGraph other = WritePlanOfGraph(
+      "other", sram,
+      R"({"pools": [{"name": "sram", "capacity": 1024, "alignment": 16},
+                    {"name": "dram"}]})",
+      kAllPlaced);
+  EXPECT_THAT(ErrorOf(InputOf(other).status()),
+              HasSubstr("plan records pool \"dram\", which the graph does not "
+                        "declare"));
+  // Tighter: checked as recorded, and said.
+  PlanOfGraph tighter = WritePlanOfGraph(
+      "tighter", sram,
+      R"({"pools": [{"name": "sram", "capacity": 768, "alignment": 64}]})",
+      kAllPlaced);
+  absl::StatusOr<PlanInput> input = InputOf(tighter);
+  ASSERT_TRUE(input.ok()) << input.status();
+  EXPECT_EQ(input->input.problem.pools,
+            (std::vector<Pool>{{.name = "sram", .capacity = 768,
+                                .alignment = 64}}));
+  EXPECT_THAT(input->build.notes,
+              ::testing::ElementsAre(HasSubstr("pool \"sram\" of 768 bytes"),
+                                     HasSubstr("pool \"sram\" aligned to 64")));
+  // A graph without pools takes the recorded ones, silently.
+  PlanOfGraph open = WritePlanOfGraph(
+      "open", "",
+      R"({"pools": [{"name": "sram", "capacity": 0, "alignment": 1}]})",
+      kAllPlaced);
+  input = InputOf(open);
+  ASSERT_TRUE(input.ok()) << input.status();
+  EXPECT_TRUE(input->build.recorded);
+  EXPECT_TRUE(input->build.notes.empty());
+  EXPECT_EQ(input->input.problem.pools[0].name, "sram");
+  for (const PlanOfGraph* p : {&unbounded, &larger, &coarse, &other, &tighter,
+                               &open}) {
+    std::remove(p->graph_path.c_str());
+  }
+}
+
+// A plan that leaves the graph's inputs to the caller is accepted as such,
+// and says so; options given replace the record and are used as given.
+TEST(LoadInputOfPlanTest, InputsLeftToTheCallerAreNamed) {
+  PlanOfGraph plan = WritePlanOfGraph(
+      "no_inputs", "", R"({"plan_inputs": false})",
+      R"([{"name": "y", "offset": 0}, {"name": "z", "offset": 256}])");
+  absl::StatusOr<PlanInput> input = InputOf(plan);
+  ASSERT_TRUE(input.ok()) << input.status();
+  EXPECT_THAT(input->build.notes,
+              ::testing::ElementsAre(
+                  "graph inputs left to the caller, as the plan records"));
+  absl::StatusOr<Plan> parsed = ParsePlanFile(plan.plan, input->input.problem);
+  ASSERT_TRUE(parsed.ok()) << parsed.status();
+  EXPECT_TRUE(VerifyPlan(input->input.problem, *parsed).ok());
+  // Asked for a full plan: the input is missing.
+  absl::StatusOr<PlanInput> full =
+      LoadInputOfPlan(plan.graph_path, plan.plan, {}, true);
+  ASSERT_TRUE(full.ok()) << full.status();
+  EXPECT_FALSE(full->build.recorded);
+  EXPECT_TRUE(full->build.notes.empty());
+  parsed = ParsePlanFile(plan.plan, full->input.problem);
+  ASSERT_TRUE(parsed.ok()) << parsed.status();
+  EXPECT_THAT(ErrorOf(VerifyPlan(full->input.problem, *parsed)),
+              HasSubstr("\"x\""));
+  std::remove(plan.graph_path.c_str());
+}
+
+// A tensor's own alignment always holds: a smaller recorded alignment does
+// not lower it, a larger one rounds its size up (accepted, and said).
+TEST(LoadInputOfPlanTest, ATensorsOwnAlignmentHolds) {
+  const std::string placed =
+      R"([{"name": "x", "offset": 32}, {"name": "y", "offset": 512},
+          {"name": "z", "offset": 0}])";
+  PlanOfGraph smaller =
+      WritePlanOfGraph("align_smaller", "", R"({"alignment": 1})", placed, 64);
+  absl::StatusOr<PlanInput> input = InputOf(smaller);
+  ASSERT_TRUE(input.ok()) << input.status();
+  EXPECT_TRUE(input->build.notes.empty());
+  absl::StatusOr<Plan> parsed =
+      ParsePlanFile(smaller.plan, input->input.problem);
+  ASSERT_TRUE(parsed.ok()) << parsed.status();
+  EXPECT_THAT(ErrorOf(VerifyPlan(input->input.problem, *parsed)),
+              HasSubstr("\"x\""));
+  PlanOfGraph larger =
+      WritePlanOfGraph("align_larger", "", R"({"alignment": 256})",
+                       R"([{"name": "x", "offset": 0},
+                           {"name": "y", "offset": 256},
+                           {"name": "z", "offset": 0}])",
+                       16);
+  input = InputOf(larger);
+  ASSERT_TRUE(input.ok()) << input.status();
+  EXPECT_THAT(input->build.notes,
+              ::testing::ElementsAre("buffers aligned to 256, as the plan "
+                                     "records (tensor \"x\" declares 16)"));
+  std::remove(smaller.graph_path.c_str());
+  std::remove(larger.graph_path.c_str());
+}
+
+TEST(LoadInputOfPlanTest, APlanOfOtherContentsIsAnError) {
+  PlanOfGraph plan = WritePlanOfGraph("other_contents", "", "{}", kAllPlaced);
+  const std::string text = *ReadFile(plan.graph_path);
+  const std::string hash = ContentHash(text);
+  ASSERT_TRUE(WriteFile(plan.graph_path, text + "\n").ok());
+  EXPECT_THAT(ErrorOf(InputOf(plan).status()),
+              AllOf(HasSubstr("is a plan of another input"), HasSubstr(hash),
+                    HasSubstr(ContentHash(text + "\n"))));
+  std::remove(plan.graph_path.c_str());
 }
 
 TEST(FilesTest, UncompressedNameDropsOneGz) {

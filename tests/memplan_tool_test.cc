@@ -470,6 +470,138 @@ TEST(MemplanToolTest, PlanFilesDescribeThemselves) {
   EXPECT_THAT(timed.output, HasSubstr("\"wall_time_ms\":"));
 }
 
+// A graph x -> y -> z of 256-byte tensors declaring the pool "sram" of
+// 1024 bytes, with x's own alignment `x_alignment`, written to `path`; its
+// contents' hash into `hash`.
+void WriteSramGraph(const std::string& path, std::string* hash,
+                    int x_alignment = 0) {
+  const std::string graph =
+      std::string(R"({"format": "memplan-graph-v1", "name": "g",)"
+                  R"( "pools": [{"name": "sram", "capacity": 1024}],)"
+                  R"( "tensors": [{"name": "x", "size": 256,)"
+                  R"( "kind": "input")") +
+      (x_alignment == 0 ? ""
+                        : ", \"alignment\": " + std::to_string(x_alignment)) +
+      R"(}, {"name": "y", "size": 256},)"
+      R"( {"name": "z", "size": 256, "kind": "output"}],)"
+      R"( "ops": [{"name": "a", "type": "A", "inputs": ["x"],)"
+      R"( "outputs": ["y"]},)"
+      R"( {"name": "b", "type": "B", "inputs": ["y"], "outputs": ["z"]}]})";
+  std::ofstream(path) << graph;
+  // The hash the tool records, read back from a plan it writes.
+  const std::string plan = path + ".plan.json";
+  ASSERT_EQ(RunTool("plan " + path + " --out=" + plan).exit_code, 0);
+  *hash = nlohmann::json::parse(Slurp(plan))["input"]["hash"];
+  std::remove(plan.c_str());
+}
+
+// A plan file written by hand for `input` (of hash `hash`), recording
+// `build` and placing `buffers`.
+std::string HandPlan(const std::string& name, const std::string& input,
+                     const std::string& hash, const std::string& build,
+                     const std::string& buffers) {
+  const std::string path = Temp(name);
+  std::ofstream(path) << R"({"format": "memplan-plan-v1", "input": {"name": ")"
+                      << input << R"(", "hash": ")" << hash
+                      << R"("}, "build": )" << build
+                      << R"(, "planner": "by hand", "buffers": )" << buffers
+                      << "}";
+  return path;
+}
+
+// The graph's own declarations are the contract: a plan recording an
+// unbounded "sram" does not make a buffer at [5000, 5256) fit in the 1024
+// bytes the graph declares.
+TEST(MemplanToolTest, VerifyKeepsTheCapacityTheGraphDeclares) {
+  const std::string input = Temp("sram_graph.json");
+  std::string hash;
+  WriteSramGraph(input, &hash);
+  const std::string plan = HandPlan(
+      "sram_unbounded.json", input, hash,
+      R"({"pools": [{"name": "sram", "capacity": 0, "alignment": 1}]})",
+      R"([{"name": "x", "pool": "sram", "offset": 0},
+          {"name": "y", "pool": "sram", "offset": 5000},
+          {"name": "z", "pool": "sram", "offset": 0}])");
+  for (const std::string command : {"verify ", "report "}) {
+    ToolRun run = RunTool(command + input + " " + plan);
+    EXPECT_EQ(run.exit_code, 1) << run.output;
+    EXPECT_THAT(run.output,
+                HasSubstr("plan records pool \"sram\" with capacity 0; the "
+                          "graph declares capacity 1024"));
+  }
+  // Placed inside the 1024 bytes, the same record is a plan of the graph's.
+  const std::string inside = HandPlan(
+      "sram_inside.json", input, hash, R"({"capacity": 1024})",
+      R"([{"name": "x", "offset": 0}, {"name": "y", "offset": 256},
+          {"name": "z", "offset": 0}])");
+  ToolRun run = RunTool("verify " + input + " " + inside);
+  EXPECT_EQ(run.exit_code, 0) << run.output;
+  std::remove(input.c_str());
+}
+
+// A plan recording plan_inputs: false is a plan that leaves the graph's
+// inputs to the caller, and verify says so; --plan-inputs asks for a full
+// plan, which it is not.
+TEST(MemplanToolTest, VerifyNamesInputsLeftToTheCaller) {
+  const std::string input = Temp("inputs_graph.json");
+  std::string hash;
+  WriteSramGraph(input, &hash);
+  const std::string plan = HandPlan(
+      "inputs_left.json", input, hash, R"({"plan_inputs": false})",
+      R"([{"name": "y", "offset": 0}, {"name": "z", "offset": 256}])");
+  ToolRun run = RunTool("verify " + input + " " + plan);
+  EXPECT_EQ(run.exit_code, 0) << run.output;
+  EXPECT_THAT(run.output,
+              HasSubstr("(with the flags the plan records; graph inputs left "
+                        "to the caller, as the plan records)"));
+  ToolRun report = RunTool("report " + input + " " + plan);
+  EXPECT_EQ(report.exit_code, 0) << report.output;
+  EXPECT_THAT(report.output,
+              HasSubstr("graph inputs left to the caller, as the plan "
+                        "records"));
+  ToolRun strict = RunTool("verify " + input + " " + plan + " --plan-inputs");
+  EXPECT_EQ(strict.exit_code, 1) << strict.output;
+  EXPECT_THAT(strict.output, HasSubstr("\"x\""));
+  std::remove(input.c_str());
+}
+
+// A tensor's own alignment holds whatever the plan records: a smaller
+// recorded alignment does not lower it, a larger one is accepted and named.
+TEST(MemplanToolTest, VerifyKeepsATensorsOwnAlignment) {
+  const std::string input = Temp("aligned_graph.json");
+  std::string hash;
+  WriteSramGraph(input, &hash, /*x_alignment=*/64);
+  const std::string low = HandPlan(
+      "align_low.json", input, hash, R"({"alignment": 1})",
+      R"([{"name": "x", "offset": 32}, {"name": "y", "offset": 512},
+          {"name": "z", "offset": 0}])");
+  ToolRun run = RunTool("verify " + input + " " + low);
+  EXPECT_EQ(run.exit_code, 1) << run.output;
+  EXPECT_THAT(run.output, HasSubstr("\"x\""));
+  const std::string high = HandPlan(
+      "align_high.json", input, hash, R"({"alignment": 128})",
+      R"([{"name": "x", "offset": 0}, {"name": "y", "offset": 256},
+          {"name": "z", "offset": 0}])");
+  run = RunTool("verify " + input + " " + high);
+  EXPECT_EQ(run.exit_code, 0) << run.output;
+  EXPECT_THAT(run.output, HasSubstr("buffers aligned to 128, as the plan "
+                                    "records (tensor \"x\" declares 64)"));
+  std::remove(input.c_str());
+}
+
+// Every plan the tool writes verifies with no flags: pools given by flags
+// fill in what a model without pools leaves open.
+TEST(MemplanToolTest, APlanWithPoolFlagsVerifiesWithoutFlags) {
+  const std::string out = Temp("pools_by_flags.json");
+  ASSERT_EQ(RunTool("plan " + Data("models/alexnet.json") +
+                    " --pool=sram:1048576 --pool=dram --out=" + out)
+                .exit_code,
+            0);
+  ToolRun run = RunTool("verify " + Data("models/alexnet.json") + " " + out);
+  EXPECT_EQ(run.exit_code, 0) << run.output;
+  EXPECT_THAT(run.output, HasSubstr("(with the flags the plan records)"));
+}
+
 TEST(MemplanToolTest, OutNeverOverwritesTheInputAndFollowsTheExtension) {
   const std::string input = Temp("precious.json");
   const std::string original = Slurp(Data("models/resnet18.json"));

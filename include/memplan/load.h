@@ -60,6 +60,9 @@ struct LoadOptions {
 
 struct LoadedInput {
   std::optional<Graph> graph;  // set for graph inputs: the graph as planned
+  // Graphs: the op of the file run at each step (the identity without an
+  // ordering).
+  std::vector<int> op_order;
   Problem problem;
   std::string content_hash;  // ContentHash() of the file's contents
 };
@@ -89,6 +92,73 @@ absl::StatusOr<std::optional<PlanProvenance>> RecordedProvenance(
 // any of their tensors' names), CSV rows by id; pools by name.
 absl::StatusOr<Plan> ParsePlanFile(const PlanFile& file,
                                    const Problem& problem);
+
+// The input of a plan file: what the plan is checked against.
+//
+// The input's own declarations are the contract; the build options a plan
+// records only fill in what the input leaves open, or tighten it:
+//   - pools: an input that declares none (a graph without "pools", a buffer
+//     CSV) takes the recorded pools and capacity. An input that declares
+//     pools keeps them, in its order: a recorded pool it does not declare,
+//     or one with a larger capacity (0, unbounded, is the largest) or a
+//     smaller alignment than declared, is InvalidArgument naming both
+//     values ("plan records pool "sram" with capacity 0; the graph declares
+//     capacity 1024"). A smaller capacity or a larger alignment is the
+//     recorded one, and a note; a declared pool the plan does not record is
+//     kept as declared, and a note.
+//   - alignment: the recorded default alignment applies to every buffer; a
+//     tensor's own alignment still raises it (as when planning), so a
+//     smaller one loosens nothing. A larger one rounds the sizes of tensors
+//     that declare less: accepted, and a note naming one of them.
+//   - plan_constants: the graph says nothing about it; the recorded value.
+//   - plan_inputs, plan_outputs: the graph says which tensors are its inputs
+//     and outputs; whether they must be planned is the caller's choice. A
+//     plan recording false leaves them to the caller: accepted, and a note
+//     ("graph inputs left to the caller, as the plan records") when the
+//     graph has such tensors, so that it is not taken for a full plan.
+//   - reorder: the plan holds only when the ops run in the recorded order:
+//     a note naming it.
+// Options the caller gives (a command's build flags, Python's keywords)
+// replace the whole record and are used as given, as when planning: no
+// notes. In every case a plan that records its input's hash is checked
+// against the input's contents.
+struct PlanBuild {
+  BuildOptions build;   // the input is built with these
+  std::string reorder;  // and ops in this ordering (empty = the file's)
+  bool recorded = false;  // from the plan's record, not the caller's options
+  // What the plan records that differs from the input's declarations and
+  // was accepted, in words, one clause each.
+  std::vector<std::string> notes;
+};
+
+// The recorded build of a plan, applied to an input as above: `graph` is the
+// input's graph in its file order (nullptr for a problem), `declared_pools`
+// the pools the input declares (empty: none).
+absl::StatusOr<PlanBuild> ApplyRecordedBuild(
+    const PlanProvenance& recorded, const Graph* graph,
+    const std::vector<Pool>& declared_pools);
+
+// InvalidArgument when `content_hash` (of the input `input_path`) is not the
+// hash `recorded` names, naming both; OK otherwise.
+absl::Status CheckRecordedInput(const PlanFile& plan,
+                                const PlanProvenance& recorded,
+                                const std::string& input_path,
+                                const std::string& content_hash);
+
+struct PlanInput {
+  LoadedInput input;
+  PlanBuild build;
+};
+
+// Reads `path`, the input of the plan file `plan`, checks its contents
+// against the hash the plan records (if any) and builds it: with the build
+// options and op ordering of `options` when `use_options` or when the plan
+// records none, otherwise with the recorded ones applied as above.
+// options.importers read other graph formats in either case.
+absl::StatusOr<PlanInput> LoadInputOfPlan(const std::string& path,
+                                          const PlanFile& plan,
+                                          const LoadOptions& options,
+                                          bool use_options);
 
 }  // namespace memplan
 

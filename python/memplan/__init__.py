@@ -144,21 +144,39 @@ def verify(graph, plan):
     _memplan._verify(_input(graph), plan)
 
 
-def read_plan(path, graph, *, alignment=None, pools=None, capacity=None,
+def read_plan(path, input=None, *, alignment=None, pools=None, capacity=None,
               plan_constants=None, plan_inputs=None, plan_outputs=None,
-              reorder=None):
-    """A plan file for `graph` (a Graph, graph dict or Problem) as a
-    PlanResult: memplan-plan-v1 JSON (buffers matched by name), or a buffer
-    CSV with an offset column (.csv, .csv.gz; rows matched by id).
+              reorder=None, graph=None):
+    """A plan file for `input` as a PlanResult: memplan-plan-v1 JSON (buffers
+    matched by name), or a buffer CSV with an offset column (.csv, .csv.gz;
+    rows matched by id). `input` is the path of the input file (a graph
+    .json or .json.gz, a buffer CSV, an ONNX model) or a Graph, graph dict
+    or Problem (`graph=` is its former name).
 
-    The problem is built as the plan was: with the build options and op
-    ordering a JSON plan file records when none is given here (as `memplan
-    verify` does), otherwise with those given (defaults for the rest)."""
+    The input's own declarations are the contract, as for `memplan verify`:
+    when no build option is given here, the ones a JSON plan file records
+    fill in what the input leaves open (a recorded pool that loosens one the
+    input declares is a ValueError), and what they accept beyond the input
+    (graph inputs left to the caller, an op ordering) is listed in
+    `plan.notes`; otherwise the options given are used (defaults for the
+    rest). A plan that records its input's hash is checked against the
+    contents of an input given by path, as the tool does (a Graph object has
+    no file contents to check)."""
+    if input is None:
+        if graph is None:
+            raise TypeError("read_plan() needs the plan's input")
+        input = graph
+    elif graph is not None:
+        raise TypeError("read_plan() takes input or graph, not both")
+    if isinstance(input, (str, _os.PathLike)):
+        input = _os.fspath(input)
+    else:
+        input = _input(input)
     given = [alignment, pools, capacity, plan_constants, plan_inputs,
              plan_outputs, reorder]
     recorded = all(v is None for v in given)
     return _memplan._read_plan(
-        _input(graph), _os.fspath(path), recorded, reorder or "",
+        input, _os.fspath(path), recorded, reorder or "",
         1 if alignment is None else alignment, _pools(pools), capacity or 0,
         bool(plan_constants), plan_inputs is not False,
         plan_outputs is not False)

@@ -430,3 +430,101 @@ def test_onnx_as_the_tool(tmp_path):
         memplan.read_onnx(b"not a model")
     with pytest.raises(ValueError, match="views"):
         memplan.read_onnx(ONNX, views="maybe")
+
+
+def sram_graph(path, x_alignment=None):
+    """x -> y -> z, 256 bytes each, in the declared pool "sram" of 1024
+    bytes, written to `path`."""
+    x = {"name": "x", "size": 256, "kind": "input"}
+    if x_alignment:
+        x["alignment"] = x_alignment
+    path.write_text(json.dumps({
+        "format": "memplan-graph-v1", "name": "g",
+        "pools": [{"name": "sram", "capacity": 1024}],
+        "tensors": [x, {"name": "y", "size": 256},
+                    {"name": "z", "size": 256, "kind": "output"}],
+        "ops": [{"name": "a", "type": "A", "inputs": ["x"], "outputs": ["y"]},
+                {"name": "b", "type": "B", "inputs": ["y"],
+                 "outputs": ["z"]}]}))
+    return memplan.read_graph(path)
+
+
+def hand_plan(tmp_path, graph_path, build, buffers):
+    """A plan file of `graph_path` (its hash as the tool records it) with
+    the build `build` and the buffers `buffers`."""
+    graph = memplan.read_graph(graph_path)
+    memplan.write_plan(memplan.plan(graph, "naive"), tmp_path / "t.json",
+                       input=graph_path)
+    data = json.loads((tmp_path / "t.json").read_text())
+    data["build"] = build
+    data["buffers"] = buffers
+    data.pop("tensors")
+    for claim in ("pools", "peak", "naive_total", "lower_bound"):
+        data.pop(claim)
+    path = tmp_path / "hand.json"
+    path.write_text(json.dumps(data))
+    return path
+
+
+def test_read_plan_checks_the_input_hash_as_the_tool(tmp_path):
+    g = tmp_path / "g.json"
+    graph = sram_graph(g)
+    memplan.write_plan(memplan.plan(graph, "best"), tmp_path / "p.json",
+                       input=g)
+    for given in (g, str(g)):
+        back = memplan.read_plan(tmp_path / "p.json", input=given)
+        memplan.verify(back.graph, back)
+        assert back.notes == []
+    recorded = json.loads((tmp_path / "p.json").read_text())["input"]["hash"]
+    g.write_text(g.read_text() + "\n")  # the same graph, other contents
+    with pytest.raises(ValueError, match="is a plan of another input") as e:
+        memplan.read_plan(tmp_path / "p.json", input=g)
+    assert recorded in str(e.value)
+    assert "fnv1a64:" in str(e.value).replace(recorded, "")
+
+
+def test_read_plan_keeps_the_capacity_the_graph_declares(tmp_path):
+    g = tmp_path / "g.json"
+    graph = sram_graph(g)
+    plan = hand_plan(
+        tmp_path, g,
+        {"pools": [{"name": "sram", "capacity": 0, "alignment": 1}]},
+        [{"name": "x", "pool": "sram", "offset": 0},
+         {"name": "y", "pool": "sram", "offset": 5000},
+         {"name": "z", "pool": "sram", "offset": 0}])
+    for given in (graph, g):
+        with pytest.raises(ValueError, match='plan records pool "sram" with '
+                           'capacity 0; the graph declares capacity 1024'):
+            memplan.read_plan(plan, input=given)
+
+
+def test_read_plan_names_inputs_left_to_the_caller(tmp_path):
+    g = tmp_path / "g.json"
+    graph = sram_graph(g)
+    plan = hand_plan(tmp_path, g, {"plan_inputs": False},
+                     [{"name": "y", "offset": 0}, {"name": "z", "offset": 256}])
+    for given in (graph, g):
+        back = memplan.read_plan(plan, input=given)
+        assert back.notes == [
+            "graph inputs left to the caller, as the plan records"]
+        memplan.verify(graph, back)
+    # Asked for a full plan, it is none.
+    with pytest.raises(ValueError, match="places 2 buffers"):
+        memplan.read_plan(plan, graph, plan_inputs=True)
+
+
+def test_read_plan_keeps_a_tensors_own_alignment(tmp_path):
+    g = tmp_path / "g.json"
+    graph = sram_graph(g, x_alignment=64)
+    low = hand_plan(tmp_path, g, {"alignment": 1},
+                    [{"name": "x", "offset": 32}, {"name": "y", "offset": 512},
+                     {"name": "z", "offset": 0}])
+    with pytest.raises(ValueError, match='"x"'):
+        memplan.verify(graph, memplan.read_plan(low, graph))
+    high = hand_plan(tmp_path, g, {"alignment": 128},
+                     [{"name": "x", "offset": 0}, {"name": "y", "offset": 256},
+                      {"name": "z", "offset": 0}])
+    back = memplan.read_plan(high, graph)
+    assert back.notes == ['buffers aligned to 128, as the plan records '
+                          '(tensor "x" declares 64)']
+    memplan.verify(graph, back)

@@ -3,14 +3,18 @@
 
 #include "memplan/load.h"
 
+#include <algorithm>
 #include <limits>
+#include <numeric>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "base/planner_util.h"
 #include "base/status_macros.h"
 #include "memplan/formats.h"
@@ -55,11 +59,9 @@ absl::StatusOr<Graph> ParseGraphFile(const std::string& path,
   return graph;
 }
 
-// A buffer CSV input: its problem, with the pools, capacity and alignment
-// of `options`.
-absl::StatusOr<Problem> CsvProblem(const std::string& path,
-                                   std::string_view text,
-                                   const BuildOptions& options) {
+// A buffer CSV input: its problem, before the options.
+absl::StatusOr<Problem> ParseCsvInput(const std::string& path,
+                                      std::string_view text) {
   absl::StatusOr<BufferCsv> csv = ParseBufferCsv(text);
   if (!csv.ok()) return Named(path, csv.status());
   if (csv->plan.has_value()) {
@@ -67,7 +69,13 @@ absl::StatusOr<Problem> CsvProblem(const std::string& path,
         path, ": an input's CSV has no offset or pool column (a plan "
               "with offsets is read by verify)"));
   }
-  Problem problem = std::move(csv->problem);
+  return std::move(csv->problem);
+}
+
+// A buffer CSV's problem with the pools, capacity and alignment of
+// `options`.
+absl::StatusOr<Problem> CsvProblem(Problem problem,
+                                   const BuildOptions& options) {
   MEMPLAN_ASSIGN_OR_RETURN(problem.pools,
                            ResolvePools(problem.pools, options));
   // At alignment 1 the buffers are the ones ParseBufferCsv validated (sizes
@@ -88,33 +96,125 @@ absl::StatusOr<Problem> CsvProblem(const std::string& path,
   return problem;
 }
 
-}  // namespace
+// An input file read and parsed, not yet built: its graph, or the problem
+// of a buffer CSV.
+struct ParsedInput {
+  std::optional<Graph> graph;
+  Problem csv;
+  std::string content_hash;
+};
 
-absl::StatusOr<LoadedInput> Load(const std::string& path,
-                                 const LoadOptions& options) {
+absl::StatusOr<ParsedInput> ParseInput(const std::string& path,
+                                       const LoadOptions& options) {
   MEMPLAN_ASSIGN_OR_RETURN(std::string bytes, ReadFile(path));
-  LoadedInput input;
-  input.content_hash = ContentHash(bytes);
+  ParsedInput parsed;
+  parsed.content_hash = ContentHash(bytes);
   if (ImporterFor(path, options) == nullptr &&
       UncompressedName(path).ends_with(".csv")) {
+    MEMPLAN_ASSIGN_OR_RETURN(parsed.csv, ParseCsvInput(path, bytes));
+  } else {
+    MEMPLAN_ASSIGN_OR_RETURN(parsed.graph,
+                             ParseGraphFile(path, bytes, options));
+  }
+  return parsed;
+}
+
+absl::StatusOr<LoadedInput> BuildInput(ParsedInput parsed,
+                                       const BuildOptions& build,
+                                       const std::string& reorder) {
+  LoadedInput input;
+  input.content_hash = std::move(parsed.content_hash);
+  if (!parsed.graph.has_value()) {
     MEMPLAN_ASSIGN_OR_RETURN(input.problem,
-                             CsvProblem(path, bytes, options.build));
-    if (!options.reorder.empty()) {
+                             CsvProblem(std::move(parsed.csv), build));
+    if (!reorder.empty()) {
       return absl::InvalidArgumentError(
           "--reorder needs a graph INPUT; a buffer CSV has no ops");
     }
     return input;
   }
-  MEMPLAN_ASSIGN_OR_RETURN(Graph graph, ParseGraphFile(path, bytes, options));
-  if (!options.reorder.empty()) {
-    MEMPLAN_ASSIGN_OR_RETURN(
-        std::vector<int> order,
-        ComputeOpOrder(graph, options.reorder, options.build));
-    graph = PermuteOps(graph, order);
+  Graph graph = *std::move(parsed.graph);
+  if (!reorder.empty()) {
+    MEMPLAN_ASSIGN_OR_RETURN(input.op_order,
+                             ComputeOpOrder(graph, reorder, build));
+    graph = PermuteOps(graph, input.op_order);
+  } else {
+    input.op_order.resize(graph.ops.size());
+    std::iota(input.op_order.begin(), input.op_order.end(), 0);
   }
-  MEMPLAN_ASSIGN_OR_RETURN(input.problem, BuildProblem(graph, options.build));
+  MEMPLAN_ASSIGN_OR_RETURN(input.problem, BuildProblem(graph, build));
   input.graph = std::move(graph);
   return input;
+}
+
+std::string PoolNames(const std::vector<Pool>& pools) {
+  std::vector<std::string> names;
+  for (const Pool& p : pools) names.push_back(absl::StrCat("\"", p.name, "\""));
+  return absl::StrJoin(names, ", ");
+}
+
+std::string CapacityText(Bytes capacity) {
+  return capacity == 0 ? "unbounded" : absl::StrCat(capacity, " bytes");
+}
+
+// The declared pools tightened by the recorded ones (see PlanBuild).
+absl::StatusOr<std::vector<Pool>> ReconcilePools(
+    const std::vector<Pool>& declared, const std::vector<Pool>& recorded,
+    const char* input, std::vector<std::string>& notes) {
+  for (const Pool& r : recorded) {
+    if (std::none_of(declared.begin(), declared.end(),
+                     [&](const Pool& d) { return d.name == r.name; })) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "plan records pool \"", r.name, "\", which the ", input,
+          " does not declare (it declares ", PoolNames(declared), ")"));
+    }
+  }
+  std::vector<Pool> pools;
+  for (const Pool& d : declared) {
+    auto r = std::find_if(recorded.begin(), recorded.end(),
+                          [&](const Pool& p) { return p.name == d.name; });
+    if (r == recorded.end()) {
+      notes.push_back(absl::StrCat("pool \"", d.name, "\" as the ", input,
+                                   " declares it (the plan records none)"));
+      pools.push_back(d);
+      continue;
+    }
+    // 0 is unbounded: the largest capacity.
+    const bool larger = d.capacity != 0 &&
+                        (r->capacity == 0 || r->capacity > d.capacity);
+    if (larger) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "plan records pool \"", d.name, "\" with capacity ", r->capacity,
+          "; the ", input, " declares capacity ", d.capacity));
+    }
+    if (r->alignment < d.alignment) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "plan records pool \"", d.name, "\" with alignment ", r->alignment,
+          "; the ", input, " declares alignment ", d.alignment));
+    }
+    if (r->capacity != d.capacity) {
+      notes.push_back(absl::StrCat("pool \"", d.name, "\" of ", r->capacity,
+                                   " bytes, as the plan records (the ", input,
+                                   " declares ", CapacityText(d.capacity),
+                                   ")"));
+    }
+    if (r->alignment != d.alignment) {
+      notes.push_back(absl::StrCat("pool \"", d.name, "\" aligned to ",
+                                   r->alignment, ", as the plan records (the ",
+                                   input, " declares ", d.alignment, ")"));
+    }
+    pools.push_back(Pool{
+        .name = d.name, .capacity = r->capacity, .alignment = r->alignment});
+  }
+  return pools;
+}
+
+}  // namespace
+
+absl::StatusOr<LoadedInput> Load(const std::string& path,
+                                 const LoadOptions& options) {
+  MEMPLAN_ASSIGN_OR_RETURN(ParsedInput parsed, ParseInput(path, options));
+  return BuildInput(std::move(parsed), options.build, options.reorder);
 }
 
 absl::StatusOr<LoadedInput> LoadInput(const std::string& path,
@@ -142,6 +242,106 @@ absl::StatusOr<Plan> ParsePlanFile(const PlanFile& file,
                                    const Problem& problem) {
   return file.csv ? ParsePlanCsv(file.text, problem)
                   : ParsePlanJson(file.text, problem);
+}
+
+absl::StatusOr<PlanBuild> ApplyRecordedBuild(
+    const PlanProvenance& recorded, const Graph* graph,
+    const std::vector<Pool>& declared_pools) {
+  PlanBuild out;
+  out.recorded = true;
+  out.build = recorded.build;
+  out.reorder = recorded.reorder;
+  const char* input = graph != nullptr ? "graph" : "input";
+  if (!declared_pools.empty()) {
+    // The pools the plan was made with: the recorded ones, else the
+    // declared ones, and the recorded capacity of a single pool.
+    absl::StatusOr<std::vector<Pool>> pools =
+        ResolvePools(declared_pools, recorded.build);
+    if (!pools.ok()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "the plan's build: ", pools.status().message()));
+    }
+    MEMPLAN_ASSIGN_OR_RETURN(
+        out.build.pools,
+        ReconcilePools(declared_pools, *pools, input, out.notes));
+    out.build.capacity = 0;
+  }
+  if (graph != nullptr) {
+    const Tensor* less_aligned = nullptr;
+    bool inputs = false, outputs = false;
+    for (const Tensor& t : graph->tensors) {
+      if (t.kind == TensorKind::kInput) inputs = true;
+      if (t.kind == TensorKind::kOutput) outputs = true;
+      const bool planned =
+          (t.kind != TensorKind::kInput || recorded.build.plan_inputs) &&
+          (t.kind != TensorKind::kOutput || recorded.build.plan_outputs) &&
+          (t.kind != TensorKind::kConstant || recorded.build.plan_constants);
+      if (planned && less_aligned == nullptr && t.alignment != 0 &&
+          t.alignment < recorded.build.alignment) {
+        less_aligned = &t;
+      }
+    }
+    if (less_aligned != nullptr) {
+      out.notes.push_back(absl::StrCat(
+          "buffers aligned to ", recorded.build.alignment,
+          ", as the plan records (tensor \"", less_aligned->name,
+          "\" declares ", less_aligned->alignment, ")"));
+    }
+    if (inputs && !recorded.build.plan_inputs) {
+      out.notes.push_back(
+          "graph inputs left to the caller, as the plan records");
+    }
+    if (outputs && !recorded.build.plan_outputs) {
+      out.notes.push_back(
+          "graph outputs left to the caller, as the plan records");
+    }
+    if (!recorded.reorder.empty()) {
+      out.notes.push_back(absl::StrCat("ops in the \"", recorded.reorder,
+                                       "\" order, as the plan records"));
+    }
+  }
+  return out;
+}
+
+absl::Status CheckRecordedInput(const PlanFile& plan,
+                                const PlanProvenance& recorded,
+                                const std::string& input_path,
+                                const std::string& content_hash) {
+  if (recorded.input_hash == content_hash) return absl::OkStatus();
+  return absl::InvalidArgumentError(absl::StrCat(
+      plan.path, " is a plan of another input: it was made for \"",
+      recorded.input, "\" (", recorded.input_hash, "), and \"", input_path,
+      "\" has other contents (", content_hash, ")"));
+}
+
+absl::StatusOr<PlanInput> LoadInputOfPlan(const std::string& path,
+                                          const PlanFile& plan,
+                                          const LoadOptions& options,
+                                          bool use_options) {
+  MEMPLAN_ASSIGN_OR_RETURN(std::optional<PlanProvenance> recorded,
+                           RecordedProvenance(plan));
+  MEMPLAN_ASSIGN_OR_RETURN(ParsedInput parsed, ParseInput(path, options));
+  if (recorded.has_value()) {
+    MEMPLAN_RETURN_IF_ERROR(
+        CheckRecordedInput(plan, *recorded, path, parsed.content_hash));
+  }
+  PlanInput out;
+  if (recorded.has_value() && !use_options) {
+    const Graph* graph = parsed.graph.has_value() ? &*parsed.graph : nullptr;
+    const std::vector<Pool> declared =
+        graph != nullptr ? graph->pools : std::vector<Pool>{};
+    absl::StatusOr<PlanBuild> build =
+        ApplyRecordedBuild(*recorded, graph, declared);
+    if (!build.ok()) return Named(plan.path, build.status());
+    out.build = *std::move(build);
+  } else {
+    out.build.build = options.build;
+    out.build.reorder = options.reorder;
+  }
+  MEMPLAN_ASSIGN_OR_RETURN(
+      out.input,
+      BuildInput(std::move(parsed), out.build.build, out.build.reorder));
+  return out;
 }
 
 }  // namespace memplan

@@ -126,72 +126,91 @@ absl::Status CheckInputFlags() {
   return absl::OkStatus();
 }
 
-bool AnyInputFlagGiven(const Arguments& args) {
-  for (const std::string& name : InputFlags()) {
-    if (args.Given(name)) return true;
-  }
-  return false;
-}
-
 absl::StatusOr<LoadedInput> LoadToolInput(const std::string& path,
                                           std::string* import_report) {
   return LoadToolInput(path, BuildOptionsFromFlags(),
                        absl::GetFlag(FLAGS_reorder), import_report);
 }
 
+namespace {
+
+// The options Load() reads `path` with: `options`, `reorder` and, for an
+// ONNX model, the importer of the flags (its counts into `stats`).
+#ifdef MEMPLAN_HAVE_ONNX
+absl::StatusOr<LoadOptions> ToolLoadOptions(const std::string& path,
+                                            const BuildOptions& options,
+                                            const std::string& reorder,
+                                            OnnxImportStats* stats) {
+#else
+absl::StatusOr<LoadOptions> ToolLoadOptions(const std::string& path,
+                                            const BuildOptions& options,
+                                            const std::string& reorder) {
+#endif
+  LoadOptions load;
+  load.build = options;
+  load.reorder = reorder;
+  if (!absl::EndsWith(path, ".onnx")) return load;
+#ifdef MEMPLAN_HAVE_ONNX
+  // The --dim and --onnx-* flags matter to ONNX models only.
+  absl::StatusOr<GraphImporter> importer = OnnxImporterFromFlags(stats);
+  if (!importer.ok()) return importer.status();
+  load.importers.push_back(*std::move(importer));
+  return load;
+#else
+  return absl::UnimplementedError(absl::StrCat(
+      "\"", path,
+      "\": this memplan was built without the ONNX importer (it needs "
+      "libprotobuf-dev and libonnx-dev)"));
+#endif
+}
+
+// The flags of InputFlags() that a plan file records (not the ONNX ones).
+bool AnyBuildFlagGiven(const Arguments& args) {
+  for (const char* name :
+       {"alignment", "plan_constants", "plan_inputs", "plan_outputs", "pool",
+        "capacity", "reorder"}) {
+    if (args.Given(name)) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
 absl::StatusOr<LoadedInput> LoadToolInput(const std::string& path,
                                           const BuildOptions& options,
                                           const std::string& reorder,
                                           std::string* import_report) {
-  LoadOptions load;
-  load.build = options;
-  load.reorder = reorder;
-  const bool onnx = absl::EndsWith(path, ".onnx");
 #ifdef MEMPLAN_HAVE_ONNX
-  // The --dim and --onnx-* flags matter to ONNX models only.
   OnnxImportStats stats;
-  if (onnx) {
-    absl::StatusOr<GraphImporter> importer = OnnxImporterFromFlags(&stats);
-    if (!importer.ok()) return importer.status();
-    load.importers.push_back(*std::move(importer));
-  }
-  absl::StatusOr<LoadedInput> input = Load(path, load);
-  if (input.ok() && onnx && import_report != nullptr) {
+  absl::StatusOr<LoadOptions> load =
+      ToolLoadOptions(path, options, reorder, &stats);
+  if (!load.ok()) return load.status();
+  absl::StatusOr<LoadedInput> input = Load(path, *load);
+  if (input.ok() && !load->importers.empty() && import_report != nullptr) {
     *import_report = ImportReport(stats);
   }
   return input;
 #else
   (void)import_report;
-  if (onnx) {
-    return absl::UnimplementedError(absl::StrCat(
-        "\"", path,
-        "\": this memplan was built without the ONNX importer (it needs "
-        "libprotobuf-dev and libonnx-dev)"));
-  }
-  return Load(path, load);
+  absl::StatusOr<LoadOptions> load = ToolLoadOptions(path, options, reorder);
+  if (!load.ok()) return load.status();
+  return Load(path, *load);
 #endif
 }
 
-absl::StatusOr<LoadedInput> LoadInputOfPlan(
-    const std::string& path, const PlanFile& plan,
-    const std::optional<PlanProvenance>& provenance, const Arguments& args,
-    bool* recorded) {
-  // The recorded build, unless flags on the command line say otherwise.
-  const bool use_recorded = provenance.has_value() && !AnyInputFlagGiven(args);
-  if (recorded != nullptr) *recorded = use_recorded;
-  absl::StatusOr<LoadedInput> input =
-      use_recorded
-          ? LoadToolInput(path, provenance->build, provenance->reorder)
-          : LoadToolInput(path);
-  if (!input.ok()) return input.status();
-  if (provenance.has_value() &&
-      provenance->input_hash != input->content_hash) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        plan.path, " is a plan of another input: it was made for \"",
-        provenance->input, "\" (", provenance->input_hash, "), and \"", path,
-        "\" has other contents (", input->content_hash, ")"));
-  }
-  return input;
+absl::StatusOr<PlanInput> LoadInputOfPlan(const std::string& path,
+                                          const PlanFile& plan,
+                                          const Arguments& args) {
+#ifdef MEMPLAN_HAVE_ONNX
+  OnnxImportStats stats;
+  absl::StatusOr<LoadOptions> load = ToolLoadOptions(
+      path, BuildOptionsFromFlags(), absl::GetFlag(FLAGS_reorder), &stats);
+#else
+  absl::StatusOr<LoadOptions> load = ToolLoadOptions(
+      path, BuildOptionsFromFlags(), absl::GetFlag(FLAGS_reorder));
+#endif
+  if (!load.ok()) return load.status();
+  return memplan::LoadInputOfPlan(path, plan, *load, AnyBuildFlagGiven(args));
 }
 
 absl::StatusOr<Plan> ParseToolPlan(const PlanFile& plan,

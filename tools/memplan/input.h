@@ -34,23 +34,19 @@ absl::StatusOr<LoadedInput> LoadToolInput(
     const std::string& path, const BuildOptions& options,
     const std::string& reorder, std::string* import_report = nullptr);
 
-// INPUT as the plan file `plan` was made of it: with the build options and
-// op ordering the plan records (`provenance`, from RecordedProvenance()),
-// unless input flags are given on the command line, and then an error when
-// INPUT's contents are not those the plan was made of. Without a provenance,
-// with the flags. `recorded` (when given) tells whether the plan's options
-// were used. verify and report read a plan's input this way.
-absl::StatusOr<LoadedInput> LoadInputOfPlan(
-    const std::string& path, const PlanFile& plan,
-    const std::optional<PlanProvenance>& provenance, const Arguments& args,
-    bool* recorded = nullptr);
+// INPUT as the plan file `plan` was made of it (memplan::LoadInputOfPlan):
+// with the build options and op ordering the plan records, applied to
+// INPUT's own declarations, unless build flags are given on the command
+// line (then with the flags, as given); an error when INPUT's contents are
+// not those the plan records. verify and report read a plan's input this
+// way.
+absl::StatusOr<PlanInput> LoadInputOfPlan(const std::string& path,
+                                          const PlanFile& plan,
+                                          const Arguments& args);
 
 // A plan of `problem` from the plan file: errors in a CSV plan name the file.
 absl::StatusOr<Plan> ParseToolPlan(const PlanFile& plan,
                                    const Problem& problem);
-
-// True when any input flag was given on the command line.
-bool AnyInputFlagGiven(const Arguments& args);
 
 // Usage errors of the input flags (an unknown --reorder name), checked before
 // any input is read.

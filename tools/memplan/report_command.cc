@@ -69,11 +69,14 @@ absl::Status Run(const Arguments& args) {
     // INPUT as PLAN was made of it, as verify reads it.
     absl::StatusOr<PlanFile> file = ReadPlanFile(args.positional[1]);
     if (!file.ok()) return file.status();
-    absl::StatusOr<std::optional<PlanProvenance>> provenance =
-        RecordedProvenance(*file);
-    if (!provenance.ok()) return provenance.status();
-    input = LoadInputOfPlan(args.positional[0], *file, *provenance, args);
-    if (!input.ok()) return input.status();
+    absl::StatusOr<PlanInput> of_plan =
+        LoadInputOfPlan(args.positional[0], *file, args);
+    if (!of_plan.ok()) return of_plan.status();
+    // What the plan holds for besides INPUT's own declarations.
+    for (const std::string& note : of_plan->build.notes) {
+      std::cerr << file->path << ": " << note << "\n";
+    }
+    input = std::move(of_plan->input);
     absl::StatusOr<Plan> plan = ParseToolPlan(*file, input->problem);
     if (!plan.ok()) return plan.status();
     if (plan->planner.empty()) plan->planner = "plan file";

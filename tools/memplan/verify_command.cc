@@ -3,10 +3,13 @@
 #include <filesystem>
 #include <iostream>
 #include <optional>
+#include <string>
 #include <system_error>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
 #include "commands.h"
 #include "input.h"
 #include "memplan/load.h"
@@ -56,20 +59,25 @@ absl::Status Run(const Arguments& args) {
     if (!found.ok()) return found.status();
     input_path = *found;
   }
-  bool recorded = false;
-  absl::StatusOr<LoadedInput> input =
-      LoadInputOfPlan(input_path, *file, *provenance, args, &recorded);
+  absl::StatusOr<PlanInput> input = LoadInputOfPlan(input_path, *file, args);
   if (!input.ok()) return input.status();
-  absl::StatusOr<Plan> plan = ParseToolPlan(*file, input->problem);
+  const Problem& problem = input->input.problem;
+  absl::StatusOr<Plan> plan = ParseToolPlan(*file, problem);
   if (!plan.ok()) return plan.status();
-  if (absl::Status s = VerifyPlan(input->problem, *plan); !s.ok()) {
+  if (absl::Status s = VerifyPlan(problem, *plan); !s.ok()) {
     return absl::InvalidArgumentError(
         absl::StrCat("invalid plan: ", s.message()));
   }
+  // What the answer rests on besides INPUT: the recorded flags, and what
+  // they accept that INPUT does not declare (inputs left to the caller).
+  std::vector<std::string> said;
+  if (input->build.recorded) said.push_back("with the flags the plan records");
+  for (const std::string& note : input->build.notes) said.push_back(note);
   std::cout << absl::StrFormat(
       "valid plan of %s%s: %d buffers, peak %d bytes, lower bound %d\n",
-      input_path, recorded ? " (with the flags the plan records)" : "",
-      plan->assignments.size(), plan->peak, LowerBound(input->problem));
+      input_path,
+      said.empty() ? "" : absl::StrCat(" (", absl::StrJoin(said, "; "), ")"),
+      plan->assignments.size(), plan->peak, LowerBound(problem));
   return absl::OkStatus();
 }
 
@@ -82,13 +90,18 @@ Command VerifyCommand() {
       .description =
           "Checks PLAN (memplan-plan-v1 JSON, or a buffer CSV with an offset "
           "column) against INPUT. A JSON plan written by `memplan plan` "
-          "records its input's name and hash and the build flags: they are "
-          "used unless build flags are given, a plan of other contents than "
-          "INPUT's is an error, and INPUT may be left out (the recorded path "
-          "is looked up from the working directory, then beside PLAN). A CSV "
-          "plan needs INPUT and the flags it was planned with. Exits 0 with a "
-          "summary when the plan is valid, 1 with the verifier's message when "
-          "not.",
+          "records its input's name and hash and the build flags: a plan of "
+          "other contents than INPUT's is an error, and INPUT may be left out "
+          "(the recorded path is looked up from the working directory, then "
+          "beside PLAN). INPUT's own declarations (its pools, tensors and "
+          "kinds) are the contract: the recorded flags fill in what INPUT "
+          "leaves open, a recorded pool that loosens a declared one is an "
+          "error, and what they accept beyond INPUT (graph inputs or outputs "
+          "left to the caller, an op ordering) is named in the answer. Build "
+          "flags given replace the recorded ones and are used as given. A "
+          "CSV plan needs INPUT and the flags it was planned with. Exits 0 "
+          "with a summary when the plan is valid, 1 with the verifier's "
+          "message when not.",
       .flags = InputFlags(),
       .min_positional = 1,
       .max_positional = 2,
