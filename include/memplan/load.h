@@ -56,6 +56,10 @@ struct LoadOptions {
   // an ordering is then InvalidArgument.
   std::string reorder;
   std::vector<GraphImporter> importers;
+  // Limits on the file read (memplan/formats.h: its size after
+  // decompression). A file or a parse larger than memory holds is
+  // ResourceExhausted naming the file.
+  ReadOptions read;
 };
 
 struct LoadedInput {
@@ -78,7 +82,8 @@ struct PlanFile {
   std::string text;  // the contents, decompressed
   bool csv = false;
 };
-absl::StatusOr<PlanFile> ReadPlanFile(const std::string& path);
+absl::StatusOr<PlanFile> ReadPlanFile(const std::string& path,
+                                      const ReadOptions& options = {});
 
 // How a plan file says its input was built (memplan-plan-v1 JSON written
 // with a provenance); nullopt for a CSV or a file that records none.

@@ -4,6 +4,8 @@
 #include "memplan/load.h"
 
 #include <limits>
+#include <new>
+#include <stdexcept>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -88,11 +90,9 @@ absl::StatusOr<Problem> CsvProblem(const std::string& path,
   return problem;
 }
 
-}  // namespace
-
-absl::StatusOr<LoadedInput> Load(const std::string& path,
-                                 const LoadOptions& options) {
-  MEMPLAN_ASSIGN_OR_RETURN(std::string bytes, ReadFile(path));
+absl::StatusOr<LoadedInput> LoadUnguarded(const std::string& path,
+                                          const LoadOptions& options) {
+  MEMPLAN_ASSIGN_OR_RETURN(std::string bytes, ReadFile(path, options.read));
   LoadedInput input;
   input.content_hash = ContentHash(bytes);
   if (ImporterFor(path, options) == nullptr &&
@@ -117,6 +117,22 @@ absl::StatusOr<LoadedInput> Load(const std::string& path,
   return input;
 }
 
+}  // namespace
+
+absl::StatusOr<LoadedInput> Load(const std::string& path,
+                                 const LoadOptions& options) {
+  // An input within the size limit may still describe more than memory
+  // holds (the parsed document, the problem): that is the input's fault,
+  // reported as such rather than an abort. The readers throw nothing else.
+  try {
+    return LoadUnguarded(path, options);
+  } catch (const std::bad_alloc&) {
+  } catch (const std::length_error&) {
+  }
+  return absl::ResourceExhaustedError(absl::StrCat(
+      "\"", path, "\": reading it needs more memory than there is"));
+}
+
 absl::StatusOr<LoadedInput> LoadInput(const std::string& path,
                                       const BuildOptions& options) {
   LoadOptions load;
@@ -124,10 +140,11 @@ absl::StatusOr<LoadedInput> LoadInput(const std::string& path,
   return Load(path, load);
 }
 
-absl::StatusOr<PlanFile> ReadPlanFile(const std::string& path) {
+absl::StatusOr<PlanFile> ReadPlanFile(const std::string& path,
+                                      const ReadOptions& options) {
   PlanFile file;
   file.path = path;
-  MEMPLAN_ASSIGN_OR_RETURN(file.text, ReadFile(path));
+  MEMPLAN_ASSIGN_OR_RETURN(file.text, ReadFile(path, options));
   file.csv = UncompressedName(path).ends_with(".csv");
   return file;
 }

@@ -32,14 +32,24 @@ ABSL_FLAG(int32_t, onnx_data_inputs, -1,
           "N: ONNX inputs: the first N graph inputs carry data, the others "
           "are weights (-1 = all, or 1 for the light models)");
 
+// Every file read: a limit against hostile inputs, not a build option.
+ABSL_FLAG(memplan::tool::ByteSize, max_input_size,
+          {memplan::kDefaultMaxInputBytes},
+          "SIZE: the most bytes an input or plan file may hold, after "
+          "decompression (default 2GiB); a larger one is an error");
+
 namespace memplan::tool {
 
 const std::vector<std::string>& InputFlags() {
   static const auto* const kFlags = new std::vector<std::string>{
-      "alignment",  "plan_constants", "plan_inputs",     "plan_outputs",
-      "pool",       "capacity",       "reorder",         "dim",
-      "onnx_views", "onnx_inplace",   "onnx_data_inputs"};
+      "alignment",  "plan_constants", "plan_inputs",      "plan_outputs",
+      "pool",       "capacity",       "reorder",          "dim",
+      "onnx_views", "onnx_inplace",   "onnx_data_inputs", "max_input_size"};
   return *kFlags;
+}
+
+ReadOptions ReadOptionsFromFlags() {
+  return ReadOptions{.max_bytes = absl::GetFlag(FLAGS_max_input_size).bytes};
 }
 
 BuildOptions BuildOptionsFromFlags() {
@@ -128,6 +138,7 @@ absl::Status CheckInputFlags() {
 
 bool AnyInputFlagGiven(const Arguments& args) {
   for (const std::string& name : InputFlags()) {
+    if (name == "max_input_size") continue;  // changes no plan
     if (args.Given(name)) return true;
   }
   return false;
@@ -146,6 +157,7 @@ absl::StatusOr<LoadedInput> LoadToolInput(const std::string& path,
   LoadOptions load;
   load.build = options;
   load.reorder = reorder;
+  load.read = ReadOptionsFromFlags();
   const bool onnx = absl::EndsWith(path, ".onnx");
 #ifdef MEMPLAN_HAVE_ONNX
   // The --dim and --onnx-* flags matter to ONNX models only.

@@ -21,6 +21,9 @@ const std::vector<std::string>& InputFlags();
 // The build options of the input flags (--alignment, --plan-constants, ...).
 BuildOptions BuildOptionsFromFlags();
 
+// The limits of --max-input-size, for every file the tool reads.
+ReadOptions ReadOptionsFromFlags();
+
 // Reads `path` (a graph JSON, .json.gz, a buffer CSV, or an ONNX model with
 // the --dim and --onnx-* flags) with memplan::Load() and the input flags,
 // applying --reorder to graphs. For an ONNX model, `import_report` (when
@@ -49,7 +52,8 @@ absl::StatusOr<LoadedInput> LoadInputOfPlan(
 absl::StatusOr<Plan> ParseToolPlan(const PlanFile& plan,
                                    const Problem& problem);
 
-// True when any input flag was given on the command line.
+// True when any input flag that changes how INPUT is built was given on the
+// command line.
 bool AnyInputFlagGiven(const Arguments& args);
 
 // Usage errors of the input flags (an unknown --reorder name), checked before
