@@ -91,7 +91,8 @@ absl::StatusOr<std::optional<PlanProvenance>> RecordedProvenance(
     const PlanFile& file);
 
 // The plan of `problem` the file holds: JSON buffers matched by name (or by
-// any of their tensors' names), CSV rows by id; pools by name.
+// any of their tensors' names), CSV rows by id; pools by name. Its errors,
+// and RecordedProvenance's, name the file.
 absl::StatusOr<Plan> ParsePlanFile(const PlanFile& file,
                                    const Problem& problem);
 

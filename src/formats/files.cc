@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 #include <new>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -61,6 +62,17 @@ absl::Status CheckReadable(const std::string& path, const ReadOptions& options,
   }
 }
 
+// The ISIZE field of the gzip trailer: the last four bytes, little-endian.
+std::optional<uint32_t> RecordedSize(const std::string& path) {
+  std::ifstream in(path, std::ios::binary | std::ios::ate);
+  if (!in || in.tellg() < 18) return std::nullopt;  // header and trailer
+  in.seekg(-4, std::ios::end);
+  unsigned char bytes[4];
+  if (!in.read(reinterpret_cast<char*>(bytes), 4)) return std::nullopt;
+  return uint32_t{bytes[0]} | uint32_t{bytes[1]} << 8 |
+         uint32_t{bytes[2]} << 16 | uint32_t{bytes[3]} << 24;
+}
+
 absl::StatusOr<std::string> ReadGzip(const std::string& path,
                                      const ReadOptions& options) {
   gzFile file = gzopen(path.c_str(), "rb");
@@ -69,6 +81,13 @@ absl::StatusOr<std::string> ReadGzip(const std::string& path,
   }
   gzbuffer(file, 1 << 17);
   std::string out;
+  // The size the gzip trailer records (modulo 2^32, of the last member
+  // only): a hint that spares the copies of a doubling string, which at
+  // 1 GiB needed 1.5 GiB.
+  if (const std::optional<uint32_t> size = RecordedSize(path);
+      size.has_value() && *size <= options.max_bytes) {
+    out.reserve(*size);
+  }
   char chunk[1 << 16];
   int n = 0;
   bool too_large = false;

@@ -152,13 +152,18 @@ absl::StatusOr<PlanFile> ReadPlanFile(const std::string& path,
 absl::StatusOr<std::optional<PlanProvenance>> RecordedProvenance(
     const PlanFile& file) {
   if (file.csv) return std::nullopt;
-  return ParsePlanProvenance(file.text);
+  absl::StatusOr<std::optional<PlanProvenance>> provenance =
+      ParsePlanProvenance(file.text);
+  if (!provenance.ok()) return Named(file.path, provenance.status());
+  return provenance;
 }
 
 absl::StatusOr<Plan> ParsePlanFile(const PlanFile& file,
                                    const Problem& problem) {
-  return file.csv ? ParsePlanCsv(file.text, problem)
-                  : ParsePlanJson(file.text, problem);
+  absl::StatusOr<Plan> plan = file.csv ? ParsePlanCsv(file.text, problem)
+                                       : ParsePlanJson(file.text, problem);
+  if (!plan.ok()) return Named(file.path, plan.status());
+  return plan;
 }
 
 }  // namespace memplan

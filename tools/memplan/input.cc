@@ -208,12 +208,7 @@ absl::StatusOr<LoadedInput> LoadInputOfPlan(
 
 absl::StatusOr<Plan> ParseToolPlan(const PlanFile& plan,
                                    const Problem& problem) {
-  absl::StatusOr<Plan> parsed = ParsePlanFile(plan, problem);
-  if (!parsed.ok() && plan.csv) {
-    return absl::Status(parsed.status().code(),
-                        absl::StrCat(plan.path, ": ", parsed.status().message()));
-  }
-  return parsed;
+  return ParsePlanFile(plan, problem);  // its errors name the file
 }
 
 }  // namespace memplan::tool
