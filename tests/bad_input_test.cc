@@ -358,6 +358,18 @@ TEST(HostileInputTest, NotJsonIsOneMessageWithThePositionOnce) {
   EXPECT_THAT(message, HasSubstr("malformed JSON at line 1, column 1: "));
   EXPECT_EQ(message.find("line 1"), message.rfind("line 1")) << message;
   EXPECT_THAT(message, ::testing::Not(HasSubstr("json.exception")));
+  // Whitespace around the document is skipped, and still counted.
+  EXPECT_THAT(ErrorOf(ParseGraphJson(std::string(1000, '\n') + "  x").status()),
+              HasSubstr("malformed JSON at line 1001, column 3: "));
+  EXPECT_THAT(ErrorOf(ParseGraphJson("\n {\"format\": } \n").status()),
+              HasSubstr("malformed JSON at line 2, column 13: "));
+  EXPECT_THAT(ErrorOf(ParseGraphJson(" \n ").status()),
+              HasSubstr("malformed JSON at line 2, column 2: "));
+  const std::string graph =
+      std::string(1 << 20, ' ') +
+      R"({"format":"memplan-graph-v1","tensors":[],"ops":[]})" +
+      std::string(1 << 20, '\n');
+  EXPECT_TRUE(ParseGraphJson(graph).ok());
 }
 
 TEST(HostileInputTest, AlignmentZeroInAGraphIsAnErrorNamingTheTensor) {

@@ -182,11 +182,20 @@ class DomBuilder {
 }  // namespace
 
 absl::StatusOr<Json> ParseJson(absl::string_view text) {
+  // nlohmann's lexer keeps every character of a token, whitespace before
+  // it included: a flood of whitespace around the document (1 GiB of it)
+  // would be copied whole. Skipped here; one inside the document still
+  // costs its size again.
+  const absl::string_view space = " \t\n\r";
+  const size_t begin = std::min(text.find_first_not_of(space), text.size());
+  const size_t end = text.find_last_not_of(space) + 1;  // 0 when all space
+  const absl::string_view trimmed =
+      begin < end ? text.substr(begin, end - begin) : absl::string_view();
   Json root;
   DomBuilder builder(&root);
   bool ok = false;
   try {
-    ok = Json::sax_parse(text.begin(), text.end(), &builder);
+    ok = Json::sax_parse(trimmed.begin(), trimmed.end(), &builder);
   } catch (const std::bad_alloc&) {
     return absl::ResourceExhaustedError(
         "the JSON document does not fit in memory");
@@ -196,10 +205,10 @@ absl::StatusOr<Json> ParseJson(absl::string_view text) {
   }
   if (ok) return root;
   if (builder.syntax()) {
-    const size_t at = builder.position();
-    return absl::InvalidArgumentError(
-        absl::StrCat("malformed JSON at ", Position(text, at == 0 ? 0 : at - 1),
-                     ": ", builder.error()));
+    const size_t at = begin + builder.position();
+    return absl::InvalidArgumentError(absl::StrCat(
+        "malformed JSON at ", Position(text, at == begin ? at : at - 1), ": ",
+        builder.error()));
   }
   return absl::InvalidArgumentError(
       absl::StrCat("malformed JSON: ", builder.error()));
