@@ -64,6 +64,8 @@ absl::Status CheckReadable(const std::string& path, const ReadOptions& options,
 
 // The ISIZE field of the gzip trailer: the last four bytes, little-endian.
 std::optional<uint32_t> RecordedSize(const std::string& path) {
+  std::error_code error;  // not of a pipe: opening it twice could lose data
+  if (!std::filesystem::is_regular_file(path, error)) return std::nullopt;
   std::ifstream in(path, std::ios::binary | std::ios::ate);
   if (!in || in.tellg() < 18) return std::nullopt;  // header and trailer
   in.seekg(-4, std::ios::end);
