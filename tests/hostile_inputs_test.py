@@ -206,16 +206,19 @@ def main():
               "space and reports running out itself); time limits only")
     failures = []
     with tempfile.TemporaryDirectory(prefix="memplan_hostile_") as d:
-        for name, args, input_path, expect in make_cases(d, 4 if asan else 1):
-            if only and name not in only:
-                continue
-            failure = run_case(binary, name, args, input_path, expect, asan)
-            if failure is not None:
-                failures.append(failure)
+        cases = make_cases(d, 4 if asan else 1)
+        last_use = {case[2]: i for i, case in enumerate(cases)}
+        for i, (name, args, input_path, expect) in enumerate(cases):
+            if not only or name in only:
+                failure = run_case(binary, name, args, input_path, expect,
+                                   asan)
+                if failure is not None:
+                    failures.append(failure)
             # Free the disk of the big inputs as soon as they are done.
-            if os.path.isfile(input_path) and not os.path.islink(input_path):
-                if os.path.getsize(input_path) > 64 * MIB:
-                    os.remove(input_path)
+            if (last_use[input_path] == i and os.path.isfile(input_path)
+                    and not os.path.islink(input_path)
+                    and os.path.getsize(input_path) > 64 * MIB):
+                os.remove(input_path)
     for failure in failures:
         print("FAILED", failure)
     return 1 if failures else 0
