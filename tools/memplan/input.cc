@@ -36,7 +36,7 @@ ABSL_FLAG(int32_t, onnx_data_inputs, -1,
 ABSL_FLAG(memplan::tool::ByteSize, max_input_size,
           {memplan::kDefaultMaxInputBytes},
           "SIZE: the most bytes an input or plan file may hold, after "
-          "decompression (default 2GiB); a larger one is an error");
+          "decompression (2 GiB); a larger one is an error");
 
 namespace memplan::tool {
 
