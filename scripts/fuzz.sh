@@ -5,8 +5,8 @@
 # promise; the input is then in build-fuzz/artifacts/<harness>/.
 # Usage: bash scripts/fuzz.sh [SECONDS]     e.g. a long run: bash scripts/fuzz.sh 3600
 # SECONDS is per harness as it was with the first four harnesses: the run
-# takes as long as ever (four harnesses x SECONDS, two at a time), shared
-# among all of them.
+# takes as long as ever (two rounds of SECONDS, two harnesses at a time),
+# shared among all of them.
 # The corpora grow in build-fuzz/corpus/<harness>/ from run to run.
 # The build hides Gecode from CMake, as on a machine without libgecode-dev:
 # the core must build without it (the cp planner is skipped). The ONNX
@@ -25,7 +25,8 @@ if cmake --build build-fuzz --target help | grep -q '^onnx_fuzzer:'; then
   fuzzers+=(onnx)
 fi
 cmake --build build-fuzz --target "${fuzzers[@]/%/_fuzzer}"
-seconds=$(( ${1:-60} * 4 / ${#fuzzers[@]} ))
+# Two at a time: as many rounds as pairs, sharing the two rounds of old.
+seconds=$(( ${1:-60} * 2 / ((${#fuzzers[@]} + 1) / 2) ))
 
 # Seeds: the hand-made ones in fuzz/seeds/<harness>/ and small bench inputs.
 graphs=(bench/data/seed/seed000_model.json bench/data/models/alexnet.json)
