@@ -4,6 +4,8 @@ error naming the input (exit status 1 or 2, the file's name on stderr), never
 in a signal, an abort or a timeout, and within a memory limit.
 
 Usage: hostile_inputs_test.py MEMPLAN [CASE...]
+       hostile_inputs_test.py --chain N FILE   (writes the N-op chain graph,
+                                                e.g. to time `memplan stats`)
 
 The inputs are made here, at test time, in a temporary directory: compressed
 bombs, whitespace floods, huge steps and names, deep nesting, a 10^6-op
@@ -198,6 +200,10 @@ def run_case(binary, name, args, input_path, expect, asan):
 
 
 def main():
+    if sys.argv[1] == "--chain":
+        with open(sys.argv[3], "w") as f:
+            f.write(chain_graph(int(sys.argv[2])))
+        return 0
     binary = os.path.abspath(sys.argv[1])
     only = set(sys.argv[2:])
     asan = asan_build(binary)
