@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -13,8 +14,13 @@
 #include "memplan/io.h"
 #include "memplan/planner.h"
 #include "memplan/problem.h"
+#include "memplan/report.h"
+#include "memplan/report_html.h"
 #include "memplan/types.h"
 #include "memplan/verify.h"
+#ifdef MEMPLAN_HAVE_ONNX
+#include "memplan/onnx.h"
+#endif
 
 namespace memplan::fuzz {
 namespace {
@@ -188,6 +194,84 @@ absl::Status CheckPlanGreedy(std::string_view input) {
                                             " below the lower bound ",
                                             plan->lower_bound));
   }
+  return absl::OkStatus();
+}
+
+absl::Status CheckReport(std::string_view input) {
+  const size_t first = input.find_first_not_of(" \t\r\n");
+  Problem problem;
+  std::optional<Graph> graph;
+  std::optional<Plan> plan;
+  if (first != std::string_view::npos && input[first] == '{') {
+    absl::StatusOr<Graph> parsed = ParseGraphJson(input);
+    if (!parsed.ok()) return CheckError("ParseGraphJson", parsed.status());
+    absl::StatusOr<Problem> built = BuildProblem(*parsed, {});
+    if (!built.ok()) return CheckError("BuildProblem", built.status());
+    graph = *std::move(parsed);
+    problem = *std::move(built);
+  } else {
+    absl::StatusOr<BufferCsv> csv = ParseBufferCsv(input);
+    if (!csv.ok()) return CheckError("ParseBufferCsv", csv.status());
+    problem = std::move(csv->problem);
+    if (csv->plan.has_value()) {
+      plan = *std::move(csv->plan);
+      absl::Status verified = VerifyPlan(problem, *plan);
+      if (!verified.ok()) {
+        if (AnalyzePlan(problem, *plan).ok()) {
+          return Broken("AnalyzePlan accepted a plan the verifier rejects",
+                        verified);
+        }
+        return CheckError("VerifyPlan", verified);
+      }
+      ComputePlanStatistics(problem, *plan);
+    }
+  }
+  if (!plan.has_value()) {
+    absl::StatusOr<std::unique_ptr<Planner>> planner =
+        CreatePlanner("greedy_by_size");
+    if (!planner.ok()) return Broken("greedy_by_size", planner.status());
+    absl::StatusOr<Plan> solved = (*planner)->Solve(problem, PlanOptions{});
+    if (!solved.ok()) return CheckError("greedy_by_size", solved.status());
+    plan = *std::move(solved);
+  }
+  absl::StatusOr<PlanReport> report =
+      AnalyzePlan(problem, *plan, graph.has_value() ? &*graph : nullptr);
+  if (!report.ok()) return CheckError("AnalyzePlan", report.status());
+  for (const TextReportOptions& options :
+       {TextReportOptions{},
+        TextReportOptions{.width = 20,
+                          .max_table_rows = 3,
+                          .max_chart_rows = 2,
+                          .max_peak_tensors = 1}}) {
+    if (FormatTextReport(*report, options).empty()) {
+      return absl::InternalError("an empty text report");
+    }
+  }
+  HtmlReportInput html{.title = "fuzz", .plans = {*std::move(report)}};
+  html.failures.push_back({.planner = "naive", .message = "<none>"});
+  if (RenderHtmlReport(html).empty()) {
+    return absl::InternalError("an empty HTML report");
+  }
+  return absl::OkStatus();
+}
+
+absl::Status CheckOnnx(std::string_view input) {
+#ifdef MEMPLAN_HAVE_ONNX
+  for (const OnnxViews views : {OnnxViews::kAlias, OnnxViews::kCopy}) {
+    OnnxImportOptions options;
+    options.views = views;
+    options.inplace = views == OnnxViews::kAlias;
+    options.dims = {{"batch", 2}, {"seq", 3}};
+    absl::StatusOr<Graph> graph = ImportOnnxFromBytes(input, options);
+    if (!graph.ok()) return CheckError("ImportOnnxFromBytes", graph.status());
+    absl::StatusOr<Problem> problem = BuildProblem(*graph, {});
+    if (!problem.ok()) return CheckError("BuildProblem", problem.status());
+    absl::Status valid = ValidateProblem(*problem);
+    if (!valid.ok()) return Broken("an imported graph built invalid", valid);
+  }
+#else
+  (void)input;
+#endif
   return absl::OkStatus();
 }
 

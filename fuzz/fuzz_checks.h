@@ -39,6 +39,17 @@ absl::Status CheckPlanJson(std::string_view input);
 // peak is at least the lower bound, or with an error that is not Internal.
 absl::Status CheckPlanGreedy(std::string_view input);
 
+// The report of a plan: a graph JSON (input starting with '{') or a buffer
+// CSV, planned with greedy_by_size (a CSV with an offset column brings its
+// own plan); AnalyzePlan, FormatTextReport and RenderHtmlReport on it. A plan
+// the verifier rejects is an error of AnalyzePlan, never a crash.
+absl::Status CheckReport(std::string_view input);
+
+// ONNX (when memplan::onnx is built, MEMPLAN_HAVE_ONNX; OK otherwise):
+// ImportOnnxFromBytes with views aliased and copied; a graph imported builds
+// into a problem ValidateProblem accepts, or into an error.
+absl::Status CheckOnnx(std::string_view input);
+
 // The body of every harness: `check` on the input as text; a broken promise
 // is printed and aborts, so libFuzzer keeps the input. Returns 0, as
 // LLVMFuzzerTestOneInput must.

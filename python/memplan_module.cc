@@ -76,6 +76,10 @@ PyObject* g_time_limit_error = nullptr;
     case absl::StatusCode::kFailedPrecondition:
       throw py::value_error(message);
     case absl::StatusCode::kResourceExhausted:
+      if (file) {  // a file over the size limit, or larger than memory
+        PyErr_SetString(g_error, message.c_str());
+        throw py::error_already_set();
+      }
       PyErr_SetString(g_capacity_error, message.c_str());
       throw py::error_already_set();
     case absl::StatusCode::kDeadlineExceeded:
@@ -1067,11 +1071,19 @@ PYBIND11_MODULE(_memplan, m) {
   m.def("graph_to_json", &GraphToJson, py::arg("graph"));
   m.def(
       "read_graph",
-      [](const std::string& path) {
-        const std::string text = Take(ReadFile(path), /*file=*/true);
-        return Take(ParseGraphJson(text));
+      [](const std::string& path, Bytes max_input_size) {
+        const std::string text = Take(
+            ReadFile(path, {.max_bytes = max_input_size}), /*file=*/true);
+        absl::StatusOr<Graph> graph = ParseGraphJson(text);
+        if (!graph.ok()) {
+          Raise(absl::Status(graph.status().code(),
+                             absl::StrCat(path, ": ", graph.status().message())));
+        }
+        return *std::move(graph);
       },
-      py::arg("path"), "a memplan-graph-v1 file (.json or .json.gz)");
+      py::arg("path"), py::arg("max_input_size") = kDefaultMaxInputBytes,
+      "a memplan-graph-v1 file (.json or .json.gz) of at most "
+      "max_input_size bytes (decompressed)");
   m.def(
       "write_graph",
       [](const Graph& graph, const std::string& path) {
@@ -1080,8 +1092,9 @@ PYBIND11_MODULE(_memplan, m) {
       py::arg("graph"), py::arg("path"));
   m.def(
       "read_buffer_csv",
-      [](const std::string& path) -> py::tuple {
-        const std::string text = Take(ReadFile(path), /*file=*/true);
+      [](const std::string& path, Bytes max_input_size) -> py::tuple {
+        const std::string text = Take(
+            ReadFile(path, {.max_bytes = max_input_size}), /*file=*/true);
         BufferCsv csv = Take(ParseBufferCsv(text));
         if (!csv.plan.has_value()) {
           return py::make_tuple(csv.problem, py::none());
@@ -1094,9 +1107,11 @@ PYBIND11_MODULE(_memplan, m) {
         result.Index();
         return py::make_tuple(csv.problem, result);
       },
-      py::arg("path"),
-      "a buffer CSV (id,lower,upper,size[,offset]) as (Problem, PlanResult or "
-      "None)");
+      py::arg("path"), py::arg("max_input_size") = kDefaultMaxInputBytes,
+      "a buffer CSV (id,lower,upper,size[,offset]) of at most max_input_size "
+      "bytes (decompressed) as (Problem, PlanResult or None)");
+  m.attr("DEFAULT_MAX_INPUT_SIZE") = kDefaultMaxInputBytes;
+  m.attr("MAX_NAME_BYTES") = kMaxNameBytes;
   m.def(
       "write_buffer_csv",
       [](const py::object& what, const std::string& path) {

@@ -4,21 +4,29 @@
 # time. Fails when a harness finds a crash, a leak, a timeout or a broken
 # promise; the input is then in build-fuzz/artifacts/<harness>/.
 # Usage: bash scripts/fuzz.sh [SECONDS]     e.g. a long run: bash scripts/fuzz.sh 3600
+# SECONDS is per harness as it was with the first four harnesses: the run
+# takes as long as ever (two rounds of SECONDS, two harnesses at a time),
+# shared among all of them.
 # The corpora grow in build-fuzz/corpus/<harness>/ from run to run.
 # The build hides Gecode from CMake, as on a machine without libgecode-dev:
-# the core must build without it (the cp planner is skipped).
+# the core must build without it (the cp planner is skipped). The ONNX
+# importer is built when its packages are installed, and with it its harness.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-seconds="${1:-60}"
 bash scripts/install_deps.sh fuzz
-fuzzers=(graph_json buffer_csv plan_json plan_greedy)
+fuzzers=(graph_json buffer_csv plan_json plan_greedy report)
 launcher=()
 command -v ccache >/dev/null && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
 cmake -S . -B build-fuzz -G Ninja -DCMAKE_CXX_COMPILER=clang++-14 \
   -DCMAKE_BUILD_TYPE=RelWithDebInfo -DMEMPLAN_FUZZ=ON -DMEMPLAN_WITH_CP=AUTO \
-  -DCMAKE_DISABLE_FIND_PACKAGE_Gecode=TRUE -DMEMPLAN_WITH_ONNX=OFF \
+  -DCMAKE_DISABLE_FIND_PACKAGE_Gecode=TRUE -DMEMPLAN_WITH_ONNX=ON \
   -DMEMPLAN_BUILD_TESTS=OFF -DMEMPLAN_BUILD_BENCH=OFF "${launcher[@]}"
+if cmake --build build-fuzz --target help | grep -q '^onnx_fuzzer:'; then
+  fuzzers+=(onnx)
+fi
 cmake --build build-fuzz --target "${fuzzers[@]/%/_fuzzer}"
+# Two at a time: as many rounds as pairs, sharing the two rounds of old.
+seconds=$(( ${1:-60} * 2 / ((${#fuzzers[@]} + 1) / 2) ))
 
 # Seeds: the hand-made ones in fuzz/seeds/<harness>/ and small bench inputs.
 graphs=(bench/data/seed/seed000_model.json bench/data/models/alexnet.json)
@@ -30,8 +38,11 @@ declare -A seeds=(
   [buffer_csv]="${csvs[*]}"
   [plan_json]="bench/data/seed/seed000_notebook_plan.json"
   [plan_greedy]="${graphs[*]} ${csvs[*]}"
+  [report]="${graphs[*]} bench/data/minimalloc/input.12.csv"
+  [onnx]="bench/data/onnx/resnet18_opset17.onnx"
 )
-declare -A dicts=([graph_json]=json [buffer_csv]=csv [plan_json]=json [plan_greedy]=json)
+declare -A dicts=([graph_json]=json [buffer_csv]=csv [plan_json]=json
+                  [plan_greedy]=json [report]=json [onnx]=onnx)
 
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1

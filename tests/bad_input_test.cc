@@ -280,6 +280,108 @@ TEST(BadFileTest, AGzNameOnDataThatIsNotGzipIsAnError) {
 }
 
 // ---------------------------------------------------------------------------
+// Hostile files: what is not a file, what is larger than the limit, what
+// nests or names without end.
+
+TEST(HostileInputTest, ADirectoryOrADeviceIsNotReadAsAFile) {
+  const std::string dir = TempPath("dir.json");
+  std::filesystem::create_directory(dir);
+  EXPECT_THAT(ErrorOf(ReadFile(dir).status()), HasSubstr("is a directory"));
+  EXPECT_THAT(ErrorOf(LoadInput(dir, {}).status()),
+              HasSubstr("is a directory"));
+  std::filesystem::remove(dir);
+  const std::string zero = TempPath("zero.json.gz");
+  std::filesystem::remove(zero);
+  std::filesystem::create_symlink("/dev/zero", zero);
+  EXPECT_THAT(ErrorOf(ReadFile(zero).status()), HasSubstr("not a file"));
+  EXPECT_THAT(ErrorOf(ReadFile("/dev/zero").status()), HasSubstr("not a file"));
+  std::filesystem::remove(zero);
+}
+
+TEST(HostileInputTest, AFileLargerThanTheLimitIsResourceExhausted) {
+  const std::string plain = TempPath("big.json");
+  WriteRaw(plain, std::string(4096, ' ') + "{}");
+  absl::StatusOr<std::string> read = ReadFile(plain, {.max_bytes = 4096});
+  EXPECT_EQ(read.status().code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_THAT(read.status().message(), HasSubstr(plain));
+  EXPECT_TRUE(ReadFile(plain, {.max_bytes = 4098}).ok());
+  LoadOptions options;
+  options.read.max_bytes = 100;
+  EXPECT_EQ(Load(plain, options).status().code(),
+            absl::StatusCode::kResourceExhausted);
+  std::remove(plain.c_str());
+
+  // 1 KiB of gzip that decompresses to 1 MiB.
+  const std::string bomb = TempPath("bomb.json.gz");
+  gzFile file = gzopen(bomb.c_str(), "wb");
+  ASSERT_NE(file, nullptr);
+  const std::string zeros(1 << 20, '\0');
+  gzwrite(file, zeros.data(), static_cast<unsigned>(zeros.size()));
+  gzclose(file);
+  read = ReadFile(bomb, {.max_bytes = 1 << 16});
+  EXPECT_EQ(read.status().code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_THAT(read.status().message(), HasSubstr("decompresses to more than"));
+  EXPECT_TRUE(ReadFile(bomb, {.max_bytes = 1 << 20}).ok());
+  std::remove(bomb.c_str());
+}
+
+TEST(HostileInputTest, DeepNestingIsAnErrorNotAStackOverflow) {
+  const int depth = 1000000;
+  EXPECT_THAT(ErrorOf(ParseGraphJson(std::string(depth, '[') +
+                                     std::string(depth, ']'))
+                          .status()),
+              HasSubstr("nested deeper than"));
+  std::string objects;
+  for (int i = 0; i < depth; ++i) objects += R"({"a":)";
+  objects += "1" + std::string(depth, '}');
+  EXPECT_THAT(ErrorOf(ParseGraphJson(objects).status()),
+              HasSubstr("nested deeper than"));
+}
+
+TEST(HostileInputTest, ANameLongerThanTheLimitIsAnError) {
+  const std::string name(kMaxNameBytes + 1, 'n');
+  EXPECT_THAT(
+      ErrorOf(ParseGraphJson(kHead + R"({"name":")" + name + R"(","size":1}]})")
+                  .status()),
+      HasSubstr("longer than the limit"));
+  EXPECT_TRUE(ParseGraphJson(kHead + R"({"name":")" + name.substr(1) +
+                             R"(","size":1}]})")
+                  .ok());
+  const std::string csv = "id,lower,upper,size\n" + name + ",0,1,1\n";
+  const std::string message = ErrorOf(ParseBufferCsv(csv).status());
+  EXPECT_THAT(message, HasSubstr("longer than the limit"));
+  EXPECT_LT(message.size(), 1000u);
+}
+
+TEST(HostileInputTest, NotJsonIsOneMessageWithThePositionOnce) {
+  const std::string message = ErrorOf(ParseGraphJson("hello\n").status());
+  EXPECT_THAT(message, HasSubstr("malformed JSON at line 1, column 1: "));
+  EXPECT_EQ(message.find("line 1"), message.rfind("line 1")) << message;
+  EXPECT_THAT(message, ::testing::Not(HasSubstr("json.exception")));
+  // Whitespace around the document is skipped, and still counted.
+  EXPECT_THAT(ErrorOf(ParseGraphJson(std::string(1000, '\n') + "  x").status()),
+              HasSubstr("malformed JSON at line 1001, column 3: "));
+  EXPECT_THAT(ErrorOf(ParseGraphJson("\n {\"format\": } \n").status()),
+              HasSubstr("malformed JSON at line 2, column 13: "));
+  EXPECT_THAT(ErrorOf(ParseGraphJson(" \n ").status()),
+              HasSubstr("malformed JSON at line 2, column 2: "));
+  const std::string graph =
+      std::string(1 << 20, ' ') +
+      R"({"format":"memplan-graph-v1","tensors":[],"ops":[]})" +
+      std::string(1 << 20, '\n');
+  EXPECT_TRUE(ParseGraphJson(graph).ok());
+}
+
+TEST(HostileInputTest, AlignmentZeroInAGraphIsAnErrorNamingTheTensor) {
+  EXPECT_THAT(
+      ErrorOf(ParseGraphJson(kHead + R"({"name":"t","size":8,"alignment":0}]})")
+                  .status()),
+      HasSubstr("tensor \"t\" has alignment 0"));
+  EXPECT_TRUE(ParseGraphJson(kHead + R"({"name":"t","size":8,"alignment":null}]})")
+                  .ok());
+}
+
+// ---------------------------------------------------------------------------
 // Problems: limits, steps and fixed placements.
 
 Problem TwoBuffers() {

@@ -65,5 +65,15 @@ TEST(FuzzRegressionsTest, PlanGreedy) {
   EXPECT_GT(Replay("plan_greedy", fuzz::CheckPlanGreedy), 0u);
 }
 
+TEST(FuzzRegressionsTest, Report) {
+  EXPECT_GT(Replay("report", fuzz::CheckReport), 0u);
+}
+
+// Without memplan::onnx, CheckOnnx accepts everything: the inputs are still
+// read.
+TEST(FuzzRegressionsTest, Onnx) {
+  EXPECT_GT(Replay("onnx", fuzz::CheckOnnx), 0u);
+}
+
 }  // namespace
 }  // namespace memplan

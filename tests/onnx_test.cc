@@ -294,6 +294,18 @@ TEST(OnnxImportErrorTest, UnknownOpNamesTheTensorAndItsNode) {
   EXPECT_THAT(status.message(), HasSubstr("node \"mystery\" (FancyOp)"));
 }
 
+TEST(OnnxImportErrorTest, ANameLongerThanTheLimitIsAnError) {
+  const std::string long_name(kMaxNameBytes + 1, 'y');
+  ModelBuilder b;
+  b.Input("x", {4, 4});
+  b.Node("relu", "Relu", {"x"}, {long_name});
+  b.Output(long_name);
+  absl::Status status = ImportStatus(b);
+  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(status.message(), HasSubstr("longer than the limit"));
+  EXPECT_LT(status.message().size(), 1000u);
+}
+
 TEST(OnnxImportErrorTest, ControlFlowIsUnimplementedNamingTheNode) {
   for (const std::string type : {"If", "Loop", "Scan"}) {
     ModelBuilder b;

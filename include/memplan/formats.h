@@ -8,6 +8,8 @@
 #ifndef MEMPLAN_FORMATS_H_
 #define MEMPLAN_FORMATS_H_
 
+#include <cstddef>
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -86,8 +88,28 @@ std::string ContentHash(std::string_view bytes);
 absl::StatusOr<Plan> ParsePlanJson(std::string_view text,
                                    const Problem& problem);
 
+// Limits on what the readers take in, so that a hostile file ends in an
+// error naming it instead of exhausting memory or never ending.
+//
+// The most bytes a file may hold, after decompression: 2 GiB by default (a
+// graph JSON of 10^6 buffers is about 1.3 GB). The tool's --max-input-size
+// and Python's max_input_size raise it.
+inline constexpr int64_t kDefaultMaxInputBytes = int64_t{2} << 30;
+// The most bytes a name (of a tensor, op, pool, dim or buffer) may hold; in
+// JSON, any string.
+inline constexpr size_t kMaxNameBytes = 64 << 10;
+
+struct ReadOptions {
+  int64_t max_bytes = kDefaultMaxInputBytes;  // of the decompressed contents
+};
+
 // Whole files; a name ending in ".gz" is read or written through zlib.
-absl::StatusOr<std::string> ReadFile(const std::string& path);
+// ReadFile reads a regular file, or a pipe up to options.max_bytes; a
+// directory or a device is InvalidArgument, contents larger than
+// options.max_bytes (or than memory holds) ResourceExhausted, each naming
+// the file.
+absl::StatusOr<std::string> ReadFile(const std::string& path,
+                                     const ReadOptions& options = {});
 absl::Status WriteFile(const std::string& path, std::string_view contents);
 // Whether `path` names a compressed file (it ends in ".gz"), and its name
 // without that suffix, whose extension tells the format of the contents:

@@ -56,6 +56,10 @@ struct LoadOptions {
   // an ordering is then InvalidArgument.
   std::string reorder;
   std::vector<GraphImporter> importers;
+  // Limits on the file read (memplan/formats.h: its size after
+  // decompression). A file or a parse larger than memory holds is
+  // ResourceExhausted naming the file.
+  ReadOptions read;
 };
 
 struct LoadedInput {
@@ -81,7 +85,8 @@ struct PlanFile {
   std::string text;  // the contents, decompressed
   bool csv = false;
 };
-absl::StatusOr<PlanFile> ReadPlanFile(const std::string& path);
+absl::StatusOr<PlanFile> ReadPlanFile(const std::string& path,
+                                      const ReadOptions& options = {});
 
 // How a plan file says its input was built (memplan-plan-v1 JSON written
 // with a provenance); nullopt for a CSV or a file that records none.
@@ -89,7 +94,8 @@ absl::StatusOr<std::optional<PlanProvenance>> RecordedProvenance(
     const PlanFile& file);
 
 // The plan of `problem` the file holds: JSON buffers matched by name (or by
-// any of their tensors' names), CSV rows by id; pools by name.
+// any of their tensors' names), CSV rows by id; pools by name. Its errors,
+// and RecordedProvenance's, name the file.
 absl::StatusOr<Plan> ParsePlanFile(const PlanFile& file,
                                    const Problem& problem);
 

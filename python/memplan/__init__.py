@@ -37,6 +37,8 @@ from memplan._memplan import (  # noqa: F401  (the public API)
     TensorPlacement,
     TimeLimitError,
     default_planner,
+    DEFAULT_MAX_INPUT_SIZE,
+    MAX_NAME_BYTES,
     graph_from_json,
     graph_to_json,
     planner_options,
@@ -46,7 +48,8 @@ from memplan._memplan import (  # noqa: F401  (the public API)
 from memplan import _memplan
 
 __all__ = [
-    "Buffer", "CapacityError", "Error", "Graph", "HAVE_ONNX", "Op",
+    "Buffer", "CapacityError", "DEFAULT_MAX_INPUT_SIZE", "Error", "Graph",
+    "HAVE_ONNX", "MAX_NAME_BYTES", "Op",
     "PlanResult", "Pool", "Problem", "Tensor", "TensorKind",
     "TensorPlacement", "TimeLimitError", "build_problem", "default_planner",
     "graph_from_dict", "graph_to_dict", "graph_from_json", "graph_to_json",
@@ -182,15 +185,17 @@ def read_plan(path, input=None, *, alignment=None, pools=None, capacity=None,
         plan_outputs is not False)
 
 
-def read_graph(path, **onnx_options):
+def read_graph(path, *, max_input_size=None, **onnx_options):
     """A memplan-graph-v1 file (.json, or .json.gz through zlib), or an ONNX
-    model (.onnx, through read_onnx with `onnx_options`)."""
+    model (.onnx, through read_onnx with `onnx_options`). A file holding
+    more than `max_input_size` bytes once decompressed (None: the default,
+    DEFAULT_MAX_INPUT_SIZE, 2 GiB) raises memplan.Error."""
     path = _os.fspath(path)
     if path.endswith(".onnx"):
         return read_onnx(path, **onnx_options)
     if onnx_options:
         raise TypeError("ONNX options apply to .onnx files only")
-    return _memplan.read_graph(path)
+    return _memplan.read_graph(path, _max_input_size(max_input_size))
 
 
 def read_onnx(source, *, dims=None, views="alias", inplace=None,
@@ -215,10 +220,16 @@ def write_graph(graph, path):
     _memplan.write_graph(_input(graph), _os.fspath(path))
 
 
-def read_buffer_csv(path):
+def read_buffer_csv(path, *, max_input_size=None):
     """A buffer CSV (id,lower,upper,size[,offset]) as (Problem, PlanResult or
-    None when the file has no offset column)."""
-    return _memplan.read_buffer_csv(_os.fspath(path))
+    None when the file has no offset column); `max_input_size` as
+    read_graph's."""
+    return _memplan.read_buffer_csv(_os.fspath(path),
+                                    _max_input_size(max_input_size))
+
+
+def _max_input_size(size):
+    return DEFAULT_MAX_INPUT_SIZE if size is None else int(size)
 
 
 def write_buffer_csv(problem_or_plan, path):

@@ -207,6 +207,26 @@ def test_file_formats(tmp_path):
         memplan.read_graph(tmp_path / "bad.json")
 
 
+def test_hostile_files_are_errors_naming_them(tmp_path):
+    (tmp_path / "dir.json").mkdir()
+    with pytest.raises(ValueError, match="dir.json.*is a directory"):
+        memplan.read_graph(tmp_path / "dir.json")
+    (tmp_path / "text.json").write_text("hello")
+    with pytest.raises(ValueError, match=r"text.json: malformed JSON at line 1, "
+                       r"column 1: syntax error") as info:
+        memplan.read_graph(tmp_path / "text.json")
+    assert "json.exception" not in str(info.value)
+    path = tmp_path / "g.json"
+    memplan.write_graph(memplan.read_graph(MODEL), path)
+    with pytest.raises(memplan.Error, match="g.json.*more than 100 bytes"):
+        memplan.read_graph(path, max_input_size=100)
+    with pytest.raises(memplan.Error, match="more than 10 bytes"):
+        memplan.read_buffer_csv(DATA / "minimalloc" / "input.12.csv",
+                                max_input_size=10)
+    assert memplan.DEFAULT_MAX_INPUT_SIZE == 2 << 30
+    assert memplan.MAX_NAME_BYTES == 64 << 10
+
+
 def test_problem_from_csv_is_planned():
     problem, _ = memplan.read_buffer_csv(DATA / "minimalloc" / "input.12.csv")
     plan = memplan.plan(problem, "greedy_by_size")

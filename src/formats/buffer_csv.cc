@@ -28,6 +28,13 @@ namespace {
 
 bool IsBlank(char c) { return c != '\n' && absl::ascii_isspace(c); }
 
+// A field for an error message: as it is, or when longer than a name may be,
+// its start and its length.
+std::string Excerpt(absl::string_view field) {
+  if (field.size() <= 64) return std::string(field);
+  return absl::StrCat(field.substr(0, 32), "... (", field.size(), " bytes)");
+}
+
 // Reads CSV text (RFC 4180) one record at a time: a field in double quotes
 // may hold commas, line breaks and doubled quotes. Outside quotes, spaces and
 // tabs around a field and a carriage return before a line break are dropped;
@@ -343,7 +350,7 @@ absl::Status BufferCsvParser::ReadHeader() {
       column = CsvColumn::kPool;
     } else {
       return Fail(absl::InvalidArgumentError(absl::StrCat(
-                      where, ": unknown column \"", header[c],
+                      where, ": unknown column \"", Excerpt(header[c]),
                       "\" (expected id,lower,upper,size[,offset][,pool])")),
                   0);
     }
@@ -395,7 +402,7 @@ absl::Status BufferCsvParser::CheckColumns(const std::string& where) {
 absl::Status BufferCsvParser::NotInteger(std::span<const absl::string_view> row,
                                          int c) const {
   return absl::InvalidArgumentError(absl::StrCat(
-      Where(), ", column ", c + 1, " (\"", names_[c], "\"): \"", row[c],
+      Where(), ", column ", c + 1, " (\"", names_[c], "\"): \"", Excerpt(row[c]),
       "\" is not an integer (digits with an optional '-') or overflows "
       "int64"));
 }
@@ -412,6 +419,13 @@ inline absl::Status BufferCsvParser::ReadRow(
   const absl::string_view id = row[col_id_];
   if (id.empty()) {
     return Fail(absl::InvalidArgumentError(Where() + ": empty id"),
+                buffers.size());
+  }
+  if (id.size() > kMaxNameBytes) {
+    return Fail(absl::InvalidArgumentError(absl::StrCat(
+                    Where(), ": the id \"", Excerpt(id),
+                    "\" is longer than the limit of ", kMaxNameBytes,
+                    " bytes")),
                 buffers.size());
   }
   if (!ValidUtf8(id)) {
@@ -482,6 +496,11 @@ absl::Status BufferCsvParser::ReadPlacement(
   }
   if (col_pool_ >= 0) {
     const absl::string_view pool = row[col_pool_];
+    if (pool.size() > kMaxNameBytes) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          Where(), ": the pool \"", Excerpt(pool),
+          "\" is longer than the limit of ", kMaxNameBytes, " bytes"));
+    }
     if (pool.empty() || !ValidUtf8(pool)) {
       return absl::InvalidArgumentError(
           absl::StrCat(Where(), ": the pool is empty or not valid UTF-8"));

@@ -141,6 +141,14 @@ absl::StatusOr<Tensor> ParseTensor(const Json& t, size_t index) {
   MEMPLAN_ASSIGN_OR_RETURN(tensor.kind, ParseKind(kind, where));
   MEMPLAN_ASSIGN_OR_RETURN(tensor.alignment,
                            GetInt(t, "alignment", where, false, 0));
+  // In the graph, 0 means "the build's alignment"; a file says that by
+  // leaving the key out, as --alignment=0 is refused too.
+  if (auto a = t.find("alignment");
+      a != t.end() && !a->is_null() && tensor.alignment == 0) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        where, " has alignment 0, which is not a power of two (leave "
+               "\"alignment\" out for the default)"));
+  }
   MEMPLAN_ASSIGN_OR_RETURN(tensor.pools, GetStrings(t, "pools", where));
   MEMPLAN_ASSIGN_OR_RETURN(tensor.dtype, GetString(t, "dtype", where, false));
   if (auto shape = t.find("shape"); shape != t.end() && shape->is_array()) {

@@ -3,12 +3,14 @@
 #include "formats/json_util.h"
 
 #include <algorithm>
+#include <new>
 #include <string>
 #include <vector>
 
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "memplan/formats.h"
 
 namespace memplan::internal {
 namespace {
@@ -27,67 +29,189 @@ std::string Position(absl::string_view text, size_t offset) {
   return absl::StrCat("line ", line, ", column ", offset - line_start + 1);
 }
 
+// Builds the document from nlohmann's SAX events. Its own builder rather
+// than nlohmann's parse callback: to drop a value, that callback's parser
+// rescans the parent array at every object's end, which made a graph of
+// 10^5 ops take seconds and 10^6 ops minutes. Here a repeated key is found
+// by a lookup in the object being filled, and a value too deep or a string
+// too long stops the parse at once.
+class DomBuilder {
+ public:
+  explicit DomBuilder(Json* root) : root_(root) {}
+
+  bool null() { return Add(nullptr); }
+  bool boolean(bool v) { return Add(v); }
+  bool number_integer(Json::number_integer_t v) { return Add(v); }
+  bool number_unsigned(Json::number_unsigned_t v) { return Add(v); }
+  bool number_float(Json::number_float_t v, const Json::string_t&) {
+    return Add(v);
+  }
+  bool string(Json::string_t& v) {
+    if (!CheckLength(v)) return false;
+    return Add(std::move(v));
+  }
+  bool binary(Json::binary_t& v) { return Add(std::move(v)); }
+
+  bool start_object(std::size_t) { return Push(Json::object(), true); }
+  bool start_array(std::size_t) { return Push(Json::array(), false); }
+  bool end_object() { return Pop(); }
+  bool end_array() { return Pop(); }
+
+  bool key(Json::string_t& k) {
+    if (!CheckLength(k)) return false;
+    Json& object = *open_.back().value;
+    if (object.contains(k)) {
+      const std::string& under = open_.back().under;
+      error_ = under.empty()
+                   ? absl::StrCat("key \"", k, "\" appears twice in one object")
+                   : absl::StrCat("key \"", k,
+                                  "\" appears twice in an object under \"",
+                                  under, "\"");
+      return false;
+    }
+    slot_ = &object[k];
+    last_key_ = std::move(k);
+    return true;
+  }
+
+  bool parse_error(std::size_t position, const std::string& /*last_token*/,
+                   const nlohmann::detail::exception& e) {
+    position_ = position;
+    error_ = e.what();
+    // nlohmann's message repeats the position ("[json.exception.parse_error
+    // .101] parse error at line 1, column 1: syntax error ..."): keep what
+    // follows it.
+    if (const size_t bracket = error_.find("] ");
+        error_.starts_with("[json.exception.") && bracket != std::string::npos) {
+      error_.erase(0, bracket + 2);
+    }
+    if (error_.starts_with("parse error")) {
+      if (const size_t colon = error_.find(": "); colon != std::string::npos) {
+        error_.erase(0, colon + 2);
+      }
+    }
+    syntax_ = true;
+    return false;
+  }
+
+  // Set when the parse stopped: the message, and for a syntax error the
+  // byte nlohmann stopped at (1-based, just past the offending character).
+  const std::string& error() const { return error_; }
+  bool syntax() const { return syntax_; }
+  size_t position() const { return position_; }
+
+ private:
+  // Per open object or array: its value, and the key it (or the array
+  // holding it) is the value of.
+  struct Level {
+    Json* value;
+    std::string under;
+    bool object;
+  };
+
+  // The deepest nesting the graph and plan formats use is 5; this leaves
+  // room and keeps every later recursion over the document shallow.
+  static constexpr size_t kMaxDepth = 256;
+
+  bool CheckLength(const Json::string_t& s) {
+    if (s.size() <= kMaxNameBytes) return true;
+    error_ = absl::StrCat("a string of ", s.size(), " bytes (\"",
+                          absl::string_view(s).substr(0, 32), "...\")",
+                          Under(), " is longer than the limit of ",
+                          kMaxNameBytes, " bytes");
+    return false;
+  }
+
+  std::string Under() const {
+    const std::string& under = Parent();
+    return under.empty() ? "" : absl::StrCat(" under \"", under, "\"");
+  }
+
+  // The key the next value is under.
+  const std::string& Parent() const {
+    static const std::string* const kNone = new std::string;
+    if (open_.empty()) return *kNone;
+    return open_.back().object ? last_key_ : open_.back().under;
+  }
+
+  Json* Place(Json&& value) {
+    if (open_.empty()) {
+      *root_ = std::move(value);
+      return root_;
+    }
+    Level& parent = open_.back();
+    if (parent.object) {
+      *slot_ = std::move(value);
+      return slot_;
+    }
+    parent.value->push_back(std::move(value));
+    return &parent.value->back();
+  }
+
+  bool Add(Json&& value) {
+    Place(std::move(value));
+    return true;
+  }
+
+  bool Push(Json&& value, bool object) {
+    if (open_.size() >= kMaxDepth) {
+      error_ = absl::StrCat("values nested deeper than ", kMaxDepth,
+                            " levels", Under());
+      return false;
+    }
+    std::string under = Parent();
+    Json* placed = Place(std::move(value));
+    open_.push_back({placed, std::move(under), object});
+    return true;
+  }
+
+  bool Pop() {
+    open_.pop_back();
+    return true;
+  }
+
+  Json* root_;
+  std::vector<Level> open_;
+  Json* slot_ = nullptr;  // the value of the last key read
+  std::string last_key_;
+  std::string error_;
+  bool syntax_ = false;
+  size_t position_ = 0;
+};
+
 }  // namespace
 
 absl::StatusOr<Json> ParseJson(absl::string_view text) {
-  // Per open object or array: whether it is an object, its keys so far, and
-  // the key it (or the array holding it) is the value of.
-  struct Open {
-    bool object;
-    absl::flat_hash_set<std::string> keys;
-    std::string under;
-  };
-  std::vector<Open> open;
-  std::string last_key;
-  std::string duplicate;
-  auto check_keys = [&](int /*depth*/, Json::parse_event_t event,
-                        Json& parsed) {
-    switch (event) {
-      case Json::parse_event_t::object_start:
-      case Json::parse_event_t::array_start: {
-        std::string under;
-        if (!open.empty()) under = open.back().object ? last_key : open.back().under;
-        open.push_back(
-            {event == Json::parse_event_t::object_start, {}, std::move(under)});
-        break;
-      }
-      case Json::parse_event_t::object_end:
-      case Json::parse_event_t::array_end:
-        if (!open.empty()) open.pop_back();
-        break;
-      case Json::parse_event_t::key:
-        last_key = parsed.get<std::string>();
-        if (!open.empty() && !open.back().keys.insert(last_key).second &&
-            duplicate.empty()) {
-          duplicate = open.back().under.empty()
-                          ? absl::StrCat("key \"", last_key,
-                                         "\" appears twice in one object")
-                          : absl::StrCat("key \"", last_key,
-                                         "\" appears twice in an object under "
-                                         "\"", open.back().under, "\"");
-        }
-        break;
-      default:
-        break;
-    }
-    return true;
-  };
+  // nlohmann's lexer keeps every character of a token, whitespace before
+  // it included: a flood of whitespace around the document (1 GiB of it)
+  // would be copied whole. Skipped here; one inside the document still
+  // costs its size again.
+  const absl::string_view space = " \t\n\r";
+  const size_t begin = std::min(text.find_first_not_of(space), text.size());
+  const size_t end = text.find_last_not_of(space) + 1;  // 0 when all space
+  const absl::string_view trimmed =
+      begin < end ? text.substr(begin, end - begin) : absl::string_view();
   Json root;
+  DomBuilder builder(&root);
+  bool ok = false;
   try {
-    root = Json::parse(text.begin(), text.end(), check_keys);
-  } catch (const Json::parse_error& e) {
-    // e.byte is 1-based and points just past the offending character.
-    return absl::InvalidArgumentError(absl::StrCat(
-        "malformed JSON at ", Position(text, e.byte == 0 ? 0 : e.byte - 1),
-        ": ", e.what()));
-  } catch (const Json::exception& e) {  // e.g. a number out of range
+    ok = Json::sax_parse(trimmed.begin(), trimmed.end(), &builder);
+  } catch (const std::bad_alloc&) {
+    return absl::ResourceExhaustedError(
+        "the JSON document does not fit in memory");
+  } catch (const Json::exception& e) {
     return absl::InvalidArgumentError(
         absl::StrCat("malformed JSON: ", e.what()));
   }
-  if (!duplicate.empty()) {
-    return absl::InvalidArgumentError(absl::StrCat("malformed JSON: ", duplicate));
+  if (ok) return root;
+  if (builder.syntax()) {
+    const size_t at = begin + builder.position();
+    return absl::InvalidArgumentError(absl::StrCat(
+        "malformed JSON at ", Position(text, at == begin ? at : at - 1), ": ",
+        builder.error()));
   }
-  return root;
+  return absl::InvalidArgumentError(
+      absl::StrCat("malformed JSON: ", builder.error()));
 }
 
 // Serialises `j`; a string that is not valid UTF-8 (a name read from a CSV or

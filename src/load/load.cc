@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <limits>
 #include <numeric>
+#include <new>
+#include <stdexcept>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -106,7 +108,7 @@ struct ParsedInput {
 
 absl::StatusOr<ParsedInput> ParseInput(const std::string& path,
                                        const LoadOptions& options) {
-  MEMPLAN_ASSIGN_OR_RETURN(std::string bytes, ReadFile(path));
+  MEMPLAN_ASSIGN_OR_RETURN(std::string bytes, ReadFile(path, options.read));
   ParsedInput parsed;
   parsed.content_hash = ContentHash(bytes);
   if (ImporterFor(path, options) == nullptr &&
@@ -209,12 +211,29 @@ absl::StatusOr<std::vector<Pool>> ReconcilePools(
   return pools;
 }
 
+// `read()`, or ResourceExhausted naming `path` when it runs out of memory.
+// An input within the size limit may still describe more than memory holds
+// (the parsed document, the problem): that is the input's fault, reported
+// as such rather than an abort. The readers throw nothing else.
+template <typename Read>
+auto WithinMemory(const std::string& path, Read read) -> decltype(read()) {
+  try {
+    return read();
+  } catch (const std::bad_alloc&) {
+  } catch (const std::length_error&) {
+  }
+  return absl::ResourceExhaustedError(absl::StrCat(
+      "\"", path, "\": reading it needs more memory than there is"));
+}
+
 }  // namespace
 
 absl::StatusOr<LoadedInput> Load(const std::string& path,
                                  const LoadOptions& options) {
-  MEMPLAN_ASSIGN_OR_RETURN(ParsedInput parsed, ParseInput(path, options));
-  return BuildInput(std::move(parsed), options.build, options.reorder);
+  return WithinMemory(path, [&]() -> absl::StatusOr<LoadedInput> {
+    MEMPLAN_ASSIGN_OR_RETURN(ParsedInput parsed, ParseInput(path, options));
+    return BuildInput(std::move(parsed), options.build, options.reorder);
+  });
 }
 
 absl::StatusOr<LoadedInput> LoadInput(const std::string& path,
@@ -224,10 +243,11 @@ absl::StatusOr<LoadedInput> LoadInput(const std::string& path,
   return Load(path, load);
 }
 
-absl::StatusOr<PlanFile> ReadPlanFile(const std::string& path) {
+absl::StatusOr<PlanFile> ReadPlanFile(const std::string& path,
+                                      const ReadOptions& options) {
   PlanFile file;
   file.path = path;
-  MEMPLAN_ASSIGN_OR_RETURN(file.text, ReadFile(path));
+  MEMPLAN_ASSIGN_OR_RETURN(file.text, ReadFile(path, options));
   file.csv = UncompressedName(path).ends_with(".csv");
   return file;
 }
@@ -235,13 +255,18 @@ absl::StatusOr<PlanFile> ReadPlanFile(const std::string& path) {
 absl::StatusOr<std::optional<PlanProvenance>> RecordedProvenance(
     const PlanFile& file) {
   if (file.csv) return std::nullopt;
-  return ParsePlanProvenance(file.text);
+  absl::StatusOr<std::optional<PlanProvenance>> provenance =
+      ParsePlanProvenance(file.text);
+  if (!provenance.ok()) return Named(file.path, provenance.status());
+  return provenance;
 }
 
 absl::StatusOr<Plan> ParsePlanFile(const PlanFile& file,
                                    const Problem& problem) {
-  return file.csv ? ParsePlanCsv(file.text, problem)
-                  : ParsePlanJson(file.text, problem);
+  absl::StatusOr<Plan> plan = file.csv ? ParsePlanCsv(file.text, problem)
+                                       : ParsePlanJson(file.text, problem);
+  if (!plan.ok()) return Named(file.path, plan.status());
+  return plan;
 }
 
 absl::StatusOr<PlanBuild> ApplyRecordedBuild(
@@ -314,12 +339,13 @@ absl::Status CheckRecordedInput(const PlanFile& plan,
       "\" has other contents (", content_hash, ")"));
 }
 
-absl::StatusOr<PlanInput> LoadInputOfPlan(const std::string& path,
-                                          const PlanFile& plan,
-                                          const LoadOptions& options,
-                                          bool use_options) {
-  MEMPLAN_ASSIGN_OR_RETURN(std::optional<PlanProvenance> recorded,
-                           RecordedProvenance(plan));
+namespace {
+
+// LoadInputOfPlan once its plan's record is read.
+absl::StatusOr<PlanInput> LoadWithRecord(
+    const std::string& path, const PlanFile& plan,
+    const std::optional<PlanProvenance>& recorded, const LoadOptions& options,
+    bool use_options) {
   MEMPLAN_ASSIGN_OR_RETURN(ParsedInput parsed, ParseInput(path, options));
   if (recorded.has_value()) {
     MEMPLAN_RETURN_IF_ERROR(
@@ -342,6 +368,19 @@ absl::StatusOr<PlanInput> LoadInputOfPlan(const std::string& path,
       out.input,
       BuildInput(std::move(parsed), out.build.build, out.build.reorder));
   return out;
+}
+
+}  // namespace
+
+absl::StatusOr<PlanInput> LoadInputOfPlan(const std::string& path,
+                                          const PlanFile& plan,
+                                          const LoadOptions& options,
+                                          bool use_options) {
+  MEMPLAN_ASSIGN_OR_RETURN(std::optional<PlanProvenance> recorded,
+                           RecordedProvenance(plan));
+  return WithinMemory(path, [&]() -> absl::StatusOr<PlanInput> {
+    return LoadWithRecord(path, plan, recorded, options, use_options);
+  });
 }
 
 }  // namespace memplan

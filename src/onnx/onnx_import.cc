@@ -11,6 +11,7 @@
 #include <functional>
 #include <limits>
 #include <map>
+#include <new>
 #include <optional>
 #include <set>
 #include <string>
@@ -505,6 +506,36 @@ class Importer {
   Graph result_;
 };
 
+// Names become tensor and op names: no longer than kMaxNameBytes, as in
+// the other formats (and out of every error message).
+absl::Status CheckNameLengths(const onnx::GraphProto& graph) {
+  auto check = [](const std::string& name, absl::string_view what) {
+    if (name.size() <= kMaxNameBytes) return absl::OkStatus();
+    return absl::InvalidArgumentError(absl::StrCat(
+        "a", what, " name of ", name.size(), " bytes (\"",
+        absl::string_view(name).substr(0, 32),
+        "...\") is longer than the limit of ", kMaxNameBytes, " bytes"));
+  };
+  for (const onnx::NodeProto& node : graph.node()) {
+    MEMPLAN_RETURN_IF_ERROR(check(node.name(), "n op"));
+    for (const std::string& name : node.input()) {
+      MEMPLAN_RETURN_IF_ERROR(check(name, " tensor"));
+    }
+    for (const std::string& name : node.output()) {
+      MEMPLAN_RETURN_IF_ERROR(check(name, " tensor"));
+    }
+  }
+  for (const auto* list : {&graph.input(), &graph.output(), &graph.value_info()}) {
+    for (const onnx::ValueInfoProto& value : *list) {
+      MEMPLAN_RETURN_IF_ERROR(check(value.name(), " tensor"));
+    }
+  }
+  for (const onnx::TensorProto& tensor : graph.initializer()) {
+    MEMPLAN_RETURN_IF_ERROR(check(tensor.name(), " tensor"));
+  }
+  return absl::OkStatus();
+}
+
 absl::StatusOr<Graph> Import(std::string_view bytes,
                              const OnnxImportOptions& options,
                              OnnxImportStats* stats) {
@@ -518,8 +549,12 @@ absl::StatusOr<Graph> Import(std::string_view bytes,
     return absl::InvalidArgumentError(
         "not a valid ONNX model: it has no graph");
   }
+  MEMPLAN_RETURN_IF_ERROR(CheckNameLengths(model.graph()));
   try {
     return Importer(model, options).Run(stats);
+  } catch (const std::bad_alloc&) {
+    return absl::ResourceExhaustedError(
+        "the ONNX model needs more memory than there is");
   } catch (const std::exception& e) {
     return absl::InternalError(absl::StrCat("ONNX import failed: ", e.what()));
   } catch (...) {

@@ -32,14 +32,24 @@ ABSL_FLAG(int32_t, onnx_data_inputs, -1,
           "N: ONNX inputs: the first N graph inputs carry data, the others "
           "are weights (-1 = all, or 1 for the light models)");
 
+// Every file read: a limit against hostile inputs, not a build option.
+ABSL_FLAG(memplan::tool::ByteSize, max_input_size,
+          {memplan::kDefaultMaxInputBytes},
+          "SIZE: the most bytes an input or plan file may hold, after "
+          "decompression (2 GiB); a larger one is an error");
+
 namespace memplan::tool {
 
 const std::vector<std::string>& InputFlags() {
   static const auto* const kFlags = new std::vector<std::string>{
-      "alignment",  "plan_constants", "plan_inputs",     "plan_outputs",
-      "pool",       "capacity",       "reorder",         "dim",
-      "onnx_views", "onnx_inplace",   "onnx_data_inputs"};
+      "alignment",  "plan_constants", "plan_inputs",      "plan_outputs",
+      "pool",       "capacity",       "reorder",          "dim",
+      "onnx_views", "onnx_inplace",   "onnx_data_inputs", "max_input_size"};
   return *kFlags;
+}
+
+ReadOptions ReadOptionsFromFlags() {
+  return ReadOptions{.max_bytes = absl::GetFlag(FLAGS_max_input_size).bytes};
 }
 
 BuildOptions BuildOptionsFromFlags() {
@@ -149,6 +159,7 @@ absl::StatusOr<LoadOptions> ToolLoadOptions(const std::string& path,
   LoadOptions load;
   load.build = options;
   load.reorder = reorder;
+  load.read = ReadOptionsFromFlags();
   if (!absl::EndsWith(path, ".onnx")) return load;
 #ifdef MEMPLAN_HAVE_ONNX
   // The --dim and --onnx-* flags matter to ONNX models only.
@@ -215,12 +226,7 @@ absl::StatusOr<PlanInput> LoadInputOfPlan(const std::string& path,
 
 absl::StatusOr<Plan> ParseToolPlan(const PlanFile& plan,
                                    const Problem& problem) {
-  absl::StatusOr<Plan> parsed = ParsePlanFile(plan, problem);
-  if (!parsed.ok() && plan.csv) {
-    return absl::Status(parsed.status().code(),
-                        absl::StrCat(plan.path, ": ", parsed.status().message()));
-  }
-  return parsed;
+  return ParsePlanFile(plan, problem);  // its errors name the file
 }
 
 }  // namespace memplan::tool

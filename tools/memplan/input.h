@@ -21,6 +21,9 @@ const std::vector<std::string>& InputFlags();
 // The build options of the input flags (--alignment, --plan-constants, ...).
 BuildOptions BuildOptionsFromFlags();
 
+// The limits of --max-input-size, for every file the tool reads.
+ReadOptions ReadOptionsFromFlags();
+
 // Reads `path` (a graph JSON, .json.gz, a buffer CSV, or an ONNX model with
 // the --dim and --onnx-* flags) with memplan::Load() and the input flags,
 // applying --reorder to graphs. For an ONNX model, `import_report` (when

@@ -67,7 +67,7 @@ absl::Status Run(const Arguments& args) {
   HtmlReportInput html;
   if (args.positional.size() == 2) {
     // INPUT as PLAN was made of it, as verify reads it.
-    absl::StatusOr<PlanFile> file = ReadPlanFile(args.positional[1]);
+    absl::StatusOr<PlanFile> file = ReadPlanFile(args.positional[1], ReadOptionsFromFlags());
     if (!file.ok()) return file.status();
     absl::StatusOr<PlanInput> of_plan =
         LoadInputOfPlan(args.positional[0], *file, args);

@@ -42,7 +42,7 @@ absl::StatusOr<std::string> RecordedInput(const PlanProvenance& provenance,
 
 absl::Status Run(const Arguments& args) {
   const std::string& path = args.positional.back();
-  absl::StatusOr<PlanFile> file = ReadPlanFile(path);
+  absl::StatusOr<PlanFile> file = ReadPlanFile(path, ReadOptionsFromFlags());
   if (!file.ok()) return file.status();
   absl::StatusOr<std::optional<PlanProvenance>> provenance =
       RecordedProvenance(*file);

@@ -1,0 +1,234 @@
+#!/usr/bin/env python3
+"""Hostile inputs through the `memplan` tool: each must end in a plan or an
+error naming the input (exit status 1 or 2, the file's name on stderr), never
+in a signal, an abort or a timeout, and within a memory limit.
+
+Usage: hostile_inputs_test.py MEMPLAN [CASE...]
+       hostile_inputs_test.py --chain N FILE   (writes the N-op chain graph,
+                                                e.g. to time `memplan stats`)
+
+The inputs are made here, at test time, in a temporary directory: compressed
+bombs, whitespace floods, huge steps and names, deep nesting, a 10^6-op
+chain, 10^5 buffers that all overlap, a symlink to /dev/zero, a directory.
+
+Memory: each case runs under `ulimit -v` (RLIMIT_AS) of 2 GiB. Not under
+AddressSanitizer: its allocator reserves terabytes of address space at start,
+and it reports running out of memory as an error of its own rather than
+throwing std::bad_alloc, so there the limit is skipped (the cases still run,
+with their time limit), and the bombs and floods are 4 times smaller.
+"""
+
+import gzip
+import os
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+import zlib
+
+MEMORY_LIMIT = 2 << 30
+TIME_LIMIT = 120  # seconds per case: "ends", on a loaded machine under ASan
+MIB = 1 << 20
+
+
+def write_gzip_of(path, chunk, count, head=b"", tail=b""):
+    """`path`: gzip of head + chunk * count + tail, made a chunk at a time."""
+    z = zlib.compressobj(1, zlib.DEFLATED, 31)
+    with open(path, "wb") as f:
+        f.write(z.compress(head))
+        for _ in range(count):
+            f.write(z.compress(chunk))
+        f.write(z.compress(tail))
+        f.write(z.flush())
+
+
+def chain_graph(n):
+    """A graph of n ops, each reading the previous one's output."""
+    parts = ['{"format": "memplan-graph-v1", "name": "chain", "tensors": [',
+             '{"name": "t0", "size": 64, "kind": "input"}']
+    for i in range(1, n + 1):
+        kind = "output" if i == n else "activation"
+        parts.append(f',{{"name": "t{i}", "size": 64, "kind": "{kind}"}}')
+    parts.append('], "ops": [')
+    parts.append(",".join(
+        f'{{"name": "op{i}", "type": "Relu", "inputs": ["t{i - 1}"], '
+        f'"outputs": ["t{i}"]}}' for i in range(1, n + 1)))
+    parts.append("]}\n")
+    return "".join(parts)
+
+
+SMALL_GRAPH = chain_graph(3)
+
+
+def make_cases(d, scale):
+    """(name, arguments, input path, substring stderr must hold or None).
+    The bombs and floods are `scale` times smaller (under ASan, to keep the
+    suite within minutes)."""
+    cases = []
+
+    def path(name):
+        return os.path.join(d, name)
+
+    # Compressed bombs: 1 MB that decompresses to 1 GiB (within the default
+    # limit, so read and refused by the parser), and one above a lower limit.
+    p = path("zeros.json.gz")
+    write_gzip_of(p, bytes(MIB), 1024 // scale)
+    cases.append(("gzip_bomb_json", ["stats", p], p, None))
+    p = path("zeros.csv.gz")
+    write_gzip_of(p, bytes(MIB), 256)
+    cases.append(("gzip_bomb_csv", ["stats", p], p, None))
+    p = path("over_limit.json.gz")
+    write_gzip_of(p, b" " * MIB, 256, tail=SMALL_GRAPH.encode())
+    cases.append(("gzip_over_limit",
+                  ["stats", p, "--max-input-size=64MiB"], p,
+                  "decompresses to more than 67108864 bytes"))
+    # Whitespace floods before a valid graph: compressed (1 GiB) and plain.
+    p = path("flood.json.gz")
+    write_gzip_of(p, b" " * MIB, 1024 // scale, tail=SMALL_GRAPH.encode())
+    cases.append(("whitespace_flood_gz", ["stats", p], p, None))
+    p = path("flood.json")
+    with open(p, "wb") as f:
+        for _ in range(256 // scale):
+            f.write(b"\n" * MIB)
+        f.write(SMALL_GRAPH.encode())
+    cases.append(("file_over_limit", ["stats", p, "--max-input-size=1MiB"], p,
+                  "more than 1048576 bytes"))
+    cases.append(("whitespace_flood", ["stats", p], p, None))
+    # Huge steps and sizes.
+    p = path("huge_steps.csv")
+    with open(p, "w") as f:
+        f.write("id,lower,upper,size\n")
+        f.write("a,0,9223372036854775807,1\n")
+        f.write("b,9223372036854775806,9223372036854775807,"
+                "9223372036854775807\n")
+        f.write("c,4611686018427387904,9223372036854775807,1024\n")
+    cases.append(("huge_steps", ["plan", p], p, None))
+    # Huge names: 200 MB of one tensor name, and of one CSV id.
+    p = path("huge_name.json")
+    with open(p, "w") as f:
+        f.write('{"format": "memplan-graph-v1", "tensors": [{"name": "')
+        for _ in range(200):
+            f.write("n" * MIB)
+        f.write('", "size": 1}], "ops": []}\n')
+    cases.append(("huge_name_json", ["stats", p], p, "longer than the limit"))
+    p = path("huge_name.csv.gz")
+    write_gzip_of(p, b"n" * MIB, 200, head=b"id,lower,upper,size\n",
+                  tail=b",0,1,1\n")
+    cases.append(("huge_name_csv", ["stats", p], p, "longer than the limit"))
+    # 10^6 nested arrays, and objects.
+    p = path("deep_arrays.json")
+    with open(p, "w") as f:
+        f.write("[" * 10**6 + "]" * 10**6)
+    cases.append(("deep_arrays", ["stats", p], p, "nested deeper"))
+    p = path("deep_objects.json")
+    with open(p, "w") as f:
+        f.write('{"a":' * 10**6 + "1" + "}" * 10**6)
+    cases.append(("deep_objects", ["stats", p], p, "nested deeper"))
+    # A chain of 10^6 ops (about 120 MB): read and built, linearly.
+    p = path("chain.json")
+    with open(p, "w") as f:
+        f.write(chain_graph(10**6))
+    cases.append(("chain_1e6_ops", ["stats", p], p, None))
+    # 10^5 buffers alive at once, with a fast planner.
+    p = path("overlapping.csv")
+    with open(p, "w") as f:
+        f.write("id,lower,upper,size\n")
+        f.writelines(f"b{i},0,10,{i % 977 + 1}\n" for i in range(10**5))
+    cases.append(("overlapping_1e5",
+                  ["plan", p, "--planner=greedy_by_size",
+                   "--out=" + path("overlapping.plan.csv")], p, None))
+    # Files that are not files.
+    p = path("zero.json")
+    os.symlink("/dev/zero", p)
+    cases.append(("symlink_dev_zero", ["stats", p], p, "not a file"))
+    p = path("zero.json.gz")
+    os.symlink("/dev/zero", p)
+    cases.append(("symlink_dev_zero_gz", ["stats", p], p, "not a file"))
+    p = path("dir.json")
+    os.mkdir(p)
+    cases.append(("directory", ["stats", p], p, "is a directory"))
+    p = path("nothing.json")
+    cases.append(("missing", ["stats", p], p, "cannot open"))
+    # Not JSON at all: one message, with the position once.
+    p = path("text.json")
+    with open(p, "w") as f:
+        f.write("hello\n")
+    cases.append(("not_json", ["stats", p], p, "malformed JSON at line 1"))
+    # A plan file that is a bomb, given to verify.
+    p = path("small.json")
+    with open(p, "w") as f:
+        f.write(SMALL_GRAPH)
+    plan = path("bomb.plan.json.gz")
+    write_gzip_of(plan, bytes(MIB), 512 // scale)
+    cases.append(("plan_bomb", ["verify", p, plan], plan, None))
+    return cases
+
+
+def asan_build(binary):
+    with open(binary, "rb") as f:
+        return b"__asan_init" in f.read()
+
+
+def limit_memory():
+    resource.setrlimit(resource.RLIMIT_AS, (MEMORY_LIMIT, MEMORY_LIMIT))
+
+
+def run_case(binary, name, args, input_path, expect, asan):
+    start = time.monotonic()
+    try:
+        result = subprocess.run(
+            [binary] + args, capture_output=True, timeout=TIME_LIMIT,
+            preexec_fn=None if asan else limit_memory)
+    except subprocess.TimeoutExpired:
+        return f"{name}: did not end within {TIME_LIMIT} s"
+    seconds = time.monotonic() - start
+    stderr = result.stderr.decode("utf-8", "replace")
+    print(f"{name}: exit {result.returncode} in {seconds:.1f} s: "
+          f"{stderr.strip()[:300]}", flush=True)
+    if result.returncode < 0:
+        return f"{name}: killed by signal {-result.returncode}"
+    if result.returncode not in (0, 1, 2):
+        return f"{name}: exit status {result.returncode}"
+    if result.returncode != 0 and input_path not in stderr:
+        return f"{name}: the error does not name {input_path}"
+    if len(stderr) > 4096:
+        return f"{name}: {len(stderr)} bytes on stderr"
+    if expect is not None and expect not in stderr:
+        return f"{name}: stderr lacks \"{expect}\""
+    return None
+
+
+def main():
+    if sys.argv[1] == "--chain":
+        with open(sys.argv[3], "w") as f:
+            f.write(chain_graph(int(sys.argv[2])))
+        return 0
+    binary = os.path.abspath(sys.argv[1])
+    only = set(sys.argv[2:])
+    asan = asan_build(binary)
+    if asan:
+        print("AddressSanitizer build: no ulimit -v (ASan reserves address "
+              "space and reports running out itself); time limits only")
+    failures = []
+    with tempfile.TemporaryDirectory(prefix="memplan_hostile_") as d:
+        cases = make_cases(d, 4 if asan else 1)
+        last_use = {case[2]: i for i, case in enumerate(cases)}
+        for i, (name, args, input_path, expect) in enumerate(cases):
+            if not only or name in only:
+                failure = run_case(binary, name, args, input_path, expect,
+                                   asan)
+                if failure is not None:
+                    failures.append(failure)
+            # Free the disk of the big inputs as soon as they are done.
+            if (last_use[input_path] == i and os.path.isfile(input_path)
+                    and not os.path.islink(input_path)
+                    and os.path.getsize(input_path) > 64 * MIB):
+                os.remove(input_path)
+    for failure in failures:
+        print("FAILED", failure)
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
