@@ -121,7 +121,7 @@ std::vector<Workload> LoadBundled();
 // The targets' timing: 3 runs of one iteration each, medians reported.
 void ThreeRuns(benchmark::internal::Benchmark* b);
 
-// The exact planner's targets (see the top of the file).
+// One of the exact planner's targets (see the top of memplan_bench.cc).
 struct ExactRun {
   std::vector<const Problem*> problems;
   Bytes capacity = 0;  // 0: minimise

@@ -78,6 +78,10 @@
 //   memplan_bench --memplan_option=symmetry=false   (NAME=VALUE, repeatable:
 //                  an option for every planner that declares it; the
 //                  registry checks the value)
+//
+// Sources: this file (main, memplan's own flags, the registration order);
+// planner_benchmarks.cc, exact_targets.cc and scale_targets.cc (one group
+// each); bench_util.h (what the groups share).
 
 #include <benchmark/benchmark.h>
 
