@@ -1,0 +1,158 @@
+// The exact planner's targets, with --memplan_exact_targets (see the top of
+// memplan_bench.cc).
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "absl/time/time.h"
+#include "bench_util.h"
+#include "memplan/memplan.h"
+
+namespace memplan::bench {
+namespace {
+
+void RunExact(benchmark::State& state, const ExactRun& run) {
+  std::vector<Problem> problems;
+  for (const Problem* p : run.problems) {
+    problems.push_back(*p);
+    if (run.capacity > 0) problems.back().pools[0].capacity = run.capacity;
+  }
+  PlanOptions plan_options;
+  plan_options.time_limit = run.time_limit;
+  plan_options.work_limit = run.work_limit;
+  int solved = 0, optimal = 0;
+  int64_t nodes = 0;
+  double ratio = 1;
+  Bytes peak = 0;
+  for (auto _ : state) {
+    solved = optimal = 0;
+    nodes = 0;
+    for (const Problem& problem : problems) {
+      absl::StatusOr<std::unique_ptr<Planner>> planner =
+          CreatePlanner(run.planner, OptionsFor(run.planner, run.options));
+      if (!planner.ok()) {
+        state.SkipWithError(std::string(planner.status().message()).c_str());
+        return;
+      }
+      absl::StatusOr<Plan> plan = (*planner)->Solve(problem, plan_options);
+      if (!plan.ok()) {
+        // Out of nodes or time under a capacity: counted as not solved.
+        if (run.capacity > 0 &&
+            plan.status().code() != absl::StatusCode::kInternal) {
+          continue;
+        }
+        state.SkipWithError(std::string(plan.status().message()).c_str());
+        return;
+      }
+      if (absl::Status v = VerifyPlan(problem, *plan); !v.ok()) {
+        state.SkipWithError(
+            absl::StrCat("invalid plan: ", v.message()).c_str());
+        return;
+      }
+      ++solved;
+      // The nodes of the solved instances (a failed one returns no plan
+      // and so no counters).
+      if (auto it = plan->counters.find("nodes"); it != plan->counters.end())
+        nodes += it->second;
+      optimal += plan->proven_optimal ? 1 : 0;
+      peak = plan->peak;
+      ratio = plan->lower_bound > 0
+                  ? static_cast<double>(plan->peak) / plan->lower_bound
+                  : 1.0;
+    }
+  }
+  state.counters["solved"] = solved;
+  state.counters["nodes"] = static_cast<double>(nodes);
+  state.counters["optimal"] = optimal;
+  if (problems.size() == 1) {
+    state.SetLabel(absl::StrCat("peak ", peak, " bytes"));  // exact, unlike
+    state.counters["peak"] = static_cast<double>(peak);     // the counter
+    state.counters["lb_ratio"] = ratio;
+  }
+}
+
+}  // namespace
+
+void AddExactRun(const std::string& name, ExactRun run) {
+  ThreeRuns(benchmark::RegisterBenchmark(
+      name.c_str(), [run](benchmark::State& state) { RunExact(state, run); }));
+}
+
+std::vector<const Problem*> MiniMallocProblems(
+    const std::vector<Workload>& bundled) {
+  std::vector<const Problem*> minimalloc;
+  for (const Workload& w : bundled) {
+    if (w.name.starts_with("minimalloc_")) minimalloc.push_back(&w.problem);
+  }
+  return minimalloc;
+}
+
+void RegisterExactTargets(const std::vector<Workload>& bundled) {
+  const std::vector<const Problem*> minimalloc = MiniMallocProblems(bundled);
+  const absl::Duration limit = settings().exact_time_limit;
+  for (const Workload& w : bundled) {
+    if (!w.name.starts_with("minimalloc_")) continue;
+    AddExactRun(absl::StrCat("BM_exact_capacity_", w.name),
+                {.problems = {&w.problem},
+                 .capacity = 1048576,
+                 .options = {},
+                 .planner = "exact",
+                 .time_limit = limit});
+  }
+  AddExactRun("BM_exact_capacity_minimalloc_all", {.problems = minimalloc,
+                                                   .capacity = 1048576,
+                                                   .options = {},
+                                                   .planner = "exact",
+                                                   .time_limit = limit});
+  // The search alone: no heuristic to fall back on when it fails. 10^8
+  // work units per instance: 0.7 to 1.4 million nodes of their 154 to 454
+  // buffers (a node costs a quarter of a unit per buffer plus 32).
+  const PlannerOptions capped = {{"warm_start", "false"}};
+  constexpr int64_t kAblationWork = 100'000'000;
+  AddExactRun("BM_exact_ablation_none_minimalloc_all",
+              {.problems = minimalloc,
+               .capacity = 1048576,
+               .options = capped,
+               .time_limit = limit,
+               .work_limit = kAblationWork});
+  for (const char* name : {"section_inference", "symmetry", "decomposition",
+                           "failure_cache", "restarts"}) {
+    PlannerOptions off = capped;
+    off[name] = "false";
+    AddExactRun(absl::StrCat("BM_exact_ablation_", name, "_minimalloc_all"),
+                {.problems = minimalloc,
+                 .capacity = 1048576,
+                 .options = off,
+                 .time_limit = limit,
+                 .work_limit = kAblationWork});
+  }
+  for (const Workload& w : bundled) {
+    if (w.name.starts_with("minimalloc_") || w.name.starts_with("trace_") ||
+        w.problem.buffers.size() <= 2000) {
+      if (w.name == "trace_S_1") continue;
+      AddExactRun(absl::StrCat("BM_exact_minimise_", w.name),
+                  {.problems = {&w.problem},
+                   .capacity = 0,
+                   .options = {},
+                   .planner = "exact",
+                   .time_limit = limit});
+    }
+  }
+  for (const Workload& w : bundled) {
+    if (w.name != "trace_S_1") continue;
+    for (const char* planner : {"exact", "best"}) {
+      AddExactRun(absl::StrCat("BM_", planner, "_trace_S_1_10s"),
+                  {.problems = {&w.problem},
+                   .capacity = 0,
+                   .options = {},
+                   .planner = planner,
+                   .time_limit = absl::Seconds(10)});
+    }
+  }
+}
+
+}  // namespace memplan::bench

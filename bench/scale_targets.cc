@@ -1,0 +1,209 @@
+// The performance targets at scale, with --memplan_targets (see the top of
+// memplan_bench.cc).
+
+#include <fcntl.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
+#include "bench_util.h"
+#include "memplan/io.h"
+#include "memplan/memplan.h"
+#include "memplan/synthetic.h"
+
+namespace memplan::bench {
+namespace {
+
+void RunTool(benchmark::State& state, const std::string& planner,
+             SyntheticKind kind, int64_t n) {
+#ifdef MEMPLAN_BENCH_TOOL
+  // The CSV is written once, outside the timing.
+  const std::string csv =
+      (std::filesystem::temp_directory_path() /
+       absl::StrCat("memplan_bench_", getpid(), "_",
+                    std::string(SyntheticKindName(kind)), "_", n, ".csv"))
+          .string();
+  const std::string out = csv + ".plan.csv";
+  {
+    absl::StatusOr<Problem> problem =
+        SyntheticProblem(kind, {.buffers = n, .seed = kSyntheticSeed});
+    if (!problem.ok() || !WriteFile(csv, BufferCsvText(*problem)).ok()) {
+      state.SkipWithError("could not write the workload's CSV");
+      return;
+    }
+  }
+  const std::string planner_flag = absl::StrCat("--planner=", planner);
+  const std::string out_flag = absl::StrCat("--out=", out);
+  // A forked child's peak resident memory counts the pages it shares with
+  // this process: the cached workloads go first.
+  cache().Clear();
+  double max_rss_mb = 0;
+  for (auto _ : state) {
+    const pid_t child = fork();
+    if (child == 0) {
+      const int null = open("/dev/null", O_WRONLY);
+      dup2(null, 1);
+      execl(MEMPLAN_BENCH_TOOL, MEMPLAN_BENCH_TOOL, "plan", csv.c_str(),
+            planner_flag.c_str(), out_flag.c_str(),
+            static_cast<char*>(nullptr));
+      _exit(127);
+    }
+    int status = 0;
+    struct rusage usage {};
+    if (child < 0 || wait4(child, &status, 0, &usage) != child ||
+        !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+      state.SkipWithError("memplan plan failed");
+      break;
+    }
+    max_rss_mb = std::max(max_rss_mb, usage.ru_maxrss / 1024.0);
+  }
+  std::filesystem::remove(csv);
+  std::filesystem::remove(out);
+  state.counters["buffers"] = static_cast<double>(n);
+  state.counters["max_rss_mb"] = max_rss_mb;
+#else
+  (void)planner;
+  (void)kind;
+  (void)n;
+  state.SkipWithError("built without the memplan tool");
+#endif
+}
+
+// One Solve of `planner_name` with a wall-clock limit of `limit`, timed:
+// the counter `limit_ratio` is the time taken over the limit (the target is
+// at most 1.1, or the limit plus 100 ms); `plan` says whether a plan came
+// back (a one-pass heuristic still going at the limit returns
+// DeadlineExceeded, which is an answer within the limit, not a failure).
+void RunUnderLimit(benchmark::State& state, const std::string& planner_name,
+                   const Problem& problem, absl::Duration limit) {
+  absl::StatusOr<std::unique_ptr<Planner>> planner =
+      CreatePlanner(planner_name, OptionsFor(planner_name));
+  if (!planner.ok()) {
+    state.SkipWithError(std::string(planner.status().message()).c_str());
+    return;
+  }
+  PlanOptions options;
+  options.time_limit = limit;
+  double worst = 0;
+  std::optional<absl::StatusOr<Plan>> last;
+  for (auto _ : state) {
+    const absl::Time start = absl::Now();
+    last = (*planner)->Solve(problem, options);
+    worst = std::max(worst, absl::ToDoubleSeconds(absl::Now() - start) /
+                                absl::ToDoubleSeconds(limit));
+    if (!last->ok() && !absl::IsDeadlineExceeded(last->status())) {
+      state.SkipWithError(
+          absl::StrCat(absl::StatusCodeToString(last->status().code()), ": ",
+                       std::string(last->status().message().substr(0, 200)))
+              .c_str());
+      return;
+    }
+  }
+  if (last.has_value() && last->ok()) {
+    if (absl::Status s = VerifyPlan(problem, **last); !s.ok()) {
+      state.SkipWithError(
+          absl::StrCat("invalid plan: ", std::string(s.message())).c_str());
+      return;
+    }
+    state.counters["peak"] = static_cast<double>((*last)->peak);
+  }
+  state.counters["buffers"] = static_cast<double>(problem.buffers.size());
+  state.counters["plan"] = last.has_value() && last->ok() ? 1 : 0;
+  state.counters["limit_ratio"] = worst;
+}
+
+}  // namespace
+
+void RegisterTargets(const std::vector<Workload>& bundled) {
+  for (int64_t n : {10000, 100000, 1000000}) {
+    ThreeRuns(benchmark::RegisterBenchmark(
+        absl::StrCat("BM_target_greedy_by_size_dense_training/", n).c_str(),
+        [n](benchmark::State& state) {
+          RunPlanner(state, "greedy_by_size",
+                     cache().Get(SyntheticKind::kDenseTraining, n), "",
+                     PlanOptions{});
+        }));
+  }
+  for (const auto& [kind, n] :
+       {std::pair{SyntheticKind::kDenseTraining, int64_t{1000000}},
+        std::pair{SyntheticKind::kIntervals, int64_t{1000000}}}) {
+    ThreeRuns(benchmark::RegisterBenchmark(
+        absl::StrCat("BM_target_tool_greedy_by_size_",
+                     std::string(SyntheticKindName(kind)), "/", n)
+            .c_str(),
+        [kind = kind, n = n](benchmark::State& state) {
+          RunTool(state, "greedy_by_size", kind, n);
+        }));
+  }
+  // Every planner under a one-second limit on the largest inputs.
+  // Family-major, as the cache wants.
+  for (SyntheticKind kind :
+       {SyntheticKind::kDenseTraining, SyntheticKind::kIntervals}) {
+    for (const PlannerInfo& info : RegisteredPlanners()) {
+      const int64_t n = 1000000;
+      const std::string name(info.name);
+      ThreeRuns(benchmark::RegisterBenchmark(
+          absl::StrCat("BM_target_time_limit_", name, "_",
+                       std::string(SyntheticKindName(kind)), "/", n)
+              .c_str(),
+          [name, kind, n](benchmark::State& state) {
+            RunUnderLimit(state, name, cache().Get(kind, n), absl::Seconds(1));
+          }));
+    }
+  }
+  for (const Workload& w : bundled) {
+    if (w.name != "trace_S_1" && w.name != "trace_somas_resnet50" &&
+        w.name != "minimalloc_D" && w.name != "minimalloc_J")
+      continue;
+    ThreeRuns(benchmark::RegisterBenchmark(
+        absl::StrCat("BM_target_best_", w.name).c_str(),
+        [&w](benchmark::State& state) {
+          // best's own default time limit, not the suite's.
+          RunPlanner(state, "best", w.problem, "", PlanOptions{});
+        }));
+  }
+  // exact on MiniMalloc's set: under the benchmark capacity (all 11 in a
+  // row, and J alone), and minimising D and J with the exact targets' limit.
+  const absl::Duration limit = settings().exact_time_limit;
+  AddExactRun("BM_target_exact_capacity_minimalloc_all",
+              {.problems = MiniMallocProblems(bundled),
+               .capacity = 1048576,
+               .options = {},
+               .planner = "exact",
+               .time_limit = limit});
+  for (const Workload& w : bundled) {
+    if (w.name == "minimalloc_J") {
+      AddExactRun("BM_target_exact_capacity_minimalloc_J",
+                  {.problems = {&w.problem},
+                   .capacity = 1048576,
+                   .options = {},
+                   .planner = "exact",
+                   .time_limit = limit});
+    }
+  }
+  for (const Workload& w : bundled) {
+    if (w.name != "minimalloc_D" && w.name != "minimalloc_J") continue;
+    AddExactRun(absl::StrCat("BM_target_exact_minimise_", w.name),
+                {.problems = {&w.problem},
+                 .capacity = 0,
+                 .options = {},
+                 .planner = "exact",
+                 .time_limit = limit});
+  }
+}
+
+}  // namespace memplan::bench
