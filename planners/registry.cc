@@ -83,7 +83,7 @@ std::vector<PlannerOption> BestOptionList() {
 // start is best, which stops early where it proves its plan), so that a
 // longer time limit goes to exact's own search: proving MiniMalloc's C
 // takes as long at 60 s as at 10 s. (cp, an optional component, composes
-// itself in planners/cp_register.cc.)
+// itself in planners/cp/cp_register.cc.)
 constexpr double kExactStartShare = 0.1;
 constexpr int64_t kExactStartWork = kDefaultWorkLimit / 10;
 

@@ -1,7 +1,7 @@
 // caffe2_greedy and caffe2_dp: hand cases worked out as memonger would, and
 // properties over the bundled models and seeded random problems.
 
-#include "caffe2.h"
+#include "caffe2/caffe2.h"
 
 #include <algorithm>
 #include <map>

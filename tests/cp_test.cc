@@ -2,7 +2,7 @@
 // wrong, agreement with a brute force on tiny problems, time limits,
 // capacities and the single-pool restriction.
 
-#include "cp.h"
+#include "cp/cp.h"
 
 #include <algorithm>
 #include <memory>

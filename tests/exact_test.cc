@@ -2,8 +2,8 @@
 // every offset on small problems, proofs of infeasibility, the time limit,
 // and MiniMalloc instances under their capacity.
 
-#include "exact.h"
-#include "exact_part.h"
+#include "exact/exact.h"
+#include "exact/exact_part.h"
 
 #include <algorithm>
 #include <cstdint>

@@ -42,6 +42,8 @@ def included_layer(header, including_dir):
     first = header.split("/")[0]
     if "/" in header and first in ALLOWED:
         return first
+    if "/" in header and (ROOT / "planners" / first).is_dir():
+        return "planners"  # a planner's own folder (planners/exact/...)
     if "/" not in header and (including_dir / header).exists():
         return None  # a file beside the includer: its own layer
     if "/" not in header and (ROOT / "planners" / header).exists():
