@@ -1,0 +1,265 @@
+// Planning: plan() and its options (memplan/__init__.py wraps _plan), the
+// problem a graph builds, verification, and the planner registry.
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/str_cat.h"
+#include "absl/time/time.h"
+#include "memplan/planner.h"
+#include "memplan/problem.h"
+#include "memplan/reorder.h"
+#include "memplan/verify.h"
+#include "module.h"
+
+namespace memplan::python {
+
+std::optional<Graph> PlannedGraph(const py::object& input,
+                                  const std::string& reorder,
+                                  const BuildOptions& build,
+                                  std::vector<int>* op_order) {
+  if (!py::isinstance<Graph>(input)) {
+    if (!reorder.empty()) {
+      throw py::value_error(
+          "an op ordering applies to graphs; a problem has no ops to reorder");
+    }
+    return std::nullopt;
+  }
+  const Graph& graph = input.cast<const Graph&>();
+  if (reorder.empty()) {
+    if (op_order != nullptr) {
+      op_order->resize(graph.ops.size());
+      for (size_t i = 0; i < graph.ops.size(); ++i) (*op_order)[i] = i;
+    }
+    return graph;
+  }
+  if (op_order == nullptr) return Take(ReorderGraph(graph, reorder, build));
+  *op_order = Take(ComputeOpOrder(graph, reorder, build));
+  return PermuteOps(graph, *op_order);
+}
+
+Problem ProblemOf(const py::object& input, const BuildOptions& build,
+                  const std::string& reorder) {
+  if (py::isinstance<Graph>(input)) {
+    return Take(BuildProblem(*PlannedGraph(input, reorder, build, nullptr),
+                             build));
+  }
+  if (py::isinstance<Problem>(input)) {
+    if (!reorder.empty()) PlannedGraph(input, reorder, build, nullptr);
+    Problem problem = input.cast<Problem>();
+    if (!build.pools.empty() || build.capacity > 0) {
+      problem.pools = Take(ResolvePools(problem.pools, build));
+    }
+    Check(ValidateProblem(problem));
+    return problem;
+  }
+  throw py::type_error("expected a memplan.Graph or memplan.Problem");
+}
+
+std::vector<Pool> DeclaredPools(const py::object& input) {
+  if (py::isinstance<Graph>(input)) return input.cast<const Graph&>().pools;
+  const std::vector<Pool>& pools = input.cast<const Problem&>().pools;
+  if (pools.size() == 1 &&
+      pools[0] == Pool{.name = "default", .capacity = 0, .alignment = 1}) {
+    return {};
+  }
+  return pools;
+}
+
+namespace {
+
+struct SolveArgs {
+  std::string planner;
+  std::optional<double> time_limit;
+  std::optional<int64_t> work_limit;
+  uint64_t seed = 0;
+  int threads = 1;
+  PlannerOptions options;  // the planner's own, as text (OptionText)
+  std::string reorder;
+};
+
+// A Python value of a planner option as the registry's text: bool as
+// true/false, int and float as Python writes them (repr, which round-trips),
+// str as it is. The registry parses it by the option's declared type.
+std::string OptionText(const std::string& name, const py::handle& value) {
+  if (py::isinstance<py::bool_>(value)) {
+    return value.cast<bool>() ? "true" : "false";
+  }
+  if (py::isinstance<py::int_>(value) || py::isinstance<py::float_>(value)) {
+    return py::repr(value).cast<std::string>();
+  }
+  if (py::isinstance<py::str>(value)) return value.cast<std::string>();
+  throw py::type_error(absl::StrCat(
+      "option ", name, ": expected bool, int, float or str, got ",
+      py::type::of(value).attr("__name__").cast<std::string>()));
+}
+
+PlannerOptions OptionsOf(const py::dict& options) {
+  PlannerOptions out;
+  for (const auto& [key, value] : options) {
+    if (!py::isinstance<py::str>(key)) {
+      throw py::type_error("options: the keys are option names (str)");
+    }
+    const std::string name = key.cast<std::string>();
+    out[name] = OptionText(name, value);
+  }
+  return out;
+}
+
+// What PlanMemory(graph) does (memplan/memplan.h), with the planner's own
+// options.
+PlanResult RunPlanner(const py::object& input, const SolveArgs& solve,
+                      const BuildArgs& args) {
+  PlanResult result;
+  result.build = args.Options();
+  result.reorder = solve.reorder;
+  result.graph =
+      PlannedGraph(input, solve.reorder, result.build, &result.op_order);
+  if (result.graph.has_value()) {
+    result.problem = Take(BuildProblem(*result.graph, result.build));
+  } else {
+    result.problem = ProblemOf(input, result.build);
+  }
+  PlanOptions options;
+  if (solve.time_limit.has_value()) {
+    if (*solve.time_limit < 0) throw py::value_error("time_limit is negative");
+    options.time_limit = absl::Seconds(*solve.time_limit);
+  }
+  if (solve.work_limit.has_value()) {
+    if (*solve.work_limit < 0) throw py::value_error("work_limit is negative");
+    options.work_limit = *solve.work_limit;
+  }
+  options.seed = solve.seed;
+  if (solve.threads < 1) throw py::value_error("threads must be at least 1");
+  options.threads = solve.threads;
+  const std::string name = solve.planner.empty()
+                               ? std::string(DefaultPlannerName())
+                               : solve.planner;
+  {
+    py::gil_scoped_release release;
+    PlanMemoryOptions memory_options;
+    memory_options.planner = name;
+    memory_options.planner_options = solve.options;
+    memory_options.plan = options;
+    absl::StatusOr<Plan> plan = PlanMemory(result.problem, memory_options);
+    py::gil_scoped_acquire acquire;
+    result.plan = Take(std::move(plan));
+  }
+  result.Index();
+  return result;
+}
+
+void VerifyAgainst(const py::object& input, const PlanResult& result) {
+  const Problem problem = ProblemOf(input, result.build, result.reorder);
+  // The plan must place this problem's buffers: match them by name, in order.
+  if (problem.buffers.size() != result.problem.buffers.size()) {
+    throw py::value_error(absl::StrCat(
+        "the plan places ", result.problem.buffers.size(),
+        " buffers, the graph has ", problem.buffers.size()));
+  }
+  for (size_t b = 0; b < problem.buffers.size(); ++b) {
+    if (problem.buffers[b].name != result.problem.buffers[b].name) {
+      throw py::value_error(absl::StrCat(
+          "buffer ", b, " of the plan is \"", result.problem.buffers[b].name,
+          "\", the graph's is \"", problem.buffers[b].name, "\""));
+    }
+  }
+  Check(VerifyPlan(problem, result.plan));
+}
+
+void BindPlan(py::module_& m) {
+  m.def(
+      "_plan",
+      [](const py::object& input, const std::string& planner,
+         std::optional<double> time_limit, std::optional<int64_t> work_limit,
+         uint64_t seed, int threads, const py::dict& options,
+         const std::string& reorder, Bytes alignment,
+         std::optional<std::vector<Pool>> pools, Bytes capacity,
+         bool plan_constants, bool plan_inputs, bool plan_outputs) {
+        BuildArgs args{.alignment = alignment,
+                       .pools = std::move(pools),
+                       .capacity = capacity,
+                       .plan_constants = plan_constants,
+                       .plan_inputs = plan_inputs,
+                       .plan_outputs = plan_outputs};
+        SolveArgs solve{.planner = planner,
+                        .time_limit = time_limit,
+                        .work_limit = work_limit,
+                        .seed = seed,
+                        .threads = threads,
+                        .options = OptionsOf(options),
+                        .reorder = reorder};
+        return RunPlanner(input, solve, args);
+      },
+      py::arg("input"), py::arg("planner"), py::arg("time_limit"),
+      py::arg("work_limit"), py::arg("seed"), py::arg("threads"),
+      py::arg("options"), py::arg("reorder"), py::arg("alignment"),
+      py::arg("pools"), py::arg("capacity"), py::arg("plan_constants"),
+      py::arg("plan_inputs"), py::arg("plan_outputs"));
+
+  m.def(
+      "_build_problem",
+      [](const py::object& input, Bytes alignment,
+         std::optional<std::vector<Pool>> pools, Bytes capacity,
+         bool plan_constants, bool plan_inputs, bool plan_outputs) {
+        BuildArgs args{.alignment = alignment,
+                       .pools = std::move(pools),
+                       .capacity = capacity,
+                       .plan_constants = plan_constants,
+                       .plan_inputs = plan_inputs,
+                       .plan_outputs = plan_outputs};
+        return ProblemOf(input, args.Options());
+      },
+      py::arg("input"), py::arg("alignment"), py::arg("pools"),
+      py::arg("capacity"), py::arg("plan_constants"), py::arg("plan_inputs"),
+      py::arg("plan_outputs"));
+
+  m.def("_verify", &VerifyAgainst, py::arg("input"), py::arg("plan"));
+}
+
+void BindPlannerRegistry(py::module_& m) {
+  m.def("planners", [] {
+    py::dict out;
+    for (const PlannerInfo& info : RegisteredPlanners()) {
+      out[py::str(std::string(info.name))] = std::string(info.description);
+    }
+    return out;
+  }, "{name: description} of every registered planner, in registry order");
+  m.def(
+      "planner_options",
+      [](const std::string& name) {
+        for (const PlannerInfo& info : RegisteredPlanners()) {
+          if (info.name != name) continue;
+          py::list out;
+          for (const PlannerOption& o : info.options) {
+            py::dict d;
+            d["name"] = o.name;
+            d["type"] = std::string(OptionTypeName(o.type));
+            d["default"] = o.default_value;
+            d["description"] = o.description;
+            if (!o.choices.empty()) d["choices"] = o.choices;
+            out.append(d);
+          }
+          return out;
+        }
+        Check(CreatePlanner(name).status());  // NotFound listing the names
+        return py::list();
+      },
+      py::arg("name"),
+      "the options planner `name` declares: [{name, type, default, "
+      "description}], which plan(..., options={...}) sets");
+  m.def("default_planner",
+        [] { return std::string(DefaultPlannerName()); });
+}
+
+}  // namespace
+
+void BindPlanning(py::module_& m) {
+  BindPlan(m);
+  BindPlannerRegistry(m);
+}
+
+}  // namespace memplan::python
