@@ -202,6 +202,9 @@ class SearchStop : public Gecode::Search::Stop {
   absl::Time deadline_;
 };
 
+struct WarmStart;
+struct ModelFrame;
+
 class CpPlanner : public SearchPlanner {
  public:
   CpPlanner(const CpOptions& options, CpStats* stats)
@@ -232,6 +235,13 @@ class CpPlanner : public SearchPlanner {
   absl::StatusOr<Plan> SolveImpl(const Problem& problem,
                                  const PlanOptions& options, Incumbent& start,
                                  CpStats& stats) const;
+  // SolveImpl once the model is known to be worth building: builds it and
+  // searches below the warm start.
+  absl::StatusOr<Plan> BuildAndSearch(const Problem& problem,
+                                      const PlanOptions& options,
+                                      const ConflictGraph& conflicts,
+                                      Budget& budget, ModelFrame& frame,
+                                      WarmStart warm, CpStats& stats) const;
 
   CpOptions options_;
   CpStats* stats_;
@@ -743,9 +753,17 @@ absl::StatusOr<Plan> CpPlanner::SolveImpl(const Problem& problem,
         "the cp planner cannot model peaks of ", frame.high, " units of ",
         frame.unit, " bytes (more than Gecode's integer range)"));
   }
+  return BuildAndSearch(problem, options, *conflicts, budget, frame,
+                        std::move(warm), stats);
+}
+
+absl::StatusOr<Plan> CpPlanner::BuildAndSearch(
+    const Problem& problem, const PlanOptions& options,
+    const ConflictGraph& conflicts, Budget& budget, ModelFrame& frame,
+    WarmStart warm, CpStats& stats) const {
   ModelBuffers(problem, options_, frame);
   std::unique_ptr<CpSpace> root =
-      BuildModel(problem, *conflicts, options_, budget, frame);
+      BuildModel(problem, conflicts, options_, budget, frame);
   if (root == nullptr) {
     // Out of time while building: the warm start, as when the search runs
     // out of time.
