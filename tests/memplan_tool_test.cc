@@ -74,6 +74,20 @@ TEST(MemplanToolTest, PlannersNameListsItsOptions) {
   EXPECT_THAT(naive.output, HasSubstr("options: none"));
 }
 
+// --out and --graph-out naming one file would lose the plan: refused.
+TEST(MemplanToolTest, OutAndGraphOutMayNotNameOneFile) {
+  const std::string out = Temp("same.json");
+  const std::string dir = ::testing::TempDir();
+  for (const std::string& graph_out :
+       {out, dir + "/./memplan_tool_test_same.json"}) {
+    ToolRun run = RunTool("plan " + Data("models/resnet18.json") +
+                          " --planner=greedy_by_size --reorder=memory --out=" +
+                          out + " --graph-out=" + graph_out);
+    EXPECT_EQ(run.exit_code, 2) << run.output;
+    EXPECT_THAT(run.output, HasSubstr("name one file")) << run.output;
+  }
+}
+
 // Output lost on the way (a full disk) is an error, not a plan written.
 TEST(MemplanToolTest, AFullStandardOutputIsAnError) {
   for (const std::string command :

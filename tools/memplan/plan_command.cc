@@ -79,6 +79,16 @@ absl::Status Check(const Arguments& args) {
     }
   }
   const std::string graph_out = absl::GetFlag(FLAGS_graph_out);
+  const std::string out = absl::GetFlag(FLAGS_out);
+  std::error_code error;
+  if (!out.empty() && !graph_out.empty() &&
+      (std::filesystem::weakly_canonical(out, error) ==
+           std::filesystem::weakly_canonical(graph_out, error) ||
+       std::filesystem::equivalent(out, graph_out, error))) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--out=", out, " and --graph-out=", graph_out,
+                     " name one file; the graph would overwrite the plan"));
+  }
   if (!graph_out.empty() && !absl::EndsWith(graph_out, ".json") &&
       !absl::EndsWith(graph_out, ".json.gz")) {
     return absl::InvalidArgumentError(absl::StrCat(
