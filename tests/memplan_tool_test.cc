@@ -74,6 +74,16 @@ TEST(MemplanToolTest, PlannersNameListsItsOptions) {
   EXPECT_THAT(naive.output, HasSubstr("options: none"));
 }
 
+// A bad flag value is a usage error (exit 2), as --help says, found before
+// the input is read.
+TEST(MemplanToolTest, ABadAlignmentIsAUsageError) {
+  for (const std::string command : {"plan", "stats", "verify", "report"}) {
+    ToolRun run = RunTool(command + " /nonexistent.json --alignment=3");
+    EXPECT_EQ(run.exit_code, 2) << command << ": " << run.output;
+    EXPECT_THAT(run.output, HasSubstr("alignment 3 is not a power of two"));
+  }
+}
+
 // --out and --graph-out naming one file would lose the plan: refused.
 TEST(MemplanToolTest, OutAndGraphOutMayNotNameOneFile) {
   const std::string out = Temp("same.json");

@@ -125,6 +125,13 @@ std::string ImportReport(const OnnxImportStats& stats) {
 
 absl::Status CheckInputFlags() {
   if (absl::Status s = CheckOnnxFlags(); !s.ok()) return s;
+  // A bad value is a usage error (exit 2), found before any input is read.
+  const Bytes alignment = absl::GetFlag(FLAGS_alignment).bytes;
+  if (alignment < 1 || (alignment & (alignment - 1)) != 0) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--alignment: alignment ", alignment,
+        " is not a power of two (1, 2, 4, ...)"));
+  }
   const std::string reorder = absl::GetFlag(FLAGS_reorder);
   const std::vector<std::string> names = OrderingNames();
   if (!reorder.empty() &&
