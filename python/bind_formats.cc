@@ -10,9 +10,11 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
+#include "absl/time/time.h"
 #include "memplan/io.h"
 #include "memplan/load.h"
 #include "memplan/problem.h"
+#include "memplan/units.h"
 #include "module.h"
 #ifdef MEMPLAN_HAVE_ONNX
 #include "memplan/onnx.h"
@@ -224,7 +226,23 @@ void BindPlanFiles(py::module_& m) {
 
 }  // namespace
 
+// Sizes and durations as the tool reads them (memplan/units.h), for the
+// Python wrappers' arguments.
+void BindUnits(py::module_& m) {
+  m.def(
+      "_parse_byte_size",
+      [](const std::string& text) { return Take(ParseByteSize(text)); },
+      py::arg("text"));
+  m.def(
+      "_parse_seconds",
+      [](const std::string& text) {
+        return absl::ToDoubleSeconds(Take(ParseDuration(text)));
+      },
+      py::arg("text"));
+}
+
 void BindFormats(py::module_& m) {
+  BindUnits(m);
   BindGraphFiles(m);
   BindBufferCsv(m);
   BindPlanFiles(m);

@@ -20,6 +20,7 @@ into a graph and runs it inside a planned arena.
 """
 
 import json as _json
+import math as _math
 import os as _os
 
 from memplan._memplan import (  # noqa: F401  (the public API)
@@ -89,6 +90,37 @@ def _input(graph):
                     f"memplan.Problem, got {type(graph).__name__}")
 
 
+def _size(value, what):
+    """Bytes: an int, or text with a unit as the tool takes it ("512KiB")."""
+    if isinstance(value, str):
+        try:
+            return _memplan._parse_byte_size(value)
+        except ValueError as error:
+            raise ValueError(f"{what}: {error}") from None
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError(f"{what} must be an int or a size such as \"1MiB\", "
+                        f"not {type(value).__name__}")
+    return value
+
+
+def _seconds(value, what):
+    """Seconds: a number, or a duration as the tool takes it ("500ms")."""
+    if value is None:
+        return None
+    if isinstance(value, str):
+        try:
+            return _memplan._parse_seconds(value)
+        except ValueError as error:
+            raise ValueError(f"{what}: {error}") from None
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise TypeError(f"{what} must be a number of seconds or a duration "
+                        f"such as \"500ms\", not {type(value).__name__}")
+    if not _math.isfinite(value) or value < 0:
+        raise ValueError(f"{what}={value!r} is not a finite, non-negative "
+                         "number of seconds")
+    return float(value)
+
+
 def _pools(pools):
     if pools is None:
         return None
@@ -97,10 +129,12 @@ def _pools(pools):
         if isinstance(p, Pool):
             out.append(p)
         elif isinstance(p, dict):
-            out.append(Pool(p["name"], p.get("capacity", 0),
-                            p.get("alignment", 1)))
+            out.append(Pool(p["name"],
+                            _size(p.get("capacity", 0), "pool capacity"),
+                            _size(p.get("alignment", 1), "pool alignment")))
         else:
-            out.append(Pool(*p))
+            name, *sizes = p
+            out.append(Pool(name, *(_size(v, "pool size") for v in sizes)))
     return out
 
 
@@ -111,12 +145,15 @@ def plan(graph, planner=None, *, time_limit=None, work_limit=None,
     """Plans every tensor of `graph` and returns a verified PlanResult.
 
     planner: a name of `planners()` (None: `default_planner()`).
-    time_limit: seconds of wall clock (None: none, so that the same input
-      gives the same plan on any machine, idle or busy).
+    time_limit: seconds of wall clock, or a duration such as "500ms" (None:
+      none, so that the same input gives the same plan on any machine, idle
+      or busy).
     work_limit: the counted effort of the search planners, in work units
       (about 40 million a second on a typical core; None: the library's
       default, 400 million, or 40 million per second of a time limit).
-    alignment: default alignment of every buffer (a power of two).
+    alignment: default alignment of every buffer (a power of two). Sizes
+      (alignment, capacity, a pool's) are ints or text with a unit, as the
+      tool takes them: "64", "512KiB", "1M".
     pools: Pool objects, dicts or (name, capacity, alignment) tuples, fastest
       first (None: the graph's, else one unbounded pool).
     capacity: capacity of the single pool (0: unbounded).
@@ -127,18 +164,32 @@ def plan(graph, planner=None, *, time_limit=None, work_limit=None,
     reorder: an op ordering of a graph before planning ("longest_path",
       "memory"; None: the graph's own order); plan.op_order tells the order.
     """
-    return _memplan._plan(
-        _input(graph), planner or "", time_limit, work_limit, seed, threads,
-        dict(options or {}), reorder or "", alignment, _pools(pools), capacity,
-        plan_constants, plan_inputs, plan_outputs)
+    args = (_input(graph), planner or "", _seconds(time_limit, "time_limit"),
+            work_limit, seed, threads, dict(options or {}), reorder or "",
+            _size(alignment, "alignment"), _pools(pools),
+            _size(capacity, "capacity"), plan_constants, plan_inputs,
+            plan_outputs)
+    try:
+        return _memplan._plan(*args)
+    except TypeError as error:
+        if "incompatible function arguments" not in str(error):
+            raise
+        raise TypeError(
+            "memplan.plan: an argument has the wrong type: planner and "
+            "reorder are str, work_limit, seed and threads int, options a "
+            "dict, plan_constants, plan_inputs and plan_outputs bool "
+            f"(got planner={planner!r}, work_limit={work_limit!r}, "
+            f"seed={seed!r}, threads={threads!r}, reorder={reorder!r})"
+        ) from None
 
 
 def build_problem(graph, *, alignment=1, pools=None, capacity=0,
                   plan_constants=False, plan_inputs=True, plan_outputs=True):
     """The Problem (buffers, lifetimes, pools) the planners see for `graph`."""
     return _memplan._build_problem(
-        _input(graph), alignment, _pools(pools), capacity, plan_constants,
-        plan_inputs, plan_outputs)
+        _input(graph), _size(alignment, "alignment"), _pools(pools),
+        _size(capacity, "capacity"), plan_constants, plan_inputs,
+        plan_outputs)
 
 
 def verify(graph, plan):
@@ -229,7 +280,8 @@ def read_buffer_csv(path, *, max_input_size=None):
 
 
 def _max_input_size(size):
-    return DEFAULT_MAX_INPUT_SIZE if size is None else int(size)
+    return (DEFAULT_MAX_INPUT_SIZE if size is None
+            else _size(size, "max_input_size"))
 
 
 def write_buffer_csv(problem_or_plan, path):

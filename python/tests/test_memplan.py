@@ -167,6 +167,31 @@ def test_capacity_and_time_errors_are_told_apart():
     assert not isinstance(info.value, memplan.CapacityError)
 
 
+def test_sizes_and_durations_as_the_tool_takes_them():
+    graph = small_graph()
+    by_text = memplan.plan(graph, "greedy_by_size", alignment="64",
+                           capacity="1MiB", time_limit="500ms")
+    by_int = memplan.plan(graph, "greedy_by_size", alignment=64,
+                          capacity=1 << 20)
+    assert by_text.tensors == by_int.tensors
+    assert memplan.plan(graph, pools=[("fast", "1K"), ("slow", "1G", "64")]
+                        ).peak >= by_int.lower_bound
+    for bad in (float("nan"), float("inf"), -1.0, "soon", "-2s"):
+        with pytest.raises(ValueError, match="time_limit"):
+            memplan.plan(graph, time_limit=bad)
+    with pytest.raises(ValueError, match="capacity.*unknown unit"):
+        memplan.plan(graph, capacity="1Q")
+    with pytest.raises(TypeError, match="alignment must be an int"):
+        memplan.plan(graph, alignment=64.0)
+
+
+def test_a_wrong_argument_type_names_the_public_function():
+    with pytest.raises(TypeError) as error:
+        memplan.plan(small_graph(), seed="one")
+    assert "memplan.plan" in str(error.value)
+    assert "_plan" not in str(error.value).replace("memplan.plan", "")
+
+
 def test_moved_buffer_fails_verification():
     plan = memplan.plan(small_graph(), "greedy_by_size")
     bad = plan.moved("b", plan.offset("a"))

@@ -24,6 +24,7 @@
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 #include "memplan/types.h"
+#include "memplan/units.h"
 
 namespace memplan::tool {
 
@@ -35,7 +36,6 @@ struct ByteSize {
 };
 bool AbslParseFlag(absl::string_view text, ByteSize* size, std::string* error);
 std::string AbslUnparseFlag(ByteSize size);
-absl::StatusOr<Bytes> ParseByteSize(absl::string_view text);
 
 // A wall-clock limit: seconds ("2", "0.5") or an abseil duration ("500ms",
 // "1m30s"); finite and not negative. Unset: the command's default.
