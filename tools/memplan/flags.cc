@@ -1,14 +1,11 @@
 #include "flags.h"
 
-#include <cmath>
-#include <limits>
 #include <map>
 
 #include "absl/flags/flag.h"
 #include "absl/flags/reflection.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
-#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_replace.h"
