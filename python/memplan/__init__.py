@@ -64,8 +64,10 @@ def graph_from_dict(data):
     """A Graph from a dict in the memplan-graph-v1 layout (as json.load gives)."""
     if not isinstance(data, dict):
         raise TypeError(f"expected a dict, got {type(data).__name__}")
-    data = dict(data)
-    data.setdefault("format", "memplan-graph-v1")
+    if "format" not in data:  # as the tool rejects a graph file without it
+        raise ValueError('graph dict has no "format": a memplan-graph-v1 '
+                         'graph says so, {"format": "memplan-graph-v1", '
+                         '"tensors": [...], "ops": [...]}')
     return graph_from_json(_json.dumps(data))
 
 

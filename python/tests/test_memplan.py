@@ -69,6 +69,11 @@ def test_graph_dict_round_trip():
     assert memplan.graph_from_dict(data) == graph
     assert memplan.plan(data, "naive").peak == memplan.plan(graph, "naive").peak
     assert [t["name"] for t in data["tensors"]] == ["x", "w", "a", "v", "b", "y"]
+    # Without "format", as the tool rejects the same graph in a file.
+    del data["format"]
+    for call in (memplan.graph_from_dict, lambda d: memplan.plan(d, "naive")):
+        with pytest.raises(ValueError, match='graph dict has no "format"'):
+            call(data)
 
 
 def test_writes_round_trip_and_are_checked():

@@ -7,10 +7,12 @@
 #include <vector>
 
 #include "absl/flags/flag.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "commands.h"
 #include "input.h"
+#include "memplan/formats.h"
 #include "memplan/load.h"
 #include "memplan/memplan.h"
 #include "memplan/report.h"
@@ -61,13 +63,29 @@ absl::Status Check(const Arguments& args) {
 // then those of --planners, or --planner's (the default
 // planner's) when nothing else gives a plan. A planner of --planners without
 // a plan is listed with its reason, as compare does.
+// Whether `path` is a buffer CSV with an offset column: its own PLAN.
+absl::StatusOr<bool> IsCsvPlan(const std::string& path) {
+  if (!absl::EndsWith(path, ".csv") && !absl::EndsWith(path, ".csv.gz")) {
+    return false;
+  }
+  absl::StatusOr<PlanFile> file = ReadPlanFile(path, ReadOptionsFromFlags());
+  if (!file.ok()) return file.status();
+  absl::StatusOr<BufferCsv> csv = ParseBufferCsv(file->text);
+  if (!csv.ok()) return absl::InvalidArgumentError(
+      absl::StrCat(path, ": ", csv.status().message()));
+  return csv->plan.has_value();
+}
+
 absl::Status Run(const Arguments& args) {
   absl::StatusOr<LoadedInput> input;
   std::vector<Plan> plans;
   HtmlReportInput html;
-  if (args.positional.size() == 2) {
+  absl::StatusOr<bool> own_plan = IsCsvPlan(args.positional[0]);
+  if (!own_plan.ok()) return own_plan.status();
+  if (args.positional.size() == 2 || *own_plan) {
     // INPUT as PLAN was made of it, as verify reads it.
-    absl::StatusOr<PlanFile> file = ReadPlanFile(args.positional[1], ReadOptionsFromFlags());
+    absl::StatusOr<PlanFile> file =
+        ReadPlanFile(args.positional.back(), ReadOptionsFromFlags());
     if (!file.ok()) return file.status();
     absl::StatusOr<PlanInput> of_plan =
         LoadInputOfPlan(args.positional[0], *file, args);
