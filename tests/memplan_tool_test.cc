@@ -413,6 +413,30 @@ TEST(MemplanToolTest, PlannersMarksTheDefault) {
 
 // Several pools: the summary gives each pool's bytes and never a ratio of
 // their sum to the single-pool lower bound.
+// stats, plan and report print the lower bound over op orders of a graph:
+// equal to its own order's bound on an inference graph, below it on a
+// training step whose order holds activations longer than it must.
+TEST(MemplanToolTest, TheLowerBoundOverOpOrders) {
+  ToolRun stats = RunTool("stats " + Data("models/resnet18.json"));
+  EXPECT_EQ(stats.exit_code, 0) << stats.output;
+  EXPECT_THAT(stats.output, HasSubstr("lower bound: 6422528\n"));
+  EXPECT_THAT(stats.output,
+              HasSubstr("any op order: at least 6422528 bytes (at op \""));
+  ToolRun training = RunTool("stats " + Data("training/mobilenet_v2_train.json"));
+  EXPECT_THAT(training.output, HasSubstr("lower bound: 643832672\n"));
+  EXPECT_THAT(training.output, HasSubstr("any op order: at least 448447328"));
+  ToolRun plan = RunTool("plan " + Data("models/resnet18.json") +
+                         " --planner=greedy_by_size --out=" + Temp("r.json"));
+  EXPECT_THAT(plan.output, HasSubstr("any op order: at least 6422528 bytes"));
+  ToolRun report = RunTool("report " + Data("models/resnet18.json") +
+                           " --planner=greedy_by_size");
+  EXPECT_THAT(report.output, HasSubstr("any op order: at least 6422528 bytes"));
+  // A buffer CSV has no ops to order.
+  ToolRun csv = RunTool("stats " + Data("minimalloc/input.12.csv"));
+  EXPECT_EQ(csv.exit_code, 0) << csv.output;
+  EXPECT_THAT(csv.output, Not(HasSubstr("any op order")));
+}
+
 TEST(MemplanToolTest, MultiPoolSummaryReportsEachPool) {
   const std::string input = Data("models/alexnet.json");
   const std::string out = Temp("alexnet_pools.json");

@@ -578,3 +578,30 @@ def test_read_plan_keeps_a_tensors_own_alignment(tmp_path):
     assert back.notes == ['buffers aligned to 128, as the plan records '
                           '(tensor "x" declares 64)']
     memplan.verify(graph, back)
+
+
+def test_lower_bound_over_orders():
+    # Two chains the compiler interleaved: its order holds both 1000-byte
+    # tensors at once; no order needs less than x and one of them.
+    def t(name, size, kind="activation"):
+        return {"name": name, "size": size, "kind": kind}
+
+    def op(name, inputs, outputs):
+        return {"name": name, "type": "F", "inputs": inputs,
+                "outputs": outputs}
+
+    graph = {
+        "format": "memplan-graph-v1",
+        "tensors": [t("x", 10, "input"), t("a1", 1000), t("b1", 1000),
+                    t("a2", 1), t("b2", 1), t("y", 1, "output")],
+        "ops": [op("fa1", ["x"], ["a1"]), op("fb1", ["x"], ["b1"]),
+                op("fa2", ["a1"], ["a2"]), op("fb2", ["b1"], ["b2"]),
+                op("join", ["a2", "b2"], ["y"])]}
+    assert memplan.plan(graph, "naive").lower_bound == 2010
+    assert memplan.lower_bound_over_orders(graph) == (1010, "fa1")
+    assert memplan.lower_bound_over_orders(graph, alignment=64) == (1088, "fa1")
+    reordered = memplan.plan(graph, "best", reorder="memory")
+    assert reordered.lower_bound >= 1010
+    assert memplan.lower_bound_over_orders(graph, max_work=1) is None
+    with pytest.raises(TypeError, match="needs a graph"):
+        memplan.lower_bound_over_orders(memplan.build_problem(graph))

@@ -78,6 +78,7 @@ absl::StatusOr<bool> IsCsvPlan(const std::string& path) {
 
 absl::Status Run(const Arguments& args) {
   absl::StatusOr<LoadedInput> input;
+  BuildOptions build = BuildOptionsFromFlags();
   std::vector<Plan> plans;
   HtmlReportInput html;
   absl::StatusOr<bool> own_plan = IsCsvPlan(args.positional[0]);
@@ -95,6 +96,7 @@ absl::Status Run(const Arguments& args) {
       std::cerr << file->path << ": " << note << "\n";
     }
     input = std::move(of_plan->input);
+    build = of_plan->build.build;
     absl::StatusOr<Plan> plan = ParseToolPlan(*file, input->problem);
     if (!plan.ok()) return plan.status();
     if (plan->planner.empty()) plan->planner = "plan file";
@@ -126,10 +128,20 @@ absl::Status Run(const Arguments& args) {
     }
   }
   const Graph* graph = input->graph.has_value() ? &*input->graph : nullptr;
+  absl::StatusOr<std::optional<OrderLowerBound>> order_bound =
+      InputOrderBound(*input, build);
+  if (!order_bound.ok()) return order_bound.status();
   for (const Plan& plan : plans) {
     absl::StatusOr<PlanReport> report =
         AnalyzePlan(input->problem, plan, graph);
     if (!report.ok()) return report.status();
+    if (order_bound->has_value()) {
+      report->order_lower_bound = (*order_bound)->bytes;
+      if ((*order_bound)->op >= 0) {
+        report->order_lower_bound_op = absl::StrCat(
+            "\"", graph->ops[(*order_bound)->op].name, "\"");
+      }
+    }
     html.plans.push_back(std::move(*report));
   }
   const std::string path = absl::GetFlag(FLAGS_html);
