@@ -133,11 +133,13 @@ class Traced:
     buffer_writes: dict = dataclasses.field(default_factory=dict)
     # ^ name of a buffer (or input) the graph writes -> the copy_ op writing it
 
-    def run(self, inputs, seed=0):
+    def run(self, inputs, seed=0, state=None):
         """An ordinary run of the traced graph (torch's own memory), with
-        the RNG seeded first; returns the outputs."""
+        the RNG seeded first; returns the outputs. `state` ({name: tensor},
+        e.g. copies of `constants`) gives constants in place of fresh
+        copies: the graph's buffer writes update those tensors."""
         torch = _torch()
-        values = _placeholder_values(self, inputs)
+        values = _placeholder_values(self, inputs, state)
         torch.manual_seed(seed)
         env = {}
         it = iter(values)
@@ -212,11 +214,11 @@ def _extent_bytes(t):
     return (last + 1) * t.element_size()
 
 
-def _placeholder_values(traced, inputs):
+def _placeholder_values(traced, inputs, state=None):
     """Every placeholder's value: fresh copies of the constants (so that
     in-place updates such as batch norm's running statistics do not leak from
-    one run into the next) and the given inputs, checked against the traced
-    shapes and dtypes."""
+    one run into the next) unless `state` has them, and the given inputs,
+    checked against the traced shapes and dtypes."""
     torch = _torch()
     if isinstance(inputs, torch.Tensor):
         inputs = (inputs,)
@@ -242,6 +244,8 @@ def _placeholder_values(traced, inputs):
     for name in traced.placeholders:
         if name in given:
             values.append(given[name])
+        elif state is not None and name in state:
+            values.append(state[name])
         else:
             values.append(traced.constants[name].detach().clone())
     return values
@@ -330,15 +334,18 @@ def _export(model, example_inputs, training, loss_fn, name, dynamic_shapes):
             return _export_forward_backward(ep, joint_loss_index=0)
         return ep.run_decompositions()
     except GuardOnDataDependentSymNode as e:
-        raise TraceError(_data_dependent_branch(name, str(e))) from e
+        raise TraceError(_data_dependent_branch(
+            name, str(e), str(getattr(e, "partial_fx_graph", "") or ""))) \
+            from e
 
 
-def _data_dependent_branch(model, message):
+def _data_dependent_branch(model, message, graph):
     """TraceError's text for torch.export's "could not guard on
-    data-dependent expression": the op whose value was branched on and the
-    model's line, as torch's message shows them."""
+    data-dependent expression": the op whose value was branched on (the
+    last symbolic value of the graph traced so far) and the model's line,
+    as torch's message shows them."""
     ops = re.findall(r"(\w+): \"Sym\([^\n]*\" = torch\.ops\.([\w.]+)\(",
-                     message)
+                     graph)
     op = (f"on the result of op \"{ops[-1][0]}\" ({ops[-1][1]})" if ops
           else "on a tensor's value")
     where = re.search(r"The following call raised this error:\n\s*(File "
@@ -845,16 +852,20 @@ def _plan_order(traced, plan):
     return order
 
 
-def run_in_arena(traced, plan, inputs, seed=0):
+def run_in_arena(traced, plan, inputs, seed=0, state=None):
     """Runs `traced` in the plan's op order (plan.op_order: the traced order
     unless the plan was made with `reorder`) with every tensor the plan
     places inside one uint8 arena at its planned offset (pools laid one
-    after another), checking before and after every op that each live
-    tensor's bytes are exactly as its own writers left them. Returns the
-    outputs (copies, structured as the model's); raises ArenaError naming
-    the overwritten tensor, the op that overwrote it and both byte ranges
-    (arena bytes), and whether the plan's order differs from the traced
-    one."""
+    after another), checking that each live tensor's bytes are exactly as
+    its own writers left them: all of them before the first op and after
+    the last, and after each op those it was given and those its results
+    were copied onto (an op changes no other byte). Returns the outputs
+    (copies, structured as the model's, or the gradients of a training
+    step); raises ArenaError naming the overwritten tensor, the op that
+    overwrote it and both byte ranges (arena bytes), and whether the plan's
+    order differs from the traced one. `state` is Traced.run's: constants
+    the plan leaves out of the arena (the default) are those tensors,
+    updated by the graph's buffer writes."""
     torch = _torch()
     order = _plan_order(traced, plan)
     reordered = order != list(range(len(order)))
@@ -890,9 +901,20 @@ def run_in_arena(traced, plan, inputs, seed=0):
         return torch.as_strided(typed[t.dtype], shape, stride,
                                 offset // t.itemsize)
 
-    def storage_bytes(value):
-        n = _storage_nbytes(value) // value.element_size()
-        return torch.as_strided(value, (n,), (1,), 0).view(torch.uint8)
+    def storage_bytes(value, t, g, op):
+        """The bytes of `value`'s storage that the traced storage of `t`
+        held: from t.storage_offset elements before its first element.
+        (aten.copy returns a new storage as large as its `self`'s, which in
+        the arena is the whole arena: only the traced part is planned.)"""
+        start = (value.storage_offset() - t.storage_offset) * t.itemsize
+        whole = torch.empty(0, dtype=torch.uint8).set_(value.untyped_storage())
+        if start < 0 or start + g.nbytes > whole.numel():
+            raise ArenaError(
+                f"op \"{op.name}\" ({op.type}) returned tensor \"{t.name}\" "
+                f"at element {value.storage_offset()} of a storage of "
+                f"{whole.numel()} bytes; traced at element "
+                f"{t.storage_offset} of {g.nbytes}")
+        return whole[start:start + g.nbytes]
 
     snapshots = {}  # root -> the bytes its writers left (live groups)
     taken = []  # roots snapshotted since the last check
@@ -952,7 +974,7 @@ def run_in_arena(traced, plan, inputs, seed=0):
                 f"was overwritten by op \"{op.name}\" ({op.type}), which "
                 f"{by}; first changed byte {first}{orders_note(step)}")
 
-    values = _placeholder_values(traced, inputs)
+    values = _placeholder_values(traced, inputs, state)
     torch.manual_seed(seed)
     env = {}
     it = iter(zip(traced.placeholders, values))
@@ -1022,7 +1044,7 @@ def run_in_arena(traced, plan, inputs, seed=0):
                 # share): its bytes go to the arena, once.
                 if t.root not in (w[0] for w in wrote):
                     arena[g.start:g.start + g.nbytes].copy_(
-                        storage_bytes(leaf))
+                        storage_bytes(leaf, t, g, op))
                     snapshot(g)
                     wrote.append((t.root, g.start, g.start + g.nbytes))
                 leaf = arena_tensor(name, leaf.shape, leaf.stride())
