@@ -1158,7 +1158,7 @@ def pytorch_peak(traced, inputs, seed=0):
         return None
     if not events:
         return None
-    events.sort(key=lambda e: e.start_us())
+    events.sort(key=lambda e: e.start_ns())
     now = peak = 0
     for e in events:
         now += e.nbytes()
