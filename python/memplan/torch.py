@@ -733,11 +733,10 @@ def _record_op(node, value, env, names, tensors, owner, latest, used_names,
 
 def _written_inputs(node, names):
     """Tensor names of the arguments the op's schema marks as written
-    (alias_info.is_write: `self` of add_, relu_, silu_, copy_, an `out=`
-    argument, a buffer such as num_batches_tracked), the graph's Op.writes.
-    A write the schema does not declare is not seen: torch 1.13's
-    native_batch_norm updates its running statistics so, harmless in one
-    step, where no other op reads them."""
+    (alias_info.is_write: `self` of copy_ and of any in-place op, an `out=`
+    argument), the graph's Op.writes. Core ATen is functional: in a traced
+    graph these are the copy_ steps trace() adds for buffer and input
+    mutations."""
     schema = getattr(node.target, "_schema", None)
     if schema is None:
         return []
