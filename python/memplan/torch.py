@@ -321,10 +321,12 @@ def _export(model, example_inputs, training, loss_fn, name, dynamic_shapes):
     from torch.fx.experimental.symbolic_shapes import (  # noqa: PLC0415
         GuardOnDataDependentSymNode)
     module = _TrainingStep.module(model, loss_fn) if training else model
-    if dynamic_shapes is not None and isinstance(dynamic_shapes, dict) and \
-            training:
-        # The step's forward takes *args: name nothing, keep the order.
-        dynamic_shapes = tuple(dynamic_shapes.values())
+    if dynamic_shapes is not None and training:
+        # The step's forward takes *args: the model's arguments, in order,
+        # are its one varargs tuple.
+        if isinstance(dynamic_shapes, dict):
+            dynamic_shapes = dynamic_shapes.values()
+        dynamic_shapes = (tuple(dynamic_shapes),)
     try:
         ep = torch.export.export(module, example_inputs,
                                  dynamic_shapes=dynamic_shapes)
@@ -547,6 +549,7 @@ def _record(module, placeholders, input_names, constants, example_inputs,
     latest = {}  # root name -> newest tensor name of its group
     used_names = set(placeholders)
     bound = []  # nodes without a tensor result, with their value
+    bound_nodes = set()
 
     def add_tensor(name, t, kind, root, size, producer):
         tensors[name] = TensorRecord(
@@ -588,11 +591,15 @@ def _record(module, placeholders, input_names, constants, example_inputs,
                 base = names.get(node.args[0])
                 if isinstance(base, list):
                     names[node] = base[node.args[1]]
+                elif node.args[0] in bound_nodes:  # an item of a bound value
+                    bound.append((node, env[node]))
+                    bound_nodes.add(node)
                 continue
             value = node.target(*args, **kwargs)
             env[node] = value
             if not any(isinstance(v, torch.Tensor) for v in _flatten(value)):
                 bound.append((node, value))
+                bound_nodes.add(node)
                 continue
             ops.extend(_record_op(node, value, env, names, tensors, owner,
                                   latest, used_names, add_tensor, len(ops)))

@@ -507,30 +507,39 @@ class SmallConv(torch.nn.Module):
     def __init__(self):
         super().__init__()
         self.conv = torch.nn.Conv2d(3, 4, 3, padding=1)
+        self.norm = torch.nn.BatchNorm2d(4)
 
     def forward(self, x):
-        return torch.relu(self.conv(x)).flatten(1)
+        return torch.relu(self.norm(self.conv(x))).flatten(1)
 
 
-def test_dynamic_dimension_is_bound_to_its_example_and_reported():
+@pytest.mark.parametrize("training", [False, True])
+def test_dynamic_dimension_is_bound_to_its_example_and_reported(training):
     torch.manual_seed(0)
-    model, x = SmallConv().eval(), torch.randn(2, 3, 8, 8)
-    batch = torch.export.Dim("batch", min=1, max=8)
+    model, x = SmallConv().train(training), torch.randn(2, 3, 8, 8)
+    batch = torch.export.Dim("batch", min=2, max=8)
     with pytest.warns(UserWarning, match=r'dimension 0 of input "input" is '
                       r"dynamic \(s\d+\); it is bound to its example value "
                       r"2: the plan holds for that size only"):
-        t = mt.trace(model, (x,), dynamic_shapes={"x": {0: batch}})
+        t = mt.trace(model, (x,), training=training,
+                     dynamic_shapes={"x": {0: batch}})
     [d] = t.dynamic_dims
-    assert (d.input, d.dim, d.value, d.min, d.max) == ("input", 0, 2, 1, 8)
+    assert (d.input, d.dim, d.value, d.min, d.max) == ("input", 0, 2, 2, 8)
     assert d.symbol.startswith("s")
     # Sizes are the example's.
     assert t.tensors["input"].shape == (2, 3, 8, 8)
-    assert t.tensors[t.outputs[0]].shape == (2, 4 * 8 * 8)
+    assert all(isinstance(n, int) for r in t.tensors.values()
+               for n in r.shape + r.stride)
+    if not training:
+        assert t.tensors[t.outputs[0]].shape == (2, 4 * 8 * 8)
     plan = memplan.plan(t.graph, "best", alignment=ALIGNMENT)
     memplan.verify(t.graph, plan)
     out = mt.run_in_arena(t, plan, (x,))
     assert same(out, t.run((x,)))
-    torch.testing.assert_close(out, model(x))
+    if training:
+        assert [g.shape for g in out] == [p.shape for p in model.parameters()]
+    else:
+        torch.testing.assert_close(out, model(x))
     # Another batch size is not the traced graph's.
     with pytest.raises(ValueError, match=r'input "input" is \(3, 3, 8, 8\) '
                        r"torch.float32, traced as \(2, 3, 8, 8\) "
