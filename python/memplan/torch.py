@@ -284,8 +284,7 @@ def trace(model, example_inputs, training=False, loss_fn=None, name=None,
     name = name or type(model).__name__
     params = dict(model.named_parameters())
     grad_names = [n for n, p in params.items() if p.requires_grad]
-    # Exporting runs the model on fake tensors only, but keeps the caller's
-    # RNG as it was in any case.
+    # Recording the graph seeds the RNG (dropout): the caller's is kept.
     with torch.random.fork_rng(devices=[]):
         ep = _export(model, example_inputs, training, loss_fn, name,
                      dynamic_shapes)
@@ -333,12 +332,30 @@ def _export(model, example_inputs, training, loss_fn, name, dynamic_shapes):
         if training:
             from torch.export.experimental import (  # noqa: PLC0415
                 _export_forward_backward)
+            _check_all_parameters_used(ep, model, name)
             return _export_forward_backward(ep, joint_loss_index=0)
         return ep.run_decompositions()
     except GuardOnDataDependentSymNode as e:
         raise TraceError(_data_dependent_branch(
             name, str(e), str(getattr(e, "partial_fx_graph", "") or ""))) \
             from e
+
+
+def _check_all_parameters_used(ep, model, name):
+    """The joint graph needs a gradient for every parameter that requires
+    one: a parameter the step never reads is a TraceError naming it."""
+    from torch.export.graph_signature import InputKind  # noqa: PLC0415
+    params = dict(model.named_parameters())
+    nodes = {n.name: n for n in ep.graph.nodes if n.op == "placeholder"}
+    for spec in ep.graph_signature.input_specs:
+        if spec.kind != InputKind.PARAMETER:
+            continue
+        target = spec.target[len(_TrainingStep.PREFIX):]
+        if params[target].requires_grad and not nodes[spec.arg.name].users:
+            raise TraceError(
+                f"parameter \"{target}\" of {name} is not used by the "
+                f"training step, so it has no gradient: set its "
+                f"requires_grad to False")
 
 
 def _data_dependent_branch(model, message, graph):

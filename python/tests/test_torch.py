@@ -503,6 +503,30 @@ def test_data_dependent_op_is_an_error_naming_it(model, message):
         mt.trace(model(), (torch.randn(4, 5),))
 
 
+class Unused(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.used = torch.nn.Linear(4, 4)
+        self.unused = torch.nn.Linear(4, 4)
+
+    def forward(self, x):
+        return self.used(x)
+
+
+def test_training_step_names_a_parameter_without_gradient():
+    model, x = Unused(), torch.randn(2, 4)
+    with pytest.raises(mt.TraceError, match=r'parameter "unused.weight" of '
+                       r"Unused is not used by the training step"):
+        mt.trace(model, (x,), training=True)
+    model.unused.requires_grad_(False)
+    t = mt.trace(model, (x,), training=True)
+    grads = t.run((x,))
+    assert [g.shape for g in grads] == [(4, 4), (4,)]
+    # The default loss, mean(y ** 2) over 8 elements: d/db = sum_b 2y / 8.
+    with torch.no_grad():
+        torch.testing.assert_close(grads[1], (2 * model(x) / 8).sum(0))
+
+
 class SmallConv(torch.nn.Module):
     def __init__(self):
         super().__init__()
