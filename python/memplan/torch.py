@@ -498,9 +498,13 @@ def _from_exported(ep, example_inputs, training, grad_names, name):
         if spec.kind in (OutputKind.BUFFER_MUTATION,
                          OutputKind.USER_INPUT_MUTATION,
                          OutputKind.PARAMETER_MUTATION):
-            target = nodes[spec.target
-                           if spec.kind == OutputKind.USER_INPUT_MUTATION
-                           else arg_of[spec.target]]
+            target = nodes.get(
+                spec.target if spec.kind == OutputKind.USER_INPUT_MUTATION
+                else arg_of.get(spec.target))
+            if target is None or target.op != "placeholder":
+                raise TraceError(f"{name} writes \"{spec.target}\" in place "
+                                 f"({spec.kind.name}), which is none of its "
+                                 f"graph's inputs")
             # After the new value and every reader of the old bytes (the
             # placeholder and its views).
             readers = [u for n in _alias_closure(target) for u in n.users

@@ -436,6 +436,51 @@ def test_reordered_training_step_with_in_place_writes(tmp_path):
         assert all(o == by_name[o.name] for o in back.ops)
 
 
+class InPlace(torch.nn.Module):
+    """Writes a buffer and its input in place."""
+
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("calls", torch.zeros(()))
+
+    def forward(self, x):
+        self.calls.add_(1)
+        y = x.relu()
+        x.mul_(2)
+        return y + x + self.calls
+
+
+def test_buffer_and_input_mutations_are_writes():
+    x = torch.randn(3, 4)
+    t = mt.trace(InPlace(), (x.clone(),))
+    assert set(t.buffer_writes) == {"calls", "input"}
+    by_name = {o.name: o for o in t.ops}
+    steps = {o.name: i for i, o in enumerate(t.ops)}
+    for target, op_name in t.buffer_writes.items():
+        op = by_name[op_name]
+        assert op.type == "aten.copy_.default" and op.writes == [target]
+        assert op.alias == [(0, 0)] and op.inputs[0] == target
+        # After every other reader of the old bytes.
+        readers = [steps[o.name] for o in t.ops
+                   if target in o.inputs and o is not op]
+        assert readers and max(readers) < steps[op_name]
+    relu = next(o for o in t.ops if o.type == "aten.relu.default")
+    assert steps[relu.name] < steps[t.buffer_writes["input"]]
+    for planner in PLANNERS:
+        plan = memplan.plan(t.graph, planner, alignment=ALIGNMENT)
+        memplan.verify(t.graph, plan)
+        state = {n: c.clone() for n, c in t.constants.items()}
+        given = x.clone()
+        out = mt.run_in_arena(t, plan, (given,), state=state)
+        model, eager_x = InPlace(), x.clone()
+        assert torch.equal(out, model(eager_x))
+        assert torch.equal(state["calls"], model.calls)  # 1: written once
+        assert torch.equal(given, x)  # the arena's copy of it was written
+    ordinary = x.clone()
+    assert torch.equal(t.run((ordinary,)), out)
+    assert torch.equal(ordinary, eager_x)  # as the model writes its input
+
+
 class StridedWindows(torch.nn.Module):
     """as_strided on an intermediate, with a storage offset: overlapping
     windows of a computed tensor."""
