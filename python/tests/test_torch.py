@@ -96,10 +96,17 @@ def traced(name):
                     name=name), x
 
 
+def make_plan(graph, planner, **options):
+    """memplan.plan, checked by the verifier."""
+    result = memplan.plan(graph, planner, alignment=ALIGNMENT, **options)
+    memplan.verify(graph, result)
+    return result
+
+
 @functools.lru_cache(maxsize=None)
 def planned(name, planner):
     t, _ = traced(name)
-    return memplan.plan(t.graph, planner, alignment=ALIGNMENT)
+    return make_plan(t.graph, planner)
 
 
 @functools.lru_cache(maxsize=None)
@@ -334,7 +341,7 @@ def test_training_step_computes_the_models_gradients_and_buffers():
     grads = torch.autograd.grad(cross_entropy(eager(x)), params)
     state = {n: c.clone() for n, c in t.constants.items()}
     out = mt.run_in_arena(
-        t, memplan.plan(t.graph, "greedy_by_size", alignment=ALIGNMENT),
+        t, make_plan(t.graph, "greedy_by_size"),
         (x,), seed=7, state=state)
     torch.testing.assert_close(out, tuple(grads))
     buffers = dict(eager.named_buffers())
@@ -384,13 +391,11 @@ def test_reordered_training_step_with_in_place_writes(tmp_path):
         assert t.ops[step].writes == [buffer]
         assert t.tensors[buffer].kind == "constant"
         assert any(buffer in o.inputs for o in t.ops[:step])
-    plan = memplan.plan(t.graph, "greedy_by_size", alignment=ALIGNMENT,
-                        reorder="memory")
+    plan = make_plan(t.graph, "greedy_by_size", reorder="memory")
     order = plan.op_order
     assert order != list(range(len(t.ops)))  # actually reordered
     memplan.verify(t.graph, plan)
-    assert plan.peak < memplan.plan(t.graph, "greedy_by_size",
-                                    alignment=ALIGNMENT).peak
+    assert plan.peak < make_plan(t.graph, "greedy_by_size").peak
     # Every reader of a written storage stays on its side of the writer.
     step = {i: s for s, i in enumerate(order)}
     moved = 0
@@ -407,7 +412,7 @@ def test_reordered_training_step_with_in_place_writes(tmp_path):
     assert same(out, t.run((x,), seed=7, state=ordinary))
     assert all(torch.equal(state[n], ordinary[n]) for n in state)
     assert same(out, mt.run_in_arena(
-        t, memplan.plan(t.graph, "greedy_by_size", alignment=ALIGNMENT),
+        t, make_plan(t.graph, "greedy_by_size"),
         (x,), seed=7))
     # A broken plan in a changed order says so.
     n_ops = len(t.ops)
@@ -467,7 +472,7 @@ def test_buffer_and_input_mutations_are_writes():
     relu = next(o for o in t.ops if o.type == "aten.relu.default")
     assert steps[relu.name] < steps[t.buffer_writes["input"]]
     for planner in PLANNERS:
-        plan = memplan.plan(t.graph, planner, alignment=ALIGNMENT)
+        plan = make_plan(t.graph, planner)
         memplan.verify(t.graph, plan)
         state = {n: c.clone() for n, c in t.constants.items()}
         given = x.clone()
@@ -500,7 +505,7 @@ def test_as_strided_offset_counts_from_its_storage():
     assert view.storage_offset == 3
     assert view.size == (3 + 3 * 2 + 5 + 1) * 4  # to the view's last byte
     for planner in PLANNERS:
-        plan = memplan.plan(t.graph, planner, alignment=ALIGNMENT)
+        plan = make_plan(t.graph, planner)
         memplan.verify(t.graph, plan)
         assert same(mt.run_in_arena(t, plan, (x,)), t.run((x,)))
     torch.testing.assert_close(t.run((x,)), StridedWindows()(x))
@@ -601,7 +606,7 @@ def test_dynamic_dimension_is_bound_to_its_example_and_reported(training):
                for n in r.shape + r.stride)
     if not training:
         assert t.tensors[t.outputs[0]].shape == (2, 4 * 8 * 8)
-    plan = memplan.plan(t.graph, "best", alignment=ALIGNMENT)
+    plan = make_plan(t.graph, "best")
     memplan.verify(t.graph, plan)
     out = mt.run_in_arena(t, plan, (x,))
     assert same(out, t.run((x,)))
