@@ -158,6 +158,9 @@ class Traced:
 
 def _torch():
     import torch  # noqa: PLC0415  (imported when first used)
+    if not hasattr(torch, "export"):
+        raise _memplan.Error(f"memplan.torch needs PyTorch 2 (torch.export); "
+                             f"this is torch {torch.__version__}")
     return torch
 
 
