@@ -486,6 +486,27 @@ def test_buffer_and_input_mutations_are_writes():
     assert torch.equal(ordinary, eager_x)  # as the model writes its input
 
 
+class ReluPlusInput(torch.nn.Module):
+    def forward(self, x):
+        return torch.relu(x) + x
+
+
+def test_undeclared_write_to_an_input_is_caught():
+    # An op writes only what it is given and where its results go: made to
+    # write its input in place without saying so, relu overwrites the
+    # input that add still reads, and the run names both.
+    x = torch.randn(4, 8)
+    t = mt.trace(ReluPlusInput(), (x,))
+    plan = make_plan(t.graph, "greedy_by_size")
+    assert same(mt.run_in_arena(t, plan, (x,)), t.run((x,)))
+    [relu] = [o for o in t.ops if o.type == "aten.relu.default"]
+    relu.node.target = torch.ops.aten.relu_.default
+    with pytest.raises(mt.ArenaError, match=r'tensor "input" at arena bytes '
+                       r'\[\d+, \d+\) \(still read by op "add"\) was '
+                       r'overwritten by op "relu"'):
+        mt.run_in_arena(t, plan, (x,))
+
+
 class StridedWindows(torch.nn.Module):
     """as_strided on an intermediate, with a storage offset: overlapping
     windows of a computed tensor."""
