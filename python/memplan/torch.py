@@ -42,9 +42,12 @@ run_in_arena() executes the traced graph in the plan's op order
 (plan.op_order) with every planned tensor's storage at its planned offset of
 one uint8 arena: an op reads its inputs from the arena, a view or in-place op
 works on the arena itself, and every new result is copied into the arena at
-its planned place. Before and after every op each live tensor's bytes must be
-exactly as its own writers left them; otherwise it raises ArenaError naming
-the overwritten tensor, the op that overwrote it and both byte ranges.
+its planned place. Each live tensor's bytes must stay exactly as its own
+writers left them: all of them are compared before the first op and after
+the last, and after each op those the op was given and those its results
+were copied onto (an op can change no other byte); otherwise it raises
+ArenaError naming the overwritten tensor, the op that overwrote it and both
+byte ranges.
 
 PyTorch (2.x, with torch.export) is imported when these functions are first
 called, not by `import memplan`.
