@@ -149,6 +149,8 @@ def _vit(size):
     model = torchvision.models.VisionTransformer(
         image_size=size, patch_size=16, num_layers=4, num_heads=4,
         hidden_dim=128, mlp_dim=512, num_classes=1000)
+    # torchvision starts the head at zero: outputs would be all zeros.
+    nn.init.normal_(model.heads.head.weight, std=0.02)
     return model.eval(), (torch.randn(1, 3, size, size),)
 
 

@@ -91,13 +91,13 @@ class Arena:
     graph: object = _dataclasses.field(repr=False, default=None)
 
 
-def _spec_name(index):
-    return f"spec{index}"
+def _spec_name(mem_id, index):
+    return f"m{mem_id}_spec{index}"
 
 
 def arena_graph(specs, mem_id, alignment):
-    """The memplan Graph of the root specs of one arena: tensor `spec<i>` is
-    specs[i] with its `allocated_memory`, produced by op `node<a>` and last
+    """The memplan Graph of the root specs of one arena: tensor
+    `m<mem_id>_spec<i>` is specs[i] with its `allocated_memory`, produced by op `node<a>` and last
     read by op `node<b>` for its lifetime [a, b], so that memplan's lifetime
     is exactly [a, b + 1). Specs of size 0 are left out (they hold no byte).
     """
@@ -112,7 +112,7 @@ def arena_graph(specs, mem_id, alignment):
         size = spec.allocated_memory
         if size == 0:
             continue
-        name = _spec_name(i)
+        name = _spec_name(mem_id, i)
         tensors.append(_memplan.Tensor(
             name, size, alignment=alignment, shape=list(spec.shape),
             dtype=str(spec.dtype).replace("torch.", "")))
@@ -209,7 +209,7 @@ class MemplanAlgorithm:
         else:
             placed, peak, lower, naive = {}, 0, 0, 0
         for i, spec in enumerate(specs):
-            _, offset = placed.get(_spec_name(i), (None, 0))
+            _, offset = placed.get(_spec_name(mem_id, i), (None, 0))
             result.spec_dict[spec].mem_offset = reserved + offset
         return Arena(mem_id=mem_id, size=reserved + peak + padding, peak=peak,
                      lower_bound=lower, naive_total=naive, reserved=reserved,
