@@ -35,6 +35,12 @@ from torch import nn
 
 import memplan
 import memplan.executorch as met
+from executorch.exir import ExecutorchBackendConfig, to_edge
+from executorch.exir.memory_planning import (
+    MemoryPlanningAlgorithmSuite, _is_out_var_node, naive)
+from executorch.exir.passes import MemoryPlanningPass
+from executorch.exir.tensor import TensorSpec
+from executorch.runtime import Runtime
 
 CONTEXT = 2048  # the KV-cache model's context
 
@@ -184,6 +190,31 @@ class _SmallLstm(nn.Module):
         return self.head(out[:, -1])
 
 
+def every_other_result_to_arena_2(graph_module):
+    """A custom pool pass: the result of every other out-variant op goes to
+    mem_id 2 (ExecuTorch keeps a mem_id set before memory planning)."""
+    tagged = 0
+    for i, node in enumerate(n for n in graph_module.graph.nodes
+                             if _is_out_var_node(n)):
+        spec = node.meta.get("spec")
+        if i % 2 and isinstance(spec, TensorSpec) and not spec.const:
+            spec.mem_id = 2
+            tagged += 1
+    assert tagged > 0, "no result to move to mem_id 2"
+
+
+def with_pool_pass(memory_planning_pass, tag):
+    """`memory_planning_pass` running `tag(graph_module)` (a custom pool
+    pass that sets spec.mem_id) just before it plans."""
+    plan = memory_planning_pass.run
+
+    def run(graph_module, graph_signature=None):
+        tag(graph_module)
+        return plan(graph_module, graph_signature)
+    memory_planning_pass.run = run
+    return memory_planning_pass
+
+
 # name -> build(image_size) -> (eval model, example inputs)
 MODELS = {
     "resnet18": _vision("resnet18"),
@@ -197,25 +228,24 @@ MODELS = {
     "vit_4l": _vit,
     "transformer_encoder_4l": _transformer_encoder,
     "llama_kv_cache_2048": _llama,
+    "resnet18_two_arenas": _vision("resnet18"),
 }
+# name -> custom pool pass run before planning, for every planner alike
+POOL_PASSES = {"resnet18_two_arenas": every_other_result_to_arena_2}
 
 
 def export(model, inputs, memory_planning_pass):
     """The ExecutorchProgramManager of `model` planned by the given pass
     (None: ExecuTorch's default)."""
-    from executorch.exir import ExecutorchBackendConfig, to_edge
     with torch.no_grad():  # a KV cache written in place needs no autograd
         edge = to_edge(torch.export.export(model, inputs))
-    config = (ExecutorchBackendConfig() if memory_planning_pass is None else
-              ExecutorchBackendConfig(
-                  memory_planning_pass=memory_planning_pass))
-    return edge.to_executorch(config)
+    if memory_planning_pass is None:
+        memory_planning_pass = MemoryPlanningPass()
+    return edge.to_executorch(ExecutorchBackendConfig(
+        memory_planning_pass=memory_planning_pass))
 
 
 def naive_pass():
-    from executorch.exir.memory_planning import (
-        MemoryPlanningAlgorithmSuite, naive)
-    from executorch.exir.passes import MemoryPlanningPass
     return MemoryPlanningPass(
         memory_planning_algo=MemoryPlanningAlgorithmSuite(algo_list=[naive]))
 
@@ -228,7 +258,6 @@ def arena_sizes(program):
 
 def run(program, inputs):
     """The outputs of `program` run by ExecuTorch's runtime."""
-    from executorch.runtime import Runtime
     method = Runtime.get().load_program(program.buffer).load_method("forward")
     return [t.clone() for t in method.execute(list(inputs))]
 
@@ -253,13 +282,18 @@ def measure(name, build, image_size, bench_data=None, with_naive=True):
     model, inputs = build(image_size)
     with torch.no_grad():
         eager = _outputs(copy.deepcopy(model)(*inputs))
+    tag = POOL_PASSES.get(name)
+
+    def tagged(memory_planning_pass):
+        return (memory_planning_pass if tag is None else
+                with_pool_pass(memory_planning_pass, tag))
     mp = met.memory_planning_pass()
-    planned = export(model, inputs, mp)
-    default = export(model, inputs, None)
+    planned = export(model, inputs, tagged(mp))
+    default = export(model, inputs, tagged(MemoryPlanningPass()))
     naive, naive_error = None, None
     if with_naive:
         try:
-            naive = arena_sizes(export(model, inputs, naive_pass()))
+            naive = arena_sizes(export(model, inputs, tagged(naive_pass())))
         except Exception as error:  # ExecuTorch's naive refuses some specs
             naive_error = str(error).splitlines()[0][:80]
     ours, theirs = run(planned, inputs), run(default, inputs)

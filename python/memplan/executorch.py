@@ -148,20 +148,18 @@ class MemplanAlgorithm:
     `naive`: (alignment, specs, graph_module, graph_signature,
     extra_padding) -> MemoryAlgoResult) that places the specs with memplan.
 
-    `arenas` holds the last call's `Arena`s, by mem_id."""
-
-    __name__ = "memplan"
+    `arenas` holds the last call's `Arena`s, by mem_id (ExecuTorch calls
+    the algorithm once per graph: control-flow submodules first, then the
+    method's graph). Its `__name__`, the key ExecuTorch's suite files its
+    result under, is `memplan_<planner>`."""
 
     def __init__(self, planner="best", **plan_options):
-        unknown = sorted(set(plan_options) - set(_PLAN_OPTIONS))
-        if unknown:
-            raise TypeError(f"memplan.executorch: unknown option(s) "
-                            f"{', '.join(unknown)}; valid: "
-                            + ", ".join(_PLAN_OPTIONS + _PASS_OPTIONS))
+        _check_options(plan_options, _PLAN_OPTIONS)
         if planner not in _memplan.planners():
             raise ValueError(f"memplan.executorch: unknown planner "
                              f"{planner!r}; valid: "
                              + ", ".join(_memplan.planners()))
+        self.__name__ = f"memplan_{planner}"
         self.planner = planner
         self.plan_options = plan_options
         self.arenas = {}
@@ -239,6 +237,13 @@ class MemplanAlgorithm:
                 f"its storage base breaks its alignment {spec.alignment}")
 
 
+def _check_options(options, valid):
+    unknown = sorted(set(options) - set(valid))
+    if unknown:
+        raise TypeError(f"memplan.executorch: unknown option(s) "
+                        f"{', '.join(unknown)}; valid: " + ", ".join(valid))
+
+
 def _number_objects(result):
     """Sets mem_obj_id: one id per group of specs (in one arena) whose byte
     ranges chain into each other, so that two specs share bytes exactly when
@@ -303,6 +308,7 @@ def memory_planning_pass(planner="best", *, alignment=ALIGNMENT, **options):
     time_limit, work_limit, seed, threads, options: as memplan.plan takes
       them (no time limit by default: the same program gives the same plan).
     """
+    _check_options(options, _PASS_OPTIONS + _PLAN_OPTIONS)
     pass_options = {k: options.pop(k) for k in _PASS_OPTIONS if k in options}
     return MemplanPlanningPass(algorithm(planner, **options),
                                alignment=alignment, **pass_options)

@@ -84,36 +84,13 @@ def test_plan_is_deterministic():
     assert a.buffer == b.buffer
 
 
-def _every_other_activation_to_arena_2(graph_module):
-    """A custom pool pass: the result of every other out-variant op goes to
-    mem_id 2 (ExecuTorch honours a mem_id set before planning)."""
-    tagged = 0
-    for i, node in enumerate(n for n in graph_module.graph.nodes
-                             if _is_out_var_node(n)):
-        spec = node.meta.get("spec")
-        if i % 2 and isinstance(spec, TensorSpec) and not spec.const:
-            spec.mem_id = 2
-            tagged += 1
-    assert tagged > 0
-
-
-class TwoArenasMemplan(met.MemplanPlanningPass):
-    def run(self, graph_module, graph_signature=None):
-        _every_other_activation_to_arena_2(graph_module)
-        return super().run(graph_module, graph_signature)
-
-
-class TwoArenasDefault(MemoryPlanningPass):
-    def run(self, graph_module, graph_signature=None):
-        _every_other_activation_to_arena_2(graph_module)
-        return super().run(graph_module, graph_signature)
-
-
 def test_two_mem_id_arenas_are_two_memplan_pools():
     model, inputs = table.MODELS["resnet18"](IMAGE)
-    mp = TwoArenasMemplan(met.algorithm("best"))
+    tag = table.every_other_result_to_arena_2
+    mp = table.with_pool_pass(met.memory_planning_pass(), tag)
     planned = table.export(model, inputs, mp)
-    default = table.export(model, inputs, TwoArenasDefault())
+    default = table.export(model, inputs,
+                           table.with_pool_pass(MemoryPlanningPass(), tag))
     ours, theirs = check_arenas(planned, default, mp)
     assert len(ours) == 3 and ours[1] > 0 and ours[2] > 0
     assert sorted(mp.algorithm.arenas) == [1, 2]
@@ -177,15 +154,18 @@ def test_storage_base_specs_share_their_base_bytes():
 
 
 def test_memplan_in_executorch_algorithm_suite():
-    """The suite keeps the smaller of greedy's and memplan's plans."""
+    """The suite keeps the smallest of its algorithms' plans; two memplan
+    planners in one suite are two entries."""
     model, inputs = table.MODELS["llama_kv_cache_2048"](IMAGE)
-    algo = met.algorithm("best")
-    suite = MemoryPlanningPass(
-        memory_planning_algo=MemoryPlanningAlgorithmSuite([greedy, algo]))
-    both = table.export(model, inputs, suite)
+    simple, best = met.algorithm("greedy_by_size"), met.algorithm("best")
+    assert simple.__name__ != best.__name__
+    suite = MemoryPlanningPass(memory_planning_algo=MemoryPlanningAlgorithmSuite(
+        [greedy, simple, best]))
+    together = table.export(model, inputs, suite)
     alone = table.export(model, inputs, met.memory_planning_pass())
-    assert table.arena_sizes(both) == table.arena_sizes(alone)
-    assert algo.arenas[1].size == table.arena_sizes(both)[1]
+    assert table.arena_sizes(together) == table.arena_sizes(alone)
+    assert best.arenas[1].size == table.arena_sizes(together)[1]
+    assert best.arenas[1].size <= simple.arenas[1].size
 
 
 class OverlappingAlgorithm(met.MemplanAlgorithm):
