@@ -14,7 +14,7 @@ What ExecuTorch decides stays ExecuTorch's; memplan only places:
 - the TensorSpecs ExecuTorch hands its algorithms (its `apply_algo` picks
   them: graph inputs, outputs and mutable buffers as the pass's
   `alloc_*` options say; one spec for every node that shares it: views
-  through `memory.view`, out-variant `alloc` nodes);
+  through `memory.view`, out-variant `alloc` nodes, in-place ATen ops);
 - their lifetimes as ExecuTorch computes them (`update_all_tensors_lifetime`:
   node indices, both ends included, a storage base stretched over its
   dependents), kept exactly: spec lifetime [a, b] is memplan lifetime
@@ -26,14 +26,15 @@ What ExecuTorch decides stays ExecuTorch's; memplan only places:
   control-flow submodules (`input_mem_buffer_sizes`) and with its
   `extra_padding` at the end, as `greedy` does;
 - storage sharing as ExecuTorch resolves it (`_resolve_storage_base_specs`):
-  a spec with a `storage_base` (in-place results, `_share_alloc_with_arg_idx`)
-  is not planned; it lives at its base's offset plus `storage_base_offset`,
-  in its base's arena.
+  a spec with a `storage_base` (a result a pass marked with
+  `_share_alloc_with_arg_idx`) is not planned; it lives at its base's
+  offset plus `storage_base_offset`, in its base's arena.
 
 The placement is written back as ExecuTorch's algorithms write it (a
 `MemoryAlgoResult` the suite copies into `mem_id`, `mem_offset` and
-`mem_obj_id`; `mem_obj_id` numbers the groups of specs whose bytes touch,
-which is what ExecuTorch's Verifier checks it against). memplan's verifier
+`mem_obj_id`; `mem_obj_id` numbers the groups of specs whose byte ranges
+overlap, directly or through others, which is what ExecuTorch's Verifier
+checks it against). memplan's verifier
 checks every arena's plan, and the pass runs ExecuTorch's own `Verifier`
 (`verify_storage_reuse`) on the planned graph as well.
 
@@ -272,16 +273,21 @@ def _number_objects(result):
 class MemplanPlanningPass(_MemoryPlanningPass):
     """ExecuTorch's MemoryPlanningPass with memplan as its algorithm, that
     also runs ExecuTorch's Verifier over every plan (ExecuTorch runs it for
-    its `greedy` only). `algorithm` is the MemplanAlgorithm; its `arenas`
-    describe the last graph planned."""
+    its `greedy` only; it compares every pair of specs, so `verify=False`
+    leaves it out on very large graphs, memplan's own verifier still runs).
+    `algorithm` is the MemplanAlgorithm; its `arenas` describe the last
+    graph planned."""
 
-    def __init__(self, algorithm, **pass_options):
+    def __init__(self, algorithm, *, verify=True, **pass_options):
         self.algorithm = algorithm
+        self.verify = verify
         super().__init__(memory_planning_algo=_Suite(algo_list=[algorithm]),
                          **pass_options)
 
     def run(self, graph_module, graph_signature=None):
         result = super().run(graph_module, graph_signature)
+        if not self.verify:
+            return result
         _Verifier(
             graph_module, self.alloc_graph_input, self.alloc_graph_output,
             self.alloc_mutable_buffers and not self.share_mutable_buffers,
@@ -298,10 +304,13 @@ def algorithm(planner="best", **options):
     return MemplanAlgorithm(planner, **options)
 
 
-def memory_planning_pass(planner="best", *, alignment=ALIGNMENT, **options):
+def memory_planning_pass(planner="best", *, alignment=ALIGNMENT, verify=True,
+                         **options):
     """An ExecuTorch MemoryPlanningPass that plans with memplan's `planner`.
 
     alignment: of every planned tensor (ExecuTorch's default, 16 bytes).
+    verify: run ExecuTorch's Verifier over the plan as well (quadratic in
+      the specs; memplan's verifier runs either way).
     alloc_graph_input, alloc_graph_output, alloc_mutable_buffers,
       share_mutable_buffers, allow_lifetime_and_storage_overlap: as
       ExecuTorch's MemoryPlanningPass takes them.
@@ -310,5 +319,5 @@ def memory_planning_pass(planner="best", *, alignment=ALIGNMENT, **options):
     """
     _check_options(options, _PASS_OPTIONS + _PLAN_OPTIONS)
     pass_options = {k: options.pop(k) for k in _PASS_OPTIONS if k in options}
-    return MemplanPlanningPass(algorithm(planner, **options),
+    return MemplanPlanningPass(algorithm(planner, **options), verify=verify,
                                alignment=alignment, **pass_options)
