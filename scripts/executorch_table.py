@@ -371,7 +371,7 @@ def write_bench_input(name, arenas, directory):
                       f"{name} (scripts/executorch_table.py): one op per "
                       "graph node, one pool per mem_id arena, sizes aligned "
                       "to 16 bytes")
-    text = json.dumps(data, separators=(",", ":"))
+    text = graph_json_text(data)
     path = os.path.join(directory, f"{name}.json")
     if len(text) > 2_000_000:
         with gzip.open(path + ".gz", "wt") as f:
@@ -379,6 +379,19 @@ def write_bench_input(name, arenas, directory):
     else:
         with open(path, "w") as f:
             f.write(text + "\n")
+
+
+def graph_json_text(data):
+    """memplan-graph-v1 text as bench/data keeps it: compact, one tensor
+    and one op a line."""
+    def dump(value):
+        return json.dumps(value, separators=(",", ":"))
+    head = [f"{dump(k)}:{dump(v)}," for k, v in data.items()
+            if k not in ("tensors", "ops")]
+    return "\n".join(
+        ["{", *head, '"tensors":[',
+         ",\n".join(dump(t) for t in data["tensors"]), "],", '"ops":[',
+         ",\n".join(dump(op) for op in data["ops"]), "]", "}"])
 
 
 def write_summary(results, directory):
