@@ -107,6 +107,36 @@ def test_two_mem_id_arenas_are_two_memplan_pools():
     check_outputs(planned, default, model, inputs)
 
 
+class Branchy(torch.nn.Module):
+    """torch.cond: ExecuTorch plans each branch as a submodule and reserves
+    its bytes at the start of the arena."""
+
+    def __init__(self):
+        super().__init__()
+        torch.manual_seed(0)
+        self.a, self.b = torch.nn.Linear(64, 64), torch.nn.Linear(64, 64)
+
+    def forward(self, x, flag):
+        h = torch.relu(self.a(x))
+        y = torch.cond(flag.sum() > 0,
+                       lambda h: torch.sigmoid(self.b(h)) * 2,
+                       lambda h: torch.tanh(self.b(h)) + 1, (h,))
+        return y + h
+
+
+def test_control_flow_submodules_keep_their_reserved_bytes():
+    model = Branchy().eval()
+    inputs = (torch.randn(8, 64), torch.ones(1))
+    mp = met.memory_planning_pass()
+    planned = table.export(model, inputs, mp)
+    default = table.export(model, inputs, None)
+    ours, _ = check_arenas(planned, default, mp)
+    arena = mp.algorithm.arenas[1]
+    assert arena.reserved > 0 and ours[1] == arena.reserved + arena.peak
+    for flag in (torch.ones(1), -torch.ones(1)):  # both branches run
+        check_outputs(planned, default, model, (inputs[0], flag))
+
+
 class ReluInPlace(met.MemplanPlanningPass):
     """relu.out writing over its input where relu is the input's only
     reader: the result's storage_base is the input
@@ -221,3 +251,4 @@ def test_bad_options_are_named():
     assert mp.alloc_graph_input is False
     assert mp.algorithm.planner == "greedy_by_size"
     assert mp.algorithm.plan_options == {"work_limit": 1000}
+    assert mp.verify and not met.memory_planning_pass(verify=False).verify
