@@ -46,14 +46,17 @@ def check_outputs(planned, default, model, inputs):
 
 
 def check_arenas(planned, default, mp):
-    """memplan's arenas: as ExecuTorch records them, no larger than the
-    default's, at or above memplan's lower bound."""
+    """memplan's arenas: as ExecuTorch records them, at or above memplan's
+    lower bound, no larger than the default's and smaller wherever the
+    default's is above the bound."""
     ours, theirs = table.arena_sizes(planned), table.arena_sizes(default)
     assert len(ours) == len(theirs) and ours[0] == 0
     for mem_id in range(1, len(ours)):
         arena = mp.algorithm.arenas[mem_id]
         assert ours[mem_id] == arena.size
         assert table.lower_bound(arena) <= ours[mem_id] <= theirs[mem_id]
+        if theirs[mem_id] > table.lower_bound(arena):
+            assert ours[mem_id] < theirs[mem_id]
     return ours, theirs
 
 
