@@ -78,6 +78,20 @@ def test_model_runs_with_memplan_plan(name):
         assert ours[1] >= 4 * 2 * 4 * 2048 * 32 * 4
 
 
+def test_inputs_and_outputs_left_to_the_caller():
+    model, inputs = table.MODELS["transformer_encoder_4l"](IMAGE)
+    options = {"alloc_graph_input": False, "alloc_graph_output": False}
+    mp = met.memory_planning_pass(**options)
+    planned = table.export(model, inputs, mp)
+    default = table.export(model, inputs, MemoryPlanningPass(**options))
+    check_arenas(planned, default, mp)
+    everything = met.memory_planning_pass()
+    table.export(model, inputs, everything)
+    assert mp.algorithm.arenas[1].specs == \
+        everything.algorithm.arenas[1].specs - 2  # the input, the output
+    check_outputs(planned, default, model, inputs)
+
+
 def test_plan_is_deterministic():
     model, inputs = table.MODELS["mobilenet_v3_small"](IMAGE)
     first, second = met.memory_planning_pass(), met.memory_planning_pass()
