@@ -99,6 +99,9 @@
 #ifdef MEMPLAN_HAVE_CP
 #include "memplan/planners/cp.h"
 #endif
+#ifdef MEMPLAN_HAVE_CPSAT
+#include "memplan/planners/cpsat.h"
+#endif
 
 namespace memplan::bench {
 namespace {
@@ -188,6 +191,12 @@ int main(int argc, char** argv) {
 #ifdef MEMPLAN_HAVE_CP
   // The optional planners this build links, before anything looks one up.
   if (absl::Status s = memplan::RegisterCpPlanner(); !s.ok()) {
+    fprintf(stderr, "memplan_bench: %s\n", std::string(s.message()).c_str());
+    return 1;
+  }
+#endif
+#ifdef MEMPLAN_HAVE_CPSAT
+  if (absl::Status s = memplan::RegisterCpsatPlanner(); !s.ok()) {
     fprintf(stderr, "memplan_bench: %s\n", std::string(s.message()).c_str());
     return 1;
   }
