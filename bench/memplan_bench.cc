@@ -21,6 +21,8 @@
 //   times (one iteration per run; medians reported), wall time:
 //   BM_exact_capacity_minimalloc_<X>   under capacity 1048576
 //   BM_exact_capacity_minimalloc_all   the 11 instances one after the other
+//   BM_cp_capacity_minimalloc_<X>      cp and cpsat (when built) on the
+//   BM_cpsat_capacity_minimalloc_<X>   same, default work limit, beside exact
 //   BM_exact_ablation_<switch>_minimalloc_all
 //                                      the same with one inference off
 //                                      (work limit 10^8 per instance, about
