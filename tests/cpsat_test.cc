@@ -256,7 +256,7 @@ TEST(CpsatTest, SameInputSamePlan) {
   const Problem problem = RandomProblem(7, options);
   // A budget too small to prove anything: the deterministic time limit
   // decides where it stops, the same both times.
-  const PlanOptions small = testing::CountedWork(0.05);
+  const PlanOptions small = testing::CountedWork(0.4);
   absl::StatusOr<Plan> first = SolveCpsat(problem, false, nullptr, small);
   absl::StatusOr<Plan> second = SolveCpsat(problem, false, nullptr, small);
   ASSERT_TRUE(first.ok()) << first.status();

@@ -28,10 +28,10 @@
 // start at the lower bound is returned at once, proven optimal.
 // Budget and determinism:
 //   * CP-SAT's deterministic time limit (max_deterministic_time, in its
-//     "deterministic seconds") is the work limit over kWorkPerSecond: the
-//     project's work unit is a 40-millionth of a typical core-second, and
-//     CP-SAT's deterministic second is calibrated to about a second of one
-//     core too;
+//     "deterministic seconds") is the work limit over 8 * kWorkPerSecond:
+//     a deterministic second of CP-SAT on these models costs about 8 s of
+//     one core (measured on MiniMalloc's C), so that the work limit keeps
+//     meaning about kWorkPerSecond per core-second;
 //   * one worker and random_seed from PlanOptions::seed by default: the same
 //     problem and options give the same plan on any machine;
 //   * a wall-clock limit (max_time_in_seconds) only when the caller sets a
