@@ -133,20 +133,14 @@ bool Overlap(const Lifetime& a, const Lifetime& b) {
   return a.start < b.end && b.start < a.end;
 }
 
-// Builds the model of `problem` (see cpsat.h); a buffer that fits in none of
-// its pools is ResourceExhausted naming it. `warm`, when set, bounds the
-// tops of unbounded pools from above too, so that its plan is a solution.
-absl::StatusOr<Model> BuildModel(const Problem& problem,
-                                 const std::optional<Plan>& warm) {
-  const int n = static_cast<int>(problem.buffers.size());
-  const int pools = static_cast<int>(problem.pools.size());
-  Model model;
-  const Bytes unit = model.unit = ModelUnit(problem);
-
-  // A top no plan needs to exceed: every buffer stacked above the highest
-  // fixed end, each with room for its alignment.
+// The tops' bounds, per pool: the capacity, or a top no plan needs to
+// exceed (every buffer stacked above the highest fixed end, each with room
+// for its alignment, and at least `warm`'s top, so that its plan is a
+// solution).
+std::vector<int64_t> PoolHighs(const Problem& problem, Bytes unit,
+                               const std::optional<Plan>& warm) {
   int64_t stacked = 0, fixed_end = 0;
-  for (BufferId b = 0; b < n; ++b) {
+  for (BufferId b = 0; b < static_cast<BufferId>(problem.buffers.size()); ++b) {
     const Buffer& buffer = problem.buffers[b];
     Bytes align = 1;
     for (PoolId p : CandidatePools(problem, b))
@@ -155,76 +149,81 @@ absl::StatusOr<Model> BuildModel(const Problem& problem,
     if (buffer.fixed.has_value())
       fixed_end = std::max(fixed_end, (buffer.fixed->offset + buffer.size) / unit);
   }
-  model.pool_high.assign(pools, 0);
-  for (PoolId p = 0; p < pools; ++p) {
+  std::vector<int64_t> highs(problem.pools.size());
+  for (PoolId p = 0; p < static_cast<PoolId>(highs.size()); ++p) {
     const Bytes capacity = problem.pools[p].capacity;
     int64_t high = stacked + fixed_end;
     if (warm.has_value())
       high = std::max(high, (warm->pool_used[p] + unit - 1) / unit);
-    model.pool_high[p] = capacity > 0 ? capacity / unit : high;
+    highs[p] = capacity > 0 ? capacity / unit : high;
   }
+  return highs;
+}
 
-  model.choices_of.assign(n, {});
-  model.time_interval.assign(n, -1);
-  std::vector<bool> pool_used(pools, false);
-  for (BufferId b = 0; b < n; ++b) {
-    const Buffer& buffer = problem.buffers[b];
-    if (buffer.size == 0) continue;
-    const int64_t size = buffer.size / unit;
-    std::vector<Choice> fits;
-    for (PoolId p : CandidatePools(problem, b)) {
-      const int64_t high = model.pool_high[p];
-      Choice c{.buffer = b, .pool = p};
-      if (buffer.fixed.has_value()) {
-        const int64_t offset = buffer.fixed->offset / unit;
-        if (offset + size > high) continue;
-        c.slot = model.AddVariable(offset, offset);
-      } else {
-        const Bytes align = EffectiveAlignment(problem, b, p);
-        c.align = align <= unit ? 1 : align / unit;
-        if (size > high) continue;
-        c.slot = model.AddVariable(0, (high - size) / c.align);
-      }
-      fits.push_back(c);
+// Buffer b's interval in time and its choices of pool: a slot variable and
+// an offset interval each (optional, with exactly one present, when there
+// are several). ResourceExhausted naming b when it fits in none.
+absl::Status AddBuffer(const Problem& problem, BufferId b, Model& model) {
+  const Buffer& buffer = problem.buffers[b];
+  const Bytes unit = model.unit;
+  const int64_t size = buffer.size / unit;
+  std::vector<Choice> fits;
+  for (PoolId p : CandidatePools(problem, b)) {
+    const int64_t high = model.pool_high[p];
+    Choice c{.buffer = b, .pool = p};
+    if (buffer.fixed.has_value()) {
+      const int64_t offset = buffer.fixed->offset / unit;
+      if (offset + size > high) continue;
+      c.slot = model.AddVariable(offset, offset);
+    } else {
+      const Bytes align = EffectiveAlignment(problem, b, p);
+      c.align = align <= unit ? 1 : align / unit;
+      if (size > high) continue;
+      c.slot = model.AddVariable(0, (high - size) / c.align);
     }
-    if (fits.empty()) {
-      const std::vector<Bytes> usage(pools, 0);
-      return internal::NoFitError(problem, b, usage);
-    }
-    const int64_t start = buffer.lifetime.start, end = buffer.lifetime.end;
-    model.time_interval[b] = model.AddInterval(
-        cpsat_wire::Expression({}, {}, start), cpsat_wire::Expression({}, {}, end),
-        end - start);
-    std::vector<int32_t> literals;
-    for (Choice& c : fits) {
-      if (fits.size() > 1) {
-        c.presence = model.AddVariable(0, 1);
-        literals.push_back(c.presence);
-      }
-      const int32_t slot[] = {c.slot};
-      const int64_t align[] = {c.align};
-      c.interval = model.AddInterval(cpsat_wire::Expression(slot, align, 0),
-                                     cpsat_wire::Expression(slot, align, size),
-                                     size, c.presence);
-      pool_used[c.pool] = true;
-      model.choices_of[b].push_back(static_cast<int>(model.choices.size()));
-      model.choices.push_back(c);
-    }
-    if (literals.size() > 1) {
-      Writer one;
-      one.Packed(f::kBoolLiterals, literals);
-      model.AddConstraint(f::kConstraintExactlyOne, one);
-    }
+    fits.push_back(c);
   }
+  if (fits.empty()) {
+    const std::vector<Bytes> usage(problem.pools.size(), 0);
+    return internal::NoFitError(problem, b, usage);
+  }
+  const int64_t start = buffer.lifetime.start, end = buffer.lifetime.end;
+  model.time_interval[b] = model.AddInterval(
+      cpsat_wire::Expression({}, {}, start), cpsat_wire::Expression({}, {}, end),
+      end - start);
+  std::vector<int32_t> literals;
+  for (Choice& c : fits) {
+    if (fits.size() > 1) {
+      c.presence = model.AddVariable(0, 1);
+      literals.push_back(c.presence);
+    }
+    const int32_t slot[] = {c.slot};
+    const int64_t align[] = {c.align};
+    c.interval = model.AddInterval(cpsat_wire::Expression(slot, align, 0),
+                                   cpsat_wire::Expression(slot, align, size),
+                                   size, c.presence);
+    model.choices_of[b].push_back(static_cast<int>(model.choices.size()));
+    model.choices.push_back(c);
+  }
+  if (literals.size() > 1) {
+    Writer one;
+    one.Packed(f::kBoolLiterals, literals);
+    model.AddConstraint(f::kConstraintExactlyOne, one);
+  }
+  return absl::OkStatus();
+}
 
-  // Per pool: its top above every end there, and the 2-D no-overlap.
+// Per pool: its top above every end there, and the 2-D no-overlap.
+void AddPools(const Problem& problem, Model& model) {
+  const int pools = static_cast<int>(problem.pools.size());
   model.top.assign(pools, -1);
-  for (PoolId p = 0; p < pools; ++p) {
-    if (pool_used[p]) model.top[p] = model.AddVariable(0, model.pool_high[p]);
+  for (const Choice& c : model.choices) {
+    if (model.top[c.pool] < 0)
+      model.top[c.pool] = model.AddVariable(0, model.pool_high[c.pool]);
   }
   std::vector<std::vector<int32_t>> xs(pools), ys(pools);
   for (const Choice& c : model.choices) {
-    const int64_t size = problem.buffers[c.buffer].size / unit;
+    const int64_t size = problem.buffers[c.buffer].size / model.unit;
     Writer linear;  // top - align * slot >= size
     const int32_t vars[] = {model.top[c.pool], c.slot};
     const int64_t coeffs[] = {1, -c.align};
@@ -243,8 +242,12 @@ absl::StatusOr<Model> BuildModel(const Problem& problem,
     boxes.Packed(f::kNoOverlap2DY, ys[p]);
     model.AddConstraint(f::kConstraintNoOverlap2D, boxes);
   }
-  // Explicit conflicts between buffers alive at different times: their
-  // offset intervals in a pool both use do not overlap.
+}
+
+// Explicit conflicts between buffers alive at different times: their
+// offset intervals in a pool both use do not overlap (the 2-D no-overlap
+// already keeps apart those alive together).
+void AddExplicitConflicts(const Problem& problem, Model& model) {
   for (const BufferConflict& conflict : problem.conflicts) {
     const Buffer& a = problem.buffers[conflict.a];
     const Buffer& b = problem.buffers[conflict.b];
@@ -263,13 +266,30 @@ absl::StatusOr<Model> BuildModel(const Problem& problem,
       }
     }
   }
+}
 
+// Builds the model of `problem` (see cpsat.h); a buffer that fits in none of
+// its pools is ResourceExhausted naming it.
+absl::StatusOr<Model> BuildModel(const Problem& problem,
+                                 const std::optional<Plan>& warm) {
+  const int n = static_cast<int>(problem.buffers.size());
+  Model model;
+  model.unit = ModelUnit(problem);
+  model.pool_high = PoolHighs(problem, model.unit, warm);
+  model.choices_of.assign(n, {});
+  model.time_interval.assign(n, -1);
+  for (BufferId b = 0; b < n; ++b) {
+    if (problem.buffers[b].size == 0) continue;
+    MEMPLAN_RETURN_IF_ERROR(AddBuffer(problem, b, model));
+  }
+  AddPools(problem, model);
+  AddExplicitConflicts(problem, model);
   // Minimise the sum of the tops.
-  Writer objective;
   std::vector<int32_t> tops;
   for (int32_t t : model.top)
     if (t >= 0) tops.push_back(t);
   const std::vector<int64_t> ones(tops.size(), 1);
+  Writer objective;
   objective.Packed(f::kObjectiveVars, tops);
   objective.Packed(f::kObjectiveCoeffs, ones);
   model.proto.Message(f::kModelObjective, objective);
@@ -324,6 +344,68 @@ Plan ExtractPlan(const Problem& problem, const Model& model,
     }
   }
   return plan;
+}
+
+// The plan of CP-SAT's response: its solution when the verifier accepts it
+// and it beats the warm start, else the warm start; proven as CP-SAT says.
+absl::StatusOr<Plan> PlanOfResponse(const Problem& problem, const Model& model,
+                                    const cpsat_wire::Response& response,
+                                    std::optional<Plan> warm,
+                                    const absl::Status& warm_error) {
+  // CP-SAT's lower bound on the sum of the tops, in bytes.
+  const Bytes bound =
+      static_cast<Bytes>(std::ceil(response.best_objective_bound - 1e-6)) *
+      model.unit;
+  const auto with_counters = [&](Plan plan) {
+    plan.counters["conflicts"] = response.num_conflicts;
+    plan.counters["branches"] = response.num_branches;
+    plan.counters["objective_bound"] = bound;
+    return plan;
+  };
+  switch (response.status) {
+    case SolverStatus::kModelInvalid:
+      return absl::InternalError(absl::StrCat(
+          "CP-SAT rejected the cpsat model: ", response.solution_info));
+    case SolverStatus::kInfeasible: {
+      if (warm.has_value()) {
+        // A valid start contradicts it: keep the start, claim nothing.
+        return with_counters(FinishPlan(problem, *std::move(warm), false));
+      }
+      std::string why = absl::StrCat(
+          "no plan of the ", problem.buffers.size(),
+          " buffers fits in the pools' capacities (proven by CP-SAT)");
+      if (!warm_error.ok())
+        absl::StrAppend(&why, "; the heuristic: ", warm_error.message());
+      return absl::ResourceExhaustedError(why);
+    }
+    case SolverStatus::kFeasible:
+    case SolverStatus::kOptimal:
+      break;
+    default:  // out of budget before a first solution
+      if (warm.has_value())
+        return with_counters(FinishPlan(problem, *std::move(warm), false));
+      return absl::DeadlineExceededError(
+          "the cpsat planner found no plan within its budget and proved none "
+          "impossible");
+  }
+
+  std::optional<Plan> found;
+  if (response.solution.size() == static_cast<size_t>(model.variables)) {
+    Plan plan = ExtractPlan(problem, model, response.solution);
+    ComputePlanStatistics(problem, plan);
+    if (VerifyPlan(problem, plan).ok()) found = std::move(plan);
+  }
+  if (!found.has_value() && !warm.has_value()) {
+    return absl::InternalError(
+        "CP-SAT's solution of the cpsat model fails the verifier");
+  }
+  Plan best = !found.has_value() || (warm.has_value() && warm->peak <= found->peak)
+                  ? *std::move(warm)
+                  : *std::move(found);
+  const bool proven = (response.status == SolverStatus::kOptimal &&
+                       found.has_value() && best.peak <= found->peak) ||
+                      bound >= best.peak;
+  return with_counters(FinishPlan(problem, std::move(best), proven));
 }
 
 class CpsatPlanner : public SearchPlanner {
@@ -433,60 +515,7 @@ absl::StatusOr<Plan> CpsatPlanner::SolveImpl(const Problem& problem,
   stats.status = static_cast<int>(response.status);
   stats.deterministic_time = response.deterministic_time;
 
-  // CP-SAT's lower bound on the sum of the tops, in bytes.
-  const Bytes bound =
-      static_cast<Bytes>(std::ceil(response.best_objective_bound - 1e-6)) *
-      model.unit;
-  const auto with_counters = [&](Plan plan) {
-    plan.counters["conflicts"] = response.num_conflicts;
-    plan.counters["branches"] = response.num_branches;
-    plan.counters["objective_bound"] = bound;
-    return plan;
-  };
-  switch (response.status) {
-    case SolverStatus::kModelInvalid:
-      return absl::InternalError(absl::StrCat(
-          "CP-SAT rejected the cpsat model: ", response.solution_info));
-    case SolverStatus::kInfeasible: {
-      if (warm.has_value()) {
-        // A valid start contradicts it: keep the start, claim nothing.
-        return with_counters(FinishPlan(problem, *std::move(warm), false));
-      }
-      std::string why = absl::StrCat(
-          "no plan of the ", problem.buffers.size(),
-          " buffers fits in the pools' capacities (proven by CP-SAT)");
-      if (!warm_error.ok())
-        absl::StrAppend(&why, "; the heuristic: ", warm_error.message());
-      return absl::ResourceExhaustedError(why);
-    }
-    case SolverStatus::kFeasible:
-    case SolverStatus::kOptimal:
-      break;
-    default:  // out of budget before a first solution
-      if (warm.has_value())
-        return with_counters(FinishPlan(problem, *std::move(warm), false));
-      return absl::DeadlineExceededError(
-          "the cpsat planner found no plan within its budget and proved none "
-          "impossible");
-  }
-
-  std::optional<Plan> found;
-  if (response.solution.size() == static_cast<size_t>(model.variables)) {
-    Plan plan = ExtractPlan(problem, model, response.solution);
-    ComputePlanStatistics(problem, plan);
-    if (VerifyPlan(problem, plan).ok()) found = std::move(plan);
-  }
-  if (!found.has_value() && !warm.has_value()) {
-    return absl::InternalError(
-        "CP-SAT's solution of the cpsat model fails the verifier");
-  }
-  Plan best = !found.has_value() || (warm.has_value() && warm->peak <= found->peak)
-                  ? *std::move(warm)
-                  : *std::move(found);
-  const bool proven = (response.status == SolverStatus::kOptimal &&
-                       found.has_value() && best.peak <= found->peak) ||
-                      bound >= best.peak;
-  return with_counters(FinishPlan(problem, std::move(best), proven));
+  return PlanOfResponse(problem, model, response, std::move(warm), warm_error);
 }
 
 }  // namespace
