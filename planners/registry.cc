@@ -66,8 +66,11 @@ std::unique_ptr<Planner> Best(int64_t lower_bound_try_work) {
   // Below the best plan so far, with as many nodes as the budget pays for:
   // what fits MiniMalloc's challenging instances at their lower bound.
   searches.push_back(MakeExactPlanner({}));
+  // The naive plan when no member gives one: under a deadline too short
+  // for a placement pass (10^6 buffers in a second), or when every pass
+  // spent the work limit.
   return ChooseBest("best", planners(greedy), std::move(searches),
-                    planners(dense_order));
+                    planners(dense_order), internal::MakeNaivePlanner());
 }
 
 std::vector<PlannerOption> BestOptionList() {
@@ -218,7 +221,7 @@ const std::vector<Entry>& Entries() {
         "the smallest plan of the greedy placements (size, size class, area "
         "and lifetime orders, best and first fit; position_greedy), a short "
         "exact search at the lower bound, hill_climb, then exact's search "
-        "below it",
+        "below it; naive when none gives a plan",
         kSearch, kBudgeted, BestOptionList()},
        [](const OptionValues& values) {
          return Best(values.Int("lower_bound_try_work"));
