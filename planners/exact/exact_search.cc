@@ -54,10 +54,11 @@ Outcome PartSearch::Run(int64_t height, const std::vector<int>& rank,
         budget.Tick(node_work_);
         if (nodes_ >= node_limit || budget.OutOfTime()) return Outcome::kLimit;
         step = Expand(frames_[depth]);
-        // A node whose candidates cost more than a node's work (thousands
-        // of interchangeable-looking items on one cell) counts the rest as
-        // nodes: the limit bounds the work, not only the nodes.
-        if (candidate_work_ > 2 * node_work_) {
+        // A node whose candidates cost more than the work between two
+        // readings of the clock (tens of thousands of items on one cell)
+        // counts the rest as nodes: the limit bounds the work, not only
+        // the nodes. Below that (every bundled input) nothing changes.
+        if (candidate_work_ > Budget::kClockWork) {
           budget.Tick(candidate_work_ - node_work_);
           nodes_ += (candidate_work_ - node_work_) / node_work_;
         }
