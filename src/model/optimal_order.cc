@@ -383,6 +383,16 @@ absl::StatusOr<OptimalOrder> ComputeOptimalOpOrder(const Graph& graph,
     result.order = memory;
     result.peak = memory_peak;
   }
+  // At the bound over all orders already (every bundled inference graph):
+  // nothing to search.
+  MEMPLAN_ASSIGN_OR_RETURN(const std::optional<OrderLowerBound> any_order,
+                           LowerBoundOverOrders(graph, options));
+  const Bytes any_bound = any_order.has_value() ? any_order->bytes : 0;
+  if (any_bound >= result.peak) {
+    result.bound = result.peak;
+    result.proven = true;
+    return result;
+  }
   // The model's peak of an order is at most its real one: searching below
   // the smaller of the two never misses a better order.
   const Bytes incumbent = std::min(result.peak, model.PeakOf(result.order));
@@ -405,12 +415,7 @@ absl::StatusOr<OptimalOrder> ComputeOptimalOpOrder(const Graph& graph,
   } else if (exhausted) {
     model_minimum = incumbent;
   }
-  result.bound = model_minimum;
-  MEMPLAN_ASSIGN_OR_RETURN(const std::optional<OrderLowerBound> any_order,
-                           LowerBoundOverOrders(graph, options));
-  if (any_order.has_value()) {
-    result.bound = std::max(result.bound, any_order->bytes);
-  }
+  result.bound = std::max(model_minimum, any_bound);
   result.bound = std::min(result.bound, result.peak);
   result.proven = result.bound == result.peak;
   return result;
