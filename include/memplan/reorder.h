@@ -22,8 +22,9 @@
 //     (ComputeOptimalOpOrder() below), starting from the better of the
 //     graph's order and "memory"'s and never worse than either. Within its
 //     default work (kOptimalOrderWork) it proves the optimum on graphs whose
-//     ops run a few branches wide at a time; beyond it, it returns the best
-//     order found so far.
+//     ops run a few branches wide at a time; beyond it, a beam over the
+//     same model may still improve the order, and the best order known is
+//     returned.
 //
 // All keep every data dependency (an op runs after the producers of its
 // inputs), every in-place opportunity of the original order (an op that
@@ -105,7 +106,8 @@ absl::StatusOr<std::optional<OrderLowerBound>> LowerBoundOverOrders(
 // as if they always happened), memoised on the set (two paths to one set
 // keep the smaller running peak) and pruned at the best order known. When it
 // finishes, the model's minimum over all orders bounds them all; otherwise
-// `bound` is LowerBoundOverOrders(). Its work counts the ops looked at and
+// `bound` is LowerBoundOverOrders(), and a beam over the model (16 states of
+// the smallest running peak per step, within the same work) is tried. Its work counts the ops looked at and
 // about 64 per state kept (states take some 100 bytes each, plus a bit per
 // op): no clock, so the same graph gets the same order.
 struct OptimalOrder {

@@ -53,6 +53,8 @@ constexpr int kNone = -1;
 // The operations one queued state counts for besides its set's words: about
 // the bytes it holds (the state, its set's hash entry and queue entry).
 constexpr int64_t kStateWork = 64;
+// The states per step of the beam tried when the search does not finish.
+constexpr int kBeamWidth = 16;
 
 // The model of the peak: how one op changes the bytes alive.
 class PeakModel {
@@ -346,6 +348,75 @@ class Search {
       queue_;
 };
 
+// A beam over the model: of the states with k ops run, the `width` of the
+// smallest running peak (then live bytes) are expanded by every ready op,
+// states reaching one set merged. Returns the order of the best complete
+// state, nullopt past `max_work` (counted as the search counts it).
+std::optional<std::vector<int>> BeamOrder(const PeakModel& model, int width,
+                                          int64_t max_work, int64_t& work) {
+  const int n = model.ops();
+  const int words = model.words();
+  struct Entry {
+    Bytes peak;
+    Bytes live;
+    int parent;  // index in the previous level
+    int op;
+  };
+  std::vector<std::vector<Entry>> levels(n + 1);
+  std::vector<std::vector<uint64_t>> sets(n + 1);
+  levels[0].push_back(Entry{model.initial(), model.initial(), kNone, kNone});
+  sets[0].assign(words, 0);
+  for (int k = 0; k < n; ++k) {
+    std::vector<Entry> next;
+    std::vector<uint64_t> next_sets;
+    absl::flat_hash_map<std::vector<uint64_t>, int> seen;
+    for (int e = 0; e < static_cast<int>(levels[k].size()); ++e) {
+      const Entry entry = levels[k][e];
+      const uint64_t* set = &sets[k][static_cast<size_t>(e) * words];
+      for (int op = 0; op < n; ++op) {
+        ++work;
+        if (!model.Ready(set, op)) continue;
+        const auto [during, after] =
+            model.Run(set, op, entry.live, k == 0, work);
+        std::vector<uint64_t> key(set, set + words);
+        PeakModel::Set(key.data(), op);
+        work += kStateWork + words;
+        const Entry candidate{std::max(entry.peak, during), after, e, op};
+        auto [it, inserted] =
+            seen.emplace(std::move(key), static_cast<int>(next.size()));
+        if (inserted) {
+          next.push_back(candidate);
+          next_sets.insert(next_sets.end(), it->first.begin(), it->first.end());
+        } else if (candidate.peak < next[it->second].peak) {
+          next[it->second] = candidate;
+        }
+      }
+      if (work > max_work) return std::nullopt;
+    }
+    std::vector<int> keep(next.size());
+    std::iota(keep.begin(), keep.end(), 0);
+    std::sort(keep.begin(), keep.end(), [&](int a, int b) {
+      return std::tie(next[a].peak, next[a].live, a) <
+             std::tie(next[b].peak, next[b].live, b);
+    });
+    if (static_cast<int>(keep.size()) > width) keep.resize(width);
+    for (int i : keep) {
+      levels[k + 1].push_back(next[i]);
+      sets[k + 1].insert(sets[k + 1].end(),
+                         next_sets.begin() + static_cast<size_t>(i) * words,
+                         next_sets.begin() + static_cast<size_t>(i + 1) * words);
+    }
+    work += static_cast<int64_t>(next.size());
+  }
+  std::vector<int> order(n);
+  int e = 0;  // the best complete state comes first
+  for (int k = n; k > 0; --k) {
+    order[k - 1] = levels[k][e].op;
+    e = levels[k][e].parent;
+  }
+  return order;
+}
+
 absl::StatusOr<Bytes> OrderPeak(const Graph& graph,
                                 const std::vector<int>& order,
                                 const BuildOptions& options) {
@@ -414,6 +485,20 @@ absl::StatusOr<OptimalOrder> ComputeOptimalOpOrder(const Graph& graph,
     }
   } else if (exhausted) {
     model_minimum = incumbent;
+  } else {
+    // Unfinished: a beam over the same model may still find a better order.
+    int64_t beam_work = 0;
+    const std::optional<std::vector<int>> beam =
+        BeamOrder(model, kBeamWidth, max_work, beam_work);
+    result.work += beam_work;
+    if (beam.has_value()) {
+      MEMPLAN_ASSIGN_OR_RETURN(const Bytes peak,
+                               OrderPeak(graph, *beam, options));
+      if (peak < result.peak) {
+        result.order = *beam;
+        result.peak = peak;
+      }
+    }
   }
   result.bound = std::max(model_minimum, any_bound);
   result.bound = std::min(result.bound, result.peak);
