@@ -56,8 +56,9 @@
 //   iteration per run; medians reported), wall time:
 //   BM_order_<ordering>_<graph>    traced (the graph's own order), memory
 //                                  and optimal on the training graphs,
-//                                  five seeded RandWire-style graphs (3
-//                                  stages of 32 nodes) and a 20000-wide
+//                                  five seeded RandWire-style graphs of 3
+//                                  stages of 32 nodes, three of 3 stages
+//                                  of 64 (randwire64_*), a 20000-wide
 //                                  fan: counters traced, peak (lower
 //                                  bounds of the orders), ratio,
 //                                  any_order (LowerBoundOverOrders), and

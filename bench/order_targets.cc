@@ -188,6 +188,10 @@ void RegisterOrderTargets() {
       out->emplace_back(absl::StrCat("randwire_", seed),
                         RandWireGraph(seed, 3, 32));
     }
+    for (uint64_t seed = 1; seed <= 3; ++seed) {
+      out->emplace_back(absl::StrCat("randwire64_", seed),
+                        RandWireGraph(seed, 3, 64));
+    }
     return out;
   }();
   for (const auto& [label, graph] : *graphs) {
