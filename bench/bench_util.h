@@ -31,6 +31,7 @@ struct Settings {
   absl::Duration time_limit = absl::Seconds(1);
   double budget_seconds = 60;
   bool exact_targets = false;
+  bool order_targets = false;
   absl::Duration exact_time_limit = absl::Seconds(60);
   // --memplan_option=NAME=VALUE: for every planner that declares NAME.
   PlannerOptions options;
@@ -150,6 +151,8 @@ void RegisterSyntheticRuns(const std::vector<std::string>& planners);
 void RegisterExactTargets(const std::vector<Workload>& bundled);
 //   scale_targets.cc: --memplan_targets.
 void RegisterTargets(const std::vector<Workload>& bundled);
+//   order_targets.cc: --memplan_order_targets.
+void RegisterOrderTargets();
 
 }  // namespace memplan::bench
 

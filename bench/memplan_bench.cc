@@ -54,6 +54,17 @@
 //   BM_target_exact_minimise_minimalloc_{D,J}   exact's least peak of D
 //                                  and J (--memplan_exact_time_limit,
 //                                  default 60 s)
+//   With --memplan_order_targets, the op orderings, each run 3 times (one
+//   iteration per run; medians reported), wall time:
+//   BM_order_<ordering>_<graph>    traced (the graph's own order), memory
+//                                  and optimal on the training graphs,
+//                                  five seeded RandWire-style graphs of 3
+//                                  stages of 32 nodes, three of 3 stages
+//                                  of 64 (randwire64_*), a 20000-wide
+//                                  fan: counters traced, peak (lower
+//                                  bounds of the orders), ratio,
+//                                  any_order (LowerBoundOverOrders), and
+//                                  for optimal proven, bound and work
 // Only Solve() is timed (no validation, no verification); every plan is
 // verified once after timing, and a rejected plan fails the benchmark.
 // Counters: buffers, peak, lb_ratio (peak / lower bound), optimal.
@@ -82,7 +93,8 @@
 //                  registry checks the value)
 //
 // Sources: this file (main, memplan's own flags, the registration order);
-// planner_benchmarks.cc, exact_targets.cc and scale_targets.cc (one group
+// planner_benchmarks.cc, exact_targets.cc, scale_targets.cc and
+// order_targets.cc (one group
 // each); bench_util.h (what the groups share).
 
 #include <benchmark/benchmark.h>
@@ -119,6 +131,7 @@ void RegisterAll() {
   RegisterBundledRuns(planners, *bundled);
   if (settings().exact_targets) RegisterExactTargets(*bundled);
   if (settings().targets) RegisterTargets(*bundled);
+  if (settings().order_targets) RegisterOrderTargets();
   RegisterSyntheticRuns(planners);
 }
 
@@ -152,6 +165,8 @@ bool ParseOwnFlags(int* argc, char** argv) {
       settings().time_limit = absl::Seconds(*s);
     } else if (arg == "--memplan_targets") {
       settings().targets = true;
+    } else if (arg == "--memplan_order_targets") {
+      settings().order_targets = true;
     } else if (arg == "--memplan_exact_targets") {
       settings().exact_targets = true;
     } else if (auto v = value("--memplan_exact_time_limit")) {

@@ -437,6 +437,27 @@ TEST(MemplanToolTest, TheLowerBoundOverOpOrders) {
   EXPECT_THAT(csv.output, Not(HasSubstr("any op order")));
 }
 
+// stats --reorder=optimal says whether the order is proven optimal, and
+// otherwise how far it is from the bound over all orders.
+TEST(MemplanToolTest, StatsSaysWhetherTheOptimalOrderIsProven) {
+  ToolRun proven = RunTool("stats " + Data("training/resnet18_train.json") +
+                           " --reorder=optimal");
+  EXPECT_EQ(proven.exit_code, 0) << proven.output;
+  EXPECT_THAT(proven.output, HasSubstr("lower bound: 232468228\n"));
+  EXPECT_THAT(proven.output,
+              HasSubstr("op order: proven optimal, 232468228 bytes\n"));
+  ToolRun open = RunTool("stats " + Data("training/mobilenet_v2_train.json") +
+                         " --reorder=optimal");
+  EXPECT_EQ(open.exit_code, 0) << open.output;
+  EXPECT_THAT(open.output,
+              HasSubstr("op order: 641866592 bytes, not proven optimal (no "
+                        "order below 448447328 bytes; 43.13% above)\n"));
+  // Other orderings say nothing of it.
+  ToolRun memory = RunTool("stats " + Data("training/resnet18_train.json") +
+                           " --reorder=memory");
+  EXPECT_THAT(memory.output, Not(HasSubstr("\nop order:")));
+}
+
 TEST(MemplanToolTest, MultiPoolSummaryReportsEachPool) {
   const std::string input = Data("models/alexnet.json");
   const std::string out = Temp("alexnet_pools.json");

@@ -6,6 +6,7 @@
 #ifndef MEMPLAN_MODEL_OP_DAG_H_
 #define MEMPLAN_MODEL_OP_DAG_H_
 
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -42,6 +43,26 @@ std::vector<int> ByteGroups(const Graph& graph, const Problem& problem,
 Dag BuildDag(const Graph& graph,
              const absl::flat_hash_map<std::string, int>& index,
              const std::vector<int>& group);
+
+// Bytes that share one buffer in every order: a tensor with its views.
+struct ViewGroup {
+  Bytes size = 0;  // aligned as BuildProblem aligns its buffer
+  bool from_start = false;  // alive from the first step (a graph input)
+  bool to_end = false;      // alive to the last (a graph output)
+  std::vector<int> starts;  // ops that start it
+  std::vector<int> ends;    // ops that may end it
+  Step first = std::numeric_limits<Step>::max();  // in the graph's order
+  Step last = 0;                                  // exclusive
+  int merge_set = -1;  // the groups its in-place hints may join
+};
+
+// The planned view groups of `graph`, which BuildProblem built into
+// `problem` with `options`: sizes aligned as its buffers, starts and ends
+// sorted. Per tensor its group (-1 when unplanned) in `group_of` when given.
+std::vector<ViewGroup> ViewGroups(
+    const Graph& graph, const Problem& problem, const BuildOptions& options,
+    const absl::flat_hash_map<std::string, int>& index,
+    std::vector<int>* group_of = nullptr);
 
 }  // namespace memplan::internal
 

@@ -21,7 +21,6 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <limits>
 #include <numeric>
 #include <optional>
 #include <string>
@@ -30,7 +29,6 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/statusor.h"
-#include "base/planner_util.h"
 #include "base/status_macros.h"
 #include "memplan/problem.h"
 #include "memplan/reorder.h"
@@ -43,131 +41,12 @@ using internal::BuildDag;
 using internal::ByteGroups;
 using internal::Dag;
 using internal::TensorIndex;
+using internal::ViewGroup;
+using internal::ViewGroups;
 
 constexpr int kNone = -1;
 constexpr int kChunkWords = 16;
 constexpr int kChunkOps = 64 * kChunkWords;
-
-// Bytes that share one buffer in every order: a tensor with its views.
-struct ViewGroup {
-  Bytes size = 0;  // aligned as BuildProblem aligns its buffer
-  bool from_start = false;  // alive from the first step (a graph input)
-  bool to_end = false;      // alive to the last (a graph output)
-  std::vector<int> starts;  // ops that start it
-  std::vector<int> ends;    // ops that may end it
-  Step first = std::numeric_limits<Step>::max();  // in the graph's order
-  Step last = 0;                                  // exclusive
-  int merge_set = kNone;  // the groups its in-place hints may join
-};
-
-class UnionFind {
- public:
-  explicit UnionFind(int n) : parent_(n) {
-    std::iota(parent_.begin(), parent_.end(), 0);
-  }
-  int Find(int x) {
-    while (parent_[x] != x) x = parent_[x] = parent_[parent_[x]];
-    return x;
-  }
-  void Unite(int a, int b) {
-    a = Find(a);
-    b = Find(b);
-    if (a != b) parent_[std::max(a, b)] = std::min(a, b);
-  }
-
- private:
-  std::vector<int> parent_;
-};
-
-// The planned view groups of `graph`, which BuildProblem built into
-// `problem`, and per tensor its group (kNone when unplanned).
-std::vector<ViewGroup> ViewGroups(
-    const Graph& graph, const Problem& problem, const BuildOptions& options,
-    const absl::flat_hash_map<std::string, int>& index) {
-  const int t_count = static_cast<int>(graph.tensors.size());
-  const int n = static_cast<int>(graph.ops.size());
-  UnionFind views(t_count);
-  for (const Op& op : graph.ops) {
-    for (const OperandPair& pair : op.alias) {
-      views.Unite(TensorIndex(index, op.outputs[pair.output]),
-                  TensorIndex(index, op.inputs[pair.input]));
-    }
-  }
-  std::vector<bool> planned(t_count, false);
-  for (const Buffer& buffer : problem.buffers) {
-    for (const std::string& name : buffer.tensors) {
-      planned[TensorIndex(index, name)] = true;
-    }
-  }
-  std::vector<int> producer(t_count, kNone);
-  std::vector<int> scratch_op(t_count, kNone);
-  std::vector<std::vector<int>> readers(t_count);
-  for (int i = 0; i < n; ++i) {
-    for (const std::string& name : graph.ops[i].outputs) {
-      producer[TensorIndex(index, name)] = i;
-    }
-    for (const std::string& name : graph.ops[i].scratch) {
-      scratch_op[TensorIndex(index, name)] = i;
-    }
-    for (const std::string& name : graph.ops[i].inputs) {
-      std::vector<int>& r = readers[TensorIndex(index, name)];
-      if (r.empty() || r.back() != i) r.push_back(i);
-    }
-  }
-  std::vector<int> group_of_root(t_count, kNone);
-  std::vector<ViewGroup> groups;
-  std::vector<Bytes> alignment;
-  std::vector<int> group_of(t_count, kNone);
-  for (int t = 0; t < t_count; ++t) {
-    if (!planned[t]) continue;
-    const int root = views.Find(t);
-    if (group_of_root[root] == kNone) {
-      group_of_root[root] = static_cast<int>(groups.size());
-      groups.emplace_back();
-      alignment.push_back(options.alignment);
-    }
-    const int g = group_of[t] = group_of_root[root];
-    ViewGroup& group = groups[g];
-    const Tensor& tensor = graph.tensors[t];
-    group.size = std::max(group.size, tensor.size);  // a view spans no more
-    alignment[g] = std::max(alignment[g], tensor.alignment);
-    // As BuildProblem's lifetimes: [start, last reader + 1), outputs to the
-    // end, a tensor nobody reads over its producer's step alone.
-    int start = producer[t];
-    if (tensor.kind == TensorKind::kScratch) start = scratch_op[t];
-    if (start == kNone) {
-      group.from_start = true;
-    } else {
-      group.starts.push_back(start);
-    }
-    group.ends.insert(group.ends.end(), readers[t].begin(), readers[t].end());
-    if (tensor.kind == TensorKind::kOutput) group.to_end = true;
-    if (readers[t].empty() && start != kNone) group.ends.push_back(start);
-    const Step first = start == kNone ? 0 : start;
-    Step last = readers[t].empty() ? first + 1 : readers[t].back() + 1;
-    if (tensor.kind == TensorKind::kOutput) last = n;
-    group.first = std::min(group.first, first);
-    group.last = std::max({group.last, last, first + 1});
-  }
-  UnionFind merges(static_cast<int>(groups.size()));
-  for (const Op& op : graph.ops) {
-    for (const OperandPair& pair : op.inplace) {
-      const int out = group_of[TensorIndex(index, op.outputs[pair.output])];
-      const int in = group_of[TensorIndex(index, op.inputs[pair.input])];
-      if (out != kNone && in != kNone) merges.Unite(out, in);
-    }
-  }
-  for (int g = 0; g < static_cast<int>(groups.size()); ++g) {
-    ViewGroup& group = groups[g];
-    group.size = internal::RoundUp(group.size, alignment[g]);
-    group.merge_set = merges.Find(g);
-    for (std::vector<int>* ops : {&group.starts, &group.ends}) {
-      std::sort(ops->begin(), ops->end());
-      ops->erase(std::unique(ops->begin(), ops->end()), ops->end());
-    }
-  }
-  return groups;
-}
 
 // Per op of one chunk of the graph's order: the bytes alive there in every
 // order. `descendants[x]` holds the chunk's ops that x precedes (or is),

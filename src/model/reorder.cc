@@ -220,7 +220,9 @@ absl::StatusOr<Bytes> LowerBoundOf(const Graph& graph,
 
 }  // namespace
 
-std::vector<std::string> OrderingNames() { return {"longest_path", "memory"}; }
+std::vector<std::string> OrderingNames() {
+  return {"longest_path", "memory", "optimal"};
+}
 
 Graph PermuteOps(const Graph& graph, const std::vector<int>& order) {
   Graph out = graph;
@@ -236,6 +238,11 @@ absl::StatusOr<std::vector<int>> ComputeOpOrder(const Graph& graph,
     return absl::NotFoundError(
         absl::StrCat("unknown op ordering \"", std::string(ordering),
                      "\"; valid orderings: ", absl::StrJoin(names, ", ")));
+  }
+  if (ordering == "optimal") {
+    MEMPLAN_ASSIGN_OR_RETURN(OptimalOrder optimal,
+                             ComputeOptimalOpOrder(graph, options));
+    return std::move(optimal.order);
   }
   // BuildProblem names the first malformed item (and checks the order).
   MEMPLAN_ASSIGN_OR_RETURN(const Problem problem, BuildProblem(graph, options));

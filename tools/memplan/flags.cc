@@ -26,8 +26,8 @@ ABSL_FLAG(memplan::tool::PoolSpecs, pool, {},
 ABSL_FLAG(memplan::tool::ByteSize, capacity, {0},
           "SIZE: capacity of the single default pool (0 = unbounded)");
 ABSL_FLAG(std::string, reorder, "",
-          "NAME: plan the graph's ops in another valid order: longest_path or "
-          "memory");
+          "NAME: plan the graph's ops in another valid order: longest_path, "
+          "memory or optimal");
 ABSL_FLAG(std::string, planner, "",
           "NAME: the planner (memplan planners lists them; empty = the "
           "default)");

@@ -1,0 +1,208 @@
+// The op orderings' targets, with --memplan_order_targets (see the top of
+// memplan_bench.cc).
+
+#include <algorithm>
+#include <cstdint>
+#include <numeric>
+#include <optional>
+#include <random>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/str_cat.h"
+#include "bench_util.h"
+#include "memplan/io.h"
+#include "memplan/problem.h"
+#include "memplan/reorder.h"
+
+namespace memplan::bench {
+namespace {
+
+// A RandWire-style graph (Xie et al. 2019): `stages` Watts-Strogatz
+// small-world DAGs of `nodes` ops each (every node wired to its k = 4 ring
+// neighbours, each edge rewired with probability 0.75, edges from the lower
+// index), a node summing its predecessors' tensors into one of its own. A
+// stage's sources read the previous stage's output, its sinks are summed
+// into the stage's output; tensors halve per stage and vary fourfold per
+// node. The ops come in index order, as a tracer would record them.
+Graph RandWireGraph(uint64_t seed, int stages, int nodes) {
+  std::mt19937_64 rng(seed);
+  Graph g;
+  g.name = absl::StrCat("randwire_", seed);
+  g.tensors.push_back(
+      Tensor{.name = "input", .size = 1 << 20, .kind = TensorKind::kInput});
+  std::string previous = "input";
+  for (int s = 0; s < stages; ++s) {
+    const Bytes base = Bytes{1 << 18} >> s;
+    std::vector<std::vector<int>> pred(nodes);
+    const int k = 4;
+    for (int i = 0; i < nodes; ++i) {
+      for (int d = 1; d <= k / 2; ++d) {
+        int a = i;
+        int b = (i + d) % nodes;
+        if (std::uniform_real_distribution<double>(0, 1)(rng) < 0.75) {
+          b = static_cast<int>(rng() % nodes);
+        }
+        if (a == b) continue;
+        if (a > b) std::swap(a, b);
+        if (std::find(pred[b].begin(), pred[b].end(), a) == pred[b].end()) {
+          pred[b].push_back(a);
+        }
+      }
+    }
+    std::vector<bool> has_succ(nodes, false);
+    for (int i = 0; i < nodes; ++i) {
+      for (int p : pred[i]) has_succ[p] = true;
+    }
+    auto name = [&](int i) { return absl::StrCat("s", s, "n", i); };
+    for (int i = 0; i < nodes; ++i) {
+      Op op{.name = name(i), .type = "Node"};
+      if (pred[i].empty()) op.inputs.push_back(previous);
+      std::sort(pred[i].begin(), pred[i].end());
+      for (int p : pred[i]) op.inputs.push_back(name(p));
+      op.outputs.push_back(name(i));
+      g.tensors.push_back(
+          Tensor{.name = name(i), .size = base * (1 + static_cast<int>(rng() % 4))});
+      g.ops.push_back(std::move(op));
+    }
+    Op out{.name = absl::StrCat("s", s, "out"), .type = "Sum"};
+    for (int i = 0; i < nodes; ++i) {
+      if (!has_succ[i]) out.inputs.push_back(name(i));
+    }
+    out.outputs.push_back(out.name);
+    g.tensors.push_back(Tensor{.name = out.name,
+                               .size = base,
+                               .kind = s + 1 == stages ? TensorKind::kOutput
+                                                       : TensorKind::kActivation});
+    previous = out.name;
+    g.ops.push_back(std::move(out));
+  }
+  return g;
+}
+
+// `width` branches from one input, each a large tensor reduced to a small
+// one, joined at the end; the compiler runs every branch's first op first.
+Graph FanGraph(int width) {
+  Graph g;
+  g.name = absl::StrCat("fan_", width);
+  g.tensors.push_back(Tensor{.name = "x", .size = 64, .kind = TensorKind::kInput});
+  Op join{.name = "join", .type = "Concat", .outputs = {"y"}};
+  for (int b = 0; b < width; ++b) {
+    g.tensors.push_back(Tensor{.name = absl::StrCat("big", b), .size = 4096});
+    g.tensors.push_back(Tensor{.name = absl::StrCat("small", b), .size = 64});
+    g.ops.push_back(Op{.name = absl::StrCat("up", b),
+                       .type = "Up",
+                       .inputs = {"x"},
+                       .outputs = {absl::StrCat("big", b)}});
+    join.inputs.push_back(absl::StrCat("small", b));
+  }
+  for (int b = 0; b < width; ++b) {
+    g.ops.push_back(Op{.name = absl::StrCat("down", b),
+                       .type = "Down",
+                       .inputs = {absl::StrCat("big", b)},
+                       .outputs = {absl::StrCat("small", b)}});
+  }
+  g.tensors.push_back(Tensor{.name = "y", .size = 64, .kind = TensorKind::kOutput});
+  g.ops.push_back(std::move(join));
+  return g;
+}
+
+Bytes BoundOf(const Graph& graph, const std::vector<int>& order) {
+  absl::StatusOr<Problem> problem = BuildProblem(PermuteOps(graph, order));
+  return problem.ok() ? LowerBound(*problem) : -1;
+}
+
+// One ordering of one graph: the time of ComputeOpOrder (or, for
+// "optimal", ComputeOptimalOpOrder); counters: ops, traced (the graph's own
+// order's lower bound), peak (the order's), ratio (peak / traced),
+// any_order (LowerBoundOverOrders, -1 beyond its work), proven and work
+// for "optimal".
+void AddOrderRun(const std::string& label, const Graph* graph,
+                 const std::string& ordering) {
+  benchmark::RegisterBenchmark(
+      absl::StrCat("BM_order_", ordering, "_", label).c_str(),
+      [graph, ordering](benchmark::State& state) {
+        std::vector<int> order;
+        std::optional<OptimalOrder> optimal;
+        for (auto _ : state) {
+          if (ordering == "optimal") {
+            absl::StatusOr<OptimalOrder> result = ComputeOptimalOpOrder(*graph);
+            if (!result.ok()) {
+              state.SkipWithError(result.status().ToString().c_str());
+              return;
+            }
+            order = result->order;
+            optimal = std::move(*result);
+          } else if (ordering == "traced") {
+            order.resize(graph->ops.size());
+            std::iota(order.begin(), order.end(), 0);
+          } else {
+            absl::StatusOr<std::vector<int>> result =
+                ComputeOpOrder(*graph, ordering);
+            if (!result.ok()) {
+              state.SkipWithError(result.status().ToString().c_str());
+              return;
+            }
+            order = *std::move(result);
+          }
+        }
+        std::vector<int> identity(graph->ops.size());
+        std::iota(identity.begin(), identity.end(), 0);
+        const Bytes traced = BoundOf(*graph, identity);
+        const Bytes peak = BoundOf(*graph, order);
+        absl::StatusOr<std::optional<OrderLowerBound>> any =
+            LowerBoundOverOrders(*graph);
+        state.counters["ops"] = static_cast<double>(graph->ops.size());
+        state.counters["traced"] = static_cast<double>(traced);
+        state.counters["peak"] = static_cast<double>(peak);
+        state.counters["ratio"] =
+            traced > 0 ? static_cast<double>(peak) / traced : 1.0;
+        state.counters["any_order"] =
+            any.ok() && any->has_value() ? static_cast<double>((*any)->bytes)
+                                         : -1.0;
+        if (optimal.has_value()) {
+          state.counters["proven"] = optimal->proven ? 1 : 0;
+          state.counters["bound"] = static_cast<double>(optimal->bound);
+          state.counters["work"] = static_cast<double>(optimal->work);
+        }
+      })
+      ->Apply(ThreeRuns);
+}
+
+}  // namespace
+
+void RegisterOrderTargets() {
+  static std::vector<std::pair<std::string, Graph>>* graphs = [] {
+    auto* out = new std::vector<std::pair<std::string, Graph>>();
+    for (const char* name : {"mlp_train", "resnet18_train", "mobilenet_v2_train",
+                             "transformer_lm_train"}) {
+      absl::StatusOr<std::string> text = ReadFile(
+          absl::StrCat(settings().data_dir, "/training/", name, ".json"));
+      if (!text.ok()) continue;
+      absl::StatusOr<Graph> graph = ParseGraphJson(*text);
+      if (graph.ok()) out->emplace_back(name, *std::move(graph));
+    }
+    for (uint64_t seed = 1; seed <= 5; ++seed) {
+      out->emplace_back(absl::StrCat("randwire_", seed),
+                        RandWireGraph(seed, 3, 32));
+    }
+    for (uint64_t seed = 1; seed <= 3; ++seed) {
+      out->emplace_back(absl::StrCat("randwire64_", seed),
+                        RandWireGraph(seed, 3, 64));
+    }
+    return out;
+  }();
+  for (const auto& [label, graph] : *graphs) {
+    for (const char* ordering : {"traced", "memory", "optimal"}) {
+      AddOrderRun(label, &graph, ordering);
+    }
+  }
+  static const Graph* fan = new Graph(FanGraph(20000));
+  for (const char* ordering : {"traced", "memory", "optimal"}) {
+    AddOrderRun("fan_20000", fan, ordering);
+  }
+}
+
+}  // namespace memplan::bench

@@ -1,0 +1,118 @@
+// The valid op orders of a small graph, checked independently of the
+// library's DAG (model/op_dag.h), for tests that try every permutation.
+
+#ifndef MEMPLAN_TESTS_VALID_ORDERS_H_
+#define MEMPLAN_TESTS_VALID_ORDERS_H_
+
+#include <algorithm>
+#include <numeric>
+#include <string>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "memplan/problem.h"
+#include "memplan/types.h"
+
+namespace memplan::testing {
+
+// The orders LowerBoundOverOrders() speaks of, found by trying every permutation: each op
+// after the producers of its inputs; an op that reads its in-place input
+// last still does; every reader of written bytes on its side of the writer,
+// and writers of the same bytes in their order. Bytes are shared by alias
+// hints and by the buffers BuildProblem made (its in-place merges).
+class ValidOrders {
+ public:
+  explicit ValidOrders(const Graph& graph) : graph_(graph) {
+    for (int t = 0; t < static_cast<int>(graph.tensors.size()); ++t) {
+      index_.emplace(graph.tensors[t].name, t);
+    }
+    const int t_count = static_cast<int>(graph.tensors.size());
+    group_.resize(t_count);
+    std::iota(group_.begin(), group_.end(), 0);
+    for (const Op& op : graph.ops) {
+      for (const OperandPair& pair : op.alias) {
+        Unite(index_.at(op.outputs[pair.output]),
+              index_.at(op.inputs[pair.input]));
+      }
+    }
+    const Problem problem = *BuildProblem(graph);
+    for (const Buffer& b : problem.buffers) {
+      for (const std::string& name : b.tensors) {
+        Unite(index_.at(b.tensors[0]), index_.at(name));
+      }
+    }
+    last_reader_.assign(t_count, -1);
+    for (int i = 0; i < static_cast<int>(graph.ops.size()); ++i) {
+      for (const std::string& in : graph.ops[i].inputs) {
+        last_reader_[index_.at(in)] = i;
+      }
+    }
+  }
+
+  bool Valid(const std::vector<int>& order) const {
+    const int n = static_cast<int>(order.size());
+    std::vector<int> step(n);
+    for (int k = 0; k < n; ++k) step[order[k]] = k;
+    std::vector<int> producer(graph_.tensors.size(), -1);
+    for (int i = 0; i < n; ++i) {
+      for (const std::string& out : graph_.ops[i].outputs) {
+        producer[index_.at(out)] = i;
+      }
+    }
+    for (int i = 0; i < n; ++i) {
+      const Op& op = graph_.ops[i];
+      for (const std::string& in : op.inputs) {
+        const int p = producer[index_.at(in)];
+        if (p != -1 && step[p] > step[i]) return false;
+      }
+      for (const OperandPair& pair : op.inplace) {
+        const int t = index_.at(op.inputs[pair.input]);
+        if (last_reader_[t] != i) continue;
+        for (int r = 0; r < n; ++r) {
+          if (r != i && step[r] > step[i] &&
+              Reads(graph_.ops[r], t)) {
+            return false;
+          }
+        }
+      }
+      for (int j : op.writes) {
+        const int g = Group(index_.at(op.inputs[j]));
+        for (int r = 0; r < n; ++r) {
+          if (r == i || !ReadsGroup(graph_.ops[r], g)) continue;
+          if ((r < i) != (step[r] < step[i])) return false;
+        }
+      }
+    }
+    return true;
+  }
+
+ private:
+  int Group(int t) const {
+    while (group_[t] != t) t = group_[t];
+    return t;
+  }
+  void Unite(int a, int b) {
+    a = Group(a);
+    b = Group(b);
+    if (a != b) group_[std::max(a, b)] = std::min(a, b);
+  }
+  bool Reads(const Op& op, int t) const {
+    return std::any_of(op.inputs.begin(), op.inputs.end(),
+                       [&](const std::string& in) { return index_.at(in) == t; });
+  }
+  bool ReadsGroup(const Op& op, int g) const {
+    return std::any_of(op.inputs.begin(), op.inputs.end(),
+                       [&](const std::string& in) {
+                         return Group(index_.at(in)) == g;
+                       });
+  }
+
+  const Graph& graph_;
+  absl::flat_hash_map<std::string, int> index_;
+  std::vector<int> group_;
+  std::vector<int> last_reader_;
+};
+
+}  // namespace memplan::testing
+
+#endif  // MEMPLAN_TESTS_VALID_ORDERS_H_
