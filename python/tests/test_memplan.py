@@ -179,8 +179,11 @@ def test_sizes_and_durations_as_the_tool_takes_them():
     by_int = memplan.plan(graph, "greedy_by_size", alignment=64,
                           capacity=1 << 20)
     assert by_text.tensors == by_int.tensors
-    assert memplan.plan(graph, pools=[("fast", "1K"), ("slow", "1G", "64")]
-                        ).peak >= by_int.lower_bound
+    pooled = memplan.plan(graph, pools=[("fast", "1K"), ("slow", "1G", "64")])
+    assert [(p.name, p.capacity, p.alignment) for p in pooled.problem.pools] \
+        == [("fast", 1 << 10, 1), ("slow", 1 << 30, 64)]  # K and G are binary
+    assert pooled.peak >= pooled.lower_bound
+    memplan.verify(graph, pooled)
     for bad in (float("nan"), float("inf"), -1.0, "soon", "-2s"):
         with pytest.raises(ValueError, match="time_limit"):
             memplan.plan(graph, time_limit=bad)
