@@ -5,6 +5,7 @@ import gzip
 import json
 import os
 import pathlib
+import re
 import subprocess
 
 import pytest
@@ -573,3 +574,10 @@ def test_read_plan_keeps_a_tensors_own_alignment(tmp_path):
     assert back.notes == ['buffers aligned to 128, as the plan records '
                           '(tensor "x" declares 64)']
     memplan.verify(graph, back)
+
+
+def test_module_and_tool_report_the_project_version():
+    cmake = (pathlib.Path(__file__).resolve().parents[2] / "CMakeLists.txt").read_text()
+    version = re.search(r"project\(memplan VERSION ([0-9.]+)", cmake).group(1)
+    assert memplan.__version__ == version
+    assert tool("--version").stdout.decode() == f"memplan {version}\n"
