@@ -108,6 +108,21 @@ void RegisterExactTargets(const std::vector<Workload>& bundled) {
                                                    .options = {},
                                                    .planner = "exact",
                                                    .time_limit = limit});
+  // The constraint planners on the same instances, beside exact, when this
+  // build registers them (cp: Gecode; cpsat: OR-tools' CP-SAT).
+  for (const PlannerInfo& info : RegisteredPlanners()) {
+    const std::string planner(info.name);
+    if (planner != "cp" && planner != "cpsat") continue;
+    for (const Workload& w : bundled) {
+      if (!w.name.starts_with("minimalloc_")) continue;
+      AddExactRun(absl::StrCat("BM_", planner, "_capacity_", w.name),
+                  {.problems = {&w.problem},
+                   .capacity = 1048576,
+                   .options = {},
+                   .planner = planner,
+                   .time_limit = limit});
+    }
+  }
   // The search alone: no heuristic to fall back on when it fails. 10^8
   // work units per instance: 0.7 to 1.4 million nodes of their 154 to 454
   // buffers (a node costs a quarter of a unit per buffer plus 32).

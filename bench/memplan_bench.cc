@@ -21,6 +21,8 @@
 //   times (one iteration per run; medians reported), wall time:
 //   BM_exact_capacity_minimalloc_<X>   under capacity 1048576
 //   BM_exact_capacity_minimalloc_all   the 11 instances one after the other
+//   BM_cp_capacity_minimalloc_<X>      cp and cpsat (when built) on the
+//   BM_cpsat_capacity_minimalloc_<X>   same, default work limit, beside exact
 //   BM_exact_ablation_<switch>_minimalloc_all
 //                                      the same with one inference off
 //                                      (work limit 10^8 per instance, about
@@ -98,6 +100,9 @@
 #include "memplan/memplan.h"
 #ifdef MEMPLAN_HAVE_CP
 #include "memplan/planners/cp.h"
+#endif
+#ifdef MEMPLAN_HAVE_CPSAT
+#include "memplan/planners/cpsat.h"
 #endif
 
 namespace memplan::bench {
@@ -188,6 +193,12 @@ int main(int argc, char** argv) {
 #ifdef MEMPLAN_HAVE_CP
   // The optional planners this build links, before anything looks one up.
   if (absl::Status s = memplan::RegisterCpPlanner(); !s.ok()) {
+    fprintf(stderr, "memplan_bench: %s\n", std::string(s.message()).c_str());
+    return 1;
+  }
+#endif
+#ifdef MEMPLAN_HAVE_CPSAT
+  if (absl::Status s = memplan::RegisterCpsatPlanner(); !s.ok()) {
     fprintf(stderr, "memplan_bench: %s\n", std::string(s.message()).c_str());
     return 1;
   }

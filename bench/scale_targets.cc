@@ -9,9 +9,12 @@
 #include <algorithm>
 #include <cstdint>
 #include <filesystem>
+#include <map>
 #include <memory>
 #include <optional>
+#include <random>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -126,9 +129,71 @@ void RunUnderLimit(benchmark::State& state, const std::string& planner_name,
   state.counters["limit_ratio"] = worst;
 }
 
+// The inputs of the work limit's bound at 10^5 buffers, made once (seeded):
+//   all_alive: every buffer alive at step n (starts in [0, n), ends in
+//     [n, 2n)), sizes in [1, 2^16): each placement search meets all the
+//     buffers placed before it, and exact's first cell all of them;
+//   random_intervals: lifetimes with both ends uniform in [0, n), about a
+//     third of the buffers alive at once in the middle.
+const Problem& WorkLimitProblem(std::string_view kind, int64_t n) {
+  static auto* made = new std::map<std::pair<std::string, int64_t>, Problem>;
+  auto [it, inserted] = made->try_emplace({std::string(kind), n});
+  if (!inserted) return it->second;
+  Problem& problem = it->second;
+  problem.pools = {Pool{.name = "default"}};
+  std::mt19937_64 rng(kSyntheticSeed);
+  for (int64_t i = 0; i < n; ++i) {
+    Step start = static_cast<Step>(rng() % n);
+    Step end = static_cast<Step>(n + rng() % n);
+    if (kind == "random_intervals") {
+      end = static_cast<Step>(rng() % n);
+      if (end < start) std::swap(start, end);
+      ++end;
+    }
+    Buffer& buffer = problem.buffers.emplace_back();
+    buffer.name = absl::StrCat("b", i);
+    buffer.size = static_cast<Bytes>(1 + rng() % 65535);
+    buffer.lifetime = {start, end};
+  }
+  return problem;
+}
+
 }  // namespace
 
 void RegisterTargets(const std::vector<Workload>& bundled) {
+  // Every planner with the default work limit and no clock: the limit
+  // bounds each at any density (about 10 s of work on a typical core).
+  for (const std::string_view kind : {"all_alive", "random_intervals"}) {
+    for (const PlannerInfo& info : RegisteredPlanners()) {
+      const int64_t n = 100000;
+      const std::string name(info.name);
+      benchmark::RegisterBenchmark(
+          absl::StrCat("BM_target_work_limit_", name, "_", std::string(kind),
+                       "/", n)
+              .c_str(),
+          [name, kind, n](benchmark::State& state) {
+            RunPlanner(state, name, WorkLimitProblem(kind, n), "",
+                       PlanOptions{});
+          })
+          ->Iterations(1)
+          ->UseRealTime()
+          ->Unit(benchmark::kSecond);
+    }
+  }
+  // exact and best under a one-second limit on them.
+  for (const std::string_view kind : {"all_alive", "random_intervals"}) {
+    for (const std::string name : {"exact", "best"}) {
+      const int64_t n = 100000;
+      ThreeRuns(benchmark::RegisterBenchmark(
+          absl::StrCat("BM_target_time_limit_", name, "_", std::string(kind),
+                       "/", n)
+              .c_str(),
+          [name, kind, n](benchmark::State& state) {
+            RunUnderLimit(state, name, WorkLimitProblem(kind, n),
+                          absl::Seconds(1));
+          }));
+    }
+  }
   for (int64_t n : {10000, 100000, 1000000}) {
     ThreeRuns(benchmark::RegisterBenchmark(
         absl::StrCat("BM_target_greedy_by_size_dense_training/", n).c_str(),

@@ -9,6 +9,7 @@
 #include "placement/placement.h"
 #include "base/planner_util.h"
 #include "base/status_macros.h"
+#include "planners.h"
 
 namespace memplan {
 namespace {
@@ -22,16 +23,22 @@ class GreedyPlanner : public Planner {
 
   absl::StatusOr<Plan> Solve(const Problem& problem,
                              const PlanOptions& options) const override {
-    // A pass still going at the time limit (or deadline) is abandoned.
+    // A pass still going at the time limit (or deadline) is abandoned; one
+    // that spends the whole work limit gives way to the naive plan.
     Budget budget(options);
     MEMPLAN_RETURN_IF_ERROR(internal::TimeForSetUp(
         budget, problem, internal::kPlacementSetUpPerBuffer, name()));
     const internal::PlacementIndex index(problem);
     const std::vector<BufferId> order =
         internal::SortedBuffers(problem, options_.order);
-    MEMPLAN_ASSIGN_OR_RETURN(
-        Plan plan, internal::PlaceInOrder(index, order, options_.fit, &budget));
-    plan.planner = std::string(name());
+    absl::StatusOr<Plan> plan = internal::PlaceInOrder(
+        index, order, options_.fit, &budget, budget.work_limit());
+    if (absl::IsAborted(plan.status())) {
+      return internal::NaiveAfterSpentPass(problem, options, plan.status(),
+                                           budget.work_done());
+    }
+    if (!plan.ok()) return plan.status();
+    plan->planner = std::string(name());
     return plan;
   }
 

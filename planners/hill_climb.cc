@@ -14,6 +14,7 @@
 #include "placement/placement.h"
 #include "base/planner_util.h"
 #include "base/status_macros.h"
+#include "planners.h"
 #include "memplan/problem.h"
 
 namespace memplan {
@@ -38,10 +39,12 @@ class Climber {
       position_[order_[i]] = i;
   }
 
-  // Places everything (a greedy run). With a `clock`, a run still going at
-  // its deadline is abandoned: DeadlineExceeded.
-  absl::Status Start(Budget* clock) {
-    if (absl::Status s = internal::PlaceAll(state_, order_, fit_, clock);
+  // Places everything (a greedy run), ticking its work in `budget`: a run
+  // still going at the deadline is abandoned (DeadlineExceeded), as is one
+  // whose cost reaches `cost_limit` (Aborted).
+  absl::Status Start(Budget& budget, int64_t cost_limit) {
+    if (absl::Status s = internal::PlaceAll(state_, order_, fit_, &budget,
+                                            cost_limit);
         !s.ok()) {
       return s;
     }
@@ -65,19 +68,25 @@ class Climber {
   void set_threshold(Bytes threshold) { threshold_ = threshold; }
 
   Bytes peak() const { return peak_; }
+  // The cost of the start's run (PlacementState::cost()).
+  int64_t start_cost() const { return state_.cost(); }
   // Obstacles examined plus the O(n) scans of each round.
   int64_t work() const { return state_.work() + scans_; }
   Plan ToPlan() const { return state_.ToPlan(); }
 
   // From now on the climb's work is ticked in `budget`, which has counted
-  // the work done so far.
+  // the work done so far. A round still placing when the count passes the
+  // budget's work limit by a quarter is abandoned: a round re-places a
+  // suffix of the order, on a dense problem as much work as a whole pass.
   void Attach(Budget& budget) {
     budget_ = &budget;
+    round_work_cap_ = budget.work_limit() + budget.work_limit() / 4;
     Sync();
   }
 
   // One perturbation; true when it was kept. A round still placing at the
-  // budget's deadline is undone (the count is checked between rounds).
+  // budget's deadline, or past the cap of the count, is undone (the count
+  // is otherwise checked between rounds).
   bool Round(std::mt19937_64& rng) {
     const Problem& problem = index_.problem();
     scans_ += kRoundPasses * static_cast<int64_t>(problem.buffers.size());
@@ -139,7 +148,8 @@ class Climber {
     for (int i = first; i < static_cast<int>(order_.size()) && fits; ++i) {
       fits = state_.PlaceGreedily(order_[i], fit_).ok();
       Sync();
-      fits = fits && !budget_->OutOfTime();
+      fits = fits && !budget_->OutOfTime() &&
+             budget_->work_done() < round_work_cap_;
     }
     if (fits) {
       std::vector<Bytes> used = state_.PoolUsed();
@@ -193,6 +203,7 @@ class Climber {
   std::vector<internal::Obstacle> obstacles_;
   std::vector<Saved> saved_;
   Budget* budget_ = nullptr;
+  int64_t round_work_cap_ = 0;
 };
 
 class HillClimbPlanner : public SearchPlanner {
@@ -216,17 +227,30 @@ class HillClimbPlanner : public SearchPlanner {
     const Bytes lower_bound = LowerBound(problem);
     const Bytes threshold = problem.pools.size() == 1 ? lower_bound : 0;
     // The start: the smallest greedy plan (ties: the first), kept placed.
-    // A run still going at the deadline is abandoned, and no other starts.
+    // A run still going at the deadline, or when the runs together cost
+    // the work limit, is abandoned, and no other starts; when not one run
+    // finished for the cost, the naive plan (a run can be quadratic on
+    // dense problems).
     std::optional<absl::Status> first_error;
     std::unique_ptr<Climber> best_start;
     Bytes start_peak = 0;
+    int64_t starts_cost = 0;
     for (const GreedyOptions& g : options_.starts) {
       auto candidate = std::make_unique<Climber>(
           index, internal::SortedBuffers(problem, g.order), g.fit);
       candidate->set_threshold(threshold);
-      const absl::Status status = candidate->Start(&clock);
+      const absl::Status status =
+          candidate->Start(clock, clock.work_limit() - starts_cost);
+      starts_cost += candidate->start_cost();
       if (absl::IsDeadlineExceeded(status)) {
         if (best_start == nullptr) return status;
+        break;
+      }
+      if (absl::IsAborted(status)) {
+        if (best_start == nullptr) {
+          return internal::NaiveAfterSpentPass(problem, options, status,
+                                               clock.work_done());
+        }
         break;
       }
       if (!status.ok()) {
@@ -264,6 +288,7 @@ class HillClimbPlanner : public SearchPlanner {
     }
     Plan plan = climber.ToPlan();
     plan.planner = std::string(name());
+    plan.counters["work"] = budget.work_done();
     return plan;
   }
 

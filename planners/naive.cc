@@ -13,6 +13,7 @@
 #include <memory>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "base/planner_util.h"
 #include "planners.h"
 #include "memplan/problem.h"
@@ -68,6 +69,21 @@ class NaivePlanner : public Planner {
 
 std::unique_ptr<Planner> MakeNaivePlanner() {
   return std::make_unique<NaivePlanner>();
+}
+
+absl::StatusOr<Plan> NaiveAfterSpentPass(const Problem& problem,
+                                         const PlanOptions& options,
+                                         const absl::Status& why,
+                                         int64_t pass_work) {
+  absl::StatusOr<Plan> plan = NaivePlanner().Solve(problem, options);
+  if (!plan.ok()) {
+    return absl::Status(plan.status().code(),
+                        absl::StrCat(plan.status().message(), " (after ",
+                                     why.message(), ")"));
+  }
+  plan->counters["pass_abandoned"] = 1;
+  plan->counters["pass_work"] = pass_work;
+  return plan;
 }
 
 }  // namespace memplan::internal

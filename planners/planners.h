@@ -5,13 +5,29 @@
 #ifndef MEMPLAN_PLANNERS_PLANNERS_H_
 #define MEMPLAN_PLANNERS_PLANNERS_H_
 
+#include <cstdint>
 #include <memory>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
 
 #include "memplan/planner.h"
 
 namespace memplan::internal {
 
 std::unique_ptr<Planner> MakeNaivePlanner();
+
+// What a one-pass heuristic returns when its pass spent the whole work
+// limit before it finished (`why`, with the work it did): the naive plan,
+// linear in the buffers and valid wherever the buffers fit stacked, so
+// that the work limit bounds every planner at any size and density. The
+// plan is named "naive" (the planner that made it) and counts
+// `pass_abandoned` = 1 and the pass's `pass_work`; when naive fails too,
+// its error, with `why`.
+absl::StatusOr<Plan> NaiveAfterSpentPass(const Problem& problem,
+                                         const PlanOptions& options,
+                                         const absl::Status& why,
+                                         int64_t pass_work);
 std::unique_ptr<Planner> MakeFirstFitPlanner();
 std::unique_ptr<Planner> MakePositionGreedyPlanner();
 

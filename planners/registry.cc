@@ -51,9 +51,14 @@ std::unique_ptr<Planner> Best(int64_t lower_bound_try_work) {
       {.order = PlacementOrder::kLifetime, .fit = Fit::kFirst}};
   std::vector<GreedyOptions> dense_order = greedy;
   std::swap(dense_order[0], dense_order[1]);
+  // After the greedy placements, memonger's shared objects (caffe2_dp,
+  // never worse than caffe2_greedy): on problems of several pools their
+  // plan can be smaller, or fit where no placement pass does. Last, so
+  // that it wins only when strictly smaller.
   auto planners = [](const std::vector<GreedyOptions>& options) {
     std::vector<std::unique_ptr<Planner>> out;
     for (const GreedyOptions& o : options) out.push_back(MakeGreedyPlanner(o));
+    out.push_back(MakeCaffe2DpPlanner({}));
     return out;
   };
   std::vector<std::unique_ptr<SearchPlanner>> searches;
@@ -66,8 +71,11 @@ std::unique_ptr<Planner> Best(int64_t lower_bound_try_work) {
   // Below the best plan so far, with as many nodes as the budget pays for:
   // what fits MiniMalloc's challenging instances at their lower bound.
   searches.push_back(MakeExactPlanner({}));
+  // The naive plan when no member gives one: under a deadline too short
+  // for a placement pass (10^6 buffers in a second), or when every pass
+  // spent the work limit.
   return ChooseBest("best", planners(greedy), std::move(searches),
-                    planners(dense_order));
+                    planners(dense_order), internal::MakeNaivePlanner());
 }
 
 std::vector<PlannerOption> BestOptionList() {
@@ -216,9 +224,9 @@ const std::vector<Entry>& Entries() {
        &HillClimb},
       {{"best",
         "the smallest plan of the greedy placements (size, size class, area "
-        "and lifetime orders, best and first fit; position_greedy), a short "
-        "exact search at the lower bound, hill_climb, then exact's search "
-        "below it",
+        "and lifetime orders, best and first fit; position_greedy) and "
+        "caffe2_dp, a short exact search at the lower bound, hill_climb, "
+        "then exact's search below it; naive when none gives a plan",
         kSearch, kBudgeted, BestOptionList()},
        [](const OptionValues& values) {
          return Best(values.Int("lower_bound_try_work"));

@@ -217,6 +217,25 @@ void BindPlan(py::module_& m) {
       py::arg("capacity"), py::arg("plan_constants"), py::arg("plan_inputs"),
       py::arg("plan_outputs"));
 
+  m.def(
+      "_lower_bound_over_orders",
+      [](const Graph& graph, Bytes alignment, bool plan_constants,
+         bool plan_inputs, bool plan_outputs,
+         int64_t max_work) -> std::optional<std::pair<Bytes, std::string>> {
+        BuildArgs args{.alignment = alignment,
+                       .plan_constants = plan_constants,
+                       .plan_inputs = plan_inputs,
+                       .plan_outputs = plan_outputs};
+        std::optional<OrderLowerBound> bound =
+            Take(LowerBoundOverOrders(graph, args.Options(), max_work));
+        if (!bound.has_value()) return std::nullopt;
+        return std::make_pair(
+            bound->bytes,
+            bound->op >= 0 ? graph.ops[bound->op].name : std::string());
+      },
+      py::arg("graph"), py::arg("alignment"), py::arg("plan_constants"),
+      py::arg("plan_inputs"), py::arg("plan_outputs"), py::arg("max_work"));
+
   m.def("_verify", &VerifyAgainst, py::arg("input"), py::arg("plan"));
 }
 

@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "memplan/emit.h"
 #include "memplan/io.h"
+#include "memplan/reorder.h"
 #include "memplan/report.h"
 #include "memplan/report_html.h"
 #include "module.h"
@@ -42,8 +43,22 @@ TextReportOptions TextOptions(int width, int max_table_rows,
                            .max_peak_tensors = max_peak_tensors};
 }
 
+// The plan's report with the lower bound over op orders of its graph, as
+// the tool's report shows it.
 PlanReport Analyze(const PlanResult& r) {
-  return Take(AnalyzePlan(r.problem, r.plan, r.GraphOrNull()));
+  PlanReport report = Take(AnalyzePlan(r.problem, r.plan, r.GraphOrNull()));
+  if (const Graph* graph = r.GraphOrNull()) {
+    const std::optional<OrderLowerBound> bound =
+        Take(LowerBoundOverOrders(*graph, r.build));
+    if (bound.has_value()) {
+      report.order_lower_bound = bound->bytes;
+      if (bound->op >= 0) {
+        report.order_lower_bound_op =
+            absl::StrCat("\"", graph->ops[bound->op].name, "\"");
+      }
+    }
+  }
+  return report;
 }
 
 std::string HtmlReport(const std::vector<const PlanResult*>& plans,

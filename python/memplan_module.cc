@@ -24,6 +24,9 @@
 #ifdef MEMPLAN_HAVE_CP
 #include "memplan/planners/cp.h"
 #endif
+#ifdef MEMPLAN_HAVE_CPSAT
+#include "memplan/planners/cpsat.h"
+#endif
 #include "module.h"
 
 PYBIND11_MODULE(_memplan, m) {
@@ -35,6 +38,9 @@ PYBIND11_MODULE(_memplan, m) {
 #ifdef MEMPLAN_HAVE_CP
   // The optional planners this module links, before anything looks one up.
   Check(RegisterCpPlanner());
+#endif
+#ifdef MEMPLAN_HAVE_CPSAT
+  Check(RegisterCpsatPlanner());
 #endif
   BindErrors(m);
   BindValues(m);

@@ -68,6 +68,18 @@ section "MiniMalloc at its capacity" \
 section "The seed notebook's model, constants planned" \
   "The notebook plans every tensor, weights included (optimum 697888 bytes = the lower bound)." \
   $d/seed/seed000_model.json --plan-constants
+section "ExecuTorch's TensorSpecs" \
+  "The tensors ExecuTorch 1.5.1 hands its memory planner for twelve programs (executorch/: one op per graph node, ExecuTorch's lifetimes and 16-byte sizes, one pool per mem_id arena). ExecuTorch's own algorithms on the same specs follow." \
+  $d/executorch/*.json
+{
+  echo "ExecuTorch's algorithms on the same specs, bytes per arena (\`bench/data/executorch/summary.csv\`, written by \`scripts/executorch_table.py\`; memplan best is memplan's \`best\` inside ExecuTorch, without a time limit):"
+  echo
+  echo "| model | arena | specs | memplan best | ExecuTorch greedy | ExecuTorch naive | lower bound |"
+  echo "|---|---:|---:|---:|---:|---:|---:|"
+  tail -n +2 $d/executorch/summary.csv |
+    awk -F, '{printf "| %s | %s | %s | %s | %s | %s | %s |\n", $1, $2, $3, $4, $5, $6, $7}'
+  echo
+} >>"$out.tmp"
 
 echo "Total run time: $(( $(date +%s) - start )) s." >>"$out.tmp"
 mv "$out.tmp" "$out"

@@ -101,7 +101,7 @@ void CheckAgainstBruteForce(const Problem& problem,
       complete = false;
     }
   }
-  for (const std::string name : {"exact", "cp"}) {
+  for (const std::string name : {"exact", "cp", "cpsat"}) {
     if (name == "exact" && !complete) continue;
     auto it = plans.find(name);
     if (it == plans.end()) {
@@ -112,12 +112,14 @@ void CheckAgainstBruteForce(const Problem& problem,
       if (registered) ADD_FAILURE() << name << " returned no plan";
       // cp is registered exactly when its component is built and linked.
       if (name == "cp") EXPECT_EQ(registered, MEMPLAN_HAVE_CP != 0);
+      if (name == "cpsat") EXPECT_EQ(registered, MEMPLAN_HAVE_CPSAT != 0);
       continue;
     }
     // Both find the optimum. (exact does not always say it proved it: with
     // a fixed buffer or alignments its bounds may not meet.)
     EXPECT_EQ(it->second.peak, optimum) << name;
-    if (name == "cp") EXPECT_TRUE(it->second.proven_optimal) << name;
+    if (name == "cp" || name == "cpsat")
+      EXPECT_TRUE(it->second.proven_optimal) << name;
   }
   // With the optimum as the capacity exact finds a plan; one byte less, it
   // proves none exists.

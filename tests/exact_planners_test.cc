@@ -151,6 +151,8 @@ TEST(ExactPlannerTest, TheRegistryHasExactPlanners) {
   EXPECT_NE(std::find(names.begin(), names.end(), "exact"), names.end());
   EXPECT_EQ(std::find(names.begin(), names.end(), "cp") != names.end(),
             MEMPLAN_HAVE_CP != 0);
+  EXPECT_EQ(std::find(names.begin(), names.end(), "cpsat") != names.end(),
+            MEMPLAN_HAVE_CPSAT != 0);
 }
 
 }  // namespace

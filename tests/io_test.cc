@@ -447,6 +447,10 @@ TEST(LoadTest, AnImporterReadsItsFilesBytes) {
          EXPECT_EQ(contents, bytes);
          return *graph;
        }});
+  // A name no importer reads: the error lists every type, the importer's too.
+  EXPECT_THAT(ErrorOf(Load(testing::DataPath("models/README.md"), options)
+                          .status()),
+              HasSubstr("(expected .json, .json.gz, .csv, .csv.gz, .fake)"));
   absl::StatusOr<LoadedInput> input = Load(path, options);
   ASSERT_TRUE(input.ok()) << input.status();
   EXPECT_EQ(calls, 1);

@@ -281,6 +281,13 @@ TEST(MemplanToolTest, BadInputIsOneLineAndNonZero) {
       {"plan " + Data("minimalloc/input.12.csv") + " --option node_limit",
        "--option=node_limit: expected NAME=VALUE"},
       {"planners nope", "unknown planner \"nope\""},
+#ifdef MEMPLAN_HAVE_ONNX
+      {"stats " + Data("models/README.md"),
+       "unknown input type (expected .json, .json.gz, .csv, .csv.gz, .onnx)"},
+#else
+      {"stats " + Data("models/README.md"),
+       "unknown input type (expected .json, .json.gz, .csv, .csv.gz)"},
+#endif
       {"report " + Data("minimalloc/input.12.csv") +
            " --planner=exact --option bogus=1",
        "planner \"exact\" has no option \"bogus\""},
@@ -406,6 +413,30 @@ TEST(MemplanToolTest, PlannersMarksTheDefault) {
 
 // Several pools: the summary gives each pool's bytes and never a ratio of
 // their sum to the single-pool lower bound.
+// stats, plan and report print the lower bound over op orders of a graph:
+// equal to its own order's bound on an inference graph, below it on a
+// training step whose order holds activations longer than it must.
+TEST(MemplanToolTest, TheLowerBoundOverOpOrders) {
+  ToolRun stats = RunTool("stats " + Data("models/resnet18.json"));
+  EXPECT_EQ(stats.exit_code, 0) << stats.output;
+  EXPECT_THAT(stats.output, HasSubstr("lower bound: 6422528\n"));
+  EXPECT_THAT(stats.output,
+              HasSubstr("any op order: at least 6422528 bytes (at op \""));
+  ToolRun training = RunTool("stats " + Data("training/mobilenet_v2_train.json"));
+  EXPECT_THAT(training.output, HasSubstr("lower bound: 643832672\n"));
+  EXPECT_THAT(training.output, HasSubstr("any op order: at least 448447328"));
+  ToolRun plan = RunTool("plan " + Data("models/resnet18.json") +
+                         " --planner=greedy_by_size --out=" + Temp("r.json"));
+  EXPECT_THAT(plan.output, HasSubstr("any op order: at least 6422528 bytes"));
+  ToolRun report = RunTool("report " + Data("models/resnet18.json") +
+                           " --planner=greedy_by_size");
+  EXPECT_THAT(report.output, HasSubstr("any op order: at least 6422528 bytes"));
+  // A buffer CSV has no ops to order.
+  ToolRun csv = RunTool("stats " + Data("minimalloc/input.12.csv"));
+  EXPECT_EQ(csv.exit_code, 0) << csv.output;
+  EXPECT_THAT(csv.output, Not(HasSubstr("any op order")));
+}
+
 TEST(MemplanToolTest, MultiPoolSummaryReportsEachPool) {
   const std::string input = Data("models/alexnet.json");
   const std::string out = Temp("alexnet_pools.json");
@@ -482,12 +513,37 @@ TEST(MemplanToolTest, PlanFilesDescribeThemselves) {
   ToolRun gone = RunTool("verify " + a);
   EXPECT_EQ(gone.exit_code, 1);
   EXPECT_THAT(gone.output, HasSubstr("cannot find \"" + input + "\""));
-  // A CSV plan records nothing: it needs its INPUT.
+  // A CSV plan holds its own input: its rows, checked alone.
   const std::string csv = Temp("self.csv");
   ASSERT_EQ(RunTool("plan " + Data("minimalloc/input.12.csv") + " --out=" + csv)
                 .exit_code,
             0);
-  EXPECT_THAT(RunTool("verify " + csv).output, HasSubstr("records no input"));
+  ToolRun self = RunTool("verify " + csv);
+  EXPECT_EQ(self.exit_code, 0) << self.output;
+  EXPECT_THAT(self.output, HasSubstr("valid plan of " + csv));
+  // ... and `report PLAN.csv` shows it; a row moved onto another is caught.
+  ToolRun shown = RunTool("report " + csv);
+  EXPECT_EQ(shown.exit_code, 0) << shown.output;
+  EXPECT_THAT(shown.output, HasSubstr("peak: "));
+  std::ifstream in(csv);
+  std::vector<std::string> rows;
+  for (std::string row; std::getline(in, row);) rows.push_back(row);
+  in.close();
+  ASSERT_GE(rows.size(), 3u);
+  // Every row gets the second row's offset: overlapping buffers collide.
+  const std::string offset = rows[1].substr(rows[1].rfind(',') + 1);
+  std::ofstream out(csv);
+  out << rows[0] << "\n";
+  for (size_t i = 1; i < rows.size(); ++i) {
+    out << rows[i].substr(0, rows[i].rfind(',') + 1) << offset << "\n";
+  }
+  out.close();
+  ToolRun broken = RunTool("verify " + csv);
+  EXPECT_EQ(broken.exit_code, 1);
+  EXPECT_THAT(broken.output, HasSubstr("invalid plan"));
+  // A plain buffer CSV given to verify alone is no plan.
+  EXPECT_THAT(RunTool("verify " + Data("minimalloc/input.12.csv")).output,
+              HasSubstr("no offset column"));
   // --wall-time adds the planner's time.
   ToolRun timed = RunTool("plan " + Data("models/resnet18.json") +
                           " --planner=naive --wall-time");

@@ -36,6 +36,7 @@ TEST(RegistrationTest, CoreAloneHasNoCp) {
   EXPECT_THAT(names, ::testing::Contains("greedy_by_size"));
   EXPECT_THAT(names, ::testing::Contains("exact"));
   EXPECT_THAT(names, ::testing::Not(::testing::Contains("cp")));
+  EXPECT_THAT(names, ::testing::Not(::testing::Contains("cpsat")));
   absl::StatusOr<std::unique_ptr<Planner>> cp = CreatePlanner("cp");
   ASSERT_FALSE(cp.ok());
   EXPECT_EQ(cp.status().code(), absl::StatusCode::kNotFound);

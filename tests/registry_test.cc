@@ -40,7 +40,7 @@ TEST(RegistryTest, EveryPlannerIsCreatedByItsNameAndPlans) {
 TEST(RegistryTest, SaysWhatKindOfPlannerEachIs) {
   for (const PlannerInfo& info : RegisteredPlanners()) {
     SCOPED_TRACE(std::string(info.name));
-    if (info.name == "exact" || info.name == "cp") {
+    if (info.name == "exact" || info.name == "cp" || info.name == "cpsat") {
       EXPECT_EQ(info.kind, PlannerKind::kExact);
       EXPECT_EQ(info.cost, PlannerCost::kModel);
     } else if (info.name == "best" || info.name == "hill_climb") {

@@ -230,6 +230,14 @@ TEST(ReportTest, TextReportOfTheHandPlan) {
   const std::string text = FormatTextReport(*report);
   EXPECT_THAT(text, HasSubstr("peak: 460 bytes"));
   EXPECT_THAT(text, HasSubstr("lower bound: 410 bytes"));
+  EXPECT_THAT(text, Not(HasSubstr("any op order")));  // not computed
+  PlanReport with_order = *report;
+  with_order.order_lower_bound = 400;
+  with_order.order_lower_bound_op = "\"fc\"";
+  EXPECT_THAT(FormatTextReport(with_order),
+              HasSubstr("lower bound: 410 bytes (peak / lower bound = "
+                        "1.1220)\nany op order: at least 400 bytes (at op "
+                        "\"fc\")\n"));
   EXPECT_THAT(text, HasSubstr("peak step: fc (step 2), 410 live bytes"));
   // The tensors alive at the peak, largest first, keyed for the chart.
   const size_t a =

@@ -103,11 +103,17 @@ std::unique_ptr<Planner> WithFallback(std::unique_ptr<Planner> primary,
 //     when it fails), once: a plan of a nested WithFallback or ChooseBest
 //     was verified there. With no plan at all, the first error is
 //     returned.
+//   * `last_resort` (optional; a planner linear in the buffers, such as
+//     naive) runs when no member gave a plan, its error or abandonment
+//     included. Under a deadline the members stop short of it by what the
+//     last resort needs (400 ns a buffer), so that a plan comes back
+//     within the limit whenever the last resort fits in it.
 // The plan is named `name`.
 std::unique_ptr<Planner> ChooseBest(
     std::string name, std::vector<std::unique_ptr<Planner>> heuristics,
     std::vector<std::unique_ptr<SearchPlanner>> searches,
-    std::vector<std::unique_ptr<Planner>> dense_heuristics = {});
+    std::vector<std::unique_ptr<Planner>> dense_heuristics = {},
+    std::unique_ptr<Planner> last_resort = nullptr);
 
 }  // namespace memplan
 

@@ -33,11 +33,12 @@ struct PlanOptions {
   // work alone. A finite limit makes results depend on the machine's speed
   // and load: a search cut short by the clock returns its best plan so far
   // (not proven optimal; exact and cp at worst their start, whose last
-  // resort is the naive plan), a one-pass heuristic still going at it
-  // returns DeadlineExceeded, as do hill_climb and best when not one pass
-  // finished. Set-up that cannot stop halfway is not begun when the limit
-  // leaves it no time, so every planner returns within about the limit
-  // (measured with a 1 s limit at 10^6 buffers: bench/NOTES.md).
+  // resort is the naive plan; best at worst the naive plan), a one-pass
+  // heuristic still going at it returns DeadlineExceeded, as does
+  // hill_climb when not one pass finished. Set-up that cannot stop halfway
+  // is not begun when the limit leaves it no time, so every planner
+  // returns within about the limit (measured with a 1 s limit at 10^6
+  // buffers: bench/NOTES.md).
   absl::Duration time_limit = absl::InfiniteDuration();
   // An absolute deadline (the earlier of it and the time limit applies).
   // A caller sets it to give several solves one wall-clock end (a batch of
@@ -45,10 +46,14 @@ struct PlanOptions {
   // to hand a part the rest of their own time. Like a time limit, it makes
   // results depend on the machine's speed.
   absl::Time deadline = absl::InfiniteFuture();
-  // Counted effort of the search planners (hill_climb, best, exact, cp), in
-  // work units (about kWorkPerSecond of them per second on a typical core).
-  // 0: kWorkPerSecond per second of a finite time limit, so that the count
-  // ends about when the clock would; kDefaultWorkLimit without one.
+  // Counted effort of every planner, in work units (about kWorkPerSecond
+  // of them per second on a typical core): the search planners (hill_climb,
+  // best, exact, cp) search for as long as it lasts; a one-pass heuristic
+  // whose pass costs all of it before it ends returns the naive plan
+  // instead (linear; counter pass_abandoned), so that the limit bounds every
+  // planner at any size and density. 0: kWorkPerSecond per second of a
+  // finite time limit, so that the count ends about when the clock would;
+  // kDefaultWorkLimit without one.
   int64_t work_limit = 0;
   // Seed of every random choice, so that the same input gives the same plan.
   uint64_t seed = 0;
@@ -88,7 +93,8 @@ class Planner {
 
 // What a planner does with its budget.
 enum class PlannerKind {
-  kHeuristic,  // one pass: the same work whatever the budget
+  kHeuristic,  // one pass: the same work whatever the budget, unless the
+               // pass costs the whole work limit (then the naive plan)
   kSearch,     // improves its plan for as long as the budget lasts
   kExact,      // a complete search: proves optimality or infeasibility
                // where it finishes (within the budget)

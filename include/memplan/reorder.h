@@ -33,6 +33,8 @@
 #ifndef MEMPLAN_REORDER_H_
 #define MEMPLAN_REORDER_H_
 
+#include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -61,6 +63,31 @@ Graph PermuteOps(const Graph& graph, const std::vector<int>& order);
 absl::StatusOr<Graph> ReorderGraph(const Graph& graph,
                                    std::string_view ordering,
                                    const BuildOptions& options = {});
+
+// A lower bound on the peak of every op ordering of a graph: the orders that
+// keep what both orderings above keep (data dependencies, the in-place
+// opportunities of the graph's order, Op::writes). At each op v it sums the
+// buffers alive at v in every such order (those started by an op that
+// precedes v, or is v, and ended by one that follows it, or is v; views with
+// their base; the groups an in-place hint may join counted as their largest),
+// and takes the largest sum. So it is at least the largest footprint of one
+// op (its inputs, outputs and scratch) plus what must stay alive across it,
+// and at most LowerBound(BuildProblem(graph)), the bound of the graph's own
+// order. Like that bound it is a single-pool figure.
+struct OrderLowerBound {
+  Bytes bytes = 0;  // no order of those has a smaller LowerBound()
+  int op = -1;      // an op (index in graph.ops) where it is reached
+};
+
+// About 2 * ops * (ops + edges) / 64 word operations: a quarter of a second
+// for a chain of 6 * 10^4 ops.
+inline constexpr int64_t kOrderBoundWork = 250'000'000;
+
+// nullopt when the computation would count more than `max_work` operations;
+// the errors of BuildProblem(graph, options) for a malformed graph.
+absl::StatusOr<std::optional<OrderLowerBound>> LowerBoundOverOrders(
+    const Graph& graph, const BuildOptions& options = {},
+    int64_t max_work = kOrderBoundWork);
 
 }  // namespace memplan
 

@@ -33,6 +33,7 @@
 
 #include "caffe2.h"
 #include "caffe2_objects.h"
+#include "planners.h"
 #include "memplan/problem.h"
 
 namespace memplan::internal {
@@ -268,6 +269,9 @@ class Caffe2DpPlanner : public Planner {
     const std::vector<BufferId>& order = context.order();
     ObjectAssignment greedy;
     if (absl::Status s = context.Greedy(order, greedy, &clock); !s.ok()) {
+      if (absl::IsAborted(s)) {
+        return NaiveAfterSpentPass(problem, options, s, clock.work_done());
+      }
       return s;
     }
 

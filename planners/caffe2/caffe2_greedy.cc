@@ -13,6 +13,7 @@
 #include "caffe2.h"
 #include "caffe2_objects.h"
 #include "base/planner_util.h"
+#include "planners.h"
 #include "memplan/problem.h"
 
 namespace memplan {
@@ -121,6 +122,11 @@ absl::Status Caffe2Context::Greedy(std::span<const BufferId> buffers,
             "memonger's greedy was abandoned at its deadline, with ",
             objects.size(), " shared objects"));
       }
+      if (budget->WorkSpent()) {
+        return absl::AbortedError(absl::StrCat(
+            "memonger's greedy spent its ", budget->work_limit(),
+            " work units, with ", objects.size(), " shared objects"));
+      }
     }
     const Bytes size = problem_.buffers[b].size;
     int best = -1;
@@ -213,12 +219,16 @@ class Caffe2GreedyPlanner : public Planner {
 
   absl::StatusOr<Plan> Solve(const Problem& problem,
                              const PlanOptions& options) const override {
-    // One pass, O(n * objects), abandoned at the time limit.
+    // One pass, O(n * objects), abandoned at the time limit; one that
+    // spends the whole work limit gives way to the naive plan.
     Budget budget(options);
     const Caffe2Context context(problem, options_);
     ObjectAssignment objects;
     if (absl::Status s = context.Greedy(context.order(), objects, &budget);
         !s.ok()) {
+      if (absl::IsAborted(s)) {
+        return NaiveAfterSpentPass(problem, options, s, budget.work_done());
+      }
       return s;
     }
     return context.Layout(objects, name());

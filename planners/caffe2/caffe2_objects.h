@@ -57,7 +57,8 @@ class Caffe2Context {
 
   // memonger's greedy: places `buffers` (in that order) into `objects`.
   // With a `budget`, ticks the objects it compares and stops when out of
-  // time: DeadlineExceeded.
+  // time (DeadlineExceeded) or when its counted work is spent (Aborted): a
+  // pass is O(n * objects).
   absl::Status Greedy(std::span<const BufferId> buffers,
                       ObjectAssignment& objects,
                       Budget* budget = nullptr) const;

@@ -3,6 +3,7 @@
 #include "exact_search.h"
 
 #include <algorithm>
+#include <bit>
 #include <cstdint>
 #include <vector>
 
@@ -16,6 +17,9 @@ PartSearch::PartSearch(Part& part, const ExactOptions& options)
     item_key_.push_back({Mix(2 * i + 1), Mix(2 * i + 1 + (1ULL << 40))});
   }
   node_work_ = NodeWork(n);
+  int groups = 0;
+  for (const Item& item : part.items) groups = std::max(groups, item.group + 1);
+  group_seen_.assign(groups, 0);
   eff_.resize(sections);
   rem_.resize(sections);
   low_ = MinMarks(sections, kInf);
@@ -50,6 +54,14 @@ Outcome PartSearch::Run(int64_t height, const std::vector<int>& rank,
         budget.Tick(node_work_);
         if (nodes_ >= node_limit || budget.OutOfTime()) return Outcome::kLimit;
         step = Expand(frames_[depth]);
+        // A node whose candidates cost more than the work between two
+        // readings of the clock (tens of thousands of items on one cell)
+        // counts the rest as nodes: the limit bounds the work, not only
+        // the nodes. Below that (every bundled input) nothing changes.
+        if (candidate_work_ > Budget::kClockWork) {
+          budget.Tick(candidate_work_ - node_work_);
+          nodes_ += (candidate_work_ - node_work_) / node_work_;
+        }
         break;
       case Step::kBranch:
         step = Branch(depth);
@@ -66,6 +78,7 @@ Outcome PartSearch::Run(int64_t height, const std::vector<int>& rank,
 // hold what is left; otherwise its cell and branches.
 PartSearch::Step PartSearch::Expand(Frame& fr) {
   ++nodes_;
+  candidate_work_ = 0;
   const StateKey key = Key();
   if (use_cache_ && part_.failed.contains(key)) return Step::kFail;
   if (use_cache_) hashes_.push_back(key);
@@ -264,7 +277,9 @@ void PartSearch::CollectCandidates(Frame& fr) {
   fr.next = 0;
   const int cell = fr.cell;
   int64_t inner = kInf;
+  int64_t scanned = 0;
   for (int s = fr.r0; s < fr.r1; ++s) {
+    scanned += static_cast<int64_t>(part_.starts[s].size());
     for (int c : part_.starts[s]) {
       if (placed(c) || part_.items[c].s1 > fr.r1) continue;
       if (s <= cell && cell < part_.items[c].s1) {
@@ -285,23 +300,24 @@ void PartSearch::CollectCandidates(Frame& fr) {
   std::sort(fr.cands.begin(), fr.cands.end(), [&](int a, int b) {
     return fills(a) != fills(b) ? fills(a) < fills(b) : rank[a] < rank[b];
   });
+  const auto k = static_cast<uint64_t>(fr.cands.size());
+  candidate_work_ = scanned + static_cast<int64_t>(k) * std::bit_width(k);
   if (options_.symmetry) KeepOnePerGroup(fr.cands);
   fr.inner_empty = inner >= kInf && fr.cands.empty();
   fr.raise_to = std::min(fr.h, inner >= kInf ? kInf : fr.f + inner);
 }
 
 // The first candidate of each group of interchangeable items: a ban on one
-// is a ban on all.
-void PartSearch::KeepOnePerGroup(std::vector<int>& cands) const {
+// is a ban on all. Linear: the groups seen are marked, then unmarked.
+void PartSearch::KeepOnePerGroup(std::vector<int>& cands) {
   size_t kept = 0;
   for (size_t i = 0; i < cands.size(); ++i) {
-    const int g = part_.items[cands[i]].group;
-    bool seen = false;
-    for (size_t j = 0; j < kept && !seen; ++j)
-      seen = part_.items[cands[j]].group == g;
+    char& seen = group_seen_[part_.items[cands[i]].group];
     if (!seen) cands[kept++] = cands[i];
+    seen = 1;
   }
   cands.resize(kept);
+  for (int c : cands) group_seen_[part_.items[c].group] = 0;
 }
 
 // Every section of the item's span is live with floor `floor` before.

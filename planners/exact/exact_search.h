@@ -26,7 +26,8 @@ class PartSearch {
 
   // Searches for a plan of height <= `height` with the static order `rank`
   // (and "fill the run first" when `fill_first`), ticking `budget` per node
-  // and stopping at `node_limit` nodes or when its clock runs out.
+  // and stopping at `node_limit` nodes (a node with a long list of
+  // candidates counts as several) or when its clock runs out.
   Outcome Run(int64_t height, const std::vector<int>& rank, bool fill_first,
               int64_t node_limit, Budget& budget);
 
@@ -64,7 +65,7 @@ class PartSearch {
   bool SectionsFit();
   void FindRun(Frame& fr) const;
   void CollectCandidates(Frame& fr);
-  void KeepOnePerGroup(std::vector<int>& cands) const;
+  void KeepOnePerGroup(std::vector<int>& cands);
   void Place(int c, int64_t off, int64_t floor);
   void Unplace(int c, int64_t floor);
   void Raise(int r0, int r1, int64_t from, int64_t to);
@@ -79,6 +80,10 @@ class PartSearch {
   int64_t node_work_ = 1;
   int64_t height_ = 0;
   int64_t nodes_ = 0;
+  // The last CollectCandidates' work: the items it scanned, and k log k
+  // for sorting its k candidates.
+  int64_t candidate_work_ = 0;
+  std::vector<char> group_seen_;  // by group: KeepOnePerGroup's marks
   // eff_[s]: the floor of section s when items still cross it, else kInf.
   std::vector<int64_t> eff_;
   std::vector<int64_t> rem_;  // sizes of the unplaced items crossing s

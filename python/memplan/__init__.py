@@ -54,6 +54,7 @@ __all__ = [
     "HAVE_ONNX", "MAX_NAME_BYTES", "Op",
     "PlanResult", "Pool", "Problem", "Tensor", "TensorKind",
     "TensorPlacement", "TimeLimitError", "build_problem", "default_planner",
+    "lower_bound_over_orders",
     "graph_from_dict", "graph_to_dict", "graph_from_json", "graph_to_json",
     "plan", "planner_options", "planners", "read_buffer_csv", "read_graph",
     "read_onnx", "read_plan", "report_html", "verify", "write_buffer_csv",
@@ -65,8 +66,10 @@ def graph_from_dict(data):
     """A Graph from a dict in the memplan-graph-v1 layout (as json.load gives)."""
     if not isinstance(data, dict):
         raise TypeError(f"expected a dict, got {type(data).__name__}")
-    data = dict(data)
-    data.setdefault("format", "memplan-graph-v1")
+    if "format" not in data:  # as the tool rejects a graph file without it
+        raise ValueError('graph dict has no "format": a memplan-graph-v1 '
+                         'graph says so, {"format": "memplan-graph-v1", '
+                         '"tensors": [...], "ops": [...]}')
     return graph_from_json(_json.dumps(data))
 
 
@@ -191,6 +194,23 @@ def build_problem(graph, *, alignment=1, pools=None, capacity=0,
         _input(graph), _size(alignment, "alignment"), _pools(pools),
         _size(capacity, "capacity"), plan_constants, plan_inputs,
         plan_outputs)
+
+
+def lower_bound_over_orders(graph, *, alignment=1, plan_constants=False,
+                            plan_inputs=True, plan_outputs=True,
+                            max_work=250_000_000):
+    """The lower bound over op orders of `graph`: no order of its ops that
+    keeps its dependencies, writes and in-place merges (those reordering
+    keeps) needs fewer bytes in one pool. Returns (bytes, op name where it is
+    reached), or None when it would count more than `max_work` operations
+    (about 2 * ops * (ops + edges) / 64)."""
+    graph = _input(graph)
+    if not isinstance(graph, Graph):
+        raise TypeError("lower_bound_over_orders needs a graph (a Problem "
+                        "has no ops to order)")
+    return _memplan._lower_bound_over_orders(
+        graph, _size(alignment, "alignment"), plan_constants, plan_inputs,
+        plan_outputs, max_work)
 
 
 def verify(graph, plan):

@@ -1,5 +1,5 @@
-"""memplan.torch: a PyTorch model as a memplan graph, and its plan proven by
-running the model inside one arena laid out by the plan.
+"""memplan.torch: a PyTorch 2 model as a memplan graph, and its plan proven
+by running the model inside one arena laid out by the plan.
 
     import torch, torchvision, memplan, memplan.torch as mt
     model = torchvision.models.resnet18().eval()
@@ -8,40 +8,67 @@ running the model inside one arena laid out by the plan.
     plan = memplan.plan(traced.graph, "greedy_by_size", alignment=64)
     outputs = mt.run_in_arena(traced, plan, (x,))  # raises if a byte is lost
 
-trace() records the ATen ops the model runs (make_fx in real mode, in
-execution order). Tensors are sized by their storage; parameters and buffers
-are constants; views and in-place writes are found from storage identity at
-run time and become alias hints, a view sized as the bytes of its base that
-it spans (from the base's first byte to the view's last). The arguments an
-op's schema marks as written (`alias_info.is_write`: in-place and `out=`
-ops, buffer updates such as num_batches_tracked's) become the op's `writes`,
-which keep every op ordering from moving a reader of those bytes across the
-write. Results of one op that share a new storage
+trace() exports the model with torch.export.export and decomposes it to the
+core ATen opset (ExportedProgram.run_decompositions); with training=True it
+exports one training step, forward, loss and backward, as one joint graph
+(torch.export.experimental._export_forward_backward) whose outputs are the
+parameters' gradients. The graph signature says which placeholders are
+parameters and buffers (constants) and which are the user's inputs. The
+graph is then run once on the example inputs, in order, and every tensor is
+sized by its storage; a result sharing an earlier tensor's storage (a view)
+becomes an alias hint, sized as the bytes of its base that it spans (from
+the base's first byte to the view's last).
+
+Core ATen is functional: a buffer update (batch norm's running statistics
+and num_batches_tracked in a training step) or a write to an input is a
+"mutation" output of the signature. trace() turns each into an
+aten.copy_(buffer, new value) step placed right after the last op that needs
+the old value, so the graph writes the buffer in place; the arguments an
+op's schema marks as written (`alias_info.is_write`: copy_'s `self`) become
+the op's `writes`, which keep every op ordering from moving a reader of
+those bytes across the write. Results of one op that share a new storage
 (aten._transform_bias_rescale_qkv's q, k and v) become one tensor for the
 storage, made by the op, and views of it, made by a step of type VIEWS_OP
 ("memplan.views") right after the op.
+
+Sizes are those of the example inputs. A dimension exported as dynamic
+(`dynamic_shapes=`) is bound to its example value, with a warning and a
+DynamicDim in Traced.dynamic_dims: the plan holds for that size only. An op
+whose output size or value depends on tensor data (aten.nonzero, .item())
+and data-dependent control flow (an `if` on a tensor, torch.cond) raise
+TraceError naming the op.
 
 run_in_arena() executes the traced graph in the plan's op order
 (plan.op_order) with every planned tensor's storage at its planned offset of
 one uint8 arena: an op reads its inputs from the arena, a view or in-place op
 works on the arena itself, and every new result is copied into the arena at
-its planned place. Before and after every op each live tensor's bytes must be
-exactly as its own writers left them; otherwise it raises ArenaError naming
-the overwritten tensor, the op that overwrote it and both byte ranges.
+its planned place. Each live tensor's bytes must stay exactly as its own
+writers left them: all of them are compared before the first op and after
+the last, and after each op those the op was given and those its results
+were copied onto (an op can change no other byte); otherwise it raises
+ArenaError naming the overwritten tensor, the op that overwrote it and both
+byte ranges.
 
-PyTorch is imported when these functions are first called, not by
-`import memplan`.
+PyTorch (2.x, with torch.export) is imported when these functions are first
+called, not by `import memplan`.
 """
 
 import dataclasses
 import operator
+import re
 import typing
+import warnings
 
 import memplan as _memplan
 
 
 class ArenaError(_memplan.Error):
     """A planned tensor's bytes changed while it was still needed."""
+
+
+class TraceError(_memplan.Error):
+    """The model cannot become one graph of known sizes: an op whose output
+    depends on tensor data, or data-dependent control flow."""
 
 
 # The type of the step trace() adds after an op whose results share a new
@@ -80,25 +107,42 @@ class OpRecord:
 
 
 @dataclasses.dataclass
+class DynamicDim:
+    """A dimension exported as dynamic, bound to its example value."""
+    input: str  # the input's tensor name
+    dim: int
+    symbol: str  # torch.export's symbol, e.g. "s77"
+    value: int  # the example's size, the one planned
+    min: typing.Optional[int] = None  # the range torch.export allows
+    max: typing.Optional[int] = None
+
+
+@dataclasses.dataclass
 class Traced:
     """What trace() returns: the memplan graph and how to run it."""
     graph: typing.Any  # memplan.Graph
-    module: typing.Any  # the torch.fx.GraphModule of make_fx
+    module: typing.Any  # torch.fx.GraphModule: the exported graph, as run
     tensors: dict  # name -> TensorRecord
     ops: list  # OpRecord, in execution order
     placeholders: list  # tensor name of every placeholder, in order
     input_names: list  # the example inputs' tensor names, in order
     constants: dict  # name -> the parameter or buffer tensor
     outputs: list  # tensor names of the graph's outputs, flattened
-    output_spec: typing.Any  # how to rebuild the output structure
+    output_spec: typing.Any  # pytree spec: what run() returns of the outputs
     training: bool
     names: dict  # fx node -> tensor name (a list for multi-output ops)
+    exported: typing.Any = None  # the torch.export.ExportedProgram
+    dynamic_dims: list = dataclasses.field(default_factory=list)  # DynamicDim
+    buffer_writes: dict = dataclasses.field(default_factory=dict)
+    # ^ name of a buffer (or input) the graph writes -> the copy_ op writing it
 
-    def run(self, inputs, seed=0):
+    def run(self, inputs, seed=0, state=None):
         """An ordinary run of the traced graph (torch's own memory), with
-        the RNG seeded first; returns the outputs."""
+        the RNG seeded first; returns the outputs. `state` ({name: tensor},
+        e.g. copies of `constants`) gives constants in place of fresh
+        copies: the graph's buffer writes update those tensors."""
         torch = _torch()
-        values = _placeholder_values(self, inputs)
+        values = _placeholder_values(self, inputs, state)
         torch.manual_seed(seed)
         env = {}
         it = iter(values)
@@ -111,12 +155,15 @@ class Traced:
                 args, kwargs = _node_args(node, env)
                 env[node] = node.target(*args, **kwargs)
             elif node.op == "output":
-                return _node_args(node, env)[0][0]
+                return _returned(self, _node_args(node, env)[0][0])
         raise _memplan.Error("the traced graph has no output")
 
 
 def _torch():
     import torch  # noqa: PLC0415  (imported when first used)
+    if not hasattr(torch, "export"):
+        raise _memplan.Error(f"memplan.torch needs PyTorch 2 (torch.export); "
+                             f"this is torch {torch.__version__}")
     return torch
 
 
@@ -143,12 +190,26 @@ def _flatten(value):
     return [value]
 
 
+def _returned(traced, flat):
+    """What a run returns of the graph's flat outputs: the model's output
+    structure (inference) or the gradients (training; the loss, last, is an
+    output of the graph but not returned)."""
+    from torch.utils import _pytree  # noqa: PLC0415
+    flat = list(flat)
+    return _pytree.tree_unflatten(flat[:traced.output_spec.num_leaves],
+                                  traced.output_spec)
+
+
 def _storage_key(t):
     """Identifies a tensor's storage while it is alive (None: no bytes)."""
-    storage = t.storage()
+    storage = t.untyped_storage()
     if storage.nbytes() == 0:
         return None
     return storage.data_ptr()
+
+
+def _storage_nbytes(t):
+    return t.untyped_storage().nbytes()
 
 
 def _extent_bytes(t):
@@ -159,10 +220,11 @@ def _extent_bytes(t):
     return (last + 1) * t.element_size()
 
 
-def _placeholder_values(traced, inputs):
+def _placeholder_values(traced, inputs, state=None):
     """Every placeholder's value: fresh copies of the constants (so that
     in-place updates such as batch norm's running statistics do not leak from
-    one run into the next) and the given inputs."""
+    one run into the next) unless `state` has them, and the given inputs,
+    checked against the traced shapes and dtypes."""
     torch = _torch()
     if isinstance(inputs, torch.Tensor):
         inputs = (inputs,)
@@ -171,13 +233,27 @@ def _placeholder_values(traced, inputs):
         raise ValueError(f"the traced graph takes {len(traced.input_names)} "
                          f"inputs, got {len(inputs)}")
     given = dict(zip(traced.input_names, inputs))
+    for name, value in given.items():
+        t = traced.tensors.get(name)
+        if t is None:
+            continue
+        if not isinstance(value, torch.Tensor) or \
+                tuple(value.shape) != t.shape or value.dtype != t.dtype:
+            got = (f"{tuple(value.shape)} {value.dtype}"
+                   if isinstance(value, torch.Tensor) else type(value).__name__)
+            bound = [d for d in traced.dynamic_dims if d.input == name]
+            note = "".join(f"; dimension {d.dim} ({d.symbol}) was bound to "
+                           f"{d.value} when traced" for d in bound)
+            raise ValueError(f"input \"{name}\" is {got}, traced as "
+                             f"{t.shape} {t.dtype}{note}")
     values = []
     for name in traced.placeholders:
         if name in given:
             values.append(given[name])
+        elif state is not None and name in state:
+            values.append(state[name])
         else:
-            c = traced.constants[name]
-            values.append(c.detach().clone())
+            values.append(traced.constants[name].detach().clone())
     return values
 
 
@@ -191,69 +267,307 @@ def _default_loss(outputs):
     return sum(o.float().pow(2).mean() for o in leaves)
 
 
-def trace(model, example_inputs, training=False, loss_fn=None, name=None):
-    """A Traced of the ATen ops `model(*example_inputs)` runs.
+def trace(model, example_inputs, training=False, loss_fn=None, name=None,
+          dynamic_shapes=None):
+    """A Traced of the core ATen graph torch.export makes of
+    `model(*example_inputs)`.
 
-    training=False: the forward pass under torch.no_grad(); the outputs are
-    the model's. training=True: one training step, forward, `loss_fn(output)`
-    (default: the mean of the squared outputs) and backward; the outputs are
-    the gradients of the parameters that require them, in
-    `model.named_parameters()` order. The model's train()/eval() mode is
-    used as it is (dropout, batch norm).
+    training=False: the forward pass; the outputs are the model's.
+    training=True: one training step, forward, `loss_fn(output)` (default:
+    the mean of the squared outputs) and backward, as one joint graph; the
+    outputs are the gradients of the parameters that require them, in
+    `model.named_parameters()` order (the loss is a graph output too, not
+    returned by runs). The model's train()/eval() mode is used as it is
+    (dropout, batch norm and its buffer updates). `dynamic_shapes` is
+    torch.export's; each dynamic dimension is bound to its example value
+    (a warning, and Traced.dynamic_dims). Raises TraceError naming the op
+    when an output depends on tensor data.
     """
     torch = _torch()
-    from torch.fx.experimental.proxy_tensor import make_fx  # noqa: PLC0415
-    from torch.nn.utils import stateless  # noqa: PLC0415
-
     if isinstance(example_inputs, torch.Tensor):
         example_inputs = (example_inputs,)
     example_inputs = tuple(example_inputs)
+    name = name or type(model).__name__
     params = dict(model.named_parameters())
-    buffers = dict(model.named_buffers())
-    state_names = list(params) + list(buffers)
     grad_names = [n for n, p in params.items() if p.requires_grad]
-    n_state = len(state_names)
-
-    def step(*args):
-        state = dict(zip(state_names, args[:n_state]))
-        out = stateless.functional_call(model, state, tuple(args[n_state:]))
-        if not training:
-            return out
-        loss = (loss_fn or _default_loss)(out)
-        wrt = [state[n] for n in grad_names]
-        grads = torch.autograd.grad(loss, wrt, allow_unused=True)
-        return tuple(g for g in grads if g is not None)
-
-    state_values = []
-    for n in state_names:
-        v = (params[n] if n in params else buffers[n]).detach()
-        if training and n in grad_names:
-            v = v.clone().requires_grad_(True)
-        else:
-            v = v.clone()
-        state_values.append(v)
-    placeholders = list(state_names) + [
-        f"input{i}" if len(example_inputs) > 1 else "input"
-        for i in range(len(example_inputs))]
-    constants = {n: (params[n] if n in params else buffers[n]).detach()
-                 for n in state_names}
-    # Tracing draws random numbers (dropout); the caller's RNG is kept.
+    # Recording the graph seeds the RNG (dropout): the caller's is kept.
     with torch.random.fork_rng(devices=[]):
+        ep = _export(model, example_inputs, training, loss_fn, name,
+                     dynamic_shapes)
+        return _from_exported(ep, example_inputs, training, grad_names, name)
+
+
+class _TrainingStep:
+    """Builds the module exported for a training step: the model as the
+    submodule "model" and the loss as its only output."""
+
+    PREFIX = "model."
+
+    @staticmethod
+    def module(model, loss_fn):
+        torch = _torch()
+
+        class TrainingStep(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.model = model
+
+            def forward(self, *args):
+                return ((loss_fn or _default_loss)(self.model(*args)),)
+
+        return TrainingStep()
+
+
+def _export(model, example_inputs, training, loss_fn, name, dynamic_shapes):
+    """The model's ExportedProgram in core ATen (a joint forward and
+    backward graph for training); data-dependent control flow is a
+    TraceError."""
+    torch = _torch()
+    from torch.fx.experimental.symbolic_shapes import (  # noqa: PLC0415
+        GuardOnDataDependentSymNode)
+    module = _TrainingStep.module(model, loss_fn) if training else model
+    if dynamic_shapes is not None and training:
+        # The step's forward takes *args: the model's arguments, in order,
+        # are its one varargs tuple.
+        if isinstance(dynamic_shapes, dict):
+            dynamic_shapes = dynamic_shapes.values()
+        dynamic_shapes = (tuple(dynamic_shapes),)
+    try:
+        ep = torch.export.export(module, example_inputs,
+                                 dynamic_shapes=dynamic_shapes)
         if training:
-            module = make_fx(step)(*state_values, *example_inputs)
+            from torch.export.experimental import (  # noqa: PLC0415
+                _export_forward_backward)
+            _check_all_parameters_used(ep, model, name)
+            return _export_forward_backward(ep, joint_loss_index=0)
+        return ep.run_decompositions()
+    except GuardOnDataDependentSymNode as e:
+        raise TraceError(_data_dependent_branch(
+            name, str(e), str(getattr(e, "partial_fx_graph", "") or ""))) \
+            from e
+
+
+def _check_all_parameters_used(ep, model, name):
+    """The joint graph needs a gradient for every parameter that requires
+    one: a parameter the step never reads is a TraceError naming it."""
+    from torch.export.graph_signature import InputKind  # noqa: PLC0415
+    params = dict(model.named_parameters())
+    nodes = {n.name: n for n in ep.graph.nodes if n.op == "placeholder"}
+    for spec in ep.graph_signature.input_specs:
+        if spec.kind != InputKind.PARAMETER:
+            continue
+        target = spec.target[len(_TrainingStep.PREFIX):]
+        if params[target].requires_grad and not nodes[spec.arg.name].users:
+            raise TraceError(
+                f"parameter \"{target}\" of {name} is not used by the "
+                f"training step, so it has no gradient: set its "
+                f"requires_grad to False")
+
+
+def _data_dependent_branch(model, message, graph):
+    """TraceError's text for torch.export's "could not guard on
+    data-dependent expression": the op whose value was branched on (the
+    last symbolic value of the graph traced so far) and the model's line,
+    as torch's message shows them."""
+    ops = re.findall(r"(\w+): \"Sym\([^\n]*\" = torch\.ops\.([\w.]+)\(",
+                     graph)
+    op = (f"on the result of op \"{ops[-1][0]}\" ({ops[-1][1]})" if ops
+          else "on a tensor's value")
+    where = re.search(r"The following call raised this error:\n\s*(File "
+                      r"[^\n]*)\n\s*([^\n]*)", message)
+    at = f" at {where.group(1).strip()}: `{where.group(2).strip()}`" \
+        if where else ""
+    expr = re.search(r"data-dependent expression ([^\n]*?) \(", message)
+    return (f"{model} branches {op}{at}: data-dependent control flow "
+            f"(torch.export could not decide "
+            f"{expr.group(1) if expr else 'a condition on tensor data'}); a "
+            f"plan needs one graph whose sizes are known before the run")
+
+
+def _check_static(ep, name):
+    """TraceError for the first op whose output size or value depends on
+    tensor data (an unbacked symbol) and for control-flow ops."""
+    torch = _torch()
+    from torch.fx.experimental.symbolic_shapes import (  # noqa: PLC0415
+        free_unbacked_symbols)
+    for node in ep.graph.nodes:
+        if node.op != "call_function":
+            continue
+        if isinstance(node.target, torch._ops.HigherOrderOperator):
+            raise TraceError(
+                f"op \"{node.name}\" ({node.target}) of {name} runs a "
+                f"subgraph chosen or repeated by tensor data (data-dependent "
+                f"control flow); a plan needs one graph whose sizes are known "
+                f"before the run")
+        symbols = free_unbacked_symbols(node.meta.get("val"))
+        if symbols:
+            what = "value" if not any(
+                isinstance(v, torch.Tensor)
+                for v in _flatten(node.meta.get("val"))) else "output size"
+            raise TraceError(
+                f"op \"{node.name}\" ({node.target}) of {name}: its {what} "
+                f"depends on tensor data (torch.export gives it the unbacked "
+                f"symbol {', '.join(sorted(str(s) for s in symbols))}); a plan "
+                f"needs every size before the run")
+
+
+def _dynamic_dims(ep, user_nodes, input_names, example_inputs):
+    """The dynamic dimensions of the user inputs, bound to example values."""
+    torch = _torch()
+    dims = []
+    for node, tname, example in zip(user_nodes, input_names, example_inputs):
+        val = node.meta.get("val")
+        if not isinstance(val, torch.Tensor):
+            continue
+        for d, size in enumerate(val.shape):
+            if not isinstance(size, torch.SymInt):
+                continue
+            expr = size.node.expr
+            bound = ep.range_constraints.get(expr)
+            lo = int(bound.lower) if bound is not None else None
+            hi = bound.upper if bound is not None else None
+            hi = int(hi) if hi is not None and hi.is_finite else None
+            dims.append(DynamicDim(input=tname, dim=d, symbol=str(expr),
+                                   value=int(example.shape[d]), min=lo,
+                                   max=hi))
+    return dims
+
+
+def _alias_closure(node):
+    """`node` and every node whose result may share its bytes: the results
+    of ops whose schema returns an alias of an argument (view, expand,
+    permute), transitively, and items taken of them."""
+    seen, todo = [node], [node]
+    while todo:
+        for user in todo.pop().users:
+            schema = getattr(user.target, "_schema", None)
+            views = user.target is operator.getitem or (
+                schema is not None and any(
+                    r.alias_info is not None and not r.alias_info.is_write
+                    for r in schema.returns))
+            if views and user not in seen:
+                seen.append(user)
+                todo.append(user)
+    return seen
+
+
+def _from_exported(ep, example_inputs, training, grad_names, name):
+    """Traced of an ExportedProgram: placeholders named and valued from the
+    signature, mutations turned into copy_ writes, then recorded."""
+    torch = _torch()
+    from torch.export.graph_signature import (  # noqa: PLC0415
+        InputKind, OutputKind)
+    from torch.utils import _pytree  # noqa: PLC0415
+    _check_static(ep, name)
+    sig = ep.graph_signature
+    prefix = _TrainingStep.PREFIX if training else ""
+
+    def state_name(target):
+        return target[len(prefix):] if target.startswith(prefix) else target
+
+    # A copy of the graph to edit; the ExportedProgram stays as exported.
+    graph = torch.fx.Graph()
+    outs, _ = graph.graph_copy(ep.graph, {}, return_output_node=True)
+    out_node = graph.output(outs)
+    nodes = {n.name: n for n in graph.nodes}
+    flat_inputs = list(example_inputs)
+    user_specs = [s for s in sig.input_specs if s.kind == InputKind.USER_INPUT]
+    if len(user_specs) != len(flat_inputs):
+        raise ValueError(f"{name} was exported with {len(user_specs)} tensor "
+                         f"inputs, {len(flat_inputs)} given")
+    placeholders, input_names, constants, by_arg = [], [], {}, {}
+    n_user = 0
+    for spec in sig.input_specs:
+        arg = spec.arg.name
+        if spec.kind == InputKind.USER_INPUT:
+            tname = f"input{n_user}" if len(flat_inputs) > 1 else "input"
+            n_user += 1
+            input_names.append(tname)
+        elif spec.kind in (InputKind.PARAMETER, InputKind.BUFFER,
+                           InputKind.CONSTANT_TENSOR):
+            tname = state_name(spec.target)
+            value = ep.state_dict.get(spec.target)
+            if value is None:
+                value = ep.constants[spec.target]
+            constants[tname] = value.detach()
         else:
-            with torch.no_grad():
-                module = make_fx(step)(*state_values, *example_inputs)
-        return _record(module, placeholders, placeholders[n_state:],
-                       constants, example_inputs, training,
-                       name or type(model).__name__)
+            raise TraceError(f"input \"{arg}\" of {name} is a {spec.kind.name} "
+                             f"({spec.target}), which memplan.torch does not "
+                             f"run")
+        placeholders.append(tname)
+        by_arg[arg] = tname
+    # Mutations: buffers (and inputs) the program updates become writes.
+    order = {n: i for i, n in enumerate(graph.nodes)}
+    returned, grads, loss, buffer_writes = [], {}, None, {}
+    arg_of = {s.target: s.arg.name for s in sig.input_specs if s.target}
+    for spec, value in zip(sig.output_specs, outs):
+        if spec.kind in (OutputKind.BUFFER_MUTATION,
+                         OutputKind.USER_INPUT_MUTATION,
+                         OutputKind.PARAMETER_MUTATION):
+            target = nodes.get(
+                spec.target if spec.kind == OutputKind.USER_INPUT_MUTATION
+                else arg_of.get(spec.target))
+            if target is None or target.op != "placeholder":
+                raise TraceError(f"{name} writes \"{spec.target}\" in place "
+                                 f"({spec.kind.name}), which is none of its "
+                                 f"graph's inputs")
+            # After the new value and every reader of the old bytes (the
+            # placeholder and its views).
+            readers = [u for n in _alias_closure(target) for u in n.users
+                       if u is not out_node]
+            after = max([value] + readers, key=order.get)
+            with graph.inserting_after(after):
+                write = graph.call_function(torch.ops.aten.copy_.default,
+                                            (target, value))
+            order = {n: i for i, n in enumerate(graph.nodes)}
+            buffer_writes[by_arg[target.name]] = write.name
+        elif spec.kind == OutputKind.GRADIENT_TO_PARAMETER:
+            grads[state_name(spec.target)] = value
+        elif spec.kind == OutputKind.LOSS_OUTPUT:
+            loss = value
+        elif spec.kind == OutputKind.USER_OUTPUT:
+            returned.append(value)
+        else:
+            raise TraceError(f"output \"{spec.arg.name}\" of {name} is a "
+                             f"{spec.kind.name}, which memplan.torch does not "
+                             f"run")
+    if training:
+        missing = [n for n in grad_names if n not in grads]
+        if missing:
+            raise TraceError(f"the training step of {name} has no gradient "
+                             f"for parameter \"{missing[0]}\"")
+        returned = [grads[n] for n in grad_names]
+        spec = _pytree.tree_flatten(tuple(returned))[1]
+        returned.append(loss)
+    else:
+        spec = ep.call_spec.out_spec
+    out_node.args = (tuple(returned),)
+    graph.lint()
+    module = torch.fx.GraphModule(ep.graph_module, graph)
+    user_nodes = [n for n in graph.nodes if n.op == "placeholder" and
+                  n.name in {s.arg.name for s in user_specs}]
+    dynamic = _dynamic_dims(ep, user_nodes, input_names, flat_inputs)
+    for d in dynamic:
+        warnings.warn(
+            f"memplan.torch: dimension {d.dim} of input \"{d.input}\" is "
+            f"dynamic ({d.symbol}); it is bound to its example value "
+            f"{d.value}: the plan holds for that size only", stacklevel=3)
+    traced = _record(module, placeholders, input_names, constants,
+                     example_inputs, training, name, spec)
+    traced.exported = ep
+    traced.dynamic_dims = dynamic
+    traced.buffer_writes = buffer_writes
+    return traced
 
 
 def _record(module, placeholders, input_names, constants, example_inputs,
-            training, name):
-    """Runs the traced module once, keeping every value alive so that storage
-    identity is meaningful, and builds the graph from what it sees."""
+            training, name, output_spec):
+    """Runs the graph once, keeping every value alive so that storage
+    identity is meaningful, and builds the memplan graph from what it sees.
+    Nodes without a tensor result (sizes, asserts) are bound to their
+    values and leave the graph."""
     torch = _torch()
+    from torch.fx.node import map_arg  # noqa: PLC0415
     tensors = {}
     ops = []
     env = {}  # node -> value
@@ -261,32 +575,33 @@ def _record(module, placeholders, input_names, constants, example_inputs,
     owner = {}  # storage key -> root tensor name
     latest = {}  # root name -> newest tensor name of its group
     used_names = set(placeholders)
+    bound = []  # nodes without a tensor result, with their value
+    bound_nodes = set()
 
     def add_tensor(name, t, kind, root, size, producer):
         tensors[name] = TensorRecord(
             name=name, kind=kind, dtype=t.dtype, shape=tuple(t.shape),
             stride=tuple(t.stride()), storage_offset=t.storage_offset(),
-            itemsize=t.element_size(), storage_bytes=t.storage().nbytes(),
+            itemsize=t.element_size(), storage_bytes=_storage_nbytes(t),
             size=size, root=root, producer=producer)
         latest[root] = name
 
-    values = [c.detach().clone() for c in constants.values()] + list(
-        example_inputs)
-    values = [v.detach() for v in values]
-    it = iter(zip(placeholders, values))
+    given = dict(zip(input_names, example_inputs))
     torch.manual_seed(0)
     output_value = None
+    it = iter(placeholders)
     for node in module.graph.nodes:
         if node.op == "placeholder":
-            pname, value = next(it)
+            pname = next(it)
+            value = (given[pname] if pname in given else
+                     constants[pname].clone()).detach()
             env[node] = value
             names[node] = pname
             kind = "input" if pname in input_names else "constant"
             key = _storage_key(value)
             if key is not None:
                 owner.setdefault(key, pname)
-            add_tensor(pname, value, kind, pname, value.storage().nbytes(),
-                       None)
+            add_tensor(pname, value, kind, pname, _storage_nbytes(value), None)
         elif node.op == "get_attr":
             value = _fetch_attr(module, node.target)
             env[node] = value
@@ -294,9 +609,8 @@ def _record(module, placeholders, input_names, constants, example_inputs,
                 tname = _unique(node.name, used_names)
                 names[node] = tname
                 constants[tname] = value
-                placeholders.append(tname)  # fetched as a constant when run
                 add_tensor(tname, value, "constant", tname,
-                           value.storage().nbytes(), None)
+                           _storage_nbytes(value), None)
         elif node.op == "call_function":
             args, kwargs = _node_args(node, env)
             if node.target is operator.getitem:
@@ -304,13 +618,32 @@ def _record(module, placeholders, input_names, constants, example_inputs,
                 base = names.get(node.args[0])
                 if isinstance(base, list):
                     names[node] = base[node.args[1]]
+                elif node.args[0] in bound_nodes:  # an item of a bound value
+                    bound.append((node, env[node]))
+                    bound_nodes.add(node)
                 continue
             value = node.target(*args, **kwargs)
             env[node] = value
+            if not any(isinstance(v, torch.Tensor) for v in _flatten(value)):
+                bound.append((node, value))
+                bound_nodes.add(node)
+                continue
             ops.extend(_record_op(node, value, env, names, tensors, owner,
                                   latest, used_names, add_tensor, len(ops)))
         elif node.op == "output":
             output_value = node.args[0]
+    # Bound values replace their nodes: the graph keeps tensor ops only.
+    for node, value in bound:
+        for user in list(node.users):
+            user.args = map_arg(user.args,
+                                lambda n, node=node, value=value:
+                                value if n is node else n)
+            user.kwargs = map_arg(user.kwargs,
+                                  lambda n, node=node, value=value:
+                                  value if n is node else n)
+    for node, _ in reversed(bound):
+        module.graph.erase_node(node)
+    module.recompile()
     # Graph outputs.
     outputs = []
     for leaf in _flatten(output_value):
@@ -322,11 +655,10 @@ def _record(module, placeholders, input_names, constants, example_inputs,
             if tensors[tname].kind == "activation":
                 tensors[tname].kind = "output"
     graph = _make_graph(name, tensors, ops)
-    gm_placeholders = [n for n in module.graph.nodes if n.op == "placeholder"]
     return Traced(graph=graph, module=module, tensors=tensors, ops=ops,
-                  placeholders=placeholders[:len(gm_placeholders)],
+                  placeholders=list(placeholders),
                   input_names=list(input_names), constants=constants,
-                  outputs=outputs, output_spec=output_value,
+                  outputs=outputs, output_spec=output_spec,
                   training=training, names=names)
 
 
@@ -382,7 +714,7 @@ def _record_op(node, value, env, names, tensors, owner, latest, used_names,
             if key not in owner:  # the storage, made by this op
                 storage = _unique(f"{op_name}.storage", used_names)
                 owner[key] = storage
-                nbytes = leaf.storage().nbytes()
+                nbytes = _storage_nbytes(leaf)
                 tensors[storage] = TensorRecord(
                     name=storage, kind="activation", dtype=leaf.dtype,
                     shape=(nbytes // leaf.element_size(),), stride=(1,),
@@ -406,7 +738,7 @@ def _record_op(node, value, env, names, tensors, owner, latest, used_names,
         if root is None:  # a new storage
             if key is not None:
                 owner[key] = tname
-            add_tensor(tname, leaf, "activation", tname, leaf.storage().nbytes(),
+            add_tensor(tname, leaf, "activation", tname, _storage_nbytes(leaf),
                        index)
             outputs.append(tname)
             continue
@@ -435,11 +767,10 @@ def _record_op(node, value, env, names, tensors, owner, latest, used_names,
 
 def _written_inputs(node, names):
     """Tensor names of the arguments the op's schema marks as written
-    (alias_info.is_write: `self` of add_, relu_, silu_, copy_, an `out=`
-    argument, a buffer such as num_batches_tracked), the graph's Op.writes.
-    A write the schema does not declare is not seen: torch 1.13's
-    native_batch_norm updates its running statistics so, harmless in one
-    step, where no other op reads them."""
+    (alias_info.is_write: `self` of copy_ and of any in-place op, an `out=`
+    argument), the graph's Op.writes. Core ATen is functional: in a traced
+    graph these are the copy_ steps trace() adds for buffer and input
+    mutations."""
     schema = getattr(node.target, "_schema", None)
     if schema is None:
         return []
@@ -554,16 +885,20 @@ def _plan_order(traced, plan):
     return order
 
 
-def run_in_arena(traced, plan, inputs, seed=0):
+def run_in_arena(traced, plan, inputs, seed=0, state=None):
     """Runs `traced` in the plan's op order (plan.op_order: the traced order
     unless the plan was made with `reorder`) with every tensor the plan
     places inside one uint8 arena at its planned offset (pools laid one
-    after another), checking before and after every op that each live
-    tensor's bytes are exactly as its own writers left them. Returns the
-    outputs (copies, structured as the model's); raises ArenaError naming
-    the overwritten tensor, the op that overwrote it and both byte ranges
-    (arena bytes), and whether the plan's order differs from the traced
-    one."""
+    after another), checking that each live tensor's bytes are exactly as
+    its own writers left them: all of them before the first op and after
+    the last, and after each op those it was given and those its results
+    were copied onto (an op changes no other byte). Returns the outputs
+    (copies, structured as the model's, or the gradients of a training
+    step); raises ArenaError naming the overwritten tensor, the op that
+    overwrote it and both byte ranges (arena bytes), and whether the plan's
+    order differs from the traced one. `state` is Traced.run's: constants
+    the plan leaves out of the arena (the default) are those tensors,
+    updated by the graph's buffer writes."""
     torch = _torch()
     order = _plan_order(traced, plan)
     reordered = order != list(range(len(order)))
@@ -599,25 +934,54 @@ def run_in_arena(traced, plan, inputs, seed=0):
         return torch.as_strided(typed[t.dtype], shape, stride,
                                 offset // t.itemsize)
 
-    def storage_bytes(value):
-        n = value.storage().nbytes() // value.element_size()
-        return torch.as_strided(value, (n,), (1,), 0).view(torch.uint8)
+    def storage_bytes(value, t, g, op):
+        """The bytes of `value`'s storage that the traced storage of `t`
+        held: from t.storage_offset elements before its first element.
+        (aten.copy returns a new storage as large as its `self`'s, which in
+        the arena is the whole arena: only the traced part is planned.)"""
+        start = (value.storage_offset() - t.storage_offset) * t.itemsize
+        whole = torch.empty(0, dtype=torch.uint8).set_(value.untyped_storage())
+        if start < 0 or start + g.nbytes > whole.numel():
+            raise ArenaError(
+                f"op \"{op.name}\" ({op.type}) returned tensor \"{t.name}\" "
+                f"at element {value.storage_offset()} of a storage of "
+                f"{whole.numel()} bytes; traced at element "
+                f"{t.storage_offset} of {g.nbytes}")
+        return whole[start:start + g.nbytes]
 
-    snapshots = {}  # root -> the bytes its writers left
+    snapshots = {}  # root -> the bytes its writers left (live groups)
+    taken = []  # roots snapshotted since the last check
 
     def snapshot(g):
         snapshots[g.root] = arena[g.start:g.start + g.nbytes].clone()
+        taken.append(g.root)
 
     # The state before step s is the state after step s - 1 (nothing runs in
     # between), so each state is compared once: after step s - 1, every
     # tensor read at step s - 1 or later, which includes all those step s
     # needs.
-    def check(step, op, wrote):
-        """Every live group whose bytes were written must still hold them."""
-        for root, saved in snapshots.items():
+    def check(step, op, wrote, given=None):
+        """Every live group whose bytes were written must still hold them.
+        An op changes no arena byte but those of the tensors it is given
+        (`given`: their roots) and those its results are copied to (the
+        groups snapshotted since the last check): after an op those groups
+        and every live group overlapping the latter are compared; with
+        given=None every live group is."""
+        for root in [r for r in snapshots if groups[r].last_use < step]:
+            del snapshots[root]  # dead: its bytes may change
+        spans = [(groups[r].start, groups[r].start + groups[r].nbytes)
+                 for r in taken]
+        taken.clear()
+        if given is None:
+            suspects = list(snapshots)
+        else:
+            suspects = [r for r, g in ((r, groups[r]) for r in snapshots)
+                        if r in given or any(
+                            s < g.start + g.nbytes and g.start < e
+                            for s, e in spans)]
+        for root in suspects:
+            saved = snapshots[root]
             g = groups[root]
-            if g.last_use < step:
-                continue
             now = arena[g.start:g.start + g.nbytes]
             if _same_bytes(now, saved):
                 continue
@@ -627,8 +991,10 @@ def run_in_arena(traced, plan, inputs, seed=0):
                 f" (with its views {', '.join(views[:5])}"
                 f"{', ...' if len(views) > 5 else ''})" if views else "")
             if op is None:
+                when = (f"before op {step}" if step < len(order)
+                        else "by the end of the run")
                 raise ArenaError(f"{who} at arena bytes {g.span()} changed "
-                                 f"before op {step} (first changed byte "
+                                 f"{when} (first changed byte "
                                  f"{first}){orders_note(step)}")
             hits = [(n, s, e) for n, s, e in wrote
                     if s < g.start + g.nbytes and g.start < e]
@@ -641,7 +1007,7 @@ def run_in_arena(traced, plan, inputs, seed=0):
                 f"was overwritten by op \"{op.name}\" ({op.type}), which "
                 f"{by}; first changed byte {first}{orders_note(step)}")
 
-    values = _placeholder_values(traced, inputs)
+    values = _placeholder_values(traced, inputs, state)
     torch.manual_seed(seed)
     env = {}
     it = iter(zip(traced.placeholders, values))
@@ -711,7 +1077,7 @@ def run_in_arena(traced, plan, inputs, seed=0):
                 # share): its bytes go to the arena, once.
                 if t.root not in (w[0] for w in wrote):
                     arena[g.start:g.start + g.nbytes].copy_(
-                        storage_bytes(leaf))
+                        storage_bytes(leaf, t, g, op))
                     snapshot(g)
                     wrote.append((t.root, g.start, g.start + g.nbytes))
                 leaf = arena_tensor(name, leaf.shape, leaf.stride())
@@ -726,17 +1092,18 @@ def run_in_arena(traced, plan, inputs, seed=0):
             placed_leaves.append(leaf)
         env[node] = _rebuild(value, iter(placed_leaves))
         take_items(node)
-        check(step, op, wrote)
+        check(step, op, wrote,
+              {traced.tensors[n].root for n in op.inputs})
+    check(len(order), None, [])  # the outputs, and every byte once more
     output = next(n for n in reversed(nodes) if n.op == "output")
     try:
         result = _node_args(output, env)[0][0]
     except KeyError as e:
         raise ValueError(f"the graph's output needs \"{e.args[0]}\", which "
                          f"the plan's op order never ran") from None
-    torch_leaves = _flatten(result)
     copies = [v.clone() if isinstance(v, torch.Tensor) else v
-              for v in torch_leaves]
-    return _rebuild(result, iter(copies))
+              for v in _flatten(result)]
+    return _returned(traced, copies)
 
 
 def _arena_storage_offset(node, op, args, kwargs, groups, tensors):
@@ -794,7 +1161,7 @@ def pytorch_peak(traced, inputs, seed=0):
         for arg in _flatten(list(node.args) + list(node.kwargs.values())):
             if hasattr(arg, "op"):
                 last_use[arg] = i
-    input_bytes = sum(v.storage().nbytes() for v, n in
+    input_bytes = sum(_storage_nbytes(v) for v, n in
                       zip(values, traced.placeholders)
                       if n in traced.input_names)
     torch.manual_seed(seed)
@@ -824,7 +1191,7 @@ def pytorch_peak(traced, inputs, seed=0):
         return None
     if not events:
         return None
-    events.sort(key=lambda e: e.start_us())
+    events.sort(key=lambda e: e.start_ns())
     now = peak = 0
     for e in events:
         now += e.nbytes()

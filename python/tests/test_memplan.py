@@ -70,6 +70,11 @@ def test_graph_dict_round_trip():
     assert memplan.graph_from_dict(data) == graph
     assert memplan.plan(data, "naive").peak == memplan.plan(graph, "naive").peak
     assert [t["name"] for t in data["tensors"]] == ["x", "w", "a", "v", "b", "y"]
+    # Without "format", as the tool rejects the same graph in a file.
+    del data["format"]
+    for call in (memplan.graph_from_dict, lambda d: memplan.plan(d, "naive")):
+        with pytest.raises(ValueError, match='graph dict has no "format"'):
+            call(data)
 
 
 def test_writes_round_trip_and_are_checked():
@@ -581,3 +586,30 @@ def test_module_and_tool_report_the_project_version():
     version = re.search(r"project\(memplan VERSION ([0-9.]+)", cmake).group(1)
     assert memplan.__version__ == version
     assert tool("--version").stdout.decode() == f"memplan {version}\n"
+
+
+def test_lower_bound_over_orders():
+    # Two chains the compiler interleaved: its order holds both 1000-byte
+    # tensors at once; no order needs less than x and one of them.
+    def t(name, size, kind="activation"):
+        return {"name": name, "size": size, "kind": kind}
+
+    def op(name, inputs, outputs):
+        return {"name": name, "type": "F", "inputs": inputs,
+                "outputs": outputs}
+
+    graph = {
+        "format": "memplan-graph-v1",
+        "tensors": [t("x", 10, "input"), t("a1", 1000), t("b1", 1000),
+                    t("a2", 1), t("b2", 1), t("y", 1, "output")],
+        "ops": [op("fa1", ["x"], ["a1"]), op("fb1", ["x"], ["b1"]),
+                op("fa2", ["a1"], ["a2"]), op("fb2", ["b1"], ["b2"]),
+                op("join", ["a2", "b2"], ["y"])]}
+    assert memplan.plan(graph, "naive").lower_bound == 2010
+    assert memplan.lower_bound_over_orders(graph) == (1010, "fa1")
+    assert memplan.lower_bound_over_orders(graph, alignment=64) == (1088, "fa1")
+    reordered = memplan.plan(graph, "best", reorder="memory")
+    assert reordered.lower_bound >= 1010
+    assert memplan.lower_bound_over_orders(graph, max_work=1) is None
+    with pytest.raises(TypeError, match="needs a graph"):
+        memplan.lower_bound_over_orders(memplan.build_problem(graph))

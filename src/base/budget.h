@@ -22,9 +22,10 @@ namespace memplan {
 
 // The budget of one Solve: counted work and, when the caller set a time
 // limit or deadline, the clock. Planners Tick() the work they do and stop
-// when Expired(); a run that must not stop early for the count (one greedy
-// pass) asks OutOfTime() only. The clock is read at most once per
-// kClockWork units ticked, so checking is cheap at any rate.
+// when Expired(); a one-pass heuristic whose pass spends the whole count
+// (WorkSpent()) gives it up for the naive plan, which is linear. The clock
+// is read at most once per kClockWork units ticked, so checking is cheap at
+// any rate.
 class Budget {
  public:
   // Starts now: WorkLimit(options), and the earlier of options.deadline and
@@ -33,7 +34,9 @@ class Budget {
 
   void Tick(int64_t work = 1) { work_done_ += work; }
   // The counted work is spent or the deadline has passed.
-  bool Expired() { return work_done_ >= work_limit_ || OutOfTime(); }
+  bool Expired() { return WorkSpent() || OutOfTime(); }
+  // The counted work is spent (the clock is not read).
+  bool WorkSpent() const { return work_done_ >= work_limit_; }
   // The deadline has passed (never, without one); reads the clock once per
   // kClockWork units ticked.
   bool OutOfTime();

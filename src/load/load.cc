@@ -42,10 +42,15 @@ const GraphImporter* ImporterFor(std::string_view path,
   return nullptr;
 }
 
-absl::Status UnknownType(const std::string& path) {
-  return absl::InvalidArgumentError(absl::StrCat(
-      "\"", path,
-      "\": unknown input type (expected .json, .json.gz, .csv or .csv.gz)"));
+// The types `options` reads, named in the error for any other.
+absl::Status UnknownType(const std::string& path, const LoadOptions& options) {
+  std::vector<std::string> types = {".json", ".json.gz", ".csv", ".csv.gz"};
+  for (const GraphImporter& importer : options.importers) {
+    if (!importer.extension.empty()) types.push_back(importer.extension);
+  }
+  return absl::InvalidArgumentError(
+      absl::StrCat("\"", path, "\": unknown input type (expected ",
+                   absl::StrJoin(types, ", "), ")"));
 }
 
 // A graph from the bytes of `path`: a graph JSON or an importer's format.
@@ -55,21 +60,22 @@ absl::StatusOr<Graph> ParseGraphFile(const std::string& path,
   if (const GraphImporter* importer = ImporterFor(path, options)) {
     return importer->import(path, bytes);
   }
-  if (!UncompressedName(path).ends_with(".json")) return UnknownType(path);
+  if (!UncompressedName(path).ends_with(".json")) return UnknownType(path, options);
   absl::StatusOr<Graph> graph = ParseGraphJson(bytes);
   if (!graph.ok()) return Named(path, graph.status());
   return graph;
 }
 
-// A buffer CSV input: its problem, before the options.
+// A buffer CSV input: its problem, before the options. Its offset and pool
+// columns are a plan; only the plan's own file (`is_plan`) may have them.
 absl::StatusOr<Problem> ParseCsvInput(const std::string& path,
-                                      std::string_view text) {
+                                      std::string_view text, bool is_plan) {
   absl::StatusOr<BufferCsv> csv = ParseBufferCsv(text);
   if (!csv.ok()) return Named(path, csv.status());
-  if (csv->plan.has_value()) {
+  if (csv->plan.has_value() && !is_plan) {
     return absl::InvalidArgumentError(absl::StrCat(
         path, ": an input's CSV has no offset or pool column (a plan "
-              "with offsets is read by verify)"));
+              "with offsets is read by verify and report)"));
   }
   return std::move(csv->problem);
 }
@@ -106,14 +112,16 @@ struct ParsedInput {
   std::string content_hash;
 };
 
+// `is_plan`: `path` is also the plan file (a buffer CSV with offsets).
 absl::StatusOr<ParsedInput> ParseInput(const std::string& path,
-                                       const LoadOptions& options) {
+                                       const LoadOptions& options,
+                                       bool is_plan = false) {
   MEMPLAN_ASSIGN_OR_RETURN(std::string bytes, ReadFile(path, options.read));
   ParsedInput parsed;
   parsed.content_hash = ContentHash(bytes);
   if (ImporterFor(path, options) == nullptr &&
       UncompressedName(path).ends_with(".csv")) {
-    MEMPLAN_ASSIGN_OR_RETURN(parsed.csv, ParseCsvInput(path, bytes));
+    MEMPLAN_ASSIGN_OR_RETURN(parsed.csv, ParseCsvInput(path, bytes, is_plan));
   } else {
     MEMPLAN_ASSIGN_OR_RETURN(parsed.graph,
                              ParseGraphFile(path, bytes, options));
@@ -346,7 +354,9 @@ absl::StatusOr<PlanInput> LoadWithRecord(
     const std::string& path, const PlanFile& plan,
     const std::optional<PlanProvenance>& recorded, const LoadOptions& options,
     bool use_options) {
-  MEMPLAN_ASSIGN_OR_RETURN(ParsedInput parsed, ParseInput(path, options));
+  MEMPLAN_ASSIGN_OR_RETURN(
+      ParsedInput parsed,
+      ParseInput(path, options, plan.csv && path == plan.path));
   if (recorded.has_value()) {
     MEMPLAN_RETURN_IF_ERROR(
         CheckRecordedInput(plan, *recorded, path, parsed.content_hash));

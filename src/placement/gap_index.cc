@@ -95,7 +95,7 @@ struct LargeSetWalk {
 // can be tighter than the best.
 void ConsiderUntouchedGaps(const GapsByLength& gaps,
                            std::span<const std::pair<Offset, Offset>> windows,
-                           BestFit& best) {
+                           BestFit& best, int64_t& ops) {
   // Rounding up a begin loses at most alignment - 1 bytes: a longer gap can
   // still tie with the best (and win by its lower offset) up to best.gap +
   // alignment - 1 bytes. Classes come by length, and the best is the
@@ -109,6 +109,7 @@ void ConsiderUntouchedGaps(const GapsByLength& gaps,
        c = gaps.NextClass(c + 1)) {
     if (beyond(GapsByLength::ClassMin(c))) break;
     for (const GapsByLength::Gap& gap : gaps.Class(c)) {
+      ++ops;
       if (gap.length < best.size || beyond(gap.length)) continue;
       auto w = std::upper_bound(
           windows.begin(), windows.end(), gap.begin(),
@@ -168,6 +169,7 @@ void GapIndex::Insert(BufferId buffer, Offset begin, Offset end) {
   // is not kept up.
   ForEachCanonical(buffer, [&](int32_t node) {
     --searches_[node];
+    ops_ += 2 * kOpsPerStep;
     const int level = Level(node);
     if (level > kWholeLevel) {
       AddRun(Set(pending_, node), begin, end);
@@ -185,6 +187,7 @@ void GapIndex::Insert(BufferId buffer, Offset begin, Offset end) {
   // its slices), none above on that path needs it.
   bool held_left = false, held_right = false;
   ForEachStraddling(first, last, [&](int32_t node, bool left, bool right) {
+    ops_ += kOpsPerStep;
     if ((left && held_left) || (right && held_right)) return;
     if (searches_[node] == 0) return;
     if (!AddRun(Set(sub_, node), begin, end)) {
@@ -245,6 +248,7 @@ void GapIndex::Gather(BufferId buffer,
   if (lowest[1] > 0 && lowest[1] != lowest[0]) AddCursor(whole_[lowest[1]]);
   if (!extra.empty())
     cursors_.emplace_back(extra.data(), extra.data() + extra.size());
+  ops_ += static_cast<int64_t>(cursors_.size() + pivots_.size());
 }
 
 RunSet* GapIndex::ChoosePivot(Bytes size) const {
@@ -294,6 +298,7 @@ std::optional<Offset> GapIndex::Sweep(Bytes size, Bytes alignment,
   std::optional<Offset> best;
   Bytes best_gap = 0;
   while (!heap_.empty()) {
+    ops_ += kOpsPerStep;
     std::pop_heap(heap_.begin(), heap_.end(), later);
     RunCursor& c = cursors_[heap_.back().second];
     heap_.pop_back();
@@ -337,6 +342,7 @@ Offset GapIndex::PivotRegions(RunSet& pivot, Bytes size, Bytes alignment) {
   for (int c = gaps.NextClass(GapsByLength::ClassOf(size));
        c < GapsByLength::kClasses; c = gaps.NextClass(c + 1)) {
     for (const GapsByLength::Gap& gap : gaps.Class(c)) {
+      ++ops_;
       if (gap.length >= size && fits(gap.begin(), gap.owner))
         regions_.push_back({gap.begin(), gap.owner});
     }
@@ -379,8 +385,10 @@ std::optional<Offset> GapIndex::FindBestAround(RunSet& pivot, Bytes size,
       };
       for (const auto& [begin, end] : pieces_) {
         c.Seek(begin);
+        ++ops_;
         Offset from = begin;
         while (!c.done() && c.begin() < end) {
+          ++ops_;
           if (c.begin() > from) keep(from, c.begin());
           from = std::max(from, c.end());
           if (from >= end) break;
@@ -431,6 +439,7 @@ std::optional<Offset> GapIndex::FindBest(int32_t large, Bytes size,
   windows_.clear();
   Offset next = walk.Settle();
   while (!heap_.empty()) {
+    ops_ += kOpsPerStep;
     std::pop_heap(heap_.begin(), heap_.end(), later);
     RunCursor& c = cursors_[heap_.back().second];
     heap_.pop_back();
@@ -462,7 +471,7 @@ std::optional<Offset> GapIndex::FindBest(int32_t large, Bytes size,
     windows_.push_back({next, kNone});
   }
   const Offset top = std::max(walk.reached, set.runs.rbegin()->second);
-  ConsiderUntouchedGaps(set.Gaps(), windows_, best);
+  ConsiderUntouchedGaps(set.Gaps(), windows_, best, ops_);
   if (best.offset.has_value()) return best.offset;
   return RoundUp(top, alignment);
 }
@@ -478,6 +487,7 @@ void GapIndex::PushDownTo(int32_t node) {
       RunSet& to = Level(child) > kWholeLevel ? Set(pending_, child)
                                               : Set(whole_, child);
       for (const auto& [b, e] : pending.runs) AddRun(to, b, e);
+      ops_ += kOpsPerStep * static_cast<int64_t>(pending.runs.size());
     }
     pending.Clear();
   }

@@ -109,7 +109,7 @@ constexpr size_t kPrefetchAhead = 4;
 }  // namespace
 
 absl::Status PlaceAll(PlacementState& state, std::span<const BufferId> order,
-                      Fit fit, Budget* budget) {
+                      Fit fit, Budget* budget, int64_t cost_limit) {
   if (absl::Status status = state.PlaceFixed(); !status.ok()) return status;
   int64_t ticked = 0;
   int64_t placed = 0;
@@ -120,6 +120,13 @@ absl::Status PlaceAll(PlacementState& state, std::span<const BufferId> order,
     if (absl::Status status = state.PlaceGreedily(b, fit); !status.ok())
       return status;
     ++placed;
+    // A pass that placed its last buffer is kept whatever it cost.
+    if (state.cost() >= cost_limit && i + 1 < order.size()) {
+      return absl::AbortedError(absl::StrCat(
+          "the placement pass reached its cost limit of ", cost_limit,
+          " work units after placing ", placed, " of ", order.size(),
+          " buffers"));
+    }
     if (budget == nullptr) continue;
     budget->Tick(state.work() - ticked);
     ticked = state.work();
@@ -134,9 +141,10 @@ absl::Status PlaceAll(PlacementState& state, std::span<const BufferId> order,
 
 absl::StatusOr<Plan> PlaceInOrder(const PlacementIndex& index,
                                   std::span<const BufferId> order, Fit fit,
-                                  Budget* budget) {
+                                  Budget* budget, int64_t cost_limit) {
   PlacementState state(index);
-  if (absl::Status status = PlaceAll(state, order, fit, budget); !status.ok())
+  if (absl::Status status = PlaceAll(state, order, fit, budget, cost_limit);
+      !status.ok())
     return status;
   return state.ToPlan();
 }

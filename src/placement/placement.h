@@ -36,6 +36,7 @@
 #define MEMPLAN_PLACEMENT_PLACEMENT_H_
 
 #include <cstdint>
+#include <limits>
 #include <span>
 #include <vector>
 
@@ -63,20 +64,26 @@ std::vector<BufferId> SortedBuffers(const Problem& problem,
 // twice as many obstacles, so compositions can budget runs up front.
 int64_t CountOverlappingPairs(const Problem& problem);
 
+// No bound on a placement run's cost (PlacementState::cost()).
+inline constexpr int64_t kNoCostLimit = std::numeric_limits<int64_t>::max();
+
 // Places into `state` (nothing placed yet) the fixed buffers, then every
 // buffer of `order` (all non-fixed buffers, each once) with
 // PlaceGreedily(fit). With a `budget`, the run ticks its work there and is
 // abandoned (DeadlineExceeded, saying how far it got) when still going at
-// the budget's deadline; the counted work never cuts it, so a run that
-// finishes places as without.
+// the budget's deadline; and (Aborted, saying how far it got) once its
+// cost (PlacementState::cost()) reaches `cost_limit` with buffers still to
+// place. A run that finishes places as without a budget.
 absl::Status PlaceAll(PlacementState& state, std::span<const BufferId> order,
-                      Fit fit, Budget* budget = nullptr);
+                      Fit fit, Budget* budget = nullptr,
+                      int64_t cost_limit = kNoCostLimit);
 
 // PlaceAll into a new state, as a whole plan. The plan's planner name is
 // left empty.
 absl::StatusOr<Plan> PlaceInOrder(const PlacementIndex& index,
                                   std::span<const BufferId> order, Fit fit,
-                                  Budget* budget = nullptr);
+                                  Budget* budget = nullptr,
+                                  int64_t cost_limit = kNoCostLimit);
 
 }  // namespace memplan::internal
 

@@ -137,11 +137,18 @@ std::optional<Offset> PlacementState::SearchPool(BufferId buffer, PoolId p,
                                                  Fit fit) {
   // The work is that of listing and sorting the obstacles, counted the same
   // on both paths: budgets built on it must not depend on the path.
-  if (use_gaps_ && !placed(buffer)) return SearchIndexed(buffer, p, fit);
+  if (use_gaps_ && !placed(buffer)) {
+    const int64_t ops = gaps(p).ops();
+    std::optional<Offset> offset = SearchIndexed(buffer, p, fit);
+    cost_ += 1 + gaps(p).ops() - ops + static_cast<int64_t>(extra_.size());
+    return offset;
+  }
   const Problem& problem = index_->problem();
+  const int64_t work = work_;
   CollectObstacles(buffer, p, scratch_);
   work_ += static_cast<int64_t>(scratch_.size()) *
            std::bit_width(scratch_.size());
+  cost_ += 1 + work_ - work;
   SortByOffset(scratch_, sort_scratch_);
   return FindOffset(scratch_, problem.buffers[buffer].size,
                     EffectiveAlignment(problem, buffer, p),

@@ -105,6 +105,12 @@ class PlacementState {
   // deterministic measure of the work done so far, for budgets that must
   // not depend on the clock. Counted the same whichever search answers.
   int64_t work() const { return work_; }
+  // What the searches cost: work() on the listed way; on the indexed way
+  // the gap index's operations (GapIndex::ops()), fewer than the
+  // obstacles where it pays. Counted until the first Unplace. A pass
+  // bounds its cost with it: on dense problems work() grows as the square
+  // of the buffers while the indexed searches do not.
+  int64_t cost() const { return cost_; }
 
   // Per pool: the highest byte in use (offset + size) over placed buffers.
   // O(n).
@@ -136,6 +142,7 @@ class PlacementState {
   std::vector<Obstacle> sort_scratch_;  // SortByOffset's working space
   std::vector<std::pair<Offset, Offset>> extra_;
   mutable int64_t work_ = 0;
+  int64_t cost_ = 0;
   bool use_gaps_;  // the gap index answers; false after an Unplace
   std::vector<std::unique_ptr<GapIndex>> gaps_;  // per pool, made on use
   std::unique_ptr<TimeBuckets> buckets_;

@@ -352,6 +352,15 @@ void AppendSummary(const PlanReport& report, int width, std::string& out) {
         report.lower_bound > 0
             ? static_cast<double>(report.peak) / report.lower_bound
             : 1.0);
+    if (report.order_lower_bound.has_value()) {
+      absl::StrAppend(
+          &out,
+          Fit(absl::StrFormat("any op order: at least %d bytes (at op %s)",
+                              *report.order_lower_bound,
+                              report.order_lower_bound_op),
+              width),
+          "\n");
+    }
     absl::StrAppendFormat(&out,
                           "naive total: %d bytes (peak = %.2f%% of it)\n",
                           report.naive_total,

@@ -4,6 +4,9 @@
 #   WITH_CP=OFF: the core alone, configured with Gecode hidden
 #                (CMAKE_DISABLE_FIND_PACKAGE_Gecode), and the program must not
 #                load any Gecode library.
+#   WITH_CPSAT=ON: find_package(memplan COMPONENTS cpsat), links
+#                memplan::cpsat (Gecode hidden); the program loads no
+#                OR-tools library at start, only when cpsat first solves.
 file(REMOVE_RECURSE "${WORK_DIR}")
 set(prefix "${WORK_DIR}/prefix")
 execute_process(COMMAND ${CMAKE_COMMAND} --install "${BINARY_DIR}" --prefix "${prefix}"
@@ -11,7 +14,7 @@ execute_process(COMMAND ${CMAKE_COMMAND} --install "${BINARY_DIR}" --prefix "${p
 if(rc)
   message(FATAL_ERROR "install failed: ${rc}")
 endif()
-set(consumer_args -DWITH_CP=${WITH_CP})
+set(consumer_args -DWITH_CP=${WITH_CP} -DWITH_CPSAT=${WITH_CPSAT})
 if(NOT WITH_CP)
   list(APPEND consumer_args -DCMAKE_DISABLE_FIND_PACKAGE_Gecode=TRUE)
 endif()
@@ -32,6 +35,11 @@ if(rc)
 endif()
 file(GET_RUNTIME_DEPENDENCIES EXECUTABLES "${WORK_DIR}/build/consumer"
      RESOLVED_DEPENDENCIES_VAR libraries)
+set(all_libraries ${libraries})
+list(FILTER all_libraries INCLUDE REGEX "ortools|protobuf\\.so\\.33")
+if(all_libraries)
+  message(FATAL_ERROR "the consumer links OR-tools' libraries: ${all_libraries}")
+endif()
 list(FILTER libraries INCLUDE REGEX "gecode")
 if(WITH_CP AND NOT libraries)
   message(FATAL_ERROR "the consumer with cp loads no Gecode library")

@@ -12,7 +12,9 @@
 
 #include "absl/status/status.h"
 #include "flags.h"
+#include "memplan/load.h"
 #include "memplan/planner.h"
+#include "memplan/reorder.h"
 #include "memplan/types.h"
 
 namespace memplan::tool {
@@ -66,6 +68,18 @@ absl::Status CheckPlannerName(absl::string_view flag, absl::string_view name);
 // compares with the naive total and the lower bound. A sum over several pools
 // is never compared with the single-pool lower bound.
 std::string PlanSummary(const Problem& problem, const Plan& plan);
+
+// The lower bound over op orders of a graph input built with `options`
+// (LowerBoundOverOrders); nullopt for a buffer CSV, which has no ops, or
+// when it is beyond its counted work.
+absl::StatusOr<std::optional<OrderLowerBound>> InputOrderBound(
+    const LoadedInput& input, const BuildOptions& options);
+
+// One line about it: "any op order: at least X bytes (at op "NAME")", or
+// "any op order: not computed (...)" for a graph beyond the bound's work;
+// empty for a buffer CSV.
+std::string OrderBoundLine(const LoadedInput& input,
+                           const std::optional<OrderLowerBound>& bound);
 
 }  // namespace memplan::tool
 

@@ -121,4 +121,23 @@ std::string PlanSummary(const Problem& problem, const Plan& plan) {
   return out;
 }
 
+absl::StatusOr<std::optional<OrderLowerBound>> InputOrderBound(
+    const LoadedInput& input, const BuildOptions& options) {
+  if (!input.graph.has_value()) return std::nullopt;
+  return LowerBoundOverOrders(*input.graph, options);
+}
+
+std::string OrderBoundLine(const LoadedInput& input,
+                           const std::optional<OrderLowerBound>& bound) {
+  if (!input.graph.has_value()) return "";
+  if (!bound.has_value()) {
+    return absl::StrCat("any op order: not computed (more than ",
+                        kOrderBoundWork, " operations for this graph)");
+  }
+  const std::string op =
+      bound->op >= 0 ? input.graph->ops[bound->op].name : std::string();
+  return absl::StrFormat("any op order: at least %d bytes (at op \"%s\")",
+                         bound->bytes, op);
+}
+
 }  // namespace memplan::tool

@@ -167,14 +167,17 @@ absl::StatusOr<LoadOptions> ToolLoadOptions(const std::string& path,
   load.build = options;
   load.reorder = reorder;
   load.read = ReadOptionsFromFlags();
-  if (!absl::EndsWith(path, ".onnx")) return load;
 #ifdef MEMPLAN_HAVE_ONNX
-  // The --dim and --onnx-* flags matter to ONNX models only.
+  // The --dim and --onnx-* flags matter to ONNX models only; the importer
+  // is there for any other path too, so that an unknown type's error names
+  // .onnx among the types read.
+  (void)path;
   absl::StatusOr<GraphImporter> importer = OnnxImporterFromFlags(stats);
   if (!importer.ok()) return importer.status();
   load.importers.push_back(*std::move(importer));
   return load;
 #else
+  if (!absl::EndsWith(path, ".onnx")) return load;
   return absl::UnimplementedError(absl::StrCat(
       "\"", path,
       "\": this memplan was built without the ONNX importer (it needs "
@@ -204,7 +207,7 @@ absl::StatusOr<LoadedInput> LoadToolInput(const std::string& path,
       ToolLoadOptions(path, options, reorder, &stats);
   if (!load.ok()) return load.status();
   absl::StatusOr<LoadedInput> input = Load(path, *load);
-  if (input.ok() && !load->importers.empty() && import_report != nullptr) {
+  if (input.ok() && absl::EndsWith(path, ".onnx") && import_report != nullptr) {
     *import_report = ImportReport(stats);
   }
   return input;

@@ -23,6 +23,9 @@
 #ifdef MEMPLAN_HAVE_CP
 #include "memplan/planners/cp.h"
 #endif
+#ifdef MEMPLAN_HAVE_CPSAT
+#include "memplan/planners/cpsat.h"
+#endif
 
 #ifndef MEMPLAN_VERSION
 #define MEMPLAN_VERSION "unknown"
@@ -177,6 +180,12 @@ int main(int argc, char** argv) {
 #ifdef MEMPLAN_HAVE_CP
   // The optional planners this build links, before anything looks one up.
   if (absl::Status s = memplan::RegisterCpPlanner(); !s.ok()) {
+    std::cerr << "memplan: " << s.message() << "\n";
+    return 1;
+  }
+#endif
+#ifdef MEMPLAN_HAVE_CPSAT
+  if (absl::Status s = memplan::RegisterCpsatPlanner(); !s.ok()) {
     std::cerr << "memplan: " << s.message() << "\n";
     return 1;
   }

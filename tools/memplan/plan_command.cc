@@ -156,6 +156,13 @@ absl::Status Run(const Arguments& args) {
     }
   }
   std::cerr << PlanSummary(input->problem, *plan) << "\n";
+  absl::StatusOr<std::optional<OrderLowerBound>> order_bound =
+      InputOrderBound(*input, BuildOptionsFromFlags());
+  if (!order_bound.ok()) return order_bound.status();
+  if (const std::string line = OrderBoundLine(*input, *order_bound);
+      !line.empty()) {
+    std::cerr << line << "\n";
+  }
   if (!plan->counters.empty()) {
     std::cerr << "counters: "
               << absl::StrJoin(plan->counters, ", ",

@@ -7,10 +7,12 @@
 #include <vector>
 
 #include "absl/flags/flag.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "commands.h"
 #include "input.h"
+#include "memplan/formats.h"
 #include "memplan/load.h"
 #include "memplan/memplan.h"
 #include "memplan/report.h"
@@ -61,13 +63,30 @@ absl::Status Check(const Arguments& args) {
 // then those of --planners, or --planner's (the default
 // planner's) when nothing else gives a plan. A planner of --planners without
 // a plan is listed with its reason, as compare does.
+// Whether `path` is a buffer CSV with an offset column: its own PLAN.
+absl::StatusOr<bool> IsCsvPlan(const std::string& path) {
+  if (!absl::EndsWith(path, ".csv") && !absl::EndsWith(path, ".csv.gz")) {
+    return false;
+  }
+  absl::StatusOr<PlanFile> file = ReadPlanFile(path, ReadOptionsFromFlags());
+  if (!file.ok()) return file.status();
+  absl::StatusOr<BufferCsv> csv = ParseBufferCsv(file->text);
+  if (!csv.ok()) return absl::InvalidArgumentError(
+      absl::StrCat(path, ": ", csv.status().message()));
+  return csv->plan.has_value();
+}
+
 absl::Status Run(const Arguments& args) {
   absl::StatusOr<LoadedInput> input;
+  BuildOptions build = BuildOptionsFromFlags();
   std::vector<Plan> plans;
   HtmlReportInput html;
-  if (args.positional.size() == 2) {
+  absl::StatusOr<bool> own_plan = IsCsvPlan(args.positional[0]);
+  if (!own_plan.ok()) return own_plan.status();
+  if (args.positional.size() == 2 || *own_plan) {
     // INPUT as PLAN was made of it, as verify reads it.
-    absl::StatusOr<PlanFile> file = ReadPlanFile(args.positional[1], ReadOptionsFromFlags());
+    absl::StatusOr<PlanFile> file =
+        ReadPlanFile(args.positional.back(), ReadOptionsFromFlags());
     if (!file.ok()) return file.status();
     absl::StatusOr<PlanInput> of_plan =
         LoadInputOfPlan(args.positional[0], *file, args);
@@ -77,6 +96,7 @@ absl::Status Run(const Arguments& args) {
       std::cerr << file->path << ": " << note << "\n";
     }
     input = std::move(of_plan->input);
+    build = of_plan->build.build;
     absl::StatusOr<Plan> plan = ParseToolPlan(*file, input->problem);
     if (!plan.ok()) return plan.status();
     if (plan->planner.empty()) plan->planner = "plan file";
@@ -108,10 +128,20 @@ absl::Status Run(const Arguments& args) {
     }
   }
   const Graph* graph = input->graph.has_value() ? &*input->graph : nullptr;
+  absl::StatusOr<std::optional<OrderLowerBound>> order_bound =
+      InputOrderBound(*input, build);
+  if (!order_bound.ok()) return order_bound.status();
   for (const Plan& plan : plans) {
     absl::StatusOr<PlanReport> report =
         AnalyzePlan(input->problem, plan, graph);
     if (!report.ok()) return report.status();
+    if (order_bound->has_value()) {
+      report->order_lower_bound = (*order_bound)->bytes;
+      if ((*order_bound)->op >= 0) {
+        report->order_lower_bound_op = absl::StrCat(
+            "\"", graph->ops[(*order_bound)->op].name, "\"");
+      }
+    }
     html.plans.push_back(std::move(*report));
   }
   const std::string path = absl::GetFlag(FLAGS_html);

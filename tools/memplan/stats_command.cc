@@ -56,6 +56,11 @@ absl::Status Run(const Arguments& args) {
   }
   std::cout << "naive total: " << NaiveTotal(problem) << "\n"
             << "lower bound: " << LowerBound(problem) << "\n";
+  absl::StatusOr<std::optional<OrderLowerBound>> order_bound =
+      InputOrderBound(*input, BuildOptionsFromFlags());
+  if (!order_bound.ok()) return order_bound.status();
+  const std::string line = OrderBoundLine(*input, *order_bound);
+  if (!line.empty()) std::cout << line << "\n";
   if (absl::GetFlag(FLAGS_shared_objects)) PrintSharedObjects(problem);
   return absl::OkStatus();
 }
@@ -68,8 +73,10 @@ Command StatsCommand() {
       .synopsis = "INPUT [flags]",
       .description =
           "Prints INPUT's figures: ops, tensors, planned buffers, pools, the "
-          "naive total (every buffer its own bytes) and the lower bound (the "
-          "most bytes alive at one step, for one pool). It plans nothing "
+          "naive total (every buffer its own bytes), the lower bound (the "
+          "most bytes alive at one step, for one pool) and, for a graph, the "
+          "lower bound over op orders (no valid order of its ops needs fewer "
+          "bytes, see --reorder). It plans nothing "
           "unless --shared-objects asks for memonger's statistics.",
       .min_positional = 1,
       .max_positional = 1,

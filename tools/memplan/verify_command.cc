@@ -50,9 +50,11 @@ absl::Status Run(const Arguments& args) {
   std::string input_path;
   if (args.positional.size() == 2) {
     input_path = args.positional[0];
+  } else if (file->csv) {
+    input_path = path;  // a buffer CSV with offsets holds its own input
   } else if (!provenance->has_value()) {
     return absl::InvalidArgumentError(absl::StrCat(
-        path, " records no input (a buffer CSV or an older plan file); give "
+        path, " records no input (an older plan file); give "
               "it: memplan verify INPUT PLAN"));
   } else {
     absl::StatusOr<std::string> found = RecordedInput(**provenance, path);
@@ -99,7 +101,8 @@ Command VerifyCommand() {
           "error, and what they accept beyond INPUT (graph inputs or outputs "
           "left to the caller, an op ordering) is named in the answer. Build "
           "flags given replace the recorded ones and are used as given. A "
-          "CSV plan needs INPUT and the flags it was planned with. Exits 0 "
+          "CSV plan is checked against INPUT, or alone against its own rows, "
+          "with the flags it was planned with. Exits 0 "
           "with a summary when the plan is valid, 1 with the verifier's "
           "message when not.",
       .flags = InputFlags(),

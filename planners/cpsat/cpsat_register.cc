@@ -1,0 +1,58 @@
+// The registry entry of the optional cpsat planner: its options and its
+// composition (the search from the heuristic start).
+
+#include <memory>
+#include <utility>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "cpsat.h"
+#include "memplan/compose.h"
+#include "memplan/planner.h"
+#include "planners.h"
+
+namespace memplan {
+namespace {
+
+// The heuristic start's share of the work limit (as cp's).
+constexpr double kCpsatStartShare = 0.5;
+
+std::vector<PlannerOption> CpsatOptionList() {
+  const CpsatOptions d;
+  return {
+      IntOption("workers", d.workers,
+                "CP-SAT's workers (more than 1 is not deterministic)", 1, 256),
+      IntOption("max_buffers", d.max_buffers,
+                "above this many buffers with bytes no model is built (0: no "
+                "bound)",
+                0),
+      BoolOption("warm_start", true,
+                 "start from best's plan (false: the search alone)"),
+      DoubleOption("start_share", kCpsatStartShare,
+                   "the warm start's share of the work limit", 0, 1),
+  };
+}
+
+std::unique_ptr<Planner> RegisteredCpsat(const OptionValues& values) {
+  CpsatOptions options;
+  options.workers = static_cast<int>(values.Int("workers"));
+  options.max_buffers = values.Int("max_buffers");
+  std::unique_ptr<SearchPlanner> search = MakeCpsatPlanner(options);
+  if (!values.Bool("warm_start")) return search;
+  return WarmStarted(std::move(search), internal::MakeHeuristicStart(),
+                     values.Double("start_share"));
+}
+
+}  // namespace
+
+// Explicit, not a static initialiser, as RegisterCpPlanner().
+absl::Status RegisterCpsatPlanner() {
+  static const absl::Status registered = RegisterPlanner(
+      {"cpsat",
+       "the seed notebook's model with OR-tools' CP-SAT, from best's plan",
+       PlannerKind::kExact, PlannerCost::kModel, CpsatOptionList()},
+      &RegisteredCpsat);
+  return registered;
+}
+
+}  // namespace memplan

@@ -1,0 +1,323 @@
+"""memplan as ExecuTorch's memory planner.
+
+    from executorch.exir import ExecutorchBackendConfig
+    import memplan.executorch
+    config = ExecutorchBackendConfig(
+        memory_planning_pass=memplan.executorch.memory_planning_pass())
+    program = edge_program.to_executorch(config)
+
+`memory_planning_pass(planner="best", **options)` is an ExecuTorch
+`MemoryPlanningPass` whose algorithm is memplan; `algorithm(...)` is that
+algorithm alone, for a `MemoryPlanningAlgorithmSuite` of your own.
+
+What ExecuTorch decides stays ExecuTorch's; memplan only places:
+- the TensorSpecs ExecuTorch hands its algorithms (its `apply_algo` picks
+  them: graph inputs, outputs and mutable buffers as the pass's
+  `alloc_*` options say; one spec for every node that shares it: views
+  through `memory.view`, out-variant `alloc` nodes, in-place ATen ops);
+- their lifetimes as ExecuTorch computes them (`update_all_tensors_lifetime`:
+  node indices, both ends included, a storage base stretched over its
+  dependents), kept exactly: spec lifetime [a, b] is memplan lifetime
+  [a, b + 1), one memplan op per graph node;
+- their sizes as ExecuTorch computes them (`allocated_memory` after
+  `realign(alignment)`), and the alignment as the pool's;
+- every `mem_id` arena as its own memplan pool, planned on its own (arenas
+  share no address), after the bytes ExecuTorch reserves at its start for
+  control-flow submodules (`input_mem_buffer_sizes`) and with its
+  `extra_padding` at the end, as `greedy` does;
+- storage sharing as ExecuTorch resolves it (`_resolve_storage_base_specs`):
+  a spec with a `storage_base` (a result a pass marked with
+  `_share_alloc_with_arg_idx`) is not planned; it lives at its base's
+  offset plus `storage_base_offset`, in its base's arena.
+
+The placement is written back as ExecuTorch's algorithms write it (a
+`MemoryAlgoResult` the suite copies into `mem_id`, `mem_offset` and
+`mem_obj_id`; `mem_obj_id` numbers the groups of specs whose byte ranges
+overlap, directly or through others, which is what ExecuTorch's Verifier
+checks it against). memplan's verifier
+checks every arena's plan, and the pass runs ExecuTorch's own `Verifier`
+(`verify_storage_reuse`) on the planned graph as well.
+
+Deterministic: no wall-clock limit unless one is given (`time_limit=`); the
+search planners stop at memplan's counted `work_limit`.
+"""
+
+import dataclasses as _dataclasses
+
+import memplan as _memplan
+
+from executorch.exir.memory_planning import (
+    MemoryAlgoResult as _MemoryAlgoResult,
+    MemoryPlanningAlgorithmSuite as _Suite,
+    SpecAllocResult as _SpecAllocResult,
+    Verifier as _Verifier,
+)
+from executorch.exir.passes.memory_planning_pass import (
+    MemoryPlanningPass as _MemoryPlanningPass,
+)
+from executorch.exir.tensor import ALIGNMENT
+
+__all__ = ["ALIGNMENT", "Arena", "MemplanAlgorithm", "MemplanPlanningPass",
+           "algorithm", "arena_graph", "memory_planning_pass"]
+
+# Keyword arguments of ExecuTorch's MemoryPlanningPass; every other option of
+# memory_planning_pass() goes to memplan.plan().
+_PASS_OPTIONS = ("alloc_graph_input", "alloc_graph_output",
+                 "alloc_mutable_buffers", "share_mutable_buffers",
+                 "allow_lifetime_and_storage_overlap")
+_PLAN_OPTIONS = ("time_limit", "work_limit", "seed", "threads", "options")
+
+
+@_dataclasses.dataclass
+class Arena:
+    """One `mem_id` arena as memplan planned it (bytes).
+
+    size: the arena's bytes as ExecuTorch records them in
+      `non_const_buffer_sizes[mem_id]` (reserved + peak + padding).
+    peak, lower_bound, naive_total: memplan's figures for the planned specs.
+    reserved: bytes ExecuTorch keeps at the arena's start for control-flow
+      submodules; padding: its `extra_padding` at the end.
+    graph: the memplan graph that was planned (one op per graph node).
+    """
+
+    mem_id: int
+    size: int
+    peak: int
+    lower_bound: int
+    naive_total: int
+    reserved: int
+    padding: int
+    specs: int
+    planner: str
+    graph: object = _dataclasses.field(repr=False, default=None)
+
+
+def _spec_name(mem_id, index):
+    return f"m{mem_id}_spec{index}"
+
+
+def arena_graph(specs, mem_id, alignment):
+    """The memplan Graph of the root specs of one arena: tensor
+    `m<mem_id>_spec<i>` is specs[i] with its `allocated_memory`, produced by op `node<a>` and last
+    read by op `node<b>` for its lifetime [a, b], so that memplan's lifetime
+    is exactly [a, b + 1). Specs of size 0 are left out (they hold no byte).
+    """
+    tensors, starts, ends = [], {}, {}
+    last = 0
+    for i, spec in enumerate(specs):
+        start, end = spec.lifetime
+        if start is None or end is None or start > end:
+            raise ValueError(
+                f"memplan.executorch: {spec} (mem_id {mem_id}) has no valid "
+                f"lifetime: {spec.lifetime}")
+        size = spec.allocated_memory
+        if size == 0:
+            continue
+        name = _spec_name(mem_id, i)
+        tensors.append(_memplan.Tensor(
+            name, size, alignment=alignment, shape=list(spec.shape),
+            dtype=str(spec.dtype).replace("torch.", "")))
+        starts.setdefault(start, []).append(name)
+        if end > start:
+            ends.setdefault(end, []).append(name)
+        last = max(last, end)
+    ops = [_memplan.Op(f"node{t}", ends.get(t, []), starts.get(t, []))
+           for t in range(last + 1)] if tensors else []
+    return _memplan.Graph(
+        name=f"mem_id_{mem_id}", tensors=tensors, ops=ops,
+        pools=[_memplan.Pool(f"mem_id_{mem_id}", 0, alignment)])
+
+
+def _root(spec):
+    """The spec that owns `spec`'s bytes and `spec`'s offset in it."""
+    offset, seen = 0, {id(spec)}
+    while spec.storage_base is not None:
+        if spec.storage_base_offset < 0:
+            raise ValueError(f"memplan.executorch: {spec} has a negative "
+                             f"storage_base_offset {spec.storage_base_offset}")
+        offset += spec.storage_base_offset
+        spec = spec.storage_base
+        if id(spec) in seen:
+            raise ValueError("memplan.executorch: circular storage_base chain "
+                             f"through {spec}")
+        seen.add(id(spec))
+    return spec, offset
+
+
+class MemplanAlgorithm:
+    """An ExecuTorch memory planning algorithm (the signature of `greedy` and
+    `naive`: (alignment, specs, graph_module, graph_signature,
+    extra_padding) -> MemoryAlgoResult) that places the specs with memplan.
+
+    `arenas` holds the last call's `Arena`s, by mem_id (ExecuTorch calls
+    the algorithm once per graph: control-flow submodules first, then the
+    method's graph). Its `__name__`, the key ExecuTorch's suite files its
+    result under, is `memplan_<planner>`."""
+
+    def __init__(self, planner="best", **plan_options):
+        _check_options(plan_options, _PLAN_OPTIONS)
+        if planner not in _memplan.planners():
+            raise ValueError(f"memplan.executorch: unknown planner "
+                             f"{planner!r}; valid: "
+                             + ", ".join(_memplan.planners()))
+        self.__name__ = f"memplan_{planner}"
+        self.planner = planner
+        self.plan_options = plan_options
+        self.arenas = {}
+
+    def __repr__(self):
+        return f"memplan.executorch.algorithm({self.planner!r})"
+
+    def __call__(self, alignment, specs, graph_module, graph_signature=None,
+                 extra_padding=0):
+        result = _MemoryAlgoResult({}, [])
+        roots, dependents = {}, []
+        for spec in specs:
+            spec.realign(alignment)
+            mem_id = 1 if spec.mem_id is None else spec.mem_id
+            result.spec_dict[spec] = _SpecAllocResult(mem_id, 0, 0)
+            if spec.storage_base is None:
+                roots.setdefault(mem_id, []).append(spec)
+            else:
+                dependents.append(spec)
+        reserved = getattr(graph_module, "input_mem_buffer_sizes", None) or []
+        self.arenas = {}
+        sizes = [0, 0]
+        for mem_id in sorted(roots):
+            arena = self._plan_arena(mem_id, roots[mem_id], alignment,
+                                     reserved[mem_id] if mem_id < len(reserved)
+                                     else 0, extra_padding, result)
+            self.arenas[mem_id] = arena
+            sizes.extend([0] * (mem_id + 1 - len(sizes)))
+            sizes[mem_id] = arena.size
+        for spec in dependents:
+            self._place_dependent(spec, result)
+        _number_objects(result)
+        result.bufsizes = sizes
+        return result
+
+    def _plan_arena(self, mem_id, specs, alignment, reserved, padding,
+                    result):
+        graph = arena_graph(specs, mem_id, alignment)
+        if graph.tensors:
+            plan = _memplan.plan(graph, self.planner, alignment=alignment,
+                                 **self.plan_options)
+            placed = plan.tensors
+            peak, lower, naive = (plan.peak, plan.lower_bound,
+                                  plan.naive_total)
+        else:
+            placed, peak, lower, naive = {}, 0, 0, 0
+        for i, spec in enumerate(specs):
+            _, offset = placed.get(_spec_name(mem_id, i), (None, 0))
+            result.spec_dict[spec].mem_offset = reserved + offset
+        return Arena(mem_id=mem_id, size=reserved + peak + padding, peak=peak,
+                     lower_bound=lower, naive_total=naive, reserved=reserved,
+                     padding=padding, specs=len(specs),
+                     planner=self.planner, graph=graph)
+
+    @staticmethod
+    def _place_dependent(spec, result):
+        root, offset = _root(spec)
+        if root not in result.spec_dict:
+            raise ValueError(
+                f"memplan.executorch: {spec} shares the storage of {root}, "
+                "which is not among the specs to plan (a graph input or "
+                "output left to the caller?)")
+        if offset + spec.allocated_memory > root.allocated_memory:
+            raise ValueError(
+                f"memplan.executorch: {spec} ({spec.allocated_memory} bytes "
+                f"at +{offset}) does not fit in its storage base {root} "
+                f"({root.allocated_memory} bytes)")
+        base = result.spec_dict[root]
+        mine = result.spec_dict[spec]
+        mine.mem_id = base.mem_id
+        mine.mem_offset = base.mem_offset + offset
+        if mine.mem_offset % spec.alignment:
+            raise ValueError(
+                f"memplan.executorch: {spec} at offset {mine.mem_offset} in "
+                f"its storage base breaks its alignment {spec.alignment}")
+
+
+def _check_options(options, valid):
+    unknown = sorted(set(options) - set(valid))
+    if unknown:
+        raise TypeError(f"memplan.executorch: unknown option(s) "
+                        f"{', '.join(unknown)}; valid: " + ", ".join(valid))
+
+
+def _number_objects(result):
+    """Sets mem_obj_id: one id per group of specs (in one arena) whose byte
+    ranges chain into each other, so that two specs share bytes exactly when
+    ExecuTorch's Verifier expects them to share an id."""
+    by_arena = {}
+    for spec, place in result.spec_dict.items():
+        by_arena.setdefault(place.mem_id, []).append((place, spec))
+    for entries in by_arena.values():
+        entries.sort(key=lambda e: (e[0].mem_offset, -e[1].allocated_memory))
+        obj, end = -1, None
+        for place, spec in entries:
+            size = spec.allocated_memory
+            if size == 0:  # holds no byte: shares with nothing
+                continue
+            if end is None or place.mem_offset >= end:
+                obj += 1
+                end = place.mem_offset
+            place.mem_obj_id = obj
+            end = max(end, place.mem_offset + size)
+        for place, spec in entries:
+            if spec.allocated_memory == 0:
+                obj += 1
+                place.mem_obj_id = obj
+
+
+class MemplanPlanningPass(_MemoryPlanningPass):
+    """ExecuTorch's MemoryPlanningPass with memplan as its algorithm, that
+    also runs ExecuTorch's Verifier over every plan (ExecuTorch runs it for
+    its `greedy` only; it compares every pair of specs, so `verify=False`
+    leaves it out on very large graphs, memplan's own verifier still runs).
+    `algorithm` is the MemplanAlgorithm; its `arenas` describe the last
+    graph planned."""
+
+    def __init__(self, algorithm, *, verify=True, **pass_options):
+        self.algorithm = algorithm
+        self.verify = verify
+        super().__init__(memory_planning_algo=_Suite(algo_list=[algorithm]),
+                         **pass_options)
+
+    def run(self, graph_module, graph_signature=None):
+        result = super().run(graph_module, graph_signature)
+        if not self.verify:
+            return result
+        _Verifier(
+            graph_module, self.alloc_graph_input, self.alloc_graph_output,
+            self.alloc_mutable_buffers and not self.share_mutable_buffers,
+            graph_signature,
+        ).verify_storage_reuse(self.allow_lifetime_and_storage_overlap)
+        return result
+
+
+def algorithm(planner="best", **options):
+    """A MemplanAlgorithm: memplan's `planner` (a name of memplan.planners())
+    as an ExecuTorch memory planning algorithm, for
+    `MemoryPlanningAlgorithmSuite(algo_list=[...])`. `options` go to
+    memplan.plan: time_limit, work_limit, seed, threads, options."""
+    return MemplanAlgorithm(planner, **options)
+
+
+def memory_planning_pass(planner="best", *, alignment=ALIGNMENT, verify=True,
+                         **options):
+    """An ExecuTorch MemoryPlanningPass that plans with memplan's `planner`.
+
+    alignment: of every planned tensor (ExecuTorch's default, 16 bytes).
+    verify: run ExecuTorch's Verifier over the plan as well (quadratic in
+      the specs; memplan's verifier runs either way).
+    alloc_graph_input, alloc_graph_output, alloc_mutable_buffers,
+      share_mutable_buffers, allow_lifetime_and_storage_overlap: as
+      ExecuTorch's MemoryPlanningPass takes them.
+    time_limit, work_limit, seed, threads, options: as memplan.plan takes
+      them (no time limit by default: the same program gives the same plan).
+    """
+    _check_options(options, _PASS_OPTIONS + _PLAN_OPTIONS)
+    pass_options = {k: options.pop(k) for k in _PASS_OPTIONS if k in options}
+    return MemplanPlanningPass(algorithm(planner, **options), verify=verify,
+                               alignment=alignment, **pass_options)

@@ -1,0 +1,154 @@
+// The dependency DAG every op ordering keeps. See op_dag.h.
+
+#include "model/op_dag.h"
+
+#include <algorithm>
+#include <numeric>
+#include <string>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+
+namespace memplan::internal {
+namespace {
+
+constexpr int kNone = -1;
+
+// Adds the order Op::writes asks for to `succ`: per written group of bytes
+// (`group`, ByteGroups()), its readers and writers in the original order as
+// a chain. A writer comes after the readers since the previous writer and
+// after that writer; a reader comes after the previous writer. By
+// transitivity every reader keeps its side of every writer, and the writers
+// their order, with at most two edges per (op, group) instead of one per
+// (reader, writer) pair. Every edge points forward in the original order,
+// so the DAG stays acyclic. Groups nobody writes add nothing: a view moves
+// no data.
+void AddWriteOrder(const Graph& graph,
+                   const absl::flat_hash_map<std::string, int>& index,
+                   const std::vector<int>& group,
+                   std::vector<std::vector<int>>& succ) {
+  struct Chain {
+    int writer = kNone;        // the latest writer so far
+    std::vector<int> readers;  // readers since it
+  };
+  absl::flat_hash_map<int, Chain> chains;  // written groups only
+  for (const Op& op : graph.ops) {
+    for (int j : op.writes) {
+      chains.try_emplace(group[TensorIndex(index, op.inputs[j])]);
+    }
+  }
+  if (chains.empty()) return;
+  std::vector<int> writes;
+  std::vector<int> reads;
+  for (int i = 0; i < static_cast<int>(graph.ops.size()); ++i) {
+    const Op& op = graph.ops[i];
+    writes.clear();
+    reads.clear();
+    for (int j : op.writes) {
+      writes.push_back(group[TensorIndex(index, op.inputs[j])]);
+    }
+    for (const std::string& name : op.inputs) {
+      const int g = group[TensorIndex(index, name)];
+      if (chains.contains(g)) reads.push_back(g);
+    }
+    for (std::vector<int>* v : {&writes, &reads}) {
+      std::sort(v->begin(), v->end());
+      v->erase(std::unique(v->begin(), v->end()), v->end());
+    }
+    for (int g : writes) {
+      Chain& chain = chains[g];
+      for (int r : chain.readers) succ[r].push_back(i);
+      if (chain.writer != kNone) succ[chain.writer].push_back(i);
+      chain.readers.clear();
+      chain.writer = i;
+    }
+    for (int g : reads) {
+      if (std::binary_search(writes.begin(), writes.end(), g)) continue;
+      Chain& chain = chains[g];
+      if (chain.writer != kNone) succ[chain.writer].push_back(i);
+      chain.readers.push_back(i);
+    }
+  }
+}
+
+}  // namespace
+
+std::vector<int> ByteGroups(
+    const Graph& graph, const Problem& problem,
+    const absl::flat_hash_map<std::string, int>& index) {
+  std::vector<int> group(graph.tensors.size());
+  std::iota(group.begin(), group.end(), 0);
+  auto find = [&](int t) {
+    while (group[t] != t) t = group[t] = group[group[t]];
+    return t;
+  };
+  auto unite = [&](int a, int b) {
+    a = find(a);
+    b = find(b);
+    if (a != b) group[std::max(a, b)] = std::min(a, b);
+  };
+  for (const Op& op : graph.ops) {
+    for (const OperandPair& pair : op.alias) {
+      unite(TensorIndex(index, op.outputs[pair.output]),
+            TensorIndex(index, op.inputs[pair.input]));
+    }
+  }
+  for (const Buffer& buffer : problem.buffers) {
+    int first = kNone;
+    for (const std::string& name : buffer.tensors) {
+      auto it = index.find(name);
+      if (it == index.end()) continue;
+      if (first == kNone) first = it->second;
+      unite(first, it->second);
+    }
+  }
+  for (int t = 0; t < static_cast<int>(group.size()); ++t) group[t] = find(t);
+  return group;
+}
+
+Dag BuildDag(const Graph& graph,
+             const absl::flat_hash_map<std::string, int>& index,
+             const std::vector<int>& group) {
+  const int n = static_cast<int>(graph.ops.size());
+  std::vector<int> producer(graph.tensors.size(), kNone);
+  std::vector<int> last_reader(graph.tensors.size(), kNone);
+  std::vector<std::vector<int>> readers(graph.tensors.size());
+  for (int i = 0; i < n; ++i) {
+    for (const std::string& name : graph.ops[i].inputs) {
+      const int t = TensorIndex(index, name);
+      readers[t].push_back(i);
+      last_reader[t] = i;
+    }
+    for (const std::string& name : graph.ops[i].outputs) {
+      producer[TensorIndex(index, name)] = i;
+    }
+  }
+  Dag dag;
+  dag.succ.assign(n, {});
+  for (int i = 0; i < n; ++i) {
+    const Op& op = graph.ops[i];
+    for (const std::string& name : op.inputs) {
+      const int p = producer[TensorIndex(index, name)];
+      if (p != kNone) dag.succ[p].push_back(i);
+    }
+    // An op that may write its input in place keeps reading it last, so the
+    // in-place merge of the original order survives any new order.
+    for (const OperandPair& pair : op.inplace) {
+      const int t = TensorIndex(index, op.inputs[pair.input]);
+      if (last_reader[t] != i) continue;
+      for (int r : readers[t]) {
+        if (r != i) dag.succ[r].push_back(i);
+      }
+    }
+  }
+  AddWriteOrder(graph, index, group, dag.succ);
+  dag.indegree.assign(n, 0);
+  for (auto& s : dag.succ) {
+    std::sort(s.begin(), s.end());
+    s.erase(std::unique(s.begin(), s.end()), s.end());
+    for (int j : s) ++dag.indegree[j];
+  }
+  return dag;
+}
+
+}  // namespace memplan::internal

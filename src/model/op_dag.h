@@ -1,0 +1,48 @@
+// The dependency DAG of a graph's ops: what every op ordering keeps (data
+// dependencies, in-place opportunities of the given order, writes). Shared
+// by the orderings (reorder.cc) and the lower bound over all orders
+// (order_bound.cc).
+
+#ifndef MEMPLAN_MODEL_OP_DAG_H_
+#define MEMPLAN_MODEL_OP_DAG_H_
+
+#include <string>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "memplan/problem.h"
+#include "memplan/types.h"
+
+namespace memplan::internal {
+
+// The dependency DAG of a graph that BuildProblem accepts. Every edge points
+// forward in the graph's order.
+struct Dag {
+  std::vector<std::vector<int>> succ;  // sorted, unique
+  std::vector<int> indegree;
+};
+
+// The index of a tensor name BuildProblem checked.
+inline int TensorIndex(const absl::flat_hash_map<std::string, int>& index,
+                       const std::string& name) {
+  return index.at(name);
+}
+
+// Per tensor: the representative of the bytes it lives in. Alias hints
+// always share; an in-place merge BuildProblem applied shows as one buffer
+// of `problem` holding both tensors. Unplanned tensors (constants by
+// default) share through their alias hints only.
+std::vector<int> ByteGroups(const Graph& graph, const Problem& problem,
+                            const absl::flat_hash_map<std::string, int>& index);
+
+// The DAG every ordering keeps: an op after the producers of its inputs; an
+// op that may write its input in place (and reads it last in the graph's
+// order) after the input's other readers; and the order Op::writes asks for
+// per written group of bytes (`group`, ByteGroups()).
+Dag BuildDag(const Graph& graph,
+             const absl::flat_hash_map<std::string, int>& index,
+             const std::vector<int>& group);
+
+}  // namespace memplan::internal
+
+#endif  // MEMPLAN_MODEL_OP_DAG_H_

@@ -1,0 +1,288 @@
+// The cpsat planner: the seed notebook's optimum, agreement with brute
+// force on tiny problems of one and of two pools (alignment, fixed
+// placements, explicit conflicts, capacities), infeasible capacities,
+// determinism, and the warm start.
+
+#include "cpsat/cpsat.h"
+
+#include <algorithm>
+#include <limits>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "gtest/gtest.h"
+#include "memplan/io.h"
+#include "memplan/memplan.h"
+#include "oracles.h"
+#include "test_util.h"
+
+namespace memplan {
+namespace {
+
+using ::memplan::testing::LoadProblem;
+using ::memplan::testing::RandomProblem;
+using ::memplan::testing::RandomProblemOptions;
+
+// Solves with the search alone (warm_start false) or from the registered
+// heuristic start, and checks the plan with the verifier.
+absl::StatusOr<Plan> SolveCpsat(const Problem& problem, bool warm_start,
+                                CpsatStats* stats = nullptr,
+                                PlanOptions options = testing::CountedWork(10)) {
+  std::unique_ptr<Planner> planner;
+  if (warm_start) {
+    absl::StatusOr<std::unique_ptr<Planner>> registered = CreatePlanner("cpsat");
+    if (!registered.ok()) return registered.status();
+    planner = *std::move(registered);
+  } else {
+    planner = MakeCpsatPlanner(CpsatOptions{}, stats);
+  }
+  absl::StatusOr<Plan> plan = planner->Solve(problem, options);
+  if (plan.ok()) {
+    EXPECT_TRUE(VerifyPlan(problem, *plan).ok()) << VerifyPlan(problem, *plan);
+    EXPECT_EQ(plan->assignments.size(), problem.buffers.size());
+    EXPECT_EQ(plan->planner, "cpsat");
+  }
+  return plan;
+}
+
+TEST(CpsatTest, RegisteredAfterTheCorePlanners) {
+  int found = 0;
+  for (const PlannerInfo& info : RegisteredPlanners())
+    found += info.name == "cpsat";
+  EXPECT_EQ(found, 1);
+  EXPECT_EQ(RegisteredPlanners().back().name, "cpsat");
+  absl::StatusOr<std::unique_ptr<Planner>> cpsat =
+      CreatePlanner("cpsat", {{"workers", "1"}, {"warm_start", "false"}});
+  ASSERT_TRUE(cpsat.ok()) << cpsat.status();
+  EXPECT_EQ((*cpsat)->name(), "cpsat");
+}
+
+Problem SeedProblem() {
+  return *LoadProblem("seed/seed000_model.json",
+                      {.plan_constants = true, .alignment = 4});
+}
+
+TEST(CpsatTest, SeedModelOptimumIsProven) {
+  const Problem problem = SeedProblem();
+  PlanMemoryOptions options;
+  options.planner = "cpsat";
+  absl::StatusOr<Plan> plan = PlanMemory(problem, options);
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  EXPECT_EQ(plan->peak, 697888);
+  EXPECT_EQ(plan->lower_bound, 697888);
+  EXPECT_TRUE(plan->proven_optimal);
+
+  // The model alone, without the heuristic start, finds and proves it too.
+  CpsatStats stats;
+  plan = SolveCpsat(problem, /*warm_start=*/false, &stats);
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  EXPECT_EQ(plan->peak, 697888);
+  EXPECT_TRUE(plan->proven_optimal);
+  EXPECT_TRUE(stats.model_built);
+  EXPECT_FALSE(stats.used_warm_start);
+  EXPECT_EQ(stats.status, 4);  // OPTIMAL
+  EXPECT_EQ(plan->counters.at("objective_bound"), 697888);
+}
+
+// Three buffers alive at different steps that explicitly conflict pairwise:
+// the lower bound (8) knows nothing of the explicit conflicts; the optimum
+// is 24.
+Problem ExplicitTriangle(Bytes capacity) {
+  return Problem{
+      .buffers = {Buffer{.name = "x", .size = 8, .lifetime = {0, 1}},
+                  Buffer{.name = "y", .size = 8, .lifetime = {1, 2}},
+                  Buffer{.name = "z", .size = 8, .lifetime = {2, 3}}},
+      .pools = {Pool{.name = "sram", .capacity = capacity}},
+      .conflicts = {{.a = 0, .b = 1}, {.a = 0, .b = 2}, {.a = 1, .b = 2}}};
+}
+
+TEST(CpsatTest, ExplicitConflictsAboveTheLowerBound) {
+  for (bool warm : {false, true}) {
+    absl::StatusOr<Plan> plan = SolveCpsat(ExplicitTriangle(0), warm);
+    ASSERT_TRUE(plan.ok()) << plan.status();
+    EXPECT_EQ(plan->lower_bound, 8);
+    EXPECT_EQ(plan->peak, 24);
+    EXPECT_TRUE(plan->proven_optimal);
+  }
+}
+
+TEST(CpsatTest, CapacityFitsOnlyTheOptimumOrNothing) {
+  absl::StatusOr<Plan> plan = SolveCpsat(ExplicitTriangle(24), false);
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  EXPECT_EQ(plan->peak, 24);
+
+  // Greedy by size needs 10 bytes here, the optimum is 7 (cp_test.cc).
+  Problem trap{
+      .buffers = {Buffer{.name = "a", .size = 4, .lifetime = {0, 1}},
+                  Buffer{.name = "b", .size = 3, .lifetime = {0, 3}},
+                  Buffer{.name = "c", .size = 3, .lifetime = {2, 4}},
+                  Buffer{.name = "d", .size = 4, .lifetime = {3, 5}}},
+      .pools = {Pool{.name = "default", .capacity = 7}}};
+  for (bool warm : {false, true}) {
+    plan = SolveCpsat(trap, warm);
+    ASSERT_TRUE(plan.ok()) << plan.status();
+    EXPECT_EQ(plan->peak, 7);
+    EXPECT_TRUE(plan->proven_optimal);
+  }
+
+  // The lower bound fits (8 <= 16), no plan does: CP-SAT proves it.
+  for (bool warm : {false, true}) {
+    plan = SolveCpsat(ExplicitTriangle(16), warm);
+    ASSERT_FALSE(plan.ok());
+    EXPECT_EQ(plan.status().code(), absl::StatusCode::kResourceExhausted)
+        << plan.status();
+  }
+  // A buffer larger than its pool: named.
+  plan = SolveCpsat(ExplicitTriangle(4), false);
+  ASSERT_FALSE(plan.ok());
+  EXPECT_EQ(plan.status().code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_NE(plan.status().message().find("\"x\""), std::string::npos)
+      << plan.status();
+}
+
+TEST(CpsatTest, FixedPlacementsAlignmentAndZeroSizeBuffers) {
+  Problem problem{
+      .buffers = {Buffer{.name = "fixed",
+                         .size = 16,
+                         .lifetime = {0, 4},
+                         .fixed = Placement{.pool = 0, .offset = 16}},
+                  Buffer{.name = "a", .size = 16, .lifetime = {0, 2}},
+                  Buffer{.name = "b", .size = 32, .lifetime = {1, 3}},
+                  Buffer{.name = "empty", .size = 0, .lifetime = {0, 4}}},
+      .pools = {Pool{.name = "default", .alignment = 16}}};
+  absl::StatusOr<Plan> plan = SolveCpsat(problem, false);
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  EXPECT_EQ(plan->assignments[0].offset, 16);
+  // a below the fixed buffer, b above it.
+  EXPECT_EQ(plan->peak, 64);
+  EXPECT_TRUE(plan->proven_optimal);
+}
+
+// The smallest peak of a problem of several pools, by brute force: every
+// assignment of buffers to their allowed pools, each pool's part solved by
+// the single-pool oracle; the sum of the pools' peaks (Plan::peak). Max:
+// no assignment fits the capacities.
+Bytes OptimumOverPools(const Problem& problem) {
+  const int n = static_cast<int>(problem.buffers.size());
+  const int pools = static_cast<int>(problem.pools.size());
+  std::vector<std::vector<PoolId>> allowed(n);
+  for (int b = 0; b < n; ++b) {
+    const Buffer& buffer = problem.buffers[b];
+    if (buffer.fixed.has_value()) {
+      allowed[b] = {buffer.fixed->pool};
+    } else if (!buffer.pools.empty()) {
+      allowed[b] = buffer.pools;
+    } else {
+      for (PoolId p = 0; p < pools; ++p) allowed[b].push_back(p);
+    }
+  }
+  Bytes best = std::numeric_limits<Bytes>::max();
+  std::vector<int> pick(n, 0);
+  while (true) {
+    Bytes total = 0;
+    for (PoolId p = 0; p < pools && total != best; ++p) {
+      Problem part{.pools = {problem.pools[p]}};
+      std::vector<int> index(n, -1);
+      for (int b = 0; b < n; ++b) {
+        if (allowed[b][pick[b]] != p) continue;
+        index[b] = static_cast<int>(part.buffers.size());
+        Buffer buffer = problem.buffers[b];
+        buffer.pools.clear();
+        if (buffer.fixed.has_value()) buffer.fixed->pool = 0;
+        part.buffers.push_back(buffer);
+      }
+      for (const BufferConflict& c : problem.conflicts) {
+        if (index[c.a] >= 0 && index[c.b] >= 0)
+          part.conflicts.push_back({.a = index[c.a], .b = index[c.b]});
+      }
+      if (part.buffers.empty()) continue;
+      const Bytes peak = testing::OptimumByRestingPlacements(part);
+      const Bytes capacity = problem.pools[p].capacity;
+      if (capacity > 0 && peak > capacity) {
+        total = best;  // does not fit
+        break;
+      }
+      total += peak;
+    }
+    best = std::min(best, total);
+    int b = 0;
+    while (b < n && ++pick[b] == static_cast<int>(allowed[b].size())) {
+      pick[b++] = 0;
+    }
+    if (b == n) break;
+  }
+  return best;
+}
+
+TEST(CpsatTest, AgreesWithBruteForceOnTinyProblems) {
+  int above_lower_bound = 0, several_pools = 0;
+  for (uint64_t seed = 1; seed <= 40; ++seed) {
+    RandomProblemOptions options;
+    options.buffers = 3 + static_cast<int>(seed % 4);  // 3..6
+    options.horizon = 6;
+    options.max_lifetime = 4;
+    options.max_size = 12;
+    options.alignments = seed % 2 == 0;
+    options.explicit_conflicts = seed % 3 == 0 ? 2 : 0;
+    options.fixed = seed % 5 == 0 ? 1 : 0;
+    options.pools = seed % 4 == 1 ? 2 : 1;
+    if (options.pools == 2) options.capacity = 16;
+    const Problem problem = RandomProblem(seed, options);
+    SCOPED_TRACE(absl::StrCat("seed ", seed));
+    const Bytes optimum = OptimumOverPools(problem);
+    ASSERT_LT(optimum, std::numeric_limits<Bytes>::max());
+    if (optimum > LowerBound(problem)) ++above_lower_bound;
+    if (problem.pools.size() > 1) ++several_pools;
+    for (bool warm : {false, true}) {
+      absl::StatusOr<Plan> plan = SolveCpsat(problem, warm);
+      ASSERT_TRUE(plan.ok()) << plan.status();
+      EXPECT_EQ(plan->peak, optimum);
+      EXPECT_TRUE(plan->proven_optimal);
+    }
+  }
+  EXPECT_GT(above_lower_bound, 0);
+  EXPECT_GT(several_pools, 0);
+}
+
+TEST(CpsatTest, SameInputSamePlan) {
+  RandomProblemOptions options;
+  options.buffers = 60;
+  options.alignments = true;
+  options.explicit_conflicts = 6;
+  options.pools = 2;
+  options.capacity = 4000;
+  const Problem problem = RandomProblem(7, options);
+  // A budget too small to prove anything: the deterministic time limit
+  // decides where it stops, the same both times.
+  const PlanOptions small = testing::CountedWork(0.4);
+  absl::StatusOr<Plan> first = SolveCpsat(problem, false, nullptr, small);
+  absl::StatusOr<Plan> second = SolveCpsat(problem, false, nullptr, small);
+  ASSERT_TRUE(first.ok()) << first.status();
+  ASSERT_TRUE(second.ok()) << second.status();
+  EXPECT_FALSE(first->proven_optimal);  // stopped by the budget
+  EXPECT_EQ(first->assignments, second->assignments);
+  EXPECT_EQ(first->counters, second->counters);
+}
+
+TEST(CpsatTest, NeverWorseThanTheWarmStart) {
+  for (const char* name : {"minimalloc/A.1048576.csv", "minimalloc/B.1048576.csv"}) {
+    SCOPED_TRACE(name);
+    absl::StatusOr<Problem> problem = LoadProblem(name, {});
+    ASSERT_TRUE(problem.ok()) << problem.status();
+    PlanMemoryOptions best_options;
+    best_options.planner = "best";
+    best_options.plan = testing::CountedWork(0.5);
+    absl::StatusOr<Plan> best = PlanMemory(*problem, best_options);
+    ASSERT_TRUE(best.ok()) << best.status();
+    // cpsat's start is best with half of its work.
+    absl::StatusOr<Plan> plan = SolveCpsat(*problem, true, nullptr,
+                                           testing::CountedWork(1));
+    ASSERT_TRUE(plan.ok()) << plan.status();
+    EXPECT_LE(plan->peak, best->peak);
+  }
+}
+
+}  // namespace
+}  // namespace memplan

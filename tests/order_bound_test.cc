@@ -1,0 +1,302 @@
+// The lower bound over op orders: against every valid order of small random
+// graphs (enumerated independently of the library's DAG), hand cases where
+// it is exact, and the bundled graphs.
+
+#include <algorithm>
+#include <numeric>
+#include <optional>
+#include <random>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/strings/str_cat.h"
+#include "gtest/gtest.h"
+#include "memplan/io.h"
+#include "memplan/problem.h"
+#include "memplan/reorder.h"
+#include "test_util.h"
+
+namespace memplan {
+namespace {
+
+Bytes BoundOf(const Graph& graph, const BuildOptions& options = {}) {
+  absl::StatusOr<std::optional<OrderLowerBound>> bound =
+      LowerBoundOverOrders(graph, options);
+  EXPECT_TRUE(bound.ok()) << bound.status();
+  if (!bound.ok() || !bound->has_value()) {
+    ADD_FAILURE() << "no bound";
+    return -1;
+  }
+  return (*bound)->bytes;
+}
+
+Bytes OrderBound(const Graph& graph, const std::vector<int>& order) {
+  absl::StatusOr<Problem> problem = BuildProblem(PermuteOps(graph, order));
+  EXPECT_TRUE(problem.ok()) << problem.status();
+  return problem.ok() ? LowerBound(*problem) : -1;
+}
+
+// The orders the bound speaks of, found by trying every permutation: each op
+// after the producers of its inputs; an op that reads its in-place input
+// last still does; every reader of written bytes on its side of the writer,
+// and writers of the same bytes in their order. Bytes are shared by alias
+// hints and by the buffers BuildProblem made (its in-place merges).
+class ValidOrders {
+ public:
+  explicit ValidOrders(const Graph& graph) : graph_(graph) {
+    for (int t = 0; t < static_cast<int>(graph.tensors.size()); ++t) {
+      index_.emplace(graph.tensors[t].name, t);
+    }
+    const int t_count = static_cast<int>(graph.tensors.size());
+    group_.resize(t_count);
+    std::iota(group_.begin(), group_.end(), 0);
+    for (const Op& op : graph.ops) {
+      for (const OperandPair& pair : op.alias) {
+        Unite(index_.at(op.outputs[pair.output]),
+              index_.at(op.inputs[pair.input]));
+      }
+    }
+    const Problem problem = *BuildProblem(graph);
+    for (const Buffer& b : problem.buffers) {
+      for (const std::string& name : b.tensors) {
+        Unite(index_.at(b.tensors[0]), index_.at(name));
+      }
+    }
+    last_reader_.assign(t_count, -1);
+    for (int i = 0; i < static_cast<int>(graph.ops.size()); ++i) {
+      for (const std::string& in : graph.ops[i].inputs) {
+        last_reader_[index_.at(in)] = i;
+      }
+    }
+  }
+
+  bool Valid(const std::vector<int>& order) const {
+    const int n = static_cast<int>(order.size());
+    std::vector<int> step(n);
+    for (int k = 0; k < n; ++k) step[order[k]] = k;
+    std::vector<int> producer(graph_.tensors.size(), -1);
+    for (int i = 0; i < n; ++i) {
+      for (const std::string& out : graph_.ops[i].outputs) {
+        producer[index_.at(out)] = i;
+      }
+    }
+    for (int i = 0; i < n; ++i) {
+      const Op& op = graph_.ops[i];
+      for (const std::string& in : op.inputs) {
+        const int p = producer[index_.at(in)];
+        if (p != -1 && step[p] > step[i]) return false;
+      }
+      for (const OperandPair& pair : op.inplace) {
+        const int t = index_.at(op.inputs[pair.input]);
+        if (last_reader_[t] != i) continue;
+        for (int r = 0; r < n; ++r) {
+          if (r != i && step[r] > step[i] &&
+              Reads(graph_.ops[r], t)) {
+            return false;
+          }
+        }
+      }
+      for (int j : op.writes) {
+        const int g = Group(index_.at(op.inputs[j]));
+        for (int r = 0; r < n; ++r) {
+          if (r == i || !ReadsGroup(graph_.ops[r], g)) continue;
+          if ((r < i) != (step[r] < step[i])) return false;
+        }
+      }
+    }
+    return true;
+  }
+
+ private:
+  int Group(int t) const {
+    while (group_[t] != t) t = group_[t];
+    return t;
+  }
+  void Unite(int a, int b) {
+    a = Group(a);
+    b = Group(b);
+    if (a != b) group_[std::max(a, b)] = std::min(a, b);
+  }
+  bool Reads(const Op& op, int t) const {
+    return std::any_of(op.inputs.begin(), op.inputs.end(),
+                       [&](const std::string& in) { return index_.at(in) == t; });
+  }
+  bool ReadsGroup(const Op& op, int g) const {
+    return std::any_of(op.inputs.begin(), op.inputs.end(),
+                       [&](const std::string& in) {
+                         return Group(index_.at(in)) == g;
+                       });
+  }
+
+  const Graph& graph_;
+  absl::flat_hash_map<std::string, int> index_;
+  std::vector<int> group_;
+  std::vector<int> last_reader_;
+};
+
+// Every order of small random graphs (views, in-place hints, scratch,
+// writes, alignment, outputs) needs at least the bound; the bound is reached
+// by one of them on most graphs, and never exceeds the graph's own order's.
+TEST(OrderBoundTest, NoValidOrderOfARandomGraphIsBelowTheBound) {
+  int exact = 0;
+  int graphs = 0;
+  for (uint64_t seed = 0; seed < 300; ++seed) {
+    Graph graph = testing::RandomGraph(seed, 6);
+    std::mt19937_64 rng(seed);
+    for (Op& op : graph.ops) {
+      if (rng() % 4 == 0) op.writes = {static_cast<int>(rng() % op.inputs.size())};
+    }
+    if (!BuildProblem(graph).ok()) continue;
+    SCOPED_TRACE(absl::StrCat("seed ", seed));
+    ++graphs;
+    const Bytes bound = BoundOf(graph);
+    const ValidOrders valid(graph);
+    std::vector<int> order(graph.ops.size());
+    std::iota(order.begin(), order.end(), 0);
+    ASSERT_TRUE(valid.Valid(order));
+    const Bytes own = OrderBound(graph, order);
+    Bytes best = own;
+    do {
+      if (valid.Valid(order)) best = std::min(best, OrderBound(graph, order));
+    } while (std::next_permutation(order.begin(), order.end()));
+    EXPECT_LE(bound, best);
+    EXPECT_LE(bound, own);
+    EXPECT_GT(bound, 0);
+    if (bound == best) ++exact;
+  }
+  EXPECT_GT(graphs, 250);
+  // Exact on 65 of 300 when written; a disjunction (one of two tensors
+  // alive, whichever order) is beyond it.
+  EXPECT_GT(exact, graphs / 10) << exact << " of " << graphs << " exact";
+}
+
+Tensor T(const char* name, Bytes size,
+         TensorKind kind = TensorKind::kActivation) {
+  return Tensor{.name = name, .size = size, .kind = kind};
+}
+
+Op O(const char* name, std::vector<std::string> inputs,
+     std::vector<std::string> outputs) {
+  return Op{
+      .name = name, .inputs = std::move(inputs), .outputs = std::move(outputs)};
+}
+
+// Two independent chains, each a large tensor consumed into a small one,
+// interleaved by the compiler: its order holds both large tensors at once.
+// The best order runs one chain after the other (x, a1 and a2 alive at fa2:
+// 1011 bytes). The bound is 1010, x and a1 at fa1: at fa2 either x or b1 is
+// also alive, whichever order, but neither is alive there in every order.
+Graph InterleavedChains() {
+  Graph g;
+  g.tensors = {T("x", 10, TensorKind::kInput), T("a1", 1000), T("b1", 1000),
+               T("a2", 1),  T("b2", 1),  T("y", 1, TensorKind::kOutput)};
+  g.ops = {O("fa1", {"x"}, {"a1"}), O("fb1", {"x"}, {"b1"}),
+           O("fa2", {"a1"}, {"a2"}), O("fb2", {"b1"}, {"b2"}),
+           O("join", {"a2", "b2"}, {"y"})};
+  return g;
+}
+
+TEST(OrderBoundTest, InterleavedChainsCanHalveTheirPeak) {
+  const Graph g = InterleavedChains();
+  EXPECT_EQ(OrderBound(g, {0, 1, 2, 3, 4}), 10 + 2000);
+  EXPECT_EQ(OrderBound(g, {0, 2, 1, 3, 4}), 10 + 1000 + 1);
+  absl::StatusOr<std::optional<OrderLowerBound>> bound =
+      LowerBoundOverOrders(g);
+  ASSERT_TRUE(bound.ok() && bound->has_value());
+  EXPECT_EQ((*bound)->bytes, 10 + 1000);
+  EXPECT_EQ((*bound)->op, 0);  // the first op reaching it
+  // Alignment counts as BuildProblem counts it.
+  EXPECT_EQ(BoundOf(g, {.alignment = 64}), 64 + 1024);
+}
+
+// A fan: every branch's result is read by one op, so all are alive there in
+// every order.
+TEST(OrderBoundTest, AFanInHoldsEveryBranch) {
+  Graph g;
+  g.tensors = {T("x", 8, TensorKind::kInput), T("y", 8, TensorKind::kOutput)};
+  std::vector<std::string> branches;
+  for (int i = 0; i < 5; ++i) {
+    const std::string name = absl::StrCat("b", i);
+    g.tensors.push_back(Tensor{.name = name, .size = 100});
+    g.ops.push_back(Op{.name = absl::StrCat("f", i), .inputs = {"x"},
+                       .outputs = {name}});
+    branches.push_back(name);
+  }
+  g.ops.push_back(Op{.name = "sum", .inputs = branches, .outputs = {"y"}});
+  EXPECT_EQ(BoundOf(g), 500 + 8);
+}
+
+// A write keeps a reader before it: the reader's input must outlive the
+// branch that would otherwise run first, and the bound says so.
+TEST(OrderBoundTest, WritesNarrowTheOrdersAndRaiseTheBound) {
+  Graph g;
+  g.tensors = {T("x", 10, TensorKind::kInput), T("a", 1000), T("r", 1),
+               T("big", 500), T("w", 1000), T("y", 1, TensorKind::kOutput)};
+  // read: a -> r; make: x -> big; write: a is written in place (w is a view
+  // of a) after big is made; join reads r, big and w.
+  g.ops = {O("fa", {"x"}, {"a"}), O("make", {"x"}, {"big"}),
+           O("read", {"a"}, {"r"}),
+           Op{.name = "write", .inputs = {"a", "big"}, .outputs = {"w"},
+              .alias = {{.output = 0, .input = 0}}, .writes = {0}},
+           O("join", {"r", "big", "w"}, {"y"})};
+  const Bytes with_write = BoundOf(g);
+  Graph free = g;
+  free.ops[3].writes.clear();
+  const Bytes without = BoundOf(free);
+  EXPECT_GE(with_write, without);
+  // Brute force agrees that no valid order is below either.
+  for (const Graph* graph : {&g, &free}) {
+    const ValidOrders valid(*graph);
+    std::vector<int> order = {0, 1, 2, 3, 4};
+    Bytes best = OrderBound(*graph, order);
+    do {
+      if (valid.Valid(order)) best = std::min(best, OrderBound(*graph, order));
+    } while (std::next_permutation(order.begin(), order.end()));
+    EXPECT_LE(graph == &g ? with_write : without, best);
+  }
+}
+
+TEST(OrderBoundTest, GivesUpBeyondItsWork) {
+  const Graph g = InterleavedChains();
+  absl::StatusOr<std::optional<OrderLowerBound>> none =
+      LowerBoundOverOrders(g, {}, /*max_work=*/10);
+  ASSERT_TRUE(none.ok()) << none.status();
+  EXPECT_FALSE(none->has_value());
+  Graph bad = g;
+  bad.ops[0].inputs = {"nope"};
+  absl::StatusOr<std::optional<OrderLowerBound>> error =
+      LowerBoundOverOrders(bad);
+  ASSERT_FALSE(error.ok());
+  EXPECT_NE(std::string(error.status().message()).find("nope"),
+            std::string::npos);
+}
+
+// On every bundled graph: positive, at most its own order's bound and at
+// most the bound of the order "memory" finds.
+TEST(OrderBoundTest, BundledGraphsAreBelowEveryOrderFound) {
+  std::vector<std::string> paths = testing::ModelGraphs();
+  for (const std::string& path : testing::TrainingGraphs())
+    paths.push_back(path);
+  ASSERT_FALSE(paths.empty());
+  for (const std::string& path : paths) {
+    SCOPED_TRACE(path);
+    absl::StatusOr<std::string> text = ReadFile(testing::DataPath(path));
+    ASSERT_TRUE(text.ok()) << text.status();
+    absl::StatusOr<Graph> graph = ParseGraphJson(*text);
+    ASSERT_TRUE(graph.ok()) << graph.status();
+    const Bytes bound = BoundOf(*graph);
+    const Problem own = *BuildProblem(*graph);
+    EXPECT_GT(bound, 0);
+    EXPECT_LE(bound, LowerBound(own));
+    for (const std::string& name : OrderingNames()) {
+      absl::StatusOr<Graph> reordered = ReorderGraph(*graph, name);
+      ASSERT_TRUE(reordered.ok()) << reordered.status();
+      EXPECT_LE(bound, LowerBound(*BuildProblem(*reordered))) << name;
+    }
+  }
+}
+
+}  // namespace
+}  // namespace memplan
