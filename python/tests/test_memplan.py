@@ -180,8 +180,10 @@ def test_sizes_and_durations_as_the_tool_takes_them():
     by_int = memplan.plan(graph, "greedy_by_size", alignment=64,
                           capacity=1 << 20)
     assert by_text.tensors == by_int.tensors
-    assert memplan.plan(graph, pools=[("fast", "1K"), ("slow", "1G", "64")]
-                        ).peak >= by_int.lower_bound
+    pools_by_text = memplan.plan(graph, pools=[("fast", "1K"), ("slow", "1G", "64")])
+    pools_by_int = memplan.plan(graph, pools=[("fast", 1024), ("slow", 1 << 30, 64)])
+    assert pools_by_text.tensors == pools_by_int.tensors
+    assert pools_by_text.peak >= pools_by_text.lower_bound
     for bad in (float("nan"), float("inf"), -1.0, "soon", "-2s"):
         with pytest.raises(ValueError, match="time_limit"):
             memplan.plan(graph, time_limit=bad)
