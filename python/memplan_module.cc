@@ -33,6 +33,8 @@ PYBIND11_MODULE(_memplan, m) {
   using namespace memplan;
   using namespace memplan::python;
   m.doc() = "memplan: static memory planning for compiled ML programs";
+  // The project's version (CMake's project(VERSION)), as `memplan --version`.
+  m.attr("__version__") = MEMPLAN_VERSION;
 #ifdef MEMPLAN_HAVE_CP
   // The optional planners this module links, before anything looks one up.
   Check(RegisterCpPlanner());

@@ -3,7 +3,9 @@
 are committed).
 
 Needs Debian's python3-torch (1.13), python3-torchvision (0.14) and
-python3-onnx (1.12): run it with /usr/bin/python3 from the repository root:
+python3-onnx (1.12), which made the committed models and which nothing else
+of the project uses (apt-get install python3-torch python3-torchvision
+python3-onnx): run it with /usr/bin/python3 from the repository root:
 
     /usr/bin/python3 scripts/make_onnx_models.py
 

@@ -37,6 +37,7 @@ from memplan._memplan import (  # noqa: F401  (the public API)
     TensorKind,
     TensorPlacement,
     TimeLimitError,
+    __version__,
     default_planner,
     DEFAULT_MAX_INPUT_SIZE,
     MAX_NAME_BYTES,

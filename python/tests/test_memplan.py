@@ -5,6 +5,7 @@ import gzip
 import json
 import os
 import pathlib
+import re
 import subprocess
 
 import pytest
@@ -182,6 +183,8 @@ def test_sizes_and_durations_as_the_tool_takes_them():
     pooled = memplan.plan(graph, pools=[("fast", "1K"), ("slow", "1G", "64")])
     assert [(p.name, p.capacity, p.alignment) for p in pooled.problem.pools] \
         == [("fast", 1 << 10, 1), ("slow", 1 << 30, 64)]  # K and G are binary
+    by_int = memplan.plan(graph, pools=[("fast", 1024), ("slow", 1 << 30, 64)])
+    assert pooled.tensors == by_int.tensors
     assert pooled.peak >= pooled.lower_bound
     memplan.verify(graph, pooled)
     for bad in (float("nan"), float("inf"), -1.0, "soon", "-2s"):
@@ -581,6 +584,13 @@ def test_read_plan_keeps_a_tensors_own_alignment(tmp_path):
     assert back.notes == ['buffers aligned to 128, as the plan records '
                           '(tensor "x" declares 64)']
     memplan.verify(graph, back)
+
+
+def test_module_and_tool_report_the_project_version():
+    cmake = (pathlib.Path(__file__).resolve().parents[2] / "CMakeLists.txt").read_text()
+    version = re.search(r"project\(memplan VERSION ([0-9.]+)", cmake).group(1)
+    assert memplan.__version__ == version
+    assert tool("--version").stdout.decode() == f"memplan {version}\n"
 
 
 def test_lower_bound_over_orders():
