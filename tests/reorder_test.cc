@@ -152,6 +152,42 @@ TEST(ReorderTest, MemoryReducesBeforeProducingMore) {
 }
 
 // An op allowed to write its input in place still reads it last.
+// A fan of 2000 branches, each a large tensor reduced to a small one that
+// a final op reads: "memory" runs each branch to its end before the next
+// (one large tensor alive at a time), as it chooses among 2000 ready ops at
+// every step.
+TEST(ReorderTest, MemoryRunsAWideFanBranchByBranch) {
+  Graph g;
+  g.tensors = {T("x", 64, TensorKind::kInput), T("y", 64, TensorKind::kOutput)};
+  Op sum{.name = "sum", .outputs = {"y"}};
+  for (int i = 0; i < 2000; ++i) {
+    const std::string a = absl::StrCat("a", i);
+    const std::string b = absl::StrCat("b", i);
+    g.tensors.push_back(Tensor{.name = a, .size = 1000});
+    g.tensors.push_back(Tensor{.name = b, .size = 8});
+    g.ops.push_back(Op{.name = absl::StrCat("fa", i), .inputs = {"x"},
+                       .outputs = {a}});
+    sum.inputs.push_back(b);
+  }
+  for (int i = 0; i < 2000; ++i) {
+    g.ops.push_back(Op{.name = absl::StrCat("fb", i),
+                       .inputs = {absl::StrCat("a", i)},
+                       .outputs = {absl::StrCat("b", i)}});
+  }
+  g.ops.push_back(sum);
+  absl::StatusOr<Graph> reordered = ReorderGraph(g, "memory");
+  ASSERT_TRUE(reordered.ok()) << reordered.status();
+  ExpectValidReorder(g, *reordered);
+  for (int i = 0; i < 2000; ++i) {
+    ASSERT_EQ(reordered->ops[2 * i].name, absl::StrCat("fa", i));
+    ASSERT_EQ(reordered->ops[2 * i + 1].name, absl::StrCat("fb", i));
+  }
+  // At the last fa: x, one large tensor and the 1999 small results so far;
+  // in the given order x and all 2000 large tensors at once.
+  EXPECT_EQ(LowerBound(*BuildProblem(*reordered)), 64 + 1000 + 1999 * 8);
+  EXPECT_EQ(LowerBound(*BuildProblem(g)), 64 + 2000 * 1000);
+}
+
 TEST(ReorderTest, InPlaceMergesSurvive) {
   Graph graph{
       .tensors = {T("x", 8, TensorKind::kInput), T("a", 8), T("b", 8),
