@@ -22,6 +22,9 @@
 namespace memplan {
 namespace {
 
+using testing::O;
+using testing::T;
+
 using testing::ValidOrders;
 
 Bytes BoundOf(const Graph& graph, const BuildOptions& options = {}) {
@@ -75,17 +78,6 @@ TEST(OrderBoundTest, NoValidOrderOfARandomGraphIsBelowTheBound) {
   // Exact on 65 of 300 when written; a disjunction (one of two tensors
   // alive, whichever order) is beyond it.
   EXPECT_GT(exact, graphs / 10) << exact << " of " << graphs << " exact";
-}
-
-Tensor T(const char* name, Bytes size,
-         TensorKind kind = TensorKind::kActivation) {
-  return Tensor{.name = name, .size = size, .kind = kind};
-}
-
-Op O(const char* name, std::vector<std::string> inputs,
-     std::vector<std::string> outputs) {
-  return Op{
-      .name = name, .inputs = std::move(inputs), .outputs = std::move(outputs)};
 }
 
 // Two independent chains, each a large tensor consumed into a small one,

@@ -22,16 +22,8 @@
 namespace memplan {
 namespace {
 
-Tensor T(const char* name, Bytes size,
-         TensorKind kind = TensorKind::kActivation) {
-  return Tensor{.name = name, .size = size, .kind = kind};
-}
-
-Op O(const char* name, std::vector<std::string> inputs,
-     std::vector<std::string> outputs) {
-  return Op{
-      .name = name, .inputs = std::move(inputs), .outputs = std::move(outputs)};
-}
+using testing::O;
+using testing::T;
 
 std::vector<std::string> OpNames(const Graph& graph) {
   std::vector<std::string> names;

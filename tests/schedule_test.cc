@@ -20,6 +20,9 @@
 namespace memplan {
 namespace {
 
+using testing::O;
+using testing::T;
+
 using testing::ValidOrders;
 
 Bytes OrderBound(const Graph& graph, const std::vector<int>& order,
@@ -92,17 +95,6 @@ TEST(ScheduleTest, AProvenOrderIsTheMinimumOverEveryValidOrder) {
   EXPECT_GT(proven, graphs * 4 / 5) << proven << " of " << graphs;
   EXPECT_GT(optimal, graphs * 19 / 20) << optimal << " of " << graphs;
   EXPECT_GT(improved, 0);
-}
-
-Tensor T(const char* name, Bytes size,
-         TensorKind kind = TensorKind::kActivation) {
-  return Tensor{.name = name, .size = size, .kind = kind};
-}
-
-Op O(const char* name, std::vector<std::string> inputs,
-     std::vector<std::string> outputs) {
-  return Op{
-      .name = name, .inputs = std::move(inputs), .outputs = std::move(outputs)};
 }
 
 // Two chains interleaved by the compiler: the best order runs one after the

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -66,6 +67,18 @@ Problem RandomProblem(uint64_t seed, const RandomProblemOptions& options = {});
 // in-place hints (applicable or not), random alignments, a few explicit
 // conflicts and graph outputs.
 Graph RandomGraph(uint64_t seed, int ops = 12);
+
+// Hand-written graphs: a tensor, and an op reading `inputs` and making
+// `outputs`.
+inline Tensor T(const char* name, Bytes size,
+                TensorKind kind = TensorKind::kActivation) {
+  return Tensor{.name = name, .size = size, .kind = kind};
+}
+inline Op O(const char* name, std::vector<std::string> inputs,
+            std::vector<std::string> outputs) {
+  return Op{
+      .name = name, .inputs = std::move(inputs), .outputs = std::move(outputs)};
+}
 
 }  // namespace memplan::testing
 
