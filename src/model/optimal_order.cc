@@ -14,9 +14,13 @@
 //
 // The bytes alive after a set of executed ops depend on the set alone, so a
 // state is the set; of two paths to one set the one with the smaller running
-// peak dominates. States leave the queue by running peak (then more ops
-// executed, then fewer live bytes, then creation), so the first complete set
-// to leave holds a minimal peak; states that cannot beat the best order known
+// peak dominates. The graph is searched segment by segment (Segments()),
+// the segment of the highest peak in the best order known first. States
+// leave the queue by running peak raised to the floor (the largest bound
+// known on the whole order: below it, no order is better than another),
+// then more ops executed, then fewer live bytes, then creation; so the
+// first complete set to leave holds a minimal peak, and below the floor the
+// search runs depth-first. States that cannot beat the best order known
 // (the graph's own and "memory"'s, in the model) are never queued.
 
 #include <algorithm>
