@@ -205,23 +205,53 @@ class PeakModel {
   }
 
   // Runs a whole order: per segment, the bytes alive where it starts and
-  // its peak (at least those).
+  // its peak (at least those). As Run() counts, but with a count of the
+  // ends still to run per group instead of a look at each: Run() would
+  // take a fan's width per branch.
   void Profile(const std::vector<int>& order,
                const std::vector<Segment>& segments,
                std::vector<Bytes>& start_live,
                std::vector<Bytes>& peak) const {
-    std::vector<uint64_t> executed(words_, 0);
+    std::vector<bool> started(groups_.size(), false);
+    std::vector<int> remaining(groups_.size(), 0);
+    for (int g = 0; g < static_cast<int>(groups_.size()); ++g) {
+      remaining[g] = static_cast<int>(groups_[g].ends.size());
+    }
     Bytes live = initial_;
-    int64_t work = 0;
     size_t s = 0;
+    std::vector<int> used;
     for (int k = 0; k < static_cast<int>(order.size()); ++k) {
       if (k == segments[s].end) ++s;
       if (k == segments[s].begin) peak[s] = start_live[s] = live;
-      const auto [during, after] =
-          Run(executed.data(), order[k], live, k == 0, work);
-      peak[s] = std::max(peak[s], during);
-      live = after;
-      Set(executed.data(), order[k]);
+      const int op = order[k];
+      Bytes first = k == 0 ? first_only_ : 0;
+      Bytes added = first;
+      for (int g : starts_[op]) {
+        if (!started[g]) added += groups_[g].size;
+      }
+      Bytes ended = 0;
+      for (int g : ends_[op]) {
+        if (remaining[g] == 1) ended += groups_[g].size;
+      }
+      Bytes discount = 0;
+      used.clear();
+      for (const auto& [in, out] : inplace_[op]) {
+        if (std::find(used.begin(), used.end(), out) != used.end()) continue;
+        const bool reads = std::binary_search(groups_[in].ends.begin(),
+                                              groups_[in].ends.end(), op);
+        if (remaining[in] != (reads ? 1 : 0) || groups_[out].from_start ||
+            started[out] ||
+            !std::binary_search(groups_[out].starts.begin(),
+                                groups_[out].starts.end(), op)) {
+          continue;
+        }
+        discount += std::min(groups_[in].size, groups_[out].size);
+        used.push_back(out);
+      }
+      peak[s] = std::max(peak[s], live + added - discount);
+      live = live + added - ended - first;
+      for (int g : starts_[op]) started[g] = true;
+      for (int g : ends_[op]) --remaining[g];
     }
   }
 
@@ -571,13 +601,12 @@ absl::StatusOr<OptimalOrder> ComputeOptimalOpOrder(const Graph& graph,
   result.order.resize(graph.ops.size());
   std::iota(result.order.begin(), result.order.end(), 0);
   result.peak = LowerBound(problem);
-  MEMPLAN_ASSIGN_OR_RETURN(const std::vector<int> memory,
-                           ComputeOpOrder(graph, "memory", options));
-  MEMPLAN_ASSIGN_OR_RETURN(const Bytes memory_peak,
-                           OrderPeak(graph, memory, options));
-  if (memory_peak < result.peak) {
-    result.order = memory;
-    result.peak = memory_peak;
+  MEMPLAN_ASSIGN_OR_RETURN(
+      auto memory,
+      internal::MemoryOrder(graph, options, result.peak, index, dag));
+  if (memory.second < result.peak) {
+    result.order = std::move(memory.first);
+    result.peak = memory.second;
   }
   // At the bound over all orders already (every bundled inference graph):
   // nothing to search.
