@@ -669,20 +669,23 @@ absl::StatusOr<OptimalOrder> ComputeOptimalOpOrder(const Graph& graph,
       unfinished.push_back(s);
     }
   }
-  // Unfinished segments: a beam over the same model may still find a
-  // better part, with as much work again in all (none when a segment is
-  // too wide for a beam to finish).
+  // Unfinished segments: beams over the same model may still find a
+  // better part, with as much work again in all: 16 states per step, then
+  // 4 times as many while the work lasts (none when a segment is too wide
+  // for a beam to finish).
   int64_t beam_work = 0;
   for (int s : unfinished) {
     const int64_t m = segments[s].end - segments[s].begin;
-    if (segment_peak[s] <= floor) continue;
-    if (m * m * kBeamWidth > max_work - beam_work) continue;
-    const std::optional<std::pair<std::vector<int>, Bytes>> beam =
-        BeamOrder(model, segments[s], start_live[s], kBeamWidth,
-                  max_work - beam_work, beam_work);
-    if (beam.has_value() && beam->second < segment_peak[s]) {
-      parts[s] = beam->first;
-      segment_peak[s] = beam->second;
+    for (int width = kBeamWidth; segment_peak[s] > floor; width *= 4) {
+      if (m * m * width > max_work - beam_work) break;
+      const std::optional<std::pair<std::vector<int>, Bytes>> beam =
+          BeamOrder(model, segments[s], start_live[s], width,
+                    max_work - beam_work, beam_work);
+      if (!beam.has_value()) break;
+      if (beam->second < segment_peak[s]) {
+        parts[s] = beam->first;
+        segment_peak[s] = beam->second;
+      }
     }
   }
   result.work += beam_work;
