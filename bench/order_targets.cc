@@ -197,7 +197,7 @@ Bytes BoundOf(const Graph& graph, const std::vector<int>& order) {
 }
 
 // One ordering of one graph: the time of ComputeOpOrder (or, for
-// "optimal", ComputeOptimalOpOrder); counters: ops, traced (the graph's own
+// "optimal", ComputeOptimalOpOrder; "optimal_1e9" with 10^9 work); counters: ops, traced (the graph's own
 // order's lower bound), peak (the order's), ratio (peak / traced),
 // any_order (LowerBoundOverOrders, -1 beyond its work), proven and work
 // for "optimal".
