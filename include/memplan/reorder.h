@@ -119,8 +119,9 @@ absl::StatusOr<std::optional<OrderLowerBound>> LowerBoundOverOrders(
 // peak runs at once (no order is better for waiting with it). When every
 // segment's search finishes, the largest minimum bounds every order;
 // otherwise the queue's least running peak bounds the unfinished segment,
-// and a beam over it (16 states of the smallest running peak per step, with
-// as much work again in all) is tried. Its work counts the ops looked at
+// and beams over it are tried (16 states of the smallest running peak per
+// step, then 4 times as many while the work lasts: as much work again in
+// all). Its work counts the ops looked at
 // and about 64 per state kept (states take some 100 bytes each, plus a bit
 // per op): no clock, so the same graph gets the same order. A segment of m
 // ops is not searched when m^2 exceeds the work left (it could not reach a

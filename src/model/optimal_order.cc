@@ -57,8 +57,10 @@ constexpr int kNone = -1;
 // The operations one queued state counts for besides its set's words: about
 // the bytes it holds (the state, its set's hash entry and queue entry).
 constexpr int64_t kStateWork = 64;
-// The states per step of the beam tried when the search does not finish.
+// The states per step of the first beam tried when the search does not
+// finish; the next ones keep 4 times as many, up to the last.
 constexpr int kBeamWidth = 16;
+constexpr int64_t kMaxBeamWidth = 1 << 20;
 
 // The ops [begin, end) of a graph whose ops before `begin` all run before
 // them and whose ops from `end` on all run after (Segments()): a segment.
@@ -676,10 +678,11 @@ absl::StatusOr<OptimalOrder> ComputeOptimalOpOrder(const Graph& graph,
   int64_t beam_work = 0;
   for (int s : unfinished) {
     const int64_t m = segments[s].end - segments[s].begin;
-    for (int width = kBeamWidth; segment_peak[s] > floor; width *= 4) {
+    for (int64_t width = kBeamWidth;
+         width <= kMaxBeamWidth && segment_peak[s] > floor; width *= 4) {
       if (m * m * width > max_work - beam_work) break;
       const std::optional<std::pair<std::vector<int>, Bytes>> beam =
-          BeamOrder(model, segments[s], start_live[s], width,
+          BeamOrder(model, segments[s], start_live[s], static_cast<int>(width),
                     max_work - beam_work, beam_work);
       if (!beam.has_value()) break;
       if (beam->second < segment_peak[s]) {
