@@ -90,7 +90,8 @@ TEST(ScheduleTest, AProvenOrderIsTheMinimumOverEveryValidOrder) {
     if (result->peak == best) ++optimal;
   }
   EXPECT_GT(graphs, 300);
-  // Proven on 309 of 360 and optimal on 354: the model misses in-place
+  // Proven on 310 of 360 and optimal on 355 (309 and 354 before the
+  // graphs were split at articulation ops): the model misses in-place
   // merges BuildProblem refuses for reasons of a chain of merges.
   EXPECT_GT(proven, graphs * 4 / 5) << proven << " of " << graphs;
   EXPECT_GT(optimal, graphs * 19 / 20) << optimal << " of " << graphs;
@@ -124,6 +125,7 @@ TEST(ScheduleTest, AProvenOrderOfEightOpsIsTheMinimum) {
     }
   }
   EXPECT_GT(graphs, 30);
+  // 35 of 40 when written.
   EXPECT_GT(proven, graphs * 3 / 4) << proven << " of " << graphs;
 }
 
@@ -207,7 +209,8 @@ TEST(ScheduleTest, EachPartOfAStackedGraphIsSearchedAndProvenOnItsOwn) {
     EXPECT_EQ(again->work, result->work);
   }
   EXPECT_GT(graphs, 35);
-  EXPECT_GT(proven, graphs * 3 / 4) << proven << " of " << graphs;
+  // 50 of 50 when written.
+  EXPECT_GT(proven, graphs * 9 / 10) << proven << " of " << graphs;
 }
 
 // Two chains interleaved by the compiler: the best order runs one after the
