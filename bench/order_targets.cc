@@ -30,7 +30,8 @@ namespace {
 // `two_ops`, a node is two ops, as traced: one sums its inputs into a
 // tensor of the node's size, one (the convolution) makes the node's
 // output from it.
-Graph RandWireGraph(uint64_t seed, int stages, int nodes, bool two_ops = false) {
+Graph RandWireGraph(uint64_t seed, int stages, int nodes,
+                    bool two_ops = false) {
   std::mt19937_64 rng(seed);
   Graph g;
   g.name = absl::StrCat("randwire_", seed);
@@ -197,10 +198,10 @@ Bytes BoundOf(const Graph& graph, const std::vector<int>& order) {
 }
 
 // One ordering of one graph: the time of ComputeOpOrder (or, for
-// "optimal", ComputeOptimalOpOrder; "optimal_1e9" with 10^9 work); counters: ops, traced (the graph's own
-// order's lower bound), peak (the order's), ratio (peak / traced),
-// any_order (LowerBoundOverOrders, -1 beyond its work), proven and work
-// for "optimal".
+// "optimal", ComputeOptimalOpOrder; "optimal_1e9" with 10^9 work);
+// counters: ops, traced (the graph's own order's lower bound), peak (the
+// order's), ratio (peak / traced), any_order (LowerBoundOverOrders, -1
+// beyond its work), proven, bound and work for "optimal".
 void AddOrderRun(const std::string& label, const Graph* graph,
                  const std::string& ordering) {
   benchmark::RegisterBenchmark(

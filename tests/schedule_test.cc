@@ -142,7 +142,8 @@ Graph Stacked(uint64_t seed) {
     if (t.kind != TensorKind::kScratch) first.push_back(t.name);
   }
   const std::string joined = "joined";
-  g.tensors.push_back(Tensor{.name = joined, .size = 1 + static_cast<Bytes>(rng() % 50)});
+  g.tensors.push_back(
+      Tensor{.name = joined, .size = 1 + static_cast<Bytes>(rng() % 50)});
   g.ops.push_back(Op{.name = "join", .inputs = first, .outputs = {joined}});
   std::vector<std::string> available = {joined};
   for (int i = 0; i < 3; ++i) {
@@ -150,7 +151,8 @@ Graph Stacked(uint64_t seed) {
     Op op{.name = name, .inputs = {available[rng() % available.size()]}};
     const std::string other = available[rng() % available.size()];
     if (other != op.inputs[0]) op.inputs.push_back(other);
-    g.tensors.push_back(Tensor{.name = name, .size = 1 + static_cast<Bytes>(rng() % 200)});
+    g.tensors.push_back(
+        Tensor{.name = name, .size = 1 + static_cast<Bytes>(rng() % 200)});
     op.outputs = {name};
     switch (rng() % 4) {
       case 0:
@@ -173,7 +175,8 @@ Graph Stacked(uint64_t seed) {
     available.push_back(name);
     g.ops.push_back(std::move(op));
   }
-  g.tensors.push_back(Tensor{.name = "y", .size = 1, .kind = TensorKind::kOutput});
+  g.tensors.push_back(
+      Tensor{.name = "y", .size = 1, .kind = TensorKind::kOutput});
   g.ops.push_back(Op{.name = "last", .inputs = {available.back()},
                      .outputs = {"y"}});
   return g;
@@ -282,12 +285,14 @@ TEST(ScheduleTest, AFanRunsOneBranchAtATime) {
 // stage's (its 3^8 sets of branch states).
 TEST(ScheduleTest, StagesOfFansAreProvenOneByOne) {
   Graph g;
-  g.tensors.push_back(Tensor{.name = "in", .size = 8, .kind = TensorKind::kInput});
+  g.tensors.push_back(
+      Tensor{.name = "in", .size = 8, .kind = TensorKind::kInput});
   std::string input = "in";
   const int stages = 6;
   for (int s = 0; s < stages; ++s) {
     const Bytes big = 1000 >> s;
-    Op join{.name = absl::StrCat("join", s), .outputs = {absl::StrCat("x", s + 1)}};
+    Op join{.name = absl::StrCat("join", s),
+            .outputs = {absl::StrCat("x", s + 1)}};
     for (int b = 0; b < 8; ++b) {
       const std::string up = absl::StrCat("s", s, "big", b);
       const std::string down = absl::StrCat("s", s, "small", b);
@@ -301,9 +306,11 @@ TEST(ScheduleTest, StagesOfFansAreProvenOneByOne) {
       const std::string down = absl::StrCat("s", s, "small", b);
       g.ops.push_back(Op{.name = down, .inputs = {up}, .outputs = {down}});
     }
-    g.tensors.push_back(Tensor{.name = join.outputs[0], .size = 8,
-                               .kind = s + 1 == stages ? TensorKind::kOutput
-                                                       : TensorKind::kActivation});
+    g.tensors.push_back(
+        Tensor{.name = join.outputs[0],
+               .size = 8,
+               .kind = s + 1 == stages ? TensorKind::kOutput
+                                       : TensorKind::kActivation});
     input = join.outputs[0];
     g.ops.push_back(std::move(join));
   }

@@ -312,7 +312,8 @@ std::vector<Segment> Segments(const Dag& dag) {
   }
   std::vector<bool> source_after(n + 1, false);
   for (int v = n - 1; v >= 0; --v) {
-    source_after[v] = source_after[v + 1] || (v + 1 < n && dag.indegree[v + 1] == 0);
+    source_after[v] =
+        source_after[v + 1] || (v + 1 < n && dag.indegree[v + 1] == 0);
   }
   std::vector<Segment> segments;
   int begin = 0;
@@ -361,7 +362,9 @@ class Search {
   SegmentSearch Run(Bytes start_live) {
     SegmentSearch result;
     std::vector<uint64_t> start(words_, 0);
-    for (int op = 0; op < segment_.begin; ++op) PeakModel::Set(start.data(), op);
+    for (int op = 0; op < segment_.begin; ++op) {
+      PeakModel::Set(start.data(), op);
+    }
     Add(start.data(), std::max(start_live, floor_), start_live,
         segment_.begin, kNone, kNone);
     while (!queue_.empty()) {
@@ -698,7 +701,8 @@ absl::StatusOr<OptimalOrder> ComputeOptimalOpOrder(const Graph& graph,
     order.insert(order.end(), part.begin(), part.end());
   }
   if (order != result.order) {
-    MEMPLAN_ASSIGN_OR_RETURN(const Bytes peak, OrderPeak(graph, order, options));
+    MEMPLAN_ASSIGN_OR_RETURN(const Bytes peak,
+                             OrderPeak(graph, order, options));
     if (peak < result.peak) {
       result.order = std::move(order);
       result.peak = peak;

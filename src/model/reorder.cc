@@ -267,7 +267,8 @@ absl::StatusOr<std::vector<int>> ComputeOpOrder(const Graph& graph,
   if (ordering == "longest_path") return LongestPathOrder(dag);
 
   MEMPLAN_ASSIGN_OR_RETURN(
-      auto memory, internal::MemoryOrder(graph, options, original_bound, index, dag));
+      auto memory,
+      internal::MemoryOrder(graph, options, original_bound, index, dag));
   return std::move(memory.first);
 }
 
