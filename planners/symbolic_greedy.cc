@@ -15,6 +15,8 @@
 //          +---------------------------------> dim value
 
 #include <algorithm>
+#include <functional>
+#include <optional>
 #include <cstdint>
 #include <limits>
 #include <memory>
@@ -88,28 +90,61 @@ class Greedy {
             "\" overflows 64-bit integers at the dims' maxima"));
       }
     }
-    std::vector<int> order(n);
-    for (int i = 0; i < n; ++i) order[i] = i;
-    std::sort(order.begin(), order.end(), [&](int a, int b) {
-      return at_max[a] != at_max[b] ? at_max[a] > at_max[b] : a < b;
-    });
-    offsets_.assign(n, BinomialPoly());
-    tops_.assign(n, BinomialPoly());
-    top_values_.assign(n, std::vector<int64_t>(samples_.size(), 0));
-    placed_.assign(n, false);
-    peak_values_.assign(samples_.size(), 0);
-    for (int b : order) MEMPLAN_RETURN_IF_ERROR(Place(b));
-
-    SymbolicPlan plan;
-    plan.planner = "symbolic_greedy";
-    BinomialPoly peak;
-    for (int i = 0; i < n; ++i) {
-      peak = Envelope(peak, tops_[i]);
-      MEMPLAN_ASSIGN_OR_RETURN(DimExpr offset, offsets_[i].ToExpr(box_));
-      plan.offsets.push_back(std::move(offset));
+    std::vector<int64_t> at_min(n);
+    for (int i = 0; i < n; ++i) at_min[i] = sizes_[i].ConstantTerm();
+    // Three orders, the best plan over the samples kept: by size at the
+    // maxima; by size at the minima; longest lifetime first (long-lived
+    // buffers such as a KV cache at the bottom, where their offsets stay
+    // constant). Ties by size at the maxima, then by id.
+    auto length = [&](int i) {
+      const Lifetime& l = problem_.buffers[i].lifetime;
+      return l.end - l.start;
+    };
+    const std::vector<std::function<bool(int, int)>> orders = {
+        [&](int a, int b) {
+          return at_max[a] != at_max[b] ? at_max[a] > at_max[b] : a < b;
+        },
+        [&](int a, int b) {
+          if (at_min[a] != at_min[b]) return at_min[a] > at_min[b];
+          return at_max[a] != at_max[b] ? at_max[a] > at_max[b] : a < b;
+        },
+        [&](int a, int b) {
+          if (length(a) != length(b)) return length(a) > length(b);
+          return at_max[a] != at_max[b] ? at_max[a] > at_max[b] : a < b;
+        }};
+    std::optional<SymbolicPlan> best;
+    double best_cost = 0;
+    for (const auto& by : orders) {
+      std::vector<int> order(n);
+      for (int i = 0; i < n; ++i) order[i] = i;
+      std::sort(order.begin(), order.end(), by);
+      offsets_.assign(n, BinomialPoly());
+      tops_.assign(n, BinomialPoly());
+      placed_.assign(n, false);
+      peak_values_.assign(samples_.size(), 0);
+      for (int b : order) MEMPLAN_RETURN_IF_ERROR(Place(b));
+      const BinomialPoly peak = Peak(at_max);
+      double cost = 0;
+      for (size_t s = 0; s < samples_.size(); ++s) {
+        int64_t value = 0;
+        if (!peak.Evaluate(samples_[s], &value)) {
+          value = std::numeric_limits<int64_t>::max();
+        }
+        cost += static_cast<double>(value) /
+                static_cast<double>(lower_bounds_[s]);
+      }
+      if (best.has_value() && cost >= best_cost) continue;
+      SymbolicPlan plan;
+      plan.planner = "symbolic_greedy";
+      for (int i = 0; i < n; ++i) {
+        MEMPLAN_ASSIGN_OR_RETURN(DimExpr offset, offsets_[i].ToExpr(box_));
+        plan.offsets.push_back(std::move(offset));
+      }
+      MEMPLAN_ASSIGN_OR_RETURN(plan.peak, peak.ToExpr(box_));
+      best = std::move(plan);
+      best_cost = cost;
     }
-    MEMPLAN_ASSIGN_OR_RETURN(plan.peak, peak.ToExpr(box_));
-    return plan;
+    return *std::move(best);
   }
 
  private:
@@ -166,6 +201,34 @@ class Greedy {
       std::sort(list.begin(), list.end());
       list.erase(std::unique(list.begin(), list.end()), list.end());
     }
+  }
+
+  // A polynomial >= every top over the box: the highest top at the maxima,
+  // raised (coefficient-wise envelope) by each top not proven under it.
+  BinomialPoly Peak(const std::vector<int64_t>& at_max) {
+    const int n = static_cast<int>(tops_.size());
+    std::vector<int64_t> top_at_max(n, 0);
+    int highest = -1;
+    for (int i = 0; i < n; ++i) {
+      int64_t offset = 0;
+      if (!offsets_[i].Evaluate(width_, &offset)) offset = 0;
+      top_at_max[i] = offset + at_max[i];
+      if (highest < 0 || top_at_max[i] > top_at_max[highest]) highest = i;
+    }
+    if (highest < 0) return BinomialPoly();
+    BinomialPoly peak = tops_[highest];
+    for (int i = 0; i < n; ++i) {
+      absl::StatusOr<BinomialPoly> room = internal::Subtract(peak, tops_[i]);
+      if (room.ok() && room->AllNonNegative()) continue;
+      int64_t budget = kCandidateBudget;
+      if (room.ok() && room->ConstantTerm() >= 0 &&
+          ProveNonNegative(*room, width_, &budget).result ==
+              SignProof::kProven) {
+        continue;
+      }
+      peak = Envelope(peak, tops_[i]);
+    }
+    return peak;
   }
 
   // True when the placement [offset, top) is proven apart from buffer k.
@@ -248,7 +311,6 @@ class Greedy {
     for (size_t s = 0; s < samples_.size(); ++s) {
       peak_values_[s] = std::max(peak_values_[s], best.values[s]);
     }
-    top_values_[b] = std::move(best.values);
     placed_[b] = true;
     return absl::OkStatus();
   }
@@ -262,7 +324,6 @@ class Greedy {
   std::vector<std::vector<int>> neighbours_;
   std::vector<BinomialPoly> offsets_;
   std::vector<BinomialPoly> tops_;
-  std::vector<std::vector<int64_t>> top_values_;
   std::vector<bool> placed_;
   std::vector<int64_t> peak_values_;
 };
