@@ -584,6 +584,11 @@ TEST(SymbolicPlannersTest, TransformerPlansHoldForTheGraphAtEveryValue) {
     for (const SymbolicPlan* plan : {&*greedy, &*baseline}) {
       absl::StatusOr<Plan> plan_at = plan->At(*p, at);
       ASSERT_TRUE(plan_at.ok());
+      ASSERT_TRUE(VerifyPlan(*p->At(at), *plan_at).ok());
+      // The same offsets hold the graph's own (smaller or equal) buffers.
+      const Bytes reserved = plan_at->peak;
+      ComputePlanStatistics(*concrete, *plan_at);
+      EXPECT_LE(plan_at->peak, reserved);
       absl::Status ok = VerifyPlan(*concrete, *plan_at);
       ASSERT_TRUE(ok.ok()) << "seq=" << seq << ": " << ok;
       EXPECT_GE(plan_at->peak, LowerBound(*concrete));

@@ -193,21 +193,18 @@ absl::StatusOr<Plan> SymbolicPlan::At(const SymbolicProblem& problem,
   }
   Plan plan;
   plan.planner = planner;
-  Bytes used = 0;
   for (BufferId i = 0; i < static_cast<BufferId>(p.buffers.size()); ++i) {
     MEMPLAN_ASSIGN_OR_RETURN(Offset offset, offsets[i].Evaluate(values));
-    plan.assignments.push_back({.buffer = i, .pool = 0, .offset = offset});
     Bytes top = 0;
-    if (__builtin_add_overflow(offset, p.buffers[i].size, &top)) {
+    if (offset < 0 || __builtin_add_overflow(offset, p.buffers[i].size, &top) ||
+        top > kMaxBytes) {
       return absl::InvalidArgumentError(absl::StrCat(
-          "buffer \"", p.buffers[i].name, "\" ends beyond 64-bit integers"));
+          "buffer \"", p.buffers[i].name, "\" at offset ", offset,
+          " lies outside [0, 2^62) at ", Describe(values)));
     }
-    used = std::max(used, top);
+    plan.assignments.push_back({.buffer = i, .pool = 0, .offset = offset});
   }
-  plan.pool_used = {used};
-  plan.peak = used;
-  plan.naive_total = NaiveTotal(p);
-  plan.lower_bound = LowerBound(p);
+  ComputePlanStatistics(p, plan);
   return plan;
 }
 
