@@ -78,9 +78,17 @@ Graph SymbolicTransformer(const SymbolicTransformerOptions& options) {
     op(p + "add2", {p + "res", p + "down"}, {p + "out"});
     x = p + "out";
   }
-  for (Tensor& t : g.tensors) {
-    if (t.name == x) t.kind = TensorKind::kOutput;
+  // The caches are state that outlives the step: the last op reads them
+  // (with the last hidden state), so they stay alive throughout.
+  std::vector<std::string> final_inputs = {x};
+  if (options.kv_cache) {
+    for (int l = 0; l < options.layers; ++l) {
+      final_inputs.push_back(absl::StrCat("l", l, ".k_cache"));
+      final_inputs.push_back(absl::StrCat("l", l, ".v_cache"));
+    }
   }
+  tensor("y", hidden, TensorKind::kOutput);
+  op("head", final_inputs, {"y"});
   return g;
 }
 

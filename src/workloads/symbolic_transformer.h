@@ -7,7 +7,8 @@
 // a second norm, the MLP's up projection and activation (16*d*seq), its down
 // projection and the next residual. Each layer's KV cache (two buffers of
 // the maximum sequence's size, 4*d*max_seq) is a graph input read by its
-// attention: alive over the whole program, of fixed size.
+// attention and by the last op (state kept for the next step): alive over
+// the whole program, of fixed size. The last op makes the output y.
 
 #ifndef MEMPLAN_WORKLOADS_SYMBOLIC_TRANSFORMER_H_
 #define MEMPLAN_WORKLOADS_SYMBOLIC_TRANSFORMER_H_
