@@ -70,6 +70,34 @@ void Table(int layers) {
                 peak / lb, static_cast<long long>(used), used / lb,
                 static_cast<long long>(upper), upper / lb);
   }
+
+  start = std::chrono::steady_clock::now();
+  SymbolicBucketOptions four;
+  four.max_buckets = 4;
+  const std::vector<SymbolicBucket> buckets =
+      Check(PlanSymbolicBuckets(p, four));
+  std::printf("\n%zu buckets, planned in %.3f s:\n", buckets.size(),
+              Seconds(start));
+  for (const SymbolicBucket& b : buckets) {
+    std::printf("  seq in [%lld, %lld]: peak %s\n",
+                static_cast<long long>(b.dims.at("seq").min),
+                static_cast<long long>(b.dims.at("seq").max),
+                b.plan.peak.ToString().c_str());
+  }
+  std::printf("\n| seq | LB(s) | bucketed peak(s) | /LB |\n|---|---|---|---|\n");
+  for (int64_t s : {1, 2, 3, 7, 64, 500, 1024, 2048}) {
+    const DimValues at = {{"seq", s}};
+    const Problem concrete =
+        Check(BuildProblem(Check(BindDims(g, at)), build));
+    const double lb = static_cast<double>(LowerBound(concrete));
+    for (const SymbolicBucket& b : buckets) {
+      const DimRange r = b.dims.at("seq");
+      if (s < r.min || s > r.max) continue;
+      const int64_t peak = Check(b.plan.peak.Evaluate(at));
+      std::printf("| %lld | %.0f | %lld | %.3f |\n", static_cast<long long>(s),
+                  lb, static_cast<long long>(peak), peak / lb);
+    }
+  }
 }
 
 void VerifySpeed(int buffers) {
@@ -86,9 +114,17 @@ void VerifySpeed(int buffers) {
   start = std::chrono::steady_clock::now();
   const absl::Status ok = VerifySymbolicPlan(p, greedy);
   const double proven = Seconds(start);
-  // A refuted plan: the last buffer moved onto the first one's bytes.
+  // A refuted plan: the last buffer moved onto the bytes of a buffer alive
+  // with it.
   SymbolicPlan wrong = greedy;
-  wrong.offsets.back() = wrong.offsets.front();
+  const SymbolicBuffer& last = p.buffers.back();
+  for (size_t j = p.buffers.size() - 1; j-- > 0;) {
+    const Lifetime& l = p.buffers[j].lifetime;
+    if (l.start < last.lifetime.end && last.lifetime.start < l.end) {
+      wrong.offsets.back() = wrong.offsets[j];
+      break;
+    }
+  }
   start = std::chrono::steady_clock::now();
   const absl::Status refuted = VerifySymbolicPlan(p, wrong);
   const double refuted_seconds = Seconds(start);

@@ -339,6 +339,114 @@ absl::StatusOr<SymbolicPlan> PlanSymbolicGreedy(
   return plan;
 }
 
+namespace {
+
+// The largest peak / lower bound of `plan` over the default samples of
+// `problem`'s box.
+absl::StatusOr<double> WorstRatio(const SymbolicProblem& problem,
+                                  const SymbolicPlan& plan) {
+  MEMPLAN_ASSIGN_OR_RETURN(DimBox box, DimBox::Of(problem.dims));
+  double worst = 0;
+  for (const std::vector<int64_t>& t : DefaultSamples(box)) {
+    const DimValues values = box.ValuesAt(t);
+    MEMPLAN_ASSIGN_OR_RETURN(Problem at, problem.At(values));
+    MEMPLAN_ASSIGN_OR_RETURN(int64_t peak, plan.peak.Evaluate(values));
+    worst = std::max(worst, static_cast<double>(peak) /
+                                static_cast<double>(
+                                    std::max<int64_t>(1, LowerBound(at))));
+  }
+  return worst;
+}
+
+}  // namespace
+
+absl::StatusOr<std::vector<SymbolicBucket>> PlanSymbolicBuckets(
+    const SymbolicProblem& problem, const SymbolicBucketOptions& options) {
+  if (options.max_buckets < 1) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "max_buckets is ", options.max_buckets, "; at least 1"));
+  }
+  MEMPLAN_RETURN_IF_ERROR(ValidateDimRanges(problem.dims));
+  std::string dim = options.dim;
+  if (dim.empty()) {
+    double widest = 0;
+    for (const auto& [name, range] : problem.dims) {
+      const double ratio = static_cast<double>(range.max + 1) /
+                           static_cast<double>(range.min + 1);
+      if (dim.empty() || ratio > widest) {
+        dim = name;
+        widest = ratio;
+      }
+    }
+  }
+  auto it = problem.dims.find(dim);
+  if (it == problem.dims.end()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("dim \"", dim, "\" is not a dim of the problem"));
+  }
+  const DimRange range = it->second;
+  // Bucket ends: the range's, and each power of two inside it; bucket i
+  // spans [ends[a] + 1, ends[b]] (the first starts at range.min).
+  std::vector<int64_t> ends = {range.min - 1};
+  for (int64_t p = 1; p > 0 && p < range.max; p *= 2) {
+    if (p >= range.min) ends.push_back(p);
+  }
+  ends.push_back(range.max);
+  const int m = static_cast<int>(ends.size());
+  // plans[a][b]: the greedy plan of the bucket (ends[a], ends[b]].
+  std::vector<std::vector<std::optional<SymbolicPlan>>> plans(
+      m, std::vector<std::optional<SymbolicPlan>>(m));
+  std::vector<std::vector<double>> ratio(m, std::vector<double>(m, 0));
+  auto narrowed = [&](int a, int b) {
+    SymbolicProblem sub = problem;
+    sub.dims[dim] = {ends[a] + 1, ends[b]};
+    return sub;
+  };
+  const bool one = options.max_buckets == 1;
+  for (int a = 0; a < m; ++a) {
+    for (int b = a + 1; b < m; ++b) {
+      if (one && (a != 0 || b != m - 1)) continue;
+      const SymbolicProblem sub = narrowed(a, b);
+      MEMPLAN_ASSIGN_OR_RETURN(SymbolicPlan plan,
+                               PlanSymbolicGreedy(sub, options.greedy));
+      MEMPLAN_ASSIGN_OR_RETURN(ratio[a][b], WorstRatio(sub, plan));
+      plans[a][b] = std::move(plan);
+    }
+  }
+  // cost[k][b]: the least worst ratio covering (ends[0], ends[b]] with k
+  // buckets; fewer buckets win ties.
+  const double kNone = std::numeric_limits<double>::infinity();
+  std::vector<std::vector<double>> cost(
+      options.max_buckets + 1, std::vector<double>(m, kNone));
+  std::vector<std::vector<int>> from(options.max_buckets + 1,
+                                     std::vector<int>(m, -1));
+  cost[0][0] = 0;
+  for (int k = 1; k <= options.max_buckets; ++k) {
+    for (int b = 1; b < m; ++b) {
+      for (int a = 0; a < b; ++a) {
+        if (!plans[a][b].has_value() || cost[k - 1][a] == kNone) continue;
+        const double c = std::max(cost[k - 1][a], ratio[a][b]);
+        if (c < cost[k][b]) {
+          cost[k][b] = c;
+          from[k][b] = a;
+        }
+      }
+    }
+  }
+  int k_best = 1;
+  for (int k = 2; k <= options.max_buckets; ++k) {
+    if (cost[k][m - 1] < cost[k_best][m - 1]) k_best = k;
+  }
+  std::vector<SymbolicBucket> buckets;
+  for (int k = k_best, b = m - 1; k > 0; --k) {
+    const int a = from[k][b];
+    buckets.push_back({narrowed(a, b).dims, *std::move(plans[a][b])});
+    b = a;
+  }
+  std::reverse(buckets.begin(), buckets.end());
+  return buckets;
+}
+
 absl::StatusOr<SymbolicPlan> PlanSymbolicUpperBound(
     const SymbolicProblem& problem) {
   DimValues maxima;

@@ -599,6 +599,52 @@ TEST(SymbolicPlannersTest, TransformerPlansHoldForTheGraphAtEveryValue) {
             *baseline->peak.Evaluate({{"seq", 1}}));
 }
 
+TEST(SymbolicPlannersTest, BucketsCoverTheRangeAndHoldInEach) {
+  const Graph g = internal::SymbolicTransformer({.layers = 2, .width = 64,
+                                                 .heads = 4, .max_seq = 256});
+  BuildOptions build;
+  build.alignment = 64;
+  const SymbolicProblem p = *BuildSymbolicProblem(g, build);
+  // The worst peak / lower bound over every value, bucket by bucket.
+  auto worst = [&](const std::vector<SymbolicBucket>& buckets) {
+    double ratio = 0;
+    for (const SymbolicBucket& bucket : buckets) {
+      const DimRange r = bucket.dims.at("seq");
+      for (int64_t seq = r.min; seq <= r.max; ++seq) {
+        const DimValues at = {{"seq", seq}};
+        ratio = std::max(ratio, static_cast<double>(*bucket.plan.peak.Evaluate(at)) /
+                                    static_cast<double>(LowerBound(*p.At(at))));
+      }
+    }
+    return ratio;
+  };
+  absl::StatusOr<std::vector<SymbolicBucket>> one =
+      PlanSymbolicBuckets(p, {.max_buckets = 1});
+  ASSERT_TRUE(one.ok()) << one.status();
+  ASSERT_EQ(one->size(), 1u);
+  EXPECT_EQ(one->front().dims, p.dims);
+  absl::StatusOr<std::vector<SymbolicBucket>> three =
+      PlanSymbolicBuckets(p, {.max_buckets = 3});
+  ASSERT_TRUE(three.ok()) << three.status();
+  ASSERT_GE(three->size(), 1u);
+  ASSERT_LE(three->size(), 3u);
+  int64_t next = 1;
+  for (const SymbolicBucket& bucket : *three) {
+    const DimRange r = bucket.dims.at("seq");
+    EXPECT_EQ(r.min, next);
+    next = r.max + 1;
+    SymbolicProblem sub = p;
+    sub.dims = bucket.dims;
+    ExpectValidEverywhere(sub, bucket.plan);
+  }
+  EXPECT_EQ(next, 257);
+  EXPECT_LE(worst(*three), worst(*one));
+  EXPECT_THAT(PlanSymbolicBuckets(p, {.max_buckets = 0}).status().message(),
+              HasSubstr("max_buckets is 0"));
+  EXPECT_THAT(PlanSymbolicBuckets(p, {.dim = "len"}).status().message(),
+              HasSubstr("dim \"len\" is not a dim of the problem"));
+}
+
 TEST(SymbolicProblemTest, RefusesSizeDependentMerges) {
   // y may reuse x's bytes (in place) only while 64*seq <= 4096.
   absl::StatusOr<Graph> g = ParseGraphJson(

@@ -123,6 +123,28 @@ struct SymbolicGreedyOptions {
 absl::StatusOr<SymbolicPlan> PlanSymbolicGreedy(
     const SymbolicProblem& problem, const SymbolicGreedyOptions& options = {});
 
+// Buckets: the range of one dim cut into a few sub-ranges, each with a plan
+// of its own (the problem with that dim's range narrowed).
+struct SymbolicBucket {
+  DimRanges dims;  // the problem's dims, one of them narrowed
+  SymbolicPlan plan;
+  bool operator==(const SymbolicBucket&) const = default;
+};
+
+struct SymbolicBucketOptions {
+  int max_buckets = 4;
+  std::string dim;  // the dim to cut; empty: the one of largest max/min
+  SymbolicGreedyOptions greedy;
+};
+
+// Up to options.max_buckets buckets covering the dim's range, each planned
+// by PlanSymbolicGreedy (so verified over its own range). The cuts are
+// chosen among powers of two inside the range, by dynamic programming, to
+// minimise the largest peak/lower bound over the buckets' sample values
+// (each dim at 0, 1/1024, ..., 1/2 and all of its bucket's range).
+absl::StatusOr<std::vector<SymbolicBucket>> PlanSymbolicBuckets(
+    const SymbolicProblem& problem, const SymbolicBucketOptions& options = {});
+
 // The upper-bound baseline: greedy_by_size planned at the dims' maxima,
 // its constant offsets used at every value. Verified.
 absl::StatusOr<SymbolicPlan> PlanSymbolicUpperBound(
