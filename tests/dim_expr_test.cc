@@ -51,6 +51,10 @@ TEST(DimExprTest, ParseErrorsNameTheTextAndPosition) {
   }
   EXPECT_THAT(DimExpr::Parse("2seq").status().message(),
               HasSubstr("write 2*seq"));
+  std::string power = "seq";
+  for (int i = 0; i < 64; ++i) power += "*seq";
+  EXPECT_THAT(DimExpr::Parse(power).status().message(),
+              HasSubstr("a dim's power exceeds 64"));
   // A product whose coefficient overflows.
   EXPECT_THAT(DimExpr::Parse("4611686018427387904*4*seq").status().message(),
               HasSubstr("overflows"));

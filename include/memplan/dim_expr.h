@@ -10,6 +10,7 @@
 //   term      := factor ("*" factor)*
 //   factor    := integer | dim            (dim: [A-Za-z_][A-Za-z0-9_]*)
 //
+// A dim's power in one product is at most 64 in parsed text.
 // Graph sizes use the part of it DESIGN.md fixes (no "-": every term is
 // non-negative); offsets and differences of a symbolic plan may have
 // negative terms. Arithmetic is exact in int64: an operation or an

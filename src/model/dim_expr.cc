@@ -21,6 +21,8 @@ namespace {
 
 using Monomial = DimExpr::Monomial;
 
+constexpr int kMaxParsedPower = 64;
+
 std::string Quoted(const DimExpr& e) {
   return absl::StrCat("\"", e.ToString(), "\"");
 }
@@ -102,6 +104,15 @@ class Parser {
       absl::StatusOr<DimExpr> next = Multiply(product, factor);
       if (!next.ok()) return Error("the product overflows 64-bit integers");
       product = *std::move(next);
+      // A product is one monomial: a bound on its powers keeps every later
+      // evaluation and conversion short.
+      for (const auto& [monomial, c] : product.terms()) {
+        for (const auto& [dim, power] : monomial) {
+          if (power > kMaxParsedPower) {
+            return Error("a dim's power exceeds 64");
+          }
+        }
+      }
     }
   }
 
