@@ -645,6 +645,30 @@ TEST(SymbolicPlannersTest, BucketsCoverTheRangeAndHoldInEach) {
               HasSubstr("dim \"len\" is not a dim of the problem"));
 }
 
+TEST(SymbolicProblemTest, RefusesWhatItDoesNotSupportNamingIt) {
+  Graph g = Attention();
+  g.pools = {Pool{.name = "a", .capacity = 0, .alignment = 1},
+             Pool{.name = "b", .capacity = 0, .alignment = 1}};
+  EXPECT_THAT(BuildSymbolicProblem(g).status().message(),
+              HasSubstr("a symbolic problem has one pool; the graph has 2"));
+  g = Attention();
+  g.tensors[4].fixed = FixedTensorPlacement{.pool = "", .offset = 0};
+  EXPECT_THAT(BuildSymbolicProblem(g).status().message(),
+              HasSubstr("buffer \"out\" has a fixed placement"));
+  const SymbolicProblem p = *BuildSymbolicProblem(Attention());
+  EXPECT_THAT(p.At({}).status().message(), HasSubstr("dim \"seq\" has no value"));
+  EXPECT_THAT(p.At({{"seq", 0}}).status().message(),
+              HasSubstr("outside its range [1, 2048]"));
+  // Sizes are reserved at the pool's alignment and exact at the minimum.
+  EXPECT_EQ(p.buffers[3].name, "scores");
+  EXPECT_EQ(p.buffers[3].size.ToString(), "32*seq*seq + 64");
+  BuildOptions build;
+  build.alignment = 64;
+  const SymbolicProblem aligned = *BuildSymbolicProblem(Attention(), build);
+  EXPECT_EQ(aligned.buffers[3].size.ToString(), "32*seq*seq + 32*seq + 64");
+  EXPECT_EQ(*aligned.buffers[3].size.Evaluate({{"seq", 1}}), 128);
+}
+
 TEST(SymbolicProblemTest, RefusesSizeDependentMerges) {
   // y may reuse x's bytes (in place) only while 64*seq <= 4096.
   absl::StatusOr<Graph> g = ParseGraphJson(
