@@ -239,11 +239,16 @@ class Greedy {
     absl::StatusOr<BinomialPoly> below = internal::Subtract(offsets_[k], top);
     if (!below.ok()) return false;
     if (below->AllNonNegative()) return true;
-    // The side at the dims' minima, proven over the box.
-    const BinomialPoly& side = above->ConstantTerm() >= 0 ? *above : *below;
-    if (side.ConstantTerm() < 0) return false;
-    int64_t budget = kCandidateBudget;
-    return ProveNonNegative(side, width_, &budget).result == SignProof::kProven;
+    // A side that holds at the dims' minima, proven over the box.
+    for (const BinomialPoly* side : {&*above, &*below}) {
+      if (side->ConstantTerm() < 0) continue;
+      int64_t budget = kCandidateBudget;
+      if (ProveNonNegative(*side, width_, &budget).result ==
+          SignProof::kProven) {
+        return true;
+      }
+    }
+    return false;
   }
 
   absl::Status Place(int b) {

@@ -436,6 +436,25 @@ TEST(SymbolicVerifyTest, RefutesWithTheFailingValue) {
                         "\"default\" at seq=100"));
 }
 
+TEST(SymbolicVerifyTest, AcceptsEitherSideWhenBothHoldAtTheMinimum) {
+  // Both buffers are empty at seq = 0, where each side holds; only "a above
+  // b" holds over the whole range: a's offset minus b's top is
+  // seq*(seq - 2)^2 + seq >= 0, whose binomial coefficients are not all
+  // >= 0, so it takes the prover.
+  SymbolicProblem p{.name = "empty_at_min", .dims = {{"seq", {0, 50}}},
+                    .pool = {.name = "default", .alignment = 1}};
+  p.buffers = {{.name = "a", .size = E("8*seq"), .alignment = 1,
+                .lifetime = {0, 2}},
+               {.name = "b", .size = E("8*seq"), .alignment = 1,
+                .lifetime = {0, 2}}};
+  EXPECT_TRUE(VerifySymbolicPlan(
+                  p, Offsets({"seq*seq*seq - 4*seq*seq + 13*seq", "0"},
+                             "seq*seq*seq + 21*seq"))
+                  .ok());
+  EXPECT_THAT(Refusal(p, Offsets({"0", "0"}, "8*seq")),
+              HasSubstr("overlap at seq=50"));
+}
+
 TEST(SymbolicVerifyTest, RefusesAPairThatChangesSides) {
   // b below a at seq = 1, above it at seq = 100 (with overlaps between).
   const SymbolicProblem p = ThreeBuffers();
