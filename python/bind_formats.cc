@@ -14,6 +14,7 @@
 #include "memplan/io.h"
 #include "memplan/load.h"
 #include "memplan/problem.h"
+#include "memplan/symbolic.h"
 #include "memplan/units.h"
 #include "module.h"
 #ifdef MEMPLAN_HAVE_ONNX
@@ -140,10 +141,13 @@ PlanResult ReadPlan(const py::object& input, const std::string& path,
   return result;
 }
 
-Graph ReadGraph(const std::string& path, Bytes max_input_size) {
+Graph ReadGraph(const std::string& path, Bytes max_input_size,
+                const std::map<std::string, int64_t>& dims) {
   const std::string text =
       Take(ReadFile(path, {.max_bytes = max_input_size}), /*file=*/true);
   absl::StatusOr<Graph> graph = ParseGraphJson(text);
+  // Symbolic dims bound as the tool's --dim binds them.
+  if (graph.ok()) graph = BindDims(*std::move(graph), dims);
   if (!graph.ok()) {
     Raise(absl::Status(graph.status().code(),
                        absl::StrCat(path, ": ", graph.status().message())));
@@ -176,8 +180,10 @@ void BindGraphFiles(py::module_& m) {
   m.def(
       "read_graph", &ReadGraph, py::arg("path"),
       py::arg("max_input_size") = kDefaultMaxInputBytes,
+      py::arg("dims") = std::map<std::string, int64_t>{},
       "a memplan-graph-v1 file (.json or .json.gz) of at most "
-      "max_input_size bytes (decompressed)");
+      "max_input_size bytes (decompressed), its symbolic dims bound to "
+      "the values of dims");
   m.def(
       "write_graph",
       [](const Graph& graph, const std::string& path) {

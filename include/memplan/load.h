@@ -11,8 +11,8 @@
 // An input is read once: its bytes are hashed (LoadedInput::content_hash)
 // and parsed. By its name (a final ".gz" reads it through zlib and must
 // hold gzip data, whole):
-//   .json   memplan-graph-v1, ops in options.reorder's order, built with
-//           options.build;
+//   .json   memplan-graph-v1, its symbolic dims bound by options.dims, ops
+//           in options.reorder's order, built with options.build;
 //   .csv    a buffer CSV; options.build contributes pools, capacity and
 //           alignment only, and an offset or pool column is an error (that
 //           is a plan: ReadPlanFile);
@@ -56,6 +56,10 @@ struct LoadOptions {
   // an ordering is then InvalidArgument.
   std::string reorder;
   std::vector<GraphImporter> importers;
+  // Graph JSON: values of the graph's symbolic dims (BindDims() of
+  // memplan/symbolic.h); a graph must be concrete once they are bound. An
+  // importer binds its format's own dims itself (OnnxImportOptions::dims).
+  DimValues dims;
   // Limits on the file read (memplan/formats.h: its size after
   // decompression). A file or a parse larger than memory holds is
   // ResourceExhausted naming the file.

@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "absl/time/time.h"
+#include "memplan/dim_expr.h"
 
 namespace memplan {
 
@@ -76,6 +77,9 @@ struct Tensor {
   // Informative only.
   std::vector<int64_t> shape;
   std::string dtype;
+  // A size that is an expression in the graph's dims ("512*seq"); `size` is
+  // then 0 until BindDims() (memplan/symbolic.h) gives the dims values.
+  std::optional<DimExpr> symbolic_size;
   bool operator==(const Tensor&) const = default;
 };
 
@@ -124,6 +128,9 @@ struct Graph {
   std::vector<Op> ops;
   std::vector<Pool> pools;  // empty = one unbounded "default" pool
   std::vector<TensorConflict> conflicts;  // explicit extra conflicts
+  // Named dims the tensors' symbolic sizes use, with their ranges; empty for
+  // a concrete graph. BuildProblem() needs a concrete one (BindDims()).
+  DimRanges dims;
   bool operator==(const Graph&) const = default;
 };
 

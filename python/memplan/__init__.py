@@ -288,17 +288,24 @@ def read_plan(path, input=None, *, alignment=None, pools=None, capacity=None,
         plan_outputs is not False)
 
 
-def read_graph(path, *, max_input_size=None, **onnx_options):
+def read_graph(path, *, max_input_size=None, dims=None, **onnx_options):
     """A memplan-graph-v1 file (.json, or .json.gz through zlib), or an ONNX
-    model (.onnx, through read_onnx with `onnx_options`). A file holding
-    more than `max_input_size` bytes once decompressed (None: the default,
-    DEFAULT_MAX_INPUT_SIZE, 2 GiB) raises memplan.Error."""
+    model (.onnx, through read_onnx with `onnx_options`). `dims` binds
+    symbolic dimensions ({"seq": 128}, the tool's --dim): a graph JSON's
+    "dims" (each value inside its range; the graph is then planned as any
+    other) or an ONNX model's dim_params. A graph whose dims are not all
+    bound cannot be planned: plan() raises memplan.Error naming them. A
+    file holding more than `max_input_size` bytes once decompressed (None:
+    the default, DEFAULT_MAX_INPUT_SIZE, 2 GiB) raises memplan.Error."""
     path = _os.fspath(path)
     if path.endswith(".onnx"):
+        if dims is not None:
+            onnx_options["dims"] = dims
         return read_onnx(path, **onnx_options)
     if onnx_options:
         raise TypeError("ONNX options apply to .onnx files only")
-    return _memplan.read_graph(path, _max_input_size(max_input_size))
+    return _memplan.read_graph(path, _max_input_size(max_input_size),
+                               dict(dims or {}))
 
 
 def read_onnx(source, *, dims=None, views="alias", inplace=None,

@@ -243,6 +243,35 @@ def test_file_formats(tmp_path):
         memplan.read_graph(tmp_path / "bad.json")
 
 
+SYMBOLIC_GRAPH = """{"format": "memplan-graph-v1", "name": "attn",
+ "dims": {"seq": {"min": 1, "max": 2048}},
+ "tensors": [{"name": "x", "size": "512*seq", "kind": "input"},
+             {"name": "scores", "size": "32*seq*seq + 64"},
+             {"name": "out", "size": 4096, "kind": "output"}],
+ "ops": [{"name": "attend", "inputs": ["x"], "outputs": ["scores"]},
+         {"name": "reduce", "inputs": ["scores"], "outputs": ["out"]}]}"""
+
+
+def test_read_graph_binds_symbolic_dims(tmp_path):
+    path = tmp_path / "attn.json"
+    path.write_text(SYMBOLIC_GRAPH)
+    graph = memplan.read_graph(path, dims={"seq": 3})
+    sizes = {t.name: t.size for t in graph.tensors}
+    assert sizes == {"x": 1536, "scores": 352, "out": 4096}
+    plan = memplan.plan(graph, "greedy_by_size")
+    memplan.verify(graph, plan)
+    assert plan.lower_bound == 352 + 4096  # step 1: scores and out
+    with pytest.raises(ValueError, match=r'dim "seq" is bound to 4096, '
+                       r'outside its range \[1, 2048\]'):
+        memplan.read_graph(path, dims={"seq": 4096})
+    with pytest.raises(ValueError, match='dim "len" is bound to 2 but the '
+                       'graph declares no such dim'):
+        memplan.read_graph(path, dims={"len": 2})
+    unbound = memplan.read_graph(path)
+    with pytest.raises(ValueError, match="has symbolic dims seq: bind them"):
+        memplan.plan(unbound, "greedy_by_size")
+
+
 def test_hostile_files_are_errors_naming_them(tmp_path):
     (tmp_path / "dir.json").mkdir()
     with pytest.raises(ValueError, match="dir.json.*is a directory"):

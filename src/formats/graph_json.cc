@@ -14,6 +14,7 @@
 #include "base/status_macros.h"
 #include "formats/json_util.h"
 #include "memplan/formats.h"
+#include "memplan/symbolic.h"
 
 namespace memplan {
 namespace {
@@ -120,6 +121,31 @@ absl::StatusOr<std::vector<Pool>> ParsePools(const Json& root) {
   return pools;
 }
 
+// "dims": {"seq": {"min": 1, "max": 2048}, ...}.
+absl::StatusOr<DimRanges> ParseDims(const Json& root) {
+  DimRanges dims;
+  auto it = root.find("dims");
+  if (it == root.end() || it->is_null()) return dims;
+  if (!it->is_object()) {
+    return absl::InvalidArgumentError(
+        "\"dims\" must be an object {\"NAME\": {\"min\", \"max\"}}");
+  }
+  for (const auto& [name, range] : it->items()) {
+    const std::string where = absl::StrCat("dim \"", name, "\"");
+    if (!range.is_object()) {
+      return absl::InvalidArgumentError(
+          where + " must be an object {\"min\", \"max\"}");
+    }
+    MEMPLAN_RETURN_IF_ERROR(CheckKeys(range, where, {"min", "max"}));
+    DimRange r;
+    MEMPLAN_ASSIGN_OR_RETURN(r.min, GetInt(range, "min", where, true));
+    MEMPLAN_ASSIGN_OR_RETURN(r.max, GetInt(range, "max", where, true));
+    dims[name] = r;
+  }
+  MEMPLAN_RETURN_IF_ERROR(ValidateDimRanges(dims));
+  return dims;
+}
+
 absl::StatusOr<Tensor> ParseTensor(const Json& t, size_t index) {
   if (!t.is_object()) {
     return absl::InvalidArgumentError(
@@ -135,7 +161,22 @@ absl::StatusOr<Tensor> ParseTensor(const Json& t, size_t index) {
   if (auto size = t.find("size"); size == t.end() || size->is_null()) {
     return absl::InvalidArgumentError(where + " has no size");
   }
-  MEMPLAN_ASSIGN_OR_RETURN(tensor.size, GetInt(t, "size", where, true));
+  if (auto size = t.find("size"); size->is_string()) {
+    // A symbolic size ("512*seq"): checked against the graph's dims once
+    // they are all read (ValidateSymbolicSizes).
+    absl::StatusOr<DimExpr> expr = DimExpr::Parse(size->get<std::string>());
+    if (!expr.ok()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(where, ": size: ", expr.status().message()));
+    }
+    if (expr->IsConstant()) {
+      tensor.size = expr->ConstantTerm();
+    } else {
+      tensor.symbolic_size = *std::move(expr);
+    }
+  } else {
+    MEMPLAN_ASSIGN_OR_RETURN(tensor.size, GetInt(t, "size", where, true));
+  }
   MEMPLAN_ASSIGN_OR_RETURN(std::string kind,
                            GetString(t, "kind", where, false, "activation"));
   MEMPLAN_ASSIGN_OR_RETURN(tensor.kind, ParseKind(kind, where));
@@ -153,6 +194,10 @@ absl::StatusOr<Tensor> ParseTensor(const Json& t, size_t index) {
   MEMPLAN_ASSIGN_OR_RETURN(tensor.dtype, GetString(t, "dtype", where, false));
   if (auto shape = t.find("shape"); shape != t.end() && shape->is_array()) {
     for (const Json& d : *shape) {
+      if (d.is_string()) {  // a symbolic dimension: informative, as all
+        tensor.shape.push_back(-1);
+        continue;
+      }
       MEMPLAN_ASSIGN_OR_RETURN(int64_t dim,
                                ToInt64(d, where + ": a shape dimension"));
       tensor.shape.push_back(dim);
@@ -220,7 +265,7 @@ absl::StatusOr<Graph> ParseGraphJson(std::string_view std_text) {
   }
   MEMPLAN_RETURN_IF_ERROR(CheckKeys(root, "the graph",
                                     {"format", "name", "source", "tensors",
-                                     "ops", "pools", "conflicts"}));
+                                     "ops", "pools", "conflicts", "dims"}));
   Graph graph;
   MEMPLAN_ASSIGN_OR_RETURN(graph.name,
                            GetString(root, "name", "the graph", false));
@@ -241,6 +286,8 @@ absl::StatusOr<Graph> ParseGraphJson(std::string_view std_text) {
     graph.ops.push_back(std::move(op));
   }
   MEMPLAN_ASSIGN_OR_RETURN(graph.pools, ParsePools(root));
+  MEMPLAN_ASSIGN_OR_RETURN(graph.dims, ParseDims(root));
+  MEMPLAN_RETURN_IF_ERROR(ValidateSymbolicSizes(graph));
   if (auto conflicts = root.find("conflicts");
       conflicts != root.end() && !conflicts->is_null()) {
     if (!conflicts->is_array()) {
@@ -274,6 +321,12 @@ std::string GraphToJson(const Graph& graph) {
     }
     absl::StrAppend(&out, "\"pools\":", Dump(pools), ",\n");
   }
+  if (!graph.dims.empty()) {
+    Json dims = Json::object();
+    for (const auto& [name, r] : graph.dims)
+      dims[name] = {{"min", r.min}, {"max", r.max}};
+    absl::StrAppend(&out, "\"dims\":", Dump(dims), ",\n");
+  }
   if (!graph.conflicts.empty()) {
     Json conflicts = Json::array();
     for (const TensorConflict& c : graph.conflicts)
@@ -286,7 +339,11 @@ std::string GraphToJson(const Graph& graph) {
     Json j = {{"name", t.name}};
     if (!t.shape.empty()) j["shape"] = t.shape;
     if (!t.dtype.empty()) j["dtype"] = t.dtype;
-    j["size"] = t.size;
+    if (t.symbolic_size.has_value()) {
+      j["size"] = t.symbolic_size->ToString();
+    } else {
+      j["size"] = t.size;
+    }
     j["kind"] = std::string(TensorKindName(t.kind));
     if (t.alignment != 0) j["alignment"] = t.alignment;
     if (!t.pools.empty()) j["pools"] = t.pools;

@@ -21,6 +21,7 @@
 #include "base/status_macros.h"
 #include "memplan/formats.h"
 #include "memplan/reorder.h"
+#include "memplan/symbolic.h"
 
 namespace memplan {
 namespace {
@@ -63,6 +64,12 @@ absl::StatusOr<Graph> ParseGraphFile(const std::string& path,
   if (!UncompressedName(path).ends_with(".json")) return UnknownType(path, options);
   absl::StatusOr<Graph> graph = ParseGraphJson(bytes);
   if (!graph.ok()) return Named(path, graph.status());
+  // Symbolic sizes: the dims options.dims binds, then a concrete graph.
+  graph = BindDims(*std::move(graph), options.dims);
+  if (!graph.ok()) return Named(path, graph.status());
+  if (absl::Status concrete = CheckConcrete(*graph); !concrete.ok()) {
+    return Named(path, concrete);
+  }
   return graph;
 }
 

@@ -18,6 +18,7 @@
 #include "base/planner_util.h"
 #include "base/status_macros.h"
 #include "memplan/problem.h"
+#include "memplan/symbolic.h"
 
 namespace memplan {
 namespace {
@@ -568,6 +569,7 @@ class Builder {
 
 absl::StatusOr<Problem> BuildProblem(const Graph& graph,
                                      const BuildOptions& options) {
+  MEMPLAN_RETURN_IF_ERROR(CheckConcrete(graph));
   return Builder(graph, options).Build();
 }
 

@@ -19,8 +19,8 @@
 
 // ONNX inputs (read when memplan is built with the ONNX importer).
 ABSL_FLAG(std::vector<std::string>, dim, {},
-          "NAME=VALUE: ONNX inputs: the value of a symbolic dimension; "
-          "repeatable");
+          "NAME=VALUE: the value of a symbolic dimension (a graph JSON's "
+          "\"dims\", an ONNX dim_param); repeatable");
 ABSL_FLAG(
     std::string, onnx_views, "alias",
     "alias|copy: ONNX inputs: Reshape, Flatten, Squeeze, Unsqueeze and "
@@ -167,8 +167,12 @@ absl::StatusOr<LoadOptions> ToolLoadOptions(const std::string& path,
   load.build = options;
   load.reorder = reorder;
   load.read = ReadOptionsFromFlags();
+  absl::StatusOr<std::map<std::string, int64_t>> dims = DimsFromFlags();
+  if (!dims.ok()) return dims.status();
+  // Graph JSON binds its dims here; an ONNX model's importer binds its own.
+  if (!absl::EndsWith(path, ".onnx")) load.dims = *std::move(dims);
 #ifdef MEMPLAN_HAVE_ONNX
-  // The --dim and --onnx-* flags matter to ONNX models only; the importer
+  // The --onnx-* flags matter to ONNX models only; the importer
   // is there for any other path too, so that an unknown type's error names
   // .onnx among the types read.
   (void)path;

@@ -60,8 +60,8 @@ std::string ToolUsage() {
       &out,
       "  memplan --version\n\n"
       "INPUT is a memplan-graph-v1 JSON (.json, .json.gz), a buffer CSV "
-      "(.csv)\nor an ONNX model (.onnx; --dim NAME=VALUE binds a symbolic "
-      "dimension).\n"
+      "(.csv)\nor an ONNX model (.onnx); --dim NAME=VALUE binds a symbolic "
+      "dimension\n(a graph JSON's \"dims\", an ONNX dim_param).\n"
       "A file may hold at most 2 GiB once decompressed (--max-input-size "
       "raises it),\na name at most 64 KiB; directories and devices are "
       "refused.\n"

@@ -1,0 +1,155 @@
+// Graphs with symbolic sizes (dynamic shapes), DESIGN.md "Symbolic sizes".
+//
+// A graph may declare named dims with ranges (Graph::dims) and give tensor
+// sizes as expressions in them (Tensor::symbolic_size, memplan/dim_expr.h).
+// Such a graph is planned by binding every dim to a value first: BindDims()
+// gives an ordinary graph, which builds, plans and verifies as any other.
+// The tool's `--dim NAME=VALUE` and LoadOptions::dims do this for graph JSON
+// as they do for ONNX models' dim_params.
+
+#ifndef MEMPLAN_SYMBOLIC_H_
+#define MEMPLAN_SYMBOLIC_H_
+
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "memplan/dim_expr.h"
+#include "memplan/problem.h"
+#include "memplan/types.h"
+
+namespace memplan {
+
+// True when the graph declares dims or has a tensor with a symbolic size.
+bool IsSymbolic(const Graph& graph);
+
+// Checks the dims (names, ranges) and the symbolic sizes: each uses only
+// declared dims, has no negative term (DESIGN.md's grammar), and its value at
+// the dims' maxima fits in int64. The error names the tensor and the dim.
+absl::Status ValidateSymbolicSizes(const Graph& graph);
+
+// OK for a concrete graph; otherwise InvalidArgument naming the dims still
+// to bind: `graph "g" has symbolic dims seq: bind them with --dim seq=N`.
+absl::Status CheckConcrete(const Graph& graph);
+
+// The graph with the dims of `values` bound: every size that no longer uses
+// a dim becomes an integer, and the bound dims leave Graph::dims. Each value
+// must lie in its dim's range; a dim the graph does not declare is an error.
+// Binding every dim gives a concrete graph; binding none returns it as is.
+absl::StatusOr<Graph> BindDims(const Graph& graph, const DimValues& values);
+
+// ---------------------------------------------------------------------------
+// Symbolic problems and plans: one plan valid for every value of the dims.
+// docs/symbolic.md states what is supported and why the verifier is exact.
+// Internal API: not yet registered in the tool or the Python module.
+
+// A buffer whose size is an expression in the problem's dims.
+struct SymbolicBuffer {
+  std::string name;  // the tensor it came from
+  std::vector<std::string> tensors;
+  // Bytes reserved: >= the buffer's size rounded up to `alignment` and a
+  // multiple of `alignment` at every value of the dims (ReserveSize()).
+  DimExpr size;
+  Bytes alignment = 1;  // the buffer's and the pool's
+  Lifetime lifetime;
+  bool operator==(const SymbolicBuffer&) const = default;
+};
+
+// One pool; lifetimes and conflicts do not depend on the dims.
+struct SymbolicProblem {
+  std::string name;
+  DimRanges dims;
+  std::vector<SymbolicBuffer> buffers;
+  Pool pool;
+  std::vector<BufferConflict> conflicts;  // explicit, beyond lifetimes
+  bool operator==(const SymbolicProblem&) const = default;
+
+  // The ordinary problem at one value of every dim: each buffer's reserved
+  // size at `values`.
+  absl::StatusOr<Problem> At(const DimValues& values) const;
+};
+
+// The reserve of a size of `alignment` bytes (a power of two) over `dims`:
+// the size in the binomial basis at the dims' minima, each coefficient
+// rounded up (docs/symbolic.md). Exact at the minima; >= the size rounded
+// up to `alignment` everywhere; a multiple of `alignment` everywhere.
+absl::StatusOr<DimExpr> ReserveSize(const DimExpr& size, Bytes alignment,
+                                    const DimRanges& dims);
+
+// The symbolic problem of a graph: the buffers, lifetimes and conflicts of
+// BuildProblem() (which must be the same at the dims' minima and maxima:
+// merges and in-place decisions that depend on the sizes are refused, naming
+// the tensor), sizes reserved as ReserveSize(). One pool, no fixed
+// placements, no per-tensor pool lists.
+absl::StatusOr<SymbolicProblem> BuildSymbolicProblem(
+    const Graph& graph, const BuildOptions& options = {});
+
+struct SymbolicPlan {
+  std::vector<DimExpr> offsets;  // per buffer, bytes from the pool's base
+  DimExpr peak;  // >= every buffer's offset + size at every value
+  std::string planner;
+  bool operator==(const SymbolicPlan&) const = default;
+
+  // The ordinary plan at `values`, a plan of problem.At(values) (and of the
+  // graph bound to `values`): offsets evaluated, used size the highest
+  // offset + size there.
+  absl::StatusOr<Plan> At(const SymbolicProblem& problem,
+                          const DimValues& values) const;
+};
+
+// Proves over the whole box of dim ranges that every offset is >= 0 and a
+// multiple of its buffer's alignment, that no two conflicting buffers share
+// a byte, and that every buffer lies under the peak and the pool's
+// capacity; or names the buffer or the pair and a value of the dims where
+// it fails. A pair that keeps no one side over the range, or a condition
+// the prover cannot decide within its budget, is refused as "not proven",
+// never accepted.
+absl::Status VerifySymbolicPlan(const SymbolicProblem& problem,
+                                const SymbolicPlan& plan);
+
+struct SymbolicGreedyOptions {
+  // Dim values the candidates are compared at (besides the ranges' ends);
+  // empty: a few spread over each range.
+  std::vector<DimValues> samples;
+};
+
+// Greedy by size (at the dims' maxima; ties by id): each buffer goes to the
+// candidate offset (0, the top of a placed conflicting buffer, or the
+// envelope of all their tops) that the pairwise check proves valid against
+// every placed conflicting buffer, the one whose resulting peak relative to
+// the lower bound is smallest over the sample values. Verified before it
+// is returned. Not guaranteed close to the bound at every value.
+absl::StatusOr<SymbolicPlan> PlanSymbolicGreedy(
+    const SymbolicProblem& problem, const SymbolicGreedyOptions& options = {});
+
+// Buckets: the range of one dim cut into a few sub-ranges, each with a plan
+// of its own (the problem with that dim's range narrowed).
+struct SymbolicBucket {
+  DimRanges dims;  // the problem's dims, one of them narrowed
+  SymbolicPlan plan;
+  bool operator==(const SymbolicBucket&) const = default;
+};
+
+struct SymbolicBucketOptions {
+  int max_buckets = 4;
+  std::string dim;  // the dim to cut; empty: the one of largest max/min
+  SymbolicGreedyOptions greedy;
+};
+
+// Up to options.max_buckets buckets covering the dim's range, each planned
+// by PlanSymbolicGreedy (so verified over its own range). The cuts are
+// chosen among powers of two inside the range, by dynamic programming, to
+// minimise the largest peak/lower bound over the buckets' sample values
+// (each dim at 0, 1/1024, ..., 1/2 and all of its bucket's range).
+absl::StatusOr<std::vector<SymbolicBucket>> PlanSymbolicBuckets(
+    const SymbolicProblem& problem, const SymbolicBucketOptions& options = {});
+
+// The upper-bound baseline: greedy_by_size planned at the dims' maxima,
+// its constant offsets used at every value. Verified.
+absl::StatusOr<SymbolicPlan> PlanSymbolicUpperBound(
+    const SymbolicProblem& problem);
+
+}  // namespace memplan
+
+#endif  // MEMPLAN_SYMBOLIC_H_
