@@ -58,6 +58,7 @@ class PartSearch {
   Step Branch(int& depth);
   bool PlaceNextCandidate(int& depth);
   bool RaiseCell(Frame& fr);
+  bool RaiseUncovered(const Frame& fr);
   bool Backtrack(int& depth);
 
   StateKey Key() const;
@@ -98,6 +99,7 @@ class PartSearch {
   int num_unplaced_ = 0;
   bool placed(int c) const { return unplaced_at_[c] >= num_unplaced_; }
   std::vector<int64_t> offset_;
+  std::vector<int> covered_;  // scratch of RaiseUncovered, by section
   StateKey floor_hash_, unplaced_hash_;
   std::vector<Frame> frames_;
   std::vector<RaiseRecord> raises_;
