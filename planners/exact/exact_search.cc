@@ -36,8 +36,10 @@ PartSearch::PartSearch(Part& part, const ExactOptions& options)
 }
 
 Outcome PartSearch::Run(int64_t height, const std::vector<int>& rank,
-                        bool fill_first, int64_t node_limit, Budget& budget) {
+                        bool fill_first, bool collapse_raises,
+                        int64_t node_limit, Budget& budget) {
   Reset(height);
+  collapse_raises_ = collapse_raises;
   rank_ = &rank;
   fill_first_ = fill_first;
   // Under a height that every item could stack to, nothing is pruned.
@@ -83,12 +85,19 @@ PartSearch::Step PartSearch::Expand(Frame& fr) {
   const StateKey key = Key();
   if (use_cache_ && part_.failed.contains(key)) return Step::kFail;
   if (use_cache_) hashes_.push_back(key);
+  if (!collapse_raises_) {
+    if (inference_ && !SectionsFit()) return Step::kFail;
+    FindRun(fr);
+    CollectCandidates(fr);
+    return Step::kBranch;
+  }
   FindRun(fr);
   CollectCandidates(fr);
   // No item inside the run crosses the cell: raising the sections that no
   // such item crosses is the only branch, taken here without a node of its
-  // own.
-  // (Its work: the items scanned, twice, as they are by RaiseUncovered.)
+  // own (its work: the items scanned, twice, as RaiseUncovered scans them
+  // again). Section inference then runs once, on the state the raises lead
+  // to: raising floors only tightens it.
   int64_t forced_work = 0;
   while (fr.cands.empty()) {
     forced_work += 2 * candidate_work_;
