@@ -55,6 +55,13 @@ constexpr int64_t kOneHeightNodesPerItem = 4;
 
 enum class ProbeResult { kFeasible, kInfeasible, kUnknown };
 
+// Parts of at least this many buffers take the forced raises without nodes
+// in the minimising mode too (probes of one height always do; see
+// exact.h). Its first descent of bert_base (5620 buffers) took 250521
+// nodes, all the work a default budget gives it, and now takes 5620;
+// MiniMalloc's instances (at most 455 buffers) search as before.
+constexpr int64_t kCollapseRaisesFromItems = 1000;
+
 // The search's set-up (Decompose) takes about 1-2 us per buffer on a
 // typical core, on dense and sparse problems alike; under a deadline nearer
 // than this per buffer, the search is not begun.
@@ -130,6 +137,8 @@ class ExactPlanner : public SearchPlanner {
       part.failed.clear();
     part.failed_height = height;
     PartSearch search(part, run.options);
+    collapse_raises |= static_cast<int64_t>(part.items.size()) >=
+                       kCollapseRaisesFromItems;
     bool exhausted_all = true;
     std::vector<int> random_rank;
     for (int o = 0; o < 2 * kNumOrders + restarts; ++o) {
