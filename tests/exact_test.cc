@@ -485,7 +485,7 @@ TEST(ExactTest, ProbesOfOneHeightAgreeWithBruteForceOnTightProblems) {
 // Real traces whose lower bound has a plan reach it in about a node per
 // buffer under that capacity: their cells without candidates (33709 of
 // tiny_bert's first 35530 nodes) are not nodes. Two nodes per buffer of
-// work, no heuristic start.
+// work, no heuristic start; minimising, four.
 TEST(ExactTest, RealTracesReachTheirLowerBoundInAboutANodePerBuffer) {
   for (const char* name : {"traces/somas_resnet50.csv", "traces/tiny_bert.csv",
                            "traces/bert_base.csv"}) {
@@ -502,6 +502,17 @@ TEST(ExactTest, RealTracesReachTheirLowerBoundInAboutANodePerBuffer) {
     EXPECT_EQ(plan->peak, LowerBound(*problem));
     EXPECT_TRUE(plan->proven_optimal);
     EXPECT_LE(plan->counters.at("nodes"), 2 * n);
+    EXPECT_TRUE(VerifyPlan(*problem, *plan).ok());
+
+    // Minimising (parts of 1000 buffers and more collapse too): a first
+    // descent and one probe at the lower bound, 2 nodes per buffer each.
+    problem->pools[0].capacity = 0;
+    plan = PlanMemory(
+        *problem, *search,
+        PlanOptions{.work_limit = 4 * n * internal::exact::NodeWork(n)});
+    ASSERT_TRUE(plan.ok()) << plan.status();
+    EXPECT_EQ(plan->peak, LowerBound(*problem));
+    EXPECT_TRUE(plan->proven_optimal);
     EXPECT_TRUE(VerifyPlan(*problem, *plan).ok());
   }
 }
