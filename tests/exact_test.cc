@@ -392,6 +392,131 @@ TEST(ExactTest, SolvesMiniMallocInstancesUnderTheirCapacity) {
   }
 }
 
+// A small random problem that fills most steps to `height` units, so that
+// fragmentation often decides: at each step some buffers end and new ones
+// (1 to 3 units) start. Up to 8 buffers: the brute force's reach.
+Problem TightSmallProblem(uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  Problem problem{.pools = {Pool{.name = "default"}}};
+  const Bytes height = 3 + static_cast<Bytes>(rng() % 3);
+  const Step steps = 4 + static_cast<Step>(rng() % 5);
+  std::vector<BufferId> live;
+  for (Step t = 0; t < steps && problem.buffers.size() < 8; ++t) {
+    std::vector<BufferId> kept;
+    Bytes load = 0;
+    for (BufferId b : live) {
+      if (rng() % 3 != 0) {
+        kept.push_back(b);
+        load += problem.buffers[b].size;
+      } else {
+        problem.buffers[b].lifetime.end = t;
+      }
+    }
+    live = kept;
+    while (load < height && problem.buffers.size() < 8 && rng() % 4 != 0) {
+      const Bytes size = 1 + static_cast<Bytes>(rng() % 3);
+      live.push_back(static_cast<BufferId>(problem.buffers.size()));
+      problem.buffers.push_back(
+          Buffer{.name = absl::StrCat("b", problem.buffers.size()),
+                 .size = size,
+                 .lifetime = {t, steps}});
+      load += size;
+    }
+  }
+  return problem;
+}
+
+// FragmentationChain (optimum 5, max-live 4) with one buffer's size and
+// one buffer's lifetime changed at random: either side of max-live.
+Problem PerturbedChain(uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  Problem problem = FragmentationChain(0);
+  const int n = static_cast<int>(problem.buffers.size());
+  problem.buffers[rng() % n].size = 1 + static_cast<Bytes>(rng() % 3);
+  Lifetime& life = problem.buffers[rng() % n].lifetime;
+  if (rng() % 2 == 0) {
+    life.end += 1;
+  } else if (life.end - life.start > 1) {
+    life.start += 1;
+  }
+  return problem;
+}
+
+// Probes of one height (a capacity, lower_bound_only) take the raises of
+// cells no buffer inside their run crosses without a node, several sections
+// at once: every claim they make is checked against the brute force.
+TEST(ExactTest, ProbesOfOneHeightAgreeWithBruteForceOnTightProblems) {
+  const std::unique_ptr<SearchPlanner> at_bound =
+      MakeExactPlanner({.lower_bound_only = true});
+  int above = 0;
+  for (uint64_t seed = 1; seed <= 400; ++seed) {
+    SCOPED_TRACE(seed);
+    Problem problem = TightSmallProblem(seed);
+    if (seed % 2 == 1) problem = PerturbedChain(seed);
+    if (problem.buffers.empty()) continue;
+    const Bytes optimum = OptimumByEveryOffset(problem);
+    const Bytes lower = LowerBound(problem);
+    if (optimum > lower) ++above;
+    absl::StatusOr<Plan> plan = at_bound->Solve(problem, PlanOptions{});
+    if (optimum == lower) {
+      ASSERT_TRUE(plan.ok()) << plan.status();
+      EXPECT_EQ(plan->peak, lower);
+      EXPECT_TRUE(VerifyPlan(problem, *plan).ok());
+    } else {
+      ASSERT_FALSE(plan.ok());
+      EXPECT_NE(plan.status().message().find("proved none exists"),
+                std::string::npos)
+          << plan.status();
+    }
+    problem.pools[0].capacity = optimum;
+    absl::StatusOr<Plan> fits = SolveExact(problem);
+    ASSERT_TRUE(fits.ok()) << fits.status();
+    EXPECT_LE(fits->peak, optimum);
+    if (optimum == 1) continue;  // capacity 0 would mean "unbounded"
+    problem.pools[0].capacity = optimum - 1;
+    absl::StatusOr<Plan> none = SolveExact(problem);
+    ASSERT_FALSE(none.ok());
+    EXPECT_EQ(none.status().code(), absl::StatusCode::kResourceExhausted)
+        << none.status();
+  }
+  EXPECT_GE(above, 10);  // not only problems that max-live settles
+}
+
+// Real traces whose lower bound has a plan reach it in about a node per
+// buffer under that capacity: their cells without candidates (33709 of
+// tiny_bert's first 35530 nodes) are not nodes. Two nodes per buffer of
+// work, no heuristic start; minimising, four.
+TEST(ExactTest, RealTracesReachTheirLowerBoundInAboutANodePerBuffer) {
+  for (const char* name : {"traces/somas_resnet50.csv", "traces/tiny_bert.csv",
+                           "traces/bert_base.csv"}) {
+    SCOPED_TRACE(name);
+    absl::StatusOr<Problem> problem = LoadProblem(name);
+    ASSERT_TRUE(problem.ok()) << problem.status();
+    const int64_t n = static_cast<int64_t>(problem->buffers.size());
+    problem->pools[0].capacity = LowerBound(*problem);
+    const std::unique_ptr<SearchPlanner> search = MakeExactPlanner({});
+    absl::StatusOr<Plan> plan = PlanMemory(
+        *problem, *search,
+        PlanOptions{.work_limit = 2 * n * internal::exact::NodeWork(n)});
+    ASSERT_TRUE(plan.ok()) << plan.status();
+    EXPECT_EQ(plan->peak, LowerBound(*problem));
+    EXPECT_TRUE(plan->proven_optimal);
+    EXPECT_LE(plan->counters.at("nodes"), 2 * n);
+    EXPECT_TRUE(VerifyPlan(*problem, *plan).ok());
+
+    // Minimising (parts of 1000 buffers and more collapse too): a first
+    // descent and one probe at the lower bound, 2 nodes per buffer each.
+    problem->pools[0].capacity = 0;
+    plan = PlanMemory(
+        *problem, *search,
+        PlanOptions{.work_limit = 4 * n * internal::exact::NodeWork(n)});
+    ASSERT_TRUE(plan.ok()) << plan.status();
+    EXPECT_EQ(plan->peak, LowerBound(*problem));
+    EXPECT_TRUE(plan->proven_optimal);
+    EXPECT_TRUE(VerifyPlan(*problem, *plan).ok());
+  }
+}
+
 TEST(ExactTest, TheTimeLimitKeepsTheBestPlan) {
   absl::StatusOr<Problem> problem = LoadProblem("minimalloc/D.1048576.csv");
   ASSERT_TRUE(problem.ok()) << problem.status();

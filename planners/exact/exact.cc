@@ -55,6 +55,13 @@ constexpr int64_t kOneHeightNodesPerItem = 4;
 
 enum class ProbeResult { kFeasible, kInfeasible, kUnknown };
 
+// Parts of at least this many buffers take the forced raises without nodes
+// in the minimising mode too (probes of one height always do; see
+// exact.h). Its first descent of bert_base (5620 buffers) took 250521
+// nodes, all the work a default budget gives it, and now takes 5620;
+// MiniMalloc's instances (at most 455 buffers) search as before.
+constexpr int64_t kCollapseRaisesFromItems = 1000;
+
 // The search's set-up (Decompose) takes about 1-2 us per buffer on a
 // typical core, on dense and sparse problems alike; under a deadline nearer
 // than this per buffer, the search is not begun.
@@ -124,11 +131,14 @@ class ExactPlanner : public SearchPlanner {
   // and with "fill the run first") with `limit` nodes, then `restarts`
   // random orders with `restart_limit` nodes each.
   static Outcome SolvePart(Run& run, Part& part, int64_t height, int64_t limit,
-                           int restarts = 0, int64_t restart_limit = 0) {
+                           bool collapse_raises, int restarts = 0,
+                           int64_t restart_limit = 0) {
     if (part.failed_height >= 0 && height > part.failed_height)
       part.failed.clear();
     part.failed_height = height;
     PartSearch search(part, run.options);
+    collapse_raises |= static_cast<int64_t>(part.items.size()) >=
+                       kCollapseRaisesFromItems;
     bool exhausted_all = true;
     std::vector<int> random_rank;
     for (int o = 0; o < 2 * kNumOrders + restarts; ++o) {
@@ -142,7 +152,7 @@ class ExactPlanner : public SearchPlanner {
       }
       const Outcome outcome =
           search.Run(height, random ? random_rank : part.ranks[o / 2],
-                     o % 2 == 1, budget, run.budget);
+                     o % 2 == 1, collapse_raises, budget, run.budget);
       run.nodes += search.nodes();
       ++run.searches;
       if (outcome == Outcome::kFound) {
@@ -196,9 +206,12 @@ class ExactPlanner : public SearchPlanner {
   // Is there a plan of height <= `height` (units)? Every part is tried, so
   // that one part's proof of infeasibility is found even when another part
   // runs out of nodes.
-  static ProbeResult Probe(
-      Run& run, int64_t height, int64_t limit, bool* limit_hit,
-      int64_t first_nodes_per_item = kMinimiseNodesPerItem) {
+  // `one_height`: a probe of ProbeInRounds (a capacity, lower_bound_only),
+  // whose searches take the forced raises without nodes.
+  static ProbeResult Probe(Run& run, int64_t height, int64_t limit,
+                           bool* limit_hit, bool one_height = false) {
+    const int64_t first_nodes_per_item =
+        one_height ? kOneHeightNodesPerItem : kMinimiseNodesPerItem;
     ProbeResult result = ProbeResult::kFeasible;
     for (Part& part : run.d.parts) {
       if (part.hi <= height) continue;
@@ -229,7 +242,8 @@ class ExactPlanner : public SearchPlanner {
                     run.options.restarts_per_round,
                     2 * kNumOrders * part_limit / restart_limit));
       const Outcome outcome =
-          SolvePart(run, part, height, part_limit, restarts, restart_limit);
+          SolvePart(run, part, height, part_limit, one_height, restarts,
+                    restart_limit);
       if (outcome == Outcome::kFound) continue;
       if (outcome == Outcome::kExhausted) {
         if (part.complete) {
@@ -333,7 +347,7 @@ class ExactPlanner : public SearchPlanner {
     while (true) {
       bool limit_hit = false;
       const ProbeResult r =
-          Probe(run, height, limit, &limit_hit, kOneHeightNodesPerItem);
+          Probe(run, height, limit, &limit_hit, /*one_height=*/true);
       if (r != ProbeResult::kUnknown || run.OutOfBudget() || !limit_hit)
         return r;
       limit *= options_.node_limit_growth;
@@ -488,7 +502,8 @@ class ExactPlanner : public SearchPlanner {
   // A search of one part with no node limit but the run's budget.
   static void Probe1(Run& run, Part& part, int64_t height, bool* limit_hit) {
     const int64_t unlimited = std::numeric_limits<int64_t>::max() / 2;
-    if (SolvePart(run, part, height, unlimited) == Outcome::kLimit)
+    if (SolvePart(run, part, height, unlimited, /*collapse_raises=*/false) ==
+        Outcome::kLimit)
       *limit_hit = true;
   }
 

@@ -30,13 +30,16 @@ PartSearch::PartSearch(Part& part, const ExactOptions& options)
     cover_at_.push_back(static_cast<int>(cover_.size()));
   }
   offset_.resize(n);
+  covered_.assign(sections + 1, 0);
   unplaced_.resize(n);
   unplaced_at_.resize(n);
 }
 
 Outcome PartSearch::Run(int64_t height, const std::vector<int>& rank,
-                        bool fill_first, int64_t node_limit, Budget& budget) {
+                        bool fill_first, bool collapse_raises,
+                        int64_t node_limit, Budget& budget) {
   Reset(height);
+  collapse_raises_ = collapse_raises;
   rank_ = &rank;
   fill_first_ = fill_first;
   // Under a height that every item could stack to, nothing is pruned.
@@ -82,9 +85,32 @@ PartSearch::Step PartSearch::Expand(Frame& fr) {
   const StateKey key = Key();
   if (use_cache_ && part_.failed.contains(key)) return Step::kFail;
   if (use_cache_) hashes_.push_back(key);
-  if (inference_ && !SectionsFit()) return Step::kFail;
+  if (!collapse_raises_) {
+    if (inference_ && !SectionsFit()) return Step::kFail;
+    FindRun(fr);
+    CollectCandidates(fr);
+    return Step::kBranch;
+  }
   FindRun(fr);
   CollectCandidates(fr);
+  // No item inside the run crosses the cell: raising the sections that no
+  // such item crosses is the only branch, taken here without a node of its
+  // own (its work: the items scanned, twice, as RaiseUncovered scans them
+  // again). Section inference then runs once, on the state the raises lead
+  // to: raising floors only tightens it.
+  int64_t forced_work = 0;
+  while (fr.cands.empty()) {
+    forced_work += 2 * candidate_work_;
+    candidate_work_ = forced_work;
+    if (!RaiseUncovered(fr)) return Step::kFail;
+    const StateKey k = Key();
+    if (use_cache_ && part_.failed.contains(k)) return Step::kFail;
+    if (use_cache_) hashes_.push_back(k);
+    FindRun(fr);
+    CollectCandidates(fr);
+  }
+  candidate_work_ += forced_work;
+  if (inference_ && !SectionsFit()) return Step::kFail;
   return Step::kBranch;
 }
 
@@ -142,6 +168,36 @@ bool PartSearch::RaiseCell(Frame& fr) {
   }
   Raise(lo, hi, fr.f, fr.raise_to);
   raises_.push_back({lo, hi, fr.f, fr.raise_to});
+  return true;
+}
+
+// The cell has no candidate: every unplaced item crossing it reaches
+// beyond the run, into a live neighbour, so it sits at h or higher. The same
+// holds for every section of the run that no item inside the run crosses:
+// all of them rise to h at once. False when that cannot fit.
+bool PartSearch::RaiseUncovered(const Frame& fr) {
+  if (fr.h >= kInf) return false;  // (rem > 0 there: never both dead)
+  std::fill(covered_.begin() + fr.r0, covered_.begin() + fr.r1 + 1, 0);
+  for (int s = fr.r0; s < fr.r1; ++s) {
+    for (int c : part_.starts[s]) {
+      if (placed(c) || part_.items[c].s1 > fr.r1) continue;
+      ++covered_[s];
+      --covered_[part_.items[c].s1];
+    }
+  }
+  int depth = 0, begin = -1;
+  for (int t = fr.r0; t <= fr.r1; ++t) {
+    if (t < fr.r1) depth += covered_[t];
+    const bool free = t < fr.r1 && depth == 0;
+    if (free) {
+      if (inference_ && fr.h + rem_[t] > height_) return false;
+      if (begin < 0) begin = t;
+    } else if (begin >= 0) {
+      Raise(begin, t, fr.f, fr.h);
+      raises_.push_back({begin, t, fr.f, fr.h});
+      begin = -1;
+    }
+  }
   return true;
 }
 

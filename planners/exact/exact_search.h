@@ -28,8 +28,12 @@ class PartSearch {
   // (and "fill the run first" when `fill_first`), ticking `budget` per node
   // and stopping at `node_limit` nodes (a node with a long list of
   // candidates counts as several) or when its clock runs out.
+  // `collapse_raises`: a cell with no candidate is not a node; every
+  // section of its run that no item inside the run crosses rises to the
+  // lower neighbour at once (RaiseUncovered). Otherwise such a cell rises
+  // alone, as far as a branch's raise (RaiseCell), one node per raise.
   Outcome Run(int64_t height, const std::vector<int>& rank, bool fill_first,
-              int64_t node_limit, Budget& budget);
+              bool collapse_raises, int64_t node_limit, Budget& budget);
 
   // Nodes of the last run, and its offsets when it found a plan.
   int64_t nodes() const { return nodes_; }
@@ -58,6 +62,7 @@ class PartSearch {
   Step Branch(int& depth);
   bool PlaceNextCandidate(int& depth);
   bool RaiseCell(Frame& fr);
+  bool RaiseUncovered(const Frame& fr);
   bool Backtrack(int& depth);
 
   StateKey Key() const;
@@ -75,6 +80,7 @@ class PartSearch {
   std::vector<StateKey> item_key_;
   const std::vector<int>* rank_ = nullptr;
   bool fill_first_ = false;
+  bool collapse_raises_ = true;
   bool inference_ = true;
   bool use_cache_ = true;
   int64_t node_work_ = 1;
@@ -98,6 +104,7 @@ class PartSearch {
   int num_unplaced_ = 0;
   bool placed(int c) const { return unplaced_at_[c] >= num_unplaced_; }
   std::vector<int64_t> offset_;
+  std::vector<int> covered_;  // scratch of RaiseUncovered, by section
   StateKey floor_hash_, unplaced_hash_;
   std::vector<Frame> frames_;
   std::vector<RaiseRecord> raises_;
