@@ -26,13 +26,12 @@
 //     same model may still improve the order, and the best order known is
 //     returned.
 //   * "window": for graphs of 10^3-10^5 ops, where "optimal" cannot search
-//     the whole graph. Starting from "memory"'s order, a beam walks the
-//     order taking, at each step, a ready op among the next positions not
-//     yet run, and keeps the order if its peak is lower; the walk repeats
-//     from the new order while the peak drops, wider and with more states
-//     when it does not (ComputeWindowOpOrder() below). Never worse than the
-//     graph's order or "memory"'s; linear in the ops, whatever the graph's
-//     width.
+//     the whole graph. Starting from "memory"'s order, it re-orders the
+//     segments of the order around the steps at the peak by a beam, and
+//     keeps the new order when every such step comes down; then again,
+//     while the peak drops (ComputeWindowOpOrder() below). Never worse than
+//     the graph's order or "memory"'s; linear in the ops, whatever the
+//     graph's width.
 //
 // All keep every data dependency (an op runs after the producers of its
 // inputs), every in-place opportunity of the original order (an op that
@@ -139,27 +138,30 @@ absl::StatusOr<OptimalOrder> ComputeOptimalOpOrder(
 // LowerBound(BuildProblem(PermuteOps(graph, order), options)), at most that
 // of the graph's order and of "memory"'s.
 //
-// The beam counts bytes alive on the model of "optimal" (in-place merges
-// counted wherever an order allows them). A pass over the current order
-// (positions 0..n-1) has states "positions [0, f) run, and some of the next
-// 64": two words, whatever the graph's size. A step tries, from each of
+// Large-neighbourhood search over the order, on the model of "optimal"
+// (in-place merges counted wherever an order allows them). A round finds
+// the steps at the model's peak and, for each (steps within reach share
+// one), re-orders the segment of `radius` positions each side by a beam:
+// its states are "the order's first f positions run, and some of the next
+// 64" (two words, whatever the graph's size); a step tries, from each of
 // `beam` states, every ready op within `width` positions of its f; of the
 // new states (one per set: the bytes alive after a set are the set's, the
 // smaller running peak is kept) the `beam` of the least (running peak
 // above the lower bound over all orders, bytes alive, running peak) go on,
-// and states whose running peak reaches the current order's are dropped.
-// So a pass that ends has a lower peak, and costs about ops x beam x width
-// tries. Passes repeat with (width, beam) = (32, 8) while they lower the
-// peak, then (64, 32), (64, 128), (64, 512), until the last finds nothing
-// or `max_work` is spent; a pass cut short completes its best state in the
-// current order's order. The work counts the positions and lists looked
-// at: no clock, so the same graph gets the same order. The order is judged
-// at the end by its real peak and kept only if that is lower.
+// and states reaching the peak are dropped. The ops outside the segment
+// keep their steps and their bytes alive. A segment that finds nothing is
+// tried with (width, beam, radius) = (32, 8, 128), then (64, 32, 256),
+// (64, 128, 512), (64, 512, 1024); a round in which every peak step came
+// down is kept, and the next starts from it, until a round fails or
+// `max_work` is spent. A segment costs about its length x beam x width
+// tries. The work counts the positions and lists looked at: no clock, so
+// the same graph gets the same order. The order is judged at the end by
+// its real peak and kept only if that is lower.
 struct WindowOrder {
   std::vector<int> order;  // as ComputeOpOrder() gives it
   Bytes peak = 0;
-  int passes = 0;    // passes that lowered the peak
-  int64_t work = 0;  // the operations the passes counted
+  int passes = 0;    // rounds that lowered the model's peak
+  int64_t work = 0;  // the operations the rounds counted
 };
 
 // The default work: kWindowWorkPerOp per op, at least kWindowMinWork.

@@ -1,5 +1,6 @@
-// The "window" op ordering: a beam over the current order, restricted to a
-// window of it, repeated while the peak drops. See memplan/reorder.h.
+// The "window" op ordering: large-neighbourhood search over the order,
+// re-ordering the segments around its peak steps by a beam. See
+// memplan/reorder.h.
 //
 // The bytes alive are counted on the model "optimal" searches on
 // (optimal_order.cc): per view group (model/op_dag.h), alive from the first
@@ -7,19 +8,13 @@
 // as if it happened wherever the order allows it. The order it returns is
 // judged by the real measure, LowerBound(BuildProblem()), at the end.
 //
-// A pass walks the current order. Its states are the sets of executed ops
-// that are the order's first f ops plus some of the next 64 (a position and
-// a 64-bit mask), so a state is two words and a set whatever the graph's
-// size. From a state the next op is any ready op within `width` positions
-// of f: one step costs beam x width tries, a pass ops x beam x width, and
-// the graph's width does not enter. Of the states with k ops run (two paths
-// to one set keep the smaller running peak; the bytes alive after a set are
-// the set's), the `beam` best by (running peak above the target, bytes
-// alive, running peak) go on; a state whose running peak reaches the
-// current order's is dropped, so a pass that ends has a lower peak. Passes
-// repeat, each from the last one's order, until one finds nothing or the
-// work runs out; when it runs out in a pass, the best state is completed in
-// the current order's order and kept if its peak is lower.
+// A beam state is a set of executed ops that is the order's first f
+// positions plus some of the next 64 (a position and a 64-bit mask), so a
+// state is two words whatever the graph's size, and a step looks at
+// `width` positions whatever the graph's width. Re-ordering positions
+// [begin, end) leaves the set run before every other step, and so its
+// bytes alive, unchanged: a segment that keeps its own steps below the
+// peak lowers the peak there and nowhere raises it.
 
 #include <algorithm>
 #include <cstdint>
@@ -129,10 +124,12 @@ class Model {
   Bytes initial() const { return initial_; }
   Bytes first_only() const { return first_only_; }
 
-  // The model's peak of a whole order (ops by index), and its bytes alive
-  // at each step in `during` when given.
+  // The model's peak of a whole order (ops by index); per step the bytes
+  // alive while its op runs in `during` and before it in `before`, when
+  // given.
   Bytes PeakOf(const std::vector<int>& order,
-               std::vector<Bytes>* during = nullptr) const {
+               std::vector<Bytes>* during = nullptr,
+               std::vector<Bytes>* before = nullptr) const {
     std::vector<int> pos(n_);
     for (int k = 0; k < n_; ++k) pos[order[k]] = k;
     const int g_count = static_cast<int>(groups_.size());
@@ -144,8 +141,10 @@ class Model {
     Bytes live = initial_;
     Bytes peak = initial_;
     if (during != nullptr) during->assign(n_, 0);
+    if (before != nullptr) before->assign(n_, 0);
     for (int k = 0; k < n_; ++k) {
       const int op = order[k];
+      if (before != nullptr) (*before)[k] = live;
       Bytes started = k == 0 ? first_only_ : 0;
       Bytes ended = k == 0 ? first_only_ : 0;
       for (const int* g = starts_.row(op); g != starts_.row(op + 1); ++g) {
@@ -348,17 +347,21 @@ class Model {
 };
 
 struct PassOptions {
-  int width = 32;  // positions past the prefix a step may take
-  int beam = 8;    // states kept per step
+  int width = 32;    // positions past the prefix a step may take
+  int beam = 8;      // states kept per step
+  int radius = 128;  // positions each side of a peak step
   Bytes target = 0;  // running peaks up to it count as equal
 };
 
-// One pass over the order `model` holds, whose model peak is `ceiling`:
-// an order of a smaller model peak, or nullopt.
+// A pass over the positions [begin, end) of the order `model` holds, whose
+// bytes alive before `begin` are `live`: their ops in an order whose bytes
+// alive stay below `ceiling` at every step, or nullopt. The ops before and
+// after keep their steps, and so their bytes alive: the set run after the
+// segment is the same.
 std::optional<std::vector<int>> Pass(const Model& model,
-                                     const PassOptions& options, Bytes ceiling,
+                                     const PassOptions& options, int begin,
+                                     int end, Bytes live, Bytes ceiling,
                                      Budget& budget) {
-  const int n = model.ops();
   struct State {
     Frontier set;
     Bytes peak;
@@ -366,31 +369,25 @@ std::optional<std::vector<int>> Pass(const Model& model,
     int parent;  // index in the previous step's states
     int op;
   };
-  // Per step the (parent, op) of its states, to read the orders back.
-  std::vector<std::vector<std::pair<int, int>>> steps(n + 1);
+  const int length = end - begin;
+  // Per step the (parent, op) of its states, to read the order back.
+  std::vector<std::vector<std::pair<int, int>>> steps(length + 1);
   std::vector<State> states = {
-      State{Frontier{}, model.initial(), model.initial(), kNone, kNone}};
+      State{Frontier{begin, 0}, 0, live, kNone, kNone}};
   steps[0].emplace_back(kNone, kNone);
   std::vector<State> next;
-  auto order_to = [&](int k, int e) {
-    std::vector<int> order(k);
-    for (int j = k; j > 0; --j) {
-      order[j - 1] = steps[j][e].second;
-      e = steps[j][e].first;
-    }
-    return order;
-  };
   auto key = [&](const State& s) {
     return std::make_tuple(std::max(s.peak, options.target), s.live, s.peak,
                            s.set.f, s.set.mask);
   };
-  for (int k = 0; k < n; ++k) {
+  for (int k = 0; k < length; ++k) {
+    if (budget.WorkSpent()) return std::nullopt;
     next.clear();
     int64_t work = 0;
     for (int e = 0; e < static_cast<int>(states.size()); ++e) {
       const State& s = states[e];
-      const int end = std::min(n, s.set.f + options.width);
-      for (int p = s.set.f; p < end; ++p) {
+      const int last = std::min(end, s.set.f + options.width);
+      for (int p = s.set.f; p < last; ++p) {
         ++work;
         if (s.set.Has(p) || !model.Ready(s.set, p, work)) continue;
         const auto [during, after] = model.Run(s.set, p, s.live, work);
@@ -418,17 +415,13 @@ std::optional<std::vector<int>> Pass(const Model& model,
     next.resize(keep);
     for (const State& s : next) steps[k + 1].emplace_back(s.parent, s.op);
     std::swap(states, next);
-    if (budget.WorkSpent() && k + 1 < n) {
-      // Out of work: the best state, then the rest in the current order.
-      std::vector<int> order = order_to(k + 1, 0);
-      for (int p = 0; p < n; ++p) {
-        if (!states[0].set.Has(p)) order.push_back(model.OpAt(p));
-      }
-      if (model.PeakOf(order) >= ceiling) return std::nullopt;
-      return order;
-    }
   }
-  return order_to(n, 0);
+  std::vector<int> order(length);
+  for (int j = length, e = 0; j > 0; --j) {
+    order[j - 1] = steps[j][e].second;
+    e = steps[j][e].first;
+  }
+  return order;
 }
 
 absl::StatusOr<Bytes> OrderPeak(const Graph& graph,
@@ -471,21 +464,51 @@ absl::StatusOr<WindowOrder> ComputeWindowOpOrder(const Graph& graph,
                         kWindowWorkPerOp * static_cast<int64_t>(graph.ops.size()));
   }
   Budget budget(PlanOptions{.work_limit = max_work});
+  const int n = static_cast<int>(graph.ops.size());
+  // A segment that finds nothing is tried again wider, with more states.
+  constexpr PassOptions kLevels[] = {
+      {.width = 32, .beam = 8, .radius = 128},
+      {.width = 64, .beam = 32, .radius = 256},
+      {.width = 64, .beam = 128, .radius = 512},
+      {.width = 64, .beam = 512, .radius = 1024}};
   std::vector<int> order = result.order;
-  Bytes ceiling = model.PeakOf(order);
-  // A pass that finds nothing is tried again wider, then with more states.
-  constexpr std::pair<int, int> kLevels[] = {
-      {32, 8}, {64, 32}, {64, 128}, {64, 512}};
-  for (const auto& [width, beam] : kLevels) {
-    pass.width = width;
-    pass.beam = beam;
-    while (!budget.WorkSpent()) {
-      model.Place(order);
-      std::optional<std::vector<int>> better =
-          Pass(model, pass, ceiling, budget);
-      if (!better.has_value()) break;
-      order = *std::move(better);
-      ceiling = model.PeakOf(order);
+  std::vector<Bytes> during, before;
+  bool lowered = true;
+  while (lowered && !budget.WorkSpent()) {
+    // Every step at the peak must come down: each in a segment of its own
+    // (segments that meet are one), the rest of the order unchanged.
+    const Bytes ceiling = model.PeakOf(order, &during, &before);
+    model.Place(order);
+    budget.Tick(4 * static_cast<int64_t>(n));
+    std::vector<int> peaks;
+    for (int k = 0; k < n; ++k) {
+      if (during[k] == ceiling) peaks.push_back(k);
+    }
+    std::vector<int> next = order;
+    lowered = true;
+    int floor = 0;  // segments do not overlap: each is read in `order`
+    for (size_t i = 0; i < peaks.size() && lowered;) {
+      lowered = false;
+      for (PassOptions level : kLevels) {
+        level.target = pass.target;
+        // The peak steps within reach of this one share its segment.
+        const int begin = std::max(floor, peaks[i] - level.radius);
+        size_t j = i + 1;
+        while (j < peaks.size() && peaks[j] - peaks[j - 1] <= 2 * level.radius)
+          ++j;
+        const int end = std::min(n, peaks[j - 1] + level.radius + 1);
+        std::optional<std::vector<int>> segment = Pass(
+            model, level, begin, end, before[begin], ceiling, budget);
+        if (!segment.has_value()) continue;
+        std::copy(segment->begin(), segment->end(), next.begin() + begin);
+        floor = end;
+        lowered = true;
+        i = j;
+        break;
+      }
+    }
+    if (lowered) {
+      order = std::move(next);
       ++result.passes;
     }
   }
