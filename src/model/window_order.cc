@@ -469,8 +469,8 @@ absl::StatusOr<WindowOrder> ComputeWindowOpOrder(const Graph& graph,
   constexpr PassOptions kLevels[] = {
       {.width = 32, .beam = 8, .radius = 128},
       {.width = 64, .beam = 32, .radius = 256},
-      {.width = 64, .beam = 128, .radius = 512},
-      {.width = 64, .beam = 512, .radius = 1024}};
+      {.width = 64, .beam = 128, .radius = 256},
+      {.width = 64, .beam = 256, .radius = 512}};
   std::vector<int> order = result.order;
   std::vector<Bytes> during, before;
   bool lowered = true;
