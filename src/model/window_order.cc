@@ -27,6 +27,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
+#include "absl/container/inlined_vector.h"
 #include "absl/status/statusor.h"
 #include "base/budget.h"
 #include "base/status_macros.h"
@@ -154,18 +155,17 @@ class Model {
         if (last[*g] == k) ended += groups_[*g].size;
       }
       Bytes discount = 0;
-      int used[8];
-      int used_count = 0;
+      absl::InlinedVector<int, 8> used;  // outputs counted once
       for (int i = inplace_begin_[op]; i < inplace_begin_[op + 1]; ++i) {
         const auto [in, out] = inplace_[i];
-        if (std::find(used, used + used_count, out) != used + used_count) {
+        if (std::find(used.begin(), used.end(), out) != used.end()) {
           continue;
         }
         if (last[in] != k || first[out] != k || groups_[out].from_start) {
           continue;
         }
         discount += std::min(groups_[in].size, groups_[out].size);
-        if (used_count < 8) used[used_count++] = out;
+        used.push_back(out);
       }
       const Bytes now = live + started - discount;
       if (during != nullptr) (*during)[k] = now;
@@ -233,12 +233,11 @@ class Model {
       if (AllIn(s, end_pos_, *g, p, work)) ended += groups_[*g].size;
     }
     Bytes discount = 0;
-    int used[8];
-    int used_count = 0;
+    absl::InlinedVector<int, 8> used;  // outputs counted once
     for (int i = inplace_begin_[op]; i < inplace_begin_[op + 1]; ++i) {
       ++work;
       const auto [in, out] = inplace_[i];
-      if (std::find(used, used + used_count, out) != used + used_count) {
+      if (std::find(used.begin(), used.end(), out) != used.end()) {
         continue;
       }
       if (groups_[out].from_start || !AllIn(s, end_pos_, in, p, work) ||
@@ -246,7 +245,7 @@ class Model {
         continue;
       }
       discount += std::min(groups_[in].size, groups_[out].size);
-      if (used_count < 8) used[used_count++] = out;
+      used.push_back(out);
     }
     return {live + started - discount, live + started - ended};
   }
