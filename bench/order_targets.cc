@@ -14,6 +14,7 @@
 #include "absl/strings/str_cat.h"
 #include "bench_util.h"
 #include "memplan/io.h"
+#include "memplan/memplan.h"
 #include "memplan/problem.h"
 #include "memplan/reorder.h"
 
@@ -192,16 +193,73 @@ Graph FanGraph(int width) {
   return g;
 }
 
+// A chain of DARTS-style cells (Liu et al. 2019): each cell reads the two
+// cells before it and has four nodes; a node sums two branches, each an op
+// on an earlier state of the cell (its two inputs or an earlier node)
+// chosen at random, of a random kind (one to four times the cell's size
+// while it runs: a scratch of that size); the cell's output is a
+// projection of its four nodes. The ops come branch by branch, node by
+// node, as a tracer would record them.
+Graph CellChainGraph(uint64_t seed, int cells) {
+  std::mt19937_64 rng(seed);
+  Graph g;
+  g.name = absl::StrCat("cells_", seed);
+  const Bytes size = 1 << 16;
+  g.tensors.push_back(
+      Tensor{.name = "input", .size = size, .kind = TensorKind::kInput});
+  std::string before = "input";
+  std::string last = "input";
+  for (int c = 0; c < cells; ++c) {
+    std::vector<std::string> state = {before, last};
+    for (int node = 0; node < 4; ++node) {
+      Op sum{.name = absl::StrCat("c", c, "n", node), .type = "Add"};
+      for (int b = 0; b < 2; ++b) {
+        const std::string& in = state[rng() % state.size()];
+        const std::string out = absl::StrCat(sum.name, "b", b);
+        const Bytes mult = 1 + static_cast<Bytes>(rng() % 4);
+        Op op{.name = out, .type = "Branch", .inputs = {in}, .outputs = {out}};
+        if (mult > 1) {
+          const std::string scratch = absl::StrCat(out, "_scratch");
+          g.tensors.push_back(Tensor{.name = scratch,
+                                     .size = size * (mult - 1),
+                                     .kind = TensorKind::kScratch});
+          op.scratch.push_back(scratch);
+        }
+        g.tensors.push_back(Tensor{.name = out, .size = size});
+        sum.inputs.push_back(out);
+        g.ops.push_back(std::move(op));
+      }
+      sum.outputs.push_back(sum.name);
+      g.tensors.push_back(Tensor{.name = sum.name, .size = size});
+      state.push_back(sum.name);
+      g.ops.push_back(std::move(sum));
+    }
+    Op proj{.name = absl::StrCat("c", c), .type = "Project"};
+    proj.inputs.assign(state.begin() + 2, state.end());
+    proj.outputs.push_back(proj.name);
+    g.tensors.push_back(Tensor{.name = proj.name,
+                               .size = size,
+                               .kind = c + 1 == cells ? TensorKind::kOutput
+                                                      : TensorKind::kActivation});
+    before = last;
+    last = proj.name;
+    g.ops.push_back(std::move(proj));
+  }
+  return g;
+}
+
 Bytes BoundOf(const Graph& graph, const std::vector<int>& order) {
   absl::StatusOr<Problem> problem = BuildProblem(PermuteOps(graph, order));
   return problem.ok() ? LowerBound(*problem) : -1;
 }
 
 // One ordering of one graph: the time of ComputeOpOrder (or, for
-// "optimal", ComputeOptimalOpOrder; "optimal_1e9" with 10^9 work);
-// counters: ops, traced (the graph's own order's lower bound), peak (the
-// order's), ratio (peak / traced), any_order (LowerBoundOverOrders, -1
-// beyond its work), proven, bound and work for "optimal".
+// "optimal", ComputeOptimalOpOrder; "optimal_1e9" with 10^9 work; for
+// "window", ComputeWindowOpOrder); counters: ops, traced (the graph's own
+// order's lower bound), peak (the order's), ratio (peak / traced), any_order
+// (LowerBoundOverOrders with work for 10^5 ops, -1 beyond it), placed (the
+// peak of the default planner's plan of the order), proven, bound and work
+// for "optimal", passes and work for "window".
 void AddOrderRun(const std::string& label, const Graph* graph,
                  const std::string& ordering) {
   benchmark::RegisterBenchmark(
@@ -209,6 +267,7 @@ void AddOrderRun(const std::string& label, const Graph* graph,
       [graph, ordering](benchmark::State& state) {
         std::vector<int> order;
         std::optional<OptimalOrder> optimal;
+        std::optional<WindowOrder> window;
         for (auto _ : state) {
           if (ordering == "optimal" || ordering == "optimal_1e9") {
             absl::StatusOr<OptimalOrder> result = ComputeOptimalOpOrder(
@@ -220,6 +279,14 @@ void AddOrderRun(const std::string& label, const Graph* graph,
             }
             order = result->order;
             optimal = std::move(*result);
+          } else if (ordering == "window") {
+            absl::StatusOr<WindowOrder> result = ComputeWindowOpOrder(*graph);
+            if (!result.ok()) {
+              state.SkipWithError(result.status().ToString().c_str());
+              return;
+            }
+            order = result->order;
+            window = std::move(*result);
           } else if (ordering == "traced") {
             order.resize(graph->ops.size());
             std::iota(order.begin(), order.end(), 0);
@@ -238,7 +305,18 @@ void AddOrderRun(const std::string& label, const Graph* graph,
         const Bytes traced = BoundOf(*graph, identity);
         const Bytes peak = BoundOf(*graph, order);
         absl::StatusOr<std::optional<OrderLowerBound>> any =
-            LowerBoundOverOrders(*graph);
+            LowerBoundOverOrders(*graph, {}, 100 * kOrderBoundWork);
+        // Placed by the default planner: whether placement reaches the
+        // order's bound (graphs of up to 2,500 ops).
+        double placed = -1;
+        if (graph->ops.size() <= 2'501) {
+          absl::StatusOr<Problem> problem =
+              BuildProblem(PermuteOps(*graph, order));
+          absl::StatusOr<Plan> plan =
+              problem.ok() ? PlanMemory(*problem) : problem.status();
+          if (plan.ok()) placed = static_cast<double>(plan->peak);
+        }
+        state.counters["placed"] = placed;
         state.counters["ops"] = static_cast<double>(graph->ops.size());
         state.counters["traced"] = static_cast<double>(traced);
         state.counters["peak"] = static_cast<double>(peak);
@@ -251,6 +329,10 @@ void AddOrderRun(const std::string& label, const Graph* graph,
           state.counters["proven"] = optimal->proven ? 1 : 0;
           state.counters["bound"] = static_cast<double>(optimal->bound);
           state.counters["work"] = static_cast<double>(optimal->work);
+        }
+        if (window.has_value()) {
+          state.counters["passes"] = window->passes;
+          state.counters["work"] = static_cast<double>(window->work);
         }
       })
       ->Apply(ThreeRuns);
@@ -295,15 +377,31 @@ void RegisterOrderTargets() {
     return out;
   }();
   for (const auto& [label, graph] : *graphs) {
-    for (const char* ordering : {"traced", "memory", "optimal"}) {
+    for (const char* ordering : {"traced", "memory", "optimal", "window"}) {
       AddOrderRun(label, &graph, ordering);
     }
     // Ten times the default work (some 3 s of CPU): what more work proves.
     if (graph.ops.size() > 150) AddOrderRun(label, &graph, "optimal_1e9");
   }
   static const Graph* fan = new Graph(FanGraph(20000));
-  for (const char* ordering : {"traced", "memory", "optimal"}) {
+  for (const char* ordering : {"traced", "memory", "optimal", "window"}) {
     AddOrderRun("fan_20000", fan, ordering);
+  }
+  // The scalable ordering's sizes: 2,500 and 10^5 ops.
+  static std::vector<std::pair<std::string, Graph>>* large = [] {
+    auto* out = new std::vector<std::pair<std::string, Graph>>();
+    out->emplace_back("randwire_wide_2500", RandWireGraph(1, 4, 624));
+    out->emplace_back("cells_2500", CellChainGraph(1, 192));
+    out->emplace_back("fan_2500", FanGraph(1250));
+    out->emplace_back("randwire_wide_100000", RandWireGraph(1, 4, 24999));
+    out->emplace_back("cells_100000", CellChainGraph(1, 7692));
+    out->emplace_back("fan_100000", FanGraph(50000));
+    return out;
+  }();
+  for (const auto& [label, graph] : *large) {
+    for (const char* ordering : {"traced", "memory", "window"}) {
+      AddOrderRun(label, &graph, ordering);
+    }
   }
 }
 

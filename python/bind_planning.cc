@@ -9,6 +9,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
+#include "memplan/memplan.h"
 #include "memplan/planner.h"
 #include "memplan/problem.h"
 #include "memplan/reorder.h"
@@ -116,12 +117,18 @@ PlanResult RunPlanner(const py::object& input, const SolveArgs& solve,
   PlanResult result;
   result.build = args.Options();
   result.reorder = solve.reorder;
-  result.graph =
-      PlannedGraph(input, solve.reorder, result.build, &result.op_order);
-  if (result.graph.has_value()) {
-    result.problem = Take(BuildProblem(*result.graph, result.build));
-  } else {
-    result.problem = ProblemOf(input, result.build);
+  const bool placed = solve.reorder == kPlacedOrdering;
+  if (placed && !py::isinstance<Graph>(input)) {
+    throw py::value_error(
+        "an op ordering applies to graphs; a problem has no ops to reorder");
+  }
+  // "placed" plans below, in each candidate order.
+  result.graph = PlannedGraph(input, placed ? "" : solve.reorder,
+                              result.build, &result.op_order);
+  if (!placed) {
+    result.problem = result.graph.has_value()
+                         ? Take(BuildProblem(*result.graph, result.build))
+                         : ProblemOf(input, result.build);
   }
   PlanOptions options;
   if (solve.time_limit.has_value()) {
@@ -138,7 +145,28 @@ PlanResult RunPlanner(const py::object& input, const SolveArgs& solve,
   const std::string name = solve.planner.empty()
                                ? std::string(DefaultPlannerName())
                                : solve.planner;
-  {
+  if (placed) {
+    // The order of the smallest placed peak; the result records the
+    // ordering that gave it, which verify() recomputes by name.
+    const Graph& graph = input.cast<const Graph&>();
+    PlanMemoryOptions memory_options;
+    memory_options.build = result.build;
+    memory_options.planner = name;
+    memory_options.planner_options = solve.options;
+    memory_options.plan = options;
+    memory_options.reorder = kPlacedOrdering;
+    absl::StatusOr<GraphPlan> best;
+    {
+      py::gil_scoped_release release;
+      best = PlanMemory(graph, memory_options);
+    }
+    GraphPlan chosen = Take(std::move(best));
+    result.reorder = chosen.reorder;
+    result.op_order = chosen.op_order;
+    result.graph = PermuteOps(graph, chosen.op_order);
+    result.problem = std::move(chosen.problem);
+    result.plan = std::move(chosen.plan);
+  } else {
     py::gil_scoped_release release;
     PlanMemoryOptions memory_options;
     memory_options.planner = name;

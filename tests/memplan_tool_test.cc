@@ -464,6 +464,29 @@ TEST(MemplanToolTest, StatsSaysWhetherTheOptimalOrderIsProven) {
   EXPECT_THAT(memory.output, Not(HasSubstr("\nop order:")));
 }
 
+// plan --reorder=placed keeps the order of the smallest placed peak, says
+// which, and records it, so verify rebuilds the same order; other commands
+// take no "placed".
+TEST(MemplanToolTest, PlacedRecordsTheOrderingItChose) {
+  const std::string out = Temp("resnet18_train_placed.json");
+  ToolRun run = RunTool("plan " + Data("training/resnet18_train.json") +
+                        " --planner=greedy_by_size --reorder=placed --out=" +
+                        out);
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  EXPECT_THAT(run.output,
+              HasSubstr("op order: window (the smallest placed peak)\n"));
+  EXPECT_THAT(run.output, HasSubstr("lower bound 232468228"));
+  const nlohmann::json plan = nlohmann::json::parse(Slurp(out));
+  EXPECT_EQ(plan["build"]["reorder"], "window");
+  ToolRun verify =
+      RunTool("verify " + Data("training/resnet18_train.json") + " " + out);
+  EXPECT_EQ(verify.exit_code, 0) << verify.output;
+  EXPECT_THAT(verify.output, HasSubstr("valid plan"));
+  ToolRun stats = RunTool("stats " + Data("training/resnet18_train.json") +
+                          " --reorder=placed");
+  EXPECT_EQ(stats.exit_code, 2) << stats.output;
+}
+
 TEST(MemplanToolTest, MultiPoolSummaryReportsEachPool) {
   const std::string input = Data("models/alexnet.json");
   const std::string out = Temp("alexnet_pools.json");

@@ -33,10 +33,21 @@ struct PlanMemoryOptions {
   PlannerOptions planner_options;
   PlanOptions plan;
   // Graphs only: an op ordering of memplan/reorder.h ("longest_path",
-  // "memory") applied before building the problem; empty = the graph's own
-  // order. GraphPlan::op_order tells the order planned.
+  // "memory", "optimal", "window") applied before building the problem;
+  // empty = the graph's own order. Or kPlacedOrdering: the order of the
+  // smallest placed peak among several (see below). GraphPlan::op_order
+  // tells the order planned, GraphPlan::reorder the ordering that gave it.
   std::string reorder;
 };
+
+// PlanMemoryOptions::reorder that plans the graph in several orders and
+// keeps the plan of the smallest peak (then the first): the graph's own,
+// "memory"'s, "window"'s and, for graphs of at most kPlacedOptimalOps ops,
+// "optimal"'s. An order of a lower bound than another's can still place
+// higher (placement does not always reach an order's bound): the planner
+// decides. Orders equal to an earlier candidate's are not planned again.
+inline constexpr char kPlacedOrdering[] = "placed";
+inline constexpr int kPlacedOptimalOps = 500;
 
 // A graph's plan by tensor name, with the problem it was solved on, so that
 // nobody needs to rebuild the problem to read it.
@@ -46,6 +57,9 @@ struct GraphPlan {
   // op_order[step] is the index in the caller's graph.ops of the op that runs
   // at that step: the identity unless PlanMemoryOptions::reorder was set.
   std::vector<int> op_order;
+  // The ordering that gave op_order: PlanMemoryOptions::reorder, or for
+  // kPlacedOrdering the one chosen ("" = the graph's own).
+  std::string reorder;
   // One per tensor of the graph, in the graph's order.
   std::vector<TensorPlacement> tensors;
   // Indices into `tensors` sorted by name, for Find().

@@ -25,6 +25,13 @@
 //     ops run a few branches wide at a time between articulation ops (cell
 //     and stage boundaries); beyond it, a beam over the same model may still
 //     improve the order, and the best order known is returned.
+//   * "window": for graphs of 10^3-10^5 ops, where "optimal" cannot search
+//     the whole graph. Starting from "memory"'s order, it re-orders the
+//     segments of the order around the steps at the peak by a beam, and
+//     keeps the new order when every such step comes down; then again,
+//     while the peak drops (ComputeWindowOpOrder() below). Never worse than
+//     the graph's order or "memory"'s; linear in the ops, whatever the
+//     graph's width.
 //
 // All keep every data dependency (an op runs after the producers of its
 // inputs), every in-place opportunity of the original order (an op that
@@ -143,6 +150,48 @@ inline constexpr int64_t kOptimalOrderWork = 500'000'000;
 absl::StatusOr<OptimalOrder> ComputeOptimalOpOrder(
     const Graph& graph, const BuildOptions& options = {},
     int64_t max_work = kOptimalOrderWork);
+
+// The order ComputeOpOrder(graph, "window", options) gives. `peak` is
+// LowerBound(BuildProblem(PermuteOps(graph, order), options)), at most that
+// of the graph's order and of "memory"'s.
+//
+// Large-neighbourhood search over the order, on the model of "optimal"
+// (in-place merges counted wherever an order allows them). A round finds
+// the steps at the model's peak and, for each (steps within reach share
+// one), re-orders the segment of `radius` positions each side by a beam:
+// its states are "the order's first f positions run, and some of the next
+// 64" (two words, whatever the graph's size); a step tries, from each of
+// `beam` states, every ready op within `width` positions of its f; of the
+// new states (one per set: the bytes alive after a set are the set's, the
+// smaller running peak is kept) the `beam` of the least (running peak
+// above the lower bound over all orders, bytes alive, running peak) go on,
+// and states reaching the peak are dropped. The ops outside the segment
+// keep their steps and their bytes alive. A segment that finds nothing is
+// tried with (width, beam, radius) = (32, 8, 128), then (64, 32, 256),
+// (64, 128, 256), (64, 256, 512); a round in which every peak step came
+// down is kept, and the next starts from it, until a round fails or
+// `max_work` is spent. A segment costs about its length x beam x width
+// tries. The work counts the positions and lists looked at: no clock, so
+// the same graph gets the same order. The order is judged at the end by
+// its real peak and kept only if that is lower.
+struct WindowOrder {
+  std::vector<int> order;  // as ComputeOpOrder() gives it
+  Bytes peak = 0;
+  int passes = 0;    // rounds that lowered the model's peak
+  int64_t work = 0;  // the operations the rounds counted
+};
+
+// The default work: kWindowWorkPerOp per op, at least kWindowMinWork.
+// About 2 x 10^8 a second on 2,500 ops (a quarter of a second), 7 x 10^7
+// on 10^5 (some 3.5 seconds).
+inline constexpr int64_t kWindowWorkPerOp = 2'500;
+inline constexpr int64_t kWindowMinWork = 50'000'000;
+
+// The errors of BuildProblem(graph, options) for a malformed graph.
+// `max_work` 0: the default.
+absl::StatusOr<WindowOrder> ComputeWindowOpOrder(
+    const Graph& graph, const BuildOptions& options = {},
+    int64_t max_work = 0);
 
 }  // namespace memplan
 

@@ -167,8 +167,10 @@ def plan(graph, planner=None, *, time_limit=None, work_limit=None,
       "exact" (`planner_options(name)` lists a planner's; an unknown name or
       a bad value raises ValueError naming it).
     reorder: an op ordering of a graph before planning ("longest_path",
-      "memory", "optimal"; None: the graph's own order); plan.op_order
-      tells the order.
+      "memory", "optimal", "window"; None: the graph's own order), or
+      "placed": the plan of the smallest peak among the graph's order and
+      those of "memory", "window" and (up to 500 ops) "optimal";
+      plan.op_order tells the order.
     """
     args = (_input(graph), planner or "", _seconds(time_limit, "time_limit"),
             work_limit, seed, threads, dict(options or {}), reorder or "",

@@ -452,6 +452,26 @@ def test_results_by_tensor_name_as_graph_plan(tmp_path, path, reorder):
     assert plan.find("no such tensor") is None
 
 
+def test_placed_keeps_the_plan_of_the_smallest_placed_peak():
+    # reorder="placed" plans the graph's own order and those of memory,
+    # window and optimal, and keeps the smallest peak; verify() recomputes
+    # the order chosen.
+    graph = memplan.read_graph(DATA / "training" / "resnet18_train.json")
+    placed = memplan.plan(graph, "greedy_by_size", reorder="placed")
+    memplan.verify(graph, placed)
+    assert sorted(placed.op_order) == list(range(len(graph.ops)))
+    peaks = {}
+    for name in [None, "memory", "window", "optimal"]:
+        one = memplan.plan(graph, "greedy_by_size", reorder=name)
+        memplan.verify(graph, one)
+        peaks[name] = one.peak
+        assert placed.peak <= one.peak
+    assert placed.peak == min(peaks.values())
+    assert placed.peak < peaks[None]  # an order other than the traced wins
+    with pytest.raises(ValueError, match="no ops to reorder"):
+        memplan.plan(memplan.build_problem(graph), reorder="placed")
+
+
 def test_results_by_tensor_name_of_a_problem():
     # A problem has no graph: its buffers' tensors, each planned.
     problem, _ = memplan.read_buffer_csv(DATA / "minimalloc" / "input.12.csv")

@@ -233,7 +233,7 @@ absl::StatusOr<Bytes> LowerBoundOf(const Graph& graph,
 }  // namespace
 
 std::vector<std::string> OrderingNames() {
-  return {"longest_path", "memory", "optimal"};
+  return {"longest_path", "memory", "optimal", "window"};
 }
 
 Graph PermuteOps(const Graph& graph, const std::vector<int>& order) {
@@ -255,6 +255,11 @@ absl::StatusOr<std::vector<int>> ComputeOpOrder(const Graph& graph,
     MEMPLAN_ASSIGN_OR_RETURN(OptimalOrder optimal,
                              ComputeOptimalOpOrder(graph, options));
     return std::move(optimal.order);
+  }
+  if (ordering == "window") {
+    MEMPLAN_ASSIGN_OR_RETURN(WindowOrder window,
+                             ComputeWindowOpOrder(graph, options));
+    return std::move(window.order);
   }
   // BuildProblem names the first malformed item (and checks the order).
   MEMPLAN_ASSIGN_OR_RETURN(const Problem problem, BuildProblem(graph, options));

@@ -4,8 +4,11 @@
 
 #include <algorithm>
 #include <numeric>
+#include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
@@ -24,22 +27,18 @@ const TensorPlacement* GraphPlan::Find(std::string_view name) const {
   return &tensors[*it];
 }
 
-absl::StatusOr<GraphPlan> PlanMemory(const Graph& graph,
-                                     const PlanMemoryOptions& options) {
+namespace {
+
+// The graph's ops in `order` (ComputeOpOrder's), planned.
+absl::StatusOr<GraphPlan> PlanInOrder(const Graph& graph,
+                                      std::vector<int> order,
+                                      const PlanMemoryOptions& options) {
   GraphPlan result;
-  const Graph* planned = &graph;
-  Graph reordered;
-  if (options.reorder.empty()) {
-    result.op_order.resize(graph.ops.size());
-    std::iota(result.op_order.begin(), result.op_order.end(), 0);
-  } else {
-    MEMPLAN_ASSIGN_OR_RETURN(result.op_order,
-                             ComputeOpOrder(graph, options.reorder, options.build));
-    reordered = PermuteOps(graph, result.op_order);
-    planned = &reordered;
-  }
-  MEMPLAN_ASSIGN_OR_RETURN(result.problem,
-                           BuildProblem(*planned, options.build));
+  result.op_order = std::move(order);
+  result.reorder = options.reorder;
+  MEMPLAN_ASSIGN_OR_RETURN(
+      result.problem,
+      BuildProblem(PermuteOps(graph, result.op_order), options.build));
   PlanMemoryOptions rest = options;
   rest.reorder.clear();
   MEMPLAN_ASSIGN_OR_RETURN(result.plan, PlanMemory(result.problem, rest));
@@ -52,6 +51,48 @@ absl::StatusOr<GraphPlan> PlanMemory(const Graph& graph,
               return result.tensors[a].name < result.tensors[b].name;
             });
   return result;
+}
+
+}  // namespace
+
+absl::StatusOr<GraphPlan> PlanMemory(const Graph& graph,
+                                     const PlanMemoryOptions& options) {
+  if (options.reorder != kPlacedOrdering) {
+    std::vector<int> order(graph.ops.size());
+    std::iota(order.begin(), order.end(), 0);
+    if (!options.reorder.empty()) {
+      MEMPLAN_ASSIGN_OR_RETURN(
+          order, ComputeOpOrder(graph, options.reorder, options.build));
+    }
+    return PlanInOrder(graph, std::move(order), options);
+  }
+  // The placed peak decides: the plan of each distinct candidate order.
+  std::vector<std::string> candidates = {"", "memory", "window"};
+  if (static_cast<int>(graph.ops.size()) <= kPlacedOptimalOps) {
+    candidates.push_back("optimal");
+  }
+  std::optional<GraphPlan> best;
+  std::vector<std::vector<int>> planned;
+  for (const std::string& name : candidates) {
+    std::vector<int> order(graph.ops.size());
+    std::iota(order.begin(), order.end(), 0);
+    if (!name.empty()) {
+      MEMPLAN_ASSIGN_OR_RETURN(order,
+                               ComputeOpOrder(graph, name, options.build));
+    }
+    if (std::find(planned.begin(), planned.end(), order) != planned.end()) {
+      continue;
+    }
+    planned.push_back(order);
+    PlanMemoryOptions one = options;
+    one.reorder = name;
+    MEMPLAN_ASSIGN_OR_RETURN(GraphPlan plan,
+                             PlanInOrder(graph, std::move(order), one));
+    if (!best.has_value() || plan.plan.peak < best->plan.peak) {
+      best = std::move(plan);
+    }
+  }
+  return *std::move(best);
 }
 
 absl::StatusOr<Plan> PlanMemory(const Problem& problem,

@@ -12,6 +12,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "flags.h"
+#include "memplan/memplan.h"
 #include "memplan/reorder.h"
 #ifdef MEMPLAN_HAVE_ONNX
 #include "memplan/onnx.h"
@@ -123,7 +124,7 @@ std::string ImportReport(const OnnxImportStats& stats) {
 
 }  // namespace
 
-absl::Status CheckInputFlags() {
+absl::Status CheckInputFlags(bool placed) {
   if (absl::Status s = CheckOnnxFlags(); !s.ok()) return s;
   // A bad value is a usage error (exit 2), found before any input is read.
   const Bytes alignment = absl::GetFlag(FLAGS_alignment).bytes;
@@ -133,7 +134,8 @@ absl::Status CheckInputFlags() {
         " is not a power of two (1, 2, 4, ...)"));
   }
   const std::string reorder = absl::GetFlag(FLAGS_reorder);
-  const std::vector<std::string> names = OrderingNames();
+  std::vector<std::string> names = OrderingNames();
+  if (placed) names.push_back(kPlacedOrdering);
   if (!reorder.empty() &&
       std::find(names.begin(), names.end(), reorder) == names.end()) {
     return absl::InvalidArgumentError(absl::StrCat(

@@ -52,8 +52,9 @@ absl::StatusOr<Plan> ParseToolPlan(const PlanFile& plan,
                                    const Problem& problem);
 
 // Usage errors of the input flags (an unknown --reorder name), checked before
-// any input is read.
-absl::Status CheckInputFlags();
+// any input is read. `placed`: --reorder=placed (kPlacedOrdering) is valid,
+// for the command that plans.
+absl::Status CheckInputFlags(bool placed = false);
 
 }  // namespace memplan::tool
 

@@ -99,20 +99,61 @@ absl::Status Check(const Arguments& args) {
   // The planner's own options, checked by the registry as it builds it.
   if (absl::Status s = CheckPlannerOptions(planner); !s.ok()) return s;
   if (absl::Status s = CheckPlanningFlags(); !s.ok()) return s;
-  return CheckInputFlags();
+  return CheckInputFlags(/*placed=*/true);
+}
+
+// --reorder=placed: the graph planned in each candidate order, the plan of
+// the smallest peak kept with its order; `input` becomes that order's.
+// The name of the ordering chosen ("" = the graph's own).
+absl::StatusOr<std::string> PlanPlaced(const std::string& path,
+                                       const PlanMemoryOptions& options,
+                                       LoadedInput& input, Plan& plan) {
+  absl::StatusOr<LoadedInput> loaded =
+      LoadToolInput(path, BuildOptionsFromFlags(), "");
+  if (!loaded.ok()) return loaded.status();
+  if (!loaded->graph.has_value()) {
+    return absl::InvalidArgumentError(
+        "--reorder needs a graph INPUT; a buffer CSV has no ops");
+  }
+  PlanMemoryOptions placed = options;
+  placed.build = BuildOptionsFromFlags();
+  placed.reorder = kPlacedOrdering;
+  absl::StatusOr<GraphPlan> best = PlanMemory(*loaded->graph, placed);
+  if (!best.ok()) return best.status();
+  input = *std::move(loaded);
+  input.graph = PermuteOps(*input.graph, best->op_order);
+  input.op_order = best->op_order;
+  input.problem = std::move(best->problem);
+  plan = std::move(best->plan);
+  return best->reorder;
 }
 
 absl::Status Run(const Arguments& args) {
-  absl::StatusOr<LoadedInput> input = LoadToolInput(args.positional[0]);
-  if (!input.ok()) return input.status();
   PlanMemoryOptions options;
   options.planner = absl::GetFlag(FLAGS_planner);
   options.plan = PlanOptionsFromFlags(args);
   absl::StatusOr<PlannerOptions> planner_options = PlannerOptionsFromFlags();
   if (!planner_options.ok()) return planner_options.status();
   options.planner_options = *std::move(planner_options);
-  absl::StatusOr<Plan> plan = PlanMemory(input->problem, options);
-  if (!plan.ok()) return plan.status();
+  std::string reorder = absl::GetFlag(FLAGS_reorder);
+  absl::StatusOr<LoadedInput> input;
+  absl::StatusOr<Plan> plan;
+  if (reorder == kPlacedOrdering) {
+    input = LoadedInput();
+    plan = Plan();
+    absl::StatusOr<std::string> chosen =
+        PlanPlaced(args.positional[0], options, *input, *plan);
+    if (!chosen.ok()) return chosen.status();
+    reorder = *chosen;
+    std::cerr << "op order: "
+              << (reorder.empty() ? "the graph's own" : reorder)
+              << " (the smallest placed peak)\n";
+  } else {
+    input = LoadToolInput(args.positional[0]);
+    if (!input.ok()) return input.status();
+    plan = PlanMemory(input->problem, options);
+    if (!plan.ok()) return plan.status();
+  }
   const std::string out = absl::GetFlag(FLAGS_out);
   const Graph* graph = input->graph.has_value() ? &*input->graph : nullptr;
   std::string text;
@@ -134,7 +175,7 @@ absl::Status Run(const Arguments& args) {
         .input = args.positional[0],
         .input_hash = input->content_hash,
         .build = BuildOptionsFromFlags(),
-        .reorder = absl::GetFlag(FLAGS_reorder),
+        .reorder = reorder,
     };
     json.graph = graph;
     json.wall_time = absl::GetFlag(FLAGS_wall_time);

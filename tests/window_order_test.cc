@@ -1,0 +1,196 @@
+// The "window" op ordering: valid orders (checked independently of the
+// library's DAG) on random graphs with writes, never worse than the graph's
+// order or "memory"'s, the same order for the same graph, its work limit,
+// and a graph of 10^4 ops ordered and planned under counted work.
+
+#include <algorithm>
+#include <numeric>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "gtest/gtest.h"
+#include "memplan/memplan.h"
+#include "memplan/problem.h"
+#include "memplan/reorder.h"
+#include "test_util.h"
+#include "valid_orders.h"
+
+namespace memplan {
+namespace {
+
+using testing::ValidOrders;
+
+Bytes OrderBound(const Graph& graph, const std::vector<int>& order,
+                 const BuildOptions& options = {}) {
+  absl::StatusOr<Problem> problem =
+      BuildProblem(PermuteOps(graph, order), options);
+  EXPECT_TRUE(problem.ok()) << problem.status();
+  return problem.ok() ? LowerBound(*problem) : -1;
+}
+
+std::vector<int> Identity(size_t n) {
+  std::vector<int> order(n);
+  std::iota(order.begin(), order.end(), 0);
+  return order;
+}
+
+// About one op in `one_in` writes one of its inputs.
+Graph WithWrites(Graph graph, uint64_t seed, int one_in = 4) {
+  std::mt19937_64 rng(seed);
+  for (Op& op : graph.ops) {
+    if (rng() % one_in == 0) {
+      op.writes = {static_cast<int>(rng() % op.inputs.size())};
+    }
+  }
+  return graph;
+}
+
+bool IsPermutation(std::vector<int> order) {
+  std::sort(order.begin(), order.end());
+  return order == Identity(order.size());
+}
+
+// Random graphs (views, in-place hints, scratch, writes, outputs,
+// alignment, planned constants): a valid order whose peak is its lower
+// bound, at most the graph's order's and "memory"'s, and at least the bound
+// over all orders.
+TEST(WindowOrderTest, ValidAndNeverWorseThanTracedOrMemory) {
+  int graphs = 0;
+  int below_memory = 0;
+  for (uint64_t seed = 0; seed < 300; ++seed) {
+    const Graph graph =
+        WithWrites(testing::RandomGraph(seed, 6 + seed % 40), seed);
+    const BuildOptions options{.plan_constants = seed % 3 == 0,
+                               .alignment = Bytes{1} << (seed % 5)};
+    if (!BuildProblem(graph, options).ok()) continue;
+    ++graphs;
+    SCOPED_TRACE(absl::StrCat("seed ", seed));
+    absl::StatusOr<WindowOrder> window = ComputeWindowOpOrder(graph, options);
+    ASSERT_TRUE(window.ok()) << window.status();
+    ASSERT_TRUE(IsPermutation(window->order));
+    EXPECT_TRUE(ValidOrders(graph).Valid(window->order));
+    EXPECT_EQ(window->peak, OrderBound(graph, window->order, options));
+    EXPECT_LE(window->peak,
+              OrderBound(graph, Identity(graph.ops.size()), options));
+    absl::StatusOr<std::vector<int>> memory =
+        ComputeOpOrder(graph, "memory", options);
+    ASSERT_TRUE(memory.ok()) << memory.status();
+    const Bytes memory_peak = OrderBound(graph, *memory, options);
+    EXPECT_LE(window->peak, memory_peak);
+    if (window->peak < memory_peak) ++below_memory;
+    absl::StatusOr<std::optional<OrderLowerBound>> any =
+        LowerBoundOverOrders(graph, options);
+    ASSERT_TRUE(any.ok() && any->has_value());
+    EXPECT_GE(window->peak, (*any)->bytes);
+    // ComputeOpOrder gives the same order by name.
+    absl::StatusOr<std::vector<int>> named =
+        ComputeOpOrder(graph, "window", options);
+    ASSERT_TRUE(named.ok()) << named.status();
+    EXPECT_EQ(*named, window->order);
+  }
+  EXPECT_GT(graphs, 250);
+  EXPECT_GT(below_memory, 0);  // the passes do lower peaks
+}
+
+// Past its work it stops, with an order no worse than the graph's or
+// "memory"'s, and the work counted stays near the limit; the same graph
+// and limit give the same order and work.
+TEST(WindowOrderTest, StopsAtItsWorkAndIsDeterministic) {
+  int cut = 0;
+  for (uint64_t seed = 0; seed < 30; ++seed) {
+    const Graph graph =
+        WithWrites(testing::RandomGraph(seed, 200), seed, /*one_in=*/8);
+    if (!BuildProblem(graph).ok()) continue;
+    SCOPED_TRACE(absl::StrCat("seed ", seed));
+    absl::StatusOr<std::vector<int>> memory = ComputeOpOrder(graph, "memory");
+    ASSERT_TRUE(memory.ok()) << memory.status();
+    const Bytes incumbent =
+        std::min(OrderBound(graph, Identity(graph.ops.size())),
+                 OrderBound(graph, *memory));
+    for (int64_t limit : {20'000, 200'000, 5'000'000}) {
+      absl::StatusOr<WindowOrder> a = ComputeWindowOpOrder(graph, {}, limit);
+      absl::StatusOr<WindowOrder> b = ComputeWindowOpOrder(graph, {}, limit);
+      ASSERT_TRUE(a.ok() && b.ok());
+      EXPECT_EQ(a->order, b->order);
+      EXPECT_EQ(a->work, b->work);
+      EXPECT_EQ(a->passes, b->passes);
+      EXPECT_TRUE(ValidOrders(graph).Valid(a->order));
+      EXPECT_LE(a->peak, incumbent);
+      EXPECT_EQ(a->peak, OrderBound(graph, a->order));
+      // It stops within one step of the widest beam past the limit: 256
+      // states, each trying 64 positions and looking at their lists.
+      EXPECT_LE(a->work, limit + 256 * 64 * 64);
+      if (a->work >= limit) ++cut;
+    }
+  }
+  EXPECT_GT(cut, 0);  // the limit bites
+}
+
+// A graph of 10^4 ops (with writes): ordered under a counted work limit,
+// then planned under counted work; the order is valid and the plan
+// verified, and PlanMemory with reorder "window" plans the same order.
+TEST(WindowOrderTest, ALargeGraphIsOrderedAndPlannedUnderCountedWork) {
+  const Graph graph =
+      WithWrites(testing::RandomGraph(7, 10'000), 7, /*one_in=*/50);
+  ASSERT_TRUE(BuildProblem(graph).ok());
+  const int64_t limit = 30'000'000;
+  absl::StatusOr<WindowOrder> window = ComputeWindowOpOrder(graph, {}, limit);
+  ASSERT_TRUE(window.ok()) << window.status();
+  ASSERT_TRUE(IsPermutation(window->order));
+  EXPECT_TRUE(ValidOrders(graph).Valid(window->order));
+  EXPECT_LE(window->work, limit + 256 * 64 * 64);
+  EXPECT_EQ(window->peak, OrderBound(graph, window->order));
+  EXPECT_LE(window->peak, OrderBound(graph, Identity(graph.ops.size())));
+
+  absl::StatusOr<Problem> problem =
+      BuildProblem(PermuteOps(graph, window->order));
+  ASSERT_TRUE(problem.ok()) << problem.status();
+  absl::StatusOr<Plan> plan = PlanMemory(
+      *problem, {.planner = "greedy_by_size", .plan = testing::CountedWork(1)});
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  EXPECT_TRUE(VerifyPlan(*problem, *plan).ok());
+  EXPECT_EQ(plan->lower_bound, window->peak);
+  EXPECT_GE(plan->peak, window->peak);
+}
+
+// reorder "placed": the plan of the smallest placed peak among the graph's
+// order, "memory"'s, "window"'s and "optimal"'s, carrying its order and the
+// name of the ordering that gave it; the same plan as planning that
+// ordering by name.
+TEST(WindowOrderTest, PlacedKeepsThePlanOfTheSmallestPlacedPeak) {
+  int reordered = 0;
+  for (uint64_t seed = 0; seed < 60; ++seed) {
+    const Graph graph =
+        WithWrites(testing::RandomGraph(seed, 10 + seed % 30), seed);
+    if (!BuildProblem(graph).ok()) continue;
+    SCOPED_TRACE(absl::StrCat("seed ", seed));
+    const PlanMemoryOptions options{.planner = "greedy_by_size",
+                                    .plan = testing::CountedWork(1),
+                                    .reorder = kPlacedOrdering};
+    absl::StatusOr<GraphPlan> placed = PlanMemory(graph, options);
+    ASSERT_TRUE(placed.ok()) << placed.status();
+    EXPECT_TRUE(VerifyPlan(placed->problem, placed->plan).ok());
+    EXPECT_TRUE(ValidOrders(graph).Valid(placed->op_order));
+    for (const char* name : {"", "memory", "window", "optimal"}) {
+      PlanMemoryOptions one = options;
+      one.reorder = name;
+      absl::StatusOr<GraphPlan> plan = PlanMemory(graph, one);
+      ASSERT_TRUE(plan.ok()) << plan.status();
+      EXPECT_TRUE(VerifyPlan(plan->problem, plan->plan).ok());
+      EXPECT_EQ(plan->reorder, name);
+      EXPECT_LE(placed->plan.peak, plan->plan.peak) << name;
+      if (name == placed->reorder) {
+        EXPECT_EQ(plan->op_order, placed->op_order);
+        EXPECT_EQ(plan->plan.peak, placed->plan.peak);
+        EXPECT_EQ(plan->problem, placed->problem);
+      }
+    }
+    if (!placed->reorder.empty()) ++reordered;
+  }
+  EXPECT_GT(reordered, 0);  // another order than the graph's wins somewhere
+}
+
+}  // namespace
+}  // namespace memplan
