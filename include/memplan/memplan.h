@@ -32,8 +32,8 @@ struct PlanMemoryOptions {
   // RegisteredPlanners() lists each planner's); checked by CreatePlanner().
   PlannerOptions planner_options;
   PlanOptions plan;
-  // Graphs only: an op ordering of memplan/reorder.h ("longest_path",
-  // "memory") applied before building the problem; empty = the graph's own
+  // Graphs only: an op ordering of memplan/reorder.h (OrderingNames())
+  // applied before building the problem; empty = the graph's own
   // order. GraphPlan::op_order tells the order planned.
   std::string reorder;
 };

@@ -166,8 +166,8 @@ def plan(graph, planner=None, *, time_limit=None, work_limit=None,
       "exact" (`planner_options(name)` lists a planner's; an unknown name or
       a bad value raises ValueError naming it).
     reorder: an op ordering of a graph before planning ("longest_path",
-      "memory", "optimal"; None: the graph's own order); plan.op_order
-      tells the order.
+      "memory", "optimal", "reverse_postorder"; None: the graph's own
+      order); plan.op_order tells the order.
     """
     args = (_input(graph), planner or "", _seconds(time_limit, "time_limit"),
             work_limit, seed, threads, dict(options or {}), reorder or "",

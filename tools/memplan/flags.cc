@@ -27,7 +27,7 @@ ABSL_FLAG(memplan::tool::ByteSize, capacity, {0},
           "SIZE: capacity of the single default pool (0 = unbounded)");
 ABSL_FLAG(std::string, reorder, "",
           "NAME: plan the graph's ops in another valid order: longest_path, "
-          "memory or optimal");
+          "memory, optimal or reverse_postorder");
 ABSL_FLAG(std::string, planner, "",
           "NAME: the planner (memplan planners lists them; empty = the "
           "default)");
