@@ -56,8 +56,9 @@
 //                                  default 60 s)
 //   With --memplan_order_targets, the op orderings, each run 3 times (one
 //   iteration per run; medians reported), wall time:
-//   BM_order_<ordering>_<graph>    traced (the graph's own order), memory
-//                                  and optimal on the training graphs,
+//   BM_order_<ordering>_<graph>    traced (the graph's own order),
+//                                  reverse_postorder, memory and optimal
+//                                  on the training graphs,
 //                                  five seeded RandWire-style graphs of 3
 //                                  stages of 32 nodes, three of 3 stages
 //                                  of 64 (randwire64_*), a 20000-wide
@@ -65,6 +66,10 @@
 //                                  bounds of the orders), ratio,
 //                                  any_order (LowerBoundOverOrders), and
 //                                  for optimal proven, bound and work
+//   BM_order_<ordering>_order_<graph>   the same, one run each, on the
+//                                  traced PyTorch graphs of bench/data/order
+//                                  (scripts/order_results.py tabulates them
+//                                  into bench/order_results.md)
 // Only Solve() is timed (no validation, no verification); every plan is
 // verified once after timing, and a rejected plan fails the benchmark.
 // Counters: buffers, peak, lb_ratio (peak / lower bound), optimal.

@@ -43,8 +43,8 @@ GRAPHS = {}
 for seed in (1, 2, 3):
     GRAPHS[f"randwire_seed{seed}"] = (
         "irregular",
-        f"RandWire, WS(32, 4, 0.75) x 3 stages, 16-64 channels, seed {seed}, "
-        "1x3x64x64",
+        f"RandWire, WS(32, 4, 0.75) x 3 stages, 32-128 channels, seed "
+        f"{seed}, 1x3x64x64",
         lambda seed=seed: (order_models.irregular("randwire", seed),
                            torch.randn(1, 3, 64, 64), False))
 for seed in (1, 2, 3):
@@ -146,21 +146,22 @@ U-Net are defined in `scripts/order_models.py`:
   held until the decoder concatenates them.
 - googlenet, inception_v3 (inference) and four training steps (forward,
   cross-entropy, backward: the gradients of every parameter; train mode, so
-  batch norm's running statistics are the graph's in-place `writes` and
-  dropout's random draws are `pinned` ops).
+  batch norm's running statistics are the graph's in-place `writes`, and
+  the random draws of dropout and stochastic depth are `pinned` ops).
 
 Ops are in the traced order (the order the Python code ran them). Graphs
 over 1 MB of JSON are gzipped. The sizes, with the lower bound of the
 traced order (most bytes alive at one op) and the lower bound over all op
 orders (`memplan.lower_bound_over_orders`), in bytes:
 
-| graph | set | ops | tensors | pinned | writes | traced | any order | file | |
+| graph | set | ops | tensors | pinned | writes | traced | any order | file | network |
 |---|---|---:|---:|---:|---:|---:|---:|---|---|
 {rows}
 
 The benchmark (`memplan_bench --memplan_order_targets`, tabulated by
 `scripts/order_results.py` into `bench/order_results.md`) orders each
-graph with every scheduler.
+graph with every scheduler. {count} graphs, {total:.1f} MB in all;
+{seconds:.0f} s to make them (wall clock, on a shared two-core machine).
 """
 
 
@@ -175,7 +176,9 @@ def write_readme(out_dir, rows):
     with open(os.path.join(out_dir, "README.md"), "w") as f:
         f.write(README.format(torch=torch.__version__.split("+")[0],
                               torchvision=torchvision.__version__.split("+")[0],
-                              rows="\n".join(lines)))
+                              rows="\n".join(lines), count=len(rows),
+                              total=sum(r["bytes"] for r in rows) / 1e6,
+                              seconds=sum(r["seconds"] for r in rows)))
 
 
 def main():
