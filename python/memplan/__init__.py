@@ -201,8 +201,8 @@ def lower_bound_over_orders(graph, *, alignment=1, plan_constants=False,
                             plan_inputs=True, plan_outputs=True,
                             max_work=250_000_000):
     """The lower bound over op orders of `graph`: no order of its ops that
-    keeps its dependencies, writes and in-place merges (those reordering
-    keeps) needs fewer bytes in one pool. Returns (bytes, op name where it is
+    keeps its dependencies, writes, in-place merges and pinned ops (those
+    reordering keeps) needs fewer bytes in one pool. Returns (bytes, op name where it is
     reached), or None when it would count more than `max_work` operations
     (about 2 * ops * (ops + edges) / 64)."""
     graph = _input(graph)
