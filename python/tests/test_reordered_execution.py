@@ -9,7 +9,6 @@ by ExecuTorch's runtime, equal to the traced order's program."""
 import importlib.util
 import pathlib
 
-import pytest
 import torch
 
 import memplan
@@ -59,7 +58,7 @@ class DropoutHead(torch.nn.Module):
         return self.left(y) + self.right(y)
 
 
-def check_reordered_run(t, x, ordering, state=False):
+def check_reordered_run(t, x, ordering):
     """Plans `t` in the traced order and in `ordering`'s, runs both in the
     arena and returns (traced plan, reordered plan); outputs (gradients of
     a training step) and written buffers bit-equal to an ordinary run."""
@@ -121,7 +120,6 @@ def test_random_draws_are_pinned_in_the_graph():
 # ExecuTorch -------------------------------------------------------------
 
 def _executorch():
-    pytest.importorskip("executorch")  # in .venv it is always there
     from executorch.exir import ExecutorchBackendConfig, to_edge
     from executorch.runtime import Runtime
     import memplan.executorch as met
