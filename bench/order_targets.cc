@@ -16,6 +16,7 @@
 #include "absl/strings/str_cat.h"
 #include "bench_util.h"
 #include "memplan/io.h"
+#include "memplan/memplan.h"
 #include "memplan/problem.h"
 #include "memplan/reorder.h"
 
@@ -124,12 +125,14 @@ Bytes BoundOf(const Graph& graph, const std::vector<int>& order) {
 // "optimal", ComputeOptimalOpOrder); counters: ops, traced (the graph's own
 // order's lower bound), peak (the order's), ratio (peak / traced),
 // any_order (LowerBoundOverOrders, -1 beyond its work), proven and work
-// for "optimal". Three runs (medians), or one when `once`.
+// for "optimal". Three runs (medians), or one when `once`, which also
+// places the order with the default planner (counter placed: its peak,
+// verified; -1 when it fails).
 void AddOrderRun(const std::string& label, const Graph* graph,
                  const std::string& ordering, bool once = false) {
   benchmark::RegisterBenchmark(
       absl::StrCat("BM_order_", ordering, "_", label).c_str(),
-      [graph, ordering](benchmark::State& state) {
+      [graph, ordering, once](benchmark::State& state) {
         std::vector<int> order;
         std::optional<OptimalOrder> optimal;
         for (auto _ : state) {
@@ -168,6 +171,12 @@ void AddOrderRun(const std::string& label, const Graph* graph,
         state.counters["any_order"] =
             any.ok() && any->has_value() ? static_cast<double>((*any)->bytes)
                                          : -1.0;
+        if (once) {
+          absl::StatusOr<GraphPlan> placed =
+              PlanMemory(PermuteOps(*graph, order), PlanMemoryOptions{});
+          state.counters["placed"] =
+              placed.ok() ? static_cast<double>(placed->plan.peak) : -1.0;
+        }
         if (optimal.has_value()) {
           state.counters["proven"] = optimal->proven ? 1 : 0;
           state.counters["bound"] = static_cast<double>(optimal->bound);
