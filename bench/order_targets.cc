@@ -29,8 +29,12 @@ namespace {
 // index), a node summing its predecessors' tensors into one of its own. A
 // stage's sources read the previous stage's output, its sinks are summed
 // into the stage's output; tensors halve per stage and vary fourfold per
-// node. The ops come in index order, as a tracer would record them.
-Graph RandWireGraph(uint64_t seed, int stages, int nodes) {
+// node. The ops come in index order, as a tracer would record them. With
+// `two_ops`, a node is two ops, as traced: one sums its inputs into a
+// tensor of the node's size, one (the convolution) makes the node's
+// output from it.
+Graph RandWireGraph(uint64_t seed, int stages, int nodes,
+                    bool two_ops = false) {
   std::mt19937_64 rng(seed);
   Graph g;
   g.name = absl::StrCat("randwire_", seed);
@@ -65,9 +69,17 @@ Graph RandWireGraph(uint64_t seed, int stages, int nodes) {
       if (pred[i].empty()) op.inputs.push_back(previous);
       std::sort(pred[i].begin(), pred[i].end());
       for (int p : pred[i]) op.inputs.push_back(name(p));
+      const Bytes size = base * (1 + static_cast<int>(rng() % 4));
+      if (two_ops) {
+        const std::string sum = absl::StrCat(name(i), "sum");
+        g.tensors.push_back(Tensor{.name = sum, .size = size});
+        g.ops.push_back(Op{.name = sum, .type = "Sum", .inputs = op.inputs,
+                           .outputs = {sum}});
+        op.type = "Conv";
+        op.inputs = {sum};
+      }
       op.outputs.push_back(name(i));
-      g.tensors.push_back(
-          Tensor{.name = name(i), .size = base * (1 + static_cast<int>(rng() % 4))});
+      g.tensors.push_back(Tensor{.name = name(i), .size = size});
       g.ops.push_back(std::move(op));
     }
     Op out{.name = absl::StrCat("s", s, "out"), .type = "Sum"};
@@ -82,6 +94,77 @@ Graph RandWireGraph(uint64_t seed, int stages, int nodes) {
     previous = out.name;
     g.ops.push_back(std::move(out));
   }
+  return g;
+}
+
+// A cell-based network as neural architecture search finds them, traced:
+// `cells` cells, each reading the outputs of the two cells before it (the
+// stem's for the first), each input first brought to the cell's size by one
+// op. Then `blocks` blocks, each adding two of the cell's states (its two
+// inputs or an earlier block) each passed through an operation: a
+// separable convolution (two ops, ReLU then the convolution) or a pooling
+// or identity (one op). The cell's output concatenates the blocks (DARTS:
+// all; NASNet: those no block of the cell reads). The cells a third and two
+// thirds in reduce: their states are half the bytes. Random choices from
+// `seed`.
+Graph CellGraph(uint64_t seed, int cells, int blocks, bool nasnet) {
+  std::mt19937_64 rng(seed);
+  Graph g;
+  g.name = absl::StrCat(nasnet ? "nasnet_" : "darts_", seed);
+  Bytes size = Bytes{1} << 18;
+  g.tensors.push_back(
+      Tensor{.name = "input", .size = 1 << 18, .kind = TensorKind::kInput});
+  g.tensors.push_back(Tensor{.name = "stem", .size = 2 * size});
+  g.ops.push_back(Op{.name = "stem", .type = "Conv", .inputs = {"input"},
+                     .outputs = {"stem"}});
+  std::string before = "stem";
+  std::string last = "stem";
+  for (int c = 0; c < cells; ++c) {
+    if (c == cells / 3 || c == 2 * cells / 3) size /= 2;
+    auto add = [&](const std::string& name, Bytes bytes, const char* type,
+                   std::vector<std::string> inputs) {
+      g.tensors.push_back(Tensor{.name = name, .size = bytes});
+      g.ops.push_back(Op{.name = name, .type = type,
+                         .inputs = std::move(inputs), .outputs = {name}});
+    };
+    const std::string cell = absl::StrCat("c", c);
+    std::vector<std::string> states = {cell + "p0", cell + "p1"};
+    add(states[0], size, "Conv", {before});
+    add(states[1], size, "Conv", {last});
+    std::vector<bool> read(2 + blocks, false);
+    for (int b = 0; b < blocks; ++b) {
+      const std::string block = absl::StrCat(cell, "b", b);
+      std::vector<std::string> edges;
+      const int choices = static_cast<int>(states.size());
+      int x = static_cast<int>(rng() % choices);
+      int y = static_cast<int>(rng() % (choices - 1));
+      if (y >= x) ++y;
+      for (int from : {x, y}) {
+        read[from] = true;
+        const std::string edge = absl::StrCat(block, "e", edges.size());
+        if (rng() % 2 == 0) {
+          add(edge + "relu", size, "Relu", {states[from]});
+          add(edge, size, "SepConv", {edge + "relu"});
+        } else {
+          add(edge, size, "Pool", {states[from]});
+        }
+        edges.push_back(edge);
+      }
+      add(block, size, "Add", edges);
+      states.push_back(block);
+    }
+    std::vector<std::string> concat;
+    for (int b = 0; b < blocks; ++b) {
+      if (!nasnet || !read[2 + b]) concat.push_back(states[2 + b]);
+    }
+    add(cell, size * static_cast<Bytes>(concat.size()), "Concat", concat);
+    before = last;
+    last = cell;
+  }
+  g.tensors.push_back(
+      Tensor{.name = "logits", .size = 4096, .kind = TensorKind::kOutput});
+  g.ops.push_back(Op{.name = "head", .type = "Linear", .inputs = {last},
+                     .outputs = {"logits"}});
   return g;
 }
 
@@ -122,12 +205,12 @@ Bytes BoundOf(const Graph& graph, const std::vector<int>& order) {
 }
 
 // One ordering of one graph: the time of ComputeOpOrder (or, for
-// "optimal", ComputeOptimalOpOrder); counters: ops, traced (the graph's own
-// order's lower bound), peak (the order's), ratio (peak / traced),
-// any_order (LowerBoundOverOrders, -1 beyond its work), proven and work
-// for "optimal". Three runs (medians), or one when `once`, which also
-// places the order with the default planner (counter placed: its peak,
-// verified; -1 when it fails).
+// "optimal", ComputeOptimalOpOrder; "optimal_1e9" with 10^9 work);
+// counters: ops, traced (the graph's own order's lower bound), peak (the
+// order's), ratio (peak / traced), any_order (LowerBoundOverOrders, -1
+// beyond its work), proven, bound and work for "optimal". Three runs
+// (medians), or one when `once`, which also places the order with the
+// default planner (counter placed: its peak, verified; -1 when it fails).
 void AddOrderRun(const std::string& label, const Graph* graph,
                  const std::string& ordering, bool once = false) {
   benchmark::RegisterBenchmark(
@@ -136,8 +219,10 @@ void AddOrderRun(const std::string& label, const Graph* graph,
         std::vector<int> order;
         std::optional<OptimalOrder> optimal;
         for (auto _ : state) {
-          if (ordering == "optimal") {
-            absl::StatusOr<OptimalOrder> result = ComputeOptimalOpOrder(*graph);
+          if (ordering == "optimal" || ordering == "optimal_1e9") {
+            absl::StatusOr<OptimalOrder> result = ComputeOptimalOpOrder(
+                *graph, {},
+                ordering == "optimal" ? kOptimalOrderWork : 1'000'000'000);
             if (!result.ok()) {
               state.SkipWithError(result.status().ToString().c_str());
               return;
@@ -207,6 +292,21 @@ void RegisterOrderTargets() {
       out->emplace_back(absl::StrCat("randwire64_", seed),
                         RandWireGraph(seed, 3, 64));
     }
+    // Irregular graphs of 150-200 ops: RandWire-style with two ops per
+    // node (3 stages of 32 nodes: 195 ops), DARTS-like cells (4 blocks,
+    // 9 cells) and NASNet-like cells (5 blocks, 7 cells).
+    for (uint64_t seed = 1; seed <= 3; ++seed) {
+      out->emplace_back(absl::StrCat("randwire2op_", seed),
+                        RandWireGraph(seed, 3, 32, /*two_ops=*/true));
+    }
+    for (uint64_t seed = 1; seed <= 3; ++seed) {
+      out->emplace_back(absl::StrCat("darts_", seed),
+                        CellGraph(seed, 9, 4, /*nasnet=*/false));
+    }
+    for (uint64_t seed = 1; seed <= 3; ++seed) {
+      out->emplace_back(absl::StrCat("nasnet_", seed),
+                        CellGraph(seed, 7, 5, /*nasnet=*/true));
+    }
     return out;
   }();
   constexpr const char* kOrderings[] = {"traced", "reverse_postorder",
@@ -215,6 +315,8 @@ void RegisterOrderTargets() {
     for (const char* ordering : kOrderings) {
       AddOrderRun(label, &graph, ordering);
     }
+    // Ten times the default work (some 3 s of CPU): what more work proves.
+    if (graph.ops.size() > 150) AddOrderRun(label, &graph, "optimal_1e9");
   }
   static const Graph* fan = new Graph(FanGraph(20000));
   for (const char* ordering : kOrderings) {

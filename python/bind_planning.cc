@@ -236,6 +236,25 @@ void BindPlan(py::module_& m) {
       py::arg("graph"), py::arg("alignment"), py::arg("plan_constants"),
       py::arg("plan_inputs"), py::arg("plan_outputs"), py::arg("max_work"));
 
+  m.def(
+      "_optimal_op_order",
+      [](const Graph& graph, Bytes alignment, bool plan_constants,
+         bool plan_inputs, bool plan_outputs, int64_t max_work) {
+        BuildArgs args{.alignment = alignment,
+                       .plan_constants = plan_constants,
+                       .plan_inputs = plan_inputs,
+                       .plan_outputs = plan_outputs};
+        OptimalOrder optimal =
+            Take(ComputeOptimalOpOrder(graph, args.Options(), max_work));
+        std::vector<std::string> names;
+        names.reserve(optimal.order.size());
+        for (int op : optimal.order) names.push_back(graph.ops[op].name);
+        return py::make_tuple(names, optimal.peak, optimal.bound,
+                              optimal.proven, optimal.work);
+      },
+      py::arg("graph"), py::arg("alignment"), py::arg("plan_constants"),
+      py::arg("plan_inputs"), py::arg("plan_outputs"), py::arg("max_work"));
+
   m.def("_verify", &VerifyAgainst, py::arg("input"), py::arg("plan"));
 }
 

@@ -27,9 +27,9 @@
 //     (ComputeOptimalOpOrder() below), starting from the better of the
 //     graph's order and "memory"'s and never worse than either. Within its
 //     default work (kOptimalOrderWork) it proves the optimum on graphs whose
-//     ops run a few branches wide at a time; beyond it, a beam over the
-//     same model may still improve the order, and the best order known is
-//     returned.
+//     ops run a few branches wide at a time between articulation ops (cell
+//     and stage boundaries); beyond it, a beam over the same model may still
+//     improve the order, and the best order known is returned.
 //
 // All keep every data dependency (an op runs after the producers of its
 // inputs), every in-place opportunity of the original order (an op that
@@ -107,15 +107,32 @@ absl::StatusOr<std::optional<OrderLowerBound>> LowerBoundOverOrders(
 // options)); no valid order (one keeping what every ordering keeps) has a
 // lower bound below `bound`; `proven` when the two meet.
 //
-// The search is best-first over sets of executed ops, on a model of the
-// bytes alive that never exceeds that lower bound (in-place merges counted
-// as if they always happened), memoised on the set (two paths to one set
-// keep the smaller running peak) and pruned at the best order known. When it
-// finishes, the model's minimum over all orders bounds them all; otherwise
-// `bound` is LowerBoundOverOrders(), and a beam over the model (16 states of
-// the smallest running peak per step, with as much work again) is tried. Its work counts the ops looked at and
-// about 64 per state kept (states take some 100 bytes each, plus a bit per
-// op): no clock, so the same graph gets the same order.
+// The graph is first split after every articulation op (one that every
+// other op precedes or follows in what every ordering keeps, such as a
+// stage's output): every order runs the segments in turn, the bytes alive
+// where one starts are the same in every order, and the peak is the
+// largest segment's, so each segment is searched on its own and the best
+// orders put together are the best order. The search of a segment is
+// best-first over sets of executed ops, on a model of the bytes alive that
+// never exceeds that lower bound (in-place merges counted as if they always
+// happened), memoised on the set (two paths to one set keep the smaller
+// running peak), pruned at the best order known (the graph's own or
+// "memory"'s, whichever is lower). The segment of the highest peak is
+// searched first; below the largest minimum known so far (at first
+// LowerBoundOverOrders()) peaks no longer matter, so the other segments
+// only look for an order under it, diving to the deepest states first. An
+// op that frees at least what it allocates without raising the running
+// peak runs at once (no order is better for waiting with it). When every
+// segment's search finishes, the largest minimum bounds every order;
+// otherwise the queue's least running peak bounds the unfinished segment,
+// and beams over it are tried (16 states of the smallest running peak per
+// step, then 4 times as many while the work lasts: as much work again in
+// all). Its work counts the ops looked at and about 64 per state kept
+// (states take some 100 bytes each, plus a bit per op): no clock, so the
+// same graph gets the same order. A segment of m ops is not searched when
+// m^2 exceeds the work left (it could not reach a complete order: a fan of
+// 2 x 10^4 branches costs "memory"'s order and LowerBoundOverOrders()),
+// nor beamed when 16 m^2 exceeds the beams' work.
 struct OptimalOrder {
   std::vector<int> order;  // as ComputeOpOrder() gives it
   Bytes peak = 0;
@@ -124,9 +141,9 @@ struct OptimalOrder {
   int64_t work = 0;  // the operations the search counted
 };
 
-// 0.2-0.5 s of CPU on graphs of 10^2 ops; at most about 1.5 x 10^6 states
-// (some 200 MB). The beam may take as much again.
-inline constexpr int64_t kOptimalOrderWork = 100'000'000;
+// The search: 1-2 s of CPU at most on graphs of 10^2 ops, about 10^6
+// states (some 200 MB). The beams may take as much work again.
+inline constexpr int64_t kOptimalOrderWork = 500'000'000;
 
 // The errors of BuildProblem(graph, options) for a malformed graph.
 absl::StatusOr<OptimalOrder> ComputeOptimalOpOrder(

@@ -19,6 +19,7 @@ memplan.Error).
 into a graph and runs it inside a planned arena.
 """
 
+import collections as _collections
 import json as _json
 import math as _math
 import os as _os
@@ -54,7 +55,7 @@ __all__ = [
     "HAVE_ONNX", "MAX_NAME_BYTES", "Op",
     "PlanResult", "Pool", "Problem", "Tensor", "TensorKind",
     "TensorPlacement", "TimeLimitError", "build_problem", "default_planner",
-    "lower_bound_over_orders",
+    "lower_bound_over_orders", "optimal_op_order", "OptimalOrder",
     "graph_from_dict", "graph_to_dict", "graph_from_json", "graph_to_json",
     "plan", "planner_options", "planners", "read_buffer_csv", "read_graph",
     "read_onnx", "read_plan", "report_html", "verify", "write_buffer_csv",
@@ -212,6 +213,35 @@ def lower_bound_over_orders(graph, *, alignment=1, plan_constants=False,
     return _memplan._lower_bound_over_orders(
         graph, _size(alignment, "alignment"), plan_constants, plan_inputs,
         plan_outputs, max_work)
+
+
+class OptimalOrder(_collections.namedtuple(
+        "OptimalOrder", ["order", "peak", "bound", "proven", "work"])):
+    """What optimal_op_order() knows of the order it found: `order` the op
+    names in their new order, `peak` its lower bound in bytes (the most
+    alive at one step), `bound` bytes no valid order needs fewer of,
+    `proven` whether the two meet, `work` the operations the search
+    counted."""
+    __slots__ = ()
+
+
+def optimal_op_order(graph, *, alignment=1, plan_constants=False,
+                     plan_inputs=True, plan_outputs=True,
+                     max_work=500_000_000):
+    """The order reorder="optimal" gives `graph`, with what is known of it,
+    as an OptimalOrder: never worse than the graph's order or "memory"'s,
+    proven optimal where the search finishes within `max_work` operations
+    (counted, not timed: the same graph gets the same order). Keeps what
+    every ordering keeps (dependencies, writes, in-place merges)."""
+    graph = _input(graph)
+    if not isinstance(graph, Graph):
+        raise TypeError("optimal_op_order needs a graph (a Problem has no "
+                        "ops to order)")
+    if max_work < 0:
+        raise ValueError(f"max_work must be >= 0, got {max_work}")
+    return OptimalOrder(*_memplan._optimal_op_order(
+        graph, _size(alignment, "alignment"), plan_constants, plan_inputs,
+        plan_outputs, max_work))
 
 
 def verify(graph, plan):

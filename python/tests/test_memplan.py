@@ -620,6 +620,45 @@ def test_lower_bound_over_orders():
         memplan.lower_bound_over_orders(memplan.build_problem(graph))
 
 
+def test_optimal_op_order():
+    # The two interleaved chains: one chain after the other holds x, a1 and
+    # a2 at fa2 (1011 bytes), proven; the order is by name.
+    def t(name, size, kind="activation"):
+        return {"name": name, "size": size, "kind": kind}
+
+    def op(name, inputs, outputs):
+        return {"name": name, "type": "F", "inputs": inputs,
+                "outputs": outputs}
+
+    graph = {
+        "format": "memplan-graph-v1",
+        "tensors": [t("x", 10, "input"), t("a1", 1000), t("b1", 1000),
+                    t("a2", 1), t("b2", 1), t("y", 1, "output")],
+        "ops": [op("fa1", ["x"], ["a1"]), op("fb1", ["x"], ["b1"]),
+                op("fa2", ["a1"], ["a2"]), op("fb2", ["b1"], ["b2"]),
+                op("join", ["a2", "b2"], ["y"])]}
+    result = memplan.optimal_op_order(graph)
+    assert isinstance(result, memplan.OptimalOrder)
+    assert result.peak == 1011 and result.bound == 1011 and result.proven
+    assert result.work > 0
+    assert sorted(result.order) == ["fa1", "fa2", "fb1", "fb2", "join"]
+    assert result.order.index("fa2") < result.order.index("fb1") or \
+        result.order.index("fb2") < result.order.index("fa1")
+    # The plan of reorder="optimal" runs the same order to the same bound.
+    planned = memplan.plan(graph, "best", reorder="optimal")
+    assert planned.lower_bound == 1011
+    # Alignment counts as the planner counts it; no work, no search.
+    aligned = memplan.optimal_op_order(graph, alignment=64)
+    assert aligned.peak == 64 + 1024 + 64 and aligned.proven
+    none = memplan.optimal_op_order(graph, max_work=0)
+    assert none.work == 0 and none.peak <= 2010 and not none.proven
+    assert none.bound == 1010  # the bound over op orders
+    with pytest.raises(TypeError, match="needs a graph"):
+        memplan.optimal_op_order(memplan.build_problem(graph))
+    with pytest.raises(ValueError, match="max_work"):
+        memplan.optimal_op_order(graph, max_work=-1)
+
+
 def test_pinned_ops_keep_their_order():
     # The same interleaved chains: the orderings run fb1 after fa2, to free
     # a1 before b1 is made, unless fa1, fb1 and fa2 are pinned (side

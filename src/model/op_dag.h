@@ -9,9 +9,11 @@
 
 #include <limits>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/status/statusor.h"
 #include "memplan/problem.h"
 #include "memplan/types.h"
 
@@ -65,6 +67,13 @@ std::vector<ViewGroup> ViewGroups(
     const Graph& graph, const Problem& problem, const BuildOptions& options,
     const absl::flat_hash_map<std::string, int>& index,
     std::vector<int>* group_of = nullptr);
+
+// The "memory" ordering (memplan/reorder.h) of `graph`, whose own order's
+// lower bound with `options` is `original_bound`, and the lower bound of
+// the order it returns. `dag` is BuildDag()'s.
+absl::StatusOr<std::pair<std::vector<int>, Bytes>> MemoryOrder(
+    const Graph& graph, const BuildOptions& options, Bytes original_bound,
+    const absl::flat_hash_map<std::string, int>& index, const Dag& dag);
 
 }  // namespace memplan::internal
 

@@ -14,9 +14,13 @@
 //
 // The bytes alive after a set of executed ops depend on the set alone, so a
 // state is the set; of two paths to one set the one with the smaller running
-// peak dominates. States leave the queue by running peak (then more ops
-// executed, then fewer live bytes, then creation), so the first complete set
-// to leave holds a minimal peak; states that cannot beat the best order known
+// peak dominates. The graph is searched segment by segment (Segments()),
+// the segment of the highest peak in the best order known first. States
+// leave the queue by running peak raised to the floor (the largest bound
+// known on the whole order: below it, no order is better than another),
+// then more ops executed, then fewer live bytes, then creation; so the
+// first complete set to leave holds a minimal peak, and below the floor the
+// search runs depth-first. States that cannot beat the best order known
 // (the graph's own and "memory"'s, in the model) are never queued.
 
 #include <algorithm>
@@ -53,8 +57,17 @@ constexpr int kNone = -1;
 // The operations one queued state counts for besides its set's words: about
 // the bytes it holds (the state, its set's hash entry and queue entry).
 constexpr int64_t kStateWork = 64;
-// The states per step of the beam tried when the search does not finish.
+// The states per step of the first beam tried when the search does not
+// finish; the next ones keep 4 times as many, up to the last.
 constexpr int kBeamWidth = 16;
+constexpr int64_t kMaxBeamWidth = 1 << 20;
+
+// The ops [begin, end) of a graph whose ops before `begin` all run before
+// them and whose ops from `end` on all run after (Segments()): a segment.
+struct Segment {
+  int begin = 0;
+  int end = 0;
+};
 
 // The model of the peak: how one op changes the bytes alive.
 class PeakModel {
@@ -133,6 +146,13 @@ class PeakModel {
   }
 
   int ops() const { return n_; }
+  // Whether every group `op` may start has no other op to start it.
+  bool StartsAlone(int op) const {
+    for (int g : starts_[op]) {
+      if (groups_[g].starts.size() != 1) return false;
+    }
+    return true;
+  }
   int words() const { return words_; }
   Bytes initial() const { return initial_; }
 
@@ -186,20 +206,55 @@ class PeakModel {
             live + started - ended - (first ? first_only_ : 0)};
   }
 
-  // The model's peak of a whole order.
-  Bytes PeakOf(const std::vector<int>& order) const {
-    std::vector<uint64_t> executed(words_, 0);
-    Bytes live = initial_;
-    Bytes peak = initial_;
-    int64_t work = 0;
-    for (int op : order) {
-      const auto [during, after] =
-          Run(executed.data(), op, live, op == order.front(), work);
-      peak = std::max(peak, during);
-      live = after;
-      Set(executed.data(), op);
+  // Runs a whole order: per segment, the bytes alive where it starts and
+  // its peak (at least those). As Run() counts, but with a count of the
+  // ends still to run per group instead of a look at each: Run() would
+  // take a fan's width per branch.
+  void Profile(const std::vector<int>& order,
+               const std::vector<Segment>& segments,
+               std::vector<Bytes>& start_live,
+               std::vector<Bytes>& peak) const {
+    std::vector<bool> started(groups_.size(), false);
+    std::vector<int> remaining(groups_.size(), 0);
+    for (int g = 0; g < static_cast<int>(groups_.size()); ++g) {
+      remaining[g] = static_cast<int>(groups_[g].ends.size());
     }
-    return peak;
+    Bytes live = initial_;
+    size_t s = 0;
+    std::vector<int> used;
+    for (int k = 0; k < static_cast<int>(order.size()); ++k) {
+      if (k == segments[s].end) ++s;
+      if (k == segments[s].begin) peak[s] = start_live[s] = live;
+      const int op = order[k];
+      Bytes first = k == 0 ? first_only_ : 0;
+      Bytes added = first;
+      for (int g : starts_[op]) {
+        if (!started[g]) added += groups_[g].size;
+      }
+      Bytes ended = 0;
+      for (int g : ends_[op]) {
+        if (remaining[g] == 1) ended += groups_[g].size;
+      }
+      Bytes discount = 0;
+      used.clear();
+      for (const auto& [in, out] : inplace_[op]) {
+        if (std::find(used.begin(), used.end(), out) != used.end()) continue;
+        const bool reads = std::binary_search(groups_[in].ends.begin(),
+                                              groups_[in].ends.end(), op);
+        if (remaining[in] != (reads ? 1 : 0) || groups_[out].from_start ||
+            started[out] ||
+            !std::binary_search(groups_[out].starts.begin(),
+                                groups_[out].starts.end(), op)) {
+          continue;
+        }
+        discount += std::min(groups_[in].size, groups_[out].size);
+        used.push_back(out);
+      }
+      peak[s] = std::max(peak[s], live + added - discount);
+      live = live + added - ended - first;
+      for (int g : starts_[op]) started[g] = true;
+      for (int g : ends_[op]) --remaining[g];
+    }
   }
 
  private:
@@ -232,55 +287,147 @@ class PeakModel {
   std::vector<std::vector<std::pair<int, int>>> inplace_;  // (in, out) groups
 };
 
-// The search. Returns the order of the smallest model peak below `incumbent`,
-// nullopt when there is none; `exhausted` false when it stopped at
-// `max_work` before knowing.
+// The segments of a graph: split after every op that each other op
+// precedes or follows in the DAG every ordering keeps (an articulation op:
+// a stage's output every later op descends from). Every valid order runs
+// the segments one after another, and the bytes alive where one starts are
+// those of its executed set, which every order shares: the peak of an
+// order is the largest of its segments', each of which depends on the
+// order within that segment alone. So the best order is the segments' best
+// orders put together, and each may be searched on its own.
+//
+// Op v splits when no edge passes over it (every edge points forward in the
+// graph's order), no op before it is a sink and no op after it a source:
+// then every op before it reaches it, and it reaches every op after.
+std::vector<Segment> Segments(const Dag& dag) {
+  const int n = static_cast<int>(dag.succ.size());
+  std::vector<int> over(n + 1, 0);  // edges passing over an op, as deltas
+  for (int a = 0; a < n; ++a) {
+    for (int b : dag.succ[a]) {
+      if (b > a + 1) {
+        ++over[a + 1];
+        --over[b];
+      }
+    }
+  }
+  std::vector<bool> source_after(n + 1, false);
+  for (int v = n - 1; v >= 0; --v) {
+    source_after[v] =
+        source_after[v + 1] || (v + 1 < n && dag.indegree[v + 1] == 0);
+  }
+  std::vector<Segment> segments;
+  int begin = 0;
+  int passing = 0;
+  bool sink_before = false;
+  for (int v = 0; v < n; ++v) {
+    passing += over[v];
+    if (passing == 0 && !sink_before && !source_after[v]) {
+      segments.push_back(Segment{begin, v + 1});
+      begin = v + 1;
+    }
+    sink_before = sink_before || dag.succ[v].empty();
+  }
+  if (begin < n) segments.push_back(Segment{begin, n});
+  return segments;
+}
+
+// What the search of one segment knows.
+struct SegmentSearch {
+  std::vector<int> order;  // the segment's ops, when one was found
+  Bytes peak = 0;          // its peak, raised to the floor, when found
+  bool finished = false;   // no order below the incumbent, when none found
+  Bytes frontier = 0;      // unfinished: no order of the segment is below
+                           // it (raised to the floor)
+};
+
+// The best-first search over the executed sets of one segment, from the set
+// of every op before it (holding `start_live` bytes). A state's key is its
+// running peak raised to `floor`, a bound already known on the whole
+// order's peak: below it, peaks make no difference to the result, and the
+// ties go to the states with more ops run, so the search dives to a
+// complete order instead of widening every cheap prefix. The first complete
+// state to leave the queue has the smallest key; states whose key reaches
+// `incumbent` (the best order known, in the model) are never queued.
 class Search {
  public:
-  Search(const PeakModel& model, int64_t max_work)
-      : model_(model), words_(model.words()), max_work_(max_work) {}
+  Search(const PeakModel& model, Segment segment, Bytes floor,
+         Bytes incumbent, int64_t max_work)
+      : model_(model),
+        words_(model.words()),
+        segment_(segment),
+        floor_(floor),
+        incumbent_(incumbent),
+        max_work_(max_work) {}
 
-  std::optional<std::vector<int>> Run(Bytes incumbent, bool& exhausted,
-                                      Bytes& peak) {
-    exhausted = false;
-    const int n = model_.ops();
-    std::vector<uint64_t> empty(words_, 0);
-    Add(empty.data(), model_.initial(), model_.initial(), 0, kNone, kNone);
+  SegmentSearch Run(Bytes start_live) {
+    SegmentSearch result;
+    std::vector<uint64_t> start(words_, 0);
+    for (int op = 0; op < segment_.begin; ++op) {
+      PeakModel::Set(start.data(), op);
+    }
+    Add(start.data(), std::max(start_live, floor_), start_live,
+        segment_.begin, kNone, kNone);
     while (!queue_.empty()) {
-      const auto [state_peak, neg_count, live, id] = queue_.top();
+      const auto [key, neg_count, live, id] = queue_.top();
+      if (work_ > max_work_) {
+        // Every order of the segment passes through a queued set with a
+        // key at most its own: the least key bounds them all.
+        result.frontier = key;
+        return result;
+      }
       queue_.pop();
       const State state = states_[id];
-      if (state.peak != state_peak) continue;  // a better path replaced it
-      if (state.count == n) {
-        exhausted = true;
-        peak = state.peak;
-        return Path(id);
+      if (state.peak != key) continue;  // a better path replaced it
+      if (state.count == segment_.end) {
+        result.order = Path(id);
+        result.peak = state.peak;
+        return result;
       }
-      for (int op = 0; op < n; ++op) {
+      children_.clear();
+      int forced = kNone;
+      for (int op = segment_.begin; op < segment_.end; ++op) {
         work_ += 1;
         if (!model_.Ready(&sets_[Offset(id)], op)) continue;
         const auto [during, after] =
             model_.Run(&sets_[Offset(id)], op, state.live, state.count == 0,
                        work_);
         const Bytes next_peak = std::max(state.peak, during);
-        if (next_peak >= incumbent) continue;
+        if (next_peak >= incumbent_) continue;
+        children_.push_back({op, next_peak, after});
+        // An op that frees at least what it allocates and stays within the
+        // running peak may run first: moved to the front of any completion
+        // it lowers the bytes alive at every step it passes by the same
+        // amount or more (a group it ends can only end sooner, an in-place
+        // merge of a later op can only become possible), unless one of the
+        // groups it starts could be started by another op instead. So every
+        // completion is matched by one that starts with it, at no higher
+        // peak: the state's only child.
+        if (forced == kNone && state.count > 0 && after <= state.live &&
+            next_peak == state.peak && model_.StartsAlone(op)) {
+          forced = static_cast<int>(children_.size()) - 1;
+        }
+      }
+      for (int c = 0; c < static_cast<int>(children_.size()); ++c) {
+        if (forced != kNone && c != forced) continue;
+        const Child child = children_[c];
         std::vector<uint64_t> next(sets_.begin() + Offset(id),
                                    sets_.begin() + Offset(id) + words_);
-        PeakModel::Set(next.data(), op);
-        Add(next.data(), next_peak, after, state.count + 1, id, op);
+        PeakModel::Set(next.data(), child.op);
+        Add(next.data(), child.peak, child.live, state.count + 1, id,
+            child.op);
         work_ += kStateWork + words_;
       }
-      if (work_ > max_work_) return std::nullopt;
     }
-    exhausted = true;
-    return std::nullopt;
+    result.finished = true;
+    return result;
   }
 
   int64_t work() const { return work_; }
 
+
  private:
   struct State {
-    Bytes peak;
+    Bytes peak;  // the running peak, raised to the floor
     Bytes live;
     int count;
     int parent;
@@ -335,26 +482,38 @@ class Search {
 
   const PeakModel& model_;
   int words_;
+  Segment segment_;
+  Bytes floor_;
+  Bytes incumbent_;
   int64_t max_work_;
   int64_t work_ = 0;
+  struct Child {
+    int op;
+    Bytes peak;
+    Bytes live;
+  };
+  std::vector<Child> children_;  // of the state being expanded
   std::vector<uint64_t> sets_;  // words_ per state
   std::vector<State> states_;
   absl::flat_hash_set<int, SetHash, SetEq> known_{0, SetHash{this},
                                                   SetEq{this}};
-  // (peak, -ops executed, live, id): the smallest first.
+  // (key, -ops executed, live, id): the smallest first.
   std::priority_queue<std::tuple<Bytes, int, Bytes, int>,
                       std::vector<std::tuple<Bytes, int, Bytes, int>>,
                       std::greater<>>
       queue_;
 };
 
-// A beam over the model: of the states with k ops run, the `width` of the
-// smallest running peak (then live bytes) are expanded by every ready op,
-// states reaching one set merged. Returns the order of the best complete
-// state, nullopt past `max_work` (counted as the search counts it).
-std::optional<std::vector<int>> BeamOrder(const PeakModel& model, int width,
-                                          int64_t max_work, int64_t& work) {
-  const int n = model.ops();
+// A beam over one segment of the model, from the set of every op before it
+// (holding `start_live` bytes): of the states with k ops run, the `width` of
+// the smallest running peak (then live bytes) are expanded by every ready
+// op, states reaching one set merged. Returns the segment's order of the
+// best complete state and its peak, nullopt past `max_work` (counted as the
+// search counts it).
+std::optional<std::pair<std::vector<int>, Bytes>> BeamOrder(
+    const PeakModel& model, Segment segment, Bytes start_live, int width,
+    int64_t max_work, int64_t& work) {
+  const int m = segment.end - segment.begin;
   const int words = model.words();
   struct Entry {
     Bytes peak;
@@ -362,22 +521,23 @@ std::optional<std::vector<int>> BeamOrder(const PeakModel& model, int width,
     int parent;  // index in the previous level
     int op;
   };
-  std::vector<std::vector<Entry>> levels(n + 1);
-  std::vector<std::vector<uint64_t>> sets(n + 1);
-  levels[0].push_back(Entry{model.initial(), model.initial(), kNone, kNone});
+  std::vector<std::vector<Entry>> levels(m + 1);
+  std::vector<std::vector<uint64_t>> sets(m + 1);
+  levels[0].push_back(Entry{start_live, start_live, kNone, kNone});
   sets[0].assign(words, 0);
-  for (int k = 0; k < n; ++k) {
+  for (int op = 0; op < segment.begin; ++op) PeakModel::Set(sets[0].data(), op);
+  for (int k = 0; k < m; ++k) {
     std::vector<Entry> next;
     std::vector<uint64_t> next_sets;
     absl::flat_hash_map<std::vector<uint64_t>, int> seen;
     for (int e = 0; e < static_cast<int>(levels[k].size()); ++e) {
       const Entry entry = levels[k][e];
       const uint64_t* set = &sets[k][static_cast<size_t>(e) * words];
-      for (int op = 0; op < n; ++op) {
+      for (int op = segment.begin; op < segment.end; ++op) {
         ++work;
         if (!model.Ready(set, op)) continue;
         const auto [during, after] =
-            model.Run(set, op, entry.live, k == 0, work);
+            model.Run(set, op, entry.live, segment.begin + k == 0, work);
         std::vector<uint64_t> key(set, set + words);
         PeakModel::Set(key.data(), op);
         work += kStateWork + words;
@@ -408,13 +568,13 @@ std::optional<std::vector<int>> BeamOrder(const PeakModel& model, int width,
     }
     work += static_cast<int64_t>(next.size());
   }
-  std::vector<int> order(n);
+  std::vector<int> order(m);
   int e = 0;  // the best complete state comes first
-  for (int k = n; k > 0; --k) {
+  for (int k = m; k > 0; --k) {
     order[k - 1] = levels[k][e].op;
     e = levels[k][e].parent;
   }
-  return order;
+  return std::make_pair(std::move(order), levels[m][0].peak);
 }
 
 absl::StatusOr<Bytes> OrderPeak(const Graph& graph,
@@ -446,13 +606,12 @@ absl::StatusOr<OptimalOrder> ComputeOptimalOpOrder(const Graph& graph,
   result.order.resize(graph.ops.size());
   std::iota(result.order.begin(), result.order.end(), 0);
   result.peak = LowerBound(problem);
-  MEMPLAN_ASSIGN_OR_RETURN(const std::vector<int> memory,
-                           ComputeOpOrder(graph, "memory", options));
-  MEMPLAN_ASSIGN_OR_RETURN(const Bytes memory_peak,
-                           OrderPeak(graph, memory, options));
-  if (memory_peak < result.peak) {
-    result.order = memory;
-    result.peak = memory_peak;
+  MEMPLAN_ASSIGN_OR_RETURN(
+      auto memory,
+      internal::MemoryOrder(graph, options, result.peak, index, dag));
+  if (memory.second < result.peak) {
+    result.order = std::move(memory.first);
+    result.peak = memory.second;
   }
   // At the bound over all orders already (every bundled inference graph):
   // nothing to search.
@@ -464,44 +623,92 @@ absl::StatusOr<OptimalOrder> ComputeOptimalOpOrder(const Graph& graph,
     result.proven = true;
     return result;
   }
-  // The model's peak of an order is at most its real one: searching below
-  // the smaller of the two never misses a better order.
-  const Bytes incumbent = std::min(result.peak, model.PeakOf(result.order));
+  // The segments, each searched on its own (Segments()); the incumbent's
+  // model peak and starting bytes per segment. Every valid order runs the
+  // segments in turn, so the incumbent's steps [begin, end) are the
+  // segment's ops.
+  const std::vector<Segment> segments = Segments(dag);
+  const int s_count = static_cast<int>(segments.size());
+  std::vector<Bytes> start_live(s_count, 0);
+  std::vector<Bytes> segment_peak(s_count, 0);
+  model.Profile(result.order, segments, start_live, segment_peak);
+  std::vector<std::vector<int>> parts(s_count);
 
-  Search search(model, max_work);
-  bool exhausted = false;
-  Bytes found_peak = 0;
-  const std::optional<std::vector<int>> found =
-      search.Run(incumbent, exhausted, found_peak);
-  result.work = search.work();
-  Bytes model_minimum = 0;  // no order's model peak is below it, when known
-  if (found.has_value()) {
-    model_minimum = found_peak;
-    MEMPLAN_ASSIGN_OR_RETURN(const Bytes peak,
-                             OrderPeak(graph, *found, options));
-    if (peak < result.peak) {
-      result.order = *found;
-      result.peak = peak;
+  for (int s = 0; s < s_count; ++s) {
+    parts[s].assign(result.order.begin() + segments[s].begin,
+                    result.order.begin() + segments[s].end);
+  }
+  // The segment of the highest peak first: once its minimum is known, the
+  // others need only stay below it, which they mostly do at once.
+  std::vector<int> by_peak(s_count);
+  std::iota(by_peak.begin(), by_peak.end(), 0);
+  std::stable_sort(by_peak.begin(), by_peak.end(), [&](int a, int b) {
+    return segment_peak[a] > segment_peak[b];
+  });
+  // `floor`: no order's model peak, nor its real one, is below it (the
+  // bound over op orders, then the segments' minima as they are known).
+  Bytes floor = any_bound;
+  std::vector<int> unfinished;
+  for (int s : by_peak) {
+    if (segment_peak[s] <= floor) continue;  // the incumbent's part will do
+    // A search reaches a complete order no sooner than after looking at
+    // the segment's ops once per op run: beyond the work left it cannot
+    // finish (a wide fan), and is not started.
+    const int64_t m = segments[s].end - segments[s].begin;
+    if (m * m > max_work - result.work) {
+      unfinished.push_back(s);
+      continue;
     }
-  } else if (exhausted) {
-    model_minimum = incumbent;
-  } else {
-    // Unfinished: a beam over the same model may still find a better order.
-    int64_t beam_work = 0;
-    const std::optional<std::vector<int>> beam =
-        BeamOrder(model, kBeamWidth, max_work, beam_work);
-    result.work += beam_work;
-    if (beam.has_value()) {
-      MEMPLAN_ASSIGN_OR_RETURN(const Bytes peak,
-                               OrderPeak(graph, *beam, options));
-      if (peak < result.peak) {
-        result.order = *beam;
-        result.peak = peak;
+    Search search(model, segments[s], floor, segment_peak[s],
+                  max_work - result.work);
+    SegmentSearch found = search.Run(start_live[s]);
+    result.work += search.work();
+    if (!found.order.empty()) {
+      parts[s] = std::move(found.order);
+      segment_peak[s] = found.peak;
+      floor = std::max(floor, found.peak);
+    } else if (found.finished) {
+      floor = std::max(floor, segment_peak[s]);
+    } else {
+      floor = std::max(floor, found.frontier);
+      unfinished.push_back(s);
+    }
+  }
+  // Unfinished segments: beams over the same model may still find a
+  // better part, with as much work again in all: 16 states per step, then
+  // 4 times as many while the work lasts (none when a segment is too wide
+  // for a beam to finish).
+  int64_t beam_work = 0;
+  for (int s : unfinished) {
+    const int64_t m = segments[s].end - segments[s].begin;
+    for (int64_t width = kBeamWidth;
+         width <= kMaxBeamWidth && segment_peak[s] > floor; width *= 4) {
+      if (m * m * width > max_work - beam_work) break;
+      const std::optional<std::pair<std::vector<int>, Bytes>> beam =
+          BeamOrder(model, segments[s], start_live[s], static_cast<int>(width),
+                    max_work - beam_work, beam_work);
+      if (!beam.has_value()) break;
+      if (beam->second < segment_peak[s]) {
+        parts[s] = beam->first;
+        segment_peak[s] = beam->second;
       }
     }
   }
-  result.bound = std::max(model_minimum, any_bound);
-  result.bound = std::min(result.bound, result.peak);
+  result.work += beam_work;
+  std::vector<int> order;
+  order.reserve(graph.ops.size());
+  for (const std::vector<int>& part : parts) {
+    order.insert(order.end(), part.begin(), part.end());
+  }
+  if (order != result.order) {
+    MEMPLAN_ASSIGN_OR_RETURN(const Bytes peak,
+                             OrderPeak(graph, order, options));
+    if (peak < result.peak) {
+      result.order = std::move(order);
+      result.peak = peak;
+    }
+  }
+  result.bound = std::min(floor, result.peak);
   result.proven = result.bound == result.peak;
   return result;
 }

@@ -277,6 +277,17 @@ absl::StatusOr<std::vector<int>> ComputeOpOrder(const Graph& graph,
     return DepthFirstOrder(dag, std::less<int>());
   }
 
+  MEMPLAN_ASSIGN_OR_RETURN(
+      auto memory,
+      internal::MemoryOrder(graph, options, original_bound, index, dag));
+  return std::move(memory.first);
+}
+
+namespace internal {
+
+absl::StatusOr<std::pair<std::vector<int>, Bytes>> MemoryOrder(
+    const Graph& graph, const BuildOptions& options, Bytes original_bound,
+    const absl::flat_hash_map<std::string, int>& index, const Dag& dag) {
   const MemoryModel model(graph, index);
   const std::vector<std::vector<int>> candidates = {
       model.Schedule(dag, /*after_first=*/true),
@@ -292,8 +303,10 @@ absl::StatusOr<std::vector<int>> ComputeOpOrder(const Graph& graph,
       best_bound = bound;
     }
   }
-  return best;
+  return std::make_pair(std::move(best), best_bound);
 }
+
+}  // namespace internal
 
 absl::StatusOr<Graph> ReorderGraph(const Graph& graph,
                                    std::string_view ordering,

@@ -82,6 +82,9 @@ absl::Status Run(const Arguments& args) {
                                 ? 100.0 * (optimal->peak - optimal->bound) /
                                       optimal->bound
                                 : 0.0));
+    std::cout << absl::StrFormat(
+        "op order search: no order below %d bytes, %d operations of work\n",
+        optimal->bound, optimal->work);
   }
   if (absl::GetFlag(FLAGS_shared_objects)) PrintSharedObjects(problem);
   return absl::OkStatus();
@@ -99,7 +102,8 @@ Command StatsCommand() {
           "most bytes alive at one step, for one pool) and, for a graph, the "
           "lower bound over op orders (no valid order of its ops needs fewer "
           "bytes, see --reorder; with --reorder=optimal whether the order is "
-          "proven optimal). It plans nothing "
+          "proven optimal, the bound the search proved and the work it "
+          "counted). It plans nothing "
           "unless --shared-objects asks for memonger's statistics.",
       .min_positional = 1,
       .max_positional = 1,
