@@ -70,8 +70,8 @@ def main():
         "traced order's. "
         "*any order* is `LowerBoundOverOrders()`: no order that keeps the "
         "data dependencies, writes, in-place merges and pinned ops needs "
-        "fewer bytes. `optimal`'s time is its search (default work, 10^8, "
-        "then a beam); *proven*: its order is optimal.",
+        "fewer bytes. `optimal`'s time is its search (its default work, "
+        "then beams); *proven*: its order is optimal.",
         "",
         "| graph | set | ops | traced | reverse_postorder | x traced | "
         "memory | x traced | optimal | x traced | proven | optimal ms | "
