@@ -56,22 +56,26 @@
 //                                  default 60 s)
 //   With --memplan_order_targets, the op orderings, each run 3 times (one
 //   iteration per run; medians reported), wall time:
-//   BM_order_<ordering>_<graph>    traced (the graph's own order), memory,
-//                                  optimal and window on the training
-//                                  graphs, five seeded RandWire-style
-//                                  graphs of 3 stages of 32 nodes, three
-//                                  of 3 stages of 64 (randwire64_*), a
-//                                  20000-wide fan; traced, memory and
-//                                  window on graphs of 2,500 and 10^5 ops
-//                                  (randwire_wide_*: 4 stages; cells_*: a
-//                                  chain of DARTS-style cells; fan_*):
-//                                  counters traced, peak (lower bounds of
-//                                  the orders), ratio, any_order
+//   BM_order_<ordering>_<graph>    traced (the graph's own order),
+//                                  reverse_postorder, memory, optimal and
+//                                  window on the training graphs, five
+//                                  seeded RandWire-style graphs of 3 stages
+//                                  of 32 nodes, three of 3 stages of 64
+//                                  (randwire64_*), DARTS- and NASNet-like
+//                                  cell graphs, a 20000-wide fan; traced,
+//                                  memory and window on graphs of 2,500 and
+//                                  10^5 ops (randwire_wide_*: 4 stages;
+//                                  cells_*: a chain of DARTS-style cells;
+//                                  fan_*): counters traced, peak (lower
+//                                  bounds of the orders), ratio, any_order
 //                                  (LowerBoundOverOrders), placed (the
-//                                  default planner's peak in that order,
-//                                  up to 2,500 ops),
-//                                  for optimal proven, bound and work, for
-//                                  window passes and work
+//                                  default planner's peak in that order, up
+//                                  to 2,500 ops), for optimal proven, bound
+//                                  and work, for window passes and work
+//   BM_order_<ordering>_order_<graph>   the same, one run each, on the
+//                                  traced PyTorch graphs of bench/data/order
+//                                  (scripts/order_results.py tabulates them
+//                                  into bench/order_results.md)
 // Only Solve() is timed (no validation, no verification); every plan is
 // verified once after timing, and a rejected plan fails the benchmark.
 // Counters: buffers, peak, lb_ratio (peak / lower bound), optimal.

@@ -3,6 +3,8 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstdio>
+#include <filesystem>
 #include <numeric>
 #include <optional>
 #include <random>
@@ -248,6 +250,10 @@ Graph CellChainGraph(uint64_t seed, int cells) {
   return g;
 }
 
+void OneRun(benchmark::internal::Benchmark* b) {
+  b->Iterations(1)->UseRealTime()->Unit(benchmark::kMillisecond);
+}
+
 Bytes BoundOf(const Graph& graph, const std::vector<int>& order) {
   absl::StatusOr<Problem> problem = BuildProblem(PermuteOps(graph, order));
   return problem.ok() ? LowerBound(*problem) : -1;
@@ -258,13 +264,14 @@ Bytes BoundOf(const Graph& graph, const std::vector<int>& order) {
 // "window", ComputeWindowOpOrder); counters: ops, traced (the graph's own
 // order's lower bound), peak (the order's), ratio (peak / traced), any_order
 // (LowerBoundOverOrders with work for 10^5 ops, -1 beyond it), placed (the
-// peak of the default planner's plan of the order), proven, bound and work
-// for "optimal", passes and work for "window".
+// peak of the default planner's plan of the order, verified; -1 when it
+// fails), proven, bound and work for "optimal", passes and work for
+// "window". Three runs (medians), or one when `once`.
 void AddOrderRun(const std::string& label, const Graph* graph,
-                 const std::string& ordering) {
+                 const std::string& ordering, bool once = false) {
   benchmark::RegisterBenchmark(
       absl::StrCat("BM_order_", ordering, "_", label).c_str(),
-      [graph, ordering](benchmark::State& state) {
+      [graph, ordering, once](benchmark::State& state) {
         std::vector<int> order;
         std::optional<OptimalOrder> optimal;
         std::optional<WindowOrder> window;
@@ -335,7 +342,7 @@ void AddOrderRun(const std::string& label, const Graph* graph,
           state.counters["work"] = static_cast<double>(window->work);
         }
       })
-      ->Apply(ThreeRuns);
+      ->Apply(once ? OneRun : ThreeRuns);
 }
 
 }  // namespace
@@ -376,8 +383,10 @@ void RegisterOrderTargets() {
     }
     return out;
   }();
+  constexpr const char* kOrderings[] = {"traced", "reverse_postorder",
+                                        "memory", "optimal", "window"};
   for (const auto& [label, graph] : *graphs) {
-    for (const char* ordering : {"traced", "memory", "optimal", "window"}) {
+    for (const char* ordering : kOrderings) {
       AddOrderRun(label, &graph, ordering);
     }
     // Ten times the default work (some 3 s of CPU): what more work proves.
@@ -401,6 +410,44 @@ void RegisterOrderTargets() {
   for (const auto& [label, graph] : *large) {
     for (const char* ordering : {"traced", "memory", "window"}) {
       AddOrderRun(label, &graph, ordering);
+}
+
+  for (const char* ordering : kOrderings) {
+    AddOrderRun("fan_20000", fan, ordering);
+  }
+  // Traced PyTorch graphs whose order matters (bench/data/order, made by
+  // scripts/make_order_graphs.py): one run each.
+  static std::vector<std::pair<std::string, Graph>>* traced = [] {
+    auto* out = new std::vector<std::pair<std::string, Graph>>();
+    namespace fs = std::filesystem;
+    std::vector<std::string> paths;
+    std::error_code ec;
+    for (const auto& e :
+         fs::directory_iterator(settings().data_dir + "/order", ec)) {
+      const std::string name = e.path().filename().string();
+      if (name.ends_with(".json") || name.ends_with(".json.gz")) {
+        paths.push_back(e.path().string());
+      }
+    }
+    std::sort(paths.begin(), paths.end());
+    for (const std::string& path : paths) {
+      absl::StatusOr<std::string> text = ReadFile(path);
+      absl::StatusOr<Graph> graph =
+          text.ok() ? ParseGraphJson(*text) : text.status();
+      if (!graph.ok()) {
+        fprintf(stderr, "memplan_bench: skipping %s: %s\n", path.c_str(),
+                std::string(graph.status().message()).c_str());
+        continue;
+      }
+      std::string name = fs::path(path).filename().string();
+      name = name.substr(0, name.find('.'));
+      out->emplace_back("order_" + name, *std::move(graph));
+    }
+    return out;
+  }();
+  for (const auto& [label, graph] : *traced) {
+    for (const char* ordering : kOrderings) {
+      AddOrderRun(label, &graph, ordering, /*once=*/true);
     }
   }
 }

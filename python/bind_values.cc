@@ -115,7 +115,7 @@ void BindOpAndPool(py::module_& m) {
                        std::vector<std::string> scratch,
                        std::vector<std::pair<int, int>> inplace,
                        std::vector<std::pair<int, int>> alias,
-                       std::vector<int> writes) {
+                       std::vector<int> writes, bool pinned) {
              return Op{.name = std::move(name),
                        .type = std::move(type),
                        .inputs = std::move(inputs),
@@ -123,14 +123,15 @@ void BindOpAndPool(py::module_& m) {
                        .scratch = std::move(scratch),
                        .inplace = PairsFrom(inplace),
                        .alias = PairsFrom(alias),
-                       .writes = std::move(writes)};
+                       .writes = std::move(writes),
+                       .pinned = pinned};
            }),
            py::arg("name"), py::arg("inputs") = std::vector<std::string>{},
            py::arg("outputs") = std::vector<std::string>{}, py::kw_only(),
            py::arg("type") = "", py::arg("scratch") = std::vector<std::string>{},
            py::arg("inplace") = std::vector<std::pair<int, int>>{},
            py::arg("alias") = std::vector<std::pair<int, int>>{},
-           py::arg("writes") = std::vector<int>{})
+           py::arg("writes") = std::vector<int>{}, py::arg("pinned") = false)
       .def_readwrite("name", &Op::name)
       .def_readwrite("type", &Op::type)
       .def_readwrite("inputs", &Op::inputs)
@@ -147,6 +148,7 @@ void BindOpAndPool(py::module_& m) {
             op.alias = PairsFrom(p);
           })
       .def_readwrite("writes", &Op::writes)
+      .def_readwrite("pinned", &Op::pinned)
       .def(py::self == py::self)
       .def("__repr__", [](const Op& op) {
         return absl::StrCat("Op(\"", op.name, "\", type=\"", op.type, "\")");

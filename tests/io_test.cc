@@ -22,6 +22,7 @@ namespace {
 
 using ::testing::AllOf;
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 std::string TempPath(const std::string& name) {
   return ::testing::TempDir() + "/memplan_io_test_" + name;
@@ -57,7 +58,8 @@ TEST(GraphJsonTest, RoundTripsEveryField) {
                .scratch = {"ws"},
                .inplace = {{.output = 0, .input = 0}},
                .alias = {},
-               .writes = {1, 0}}},
+               .writes = {1, 0},
+               .pinned = true}},
       .pools = {{.name = "sram", .capacity = 1024, .alignment = 8},
                 {.name = "dram", .capacity = 0, .alignment = 64}},
       .conflicts = {{.a = "x", .b = "y"}},
@@ -161,6 +163,32 @@ TEST(GraphJsonTest, WritesAreCheckedInputIndices) {
   bad.ops[0].writes = {0, 0};
   EXPECT_THAT(ErrorOf(BuildProblem(bad).status()),
               AllOf(HasSubstr("op \"add_\""), HasSubstr("twice")));
+}
+
+// "pinned" is true or false, written only when true; an error names the op.
+TEST(GraphJsonTest, PinnedIsABoolean) {
+  auto parse = [](const std::string& pinned) {
+    return ParseGraphJson(
+        R"({"format":"memplan-graph-v1","tensors":[)"
+        R"({"name":"x","size":4,"kind":"input"},)"
+        R"({"name":"y","size":4,"kind":"output"}],)"
+        R"("ops":[{"name":"print","inputs":["x"],"outputs":["y"],)"
+        R"("pinned":)" +
+        pinned + "}]}");
+  };
+  absl::StatusOr<Graph> graph = parse("true");
+  ASSERT_TRUE(graph.ok()) << graph.status();
+  EXPECT_TRUE(graph->ops[0].pinned);
+  EXPECT_THAT(GraphToJson(*graph), HasSubstr(R"("pinned":true)"));
+  graph = parse("false");
+  ASSERT_TRUE(graph.ok()) << graph.status();
+  EXPECT_FALSE(graph->ops[0].pinned);
+  EXPECT_THAT(GraphToJson(*graph), Not(HasSubstr("pinned")));
+  for (const char* bad : {"1", "\"true\"", "[]"}) {
+    EXPECT_THAT(ErrorOf(parse(bad).status()),
+                AllOf(HasSubstr("op \"print\""), HasSubstr("\"pinned\"")))
+        << bad;
+  }
 }
 
 TEST(BufferCsvTest, ReadsMiniMallocFilesAndWritesThemBack) {

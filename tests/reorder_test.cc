@@ -18,6 +18,7 @@
 #include "memplan/io.h"
 #include "memplan/memplan.h"
 #include "test_util.h"
+#include "valid_orders.h"
 
 namespace memplan {
 namespace {
@@ -235,6 +236,7 @@ std::vector<std::string> OpNamesInOrder(const Graph& graph,
 }
 
 TEST(ReorderTest, AReaderStaysBeforeAnInPlaceWriterOfItsBytes) {
+  absl::flat_hash_map<std::string, int> moved_unwritten;  // per ordering
   for (const auto& [read, written] :
        std::vector<std::pair<std::string, std::string>>{
            {"a", "a"}, {"v", "a"}, {"a", "v"}}) {
@@ -248,20 +250,22 @@ TEST(ReorderTest, AReaderStaysBeforeAnInPlaceWriterOfItsBytes) {
       const auto w = std::find(names.begin(), names.end(), "W");
       EXPECT_LT(r - names.begin(), w - names.begin())
           << ::testing::PrintToString(names);
-      // Without the write, the same graph does move R past W: the test
-      // exercises a real reorder.
+      // Without the write, the same graph does move R past W (in at least
+      // one of the three cases): the test exercises a real reorder.
       Graph unwritten = graph;
       unwritten.ops[3].writes.clear();
       absl::StatusOr<std::vector<int>> free = ComputeOpOrder(unwritten, name);
       ASSERT_TRUE(free.ok()) << free.status();
       const std::vector<std::string> free_names =
           OpNamesInOrder(graph, *free);
-      EXPECT_GT(std::find(free_names.begin(), free_names.end(), "R") -
-                    free_names.begin(),
-                std::find(free_names.begin(), free_names.end(), "W") -
-                    free_names.begin())
-          << ::testing::PrintToString(free_names);
+      if (std::find(free_names.begin(), free_names.end(), "R") >
+          std::find(free_names.begin(), free_names.end(), "W")) {
+        ++moved_unwritten[name];
+      }
     }
+  }
+  for (const std::string& name : OrderingNames()) {
+    EXPECT_GT(moved_unwritten[name], 0) << name;
   }
 }
 
@@ -353,6 +357,69 @@ TEST(ReorderTest, EveryOrderingKeepsReadersOnTheirSideOfEveryWriter) {
     ExpectValidReorder(graph, *reordered);
   }
   EXPECT_GT(moved, 0);  // the test exercises actual reorders
+}
+
+// Pinned ops (side effects) keep their relative order under every
+// ordering, with the rest of what orderings keep (ValidOrders); without the
+// pins some orderings do move them, so the pins are what holds them.
+TEST(ReorderTest, EveryOrderingKeepsPinnedOpsInTheirOrder) {
+  int moved_without_pins = 0;
+  int pinned_graphs = 0;
+  for (uint64_t seed = 0; seed < 200; ++seed) {
+    Graph graph = testing::RandomGraph(seed, 16);
+    std::mt19937_64 rng(seed);
+    std::vector<int> pinned;
+    for (int i = 0; i < static_cast<int>(graph.ops.size()); ++i) {
+      Op& op = graph.ops[i];
+      if (rng() % 4 == 0) op.writes = {static_cast<int>(rng() % op.inputs.size())};
+      if (rng() % 3 == 0) {
+        op.pinned = true;
+        pinned.push_back(i);
+      }
+    }
+    if (!BuildProblem(graph).ok()) continue;
+    if (pinned.size() >= 2) ++pinned_graphs;
+    Graph free = graph;
+    for (Op& op : free.ops) op.pinned = false;
+    const testing::ValidOrders valid(graph);
+    for (const std::string& name : OrderingNames()) {
+      SCOPED_TRACE(absl::StrCat(name, " seed ", seed));
+      absl::StatusOr<std::vector<int>> order = ComputeOpOrder(graph, name);
+      ASSERT_TRUE(order.ok()) << order.status();
+      std::vector<int> kept;  // the pinned ops in the new order
+      for (int i : *order) {
+        if (graph.ops[i].pinned) kept.push_back(i);
+      }
+      EXPECT_EQ(kept, pinned);
+      EXPECT_TRUE(valid.Valid(*order));
+      absl::StatusOr<std::vector<int>> unpinned = ComputeOpOrder(free, name);
+      ASSERT_TRUE(unpinned.ok()) << unpinned.status();
+      std::vector<int> moved;
+      for (int i : *unpinned) {
+        if (graph.ops[i].pinned) moved.push_back(i);
+      }
+      if (moved != pinned) ++moved_without_pins;
+    }
+  }
+  EXPECT_GT(pinned_graphs, 150);
+  EXPECT_GT(moved_without_pins, 0);
+}
+
+// reverse_postorder: depth-first from the source, successors in the graph's
+// order; each branch runs to the join before the next, the last one first.
+TEST(ReorderTest, ReversePostorderRunsOneBranchAfterAnother) {
+  const Graph graph{
+      .tensors = {T("x", 8, TensorKind::kInput), T("s", 8), T("a1", 8),
+                  T("a2", 8), T("b1", 8), T("b2", 8),
+                  T("y", 8, TensorKind::kOutput)},
+      .ops = {O("S", {"x"}, {"s"}), O("A1", {"s"}, {"a1"}),
+              O("A2", {"s"}, {"a2"}), O("B1", {"a1"}, {"b1"}),
+              O("B2", {"a2"}, {"b2"}), O("J", {"b1", "b2"}, {"y"})}};
+  absl::StatusOr<std::vector<int>> order =
+      ComputeOpOrder(graph, "reverse_postorder");
+  ASSERT_TRUE(order.ok()) << order.status();
+  EXPECT_EQ(OpNamesInOrder(graph, *order),
+            (std::vector<std::string>{"S", "A2", "B2", "A1", "B1", "J"}));
 }
 
 TEST(ReorderTest, EveryBundledGraphReordersAndPlansValidly) {

@@ -18,7 +18,7 @@ namespace memplan::testing {
 // The orders LowerBoundOverOrders() speaks of, found by trying every permutation: each op
 // after the producers of its inputs; an op that reads its in-place input
 // last still does; every reader of written bytes on its side of the writer,
-// and writers of the same bytes in their order. Bytes are shared by alias
+// and writers of the same bytes in their order; pinned ops in their order. Bytes are shared by alias
 // hints and by the buffers BuildProblem made (its in-place merges).
 class ValidOrders {
  public:
@@ -58,6 +58,14 @@ class ValidOrders {
       for (const std::string& out : graph_.ops[i].outputs) {
         producer[index_.at(out)] = i;
       }
+    }
+    int previous_pinned = -1;
+    for (int i = 0; i < n; ++i) {
+      if (!graph_.ops[i].pinned) continue;
+      if (previous_pinned != -1 && step[previous_pinned] > step[i]) {
+        return false;
+      }
+      previous_pinned = i;
     }
     for (int i = 0; i < n; ++i) {
       const Op& op = graph_.ops[i];

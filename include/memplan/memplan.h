@@ -32,11 +32,12 @@ struct PlanMemoryOptions {
   // RegisteredPlanners() lists each planner's); checked by CreatePlanner().
   PlannerOptions planner_options;
   PlanOptions plan;
-  // Graphs only: an op ordering of memplan/reorder.h ("longest_path",
-  // "memory", "optimal", "window") applied before building the problem;
-  // empty = the graph's own order. Or kPlacedOrdering: the order of the
-  // smallest placed peak among several (see below). GraphPlan::op_order
-  // tells the order planned, GraphPlan::reorder the ordering that gave it.
+  // Graphs only: an op ordering of memplan/reorder.h (OrderingNames():
+  // "longest_path", "memory", "optimal", "window", "reverse_postorder")
+  // applied before building the problem; empty = the graph's own order. Or
+  // kPlacedOrdering: the order of the smallest placed peak among several
+  // (see below). GraphPlan::op_order tells the order planned,
+  // GraphPlan::reorder the ordering that gave it.
   std::string reorder;
 };
 

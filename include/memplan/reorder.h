@@ -12,6 +12,11 @@
 //     in which, at every branch, the successor with the longest path to a
 //     sink comes first, so long chains run first and branches run one after
 //     another instead of interleaved. Ties keep the original order.
+//   * "reverse_postorder": the reverse postorder of a depth-first search
+//     from the sources, successors in the graph's order: the baseline the
+//     scheduling literature (Serenity, HMCOS) compares with. Each branch runs
+//     to its join before the next starts, the last listed first. Like
+//     longest_path it may raise the lower bound.
 //   * "memory": a list scheduler that, among the ready ops, runs the one that
 //     leaves the fewest bytes alive (then the smallest transient peak, then
 //     the original order). It tries this and a peak-first variant and keeps
@@ -35,11 +40,12 @@
 //
 // All keep every data dependency (an op runs after the producers of its
 // inputs), every in-place opportunity of the original order (an op that
-// may write its input in place still reads it last) and every write
+// may write its input in place still reads it last), every write
 // (Op::writes): a reader of the written bytes (the tensor and everything
 // sharing its buffer through alias hints or applied in-place merges) that
 // ran before the writer still does, one that ran after still does, and the
-// writers of the same bytes keep their order. Ops, tensors, pools and
+// writers of the same bytes keep their order; and the relative order of
+// the pinned ops (Op::pinned: side effects). Ops, tensors, pools and
 // conflicts are unchanged; only the order of Graph::ops differs. Buffer ids of
 // BuildProblem() follow the tensor order, which does not change, but buffer
 // lifetimes are in the new steps.
@@ -79,12 +85,12 @@ absl::StatusOr<Graph> ReorderGraph(const Graph& graph,
                                    const BuildOptions& options = {});
 
 // A lower bound on the peak of every op ordering of a graph: the orders that
-// keep what both orderings above keep (data dependencies, the in-place
-// opportunities of the graph's order, Op::writes). At each op v it sums the
-// buffers alive at v in every such order (those started by an op that
-// precedes v, or is v, and ended by one that follows it, or is v; views with
-// their base; the groups an in-place hint may join counted as their largest),
-// and takes the largest sum. So it is at least the largest footprint of one
+// keep what the orderings above keep (data dependencies, the in-place
+// opportunities of the graph's order, Op::writes, pinned ops). At each op v
+// it sums the buffers alive at v in every such order (those started by an
+// op that precedes v, or is v, and ended by one that follows it, or is v;
+// views with their base; the groups an in-place hint may join counted as
+// their largest), and takes the largest sum. So it is at least the largest footprint of one
 // op (its inputs, outputs and scratch) plus what must stay alive across it,
 // and at most LowerBound(BuildProblem(graph)), the bound of the graph's own
 // order. Like that bound it is a single-pool figure.

@@ -105,6 +105,10 @@ struct Op {
   // of those bytes (the tensor, its base, every view of it) on its side of
   // the op, and the writers of the same bytes in their order.
   std::vector<int> writes;
+  // The op has a side effect (a print, an assert, a draw from a random
+  // generator, I/O): a reordering keeps the pinned ops of a graph in their
+  // relative order. Its data dependencies are kept either way.
+  bool pinned = false;
   bool operator==(const Op&) const = default;
 };
 

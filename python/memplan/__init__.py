@@ -167,10 +167,10 @@ def plan(graph, planner=None, *, time_limit=None, work_limit=None,
       "exact" (`planner_options(name)` lists a planner's; an unknown name or
       a bad value raises ValueError naming it).
     reorder: an op ordering of a graph before planning ("longest_path",
-      "memory", "optimal", "window"; None: the graph's own order), or
-      "placed": the plan of the smallest peak among the graph's order and
-      those of "memory", "window" and (up to 500 ops) "optimal";
-      plan.op_order tells the order.
+      "memory", "optimal", "window", "reverse_postorder"; None: the graph's
+      own order), or "placed": the plan of the smallest peak among the
+      graph's order and those of "memory", "window" and (up to 500 ops)
+      "optimal"; plan.op_order tells the order.
     """
     args = (_input(graph), planner or "", _seconds(time_limit, "time_limit"),
             work_limit, seed, threads, dict(options or {}), reorder or "",
@@ -204,8 +204,8 @@ def lower_bound_over_orders(graph, *, alignment=1, plan_constants=False,
                             plan_inputs=True, plan_outputs=True,
                             max_work=250_000_000):
     """The lower bound over op orders of `graph`: no order of its ops that
-    keeps its dependencies, writes and in-place merges (those reordering
-    keeps) needs fewer bytes in one pool. Returns (bytes, op name where it is
+    keeps its dependencies, writes, in-place merges and pinned ops (those
+    reordering keeps) needs fewer bytes in one pool. Returns (bytes, op name where it is
     reached), or None when it would count more than `max_work` operations
     (about 2 * ops * (ops + edges) / 64)."""
     graph = _input(graph)

@@ -40,6 +40,16 @@ checks every arena's plan, and the pass runs ExecuTorch's own `Verifier`
 
 Deterministic: no wall-clock limit unless one is given (`time_limit=`); the
 search planners stop at memplan's counted `work_limit`.
+
+A reordered program: `reorder(edge_program, ordering)` puts the nodes of an
+EdgeProgramManager's graphs in the order a memplan op ordering chooses
+(`"memory"`, `"optimal"`, ...), before `to_executorch()`. ExecuTorch emits
+the instructions and computes the lifetimes it plans in graph order, so the
+program then runs in that order, and the memory planning pass (memplan's or
+ExecuTorch's own) plans the new lifetimes. The ordering keeps every data
+dependency, every write an op's schema declares (`alias_info.is_write`)
+on its side of each reader, and ops with side effects (random draws,
+asserts) in their order.
 """
 
 import dataclasses as _dataclasses
@@ -58,7 +68,8 @@ from executorch.exir.passes.memory_planning_pass import (
 from executorch.exir.tensor import ALIGNMENT
 
 __all__ = ["ALIGNMENT", "Arena", "MemplanAlgorithm", "MemplanPlanningPass",
-           "algorithm", "arena_graph", "memory_planning_pass"]
+           "algorithm", "arena_graph", "graph_of", "memory_planning_pass",
+           "reorder"]
 
 # Keyword arguments of ExecuTorch's MemoryPlanningPass; every other option of
 # memory_planning_pass() goes to memplan.plan().
@@ -321,3 +332,162 @@ def memory_planning_pass(planner="best", *, alignment=ALIGNMENT, verify=True,
     pass_options = {k: options.pop(k) for k in _PASS_OPTIONS if k in options}
     return MemplanPlanningPass(algorithm(planner, **options), verify=verify,
                                alignment=alignment, **pass_options)
+
+
+def _tensor_bytes(value):
+    """Bytes of a node's value (a FakeTensor in node.meta["val"]); 0 for a
+    value that is no tensor."""
+    import torch  # noqa: PLC0415  (ExecuTorch imports it anyway)
+    if isinstance(value, torch.Tensor):
+        return value.numel() * value.element_size()
+    return 0
+
+
+def graph_of(graph_module, graph_signature=None):
+    """The memplan Graph of an FX graph of ExecuTorch's edge dialect, for
+    ordering its nodes: one op per call_function node (a getitem is part of
+    the node it reads), one tensor per value (sized from node.meta["val"];
+    a value that is no tensor weighs 0 bytes but keeps its users after it).
+    Parameters, buffers and constants (`graph_signature`) are constants;
+    other placeholders are inputs; the output node's values outputs. A
+    result whose schema says it aliases an argument is an alias hint of
+    that argument; an argument the schema writes is in the op's `writes`; a
+    random draw or a side effect makes the op pinned. Returns (graph, nodes):
+    nodes[i] is the FX node of op i."""
+    import operator  # noqa: PLC0415
+    import torch  # noqa: PLC0415
+    from torch.fx.node import _side_effectful_functions  # noqa: PLC0415
+    constants = set()
+    if graph_signature is not None:
+        constants.update(graph_signature.inputs_to_parameters)
+        constants.update(graph_signature.inputs_to_buffers)
+        constants.update(getattr(graph_signature,
+                                 "inputs_to_lifted_tensor_constants", {}))
+    tensors, ops, nodes = {}, [], []
+    names = {}  # node -> tensor name (a list for a tuple result)
+    output_names = []
+
+    def add(name, size, kind="activation"):
+        tensors[name] = _memplan.Tensor(name, size, kind=kind)
+        return name
+
+    def flat(value):
+        if isinstance(value, (tuple, list)):
+            return [leaf for v in value for leaf in flat(v)]
+        if isinstance(value, dict):
+            return [leaf for v in value.values() for leaf in flat(v)]
+        return [value]
+
+    for node in graph_module.graph.nodes:
+        if node.op in ("placeholder", "get_attr"):
+            kind = ("constant" if node.op == "get_attr" or
+                    node.name in constants else "input")
+            names[node] = add(node.name, _tensor_bytes(node.meta.get("val")),
+                              kind)
+        elif node.op == "call_function" and node.target is operator.getitem:
+            base = names.get(node.args[0])
+            if isinstance(base, list):
+                names[node] = base[node.args[1]]
+            else:
+                raise ValueError(f"memplan.executorch: getitem node "
+                                 f"\"{node.name}\" of a value that is not "
+                                 f"a tuple result")
+        elif node.op == "call_function":
+            inputs = []
+            for arg in flat(list(node.args) + list(node.kwargs.values())):
+                if isinstance(arg, torch.fx.Node) and arg in names:
+                    name = names[arg]
+                    for n in (name if isinstance(name, list) else [name]):
+                        if n not in inputs:
+                            inputs.append(n)
+            schema = getattr(node.target, "_schema", None)
+            value = node.meta.get("val")
+            if isinstance(value, (tuple, list)):
+                outputs = [add(f"{node.name}.{k}", _tensor_bytes(v))
+                           for k, v in enumerate(value)]
+                names[node] = outputs
+            else:
+                outputs = [add(node.name, _tensor_bytes(value))]
+                names[node] = outputs[0]
+            alias, writes = [], []
+            if schema is not None:
+                for k, ret in enumerate(schema.returns[:len(outputs)]):
+                    if ret.alias_info is None or not inputs:
+                        continue
+                    # The argument carrying the same alias set; views and
+                    # in-place ops alias their first tensor argument.
+                    j = 0
+                    for i, arg in enumerate(schema.arguments):
+                        if arg.alias_info is not None and \
+                                arg.alias_info.before_set == \
+                                ret.alias_info.before_set:
+                            value_of = (node.args[i] if i < len(node.args)
+                                        else node.kwargs.get(arg.name))
+                            if isinstance(value_of, torch.fx.Node) and \
+                                    isinstance(names.get(value_of), str):
+                                j = inputs.index(names[value_of])
+                            break
+                    base = tensors[inputs[j]]
+                    tensors[outputs[k]].size = base.size
+                    alias.append((k, j))
+                for i, arg in enumerate(schema.arguments):
+                    if arg.alias_info is None or not arg.alias_info.is_write:
+                        continue
+                    value_of = (node.args[i] if i < len(node.args)
+                                else node.kwargs.get(arg.name))
+                    for leaf in flat(value_of):
+                        if isinstance(leaf, torch.fx.Node) and \
+                                isinstance(names.get(leaf), str):
+                            j = inputs.index(names[leaf])
+                            if j not in writes:
+                                writes.append(j)
+            pinned = (node.target in _side_effectful_functions or
+                      torch.Tag.nondeterministic_seeded in
+                      getattr(node.target, "tags", ()))
+            ops.append(_memplan.Op(node.name, inputs, outputs,
+                                   type=str(node.target), alias=alias,
+                                   writes=writes, pinned=pinned))
+            nodes.append(node)
+        elif node.op == "output":
+            for leaf in flat(node.args):
+                if isinstance(leaf, torch.fx.Node) and \
+                        isinstance(names.get(leaf), str):
+                    output_names.append(names[leaf])
+    for name in output_names:
+        if tensors[name].kind == "activation":
+            tensors[name].kind = "output"
+    graph = _memplan.Graph(name="edge", tensors=list(tensors.values()),
+                           ops=ops)
+    return graph, nodes
+
+
+def reorder(edge_program, ordering="memory", **build_options):
+    """Puts the nodes of every method of `edge_program` (an
+    EdgeProgramManager, before to_executorch) in the order memplan's
+    `ordering` chooses for graph_of() of its graph, in place, and returns
+    {method: op order} (order[k]: the index, among the graph's call_function
+    nodes in their old order, of the one now at step k). `build_options`
+    (alignment, plan_constants, ...) are memplan.plan's."""
+    import operator  # noqa: PLC0415
+    orders = {}
+    for method in edge_program.methods:
+        program = edge_program.exported_program(method)
+        gm = program.graph_module
+        graph, nodes = graph_of(gm, program.graph_signature)
+        if not nodes:
+            orders[method] = []
+            continue
+        order = _memplan.plan(graph, "naive", reorder=ordering,
+                              **build_options).op_order
+        output = next(n for n in gm.graph.nodes if n.op == "output")
+        for i in order:
+            node = nodes[i]
+            items = [u for u in node.users if u.op == "call_function" and
+                     u.target is operator.getitem]
+            output.prepend(node)
+            for item in items:
+                output.prepend(item)
+        gm.graph.lint()
+        gm.recompile()
+        orders[method] = list(order)
+    return orders

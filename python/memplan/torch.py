@@ -26,7 +26,11 @@ aten.copy_(buffer, new value) step placed right after the last op that needs
 the old value, so the graph writes the buffer in place; the arguments an
 op's schema marks as written (`alias_info.is_write`: copy_'s `self`) become
 the op's `writes`, which keep every op ordering from moving a reader of
-those bytes across the write. Results of one op that share a new storage
+those bytes across the write. Ops that draw from the random generator
+(dropout; their schema's tag `nondeterministic_seeded`) and those torch.fx
+keeps for their side effects are pinned (Op.pinned): every op ordering
+keeps them in their traced order, so a reordered run draws the same
+numbers. Results of one op that share a new storage
 (aten._transform_bias_rescale_qkv's q, k and v) become one tensor for the
 storage, made by the op, and views of it, made by a step of type VIEWS_OP
 ("memplan.views") right after the op.
@@ -104,6 +108,7 @@ class OpRecord:
     alias: list  # (output index, input index): output shares that input's bytes
     writes: list  # input tensor names the op writes (its schema says so)
     out_names: list  # per flattened result: tensor name or None (not a tensor)
+    pinned: bool = False  # a side effect: its order among such ops is kept
 
 
 @dataclasses.dataclass
@@ -761,7 +766,8 @@ def _record_op(node, value, env, names, tensors, owner, latest, used_names,
     names[node] = out_names if multi else out_names[0]
     record = OpRecord(name=op_name, type=str(node.target), node=node,
                       inputs=inputs, outputs=outputs, alias=alias,
-                      writes=writes, out_names=out_names)
+                      writes=writes, out_names=out_names,
+                      pinned=_side_effect(node))
     return [record] if views_op is None else [record, views_op]
 
 
@@ -788,6 +794,21 @@ def _written_inputs(node, names):
     return written
 
 
+def _side_effect(node):
+    """Whether the op has an effect beyond its results that its place among
+    other such ops decides: a draw from the random generator (its schema's
+    tag nondeterministic_seeded: dropout, rand, bernoulli), or a function
+    torch.fx keeps for its side effects (asserts, profiler ranges). Such
+    ops become pinned in the graph, so that a reordered run draws the same
+    random numbers in the same order. Writes to a tensor are Op.writes."""
+    torch = _torch()
+    from torch.fx.node import _side_effectful_functions  # noqa: PLC0415
+    if node.target in _side_effectful_functions:
+        return True
+    tags = getattr(node.target, "tags", ())
+    return torch.Tag.nondeterministic_seeded in tags
+
+
 def _write_indices(op):
     """The op's Op.writes: indices into its inputs, each once."""
     out = []
@@ -806,7 +827,8 @@ def _make_graph(name, tensors, ops):
             t.name, t.size, kind=t.kind, alignment=t.itemsize,
             shape=list(t.shape), dtype=str(t.dtype).replace("torch.", "")))
     graph_ops = [mp.Op(o.name, o.inputs, o.outputs, type=o.type,
-                       alias=o.alias, writes=_write_indices(o)) for o in ops]
+                       alias=o.alias, writes=_write_indices(o),
+                       pinned=o.pinned) for o in ops]
     # Constants and inputs no op reads would only be planned as dead bytes.
     read = {n for o in ops for n in o.inputs}
     graph_tensors = [t for t in graph_tensors

@@ -706,3 +706,40 @@ def test_optimal_op_order():
         memplan.optimal_op_order(memplan.build_problem(graph))
     with pytest.raises(ValueError, match="max_work"):
         memplan.optimal_op_order(graph, max_work=-1)
+
+
+def test_pinned_ops_keep_their_order():
+    # The same interleaved chains: the orderings run fb1 after fa2, to free
+    # a1 before b1 is made, unless fa1, fb1 and fa2 are pinned (side
+    # effects), which keeps them in the graph's order: a1 and b1 at once.
+    def t(name, size, kind="activation"):
+        return memplan.Tensor(name, size, kind=kind)
+
+    graph = memplan.Graph(
+        tensors=[t("x", 10, "input"), t("a1", 1000), t("b1", 1000),
+                 t("a2", 1), t("b2", 1), t("y", 1, "output")],
+        ops=[memplan.Op("fa1", ["x"], ["a1"], pinned=True),
+             memplan.Op("fb1", ["x"], ["b1"], pinned=True),
+             memplan.Op("fa2", ["a1"], ["a2"], pinned=True),
+             memplan.Op("fb2", ["b1"], ["b2"]),
+             memplan.Op("join", ["a2", "b2"], ["y"])])
+    assert [o.pinned for o in graph.ops] == [True, True, True, False, False]
+    data = memplan.graph_to_dict(graph)
+    assert [o.get("pinned", False) for o in data["ops"]] == \
+        [True, True, True, False, False]
+    assert memplan.graph_from_dict(data) == graph
+    free = memplan.graph_from_dict(data)
+    for o in free.ops:
+        o.pinned = False
+    for ordering in ("memory", "optimal"):
+        unpinned = memplan.plan(free, "naive", reorder=ordering)
+        assert unpinned.op_order.index(2) < unpinned.op_order.index(1)
+        assert unpinned.lower_bound == 1011
+        pinned = memplan.plan(graph, "naive", reorder=ordering)
+        assert pinned.op_order.index(0) < pinned.op_order.index(1) < \
+            pinned.op_order.index(2)
+        assert pinned.lower_bound == 2010
+    assert memplan.lower_bound_over_orders(graph)[0] == 2010
+    with pytest.raises(ValueError, match='op "fb1".*"pinned"'):
+        data["ops"][1]["pinned"] = 1
+        memplan.graph_from_dict(data)

@@ -232,7 +232,7 @@ absl::StatusOr<Op> ParseOp(const Json& o, size_t index) {
   MEMPLAN_RETURN_IF_ERROR(CheckKeys(o, where,
                                     {"name", "type", "inputs", "outputs",
                                      "scratch", "inplace", "alias",
-                                     "writes"}));
+                                     "writes", "pinned"}));
   MEMPLAN_ASSIGN_OR_RETURN(op.type, GetString(o, "type", where, false));
   MEMPLAN_ASSIGN_OR_RETURN(op.inputs, GetStrings(o, "inputs", where));
   MEMPLAN_ASSIGN_OR_RETURN(op.outputs, GetStrings(o, "outputs", where));
@@ -240,6 +240,13 @@ absl::StatusOr<Op> ParseOp(const Json& o, size_t index) {
   MEMPLAN_ASSIGN_OR_RETURN(op.inplace, GetPairs(o, "inplace", where));
   MEMPLAN_ASSIGN_OR_RETURN(op.alias, GetPairs(o, "alias", where));
   MEMPLAN_ASSIGN_OR_RETURN(op.writes, GetWrites(o, op, where));
+  if (auto pinned = o.find("pinned"); pinned != o.end() && !pinned->is_null()) {
+    if (!pinned->is_boolean()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(where, ": \"pinned\" must be true or false"));
+    }
+    op.pinned = pinned->get<bool>();
+  }
   return op;
 }
 
@@ -363,6 +370,7 @@ std::string GraphToJson(const Graph& graph) {
     if (!o.inplace.empty()) j["inplace"] = PairsJson(o.inplace);
     if (!o.alias.empty()) j["alias"] = PairsJson(o.alias);
     if (!o.writes.empty()) j["writes"] = o.writes;
+    if (o.pinned) j["pinned"] = true;
     absl::StrAppend(&out, Dump(j), i + 1 < graph.ops.size() ? ",\n" : "\n");
   }
   absl::StrAppend(&out, "]\n}\n");

@@ -93,6 +93,17 @@ void AddWriteOrder(const Graph& graph,
   }
 }
 
+// Chains the pinned ops (Op::pinned) in the original order: each after the
+// previous one, so every order keeps their relative order. Forward edges.
+void AddPinOrder(const Graph& graph, std::vector<std::vector<int>>& succ) {
+  int previous = kNone;
+  for (int i = 0; i < static_cast<int>(graph.ops.size()); ++i) {
+    if (!graph.ops[i].pinned) continue;
+    if (previous != kNone) succ[previous].push_back(i);
+    previous = i;
+  }
+}
+
 }  // namespace
 
 std::vector<int> ByteGroups(
@@ -164,6 +175,7 @@ Dag BuildDag(const Graph& graph,
     }
   }
   AddWriteOrder(graph, index, group, dag.succ);
+  AddPinOrder(graph, dag.succ);
   dag.indegree.assign(n, 0);
   for (auto& s : dag.succ) {
     std::sort(s.begin(), s.end());

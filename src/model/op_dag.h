@@ -1,5 +1,6 @@
 // The dependency DAG of a graph's ops: what every op ordering keeps (data
-// dependencies, in-place opportunities of the given order, writes). Shared
+// dependencies, in-place opportunities of the given order, writes, pinned
+// ops). Shared
 // by the orderings (reorder.cc) and the lower bound over all orders
 // (order_bound.cc).
 
@@ -41,7 +42,8 @@ std::vector<int> ByteGroups(const Graph& graph, const Problem& problem,
 // The DAG every ordering keeps: an op after the producers of its inputs; an
 // op that may write its input in place (and reads it last in the graph's
 // order) after the input's other readers; and the order Op::writes asks for
-// per written group of bytes (`group`, ByteGroups()).
+// per written group of bytes (`group`, ByteGroups()); the pinned ops
+// (Op::pinned) in their order.
 Dag BuildDag(const Graph& graph,
              const absl::flat_hash_map<std::string, int>& index,
              const std::vector<int>& group);

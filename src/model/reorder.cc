@@ -1,5 +1,6 @@
-// Op orderings: longest_path (memonger's idea) and a memory-aware list
-// scheduler. See memplan/reorder.h.
+// Op orderings: longest_path (memonger's idea), reverse_postorder (the
+// baseline of the scheduling literature) and a memory-aware list scheduler.
+// See memplan/reorder.h.
 
 #include "memplan/reorder.h"
 
@@ -28,20 +29,12 @@ using internal::ByteGroups;
 using internal::Dag;
 using internal::TensorIndex;
 
-// memonger's idea as a depth-first topological sort: the reverse postorder of
-// a DFS is topological, and the branch visited last comes first, so branches
-// are visited shortest (to a sink) first, ties by the later original index.
-std::vector<int> LongestPathOrder(const Dag& dag) {
+// The reverse postorder of a depth-first search over the DAG, which is
+// topological: sources and each op's successors are visited in the order
+// `visit_first` gives, so the branch visited last runs first.
+template <typename VisitFirst>
+std::vector<int> DepthFirstOrder(const Dag& dag, VisitFirst visit_first) {
   const int n = static_cast<int>(dag.succ.size());
-  // Ops are in a topological order already: heights in one backward pass.
-  std::vector<int> height(n, 0);
-  for (int i = n - 1; i >= 0; --i) {
-    for (int j : dag.succ[i]) height[i] = std::max(height[i], height[j] + 1);
-  }
-  auto visit_first = [&](int a, int b) {
-    if (height[a] != height[b]) return height[a] < height[b];
-    return a > b;
-  };
   std::vector<std::vector<int>> children = dag.succ;
   for (auto& c : children) std::sort(c.begin(), c.end(), visit_first);
   std::vector<int> sources;
@@ -74,6 +67,21 @@ std::vector<int> LongestPathOrder(const Dag& dag) {
   }
   std::reverse(postorder.begin(), postorder.end());
   return postorder;
+}
+
+// memonger's idea: branches are visited shortest (to a sink) first, so the
+// longest runs first; ties by the later original index.
+std::vector<int> LongestPathOrder(const Dag& dag) {
+  const int n = static_cast<int>(dag.succ.size());
+  // Ops are in a topological order already: heights in one backward pass.
+  std::vector<int> height(n, 0);
+  for (int i = n - 1; i >= 0; --i) {
+    for (int j : dag.succ[i]) height[i] = std::max(height[i], height[j] + 1);
+  }
+  return DepthFirstOrder(dag, [&](int a, int b) {
+    if (height[a] != height[b]) return height[a] < height[b];
+    return a > b;
+  });
 }
 
 // Live bytes as the scheduler sees them: views share their base's bytes (one
@@ -233,7 +241,7 @@ absl::StatusOr<Bytes> LowerBoundOf(const Graph& graph,
 }  // namespace
 
 std::vector<std::string> OrderingNames() {
-  return {"longest_path", "memory", "optimal", "window"};
+  return {"longest_path", "memory", "optimal", "window", "reverse_postorder"};
 }
 
 Graph PermuteOps(const Graph& graph, const std::vector<int>& order) {
@@ -270,6 +278,9 @@ absl::StatusOr<std::vector<int>> ComputeOpOrder(const Graph& graph,
   }
   const Dag dag = BuildDag(graph, index, ByteGroups(graph, problem, index));
   if (ordering == "longest_path") return LongestPathOrder(dag);
+  if (ordering == "reverse_postorder") {
+    return DepthFirstOrder(dag, std::less<int>());
+  }
 
   MEMPLAN_ASSIGN_OR_RETURN(
       auto memory,

@@ -27,9 +27,9 @@ ABSL_FLAG(memplan::tool::ByteSize, capacity, {0},
           "SIZE: capacity of the single default pool (0 = unbounded)");
 ABSL_FLAG(std::string, reorder, "",
           "NAME: plan the graph's ops in another valid order: longest_path, "
-          "memory, optimal or window; for plan also placed (the order of "
-          "the smallest placed peak among the graph's, memory's, window's "
-          "and optimal's, which the plan records)");
+          "memory, optimal, window or reverse_postorder; for plan also placed "
+          "(the order of the smallest placed peak among the graph's, "
+          "memory's, window's and optimal's, which the plan records)");
 ABSL_FLAG(std::string, planner, "",
           "NAME: the planner (memplan planners lists them; empty = the "
           "default)");
