@@ -102,10 +102,10 @@ std::unique_ptr<Planner> WithPatience(std::unique_ptr<Planner> planner,
 //     searches; from `dense_heuristics` instead when there are any (the
 //     ones fittest for dense problems first).
 //   * Once a plan meets the lower bound, no further member runs.
-//   * Patience (PlanOptions::patience): a heuristic runs only when the
-//     passes since the last smaller plan, its own included (each counted
-//     as in the dense rule), cost at most the patience, or it is the first
-//     pass since; every search gets the patience, and counts its own.
+//   * Patience (PlanOptions::patience): the first two heuristics run, a
+//     later one only when the passes since the last smaller plan, its own
+//     included (each counted as in the dense rule), cost at most the
+//     patience; every search gets the patience, and counts its own.
 //   * Progress (PlanOptions::progress): each member's smaller plan, as it
 //     ends and as a search reports one, when smaller than any before.
 //   * Time: every member runs under the deadline, and a member abandoned

@@ -246,16 +246,17 @@ class ChooseBestPlanner : public Planner {
         options.progress(progress);
       };
     }
-    // Patience (PlanOptions::patience), in the pass cost above: a heuristic
-    // runs only when the passes since the last smaller plan, its own
-    // included, cost at most the patience, or it is the first pass since.
-    // The searches count theirs themselves.
+    // Patience (PlanOptions::patience), in the pass cost above: the first
+    // two heuristics run (the fittest of either list: size and size
+    // classes), a later one only when the passes since the last smaller
+    // plan, its own included, cost at most the patience. The searches
+    // count theirs themselves.
     const double patience = static_cast<double>(options.patience);
     double spent = 0;
     double gained_at = 0;
-    auto patient = [&] {
-      return patience <= 0 ||
-             spent - gained_at + pass_cost <= std::max(patience, pass_cost);
+    auto patient = [&](int i) {
+      return patience <= 0 || i < 2 ||
+             spent - gained_at + pass_cost <= patience;
     };
 
     std::optional<Plan> best;
@@ -288,7 +289,7 @@ class ChooseBestPlanner : public Planner {
     };
     bool going = true;
     for (int i = 0; i < run && going && !at_lower_bound(); ++i) {
-      if (best.has_value() && (budget.OutOfTimeNow() || !patient())) break;
+      if (best.has_value() && (budget.OutOfTimeNow() || !patient(i))) break;
       const Planner& planner = *pool[i];
       spent += pass_cost;
       going = consider(planner, planner.Solve(problem, later));
