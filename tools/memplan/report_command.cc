@@ -133,8 +133,9 @@ absl::Status Run(const Arguments& args) {
       made_here = absl::StrCat(
           "planned here by ", std::string(DefaultPlannerName()),
           ", the default planner, which stops searching once its searches "
-          "stop finding smaller plans (for a longer search: --option "
-          "patience=0, or --planner=exact)\n");
+          "stop finding smaller plans or the plan is within 0.2 % of the "
+          "lower bound (for the whole budget: --option patience=0 --option "
+          "enough=0, or --planner=exact)\n");
     }
     if (plan.ok()) {
       plans.push_back(std::move(*plan));
