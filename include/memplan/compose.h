@@ -100,10 +100,12 @@ std::unique_ptr<Planner> WithPatience(std::unique_ptr<Planner> planner,
 //     pairs of buffers, in work units) costs more than a sixteenth of the
 //     budget per heuristic, run fewer heuristics (the first always) and no
 //     searches; from `dense_heuristics` instead when there are any (the
-//     ones fittest for dense problems first).
+//     ones fittest for dense problems first) and the buffers overlap 256
+//     others each on average (a problem dense only for its size, 10^6
+//     short intervals, keeps the usual list).
 //   * Once a plan meets the lower bound, no further member runs.
-//   * Patience (PlanOptions::patience): the first two heuristics run, a
-//     later one only when the passes since the last smaller plan, its own
+//   * Patience (PlanOptions::patience): the first heuristic runs, a later
+//     one only when the passes since the last smaller plan, its own
 //     included (each counted as in the dense rule), cost at most the
 //     patience; every search gets the patience, and counts its own.
 //   * Progress (PlanOptions::progress): each member's smaller plan, as it

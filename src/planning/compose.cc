@@ -200,6 +200,10 @@ class ChooseBestPlanner : public Planner {
   }
 
  private:
+  // Overlapping pairs per buffer from which a dense problem runs the dense
+  // heuristics.
+  static constexpr double kCrowdedPairsPerBuffer = 256;
+
   // What the last resort needs per buffer under a deadline: the naive plan,
   // its statistics and its verification (at 10^6 buffers about 0.2 s on a
   // typical core; the margin is for a loaded machine).
@@ -224,14 +228,20 @@ class ChooseBestPlanner : public Planner {
     // that the choice does not depend on the clock: a placement pass
     // examines about twice the overlapping pairs.
     const double work = static_cast<double>(budget.work_limit());
-    const double pass_cost =
-        2.0 * static_cast<double>(internal::CountOverlappingPairs(problem)) +
-        static_cast<double>(problem.buffers.size());
+    const double pairs =
+        static_cast<double>(internal::CountOverlappingPairs(problem));
+    const auto n = static_cast<double>(problem.buffers.size());
+    const double pass_cost = 2.0 * pairs + n;
     const int affordable =
         static_cast<int>(std::min(work / std::max(pass_cost, 1.0), 1e6));
     const bool dense = affordable < 4 * static_cast<int>(heuristics_.size());
+    // The dense list where the buffers overlap many others; a problem that
+    // affords few passes only for its size (10^6 short intervals, 20 pairs
+    // a buffer; the trace S_1 has 1515) keeps the usual one.
+    const bool crowded = pairs >= kCrowdedPairsPerBuffer * n;
     const std::vector<std::unique_ptr<Planner>>& pool =
-        dense && !dense_heuristics_.empty() ? dense_heuristics_ : heuristics_;
+        dense && crowded && !dense_heuristics_.empty() ? dense_heuristics_
+                                                       : heuristics_;
     const int heuristics = static_cast<int>(pool.size());
     const int run = dense ? std::clamp(affordable / 2, 1, heuristics)
                           : heuristics;
@@ -247,16 +257,14 @@ class ChooseBestPlanner : public Planner {
       };
     }
     // Patience (PlanOptions::patience), in the pass cost above: the first
-    // two heuristics run (the fittest of either list: size and size
-    // classes), a later one only when the passes since the last smaller
-    // plan, its own included, cost at most the patience. The searches
-    // count theirs themselves.
+    // heuristic runs (the fittest of its list), a later one only when the
+    // passes since the last smaller plan, its own included, cost at most
+    // the patience. The searches count theirs themselves.
     const double patience = static_cast<double>(options.patience);
     double spent = 0;
     double gained_at = 0;
-    auto patient = [&](int i) {
-      return patience <= 0 || i < 2 ||
-             spent - gained_at + pass_cost <= patience;
+    auto patient = [&] {
+      return patience <= 0 || spent - gained_at + pass_cost <= patience;
     };
 
     std::optional<Plan> best;
@@ -289,7 +297,7 @@ class ChooseBestPlanner : public Planner {
     };
     bool going = true;
     for (int i = 0; i < run && going && !at_lower_bound(); ++i) {
-      if (best.has_value() && (budget.OutOfTimeNow() || !patient(i))) break;
+      if (best.has_value() && (budget.OutOfTimeNow() || !patient())) break;
       const Planner& planner = *pool[i];
       spent += pass_cost;
       going = consider(planner, planner.Solve(problem, later));
