@@ -281,10 +281,14 @@ class HillClimbPlanner : public SearchPlanner {
       if (climber.peak() <= lower_bound) break;
       if (since_gain >= options_.max_rounds_without_gain) break;
       climber.Sync();
-      if (budget.Expired()) break;
+      if (budget.Expired() || budget.OutOfPatience()) break;
       const Bytes before = climber.peak();
       climber.Round(rng);
       since_gain = climber.peak() < before ? 0 : since_gain + 1;
+      if (since_gain == 0) {
+        climber.Sync();
+        budget.Improved(climber.peak(), name());
+      }
     }
     Plan plan = climber.ToPlan();
     plan.planner = std::string(name());

@@ -15,7 +15,9 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "base/budget.h"
 #include "base/status_macros.h"
+#include "exact/exact_part.h"
 #include "memplan/compose.h"
 #include "planners.h"
 #include "registry_options.h"
@@ -34,7 +36,124 @@ namespace {
 // buffers, 7x10^6 units).
 constexpr int64_t kLowerBoundTryWork = kDefaultWorkLimit / 16;
 
-std::unique_ptr<Planner> Best(int64_t lower_bound_try_work) {
+// The quick try's nodes per buffer at most: the bundled inputs it plans at
+// the lower bound take up to 114 (MiniMalloc's E; K 68, somas_resnet50 22),
+// and where it fails (MiniMalloc's D and J, a graph whose explicit
+// conflicts keep every plan above max-live) it costs no more than that.
+constexpr int64_t kLowerBoundTryNodesPerBuffer = 128;
+
+// Whether `incumbent`'s plan (one pool) is within `enough` times the lower
+// bound: then no search can gain more than that fraction (0: never).
+bool Enough(const Problem& problem, Incumbent& incumbent, double enough) {
+  if (enough <= 0 || problem.pools.size() != 1) return false;
+  const absl::StatusOr<Plan>& start = incumbent.Get();
+  return start.ok() && static_cast<double>(start->peak) <=
+                           enough * static_cast<double>(start->lower_bound);
+}
+
+// exact's search for a plan at the lower bound with the lesser of
+// `max_work` and `nodes_per_buffer` nodes per buffer (0: no such cap), and
+// with a quarter of the options' patience at most once the start is
+// Enough(): then the try can only turn a plan within 0.2 % into a proof.
+// (The training steps of densenet121, efficientnet_b0 and mobilenet_v2 by
+// torch 2 are within 0.03 % of the bound and the try fails there: with the
+// whole patience it cost them 0.08 s of 0.12-0.17 s.)
+class LowerBoundTry : public SearchPlanner {
+ public:
+  LowerBoundTry(int64_t max_work, int64_t nodes_per_buffer, double enough)
+      : search_(MakeExactPlanner({.lower_bound_only = true})),
+        max_work_(max_work),
+        nodes_per_buffer_(nodes_per_buffer),
+        enough_(enough) {}
+
+  std::string_view name() const override { return search_->name(); }
+
+  absl::StatusOr<Plan> Search(const Problem& problem,
+                              const PlanOptions& options,
+                              Incumbent& incumbent) const override {
+    const auto n = static_cast<int64_t>(problem.buffers.size());
+    PlanOptions capped = options;
+    capped.deadline = Budget(options).deadline();
+    capped.work_limit =
+        std::max<int64_t>(1, std::min(WorkLimit(options), max_work_));
+    if (nodes_per_buffer_ > 0) {
+      capped.work_limit = std::min(
+          capped.work_limit,
+          std::max<int64_t>(1, nodes_per_buffer_ * n *
+                                   internal::exact::NodeWork(n)));
+    }
+    if (options.patience > 0 && Enough(problem, incumbent, enough_)) {
+      capped.work_limit =
+          std::min(capped.work_limit, std::max<int64_t>(1, options.patience / 4));
+    }
+    return search_->Search(problem, capped, incumbent);
+  }
+
+ private:
+  std::unique_ptr<SearchPlanner> search_;
+  int64_t max_work_;
+  int64_t nodes_per_buffer_;
+  double enough_;
+};
+
+// exact's search below the best plan, with at least `nodes_per_buffer`
+// nodes per buffer of patience (when it has any): its first gain below a
+// good start can come late (MiniMalloc's J: none in 256 nodes per buffer,
+// then 1.1749x to 1.0424x).
+class PatientExact : public SearchPlanner {
+ public:
+  explicit PatientExact(int64_t nodes_per_buffer)
+      : search_(MakeExactPlanner({})), nodes_per_buffer_(nodes_per_buffer) {}
+
+  std::string_view name() const override { return search_->name(); }
+
+  absl::StatusOr<Plan> Search(const Problem& problem,
+                              const PlanOptions& options,
+                              Incumbent& incumbent) const override {
+    if (options.patience <= 0) {
+      return search_->Search(problem, options, incumbent);
+    }
+    const auto n = static_cast<int64_t>(problem.buffers.size());
+    PlanOptions patient = options;
+    patient.patience =
+        std::max(options.patience,
+                 nodes_per_buffer_ * n * internal::exact::NodeWork(n));
+    return search_->Search(problem, patient, incumbent);
+  }
+
+ private:
+  std::unique_ptr<SearchPlanner> search_;
+  int64_t nodes_per_buffer_;
+};
+
+// `search`, skipped (its plan is the start's) once the start is Enough().
+class UnlessEnough : public SearchPlanner {
+ public:
+  UnlessEnough(std::unique_ptr<SearchPlanner> search, double enough)
+      : search_(std::move(search)), enough_(enough) {}
+
+  std::string_view name() const override { return search_->name(); }
+
+  absl::StatusOr<Plan> Search(const Problem& problem,
+                              const PlanOptions& options,
+                              Incumbent& incumbent) const override {
+    if (Enough(problem, incumbent, enough_)) return incumbent.Get();
+    return search_->Search(problem, options, incumbent);
+  }
+
+ private:
+  std::unique_ptr<SearchPlanner> search_;
+  double enough_;
+};
+
+// PatientExact's floor (J needs more than 256).
+constexpr int64_t kExactPatienceNodesPerBuffer = 512;
+
+// `try_nodes_per_buffer`: the quick try's cap per buffer; `enough`: the
+// ratio to the lower bound within which the later searches are skipped
+// (both 0: none; exact's start, whose plans stay as they were).
+std::unique_ptr<Planner> Best(int64_t lower_bound_try_work,
+                              int64_t try_nodes_per_buffer, double enough) {
   // The greedy placements. Dense problems, which afford few passes, run
   // the first few of the same with size classes first: there they are as
   // tight or tighter and placed faster (10^6 dense training-like buffers:
@@ -65,12 +184,14 @@ std::unique_ptr<Planner> Best(int64_t lower_bound_try_work) {
   // A quick try for a plan at the lower bound, with exact's search. Real
   // traces and most of MiniMalloc's instances have such a plan; where the
   // try fails, the searches below run as without it.
-  searches.push_back(WorkCapped(MakeExactPlanner({.lower_bound_only = true}),
-                                lower_bound_try_work));
-  searches.push_back(MakeHillClimbPlanner({}));
+  searches.push_back(std::make_unique<LowerBoundTry>(
+      lower_bound_try_work, try_nodes_per_buffer, enough));
+  searches.push_back(
+      std::make_unique<UnlessEnough>(MakeHillClimbPlanner({}), enough));
   // Below the best plan so far, with as many nodes as the budget pays for:
   // what fits MiniMalloc's challenging instances at their lower bound.
-  searches.push_back(MakeExactPlanner({}));
+  searches.push_back(std::make_unique<UnlessEnough>(
+      std::make_unique<PatientExact>(kExactPatienceNodesPerBuffer), enough));
   // The naive plan when no member gives one: under a deadline too short
   // for a placement pass (10^6 buffers in a second), or when every pass
   // spent the work limit.
@@ -78,11 +199,30 @@ std::unique_ptr<Planner> Best(int64_t lower_bound_try_work) {
                     planners(dense_order), internal::MakeNaivePlanner());
 }
 
+// The default's patience (PlanOptions::patience, best's option patience):
+// 2^22 work units, about a tenth of a second.
+constexpr int64_t kBestPatience = int64_t{1} << 22;
+// The default's `enough`: within 0.2 % of the lower bound, hill_climb and
+// exact's search below the best plan could gain no more than 0.2 %, and
+// they are not run (densenet121's training step: the greedy placements
+// reach 1.0008x in 0.1 s, the whole budget 1.0005x in 9 s).
+constexpr double kBestEnough = 1.002;
+
 std::vector<PlannerOption> BestOptionList() {
   return {IntOption("lower_bound_try_work", kLowerBoundTryWork,
                     "work units of the short exact search for a plan at the "
                     "lower bound (within the work limit)",
-                    1)};
+                    1),
+          DoubleOption("enough", kBestEnough,
+                       "hill_climb and exact's search run only while the best "
+                       "plan is above this ratio to the lower bound (one "
+                       "pool; 0: always)",
+                       0),
+          IntOption("patience", kBestPatience,
+                    "work units its searches spend without a smaller plan "
+                    "(and at least as many as before their last one) before "
+                    "they stop; 0: the whole work limit",
+                    0)};
 }
 
 // The heuristic start's share of the budget of exact, the defaults of its
@@ -226,10 +366,15 @@ const std::vector<Entry>& Entries() {
         "the smallest plan of the greedy placements (size, size class, area "
         "and lifetime orders, best and first fit; position_greedy) and "
         "caffe2_dp, a short exact search at the lower bound, hill_climb, "
-        "then exact's search below it; naive when none gives a plan",
+        "then exact's search below it, each search only while it still "
+        "finds smaller plans (patience) and the plan is above 1.002x the "
+        "lower bound (enough); naive when none gives a plan",
         kSearch, kBudgeted, BestOptionList()},
        [](const OptionValues& values) {
-         return Best(values.Int("lower_bound_try_work"));
+         return WithPatience(Best(values.Int("lower_bound_try_work"),
+                                  kLowerBoundTryNodesPerBuffer,
+                                  values.Double("enough")),
+                             values.Int("patience"));
        }},
       {{"exact",
         "branch-and-bound over canonical placements from best's plan; proves "
@@ -293,7 +438,7 @@ absl::Status UnknownPlanner(std::string_view name) {
 namespace internal {
 
 std::unique_ptr<Planner> MakeHeuristicStart() {
-  return WithFallback(Best(kLowerBoundTryWork),
+  return WithFallback(Best(kLowerBoundTryWork, 0, 0),
                       WithFallback(MakeGreedyPlanner({}),
                                    internal::MakeNaivePlanner()));
 }

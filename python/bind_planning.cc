@@ -80,6 +80,7 @@ struct SolveArgs {
   int threads = 1;
   PlannerOptions options;  // the planner's own, as text (OptionText)
   std::string reorder;
+  py::object progress;  // None or called with (peak, planner)
 };
 
 // A Python value of a planner option as the registry's text: bool as
@@ -145,6 +146,20 @@ PlanResult RunPlanner(const py::object& input, const SolveArgs& solve,
   const std::string name = solve.planner.empty()
                                ? std::string(DefaultPlannerName())
                                : solve.planner;
+  // The caller's progress callback runs with the GIL; its first exception
+  // stops further calls and is raised once the plan is made.
+  std::optional<py::error_already_set> progress_error;
+  if (!solve.progress.is_none()) {
+    options.progress = [&solve, &progress_error](const Progress& progress) {
+      py::gil_scoped_acquire acquire;
+      if (progress_error.has_value()) return;
+      try {
+        solve.progress(progress.peak, std::string(progress.planner));
+      } catch (py::error_already_set& error) {
+        progress_error = std::move(error);
+      }
+    };
+  }
   if (placed) {
     // The order of the smallest placed peak; the result records the
     // ordering that gave it, which verify() recomputes by name.
@@ -176,6 +191,7 @@ PlanResult RunPlanner(const py::object& input, const SolveArgs& solve,
     py::gil_scoped_acquire acquire;
     result.plan = Take(std::move(plan));
   }
+  if (progress_error.has_value()) throw *std::move(progress_error);
   result.Index();
   return result;
 }
@@ -206,7 +222,8 @@ void BindPlan(py::module_& m) {
          uint64_t seed, int threads, const py::dict& options,
          const std::string& reorder, Bytes alignment,
          std::optional<std::vector<Pool>> pools, Bytes capacity,
-         bool plan_constants, bool plan_inputs, bool plan_outputs) {
+         bool plan_constants, bool plan_inputs, bool plan_outputs,
+         const py::object& progress) {
         BuildArgs args{.alignment = alignment,
                        .pools = std::move(pools),
                        .capacity = capacity,
@@ -219,14 +236,16 @@ void BindPlan(py::module_& m) {
                         .seed = seed,
                         .threads = threads,
                         .options = OptionsOf(options),
-                        .reorder = reorder};
+                        .reorder = reorder,
+                        .progress = progress};
         return RunPlanner(input, solve, args);
       },
       py::arg("input"), py::arg("planner"), py::arg("time_limit"),
       py::arg("work_limit"), py::arg("seed"), py::arg("threads"),
       py::arg("options"), py::arg("reorder"), py::arg("alignment"),
       py::arg("pools"), py::arg("capacity"), py::arg("plan_constants"),
-      py::arg("plan_inputs"), py::arg("plan_outputs"));
+      py::arg("plan_inputs"), py::arg("plan_outputs"),
+      py::arg("progress") = py::none());
 
   m.def(
       "_build_problem",

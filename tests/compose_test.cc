@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
 #include "base/budget.h"
 #include "gtest/gtest.h"
 #include "memplan/memplan.h"
@@ -200,8 +201,14 @@ TEST(ChooseBestTest, SearchesStartFromTheBestPlanAndStopAtTheLowerBound) {
 }
 
 TEST(ChooseBestTest, DenseProblemsRunTheDenseHeuristics) {
-  const Problem problem = Stack();  // 3 overlapping pairs: a pass is 9 units
-  auto make = [&] {
+  // 600 buffers alive together: 179700 overlapping pairs, 299.5 a buffer;
+  // a pass is 2 x 179700 + 600 = 360000 units.
+  Problem crowded{.pools = {{.name = "default"}}};
+  for (int i = 0; i < 600; ++i) {
+    crowded.buffers.push_back(
+        {.name = absl::StrCat("b", i), .size = 1, .lifetime = {0, 2}});
+  }
+  auto make = [](const Problem& problem) {
     std::vector<std::unique_ptr<Planner>> heuristics;
     heuristics.push_back(
         std::make_unique<Fixed>("usual", Stacked(problem, 2, "")));
@@ -210,14 +217,67 @@ TEST(ChooseBestTest, DenseProblemsRunTheDenseHeuristics) {
     return ChooseBest("mine", std::move(heuristics), {}, std::move(dense));
   };
   // The budget pays for 4 passes per heuristic: the usual list.
-  absl::StatusOr<Plan> usual = make()->Solve(problem, {.work_limit = 1000});
+  absl::StatusOr<Plan> usual =
+      make(crowded)->Solve(crowded, {.work_limit = 2'000'000});
   ASSERT_TRUE(usual.ok()) << usual.status();
-  EXPECT_EQ(usual->peak, 9);
+  EXPECT_EQ(usual->peak, 602);
   // One pass at most: the dense list.
-  absl::StatusOr<Plan> dense = make()->Solve(problem, {.work_limit = 10});
+  absl::StatusOr<Plan> dense =
+      make(crowded)->Solve(crowded, {.work_limit = 400'000});
   ASSERT_TRUE(dense.ok()) << dense.status();
-  EXPECT_EQ(dense->peak, 7);
+  EXPECT_EQ(dense->peak, 600);
   EXPECT_EQ(dense->planner, "mine");
+  // Dense for the budget but one pair a buffer (3 buffers, 3 pairs: a pass
+  // is 9 units): the usual list.
+  const Problem sparse = Stack();
+  absl::StatusOr<Plan> few = make(sparse)->Solve(sparse, {.work_limit = 10});
+  ASSERT_TRUE(few.ok()) << few.status();
+  EXPECT_EQ(few->peak, 9);
+}
+
+TEST(ChooseBestTest, PatienceStopsTheHeuristicsThatStopGaining) {
+  const Problem problem = Stack();  // a pass is 9 units
+  std::vector<const Fixed*> called;
+  auto make = [&] {
+    std::vector<std::unique_ptr<Planner>> heuristics;
+    for (Offset base : {2, 2, 0}) {
+      auto fixed = std::make_unique<Fixed>("h", Stacked(problem, base, ""));
+      called.push_back(fixed.get());
+      heuristics.push_back(std::move(fixed));
+    }
+    return ChooseBest("mine", std::move(heuristics), {});
+  };
+  // Without patience every heuristic runs: the third is the smallest.
+  absl::StatusOr<Plan> whole = make()->Solve(problem, {.work_limit = 1000});
+  ASSERT_TRUE(whole.ok()) << whole.status();
+  EXPECT_EQ(whole->peak, 7);
+  // Patience of one pass: the second runs (one pass since the first's
+  // plan), the third would make two without a gain.
+  called.clear();
+  absl::StatusOr<Plan> patient =
+      make()->Solve(problem, {.work_limit = 1000, .patience = 9});
+  ASSERT_TRUE(patient.ok()) << patient.status();
+  EXPECT_EQ(patient->peak, 9);
+  ASSERT_EQ(called.size(), 3u);
+  EXPECT_EQ(called[1]->calls(), 1);
+  EXPECT_EQ(called[2]->calls(), 0);
+}
+
+TEST(ChooseBestTest, ProgressHearsEachSmallerPlanOnce) {
+  const Problem problem = Stack();
+  std::vector<std::unique_ptr<Planner>> heuristics;
+  for (Offset base : {3, 3, 1, 2, 0}) {
+    heuristics.push_back(
+        std::make_unique<Fixed>("h", Stacked(problem, base, "")));
+  }
+  std::vector<Bytes> peaks;
+  absl::StatusOr<Plan> plan =
+      ChooseBest("mine", std::move(heuristics), {})
+          ->Solve(problem, {.progress = [&](const Progress& p) {
+                    peaks.push_back(p.peak);
+                  }});
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  EXPECT_EQ(peaks, (std::vector<Bytes>{10, 8, 7}));
 }
 
 TEST(WarmStartedTest, TheSearchGetsTheHeuristicsPlanAndTheRestOfTheWork) {

@@ -299,9 +299,11 @@ TEST(QualityTest, BestIsNeverWorseThanTheHeuristicsItRuns) {
   }
   // No clock and a small counted budget (that of a 300 ms limit): the
   // budget, not the machine's speed, decides both best's hill climb and the
-  // standalone one.
-  const PlanOptions budget{.work_limit = 12'000'000};
-  absl::StatusOr<std::unique_ptr<Planner>> created = CreatePlanner("best");
+  // standalone one. Both get best's patience; best without its tolerance
+  // (enough = 0: it would skip hill_climb within 0.2 % of the bound).
+  const PlanOptions budget{.work_limit = 12'000'000, .patience = 1 << 22};
+  absl::StatusOr<std::unique_ptr<Planner>> created =
+      CreatePlanner("best", {{"enough", "0"}});
   ASSERT_TRUE(created.ok()) << created.status();
   const std::unique_ptr<Planner> best_planner = *std::move(created);
   std::vector<std::unique_ptr<Planner>> heuristics;

@@ -890,5 +890,27 @@ TEST(MemplanToolTest, TflmOfflinePlanIsTheInt32Array) {
   EXPECT_EQ(RunTool(plan + "--format=xml --out=" + bin).exit_code, 2);
 }
 
+// report says when the default planner made its plan, which stops where
+// its searches stop gaining; plan and report take --quiet and --progress,
+// which change nothing in the plan.
+TEST(MemplanToolTest, ReportSaysTheDefaultPlannedFast) {
+  const std::string input = Data("training/resnet18_train.json");
+  ToolRun fresh = RunTool("report " + input + " --quiet");
+  EXPECT_EQ(fresh.exit_code, 0) << fresh.output;
+  EXPECT_THAT(fresh.output,
+              HasSubstr("planned here by best, the default planner"));
+  ToolRun named = RunTool("report " + input + " --planner=greedy_by_size");
+  EXPECT_EQ(named.exit_code, 0) << named.output;
+  EXPECT_THAT(named.output, Not(HasSubstr("planned here by")));
+
+  const std::string quiet = Temp("quiet_plan.csv");
+  const std::string shown = Temp("shown_plan.csv");
+  ASSERT_EQ(RunTool("plan " + input + " --quiet --out=" + quiet).exit_code, 0);
+  ASSERT_EQ(RunTool("plan " + input + " --progress --out=" + shown).exit_code,
+            0);
+  EXPECT_FALSE(Slurp(quiet).empty());
+  EXPECT_EQ(Slurp(quiet), Slurp(shown));
+}
+
 }  // namespace
 }  // namespace memplan

@@ -5,6 +5,7 @@
 //   ChooseBest    the smallest valid plan of several planners
 //   WarmStarted   a search started from a heuristic's plan
 //   WithFallback  a second planner when the first fails
+//   WithPatience  a planner whose searches stop once they stop gaining
 //   WorkCapped    a search with less work than the budget
 
 #ifndef MEMPLAN_COMPOSE_H_
@@ -85,6 +86,12 @@ std::unique_ptr<SearchPlanner> WorkCapped(std::unique_ptr<SearchPlanner> search,
 std::unique_ptr<Planner> WithFallback(std::unique_ptr<Planner> primary,
                                       std::unique_ptr<Planner> fallback);
 
+// `planner` with PlanOptions::patience `patience` unless the caller set one;
+// named as the planner. `best` is the default planner composed so: it
+// searches on only while its searches still find smaller plans.
+std::unique_ptr<Planner> WithPatience(std::unique_ptr<Planner> planner,
+                                      int64_t patience);
+
 // The smallest valid plan (ties: the earlier) of `heuristics` (one-pass
 // planners), then of `searches`, each started from the smallest plan so far.
 //   * Every member gets the whole budget of the options: best is never
@@ -93,8 +100,16 @@ std::unique_ptr<Planner> WithFallback(std::unique_ptr<Planner> primary,
 //     pairs of buffers, in work units) costs more than a sixteenth of the
 //     budget per heuristic, run fewer heuristics (the first always) and no
 //     searches; from `dense_heuristics` instead when there are any (the
-//     ones fittest for dense problems first).
-//   * Searches are skipped once a plan meets the lower bound.
+//     ones fittest for dense problems first) and the buffers overlap 256
+//     others each on average (a problem dense only for its size, 10^6
+//     short intervals, keeps the usual list).
+//   * Once a plan meets the lower bound, no further member runs.
+//   * Patience (PlanOptions::patience): the first heuristic runs, a later
+//     one only when the passes since the last smaller plan, its own
+//     included (each counted as in the dense rule), cost at most the
+//     patience; every search gets the patience, and counts its own.
+//   * Progress (PlanOptions::progress): each member's smaller plan, as it
+//     ends and as a search reports one, when smaller than any before.
 //   * Time: every member runs under the deadline, and a member abandoned
 //     at it (DeadlineExceeded) ends the run with the best plan so far, or
 //     with DeadlineExceeded saying why when there is none. A deadline that

@@ -26,6 +26,13 @@
 
 namespace memplan {
 
+// A plan smaller than any before it in one Solve, as PlanOptions::progress
+// reports it.
+struct Progress {
+  Bytes peak = 0;            // its peak, bytes over all pools
+  std::string_view planner;  // the planner (or member of best) that found it
+};
+
 struct PlanOptions {
   // Wall-clock limit of one Solve, from its start. Infinite (the default):
   // no planner reads the clock, so the same problem and options give the
@@ -59,6 +66,19 @@ struct PlanOptions {
   uint64_t seed = 0;
   // Worker threads for planners that can use them.
   int threads = 1;
+  // Counted patience of a search: hill_climb and exact (when minimising the
+  // peak) stop once they have spent this many work units since their last
+  // smaller plan, and at least four times as many as they spent before it
+  // (a search whose gains come later and later runs on), so that a search
+  // runs only while it still pays. 0: no such stop, the work limit alone.
+  // best sets it (its option `patience`). Counted, so the same on any
+  // machine.
+  int64_t patience = 0;
+  // Called on the solving thread with each plan smaller than any before in
+  // this Solve (best: once per smaller peak, whichever member found it; a
+  // search as it finds one). For display only: it reads nothing the
+  // planner uses, so it cannot change the plan. Empty: nothing reported.
+  std::function<void(const Progress&)> progress;
 };
 
 // Work units a typical core does in a second (obstacles examined by the gap

@@ -121,9 +121,11 @@ class ExactPlanner : public SearchPlanner {
     int searches = 0;
     int restarts = 0;
     std::mt19937_64 rng{0};
+    bool minimising = false;  // then the options' patience applies
 
     bool OutOfBudget() const {
-      return nodes >= node_limit || budget.OutOfTimeNow();
+      return nodes >= node_limit ||
+             (minimising && budget.OutOfPatience()) || budget.OutOfTimeNow();
     }
   };
 
@@ -145,7 +147,7 @@ class ExactPlanner : public SearchPlanner {
       const bool random = o >= 2 * kNumOrders;
       int64_t budget = random ? restart_limit : limit;
       budget = std::min(budget, run.node_limit - run.nodes);
-      if (budget <= 0 || run.budget.OutOfTimeNow()) return Outcome::kLimit;
+      if (budget <= 0 || run.OutOfBudget()) return Outcome::kLimit;
       if (random) {
         RandomRank(part, run.rng, random_rank);
         ++run.restarts;
@@ -418,6 +420,7 @@ class ExactPlanner : public SearchPlanner {
   }
 
   absl::StatusOr<Plan> Minimise(Run& run, Incumbent& incumbent) const {
+    run.minimising = true;
     std::optional<Plan> best;
     if (const absl::StatusOr<Plan>& start = incumbent.Get(); start.ok()) {
       best = *start;
@@ -435,6 +438,12 @@ class ExactPlanner : public SearchPlanner {
       }
       return true;
     };
+    // The parts' plan is smaller than any before: its height was below
+    // the best one when it was probed.
+    auto gained = [&] {
+      run.budget.Improved(PartsHeight(run) * run.d.granule, name());
+      return PartsHeight(run);
+    };
     auto best_height = [&]() -> int64_t {
       int64_t h = kInf;
       if (all_parts_planned()) h = PartsHeight(run);
@@ -443,6 +452,11 @@ class ExactPlanner : public SearchPlanner {
       }
       return h;
     };
+    // The first descent may already be below the start.
+    if (all_parts_planned() &&
+        (!best.has_value() || PartsHeight(run) * run.d.granule < best->peak)) {
+      gained();
+    }
     if (all_parts_planned()) {
       int64_t limit = options_.first_node_limit;
       while (!run.OutOfBudget()) {
@@ -454,7 +468,7 @@ class ExactPlanner : public SearchPlanner {
         // prunes hardest, so a plan there (MiniMalloc's K: 87 ms) is often
         // found where a looser probe wanders for a minute.
         if (Probe(run, lo, limit, &limit_hit) == ProbeResult::kFeasible) {
-          hi = PartsHeight(run);
+          hi = gained();
         }
         // Then down from the top, for as long as plans come: a plan found
         // under a loose height often lies well below it.
@@ -462,7 +476,7 @@ class ExactPlanner : public SearchPlanner {
         while (a < hi && !run.OutOfBudget() &&
                Probe(run, hi - 1, limit, &limit_hit) ==
                    ProbeResult::kFeasible) {
-          hi = PartsHeight(run);
+          hi = gained();
         }
         // Then bisection in between. A probe that runs out of nodes costs
         // the whole round's limit, so only a few of them are made per round.
@@ -472,7 +486,7 @@ class ExactPlanner : public SearchPlanner {
           const int64_t mid = a + (top - a) / 2;
           const ProbeResult r = Probe(run, mid, limit, &limit_hit);
           if (r == ProbeResult::kFeasible) {
-            hi = PartsHeight(run);
+            hi = gained();
             top = hi - 1;
           } else {
             if (r == ProbeResult::kUnknown) ++unknown;

@@ -146,7 +146,7 @@ def _pools(pools):
 def plan(graph, planner=None, *, time_limit=None, work_limit=None,
          alignment=1, pools=None, capacity=0, plan_constants=False,
          plan_inputs=True, plan_outputs=True, seed=0, threads=1,
-         options=None, reorder=None):
+         options=None, reorder=None, progress=None):
     """Plans every tensor of `graph` and returns a verified PlanResult.
 
     planner: a name of `planners()` (None: `default_planner()`).
@@ -171,12 +171,20 @@ def plan(graph, planner=None, *, time_limit=None, work_limit=None,
       own order), or "placed": the plan of the smallest peak among the
       graph's order and those of "memory", "window" and (up to 500 ops)
       "optimal"; plan.op_order tells the order.
+    progress: None, or a callable progress(peak, planner) called each time
+      the planner finds a plan smaller than any before (peak in bytes, the
+      name of the planner or member of the default that found it), as it
+      plans: for display; it cannot change the plan. An exception it raises
+      is raised once the plan is made.
     """
+    if progress is not None and not callable(progress):
+        raise TypeError(f"memplan.plan: progress must be callable or None "
+                        f"(got {progress!r})")
     args = (_input(graph), planner or "", _seconds(time_limit, "time_limit"),
             work_limit, seed, threads, dict(options or {}), reorder or "",
             _size(alignment, "alignment"), _pools(pools),
             _size(capacity, "capacity"), plan_constants, plan_inputs,
-            plan_outputs)
+            plan_outputs, progress)
     try:
         return _memplan._plan(*args)
     except TypeError as error:

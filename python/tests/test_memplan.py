@@ -106,6 +106,27 @@ def test_planners_listed():
     assert memplan.default_planner() in names
 
 
+def test_progress_hears_smaller_plans_and_leaves_the_plan_alone():
+    problem, _ = memplan.read_buffer_csv(DATA / "minimalloc" / "A.1048576.csv")
+    seen = []
+    plan = memplan.plan(problem,
+                        progress=lambda peak, who: seen.append((peak, who)))
+    memplan.verify(problem, plan)
+    assert plan.to_csv() == memplan.plan(problem).to_csv()
+    # The greedy placements' first plan, then the search's, each smaller.
+    assert len(seen) >= 2
+    assert all(b[0] < a[0] for a, b in zip(seen, seen[1:]))
+    assert seen[-1][0] == plan.peak
+    assert all(isinstance(who, str) and who for _, who in seen)
+
+    def stop(peak, who):
+        raise KeyError("stop")
+    with pytest.raises(KeyError, match="stop"):
+        memplan.plan(problem, progress=stop)
+    with pytest.raises(TypeError, match="progress must be callable"):
+        memplan.plan(problem, progress=3)
+
+
 def test_planner_options_by_name():
     problem, _ = memplan.read_buffer_csv(DATA / "minimalloc" / "A.1048576.csv")
     # 200000 nodes' work: a node of A's 154 buffers costs 154 // 4 + 32.

@@ -25,7 +25,10 @@ int64_t WorkLimit(const PlanOptions& options) {
 }
 
 Budget::Budget(const PlanOptions& options)
-    : work_limit_(WorkLimit(options)), deadline_(options.deadline) {
+    : work_limit_(WorkLimit(options)),
+      patience_(options.patience),
+      progress_(options.progress),
+      deadline_(options.deadline) {
   if (options.time_limit != absl::InfiniteDuration()) {
     deadline_ = std::min(deadline_, absl::Now() + options.time_limit);
   }
@@ -39,6 +42,17 @@ bool Budget::OutOfTime() {
   clock_read_at_ = std::max<int64_t>(work_done_, 1);
   out_of_time_ = absl::Now() >= deadline_;
   return out_of_time_;
+}
+
+void Budget::Improved(Bytes peak, std::string_view planner) {
+  improved_at_ = work_done_;
+  if (progress_) progress_({.peak = peak, .planner = planner});
+}
+
+bool Budget::OutOfPatience() const {
+  return patience_ > 0 &&
+         work_done_ - improved_at_ >=
+             std::max(patience_, kPatienceGrowth * improved_at_);
 }
 
 bool Budget::OutOfTimeNow() const {

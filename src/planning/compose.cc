@@ -3,6 +3,7 @@
 #include "memplan/compose.h"
 
 #include <algorithm>
+#include <limits>
 #include <memory>
 #include <optional>
 #include <string>
@@ -109,6 +110,27 @@ class WorkCappedPlanner : public SearchPlanner {
   int64_t max_work_;
 };
 
+class PatientPlanner : public Planner {
+ public:
+  PatientPlanner(std::unique_ptr<Planner> planner, int64_t patience)
+      : planner_(std::move(planner)), patience_(patience) {}
+
+  std::string_view name() const override { return planner_->name(); }
+  const Planner& inner() const { return *planner_; }
+
+  absl::StatusOr<Plan> Solve(const Problem& problem,
+                             const PlanOptions& options) const override {
+    if (options.patience > 0) return planner_->Solve(problem, options);
+    PlanOptions patient = options;
+    patient.patience = patience_;
+    return planner_->Solve(problem, patient);
+  }
+
+ private:
+  std::unique_ptr<Planner> planner_;
+  int64_t patience_;
+};
+
 class FallbackPlanner : public Planner {
  public:
   FallbackPlanner(std::unique_ptr<Planner> primary,
@@ -169,13 +191,19 @@ class ChooseBestPlanner : public Planner {
         last_resort_->Solve(problem, {.deadline = whole.deadline(),
                                       .work_limit = whole.work_limit(),
                                       .seed = options.seed,
-                                      .threads = options.threads}));
+                                      .threads = options.threads,
+                                      .patience = options.patience,
+                                      .progress = options.progress}));
     if (!last.ok()) return plan;
     last->planner = name_;
     return last;
   }
 
  private:
+  // Overlapping pairs per buffer from which a dense problem runs the dense
+  // heuristics.
+  static constexpr double kCrowdedPairsPerBuffer = 256;
+
   // What the last resort needs per buffer under a deadline: the naive plan,
   // its statistics and its verification (at 10^6 buffers about 0.2 s on a
   // typical core; the margin is for a loaded machine).
@@ -200,17 +228,44 @@ class ChooseBestPlanner : public Planner {
     // that the choice does not depend on the clock: a placement pass
     // examines about twice the overlapping pairs.
     const double work = static_cast<double>(budget.work_limit());
-    const double pass_cost =
-        2.0 * static_cast<double>(internal::CountOverlappingPairs(problem)) +
-        static_cast<double>(problem.buffers.size());
+    const double pairs =
+        static_cast<double>(internal::CountOverlappingPairs(problem));
+    const auto n = static_cast<double>(problem.buffers.size());
+    const double pass_cost = 2.0 * pairs + n;
     const int affordable =
         static_cast<int>(std::min(work / std::max(pass_cost, 1.0), 1e6));
     const bool dense = affordable < 4 * static_cast<int>(heuristics_.size());
+    // The dense list where the buffers overlap many others; a problem that
+    // affords few passes only for its size (10^6 short intervals, 20 pairs
+    // a buffer; the trace S_1 has 1515) keeps the usual one.
+    const bool crowded = pairs >= kCrowdedPairsPerBuffer * n;
     const std::vector<std::unique_ptr<Planner>>& pool =
-        dense && !dense_heuristics_.empty() ? dense_heuristics_ : heuristics_;
+        dense && crowded && !dense_heuristics_.empty() ? dense_heuristics_
+                                                       : heuristics_;
     const int heuristics = static_cast<int>(pool.size());
     const int run = dense ? std::clamp(affordable / 2, 1, heuristics)
                           : heuristics;
+
+    // Progress: the caller hears of a plan only when it is smaller than any
+    // before, whichever member found it (a search reports its own).
+    Bytes reported = std::numeric_limits<Bytes>::max();
+    if (options.progress) {
+      later.progress = [&reported, &options](const Progress& progress) {
+        if (progress.peak >= reported) return;
+        reported = progress.peak;
+        options.progress(progress);
+      };
+    }
+    // Patience (PlanOptions::patience), in the pass cost above: the first
+    // heuristic runs (the fittest of its list), a later one only when the
+    // passes since the last smaller plan, its own included, cost at most
+    // the patience. The searches count theirs themselves.
+    const double patience = static_cast<double>(options.patience);
+    double spent = 0;
+    double gained_at = 0;
+    auto patient = [&] {
+      return patience <= 0 || spent - gained_at + pass_cost <= patience;
+    };
 
     std::optional<Plan> best;
     std::optional<absl::Status> first_error;
@@ -227,18 +282,28 @@ class ChooseBestPlanner : public Planner {
         if (!first_error.has_value()) first_error = plan.status();
         return true;
       }
-      if (!best.has_value() || plan->peak < best->peak) best = *std::move(plan);
+      if (!best.has_value() || plan->peak < best->peak) {
+        best = *std::move(plan);
+        gained_at = spent;
+        if (later.progress) {
+          later.progress({.peak = best->peak, .planner = planner.name()});
+        }
+      }
       return true;
     };
+    // A plan at the lower bound cannot be beaten.
+    auto at_lower_bound = [&] {
+      return best.has_value() && best->peak <= best->lower_bound;
+    };
     bool going = true;
-    for (int i = 0; i < run && going; ++i) {
-      if (best.has_value() && budget.OutOfTimeNow()) break;
+    for (int i = 0; i < run && going && !at_lower_bound(); ++i) {
+      if (best.has_value() && (budget.OutOfTimeNow() || !patient())) break;
       const Planner& planner = *pool[i];
+      spent += pass_cost;
       going = consider(planner, planner.Solve(problem, later));
     }
     for (size_t i = 0; i < searches_.size() && going && !dense; ++i) {
-      // A plan at the lower bound cannot be beaten.
-      if (best.has_value() && best->peak <= best->lower_bound) break;
+      if (at_lower_bound()) break;
       if (best.has_value() && budget.OutOfTimeNow()) break;
       Incumbent incumbent =
           best.has_value() ? Incumbent(*best) : Incumbent();
@@ -261,6 +326,8 @@ class ChooseBestPlanner : public Planner {
 };
 
 bool VerifiesItsPlans(const Planner& planner) {
+  if (const auto* patient = dynamic_cast<const PatientPlanner*>(&planner))
+    return VerifiesItsPlans(patient->inner());
   return dynamic_cast<const FallbackPlanner*>(&planner) != nullptr ||
          dynamic_cast<const ChooseBestPlanner*>(&planner) != nullptr;
 }
@@ -302,6 +369,11 @@ std::unique_ptr<Planner> WarmStarted(std::unique_ptr<SearchPlanner> search,
 std::unique_ptr<SearchPlanner> WorkCapped(std::unique_ptr<SearchPlanner> search,
                                           int64_t max_work) {
   return std::make_unique<WorkCappedPlanner>(std::move(search), max_work);
+}
+
+std::unique_ptr<Planner> WithPatience(std::unique_ptr<Planner> planner,
+                                      int64_t patience) {
+  return std::make_unique<PatientPlanner>(std::move(planner), patience);
 }
 
 std::unique_ptr<Planner> WithFallback(std::unique_ptr<Planner> primary,

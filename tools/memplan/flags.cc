@@ -40,6 +40,12 @@ ABSL_FLAG(int64_t, work_limit, 0,
           "N: counted effort per plan in work units, the one budget of every "
           "planner (about 40 million a second; 0 = 400 million, or 40 "
           "million per second of --time-limit); the same on any machine");
+ABSL_FLAG(bool, quiet, false,
+          "no progress lines on stderr while planning");
+ABSL_FLAG(bool, progress, false,
+          "progress lines on stderr even when stderr is not a terminal (a "
+          "planning run over a second prints its best plan so far, then a "
+          "line per smaller plan)");
 ABSL_FLAG(uint64_t, seed, 0, "N: seed of every random choice");
 ABSL_FLAG(int32_t, threads, 1, "N: worker threads, 1 to 1024");
 ABSL_FLAG(std::vector<std::string>, option, {},

@@ -90,6 +90,8 @@ ABSL_DECLARE_FLAG(std::string, reorder);
 ABSL_DECLARE_FLAG(std::string, planner);
 ABSL_DECLARE_FLAG(memplan::tool::TimeLimit, time_limit);
 ABSL_DECLARE_FLAG(int64_t, work_limit);
+ABSL_DECLARE_FLAG(bool, quiet);
+ABSL_DECLARE_FLAG(bool, progress);
 ABSL_DECLARE_FLAG(uint64_t, seed);
 ABSL_DECLARE_FLAG(int32_t, threads);
 ABSL_DECLARE_FLAG(std::vector<std::string>, option);

@@ -17,6 +17,7 @@
 #include "absl/strings/str_join.h"
 #include "commands.h"
 #include "input.h"
+#include "progress.h"
 #include "memplan/emit.h"
 #include "memplan/io.h"
 #include "memplan/memplan.h"
@@ -151,7 +152,11 @@ absl::Status Run(const Arguments& args) {
   } else {
     input = LoadToolInput(args.positional[0]);
     if (!input.ok()) return input.status();
-    plan = PlanMemory(input->problem, options);
+    {
+      ProgressLines progress(input->problem, ProgressWanted(args));
+      options.plan.progress = progress.Callback();
+      plan = PlanMemory(input->problem, options);
+    }
     if (!plan.ok()) return plan.status();
   }
   const std::string out = absl::GetFlag(FLAGS_out);
@@ -235,14 +240,17 @@ Command PlanCommand() {
           "--option NAME=VALUE sets an option of the planner (repeatable; "
           "`memplan planners NAME` lists them). A second line on stderr "
           "gives the plan's counters when its planner counts what it did "
-          "(search nodes, shared objects).",
+          "(search nodes, shared objects). A run over a second prints "
+          "progress on stderr when it is a terminal (or with --progress; "
+          "never with --quiet): its best plan so far, then a line per "
+          "smaller plan.",
       .min_positional = 1,
       .max_positional = 1,
       .check = &Check,
       .run = &Run,
   };
-  command.flags = {"planner", "option",   "out",
-                   "format",  "graph_out", "wall_time"};
+  command.flags = {"planner",   "option",    "out",   "format",
+                   "graph_out", "wall_time", "quiet", "progress"};
   for (const std::string& f : PlanningFlags()) command.flags.push_back(f);
   for (const std::string& f : InputFlags()) command.flags.push_back(f);
   return command;

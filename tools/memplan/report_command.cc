@@ -12,6 +12,7 @@
 #include "absl/strings/str_format.h"
 #include "commands.h"
 #include "input.h"
+#include "progress.h"
 #include "memplan/formats.h"
 #include "memplan/load.h"
 #include "memplan/memplan.h"
@@ -116,9 +117,26 @@ absl::Status Run(const Arguments& args) {
     if (!planner_options.ok()) return planner_options.status();
     options.planner_options = *std::move(planner_options);
   }
+  // A plan of the default planner made here says so: best searches only
+  // while its searches still find smaller plans (its option patience).
+  std::string made_here;
   for (const std::string& name : planners) {
     options.planner = name;
-    absl::StatusOr<Plan> plan = PlanMemory(input->problem, options);
+    absl::StatusOr<Plan> plan;
+    {
+      ProgressLines progress(input->problem, ProgressWanted(args));
+      options.plan.progress = progress.Callback();
+      plan = PlanMemory(input->problem, options);
+    }
+    if (plan.ok() && (name.empty() || name == DefaultPlannerName()) &&
+        !args.Given("option")) {
+      made_here = absl::StrCat(
+          "planned here by ", std::string(DefaultPlannerName()),
+          ", the default planner, which stops searching once its searches "
+          "stop finding smaller plans or the plan is within 0.2 % of the "
+          "lower bound (for the whole budget: --option patience=0 --option "
+          "enough=0, or --planner=exact)\n");
+    }
     if (plan.ok()) {
       plans.push_back(std::move(*plan));
     } else if (args.Given("planners")) {
@@ -146,6 +164,7 @@ absl::Status Run(const Arguments& args) {
   }
   const std::string path = absl::GetFlag(FLAGS_html);
   if (path.empty()) {
+    std::cout << made_here;
     for (size_t i = 0; i < html.plans.size(); ++i) {
       std::cout << (i > 0 ? "\n" : "") << FormatTextReport(html.plans[i]);
     }
@@ -160,6 +179,7 @@ absl::Status Run(const Arguments& args) {
   if (absl::Status s = WriteFile(path, RenderHtmlReport(html)); !s.ok()) {
     return s;
   }
+  std::cerr << made_here;
   for (const Plan& plan : plans) {
     std::cerr << path << ": " << PlanSummary(input->problem, plan) << "\n";
   }
@@ -195,7 +215,8 @@ Command ReportCommand() {
       .check = &Check,
       .run = &Run,
   };
-  command.flags = {"html", "planner", "option", "planners"};
+  command.flags = {"html",     "planner", "option",
+                   "planners", "quiet",   "progress"};
   for (const std::string& f : PlanningFlags()) command.flags.push_back(f);
   for (const std::string& f : InputFlags()) command.flags.push_back(f);
   return command;
