@@ -24,6 +24,7 @@
 #include "memplan/problem.h"
 #include "memplan/verify.h"
 #include "ortools_library.h"
+#include "planners.h"
 #include "wire.h"
 
 namespace memplan {
@@ -41,6 +42,9 @@ constexpr std::string_view kName = "cpsat";
 // 1 s one; bench/NOTES.md), so a deterministic second is worth 8 seconds'
 // work, and the default work limit (10 s) grants about 1.25.
 constexpr double kWorkPerDeterministicSecond = 8.0 * kWorkPerSecond;
+
+// Across pools, the heuristics' starts' share of the work.
+constexpr double kHeuristicsShare = 0.125;
 
 Plan FinishPlan(const Problem& problem, Plan plan, bool proven) {
   plan.planner = std::string(kName);
@@ -525,6 +529,7 @@ absl::StatusOr<Plan> CpsatPlanner::SolveImpl(const Problem& problem,
                                              Incumbent& start,
                                              CpsatStats& stats) const {
   Budget budget(options);
+  PlanOptions options_left = options;  // the solver's, after the starts
   std::optional<Plan> warm;
   absl::Status warm_error = absl::OkStatus();
   if (!start.none()) {
@@ -535,6 +540,20 @@ absl::StatusOr<Plan> CpsatPlanner::SolveImpl(const Problem& problem,
     } else {
       warm_error = plan.status();
     }
+  }
+  if (problem.pools.size() > 1 && !start.none()) {
+    // Across pools the start is the plan that spills least of best's and
+    // the heuristics' (best keeps the smallest peak), at a share of the
+    // work.
+    for (Plan& plan : internal::HeuristicPlans(
+             problem, budget.Part(options, kHeuristicsShare))) {
+      if (!warm.has_value() || SpillsLess(problem, plan, *warm)) {
+        warm = std::move(plan);
+        warm_error = absl::OkStatus();
+      }
+    }
+    stats.used_warm_start = warm.has_value();
+    options_left = budget.Part(options, 1 - kHeuristicsShare);
   }
   if (warm.has_value() && warm->peak <= LowerBound(problem) &&
       (problem.pools.size() == 1 || NothingSpilled(problem, *warm))) {
@@ -573,8 +592,8 @@ absl::StatusOr<Plan> CpsatPlanner::SolveImpl(const Problem& problem,
     return absl::UnimplementedError("the cpsat model exceeds a gigabyte");
   }
   if (problem.pools.size() > 1) {
-    return SolveAcrossPools(problem, options, budget, model, hint,
-                            std::move(warm), warm_error, stats);
+    return SolveAcrossPools(problem, options_left, Budget(options_left), model,
+                            hint, std::move(warm), warm_error, stats);
   }
 
   const std::string library =

@@ -22,6 +22,7 @@
 #include "memplan/problem.h"
 #include "memplan/verify.h"
 #include "model/preprocess.h"
+#include "planners.h"
 
 namespace memplan::internal::exact {
 namespace {
@@ -183,29 +184,10 @@ std::vector<Plan> PoolSearch::Starts(Incumbent& incumbent) {
   std::vector<Plan> starts;
   if (const absl::StatusOr<Plan>& s = incumbent.Get(); s.ok())
     starts.push_back(*s);
-  std::vector<std::unique_ptr<Planner>> one_pass;
-  for (PlacementOrder order :
-       {PlacementOrder::kSize, PlacementOrder::kSizeClass,
-        PlacementOrder::kSizeThenId, PlacementOrder::kArea,
-        PlacementOrder::kLifetime}) {
-    for (Fit fit : {Fit::kBest, Fit::kFirst})
-      one_pass.push_back(MakeGreedyPlanner({.order = order, .fit = fit}));
-  }
-  one_pass.push_back(MakeCaffe2GreedyPlanner({}));
-  one_pass.push_back(MakeCaffe2DpPlanner({}));
-  const double share = kStartsShare / 2;
-  auto run = [&](const Planner& planner, double fraction) {
-    const PlanOptions options = budget_.Part(plan_options_, fraction);
-    budget_.Tick(options.work_limit);
-    absl::StatusOr<Plan> plan = planner.Solve(problem_, options);
-    if (plan.ok() && VerifyPlan(problem_, *plan).ok()) {
-      ComputePlanStatistics(problem_, *plan);
-      starts.push_back(*std::move(plan));
-    }
-  };
-  for (const auto& planner : one_pass)
-    run(*planner, share / static_cast<double>(one_pass.size()));
-  run(*MakeHillClimbPlanner({}), share);
+  const PlanOptions options = budget_.Part(plan_options_, kStartsShare);
+  budget_.Tick(options.work_limit);
+  for (Plan& plan : HeuristicPlans(problem_, options))
+    starts.push_back(std::move(plan));
   return starts;
 }
 
@@ -678,3 +660,35 @@ absl::StatusOr<Plan> SolveAcrossPools(const Problem& problem,
 }
 
 }  // namespace memplan::internal::exact
+
+namespace memplan::internal {
+
+std::vector<Plan> HeuristicPlans(const Problem& problem,
+                                 const PlanOptions& options) {
+  const Budget budget(options);
+  std::vector<std::unique_ptr<Planner>> one_pass;
+  for (PlacementOrder order :
+       {PlacementOrder::kSize, PlacementOrder::kSizeClass,
+        PlacementOrder::kSizeThenId, PlacementOrder::kArea,
+        PlacementOrder::kLifetime}) {
+    for (Fit fit : {Fit::kBest, Fit::kFirst})
+      one_pass.push_back(MakeGreedyPlanner({.order = order, .fit = fit}));
+  }
+  one_pass.push_back(MakeCaffe2GreedyPlanner({}));
+  one_pass.push_back(MakeCaffe2DpPlanner({}));
+  std::vector<Plan> plans;
+  auto run = [&](const Planner& planner, double fraction) {
+    absl::StatusOr<Plan> plan =
+        planner.Solve(problem, budget.Part(options, fraction));
+    if (plan.ok() && VerifyPlan(problem, *plan).ok()) {
+      ComputePlanStatistics(problem, *plan);
+      plans.push_back(*std::move(plan));
+    }
+  };
+  for (const auto& planner : one_pass)
+    run(*planner, 0.5 / static_cast<double>(one_pass.size()));
+  run(*MakeHillClimbPlanner({}), 0.5);
+  return plans;
+}
+
+}  // namespace memplan::internal
