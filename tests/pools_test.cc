@@ -149,6 +149,27 @@ TEST_P(AcrossPoolsTest, ProvesThatNothingFitsTheCapacities) {
   EXPECT_TRUE(plan->proven_optimal);
 }
 
+// Two fixed buffers one after the other in the fast pool leave room for a
+// buffer alive over both: their bytes are never there together.
+TEST_P(AcrossPoolsTest, FixedBuffersInTheFastPoolCountWhenAlive) {
+  const Problem problem{
+      .buffers = {{.name = "f1",
+                   .size = 6,
+                   .lifetime = {0, 1},
+                   .fixed = Placement{.pool = 0, .offset = 0}},
+                  {.name = "f2",
+                   .size = 6,
+                   .lifetime = {1, 2},
+                   .fixed = Placement{.pool = 0, .offset = 0}},
+                  {.name = "b", .size = 4, .lifetime = {0, 2}}},
+      .pools = {{.name = "sram", .capacity = 10}, {.name = "dram"}}};
+  ASSERT_EQ(OptimumAcrossPools(problem).bytes, (std::vector<Bytes>{16, 0}));
+  absl::StatusOr<Plan> plan = Solve(GetParam(), problem);
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  EXPECT_EQ(PoolBytes(problem, *plan), (std::vector<Bytes>{16, 0}));
+  EXPECT_TRUE(plan->proven_optimal);
+}
+
 // Never spills more than a heuristic on larger problems, whatever the
 // search proves; the same plan twice (counted work, no clock).
 TEST_P(AcrossPoolsTest, NeverSpillsMoreThanTheHeuristicsAndIsDeterministic) {

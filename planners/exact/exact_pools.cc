@@ -350,6 +350,19 @@ bool PoolSearch::SearchPart(const std::vector<BufferId>& part) {
     times_.push_back(problem_.buffers[b].lifetime.end);
   }
   std::sort(times_.begin(), times_.end());
+  // The fixed buffers' ends cut sections too, so that a section's load is
+  // what is alive at each of its steps (two fixed buffers one after the
+  // other in a section are not there together).
+  const Step first = times_.front(), last = times_.back();
+  for (PoolId p = 0; p < pools_; ++p) {
+    for (BufferId f : fixed_in_[p]) {
+      const Lifetime& l = problem_.buffers[f].lifetime;
+      if (l.end <= first || l.start >= last) continue;
+      times_.push_back(std::max(first, l.start));
+      times_.push_back(std::min(last, l.end));
+    }
+  }
+  std::sort(times_.begin(), times_.end());
   times_.erase(std::unique(times_.begin(), times_.end()), times_.end());
   const int sections = static_cast<int>(times_.size()) - 1;
   auto section_of = [&](Step t) {
