@@ -38,10 +38,11 @@ std::unique_ptr<Planner> MakePositionGreedyPlanner();
 std::unique_ptr<Planner> MakeHeuristicStart();
 
 // The plans of the heuristics (the greedy orders and fits, caffe2_greedy,
-// caffe2_dp; hill_climb with as much work as all of them), verified and
-// with their statistics, within the work of `options`: the starts of exact
-// and cpsat across pools, which keep the one that spills least
-// (SpillsLess), since best keeps the smallest peak. Failures are left out.
+// caffe2_dp, hill_climb), verified and with their statistics, each with
+// the whole budget of `options` (within one deadline), as best's members:
+// the starts of exact and cpsat across pools, which keep the one that
+// spills least (SpillsLess), since best keeps the smallest peak. Failures
+// are left out.
 std::vector<Plan> HeuristicPlans(const Problem& problem,
                                  const PlanOptions& options);
 

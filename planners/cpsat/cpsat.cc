@@ -43,9 +43,6 @@ constexpr std::string_view kName = "cpsat";
 // work, and the default work limit (10 s) grants about 1.25.
 constexpr double kWorkPerDeterministicSecond = 8.0 * kWorkPerSecond;
 
-// Across pools, the heuristics' starts' share of the work.
-constexpr double kHeuristicsShare = 0.125;
-
 Plan FinishPlan(const Problem& problem, Plan plan, bool proven) {
   plan.planner = std::string(kName);
   plan.proven_optimal = proven;
@@ -529,7 +526,6 @@ absl::StatusOr<Plan> CpsatPlanner::SolveImpl(const Problem& problem,
                                              Incumbent& start,
                                              CpsatStats& stats) const {
   Budget budget(options);
-  PlanOptions options_left = options;  // the solver's, after the starts
   std::optional<Plan> warm;
   absl::Status warm_error = absl::OkStatus();
   if (!start.none()) {
@@ -543,17 +539,15 @@ absl::StatusOr<Plan> CpsatPlanner::SolveImpl(const Problem& problem,
   }
   if (problem.pools.size() > 1 && !start.none()) {
     // Across pools the start is the plan that spills least of best's and
-    // the heuristics' (best keeps the smallest peak), at a share of the
-    // work.
-    for (Plan& plan : internal::HeuristicPlans(
-             problem, budget.Part(options, kHeuristicsShare))) {
+    // the heuristics' (best keeps the smallest peak), each with the whole
+    // budget as best's members.
+    for (Plan& plan : internal::HeuristicPlans(problem, options)) {
       if (!warm.has_value() || SpillsLess(problem, plan, *warm)) {
         warm = std::move(plan);
         warm_error = absl::OkStatus();
       }
     }
     stats.used_warm_start = warm.has_value();
-    options_left = budget.Part(options, 1 - kHeuristicsShare);
   }
   if (warm.has_value() && warm->peak <= LowerBound(problem) &&
       (problem.pools.size() == 1 || NothingSpilled(problem, *warm))) {
@@ -592,8 +586,8 @@ absl::StatusOr<Plan> CpsatPlanner::SolveImpl(const Problem& problem,
     return absl::UnimplementedError("the cpsat model exceeds a gigabyte");
   }
   if (problem.pools.size() > 1) {
-    return SolveAcrossPools(problem, options_left, Budget(options_left), model,
-                            hint, std::move(warm), warm_error, stats);
+    return SolveAcrossPools(problem, options, budget, model, hint,
+                            std::move(warm), warm_error, stats);
   }
 
   const std::string library =
