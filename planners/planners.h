@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -35,6 +36,15 @@ std::unique_ptr<Planner> MakePositionGreedyPlanner();
 // for the optional cp component: best's plan, else greedy_by_size's, else
 // naive's.
 std::unique_ptr<Planner> MakeHeuristicStart();
+
+// The plans of the heuristics (the greedy orders and fits, caffe2_greedy,
+// caffe2_dp, hill_climb), verified and with their statistics, each with
+// the whole budget of `options` (within one deadline), as best's members:
+// the starts of exact and cpsat across pools, which keep the one that
+// spills least (SpillsLess), since best keeps the smallest peak. Failures
+// are left out.
+std::vector<Plan> HeuristicPlans(const Problem& problem,
+                                 const PlanOptions& options);
 
 }  // namespace memplan::internal
 

@@ -284,6 +284,7 @@ std::unique_ptr<Planner> Exact(const OptionValues& values) {
   options.decomposition = values.Bool("decomposition");
   options.failure_cache = values.Bool("failure_cache");
   options.failure_cache_entries = values.Int("failure_cache_entries");
+  options.across_pools = true;
   std::unique_ptr<SearchPlanner> search = MakeExactPlanner(options);
   if (!values.Bool("warm_start")) return search;
   return WarmStarted(std::move(search), internal::MakeHeuristicStart(),

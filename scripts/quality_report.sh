@@ -65,6 +65,9 @@ section "The large trace S_1 (28526 buffers)" \
 section "MiniMalloc at its capacity" \
   "The MiniMalloc challenging set with its benchmark capacity of 1048576 bytes: a planner either fits or fails with RESOURCE_EXHAUSTED." \
   "${minimalloc[@]}" --capacity=1048576
+section "Two pools: 256 KiB fast + DRAM" \
+  "The inference graphs and training steps with a 256 KiB fast pool before an unbounded DRAM pool (alignment 64 in both). The note lists each pool's top, then the bytes it holds: exact and cpsat minimise the bytes spilled to DRAM (then the sum of the tops), best keeps the smallest sum of the tops; *proven optimal* is about what each minimises. cp plans one pool only. \`python3 scripts/pools_report.py\` prints the fast-pool bytes side by side." \
+  $d/models/*.json $d/training/*.json --pool=fast:256KiB:64 --pool=dram:0:64
 section "The seed notebook's model, constants planned" \
   "The notebook plans every tensor, weights included (optimum 697888 bytes = the lower bound)." \
   $d/seed/seed000_model.json --plan-constants

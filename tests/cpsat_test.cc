@@ -160,62 +160,6 @@ TEST(CpsatTest, FixedPlacementsAlignmentAndZeroSizeBuffers) {
   EXPECT_TRUE(plan->proven_optimal);
 }
 
-// The smallest peak of a problem of several pools, by brute force: every
-// assignment of buffers to their allowed pools, each pool's part solved by
-// the single-pool oracle; the sum of the pools' peaks (Plan::peak). Max:
-// no assignment fits the capacities.
-Bytes OptimumOverPools(const Problem& problem) {
-  const int n = static_cast<int>(problem.buffers.size());
-  const int pools = static_cast<int>(problem.pools.size());
-  std::vector<std::vector<PoolId>> allowed(n);
-  for (int b = 0; b < n; ++b) {
-    const Buffer& buffer = problem.buffers[b];
-    if (buffer.fixed.has_value()) {
-      allowed[b] = {buffer.fixed->pool};
-    } else if (!buffer.pools.empty()) {
-      allowed[b] = buffer.pools;
-    } else {
-      for (PoolId p = 0; p < pools; ++p) allowed[b].push_back(p);
-    }
-  }
-  Bytes best = std::numeric_limits<Bytes>::max();
-  std::vector<int> pick(n, 0);
-  while (true) {
-    Bytes total = 0;
-    for (PoolId p = 0; p < pools && total != best; ++p) {
-      Problem part{.pools = {problem.pools[p]}};
-      std::vector<int> index(n, -1);
-      for (int b = 0; b < n; ++b) {
-        if (allowed[b][pick[b]] != p) continue;
-        index[b] = static_cast<int>(part.buffers.size());
-        Buffer buffer = problem.buffers[b];
-        buffer.pools.clear();
-        if (buffer.fixed.has_value()) buffer.fixed->pool = 0;
-        part.buffers.push_back(buffer);
-      }
-      for (const BufferConflict& c : problem.conflicts) {
-        if (index[c.a] >= 0 && index[c.b] >= 0)
-          part.conflicts.push_back({.a = index[c.a], .b = index[c.b]});
-      }
-      if (part.buffers.empty()) continue;
-      const Bytes peak = testing::OptimumByRestingPlacements(part);
-      const Bytes capacity = problem.pools[p].capacity;
-      if (capacity > 0 && peak > capacity) {
-        total = best;  // does not fit
-        break;
-      }
-      total += peak;
-    }
-    best = std::min(best, total);
-    int b = 0;
-    while (b < n && ++pick[b] == static_cast<int>(allowed[b].size())) {
-      pick[b++] = 0;
-    }
-    if (b == n) break;
-  }
-  return best;
-}
-
 TEST(CpsatTest, AgreesWithBruteForceOnTinyProblems) {
   int above_lower_bound = 0, several_pools = 0;
   for (uint64_t seed = 1; seed <= 40; ++seed) {
@@ -231,14 +175,16 @@ TEST(CpsatTest, AgreesWithBruteForceOnTinyProblems) {
     if (options.pools == 2) options.capacity = 16;
     const Problem problem = RandomProblem(seed, options);
     SCOPED_TRACE(absl::StrCat("seed ", seed));
-    const Bytes optimum = OptimumOverPools(problem);
-    ASSERT_LT(optimum, std::numeric_limits<Bytes>::max());
-    if (optimum > LowerBound(problem)) ++above_lower_bound;
+    // Across pools: the least spill (SpillsLess), then the least peak.
+    const testing::PoolsOptimum optimum = testing::OptimumAcrossPools(problem);
+    ASSERT_TRUE(optimum.fits);
+    if (optimum.peak > LowerBound(problem)) ++above_lower_bound;
     if (problem.pools.size() > 1) ++several_pools;
     for (bool warm : {false, true}) {
       absl::StatusOr<Plan> plan = SolveCpsat(problem, warm);
       ASSERT_TRUE(plan.ok()) << plan.status();
-      EXPECT_EQ(plan->peak, optimum);
+      EXPECT_EQ(PoolBytes(problem, *plan), optimum.bytes);
+      EXPECT_EQ(plan->peak, optimum.peak);
       EXPECT_TRUE(plan->proven_optimal);
     }
   }

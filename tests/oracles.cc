@@ -162,4 +162,69 @@ Bytes OptimumByRestingPlacements(const Problem& problem) {
   return best;
 }
 
+PoolsOptimum OptimumAcrossPools(const Problem& problem) {
+  const int n = static_cast<int>(problem.buffers.size());
+  const int pools = static_cast<int>(problem.pools.size());
+  std::vector<std::vector<PoolId>> allowed(n);
+  for (int b = 0; b < n; ++b) {
+    const Buffer& buffer = problem.buffers[b];
+    if (buffer.fixed.has_value()) {
+      allowed[b] = {buffer.fixed->pool};
+    } else if (!buffer.pools.empty()) {
+      allowed[b] = buffer.pools;
+    } else {
+      for (PoolId p = 0; p < pools; ++p) allowed[b].push_back(p);
+    }
+  }
+  // Lexicographically below, the last pool first (pool 0 holds the rest).
+  auto below = [&](const std::vector<Bytes>& a, const std::vector<Bytes>& b) {
+    for (int p = pools - 1; p >= 1; --p) {
+      if (a[p] != b[p]) return a[p] < b[p];
+    }
+    return false;
+  };
+  PoolsOptimum best;
+  std::vector<int> pick(n, 0);
+  while (true) {
+    std::vector<Bytes> bytes(pools, 0);
+    for (int b = 0; b < n; ++b)
+      bytes[allowed[b][pick[b]]] += problem.buffers[b].size;
+    if (!best.fits || !below(best.bytes, bytes)) {
+      Bytes total = 0;
+      bool fits = true;
+      for (PoolId p = 0; p < pools && fits; ++p) {
+        Problem part{.pools = {problem.pools[p]}};
+        std::vector<int> index(n, -1);
+        for (int b = 0; b < n; ++b) {
+          if (allowed[b][pick[b]] != p) continue;
+          index[b] = static_cast<int>(part.buffers.size());
+          Buffer buffer = problem.buffers[b];
+          buffer.pools.clear();
+          if (buffer.fixed.has_value()) buffer.fixed->pool = 0;
+          part.buffers.push_back(buffer);
+        }
+        for (const BufferConflict& c : problem.conflicts) {
+          if (index[c.a] >= 0 && index[c.b] >= 0)
+            part.conflicts.push_back({.a = index[c.a], .b = index[c.b]});
+        }
+        if (part.buffers.empty()) continue;
+        const Bytes peak = OptimumByRestingPlacements(part);
+        const Bytes capacity = problem.pools[p].capacity;
+        if (capacity > 0 && peak > capacity) fits = false;
+        total += peak;
+      }
+      if (fits && (!best.fits || below(bytes, best.bytes) ||
+                   total < best.peak)) {
+        best = {.fits = true, .bytes = bytes, .peak = total};
+      }
+    }
+    int b = 0;
+    while (b < n && ++pick[b] == static_cast<int>(allowed[b].size())) {
+      pick[b++] = 0;
+    }
+    if (b == n) break;
+  }
+  return best;
+}
+
 }  // namespace memplan::testing

@@ -7,6 +7,8 @@
 #ifndef MEMPLAN_TESTS_ORACLES_H_
 #define MEMPLAN_TESTS_ORACLES_H_
 
+#include <vector>
+
 #include "memplan/types.h"
 
 namespace memplan::testing {
@@ -31,6 +33,20 @@ Bytes OptimumByEveryOrder(const Problem& problem);
 // (offset, id): some optimal plan is one, since every plan can be pushed
 // down into one. For up to about 8 free buffers.
 Bytes OptimumByRestingPlacements(const Problem& problem);
+
+// The least spill of a small problem of several pools (SpillsLess in
+// memplan/problem.h): every assignment of the buffers to their allowed
+// pools (fixed buffers to theirs), each pool's share solved by
+// OptimumByRestingPlacements against its capacity. `bytes` (per pool, as
+// PoolBytes) of the lexicographically least assignment that fits, `peak`
+// the least sum of the pools' peaks among those; `fits` false when none
+// fits. For up to about 7 buffers.
+struct PoolsOptimum {
+  bool fits = false;
+  std::vector<Bytes> bytes;
+  Bytes peak = 0;
+};
+PoolsOptimum OptimumAcrossPools(const Problem& problem);
 
 }  // namespace memplan::testing
 

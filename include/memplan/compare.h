@@ -45,6 +45,9 @@ struct CompareRow {
   // given and the note lists each pool's bytes instead.
   std::vector<Bytes> pool_used;
   std::vector<std::string> pool_names;
+  // Per pool: the bytes of the buffers the plan puts there (PoolBytes),
+  // listed in the note after the pools' bytes.
+  std::vector<Bytes> pool_bytes;
   bool proven_optimal = false;
   absl::Duration wall_time = absl::ZeroDuration();
   bool verified = false;

@@ -86,6 +86,20 @@ std::vector<PoolId> AllowedPools(const Problem& problem, BufferId buffer);
 // lower bound. Planners call it before returning.
 void ComputePlanStatistics(const Problem& problem, Plan& plan);
 
+// Bytes held in each pool: the sum of the sizes of the buffers `plan` puts
+// there (0 for a pool nothing goes to; assignments the verifier would reject
+// are skipped).
+std::vector<Bytes> PoolBytes(const Problem& problem, const Plan& plan);
+
+// The order of plans across pools that exact and cpsat minimise: fewer
+// bytes spilled out of the faster pools first, lexicographically (fewer
+// bytes held in the last pool, then in the one before, ...), then a smaller
+// peak (the sum of the pools' tops). With one pool: a smaller peak.
+// `a_bytes` and `b_bytes` are PoolBytes() of the two plans.
+bool SpillsLess(const std::vector<Bytes>& a_bytes, Bytes a_peak,
+                const std::vector<Bytes>& b_bytes, Bytes b_peak);
+bool SpillsLess(const Problem& problem, const Plan& a, const Plan& b);
+
 }  // namespace memplan
 
 #endif  // MEMPLAN_PROBLEM_H_

@@ -221,8 +221,10 @@ struct Plan {
   Bytes lower_bound = 0;  // max-live bytes; no single-pool plan is smaller
   std::string planner;
   absl::Duration wall_time = absl::ZeroDuration();
-  bool proven_optimal =
-      false;  // the planner proved no valid plan has a smaller peak
+  // The planner proved no valid plan has a smaller peak; across several
+  // pools, for exact and cpsat, that no valid plan spills fewer bytes out
+  // of the faster pools (SpillsLess, memplan/problem.h).
+  bool proven_optimal = false;
   // What the solve did, by name, as the planner that made the plan counts it
   // (`memplan planners NAME` and the planners' headers list theirs): exact's
   // "nodes", "parts", "searches" and "restarts"; the shared-object planners'

@@ -24,6 +24,7 @@
 #include "memplan/problem.h"
 #include "memplan/verify.h"
 #include "ortools_library.h"
+#include "planners.h"
 #include "wire.h"
 
 namespace memplan {
@@ -284,7 +285,11 @@ absl::StatusOr<Model> BuildModel(const Problem& problem,
   }
   AddPools(problem, model);
   AddExplicitConflicts(problem, model);
-  // Minimise the sum of the tops.
+  return model;
+}
+
+// Minimise the sum of the tops.
+Writer TopsObjective(const Model& model) {
   std::vector<int32_t> tops;
   for (int32_t t : model.top)
     if (t >= 0) tops.push_back(t);
@@ -292,12 +297,34 @@ absl::StatusOr<Model> BuildModel(const Problem& problem,
   Writer objective;
   objective.Packed(f::kObjectiveVars, tops);
   objective.Packed(f::kObjectiveCoeffs, ones);
-  model.proto.Message(f::kModelObjective, objective);
-  return model;
+  return objective;
+}
+
+// The bytes, in units, held in pool `p`: sum(coeffs * vars) + constant
+// (the buffers whose only choice is p).
+struct PoolBytesTerm {
+  std::vector<int32_t> vars;
+  std::vector<int64_t> coeffs;
+  int64_t constant = 0;
+};
+
+PoolBytesTerm HeldIn(const Problem& problem, const Model& model, PoolId p) {
+  PoolBytesTerm term;
+  for (const Choice& c : model.choices) {
+    if (c.pool != p) continue;
+    const int64_t size = problem.buffers[c.buffer].size / model.unit;
+    if (c.presence < 0) {
+      term.constant += size;
+    } else {
+      term.vars.push_back(c.presence);
+      term.coeffs.push_back(size);
+    }
+  }
+  return term;
 }
 
 // The warm start plan as a solution hint (every variable).
-void AddHint(const Problem& problem, const Plan& plan, Model& model) {
+Writer Hint(const Problem& problem, const Plan& plan, const Model& model) {
   std::vector<int64_t> values(model.variables, 0);
   for (const Choice& c : model.choices) {
     const Assignment& a = plan.assignments[c.buffer];
@@ -316,7 +343,28 @@ void AddHint(const Problem& problem, const Plan& plan, Model& model) {
   Writer hint;
   hint.Packed(f::kHintVars, vars);
   hint.Packed(f::kHintValues, values);
-  model.proto.Message(f::kModelSolutionHint, hint);
+  return hint;
+}
+
+// A solution as a hint.
+Writer Hint(const std::vector<int64_t>& solution) {
+  std::vector<int32_t> vars(solution.size());
+  std::iota(vars.begin(), vars.end(), 0);
+  Writer hint;
+  hint.Packed(f::kHintVars, vars);
+  hint.Packed(f::kHintValues, solution);
+  return hint;
+}
+
+// The model with `extra` constraints (each a ConstraintProto), an objective
+// and, when it has bytes, a hint.
+std::string ModelBytes(const Model& model, const std::vector<Writer>& extra,
+                       const Writer& objective, const Writer& hint) {
+  Writer proto = model.proto;
+  for (const Writer& c : extra) proto.Message(f::kModelConstraints, c);
+  proto.Message(f::kModelObjective, objective);
+  if (!hint.bytes().empty()) proto.Message(f::kModelSolutionHint, hint);
+  return proto.bytes();
 }
 
 // The plan of a solution (zero-size buffers at 0 of their first pool, or at
@@ -408,6 +456,21 @@ absl::StatusOr<Plan> PlanOfResponse(const Problem& problem, const Model& model,
   return with_counters(FinishPlan(problem, std::move(best), proven));
 }
 
+bool NothingSpilled(const Problem& problem, const Plan& plan) {
+  const std::vector<Bytes> bytes = PoolBytes(problem, plan);
+  return std::all_of(bytes.begin() + 1, bytes.end(),
+                     [](Bytes b) { return b == 0; });
+}
+
+// The start returned unsearched: across pools, proven only when it spills
+// nothing.
+Plan StartAsPlan(const Problem& problem, Plan start) {
+  Plan plan = internal::StartAsPlanOf(std::move(start), kName);
+  if (problem.pools.size() > 1)
+    plan.proven_optimal = NothingSpilled(problem, plan);
+  return plan;
+}
+
 class CpsatPlanner : public SearchPlanner {
  public:
   CpsatPlanner(const CpsatOptions& options, CpsatStats* stats)
@@ -428,22 +491,28 @@ class CpsatPlanner : public SearchPlanner {
   absl::StatusOr<Plan> SolveImpl(const Problem& problem,
                                  const PlanOptions& options, Incumbent& start,
                                  CpsatStats& stats) const;
-  std::string Parameters(const PlanOptions& options,
-                         const Budget& budget) const;
+  std::string Parameters(const PlanOptions& options, const Budget& budget,
+                         double deterministic_seconds) const;
+  absl::StatusOr<Plan> SolveAcrossPools(const Problem& problem,
+                                        const PlanOptions& options,
+                                        const Budget& budget,
+                                        const Model& model, const Writer& hint,
+                                        std::optional<Plan> warm,
+                                        const absl::Status& warm_error,
+                                        CpsatStats& stats) const;
 
   CpsatOptions options_;
   CpsatStats* stats_;
 };
 
 std::string CpsatPlanner::Parameters(const PlanOptions& options,
-                                     const Budget& budget) const {
+                                     const Budget& budget,
+                                     double deterministic_seconds) const {
   Writer parameters;
   parameters.Int(f::kParamNumWorkers, std::max(1, options_.workers));
   parameters.Int(f::kParamRandomSeed,
                  static_cast<int64_t>(options.seed & 0x7fffffff));
-  parameters.Double(
-      f::kParamMaxDeterministicTime,
-      static_cast<double>(budget.work_limit()) / kWorkPerDeterministicSecond);
+  parameters.Double(f::kParamMaxDeterministicTime, deterministic_seconds);
   if (budget.deadline() != absl::InfiniteFuture()) {
     parameters.Double(
         f::kParamMaxTimeInSeconds,
@@ -468,7 +537,20 @@ absl::StatusOr<Plan> CpsatPlanner::SolveImpl(const Problem& problem,
       warm_error = plan.status();
     }
   }
-  if (warm.has_value() && warm->peak <= LowerBound(problem)) {
+  if (problem.pools.size() > 1 && !start.none()) {
+    // Across pools the start is the plan that spills least of best's and
+    // the heuristics' (best keeps the smallest peak), each with the whole
+    // budget as best's members.
+    for (Plan& plan : internal::HeuristicPlans(problem, options)) {
+      if (!warm.has_value() || SpillsLess(problem, plan, *warm)) {
+        warm = std::move(plan);
+        warm_error = absl::OkStatus();
+      }
+    }
+    stats.used_warm_start = warm.has_value();
+  }
+  if (warm.has_value() && warm->peak <= LowerBound(problem) &&
+      (problem.pools.size() == 1 || NothingSpilled(problem, *warm))) {
     return internal::StartAsPlanOf(*std::move(warm), kName);
   }
   int64_t with_bytes = 0;
@@ -484,7 +566,7 @@ absl::StatusOr<Plan> CpsatPlanner::SolveImpl(const Problem& problem,
   absl::Status set_up = internal::TimeForSetUp(
       budget, problem, internal::kPlacementSetUpPerBuffer, "the cpsat model");
   if (too_large || !set_up.ok()) {
-    if (warm.has_value()) return internal::StartAsPlanOf(*std::move(warm), kName);
+    if (warm.has_value()) return StartAsPlan(problem, *std::move(warm));
     if (!set_up.ok()) return set_up;
     return absl::UnimplementedError(absl::StrCat(
         "the cpsat planner builds no model of ", with_bytes,
@@ -494,28 +576,149 @@ absl::StatusOr<Plan> CpsatPlanner::SolveImpl(const Problem& problem,
   }
 
   MEMPLAN_ASSIGN_OR_RETURN(Model model, BuildModel(problem, warm));
-  if (warm.has_value()) AddHint(problem, *warm, model);
+  const Writer hint = warm.has_value() ? Hint(problem, *warm, model) : Writer();
   stats.model_built = true;
   stats.variables = model.variables;
   stats.constraints = model.constraints;
   if (model.proto.bytes().size() >
       static_cast<size_t>(std::numeric_limits<int32_t>::max() / 2)) {
-    if (warm.has_value()) return internal::StartAsPlanOf(*std::move(warm), kName);
+    if (warm.has_value()) return StartAsPlan(problem, *std::move(warm));
     return absl::UnimplementedError("the cpsat model exceeds a gigabyte");
+  }
+  if (problem.pools.size() > 1) {
+    return SolveAcrossPools(problem, options, budget, model, hint,
+                            std::move(warm), warm_error, stats);
   }
 
   const std::string library =
       options_.library.empty() ? CpsatDefaultLibrary() : options_.library;
   MEMPLAN_ASSIGN_OR_RETURN(
       const std::string bytes,
-      internal::SolveCpModel(library, model.proto.bytes(),
-                             Parameters(options, budget)));
+      internal::SolveCpModel(
+          library, ModelBytes(model, {}, TopsObjective(model), hint),
+          Parameters(options, budget,
+                     static_cast<double>(budget.work_limit()) /
+                         kWorkPerDeterministicSecond)));
   MEMPLAN_ASSIGN_OR_RETURN(const cpsat_wire::Response response,
                            cpsat_wire::ParseResponse(bytes));
   stats.status = static_cast<int>(response.status);
   stats.deterministic_time = response.deterministic_time;
 
   return PlanOfResponse(problem, model, response, std::move(warm), warm_error);
+}
+
+// Several pools: the bytes held in the last pool minimised first, then
+// fixed at their minimum (a linear constraint) while the pool before is
+// minimised, and so on; last the sum of the tops. Each stage starts from
+// the previous stage's solution and gets the deterministic time left. A
+// stage that ends without proving its minimum ends the solve, unproven.
+absl::StatusOr<Plan> CpsatPlanner::SolveAcrossPools(
+    const Problem& problem, const PlanOptions& options, const Budget& budget,
+    const Model& model, const Writer& hint, std::optional<Plan> warm,
+    const absl::Status& warm_error, CpsatStats& stats) const {
+  const std::string library =
+      options_.library.empty() ? CpsatDefaultLibrary() : options_.library;
+  double seconds_left =
+      static_cast<double>(budget.work_limit()) / kWorkPerDeterministicSecond;
+  std::vector<Writer> fixed_stages;
+  Writer stage_hint = hint;
+  std::optional<Plan> found;
+  bool proven = true;
+  int stages = 0;
+  int64_t conflicts = 0, branches = 0;
+  const int pools = static_cast<int>(problem.pools.size());
+  for (PoolId p = pools - 1; p >= 0; --p) {
+    const bool tops = p == 0;  // the last stage: the sum of the tops
+    const PoolBytesTerm held = tops ? PoolBytesTerm() : HeldIn(problem, model, p);
+    if (!tops && held.vars.empty()) continue;  // the same in every plan
+    Writer objective;
+    if (tops) {
+      objective = TopsObjective(model);
+    } else {
+      objective.Packed(f::kObjectiveVars, held.vars);
+      objective.Packed(f::kObjectiveCoeffs, held.coeffs);
+    }
+    MEMPLAN_ASSIGN_OR_RETURN(
+        const std::string bytes,
+        internal::SolveCpModel(
+            library, ModelBytes(model, fixed_stages, objective, stage_hint),
+            Parameters(options, budget, std::max(seconds_left, 0.0))));
+    MEMPLAN_ASSIGN_OR_RETURN(const cpsat_wire::Response response,
+                             cpsat_wire::ParseResponse(bytes));
+    ++stages;
+    seconds_left -= response.deterministic_time;
+    conflicts += response.num_conflicts;
+    branches += response.num_branches;
+    stats.status = static_cast<int>(response.status);
+    stats.deterministic_time += response.deterministic_time;
+    if (response.status == SolverStatus::kModelInvalid) {
+      return absl::InternalError(absl::StrCat(
+          "CP-SAT rejected the cpsat model: ", response.solution_info));
+    }
+    if (response.status == SolverStatus::kInfeasible && stages == 1 &&
+        !warm.has_value()) {
+      std::string why = absl::StrCat(
+          "no plan of the ", problem.buffers.size(),
+          " buffers fits in the pools' capacities (proven by CP-SAT)");
+      if (!warm_error.ok())
+        absl::StrAppend(&why, "; the heuristic: ", warm_error.message());
+      return absl::ResourceExhaustedError(why);
+    }
+    const bool solved =
+        (response.status == SolverStatus::kFeasible ||
+         response.status == SolverStatus::kOptimal) &&
+        response.solution.size() == static_cast<size_t>(model.variables);
+    if (!solved) {
+      if (!tops) proven = false;
+      break;
+    }
+    Plan plan = ExtractPlan(problem, model, response.solution);
+    ComputePlanStatistics(problem, plan);
+    if (!VerifyPlan(problem, plan).ok()) {
+      if (!tops) proven = false;
+      break;
+    }
+    found = std::move(plan);
+    if (tops) break;
+    const int64_t value = static_cast<int64_t>(
+        std::llround(response.objective_value));
+    const bool optimal =
+        response.status == SolverStatus::kOptimal ||
+        response.best_objective_bound >= response.objective_value - 1e-6;
+    if (!optimal) {
+      proven = false;
+      break;
+    }
+    Writer at_most;  // held in p <= its minimum, for the stages that follow
+    at_most.Packed(f::kLinearVars, held.vars);
+    at_most.Packed(f::kLinearCoeffs, held.coeffs);
+    const int64_t domain[] = {std::numeric_limits<int64_t>::min() / 4, value};
+    at_most.Packed(f::kLinearDomain, domain);
+    Writer constraint;
+    constraint.Message(f::kConstraintLinear, at_most);
+    fixed_stages.push_back(constraint);
+    stage_hint = Hint(response.solution);
+  }
+  if (!found.has_value() && !warm.has_value()) {
+    return absl::DeadlineExceededError(
+        "the cpsat planner found no plan within its budget and proved none "
+        "impossible");
+  }
+  const std::vector<Bytes> found_bytes =
+      found.has_value() ? PoolBytes(problem, *found) : std::vector<Bytes>();
+  Plan best = !found.has_value() ||
+                      (warm.has_value() && !SpillsLess(problem, *found, *warm))
+                  ? *std::move(warm)
+                  : *std::move(found);
+  // A start that spills as much as a proven solution is as proven.
+  const bool spills_least =
+      found_bytes.size() > 0 && proven && PoolBytes(problem, best) == found_bytes;
+  best = FinishPlan(problem, std::move(best), false);
+  best.proven_optimal = spills_least || NothingSpilled(problem, best);
+  best.counters["conflicts"] = conflicts;
+  best.counters["branches"] = branches;
+  best.counters["stages"] = stages;
+  return best;
 }
 
 }  // namespace

@@ -21,6 +21,7 @@
 #include "absl/time/time.h"
 #include "exact_decompose.h"
 #include "exact_part.h"
+#include "exact_pools.h"
 #include "exact_search.h"
 #include "memplan/compose.h"
 #include "base/planner_util.h"
@@ -77,9 +78,14 @@ class ExactPlanner : public SearchPlanner {
                               const PlanOptions& plan_options,
                               Incumbent& incumbent) const override {
     if (problem.pools.size() != 1) {
+      if (options_.across_pools && !options_.lower_bound_only) {
+        return internal::exact::SolveAcrossPools(problem, plan_options,
+                                                 options_, incumbent);
+      }
       return absl::UnimplementedError(absl::StrCat(
-          "the exact planner handles a single pool; the problem has ",
-          problem.pools.size(), " pools"));
+          "the exact planner handles a single pool", 
+          options_.lower_bound_only ? " at the lower bound" : "",
+          "; the problem has ", problem.pools.size(), " pools"));
     }
     Run run{.problem = problem,
             .options = options_,

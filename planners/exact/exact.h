@@ -74,6 +74,12 @@
 // cache is shared by all of them. Restarts are what solve tight parts where
 // every static order commits early to a wrong choice (bench/NOTES.md).
 //
+// Several pools (with across_pools): which buffers go to which pool is
+// searched so that the fewest bytes spill out of the faster pools
+// (lexicographically, the last pool first: SpillsLess in memplan/problem.h),
+// each pool with a capacity packed by the search above; exact_pools.h.
+// proven_optimal then says that no plan spills fewer bytes.
+//
 // Proofs (infeasible, optimal) are claimed only where the search is complete:
 // a single pool, no fixed placements, no explicit conflicts between buffers
 // and one alignment (after the common unit). Otherwise the search is a
@@ -116,6 +122,10 @@ struct ExactOptions {
   // Look only for a plan at the lower bound (max-live), in either mode:
   // best's quick try before its longer searches.
   bool lower_bound_only = false;
+  // Several pools: search the pool of every buffer (the registered `exact`
+  // does). false: Unimplemented, as best's members keep it, so that best
+  // still compares plans of several pools by their peak alone.
+  bool across_pools = false;
   bool section_inference = true;
   bool symmetry = true;
   bool decomposition = true;

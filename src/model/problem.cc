@@ -364,6 +364,33 @@ void ComputePlanStatistics(const Problem& problem, Plan& plan) {
   if (plan.peak == plan.lower_bound) plan.proven_optimal = true;
 }
 
+std::vector<Bytes> PoolBytes(const Problem& problem, const Plan& plan) {
+  std::vector<Bytes> bytes(problem.pools.size(), 0);
+  for (const Assignment& a : plan.assignments) {
+    if (a.buffer < 0 ||
+        a.buffer >= static_cast<BufferId>(problem.buffers.size()) ||
+        a.pool < 0 || a.pool >= static_cast<PoolId>(problem.pools.size())) {
+      continue;  // the verifier reports it
+    }
+    bytes[a.pool] += problem.buffers[a.buffer].size;
+  }
+  return bytes;
+}
+
+bool SpillsLess(const std::vector<Bytes>& a_bytes, Bytes a_peak,
+                const std::vector<Bytes>& b_bytes, Bytes b_peak) {
+  // Pool 0 holds what the others do not: its bytes decide nothing more.
+  for (size_t p = std::min(a_bytes.size(), b_bytes.size()); p-- > 1;) {
+    if (a_bytes[p] != b_bytes[p]) return a_bytes[p] < b_bytes[p];
+  }
+  return a_peak < b_peak;
+}
+
+bool SpillsLess(const Problem& problem, const Plan& a, const Plan& b) {
+  return SpillsLess(PoolBytes(problem, a), a.peak, PoolBytes(problem, b),
+                    b.peak);
+}
+
 namespace internal {
 
 std::string DescribeBuffer(const Problem& problem, BufferId buffer) {

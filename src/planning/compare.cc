@@ -50,15 +50,22 @@ std::string FormatRatio(const CompareRow& r, const absl::FormatSpec<double>& for
   return ratio.has_value() ? absl::StrFormat(format, *ratio) : none;
 }
 
-// "sram 1024, dram 4096" for a plan in several pools.
+// "pools: sram 1024, dram 4096; holding sram 5120, dram 70000" for a plan
+// in several pools: each pool's top, then the bytes of the buffers in it.
 std::string PoolsNote(const CompareRow& r) {
   if (r.pool_used.size() < 2) return "";
-  std::vector<std::string> parts;
-  for (size_t p = 0; p < r.pool_used.size(); ++p) {
-    parts.push_back(absl::StrCat(p < r.pool_names.size() ? r.pool_names[p] : "",
-                                 " ", r.pool_used[p]));
-  }
-  return absl::StrCat("pools: ", absl::StrJoin(parts, ", "));
+  auto list = [&](const std::vector<Bytes>& bytes) {
+    std::vector<std::string> parts;
+    for (size_t p = 0; p < bytes.size(); ++p) {
+      parts.push_back(absl::StrCat(
+          p < r.pool_names.size() ? r.pool_names[p] : "", " ", bytes[p]));
+    }
+    return absl::StrJoin(parts, ", ");
+  };
+  std::string note = absl::StrCat("pools: ", list(r.pool_used));
+  if (!r.pool_bytes.empty())
+    absl::StrAppend(&note, "; holding ", list(r.pool_bytes));
+  return note;
 }
 
 // The failure of a row in one line: "RESOURCE_EXHAUSTED: buffer ...".
@@ -274,6 +281,7 @@ absl::StatusOr<std::vector<CompareRow>> ComparePlanners(
       row.planned = true;
       row.peak = plan->peak;
       row.pool_used = plan->pool_used;
+      row.pool_bytes = PoolBytes(problem, *plan);
       for (const Pool& pool : problem.pools) row.pool_names.push_back(pool.name);
       row.proven_optimal = plan->proven_optimal;
       row.status = VerifyPlan(problem, *plan);
