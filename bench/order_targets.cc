@@ -314,9 +314,9 @@ void AddOrderRun(const std::string& label, const Graph* graph,
         absl::StatusOr<std::optional<OrderLowerBound>> any =
             LowerBoundOverOrders(*graph, {}, 100 * kOrderBoundWork);
         // Placed by the default planner: whether placement reaches the
-        // order's bound (graphs of up to 2,500 ops).
+        // order's bound (graphs of up to 2,500 ops, and every traced one).
         double placed = -1;
-        if (graph->ops.size() <= 2'501) {
+        if (graph->ops.size() <= 2'501 || once) {
           absl::StatusOr<Problem> problem =
               BuildProblem(PermuteOps(*graph, order));
           absl::StatusOr<Plan> plan =

@@ -24,11 +24,11 @@
 //     it never raises the lower bound of BuildProblem(graph, options) (the
 //     options decide alignment, planned constants, inputs and outputs).
 //   * "optimal": an exact search for the order of the smallest lower bound
-//     (ComputeOptimalOpOrder() below), starting from the better of the
-//     graph's order and "memory"'s and never worse than either. Within its
-//     default work (kOptimalOrderWork) it proves the optimum on graphs whose
-//     ops run a few branches wide at a time between articulation ops (cell
-//     and stage boundaries); beyond it, a beam over the same model may still
+//     (ComputeOptimalOpOrder() below), starting from the best of the
+//     graph's order, "memory"'s and "window"'s and never worse than any.
+//     Within its default work (kOptimalOrderWork) it proves the optimum on
+//     graphs whose ops run a few branches wide at a time between
+//     articulation ops (cell and stage boundaries); beyond it, a beam over the same model may still
 //     improve the order, and the best order known is returned.
 //   * "window": for graphs of 10^3-10^5 ops, where "optimal" cannot search
 //     the whole graph. Starting from "memory"'s order, it re-orders the
@@ -123,8 +123,10 @@ absl::StatusOr<std::optional<OrderLowerBound>> LowerBoundOverOrders(
 // best-first over sets of executed ops, on a model of the bytes alive that
 // never exceeds that lower bound (in-place merges counted as if they always
 // happened), memoised on the set (two paths to one set keep the smaller
-// running peak), pruned at the best order known (the graph's own or
-// "memory"'s, whichever is lower). The segment of the highest peak is
+// running peak), pruned at the best order known (the graph's own,
+// "memory"'s or, where the graph's and "memory"'s are above
+// LowerBoundOverOrders(), "window"'s: whichever is lowest; "window"'s work
+// is its own, not counted in `work`). The segment of the highest peak is
 // searched first; below the largest minimum known so far (at first
 // LowerBoundOverOrders()) peaks no longer matter, so the other segments
 // only look for an order under it, diving to the deepest states first. An
