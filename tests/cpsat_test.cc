@@ -230,6 +230,35 @@ TEST(CpsatTest, NeverWorseThanTheWarmStart) {
   }
 }
 
+// The stages of several pools share one deterministic budget: the work
+// limit over 8 x kWorkPerSecond in all, not each (CP-SAT stops at its
+// limit between checks, a few thousandths of a deterministic second late);
+// both where the stages all finish and where the budget stops them.
+TEST(CpsatTest, StagesShareOneDeterministicBudget) {
+  int several_stages = 0, stopped = 0;
+  for (const int buffers : {40, 120}) {
+    for (uint64_t seed = 1; seed <= 3; ++seed) {
+      SCOPED_TRACE(absl::StrCat(buffers, " buffers, seed ", seed));
+      RandomProblemOptions options;
+      options.buffers = buffers;
+      options.pools = 3;
+      options.capacity = 3000;
+      const Problem problem = RandomProblem(seed, options);
+      const double work_seconds = 0.4;  // 0.05 CP-SAT seconds in all
+      CpsatStats stats;
+      absl::StatusOr<Plan> plan = SolveCpsat(
+          problem, false, &stats, testing::CountedWork(work_seconds));
+      ASSERT_TRUE(plan.ok()) << plan.status();
+      ASSERT_TRUE(stats.model_built);
+      EXPECT_LE(stats.deterministic_time, work_seconds / 8 + 0.01);
+      several_stages += plan->counters.at("stages") > 1;
+      stopped += !plan->proven_optimal;
+    }
+  }
+  EXPECT_GT(several_stages, 0);
+  EXPECT_GT(stopped, 0);
+}
+
 // The pairs of buffers alive together in a pool, by brute force: what
 // the size guard counts.
 int64_t PairsByBruteForce(const Problem& problem) {
