@@ -230,5 +230,116 @@ TEST(CpsatTest, NeverWorseThanTheWarmStart) {
   }
 }
 
+// The stages of several pools share one deterministic budget: the work
+// limit over 8 x kWorkPerSecond in all, not each (CP-SAT stops at its
+// limit between checks, a few thousandths of a deterministic second late);
+// both where the stages all finish and where the budget stops them.
+TEST(CpsatTest, StagesShareOneDeterministicBudget) {
+  int several_stages = 0, stopped = 0;
+  for (const int buffers : {40, 120}) {
+    for (uint64_t seed = 1; seed <= 3; ++seed) {
+      SCOPED_TRACE(absl::StrCat(buffers, " buffers, seed ", seed));
+      RandomProblemOptions options;
+      options.buffers = buffers;
+      options.pools = 3;
+      options.capacity = 3000;
+      const Problem problem = RandomProblem(seed, options);
+      const double work_seconds = 0.4;  // 0.05 CP-SAT seconds in all
+      CpsatStats stats;
+      absl::StatusOr<Plan> plan = SolveCpsat(
+          problem, false, &stats, testing::CountedWork(work_seconds));
+      ASSERT_TRUE(plan.ok()) << plan.status();
+      ASSERT_TRUE(stats.model_built);
+      EXPECT_LE(stats.deterministic_time, work_seconds / 8 + 0.01);
+      several_stages += plan->counters.at("stages") > 1;
+      stopped += !plan->proven_optimal;
+    }
+  }
+  EXPECT_GT(several_stages, 0);
+  EXPECT_GT(stopped, 0);
+}
+
+// The pairs of buffers alive together in a pool, by brute force: what
+// the size guard counts.
+int64_t PairsByBruteForce(const Problem& problem) {
+  int64_t pairs = 0;
+  const int n = static_cast<int>(problem.buffers.size());
+  for (PoolId p = 0; p < static_cast<PoolId>(problem.pools.size()); ++p) {
+    const Bytes capacity = problem.pools[p].capacity;
+    auto may_use = [&](const Buffer& b) {
+      if (b.size == 0 || (capacity > 0 && b.size > capacity)) return false;
+      if (b.fixed.has_value()) return b.fixed->pool == p;
+      return b.pools.empty() ||
+             std::find(b.pools.begin(), b.pools.end(), p) != b.pools.end();
+    };
+    for (int i = 0; i < n; ++i) {
+      for (int j = 0; j < i; ++j) {
+        const Buffer& a = problem.buffers[i];
+        const Buffer& b = problem.buffers[j];
+        if (may_use(a) && may_use(b) && a.lifetime.start < b.lifetime.end &&
+            b.lifetime.start < a.lifetime.end) {
+          ++pairs;
+        }
+      }
+    }
+  }
+  return pairs;
+}
+
+// Above its pairs per deterministic second of the budget the model is not
+// built: the start is returned, verified, unproven unless it spills
+// nothing, with the pairs counted; the same problem under the default
+// bound is searched.
+TEST(CpsatTest, ModelTooLargeForTheBudgetReturnsTheStart) {
+  int too_large = 0;
+  for (uint64_t seed = 1; seed <= 6; ++seed) {
+    SCOPED_TRACE(seed);
+    RandomProblemOptions options;
+    options.buffers = 40;
+    options.pools = 2;
+    options.capacity = 2000;
+    options.explicit_conflicts = 3;
+    options.fixed = 2;
+    const Problem problem = RandomProblem(seed, options);
+    const int64_t pairs = PairsByBruteForce(problem);
+    ASSERT_GT(pairs, 0);
+    absl::StatusOr<std::unique_ptr<Planner>> guarded = CreatePlanner(
+        "cpsat", {{"max_pairs_per_second", "1"}});
+    ASSERT_TRUE(guarded.ok()) << guarded.status();
+    absl::StatusOr<Plan> start =
+        (*guarded)->Solve(problem, testing::CountedWork(1));
+    ASSERT_TRUE(start.ok()) << start.status();
+    EXPECT_TRUE(VerifyPlan(problem, *start).ok()) << VerifyPlan(problem, *start);
+    EXPECT_EQ(start->planner, "cpsat");
+    if (!start->counters.contains("model_too_large")) {
+      // A start that needs no search (at the lower bound, nothing
+      // spilled) is returned before the guard.
+      EXPECT_TRUE(start->proven_optimal);
+      continue;
+    }
+    ++too_large;
+    EXPECT_EQ(start->counters.at("model_too_large"), 1);
+    EXPECT_EQ(start->counters.at("pairs"), pairs);
+    EXPECT_EQ(start->proven_optimal, PoolBytes(problem, *start).back() == 0);
+    absl::StatusOr<Plan> searched = SolveCpsat(problem, true);
+    ASSERT_TRUE(searched.ok()) << searched.status();
+    EXPECT_FALSE(searched->counters.contains("model_too_large"));
+    EXPECT_FALSE(SpillsLess(problem, *start, *searched));
+  }
+  EXPECT_GT(too_large, 0);
+  // Without a start there is no plan to fall back to: an error that says
+  // why.
+  const Problem problem = RandomProblem(1, {.buffers = 40, .pools = 2});
+  CpsatOptions bounded;
+  bounded.max_pairs_per_second = 1;
+  CpsatStats stats;
+  absl::StatusOr<Plan> none = MakeCpsatPlanner(bounded, &stats)->Solve(
+      problem, testing::CountedWork(1));
+  ASSERT_FALSE(none.ok());
+  EXPECT_EQ(none.status().code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_NE(none.status().message().find("pairs"), std::string::npos);
+  EXPECT_FALSE(stats.model_built);
+}
+
 }  // namespace
 }  // namespace memplan

@@ -34,6 +34,14 @@
 //     meaning about kWorkPerSecond per core-second;
 //   * one worker and random_seed from PlanOptions::seed by default: the same
 //     problem and options give the same plan on any machine;
+//   * several pools share that one deterministic budget across their
+//     stages (each stage gets what the ones before left);
+//   * a model too large for the budget is not built (CpsatOptions::
+//     max_pairs_per_second): CP-SAT's deterministic time hardly counts the
+//     no-overlap propagation, so where the buffers alive together are many
+//     its CPU time per deterministic second grows far past 8 s (about 300 s
+//     on mobilenet_v2_train across two pools) and the limit no longer
+//     bounds it; the start is returned, with the counter "model_too_large";
 //   * a wall-clock limit (max_time_in_seconds) only when the caller sets a
 //     time limit or deadline;
 //   * workers > 1 runs CP-SAT's portfolio, which is not deterministic.
@@ -68,6 +76,13 @@ struct CpsatOptions {
   // built and the warm start plan is returned, not proven optimal (proven
   // when it meets the lower bound). 0: no bound.
   int64_t max_buffers = 20000;
+  // Bound on the model by the budget: above this many pairs of boxes the
+  // 2-D no-overlaps keep apart (per pool, the buffers that fit there alive
+  // together) per deterministic second of the budget, no model is built and
+  // the warm start plan is returned, unproven (proven when it meets the
+  // lower bound, or spills nothing), with the counters "model_too_large"
+  // (1) and "pairs". 0: no bound.
+  int64_t max_pairs_per_second = 262144;
   // The OR-tools library; empty: the one found when memplan was configured
   // (CpsatDefaultLibrary()).
   std::string library;

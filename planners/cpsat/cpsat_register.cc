@@ -26,6 +26,11 @@ std::vector<PlannerOption> CpsatOptionList() {
                 "above this many buffers with bytes no model is built (0: no "
                 "bound)",
                 0),
+      IntOption("max_pairs_per_second", d.max_pairs_per_second,
+                "above this many pairs of buffers alive together (per pool) "
+                "per CP-SAT deterministic second of the budget no model is "
+                "built (0: no bound)",
+                0),
       BoolOption("warm_start", true,
                  "start from best's plan (false: the search alone)"),
       DoubleOption("start_share", kCpsatStartShare,
@@ -37,6 +42,7 @@ std::unique_ptr<Planner> RegisteredCpsat(const OptionValues& values) {
   CpsatOptions options;
   options.workers = static_cast<int>(values.Int("workers"));
   options.max_buffers = values.Int("max_buffers");
+  options.max_pairs_per_second = values.Int("max_pairs_per_second");
   std::unique_ptr<SearchPlanner> search = MakeCpsatPlanner(options);
   if (!values.Bool("warm_start")) return search;
   return WarmStarted(std::move(search), internal::MakeHeuristicStart(),
