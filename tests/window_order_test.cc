@@ -4,8 +4,6 @@
 // and a graph of 10^4 ops ordered and planned under counted work.
 
 #include <algorithm>
-#include <numeric>
-#include <random>
 #include <string>
 #include <vector>
 
@@ -20,32 +18,10 @@
 namespace memplan {
 namespace {
 
+using testing::Identity;
+using testing::OrderBound;
 using testing::ValidOrders;
-
-Bytes OrderBound(const Graph& graph, const std::vector<int>& order,
-                 const BuildOptions& options = {}) {
-  absl::StatusOr<Problem> problem =
-      BuildProblem(PermuteOps(graph, order), options);
-  EXPECT_TRUE(problem.ok()) << problem.status();
-  return problem.ok() ? LowerBound(*problem) : -1;
-}
-
-std::vector<int> Identity(size_t n) {
-  std::vector<int> order(n);
-  std::iota(order.begin(), order.end(), 0);
-  return order;
-}
-
-// About one op in `one_in` writes one of its inputs.
-Graph WithWrites(Graph graph, uint64_t seed, int one_in = 4) {
-  std::mt19937_64 rng(seed);
-  for (Op& op : graph.ops) {
-    if (rng() % one_in == 0) {
-      op.writes = {static_cast<int>(rng() % op.inputs.size())};
-    }
-  }
-  return graph;
-}
+using testing::WithWrites;
 
 bool IsPermutation(std::vector<int> order) {
   std::sort(order.begin(), order.end());
