@@ -25,6 +25,7 @@ using testing::T;
 using testing::BestValidBound;
 using testing::Identity;
 using testing::OrderBound;
+using testing::OwnOrMemoryBound;
 using testing::ValidOrders;
 using testing::WithWrites;
 
@@ -316,11 +317,7 @@ TEST(ScheduleTest, StopsAtItsWorkAndStaysDeterministic) {
     const Graph graph = WithWrites(testing::RandomGraph(seed, 40), seed);
     if (!BuildProblem(graph).ok()) continue;
     SCOPED_TRACE(absl::StrCat("seed ", seed));
-    absl::StatusOr<std::vector<int>> memory = ComputeOpOrder(graph, "memory");
-    ASSERT_TRUE(memory.ok()) << memory.status();
-    const Bytes incumbent =
-        std::min(OrderBound(graph, Identity(graph.ops.size())),
-                 OrderBound(graph, *memory));
+    const Bytes incumbent = OwnOrMemoryBound(graph);
     absl::StatusOr<OptimalOrder> small = ComputeOptimalOpOrder(graph, {}, 500);
     ASSERT_TRUE(small.ok()) << small.status();
     EXPECT_EQ(small->peak, OrderBound(graph, small->order));

@@ -155,6 +155,18 @@ inline Graph WithWrites(Graph graph, uint64_t seed, int one_in = 4) {
   return graph;
 }
 
+// The smaller OrderBound() of the graph's own order and "memory"'s: what
+// an ordering must not exceed (-1, and a failure, when "memory" fails).
+inline Bytes OwnOrMemoryBound(const Graph& graph,
+                              const BuildOptions& options = {}) {
+  const Bytes own = OrderBound(graph, Identity(graph.ops.size()), options);
+  absl::StatusOr<std::vector<int>> memory =
+      ComputeOpOrder(graph, "memory", options);
+  EXPECT_TRUE(memory.ok()) << memory.status();
+  if (!memory.ok()) return -1;
+  return std::min(own, OrderBound(graph, *memory, options));
+}
+
 // The smallest OrderBound() of the graph's own order and every valid order
 // (tried as permutations: small graphs only).
 inline Bytes BestValidBound(const Graph& graph, const ValidOrders& valid,

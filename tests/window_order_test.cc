@@ -20,6 +20,7 @@ namespace {
 
 using testing::Identity;
 using testing::OrderBound;
+using testing::OwnOrMemoryBound;
 using testing::ValidOrders;
 using testing::WithWrites;
 
@@ -80,11 +81,7 @@ TEST(WindowOrderTest, StopsAtItsWorkAndIsDeterministic) {
         WithWrites(testing::RandomGraph(seed, 200), seed, /*one_in=*/8);
     if (!BuildProblem(graph).ok()) continue;
     SCOPED_TRACE(absl::StrCat("seed ", seed));
-    absl::StatusOr<std::vector<int>> memory = ComputeOpOrder(graph, "memory");
-    ASSERT_TRUE(memory.ok()) << memory.status();
-    const Bytes incumbent =
-        std::min(OrderBound(graph, Identity(graph.ops.size())),
-                 OrderBound(graph, *memory));
+    const Bytes incumbent = OwnOrMemoryBound(graph);
     for (int64_t limit : {20'000, 200'000, 5'000'000}) {
       absl::StatusOr<WindowOrder> a = ComputeWindowOpOrder(graph, {}, limit);
       absl::StatusOr<WindowOrder> b = ComputeWindowOpOrder(graph, {}, limit);
