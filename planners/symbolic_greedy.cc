@@ -49,11 +49,12 @@ constexpr int64_t kCandidateBudget = 64;
 std::vector<std::vector<int64_t>> DefaultSamples(const DimBox& box) {
   const double fractions[] = {0, 1.0 / 1024, 1.0 / 256, 1.0 / 32, 1.0 / 4,
                               1.0 / 2, 1};
+  const std::vector<int64_t> widths = box.Widths();
   std::vector<std::vector<int64_t>> samples;
   for (double f : fractions) {
     std::vector<int64_t> t;
-    for (int d = 0; d < box.size(); ++d) {
-      t.push_back(static_cast<int64_t>(f * static_cast<double>(box.max[d] - box.min[d])));
+    for (int64_t w : widths) {
+      t.push_back(static_cast<int64_t>(f * static_cast<double>(w)));
     }
     if (std::find(samples.begin(), samples.end(), t) == samples.end()) {
       samples.push_back(t);
@@ -65,11 +66,7 @@ std::vector<std::vector<int64_t>> DefaultSamples(const DimBox& box) {
 class Greedy {
  public:
   Greedy(const SymbolicProblem& problem, DimBox box)
-      : problem_(problem), box_(std::move(box)) {
-    for (int d = 0; d < box_.size(); ++d) {
-      width_.push_back(box_.max[d] - box_.min[d]);
-    }
-  }
+      : problem_(problem), box_(std::move(box)), width_(box_.Widths()) {}
 
   absl::StatusOr<SymbolicPlan> Run(const SymbolicGreedyOptions& options) {
     const int n = static_cast<int>(problem_.buffers.size());

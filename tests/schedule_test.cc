@@ -3,7 +3,6 @@
 // work limit, and the bundled graphs.
 
 #include <algorithm>
-#include <numeric>
 #include <random>
 #include <string>
 #include <utility>
@@ -23,28 +22,26 @@ namespace {
 using testing::O;
 using testing::T;
 
+using testing::BestValidBound;
+using testing::Identity;
+using testing::OrderBound;
+using testing::OwnOrMemoryBound;
 using testing::ValidOrders;
+using testing::WithWrites;
 
-Bytes OrderBound(const Graph& graph, const std::vector<int>& order,
-                 const BuildOptions& options = {}) {
-  absl::StatusOr<Problem> problem =
-      BuildProblem(PermuteOps(graph, order), options);
-  EXPECT_TRUE(problem.ok()) << problem.status();
-  return problem.ok() ? LowerBound(*problem) : -1;
-}
-
-std::vector<int> Identity(size_t n) {
-  std::vector<int> order(n);
-  std::iota(order.begin(), order.end(), 0);
-  return order;
-}
-
-Graph WithWrites(Graph graph, uint64_t seed) {
-  std::mt19937_64 rng(seed);
-  for (Op& op : graph.ops) {
-    if (rng() % 4 == 0) op.writes = {static_cast<int>(rng() % op.inputs.size())};
-  }
-  return graph;
+// The result of ComputeOptimalOpOrder() on a small graph against every
+// valid order: a valid order whose peak is its lower bound, a bound no
+// valid order is below, and, when proven, the minimum of all. Whether it is
+// proven.
+bool ExpectMinimumWhenProven(const Graph& graph, const OptimalOrder& result) {
+  const ValidOrders valid(graph);
+  EXPECT_TRUE(valid.Valid(result.order));
+  EXPECT_EQ(result.peak, OrderBound(graph, result.order));
+  const Bytes best = BestValidBound(graph, valid);
+  EXPECT_LE(result.bound, best);
+  EXPECT_EQ(result.proven, result.bound == result.peak);
+  if (result.proven) EXPECT_EQ(result.peak, best);
+  return result.proven;
 }
 
 // Small random graphs (views, in-place hints, scratch, writes, outputs,
@@ -70,14 +67,8 @@ TEST(ScheduleTest, AProvenOrderIsTheMinimumOverEveryValidOrder) {
     const ValidOrders valid(graph);
     ASSERT_TRUE(valid.Valid(result->order));
     EXPECT_EQ(result->peak, OrderBound(graph, result->order, options));
-    std::vector<int> order = Identity(graph.ops.size());
-    const Bytes own = OrderBound(graph, order, options);
-    Bytes best = own;
-    do {
-      if (valid.Valid(order)) {
-        best = std::min(best, OrderBound(graph, order, options));
-      }
-    } while (std::next_permutation(order.begin(), order.end()));
+    const Bytes own = OrderBound(graph, Identity(graph.ops.size()), options);
+    const Bytes best = BestValidBound(graph, valid, options);
     EXPECT_LE(result->peak, own);
     EXPECT_LE(result->bound, best);
     EXPECT_LE(result->bound, result->peak);
@@ -109,20 +100,7 @@ TEST(ScheduleTest, AProvenOrderOfEightOpsIsTheMinimum) {
     ++graphs;
     absl::StatusOr<OptimalOrder> result = ComputeOptimalOpOrder(graph);
     ASSERT_TRUE(result.ok()) << result.status();
-    const ValidOrders valid(graph);
-    ASSERT_TRUE(valid.Valid(result->order));
-    EXPECT_EQ(result->peak, OrderBound(graph, result->order));
-    std::vector<int> order = Identity(graph.ops.size());
-    Bytes best = OrderBound(graph, order);
-    do {
-      if (valid.Valid(order)) best = std::min(best, OrderBound(graph, order));
-    } while (std::next_permutation(order.begin(), order.end()));
-    EXPECT_LE(result->bound, best);
-    EXPECT_EQ(result->proven, result->bound == result->peak);
-    if (result->proven) {
-      EXPECT_EQ(result->peak, best);
-      ++proven;
-    }
+    if (ExpectMinimumWhenProven(graph, *result)) ++proven;
   }
   EXPECT_GT(graphs, 30);
   // 35 of 40 when written.
@@ -192,20 +170,7 @@ TEST(ScheduleTest, EachPartOfAStackedGraphIsSearchedAndProvenOnItsOwn) {
     ++graphs;
     absl::StatusOr<OptimalOrder> result = ComputeOptimalOpOrder(graph);
     ASSERT_TRUE(result.ok()) << result.status();
-    const ValidOrders valid(graph);
-    ASSERT_TRUE(valid.Valid(result->order));
-    EXPECT_EQ(result->peak, OrderBound(graph, result->order));
-    std::vector<int> order = Identity(graph.ops.size());
-    Bytes best = OrderBound(graph, order);
-    do {
-      if (valid.Valid(order)) best = std::min(best, OrderBound(graph, order));
-    } while (std::next_permutation(order.begin(), order.end()));
-    EXPECT_LE(result->bound, best);
-    EXPECT_EQ(result->proven, result->bound == result->peak);
-    if (result->proven) {
-      EXPECT_EQ(result->peak, best);
-      ++proven;
-    }
+    if (ExpectMinimumWhenProven(graph, *result)) ++proven;
     absl::StatusOr<OptimalOrder> again = ComputeOptimalOpOrder(graph);
     ASSERT_TRUE(again.ok());
     EXPECT_EQ(again->order, result->order);
@@ -352,11 +317,7 @@ TEST(ScheduleTest, StopsAtItsWorkAndStaysDeterministic) {
     const Graph graph = WithWrites(testing::RandomGraph(seed, 40), seed);
     if (!BuildProblem(graph).ok()) continue;
     SCOPED_TRACE(absl::StrCat("seed ", seed));
-    absl::StatusOr<std::vector<int>> memory = ComputeOpOrder(graph, "memory");
-    ASSERT_TRUE(memory.ok()) << memory.status();
-    const Bytes incumbent =
-        std::min(OrderBound(graph, Identity(graph.ops.size())),
-                 OrderBound(graph, *memory));
+    const Bytes incumbent = OwnOrMemoryBound(graph);
     absl::StatusOr<OptimalOrder> small = ComputeOptimalOpOrder(graph, {}, 500);
     ASSERT_TRUE(small.ok()) << small.status();
     EXPECT_EQ(small->peak, OrderBound(graph, small->order));

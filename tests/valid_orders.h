@@ -1,16 +1,22 @@
 // The valid op orders of a small graph, checked independently of the
-// library's DAG (model/op_dag.h), for tests that try every permutation.
+// library's DAG (model/op_dag.h), for tests that try every permutation; and
+// what the tests of the orderings measure orders and build graphs with.
 
 #ifndef MEMPLAN_TESTS_VALID_ORDERS_H_
 #define MEMPLAN_TESTS_VALID_ORDERS_H_
 
 #include <algorithm>
+#include <cstdint>
 #include <numeric>
+#include <random>
 #include <string>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "absl/status/statusor.h"
+#include "gtest/gtest.h"
 #include "memplan/problem.h"
+#include "memplan/reorder.h"
 #include "memplan/types.h"
 
 namespace memplan::testing {
@@ -120,6 +126,60 @@ class ValidOrders {
   std::vector<int> group_;
   std::vector<int> last_reader_;
 };
+
+// The lower bound of `graph` with its ops in `order` (-1, and a failure,
+// when BuildProblem refuses it).
+inline Bytes OrderBound(const Graph& graph, const std::vector<int>& order,
+                        const BuildOptions& options = {}) {
+  absl::StatusOr<Problem> problem =
+      BuildProblem(PermuteOps(graph, order), options);
+  EXPECT_TRUE(problem.ok()) << problem.status();
+  return problem.ok() ? LowerBound(*problem) : -1;
+}
+
+// The graph's own order of n ops.
+inline std::vector<int> Identity(size_t n) {
+  std::vector<int> order(n);
+  std::iota(order.begin(), order.end(), 0);
+  return order;
+}
+
+// About one op in `one_in` writes one of its inputs.
+inline Graph WithWrites(Graph graph, uint64_t seed, int one_in = 4) {
+  std::mt19937_64 rng(seed);
+  for (Op& op : graph.ops) {
+    if (rng() % one_in == 0) {
+      op.writes = {static_cast<int>(rng() % op.inputs.size())};
+    }
+  }
+  return graph;
+}
+
+// The smaller OrderBound() of the graph's own order and "memory"'s: what
+// an ordering must not exceed (-1, and a failure, when "memory" fails).
+inline Bytes OwnOrMemoryBound(const Graph& graph,
+                              const BuildOptions& options = {}) {
+  const Bytes own = OrderBound(graph, Identity(graph.ops.size()), options);
+  absl::StatusOr<std::vector<int>> memory =
+      ComputeOpOrder(graph, "memory", options);
+  EXPECT_TRUE(memory.ok()) << memory.status();
+  if (!memory.ok()) return -1;
+  return std::min(own, OrderBound(graph, *memory, options));
+}
+
+// The smallest OrderBound() of the graph's own order and every valid order
+// (tried as permutations: small graphs only).
+inline Bytes BestValidBound(const Graph& graph, const ValidOrders& valid,
+                            const BuildOptions& options = {}) {
+  std::vector<int> order = Identity(graph.ops.size());
+  Bytes best = OrderBound(graph, order, options);
+  do {
+    if (valid.Valid(order)) {
+      best = std::min(best, OrderBound(graph, order, options));
+    }
+  } while (std::next_permutation(order.begin(), order.end()));
+  return best;
+}
 
 }  // namespace memplan::testing
 

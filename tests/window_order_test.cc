@@ -4,8 +4,6 @@
 // and a graph of 10^4 ops ordered and planned under counted work.
 
 #include <algorithm>
-#include <numeric>
-#include <random>
 #include <string>
 #include <vector>
 
@@ -20,32 +18,11 @@
 namespace memplan {
 namespace {
 
+using testing::Identity;
+using testing::OrderBound;
+using testing::OwnOrMemoryBound;
 using testing::ValidOrders;
-
-Bytes OrderBound(const Graph& graph, const std::vector<int>& order,
-                 const BuildOptions& options = {}) {
-  absl::StatusOr<Problem> problem =
-      BuildProblem(PermuteOps(graph, order), options);
-  EXPECT_TRUE(problem.ok()) << problem.status();
-  return problem.ok() ? LowerBound(*problem) : -1;
-}
-
-std::vector<int> Identity(size_t n) {
-  std::vector<int> order(n);
-  std::iota(order.begin(), order.end(), 0);
-  return order;
-}
-
-// About one op in `one_in` writes one of its inputs.
-Graph WithWrites(Graph graph, uint64_t seed, int one_in = 4) {
-  std::mt19937_64 rng(seed);
-  for (Op& op : graph.ops) {
-    if (rng() % one_in == 0) {
-      op.writes = {static_cast<int>(rng() % op.inputs.size())};
-    }
-  }
-  return graph;
-}
+using testing::WithWrites;
 
 bool IsPermutation(std::vector<int> order) {
   std::sort(order.begin(), order.end());
@@ -104,11 +81,7 @@ TEST(WindowOrderTest, StopsAtItsWorkAndIsDeterministic) {
         WithWrites(testing::RandomGraph(seed, 200), seed, /*one_in=*/8);
     if (!BuildProblem(graph).ok()) continue;
     SCOPED_TRACE(absl::StrCat("seed ", seed));
-    absl::StatusOr<std::vector<int>> memory = ComputeOpOrder(graph, "memory");
-    ASSERT_TRUE(memory.ok()) << memory.status();
-    const Bytes incumbent =
-        std::min(OrderBound(graph, Identity(graph.ops.size())),
-                 OrderBound(graph, *memory));
+    const Bytes incumbent = OwnOrMemoryBound(graph);
     for (int64_t limit : {20'000, 200'000, 5'000'000}) {
       absl::StatusOr<WindowOrder> a = ComputeWindowOpOrder(graph, {}, limit);
       absl::StatusOr<WindowOrder> b = ComputeWindowOpOrder(graph, {}, limit);

@@ -124,6 +124,13 @@ DimValues DimBox::ValuesAt(const std::vector<int64_t>& t) const {
   return values;
 }
 
+std::vector<int64_t> DimBox::Widths() const {
+  std::vector<int64_t> widths;
+  widths.reserve(names.size());
+  for (int d = 0; d < size(); ++d) widths.push_back(max[d] - min[d]);
+  return widths;
+}
+
 std::string DimBox::Describe(const std::vector<int64_t>& t) const {
   return absl::StrJoin(ValuesAt(t), ", ", absl::PairFormatter("="));
 }

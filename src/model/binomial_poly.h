@@ -50,6 +50,8 @@ struct DimBox {
   DimValues ValuesAt(const std::vector<int64_t>& t) const;
   // "seq=17, batch=2" at box coordinates t.
   std::string Describe(const std::vector<int64_t>& t) const;
+  // The box coordinates of its upper corner: max - min per dim.
+  std::vector<int64_t> Widths() const;
 };
 
 class BinomialPoly {

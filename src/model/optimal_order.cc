@@ -30,7 +30,6 @@
 #include <numeric>
 #include <optional>
 #include <queue>
-#include <string>
 #include <tuple>
 #include <utility>
 #include <vector>
@@ -44,15 +43,18 @@
 #include "memplan/problem.h"
 #include "memplan/reorder.h"
 #include "model/op_dag.h"
+#include "model/order_model.h"
 
 namespace memplan {
 namespace {
 
-using internal::BuildDag;
-using internal::ByteGroups;
+using internal::BuildLiveModel;
+using internal::BuildOrderGraph;
 using internal::Dag;
+using internal::LiveModel;
+using internal::OrderGraph;
+using internal::OrderPeak;
 using internal::ViewGroup;
-using internal::ViewGroups;
 
 constexpr int kNone = -1;
 // The operations one queued state counts for besides its set's words: about
@@ -78,72 +80,13 @@ class PeakModel {
       : groups_(groups),
         n_(static_cast<int>(graph.ops.size())),
         words_((n_ + 63) / 64) {
-    starts_.assign(n_, {});
-    ends_.assign(n_, {});
-    pred_.assign(n_, {});
-    inplace_.assign(n_, {});
-    for (int x = 0; x < n_; ++x) {
-      for (int s : dag.succ[x]) pred_[s].push_back(x);
-    }
-    for (int g = 0; g < static_cast<int>(groups_.size()); ++g) {
-      const ViewGroup& group = groups_[g];
-      if (group.from_start && group.ends.empty() && !group.to_end) {
-        first_only_ += group.size;  // an input nobody reads: the first step
-      } else if (group.from_start) {
-        initial_ += group.size;
-      } else {
-        for (int s : group.starts) starts_[s].push_back(g);
-      }
-      if (!group.to_end) {
-        for (int e : group.ends) ends_[e].push_back(g);
-      }
-    }
-    absl::flat_hash_map<std::string, int> index;
-    for (int t = 0; t < static_cast<int>(graph.tensors.size()); ++t) {
-      index.emplace(graph.tensors[t].name, t);
-    }
-    // What keeps BuildProblem from merging whatever the order: a fixed
-    // placement, an explicit conflict, an output larger than an input that
-    // is its own buffer (one that is itself no in-place output).
-    const int g_count = static_cast<int>(groups_.size());
-    std::vector<Bytes> raw_size(g_count, 0);
-    std::vector<bool> fixed(g_count, false);
-    for (int t = 0; t < static_cast<int>(graph.tensors.size()); ++t) {
-      const int g = group_of[t];
-      if (g == kNone) continue;
-      raw_size[g] = std::max(raw_size[g], graph.tensors[t].size);
-      if (graph.tensors[t].fixed.has_value()) fixed[g] = true;
-    }
-    std::vector<bool> inplace_output(g_count, false);
-    for (const Op& op : graph.ops) {
-      for (const OperandPair& pair : op.inplace) {
-        const int out = group_of[index.at(op.outputs[pair.output])];
-        if (out != kNone) inplace_output[out] = true;
-      }
-    }
-    absl::flat_hash_set<std::pair<int, int>> conflicts;
-    for (const TensorConflict& c : graph.conflicts) {
-      auto a = index.find(c.a);
-      auto b = index.find(c.b);
-      if (a == index.end() || b == index.end()) continue;
-      const int ga = group_of[a->second];
-      const int gb = group_of[b->second];
-      if (ga == kNone || gb == kNone) continue;
-      conflicts.emplace(std::min(ga, gb), std::max(ga, gb));
-    }
-    for (int i = 0; i < n_; ++i) {
-      const Op& op = graph.ops[i];
-      for (const OperandPair& pair : op.inplace) {
-        const int in = group_of[index.at(op.inputs[pair.input])];
-        const int out = group_of[index.at(op.outputs[pair.output])];
-        if (in == kNone || out == kNone || in == out) continue;
-        if (groups_[in].from_start || groups_[in].to_end) continue;
-        if (fixed[in] || fixed[out]) continue;
-        if (conflicts.contains({std::min(in, out), std::max(in, out)})) continue;
-        if (!inplace_output[in] && raw_size[out] > raw_size[in]) continue;
-        inplace_[i].emplace_back(in, out);
-      }
-    }
+    LiveModel live = BuildLiveModel(graph, groups_, group_of, dag);
+    initial_ = live.initial;
+    first_only_ = live.first_only;
+    starts_ = std::move(live.starts);
+    ends_ = std::move(live.ends);
+    pred_ = std::move(live.pred);
+    inplace_ = std::move(live.inplace);
   }
 
   int ops() const { return n_; }
@@ -578,13 +521,6 @@ std::optional<std::pair<std::vector<int>, Bytes>> BeamOrder(
   return std::make_pair(std::move(order), levels[m][0].peak);
 }
 
-absl::StatusOr<Bytes> OrderPeak(const Graph& graph,
-                                const std::vector<int>& order,
-                                const BuildOptions& options) {
-  MEMPLAN_ASSIGN_OR_RETURN(const Problem problem,
-                           BuildProblem(PermuteOps(graph, order), options));
-  return LowerBound(problem);
-}
 
 }  // namespace
 
@@ -592,15 +528,9 @@ absl::StatusOr<OptimalOrder> ComputeOptimalOpOrder(const Graph& graph,
                                                    const BuildOptions& options,
                                                    int64_t max_work) {
   MEMPLAN_ASSIGN_OR_RETURN(const Problem problem, BuildProblem(graph, options));
-  absl::flat_hash_map<std::string, int> index;
-  for (int t = 0; t < static_cast<int>(graph.tensors.size()); ++t) {
-    index.emplace(graph.tensors[t].name, t);
-  }
-  const Dag dag = BuildDag(graph, index, ByteGroups(graph, problem, index));
-  std::vector<int> group_of;
-  const std::vector<ViewGroup> groups =
-      ViewGroups(graph, problem, options, index, &group_of);
-  const PeakModel model(graph, groups, group_of, dag);
+  const OrderGraph grouped = BuildOrderGraph(graph, problem, options);
+  const Dag& dag = grouped.dag;
+  const PeakModel model(graph, grouped.groups, grouped.group_of, dag);
 
   // The incumbent: the graph's own order, "memory"'s or "window"'s,
   // whichever is lowest.
@@ -610,7 +540,7 @@ absl::StatusOr<OptimalOrder> ComputeOptimalOpOrder(const Graph& graph,
   result.peak = LowerBound(problem);
   MEMPLAN_ASSIGN_OR_RETURN(
       auto memory,
-      internal::MemoryOrder(graph, options, result.peak, index, dag));
+      internal::MemoryOrder(graph, options, result.peak, grouped.index, dag));
   if (memory.second < result.peak) {
     result.order = std::move(memory.first);
     result.peak = memory.second;

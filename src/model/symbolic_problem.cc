@@ -98,8 +98,7 @@ absl::StatusOr<SymbolicProblem> BuildSymbolicProblem(
     const Tensor* t = tensors.at(name);
     return t->symbolic_size.has_value() ? *t->symbolic_size : DimExpr(t->size);
   };
-  std::vector<int64_t> width;
-  for (int d = 0; d < box.size(); ++d) width.push_back(box.max[d] - box.min[d]);
+  const std::vector<int64_t> width = box.Widths();
 
   SymbolicProblem out;
   out.name = hi.name;

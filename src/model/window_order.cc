@@ -3,7 +3,7 @@
 // memplan/reorder.h.
 //
 // The bytes alive are counted on the model "optimal" searches on
-// (optimal_order.cc): per view group (model/op_dag.h), alive from the first
+// (model/order_model.h): per view group (model/op_dag.h), alive from the first
 // op that starts it to the last op that ends it, an in-place merge counted
 // as if it happened wherever the order allows it. The order it returns is
 // judged by the real measure, LowerBound(BuildProblem()), at the end.
@@ -20,13 +20,10 @@
 #include <cstdint>
 #include <numeric>
 #include <optional>
-#include <string>
 #include <tuple>
 #include <utility>
 #include <vector>
 
-#include "absl/container/flat_hash_map.h"
-#include "absl/container/flat_hash_set.h"
 #include "absl/container/inlined_vector.h"
 #include "absl/status/statusor.h"
 #include "base/budget.h"
@@ -34,15 +31,18 @@
 #include "memplan/problem.h"
 #include "memplan/reorder.h"
 #include "model/op_dag.h"
+#include "model/order_model.h"
 
 namespace memplan {
 namespace {
 
-using internal::BuildDag;
-using internal::ByteGroups;
+using internal::BuildLiveModel;
+using internal::BuildOrderGraph;
 using internal::Dag;
+using internal::LiveModel;
+using internal::OrderGraph;
+using internal::OrderPeak;
 using internal::ViewGroup;
-using internal::ViewGroups;
 
 constexpr int kNone = -1;
 // Positions a state's mask holds beyond its prefix.
@@ -90,7 +90,7 @@ struct Frontier {
   bool operator==(const Frontier&) const = default;
 };
 
-// The model of the bytes alive (as optimal_order.cc's): what each op starts,
+// The model of the bytes alive (model/order_model.h): what each op starts,
 // may end and may write in place, by op index; and, for one current order,
 // the same by position.
 class Model {
@@ -98,27 +98,18 @@ class Model {
   Model(const Graph& graph, const std::vector<ViewGroup>& groups,
         const std::vector<int>& group_of, const Dag& dag)
       : groups_(groups), n_(static_cast<int>(graph.ops.size())) {
-    std::vector<std::vector<int>> starts(n_), ends(n_), pred(n_);
-    for (int x = 0; x < n_; ++x) {
-      for (int s : dag.succ[x]) pred[s].push_back(x);
+    const LiveModel live = BuildLiveModel(graph, groups_, group_of, dag);
+    initial_ = live.initial;
+    first_only_ = live.first_only;
+    starts_ = ToRows(live.starts);
+    ends_ = ToRows(live.ends);
+    pred_ = ToRows(live.pred);
+    inplace_begin_.push_back(0);
+    for (int op = 0; op < n_; ++op) {
+      inplace_.insert(inplace_.end(), live.inplace[op].begin(),
+                      live.inplace[op].end());
+      inplace_begin_.push_back(static_cast<int>(inplace_.size()));
     }
-    for (int g = 0; g < static_cast<int>(groups_.size()); ++g) {
-      const ViewGroup& group = groups_[g];
-      if (group.from_start && group.ends.empty() && !group.to_end) {
-        first_only_ += group.size;
-      } else if (group.from_start) {
-        initial_ += group.size;
-      } else {
-        for (int s : group.starts) starts[s].push_back(g);
-      }
-      if (!group.to_end) {
-        for (int e : group.ends) ends[e].push_back(g);
-      }
-    }
-    starts_ = ToRows(starts);
-    ends_ = ToRows(ends);
-    pred_ = ToRows(pred);
-    InPlacePairs(graph, group_of);
   }
 
   int ops() const { return n_; }
@@ -276,58 +267,6 @@ class Model {
     return std::binary_search(start_pos_.row(g), start_pos_.row(g + 1), p);
   }
 
-  // The in-place hints BuildProblem may apply in some order: as
-  // optimal_order.cc finds them.
-  void InPlacePairs(const Graph& graph, const std::vector<int>& group_of) {
-    absl::flat_hash_map<std::string, int> index;
-    for (int t = 0; t < static_cast<int>(graph.tensors.size()); ++t) {
-      index.emplace(graph.tensors[t].name, t);
-    }
-    const int g_count = static_cast<int>(groups_.size());
-    std::vector<Bytes> raw_size(g_count, 0);
-    std::vector<bool> fixed(g_count, false);
-    for (int t = 0; t < static_cast<int>(graph.tensors.size()); ++t) {
-      const int g = group_of[t];
-      if (g == kNone) continue;
-      raw_size[g] = std::max(raw_size[g], graph.tensors[t].size);
-      if (graph.tensors[t].fixed.has_value()) fixed[g] = true;
-    }
-    std::vector<bool> inplace_output(g_count, false);
-    for (const Op& op : graph.ops) {
-      for (const OperandPair& pair : op.inplace) {
-        const int out = group_of[index.at(op.outputs[pair.output])];
-        if (out != kNone) inplace_output[out] = true;
-      }
-    }
-    absl::flat_hash_set<std::pair<int, int>> conflicts;
-    for (const TensorConflict& c : graph.conflicts) {
-      auto a = index.find(c.a);
-      auto b = index.find(c.b);
-      if (a == index.end() || b == index.end()) continue;
-      const int ga = group_of[a->second];
-      const int gb = group_of[b->second];
-      if (ga == kNone || gb == kNone) continue;
-      conflicts.emplace(std::min(ga, gb), std::max(ga, gb));
-    }
-    inplace_begin_.push_back(0);
-    for (int i = 0; i < n_; ++i) {
-      const Op& op = graph.ops[i];
-      for (const OperandPair& pair : op.inplace) {
-        const int in = group_of[index.at(op.inputs[pair.input])];
-        const int out = group_of[index.at(op.outputs[pair.output])];
-        if (in == kNone || out == kNone || in == out) continue;
-        if (groups_[in].from_start || groups_[in].to_end) continue;
-        if (fixed[in] || fixed[out]) continue;
-        if (conflicts.contains({std::min(in, out), std::max(in, out)})) {
-          continue;
-        }
-        if (!inplace_output[in] && raw_size[out] > raw_size[in]) continue;
-        inplace_.emplace_back(in, out);
-      }
-      inplace_begin_.push_back(static_cast<int>(inplace_.size()));
-    }
-  }
-
   const std::vector<ViewGroup>& groups_;
   int n_;
   Bytes initial_ = 0;     // graph inputs, alive until their last reader
@@ -423,13 +362,6 @@ std::optional<std::vector<int>> Pass(const Model& model,
   return order;
 }
 
-absl::StatusOr<Bytes> OrderPeak(const Graph& graph,
-                                const std::vector<int>& order,
-                                const BuildOptions& options) {
-  MEMPLAN_ASSIGN_OR_RETURN(const Problem problem,
-                           BuildProblem(PermuteOps(graph, order), options));
-  return LowerBound(problem);
-}
 
 }  // namespace
 
@@ -443,15 +375,8 @@ absl::StatusOr<WindowOrder> ComputeWindowOpOrder(const Graph& graph,
   MEMPLAN_ASSIGN_OR_RETURN(result.peak,
                            OrderPeak(graph, result.order, options));
   if (graph.ops.size() < 2) return result;
-  absl::flat_hash_map<std::string, int> index;
-  for (int t = 0; t < static_cast<int>(graph.tensors.size()); ++t) {
-    index.emplace(graph.tensors[t].name, t);
-  }
-  const Dag dag = BuildDag(graph, index, ByteGroups(graph, problem, index));
-  std::vector<int> group_of;
-  const std::vector<ViewGroup> groups =
-      ViewGroups(graph, problem, options, index, &group_of);
-  Model model(graph, groups, group_of, dag);
+  const OrderGraph grouped = BuildOrderGraph(graph, problem, options);
+  Model model(graph, grouped.groups, grouped.group_of, grouped.dag);
   MEMPLAN_ASSIGN_OR_RETURN(const std::optional<OrderLowerBound> any_order,
                            LowerBoundOverOrders(graph, options));
   PassOptions pass;

@@ -43,11 +43,10 @@ class Verifier {
  public:
   Verifier(const SymbolicProblem& problem, const SymbolicPlan& plan,
            DimBox box)
-      : problem_(problem), plan_(plan), box_(std::move(box)) {
-    for (int d = 0; d < box_.size(); ++d) {
-      width_.push_back(box_.max[d] - box_.min[d]);
-    }
-  }
+      : problem_(problem),
+        plan_(plan),
+        box_(std::move(box)),
+        width_(box_.Widths()) {}
 
   absl::Status Run() {
     const size_t n = problem_.buffers.size();
