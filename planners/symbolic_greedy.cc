@@ -341,12 +341,8 @@ absl::StatusOr<SymbolicPlan> PlanSymbolicGreedy(
   return plan;
 }
 
-namespace {
-
-// The largest peak / lower bound of `plan` over the default samples of
-// `problem`'s box.
-absl::StatusOr<double> WorstRatio(const SymbolicProblem& problem,
-                                  const SymbolicPlan& plan) {
+absl::StatusOr<double> WorstSampledRatio(const SymbolicProblem& problem,
+                                         const SymbolicPlan& plan) {
   MEMPLAN_ASSIGN_OR_RETURN(DimBox box, DimBox::Of(problem.dims));
   double worst = 0;
   for (const std::vector<int64_t>& t : DefaultSamples(box)) {
@@ -359,8 +355,6 @@ absl::StatusOr<double> WorstRatio(const SymbolicProblem& problem,
   }
   return worst;
 }
-
-}  // namespace
 
 absl::StatusOr<std::vector<SymbolicBucket>> PlanSymbolicBuckets(
     const SymbolicProblem& problem, const SymbolicBucketOptions& options) {
@@ -411,7 +405,7 @@ absl::StatusOr<std::vector<SymbolicBucket>> PlanSymbolicBuckets(
       const SymbolicProblem sub = narrowed(a, b);
       MEMPLAN_ASSIGN_OR_RETURN(SymbolicPlan plan,
                                PlanSymbolicGreedy(sub, options.greedy));
-      MEMPLAN_ASSIGN_OR_RETURN(ratio[a][b], WorstRatio(sub, plan));
+      MEMPLAN_ASSIGN_OR_RETURN(ratio[a][b], WorstSampledRatio(sub, plan));
       plans[a][b] = std::move(plan);
     }
   }

@@ -664,6 +664,65 @@ TEST(SymbolicPlannersTest, BucketsCoverTheRangeAndHoldInEach) {
               HasSubstr("dim \"len\" is not a dim of the problem"));
 }
 
+TEST(PlanSymbolicMemoryTest, PlacesTheGraphAtEveryValueFromOnePlan) {
+  const Graph g = internal::SymbolicTransformer({.layers = 2, .width = 64,
+                                                 .heads = 4, .max_seq = 256});
+  SymbolicPlanMemoryOptions options;
+  options.build.alignment = 64;
+  absl::StatusOr<SymbolicGraphPlan> plan = PlanSymbolicMemory(g, options);
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  ASSERT_TRUE(VerifySymbolicGraphPlan(*plan).ok());
+  ASSERT_GE(plan->buckets.size(), 1u);
+  ASSERT_LE(plan->buckets.size(), 4u);
+  for (int64_t seq : {1, 2, 3, 7, 64, 100, 255, 256}) {
+    const DimValues at = {{"seq", seq}};
+    absl::StatusOr<GraphPlan> placed = plan->At(g, at);
+    ASSERT_TRUE(placed.ok()) << "seq=" << seq << ": " << placed.status();
+    ASSERT_TRUE(VerifyPlan(placed->problem, placed->plan).ok());
+    // Every tensor of the bound graph has a place inside the arena.
+    const Graph bound = *BindDims(g, at);
+    ASSERT_EQ(placed->tensors.size(), bound.tensors.size());
+    for (size_t t = 0; t < bound.tensors.size(); ++t) {
+      const TensorPlacement& tp = placed->tensors[t];
+      EXPECT_EQ(tp.name, bound.tensors[t].name);
+      EXPECT_EQ(tp.size, bound.tensors[t].size);
+      if (tp.planned()) {
+        EXPECT_LE(tp.offset + tp.size, placed->plan.peak) << tp.name;
+      }
+    }
+    EXPECT_LE(placed->plan.peak, *plan->Find(at)->plan.peak.Evaluate(at));
+  }
+  // One bucket only when asked.
+  options.max_buckets = 1;
+  absl::StatusOr<SymbolicGraphPlan> one = PlanSymbolicMemory(g, options);
+  ASSERT_TRUE(one.ok()) << one.status();
+  EXPECT_EQ(one->buckets.size(), 1u);
+  EXPECT_THAT(one->At(g, {}).status().message(),
+              HasSubstr("no value for dim \"seq\""));
+  EXPECT_THAT(one->At(g, {{"seq", 257}}).status().message(),
+              HasSubstr("seq"));
+}
+
+TEST(PlanSymbolicMemoryTest, RefusesConcreteGraphsAndBucketsThatDoNotCover) {
+  Graph concrete = *BindDims(*ParseGraphJson(kAttention), {{"seq", 4}});
+  EXPECT_THAT(PlanSymbolicMemory(concrete).status().message(),
+              HasSubstr("has no symbolic dims"));
+  absl::StatusOr<SymbolicGraphPlan> plan =
+      PlanSymbolicMemory(*ParseGraphJson(kAttention));
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  ASSERT_TRUE(VerifySymbolicGraphPlan(*plan).ok());
+  SymbolicGraphPlan gap = *plan;
+  gap.buckets.front().dims["seq"] = {1, 100};
+  SymbolicBucket second = gap.buckets.front();
+  second.dims["seq"] = {102, 2048};
+  gap.buckets.push_back(second);
+  EXPECT_THAT(VerifySymbolicGraphPlan(gap).message(),
+              HasSubstr("should start at 101"));
+  SymbolicGraphPlan wrong = *plan;
+  wrong.buckets.front().plan.offsets[1] = wrong.buckets.front().plan.offsets[0];
+  EXPECT_FALSE(VerifySymbolicGraphPlan(wrong).ok());
+}
+
 TEST(SymbolicProblemTest, RefusesWhatItDoesNotSupportNamingIt) {
   Graph g = Attention();
   g.pools = {Pool{.name = "a", .capacity = 0, .alignment = 1},

@@ -16,6 +16,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "memplan/dim_expr.h"
+#include "memplan/memplan.h"
 #include "memplan/problem.h"
 #include "memplan/types.h"
 
@@ -149,6 +150,56 @@ absl::StatusOr<std::vector<SymbolicBucket>> PlanSymbolicBuckets(
 // its constant offsets used at every value. Verified.
 absl::StatusOr<SymbolicPlan> PlanSymbolicUpperBound(
     const SymbolicProblem& problem);
+
+// ---------------------------------------------------------------------------
+// The entry point: a symbolic graph planned once for every value of its dims.
+
+struct SymbolicPlanMemoryOptions {
+  BuildOptions build;
+  // At most this many buckets (1: one plan over the whole range).
+  int max_buckets = 4;
+  // One plan is kept when its peak / lower bound is at most this at every
+  // sample value (the ranges' ends, and values spread over them); otherwise
+  // the range is cut into buckets when that lowers the worst ratio.
+  double target_ratio = 1.02;
+  SymbolicGreedyOptions greedy;
+};
+
+// A plan of a symbolic graph: buckets that cover the dims' ranges, in order
+// of the cut dim's values, each a plan proven over its own ranges.
+struct SymbolicGraphPlan {
+  SymbolicProblem problem;  // over the graph's whole ranges
+  std::vector<SymbolicBucket> buckets;
+  std::string planner;
+  bool operator==(const SymbolicGraphPlan&) const = default;
+
+  // The bucket whose ranges hold `values` (every dim given), or nullptr.
+  const SymbolicBucket* Find(const DimValues& values) const;
+
+  // The ordinary plan of `graph` (the graph this plan was made from) bound to
+  // `values`: the bucket's offsets evaluated there, every tensor placed. Its
+  // problem is problem.At(values) (reserved sizes), which the ordinary
+  // verifier checks as any other. Every dim must be given, inside its range.
+  absl::StatusOr<GraphPlan> At(const Graph& graph,
+                               const DimValues& values) const;
+};
+
+// Builds the symbolic problem of `graph` (BuildSymbolicProblem), plans it
+// (PlanSymbolicGreedy, cut into buckets by PlanSymbolicBuckets where one
+// plan stays above options.target_ratio) and verifies every bucket over its
+// ranges. A graph without dims is refused: plan it with PlanMemory().
+absl::StatusOr<SymbolicGraphPlan> PlanSymbolicMemory(
+    const Graph& graph, const SymbolicPlanMemoryOptions& options = {});
+
+// Proves that the buckets cover every value of the problem's dims exactly
+// once (each bucket's ranges inside the problem's), and every bucket's plan
+// over its ranges (VerifySymbolicPlan).
+absl::Status VerifySymbolicGraphPlan(const SymbolicGraphPlan& plan);
+
+// The largest peak / lower bound of `plan` over sample values of
+// `problem`'s ranges: each dim at its ends and at points spread between.
+absl::StatusOr<double> WorstSampledRatio(const SymbolicProblem& problem,
+                                         const SymbolicPlan& plan);
 
 }  // namespace memplan
 

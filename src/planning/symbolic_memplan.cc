@@ -1,0 +1,191 @@
+// PlanSymbolicMemory: a symbolic graph planned once for its whole ranges.
+
+#include <cstdint>
+#include <numeric>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "base/status_macros.h"
+#include "memplan/symbolic.h"
+#include "memplan/tensor_placement.h"
+#include "memplan/verify.h"
+
+namespace memplan {
+namespace {
+
+std::string RangeText(const DimRange& r) {
+  return absl::StrCat("[", r.min, ", ", r.max, "]");
+}
+
+// The worst sampled ratio over the buckets, each over its own ranges.
+absl::StatusOr<double> WorstOfBuckets(
+    const SymbolicProblem& problem,
+    const std::vector<SymbolicBucket>& buckets) {
+  double worst = 0;
+  for (const SymbolicBucket& b : buckets) {
+    SymbolicProblem sub = problem;
+    sub.dims = b.dims;
+    MEMPLAN_ASSIGN_OR_RETURN(double r, WorstSampledRatio(sub, b.plan));
+    worst = std::max(worst, r);
+  }
+  return worst;
+}
+
+}  // namespace
+
+const SymbolicBucket* SymbolicGraphPlan::Find(const DimValues& values) const {
+  for (const SymbolicBucket& b : buckets) {
+    bool inside = true;
+    for (const auto& [name, range] : b.dims) {
+      auto it = values.find(name);
+      if (it == values.end() || it->second < range.min ||
+          it->second > range.max) {
+        inside = false;
+        break;
+      }
+    }
+    if (inside) return &b;
+  }
+  return nullptr;
+}
+
+absl::StatusOr<GraphPlan> SymbolicGraphPlan::At(
+    const Graph& graph, const DimValues& values) const {
+  MEMPLAN_RETURN_IF_ERROR(CheckDimValues(problem.dims, values));
+  for (const auto& [name, range] : problem.dims) {
+    if (!values.contains(name)) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "no value for dim \"", name, "\" (range ", RangeText(range),
+          "): give every dim of the plan a value"));
+    }
+  }
+  const SymbolicBucket* bucket = Find(values);
+  if (bucket == nullptr) {
+    return absl::InternalError("no bucket of the plan holds the values");
+  }
+  MEMPLAN_ASSIGN_OR_RETURN(Graph bound, BindDims(graph, values));
+  GraphPlan result;
+  MEMPLAN_ASSIGN_OR_RETURN(result.problem, problem.At(values));
+  SymbolicProblem sub = problem;
+  sub.dims = bucket->dims;
+  MEMPLAN_ASSIGN_OR_RETURN(result.plan, bucket->plan.At(sub, values));
+  MEMPLAN_RETURN_IF_ERROR(VerifyPlan(result.problem, result.plan));
+  result.op_order.resize(bound.ops.size());
+  std::iota(result.op_order.begin(), result.op_order.end(), 0);
+  MEMPLAN_ASSIGN_OR_RETURN(result.tensors,
+                           PlaceTensors(bound, result.problem, result.plan));
+  result.tensors_by_name.resize(result.tensors.size());
+  std::iota(result.tensors_by_name.begin(), result.tensors_by_name.end(), 0);
+  std::sort(result.tensors_by_name.begin(), result.tensors_by_name.end(),
+            [&](int32_t a, int32_t b) {
+              return result.tensors[a].name < result.tensors[b].name;
+            });
+  return result;
+}
+
+absl::StatusOr<SymbolicGraphPlan> PlanSymbolicMemory(
+    const Graph& graph, const SymbolicPlanMemoryOptions& options) {
+  if (!IsSymbolic(graph)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "graph \"", graph.name,
+        "\" has no symbolic dims: plan it with PlanMemory()"));
+  }
+  if (options.max_buckets < 1) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "max_buckets is ", options.max_buckets, "; at least 1"));
+  }
+  SymbolicGraphPlan result;
+  MEMPLAN_ASSIGN_OR_RETURN(result.problem,
+                           BuildSymbolicProblem(graph, options.build));
+  MEMPLAN_ASSIGN_OR_RETURN(SymbolicPlan one,
+                           PlanSymbolicGreedy(result.problem, options.greedy));
+  MEMPLAN_ASSIGN_OR_RETURN(double one_ratio,
+                           WorstSampledRatio(result.problem, one));
+  result.planner = one.planner;
+  result.buckets.push_back({result.problem.dims, std::move(one)});
+  if (one_ratio <= options.target_ratio || options.max_buckets == 1 ||
+      result.problem.dims.empty()) {
+    return result;
+  }
+  SymbolicBucketOptions cut;
+  cut.max_buckets = options.max_buckets;
+  cut.greedy = options.greedy;
+  MEMPLAN_ASSIGN_OR_RETURN(std::vector<SymbolicBucket> buckets,
+                           PlanSymbolicBuckets(result.problem, cut));
+  MEMPLAN_ASSIGN_OR_RETURN(double cut_ratio,
+                           WorstOfBuckets(result.problem, buckets));
+  if (cut_ratio < one_ratio) result.buckets = std::move(buckets);
+  return result;
+}
+
+absl::Status VerifySymbolicGraphPlan(const SymbolicGraphPlan& plan) {
+  const SymbolicProblem& problem = plan.problem;
+  if (plan.buckets.empty()) {
+    return absl::InvalidArgumentError("the plan has no bucket");
+  }
+  // The buckets cut one dim (any, when there is one bucket): every other dim
+  // keeps the problem's range, and the cut dim's ranges follow each other
+  // from the problem's minimum to its maximum.
+  std::string cut;
+  for (const SymbolicBucket& b : plan.buckets) {
+    if (b.dims.size() != problem.dims.size()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "a bucket has ", b.dims.size(), " dims; the problem has ",
+          problem.dims.size()));
+    }
+    for (const auto& [name, range] : b.dims) {
+      auto it = problem.dims.find(name);
+      if (it == problem.dims.end()) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("a bucket names dim \"", name,
+                         "\", which the problem does not have"));
+      }
+      if (range == it->second) continue;
+      if (!cut.empty() && cut != name) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "the buckets narrow both \"", cut, "\" and \"", name,
+            "\": buckets may cut one dim only"));
+      }
+      cut = name;
+    }
+  }
+  if (plan.buckets.size() > 1 && cut.empty()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        plan.buckets.size(), " buckets each cover the whole range"));
+  }
+  if (!cut.empty()) {
+    const DimRange whole = problem.dims.at(cut);
+    int64_t next = whole.min;
+    for (const SymbolicBucket& b : plan.buckets) {
+      const DimRange r = b.dims.at(cut);
+      if (r.min != next || r.max < r.min) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "bucket ", RangeText(r), " of dim \"", cut, "\" should start at ",
+            next, ": the buckets must cover ", RangeText(whole),
+            " in order, each value once"));
+      }
+      next = r.max + 1;
+    }
+    if (next != whole.max + 1) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "the buckets of dim \"", cut, "\" end at ", next - 1,
+          ", before its maximum ", whole.max));
+    }
+  }
+  for (const SymbolicBucket& b : plan.buckets) {
+    SymbolicProblem sub = problem;
+    sub.dims = b.dims;
+    if (absl::Status s = VerifySymbolicPlan(sub, b.plan); !s.ok()) {
+      if (plan.buckets.size() == 1) return s;
+      return absl::Status(s.code(), absl::StrCat("bucket ", cut, " in ",
+                                                 RangeText(b.dims.at(cut)),
+                                                 ": ", s.message()));
+    }
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace memplan
