@@ -1,103 +1,151 @@
-// symbolic_bench: symbolic plans on a transformer-like graph with a symbolic
-// sequence length, and the symbolic verifier's speed.
+// symbolic_bench: symbolic plans of graphs with a symbolic sequence length,
+// and the symbolic verifier's speed.
 //
-//   symbolic_bench [layers] [verify_buffers]
+//   symbolic_bench [--layers=N] [--verify-buffers=N] [PATH...]
 //
-// Prints, for the greedy symbolic plan and the upper-bound baseline, the
-// peak over the lower bound of the graph bound to each sequence length
-// (peak: the plan's peak expression at s, the arena the plan asks for), and
-// the time to plan and to verify over the whole range.
+// PATH: a graph JSON file with dims, or a directory whose *.json files are
+// (in name order). Besides them, the generated workloads: a transformer
+// encoder, the same with a KV cache per layer, and a Llama-style decoder.
+// Per graph, at seq = 1, 2, 3, 7, 64, 500, 1024, 2048 (the values inside
+// the graph's range of its first dim; other dims at their maxima): the
+// peak of the plan PlanSymbolicMemory chooses (buckets allowed), of one
+// plan (one bucket), of the greedy's one plan, and of the upper-bound
+// baseline, each over the lower bound of the graph bound there; the time to
+// plan and to verify. Then a summary table, and the verifier row: a plan
+// of 10^4 buffers proven and a mutated one refuted. Markdown throughout.
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
+#include "memplan/formats.h"
 #include "memplan/problem.h"
 #include "memplan/symbolic.h"
+#include "workloads/symbolic_decoder.h"
 #include "workloads/symbolic_transformer.h"
 
 namespace memplan {
 namespace {
+
+constexpr int64_t kValues[] = {1, 2, 3, 7, 64, 500, 1024, 2048};
 
 double Seconds(std::chrono::steady_clock::time_point since) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - since)
       .count();
 }
 
+void Fail(const std::string& what, const absl::Status& status) {
+  std::fprintf(stderr, "%s: %s\n", what.c_str(),
+               std::string(status.message()).c_str());
+  std::exit(1);
+}
+
 template <typename T>
-T Check(absl::StatusOr<T> value) {
-  if (!value.ok()) {
-    std::fprintf(stderr, "%s\n", std::string(value.status().message()).c_str());
-    std::exit(1);
-  }
+T Check(const std::string& what, absl::StatusOr<T> value) {
+  if (!value.ok()) Fail(what, value.status());
   return *std::move(value);
 }
 
-void Table(int layers) {
-  const Graph g = internal::SymbolicTransformer({.layers = layers});
-  BuildOptions build;
-  build.alignment = 64;
-  const SymbolicProblem p = Check(BuildSymbolicProblem(g, build));
-  auto start = std::chrono::steady_clock::now();
-  const SymbolicPlan greedy = Check(PlanSymbolicGreedy(p));
-  const double plan_seconds = Seconds(start);
-  start = std::chrono::steady_clock::now();
-  if (absl::Status s = VerifySymbolicPlan(p, greedy); !s.ok()) {
-    std::fprintf(stderr, "%s\n", std::string(s.message()).c_str());
-    std::exit(1);
-  }
-  const double verify_seconds = Seconds(start);
-  const SymbolicPlan baseline = Check(PlanSymbolicUpperBound(p));
-  std::printf("graph %s: %zu buffers, seq in [1, 2048], alignment 64\n",
-              g.name.c_str(), p.buffers.size());
-  std::printf("greedy peak(seq) = %s\n", greedy.peak.ToString().c_str());
-  std::printf("greedy: planned in %.3f s, verified in %.3f s\n\n",
-              plan_seconds, verify_seconds);
-  std::printf("| seq | LB(s) | greedy peak(s) | /LB | greedy used(s) | /LB "
-              "| upper-bound peak | /LB |\n|---|---|---|---|---|---|---|---|\n");
-  for (int64_t s : {1, 2, 3, 7, 64, 500, 1024, 2048}) {
-    const DimValues at = {{"seq", s}};
-    const Problem concrete =
-        Check(BuildProblem(Check(BindDims(g, at)), build));
-    const double lb = static_cast<double>(LowerBound(concrete));
-    const int64_t peak = Check(greedy.peak.Evaluate(at));
-    const int64_t used = Check(greedy.At(p, at)).peak;
-    const int64_t upper = Check(baseline.peak.Evaluate(at));
-    std::printf("| %lld | %.0f | %lld | %.3f | %lld | %.3f | %lld | %.3f |\n",
-                static_cast<long long>(s), lb, static_cast<long long>(peak),
-                peak / lb, static_cast<long long>(used), used / lb,
-                static_cast<long long>(upper), upper / lb);
-  }
+struct Summary {
+  std::string graph;
+  size_t buffers = 0;
+  std::string buckets;
+  double chosen_worst = 0, chosen_end = 0;
+  double one_worst = 0, greedy_worst = 0, upper_worst = 0;
+  double plan_seconds = 0, verify_seconds = 0;
+  bool meets = false;
+};
 
+std::string Ratio(double r) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.3f", r);
+  return text;
+}
+
+// The peak of `plan` (a SymbolicGraphPlan's bucket holding `at`) at `at`.
+int64_t PeakAt(const std::string& what, const SymbolicGraphPlan& plan,
+               const DimValues& at) {
+  const SymbolicBucket* bucket = plan.Find(at);
+  if (bucket == nullptr) Fail(what, absl::InternalError("no bucket"));
+  return Check(what, bucket->plan.peak.Evaluate(at));
+}
+
+Summary Measure(const Graph& g) {
+  const std::string& name = g.name;
+  SymbolicPlanMemoryOptions options;
+  options.build.alignment = 64;
+  auto start = std::chrono::steady_clock::now();
+  const SymbolicGraphPlan chosen = Check(name, PlanSymbolicMemory(g, options));
+  Summary summary;
+  summary.plan_seconds = Seconds(start);
   start = std::chrono::steady_clock::now();
-  SymbolicBucketOptions four;
-  four.max_buckets = 4;
-  const std::vector<SymbolicBucket> buckets =
-      Check(PlanSymbolicBuckets(p, four));
-  std::printf("\n%zu buckets, planned in %.3f s:\n", buckets.size(),
-              Seconds(start));
-  for (const SymbolicBucket& b : buckets) {
-    std::printf("  seq in [%lld, %lld]: peak %s\n",
-                static_cast<long long>(b.dims.at("seq").min),
-                static_cast<long long>(b.dims.at("seq").max),
-                b.plan.peak.ToString().c_str());
+  if (absl::Status s = VerifySymbolicGraphPlan(chosen); !s.ok()) Fail(name, s);
+  summary.verify_seconds = Seconds(start);
+  options.max_buckets = 1;
+  const SymbolicGraphPlan one = Check(name, PlanSymbolicMemory(g, options));
+  options.planner = "symbolic_greedy";
+  const SymbolicGraphPlan greedy = Check(name, PlanSymbolicMemory(g, options));
+  const SymbolicPlan upper =
+      Check(name, PlanSymbolicUpperBound(chosen.problem));
+
+  const std::string dim = chosen.problem.dims.begin()->first;
+  const DimRange range = chosen.problem.dims.begin()->second;
+  summary.graph = name;
+  summary.buffers = chosen.problem.buffers.size();
+  for (const SymbolicBucket& b : chosen.buckets) {
+    const DimRange r = b.dims.at(dim);
+    summary.buckets += absl::StrCat(summary.buckets.empty() ? "" : ", ", "[",
+                                    r.min, ", ", r.max, "]");
   }
-  std::printf("\n| seq | LB(s) | bucketed peak(s) | /LB |\n|---|---|---|---|\n");
-  for (int64_t s : {1, 2, 3, 7, 64, 500, 1024, 2048}) {
-    const DimValues at = {{"seq", s}};
-    const Problem concrete =
-        Check(BuildProblem(Check(BindDims(g, at)), build));
-    const double lb = static_cast<double>(LowerBound(concrete));
-    for (const SymbolicBucket& b : buckets) {
-      const DimRange r = b.dims.at("seq");
-      if (s < r.min || s > r.max) continue;
-      const int64_t peak = Check(b.plan.peak.Evaluate(at));
-      std::printf("| %lld | %.0f | %lld | %.3f |\n", static_cast<long long>(s),
-                  lb, static_cast<long long>(peak), peak / lb);
-    }
+  std::printf("### %s\n\n%zu buffers, %s in [%lld, %lld], alignment 64; "
+              "planner %s, %zu bucket%s: %s %s\n\n",
+              name.c_str(), summary.buffers, dim.c_str(),
+              static_cast<long long>(range.min),
+              static_cast<long long>(range.max), chosen.planner.c_str(),
+              chosen.buckets.size(), chosen.buckets.size() == 1 ? "" : "s",
+              dim.c_str(), summary.buckets.c_str());
+  std::printf("| %s | LB(s) | chosen peak(s) | / LB | one plan | / LB | "
+              "greedy one plan / LB | upper bound | / LB |\n"
+              "|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n",
+              dim.c_str());
+  summary.meets = true;
+  for (int64_t s : kValues) {
+    if (s < range.min || s > range.max) continue;
+    DimValues at;
+    for (const auto& [d, r] : chosen.problem.dims) at[d] = r.max;
+    at[dim] = s;
+    const Problem bound = Check(
+        name, BuildProblem(Check(name, BindDims(g, at)), options.build));
+    const double lb = static_cast<double>(std::max<int64_t>(1, LowerBound(bound)));
+    const int64_t peak = PeakAt(name, chosen, at);
+    const int64_t one_peak = PeakAt(name, one, at);
+    const int64_t greedy_peak = PeakAt(name, greedy, at);
+    const int64_t upper_peak = Check(name, upper.peak.Evaluate(at));
+    const double r = peak / lb;
+    summary.chosen_worst = std::max(summary.chosen_worst, r);
+    if (s == range.max) summary.chosen_end = r;
+    summary.one_worst = std::max(summary.one_worst, one_peak / lb);
+    summary.greedy_worst = std::max(summary.greedy_worst, greedy_peak / lb);
+    summary.upper_worst = std::max(summary.upper_worst, upper_peak / lb);
+    summary.meets = summary.meets && r <= 1.05 && (s != 2048 || r <= 1.02);
+    std::printf("| %lld | %.0f | %lld | %s | %lld | %s | %s | %lld | %s |\n",
+                static_cast<long long>(s), lb, static_cast<long long>(peak),
+                Ratio(r).c_str(), static_cast<long long>(one_peak),
+                Ratio(one_peak / lb).c_str(),
+                Ratio(greedy_peak / lb).c_str(),
+                static_cast<long long>(upper_peak),
+                Ratio(upper_peak / lb).c_str());
   }
+  std::printf("\nplanned in %.3f s, verified in %.3f s\n\n",
+              summary.plan_seconds, summary.verify_seconds);
+  return summary;
 }
 
 void VerifySpeed(int buffers) {
@@ -107,9 +155,9 @@ void VerifySpeed(int buffers) {
       {.layers = layers, .kv_cache = false});
   BuildOptions build;
   build.alignment = 64;
-  const SymbolicProblem p = Check(BuildSymbolicProblem(g, build));
+  const SymbolicProblem p = Check(g.name, BuildSymbolicProblem(g, build));
   auto start = std::chrono::steady_clock::now();
-  const SymbolicPlan greedy = Check(PlanSymbolicGreedy(p));
+  const SymbolicPlan greedy = Check(g.name, PlanSymbolicGreedy(p));
   const double plan_seconds = Seconds(start);
   start = std::chrono::steady_clock::now();
   const absl::Status ok = VerifySymbolicPlan(p, greedy);
@@ -129,22 +177,85 @@ void VerifySpeed(int buffers) {
   const absl::Status refuted = VerifySymbolicPlan(p, wrong);
   const double refuted_seconds = Seconds(start);
   std::printf(
-      "\n%zu buffers: greedy %.3f s; verifier: %s in %.3f s, mutated plan "
-      "%s in %.3f s\n",
+      "### Symbolic verifier\n\n| buffers | greedy plan | proven | mutated "
+      "plan |\n|---:|---:|---:|---:|\n| %zu | %.3f s | %s in %.3f s | %s in "
+      "%.3f s |\n",
       p.buffers.size(), plan_seconds, ok.ok() ? "proven" : "REFUSED", proven,
       refuted.ok() ? "ACCEPTED" : "refuted", refuted_seconds);
   if (!refuted.ok()) {
-    std::printf("  (%s)\n", std::string(refuted.message()).c_str());
+    std::printf("\n(%s)\n", std::string(refuted.message()).c_str());
   }
+}
+
+std::vector<std::string> JsonFiles(const std::string& path) {
+  std::vector<std::string> files;
+  if (std::filesystem::is_directory(path)) {
+    for (const auto& entry : std::filesystem::directory_iterator(path)) {
+      if (entry.path().extension() == ".json") files.push_back(entry.path());
+    }
+    std::sort(files.begin(), files.end());
+  } else {
+    files.push_back(path);
+  }
+  return files;
+}
+
+Graph ReadGraph(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) Fail(path, absl::NotFoundError("cannot open the file"));
+  std::stringstream text;
+  text << in.rdbuf();
+  Graph g = Check(path, ParseGraphJson(text.str()));
+  if (g.dims.empty()) Fail(path, absl::InvalidArgumentError("no dims"));
+  if (g.name.empty()) g.name = std::filesystem::path(path).stem();
+  return g;
 }
 
 }  // namespace
 }  // namespace memplan
 
 int main(int argc, char** argv) {
-  const int layers = argc > 1 ? std::atoi(argv[1]) : 8;
-  const int buffers = argc > 2 ? std::atoi(argv[2]) : 10000;
-  memplan::Table(layers);
-  memplan::VerifySpeed(buffers);
+  using namespace memplan;
+  int layers = 8;
+  int buffers = 10000;
+  std::vector<std::string> paths;
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (arg.rfind("--layers=", 0) == 0) {
+      layers = std::atoi(arg.c_str() + 9);
+    } else if (arg.rfind("--verify-buffers=", 0) == 0) {
+      buffers = std::atoi(arg.c_str() + 17);
+    } else {
+      paths.push_back(arg);
+    }
+  }
+  std::vector<Graph> graphs = {
+      internal::SymbolicTransformer({.layers = layers, .kv_cache = false}),
+      internal::SymbolicTransformer({.layers = layers}),
+      internal::SymbolicDecoder({.layers = layers})};
+  graphs[0].name += "_encoder";
+  graphs[1].name += "_kv_cache";
+  for (const std::string& path : paths) {
+    for (const std::string& file : JsonFiles(path)) {
+      graphs.push_back(ReadGraph(file));
+    }
+  }
+  std::vector<Summary> summaries;
+  for (const Graph& g : graphs) summaries.push_back(Measure(g));
+  std::printf("### Summary\n\n| graph | buffers | buckets | chosen: worst "
+              "peak/LB | at the maximum | one plan | greedy one plan | upper "
+              "bound | plan | verify | targets |\n"
+              "|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---|\n");
+  for (const Summary& s : summaries) {
+    std::printf("| %s | %zu | %s | %s | %s | %s | %s | %s | %.2f s | %.3f s | "
+                "%s |\n",
+                s.graph.c_str(), s.buffers, s.buckets.c_str(),
+                Ratio(s.chosen_worst).c_str(), Ratio(s.chosen_end).c_str(),
+                Ratio(s.one_worst).c_str(), Ratio(s.greedy_worst).c_str(),
+                Ratio(s.upper_worst).c_str(), s.plan_seconds, s.verify_seconds,
+                s.meets ? "met" : "missed");
+  }
+  std::printf("\n");
+  VerifySpeed(buffers);
   return 0;
 }

@@ -15,6 +15,8 @@
 //          +---------------------------------> dim value
 
 #include <algorithm>
+#include <cmath>
+#include <random>
 #include <functional>
 #include <optional>
 #include <cstdint>
@@ -63,91 +65,60 @@ std::vector<std::vector<int64_t>> DefaultSamples(const DimBox& box) {
   return samples;
 }
 
+// How a placement chooses among its candidates.
+struct PlaceRule {
+  // Beyond 0, each placed neighbour's top and the envelope of all of them:
+  // the envelope of each top with the highest top at the minima and with the
+  // highest at the maxima (apart from both, lower than the whole envelope).
+  bool pair_envelopes = false;
+  // Compare the candidates by their worst weighted sample first (then by the
+  // sum of their ratios), instead of by the sum alone.
+  bool worst_first = false;
+};
+
+// A plan's quality over the samples: the worst weighted ratio (1 at the
+// target), then the sum of the ratios; smaller is better.
+struct Score {
+  double worst = std::numeric_limits<double>::infinity();
+  double sum = std::numeric_limits<double>::infinity();
+  bool operator<(const Score& o) const {
+    return worst != o.worst ? worst < o.worst : sum < o.sum;
+  }
+};
+
 class Greedy {
  public:
   Greedy(const SymbolicProblem& problem, DimBox box)
       : problem_(problem), box_(std::move(box)), width_(box_.Widths()) {}
 
   absl::StatusOr<SymbolicPlan> Run(const SymbolicGreedyOptions& options) {
-    const int n = static_cast<int>(problem_.buffers.size());
-    MEMPLAN_RETURN_IF_ERROR(Samples(options));
-    sizes_.resize(n);
-    for (int i = 0; i < n; ++i) {
-      MEMPLAN_ASSIGN_OR_RETURN(
-          BinomialPoly p, BinomialPoly::FromExpr(problem_.buffers[i].size, box_));
-      sizes_[i] = p.Restrict(width_);
-    }
-    Neighbours();
-    // By size at the dims' maxima, then by id.
-    std::vector<int64_t> at_max(n);
-    for (int i = 0; i < n; ++i) {
-      if (!sizes_[i].Evaluate(width_, &at_max[i])) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            "buffer \"", problem_.buffers[i].name,
-            "\" overflows 64-bit integers at the dims' maxima"));
-      }
-    }
-    std::vector<int64_t> at_min(n);
-    for (int i = 0; i < n; ++i) at_min[i] = sizes_[i].ConstantTerm();
-    // Three orders, the best plan over the samples kept: by size at the
-    // maxima; by size at the minima; longest lifetime first (long-lived
-    // buffers such as a KV cache at the bottom, where their offsets stay
-    // constant). Ties by size at the maxima, then by id.
-    auto length = [&](int i) {
-      const Lifetime& l = problem_.buffers[i].lifetime;
-      return l.end - l.start;
-    };
-    const std::vector<std::function<bool(int, int)>> orders = {
-        [&](int a, int b) {
-          return at_max[a] != at_max[b] ? at_max[a] > at_max[b] : a < b;
-        },
-        [&](int a, int b) {
-          if (at_min[a] != at_min[b]) return at_min[a] > at_min[b];
-          return at_max[a] != at_max[b] ? at_max[a] > at_max[b] : a < b;
-        },
-        [&](int a, int b) {
-          if (length(a) != length(b)) return length(a) > length(b);
-          return at_max[a] != at_max[b] ? at_max[a] > at_max[b] : a < b;
-        }};
+    MEMPLAN_RETURN_IF_ERROR(Prepare(DefaultSamples(box_), options.samples));
     std::optional<SymbolicPlan> best;
     double best_cost = 0;
-    for (const auto& by : orders) {
-      std::vector<int> order(n);
-      for (int i = 0; i < n; ++i) order[i] = i;
-      std::sort(order.begin(), order.end(), by);
-      offsets_.assign(n, BinomialPoly());
-      tops_.assign(n, BinomialPoly());
-      placed_.assign(n, false);
-      peak_values_.assign(samples_.size(), 0);
-      for (int b : order) MEMPLAN_RETURN_IF_ERROR(Place(b));
-      const BinomialPoly peak = Peak(at_max);
+    for (const std::vector<int>& order : Orders(/*more=*/false)) {
+      MEMPLAN_RETURN_IF_ERROR(Layout(order, PlaceRule{}));
+      const BinomialPoly peak = Peak(-1);
+      std::vector<int64_t> values;
+      PeakValues(peak, &values);
       double cost = 0;
       for (size_t s = 0; s < samples_.size(); ++s) {
-        int64_t value = 0;
-        if (!peak.Evaluate(samples_[s], &value)) {
-          value = std::numeric_limits<int64_t>::max();
-        }
-        cost += static_cast<double>(value) /
+        cost += static_cast<double>(values[s]) /
                 static_cast<double>(lower_bounds_[s]);
       }
       if (best.has_value() && cost >= best_cost) continue;
-      SymbolicPlan plan;
-      plan.planner = "symbolic_greedy";
-      for (int i = 0; i < n; ++i) {
-        MEMPLAN_ASSIGN_OR_RETURN(DimExpr offset, offsets_[i].ToExpr(box_));
-        plan.offsets.push_back(std::move(offset));
-      }
-      MEMPLAN_ASSIGN_OR_RETURN(plan.peak, peak.ToExpr(box_));
-      best = std::move(plan);
+      MEMPLAN_ASSIGN_OR_RETURN(best, MakePlan(peak, "symbolic_greedy"));
       best_cost = cost;
     }
     return *std::move(best);
   }
 
- private:
-  absl::Status Samples(const SymbolicGreedyOptions& options) {
-    samples_ = DefaultSamples(box_);
-    for (const DimValues& values : options.samples) {
+  // The samples: `base` (box coordinates) and the caller's values; the
+  // sizes and neighbours of every buffer.
+  absl::Status Prepare(std::vector<std::vector<int64_t>> base,
+                       const std::vector<DimValues>& extra) {
+    const int n = static_cast<int>(problem_.buffers.size());
+    samples_ = std::move(base);
+    for (const DimValues& values : extra) {
       MEMPLAN_RETURN_IF_ERROR(CheckDimValues(problem_.dims, values));
       std::vector<int64_t> t;
       for (int d = 0; d < box_.size(); ++d) {
@@ -164,9 +135,208 @@ class Greedy {
       MEMPLAN_ASSIGN_OR_RETURN(Problem p, problem_.At(box_.ValuesAt(t)));
       lower_bounds_.push_back(std::max<int64_t>(1, LowerBound(p)));
     }
+    sizes_.resize(n);
+    for (int i = 0; i < n; ++i) {
+      MEMPLAN_ASSIGN_OR_RETURN(
+          BinomialPoly p, BinomialPoly::FromExpr(problem_.buffers[i].size, box_));
+      sizes_[i] = p.Restrict(width_);
+    }
+    Neighbours();
+    at_max_.resize(n);
+    at_min_.resize(n);
+    for (int i = 0; i < n; ++i) {
+      if (!sizes_[i].Evaluate(width_, &at_max_[i])) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "buffer \"", problem_.buffers[i].name,
+            "\" overflows 64-bit integers at the dims' maxima"));
+      }
+      at_min_[i] = sizes_[i].ConstantTerm();
+    }
+    laid_.clear();
+    offsets_.assign(n, BinomialPoly());
+    tops_.assign(n, BinomialPoly());
+    placed_.assign(n, false);
     return absl::OkStatus();
   }
 
+  // Placement orders. The greedy's three: by size at the maxima; by size at
+  // the minima; longest lifetime first (long-lived buffers such as a KV
+  // cache at the bottom, where their offsets stay constant). `more` adds by
+  // area (size at the maxima times lifetime) and by size at the middle of
+  // the box. Ties by size at the maxima, then by id.
+  std::vector<std::vector<int>> Orders(bool more) const {
+    const int n = static_cast<int>(problem_.buffers.size());
+    auto length = [&](int i) {
+      const Lifetime& l = problem_.buffers[i].lifetime;
+      return static_cast<int64_t>(l.end - l.start);
+    };
+    std::vector<int64_t> at_mid(n), area(n);
+    std::vector<int64_t> middle(width_.size());
+    for (size_t d = 0; d < width_.size(); ++d) middle[d] = width_[d] / 2;
+    for (int i = 0; i < n; ++i) {
+      if (!sizes_[i].Evaluate(middle, &at_mid[i])) at_mid[i] = at_max_[i];
+      area[i] = static_cast<int64_t>(std::min<double>(
+          static_cast<double>(at_max_[i]) * static_cast<double>(length(i)),
+          9e18));
+    }
+    auto by = [&](const std::vector<int64_t>& key) {
+      return [&](int a, int b) {
+        if (key[a] != key[b]) return key[a] > key[b];
+        return at_max_[a] != at_max_[b] ? at_max_[a] > at_max_[b] : a < b;
+      };
+    };
+    std::vector<int64_t> lengths(n);
+    for (int i = 0; i < n; ++i) lengths[i] = length(i);
+    std::vector<const std::vector<int64_t>*> keys = {&at_max_, &at_min_,
+                                                     &lengths};
+    if (more) {
+      keys.push_back(&area);
+      keys.push_back(&at_mid);
+    }
+    std::vector<std::vector<int>> orders;
+    for (const std::vector<int64_t>* key : keys) {
+      std::vector<int> order(n);
+      for (int i = 0; i < n; ++i) order[i] = i;
+      std::sort(order.begin(), order.end(), by(*key));
+      orders.push_back(std::move(order));
+    }
+    return orders;
+  }
+
+  // Places the buffers in `order`, keeping the placements of the longest
+  // prefix it shares with the previous layout (made with the same rule).
+  absl::Status Layout(const std::vector<int>& order, const PlaceRule& rule) {
+    size_t keep = 0;
+    while (keep < laid_.size() && keep < order.size() &&
+           laid_[keep] == order[keep]) {
+      ++keep;
+    }
+    for (size_t p = keep; p < laid_.size(); ++p) placed_[laid_[p]] = false;
+    laid_.resize(keep);
+    prefix_peaks_.resize(keep + 1);
+    if (keep == 0) prefix_peaks_[0].assign(samples_.size(), 0);
+    peak_values_ = prefix_peaks_[keep];
+    for (size_t p = keep; p < order.size(); ++p) {
+      MEMPLAN_RETURN_IF_ERROR(Place(order[p], rule));
+      laid_.push_back(order[p]);
+      prefix_peaks_.push_back(peak_values_);
+    }
+    return absl::OkStatus();
+  }
+
+  // Forgets the previous layout (for a change of rule).
+  void Reset() { Layout({}, PlaceRule{}).IgnoreError(); }
+
+  // A polynomial >= every top over the box: the highest top at sample
+  // `start` (at the maxima when -1), raised (coefficient-wise envelope) by
+  // each top not proven under it.
+  BinomialPoly Peak(int start) {
+    const int n = static_cast<int>(tops_.size());
+    const std::vector<int64_t>& at = start < 0 ? width_ : samples_[start];
+    int highest = -1;
+    int64_t highest_value = 0;
+    for (int i = 0; i < n; ++i) {
+      int64_t top = 0;
+      if (!tops_[i].Evaluate(at, &top)) top = 0;
+      if (highest < 0 || top > highest_value) {
+        highest = i;
+        highest_value = top;
+      }
+    }
+    if (highest < 0) return BinomialPoly();
+    BinomialPoly peak = tops_[highest];
+    for (int i = 0; i < n; ++i) {
+      absl::StatusOr<BinomialPoly> room = internal::Subtract(peak, tops_[i]);
+      if (room.ok() && room->AllNonNegative()) continue;
+      int64_t budget = kCandidateBudget;
+      if (room.ok() && room->ConstantTerm() >= 0 &&
+          ProveNonNegative(*room, width_, &budget).result ==
+              SignProof::kProven) {
+        continue;
+      }
+      peak = Envelope(peak, tops_[i]);
+    }
+    return peak;
+  }
+
+  // The peak's value at each sample (int64 max where it overflows).
+  void PeakValues(const BinomialPoly& peak, std::vector<int64_t>* values) const {
+    values->assign(samples_.size(), 0);
+    for (size_t s = 0; s < samples_.size(); ++s) {
+      if (!peak.Evaluate(samples_[s], &(*values)[s])) {
+        (*values)[s] = std::numeric_limits<int64_t>::max();
+      }
+    }
+  }
+
+  absl::StatusOr<SymbolicPlan> MakePlan(const BinomialPoly& peak,
+                                        const std::string& planner) const {
+    SymbolicPlan plan;
+    plan.planner = planner;
+    for (const BinomialPoly& offset : offsets_) {
+      MEMPLAN_ASSIGN_OR_RETURN(DimExpr e, offset.ToExpr(box_));
+      plan.offsets.push_back(std::move(e));
+    }
+    MEMPLAN_ASSIGN_OR_RETURN(plan.peak, peak.ToExpr(box_));
+    return plan;
+  }
+
+  // Per-sample weights of the search's score: 1 / (target - 1), with the
+  // end target at the box's upper corner.
+  void SetTargets(double target, double end_target) {
+    weights_.clear();
+    for (const std::vector<int64_t>& t : samples_) {
+      weights_.push_back(1.0 / ((t == width_ ? end_target : target) - 1.0));
+    }
+  }
+
+  Score ScoreOf(const std::vector<int64_t>& values) const {
+    Score score{0, 0};
+    for (size_t s = 0; s < samples_.size(); ++s) {
+      const double r = static_cast<double>(values[s]) /
+                       static_cast<double>(lower_bounds_[s]);
+      score.worst = std::max(score.worst, (r - 1) * weights_[s]);
+      score.sum += r;
+    }
+    return score;
+  }
+
+  // The sample of the worst weighted ratio.
+  int WorstSample(const std::vector<int64_t>& values) const {
+    int worst = 0;
+    double worst_ratio = -1;
+    for (size_t s = 0; s < samples_.size(); ++s) {
+      const double r = (static_cast<double>(values[s]) /
+                            static_cast<double>(lower_bounds_[s]) -
+                        1) *
+                       weights_[s];
+      if (r > worst_ratio) {
+        worst = static_cast<int>(s);
+        worst_ratio = r;
+      }
+    }
+    return worst;
+  }
+
+  // The buffer whose top is highest at sample s.
+  int HighestAt(int s) const {
+    int highest = 0;
+    int64_t highest_value = -1;
+    for (size_t i = 0; i < tops_.size(); ++i) {
+      int64_t top = 0;
+      if (tops_[i].Evaluate(samples_[s], &top) && top > highest_value) {
+        highest = static_cast<int>(i);
+        highest_value = top;
+      }
+    }
+    return highest;
+  }
+
+  const std::vector<std::vector<int64_t>>& samples() const { return samples_; }
+  int64_t LowerBoundAt(size_t s) const { return lower_bounds_[s]; }
+  int64_t work() const { return work_; }
+
+ private:
   void Neighbours() {
     const int n = static_cast<int>(problem_.buffers.size());
     neighbours_.assign(n, {});
@@ -200,36 +370,9 @@ class Greedy {
     }
   }
 
-  // A polynomial >= every top over the box: the highest top at the maxima,
-  // raised (coefficient-wise envelope) by each top not proven under it.
-  BinomialPoly Peak(const std::vector<int64_t>& at_max) {
-    const int n = static_cast<int>(tops_.size());
-    std::vector<int64_t> top_at_max(n, 0);
-    int highest = -1;
-    for (int i = 0; i < n; ++i) {
-      int64_t offset = 0;
-      if (!offsets_[i].Evaluate(width_, &offset)) offset = 0;
-      top_at_max[i] = offset + at_max[i];
-      if (highest < 0 || top_at_max[i] > top_at_max[highest]) highest = i;
-    }
-    if (highest < 0) return BinomialPoly();
-    BinomialPoly peak = tops_[highest];
-    for (int i = 0; i < n; ++i) {
-      absl::StatusOr<BinomialPoly> room = internal::Subtract(peak, tops_[i]);
-      if (room.ok() && room->AllNonNegative()) continue;
-      int64_t budget = kCandidateBudget;
-      if (room.ok() && room->ConstantTerm() >= 0 &&
-          ProveNonNegative(*room, width_, &budget).result ==
-              SignProof::kProven) {
-        continue;
-      }
-      peak = Envelope(peak, tops_[i]);
-    }
-    return peak;
-  }
-
   // True when the placement [offset, top) is proven apart from buffer k.
   bool Apart(const BinomialPoly& offset, const BinomialPoly& top, int k) {
+    ++work_;
     absl::StatusOr<BinomialPoly> above = internal::Subtract(offset, tops_[k]);
     if (!above.ok()) return false;
     if (above->AllNonNegative()) return true;
@@ -244,49 +387,67 @@ class Greedy {
           SignProof::kProven) {
         return true;
       }
+      work_ += kCandidateBudget - budget;
     }
     return false;
   }
 
-  absl::Status Place(int b) {
+  absl::Status Place(int b, const PlaceRule& rule) {
     const Bytes alignment =
         std::max(problem_.buffers[b].alignment, problem_.pool.alignment);
     std::vector<BinomialPoly> candidates = {BinomialPoly()};
     std::vector<int> placed;
     BinomialPoly envelope;
+    int high_min = -1, high_max = -1;
+    int64_t high_min_value = 0, high_max_value = 0;
     for (int k : neighbours_[b]) {
       if (!placed_[k] || sizes_[k].IsZero()) continue;
       placed.push_back(k);
       candidates.push_back(tops_[k]);
       envelope = Envelope(envelope, tops_[k]);
+      if (!rule.pair_envelopes) continue;
+      int64_t at_min = tops_[k].ConstantTerm(), at_max = 0;
+      if (!tops_[k].Evaluate(width_, &at_max)) continue;
+      if (high_min < 0 || at_min > high_min_value) {
+        high_min = k;
+        high_min_value = at_min;
+      }
+      if (high_max < 0 || at_max > high_max_value) {
+        high_max = k;
+        high_max_value = at_max;
+      }
+    }
+    if (rule.pair_envelopes && high_min >= 0) {
+      for (int k : placed) {
+        for (int h : {high_min, high_max}) {
+          if (h == k) continue;
+          BinomialPoly pair = Envelope(tops_[k], tops_[h]);
+          if (pair == envelope) continue;
+          if (std::find(candidates.begin(), candidates.end(), pair) ==
+              candidates.end()) {
+            candidates.push_back(std::move(pair));
+          }
+        }
+      }
     }
     candidates.push_back(envelope);  // apart from every placed neighbour
     struct Choice {
-      double cost = std::numeric_limits<double>::infinity();
+      Score score;
       double height = 0;
       int index = -1;
       BinomialPoly offset, top;
       std::vector<int64_t> values;
     } best;
     for (int c = 0; c < static_cast<int>(candidates.size()); ++c) {
+      ++work_;
       MEMPLAN_ASSIGN_OR_RETURN(BinomialPoly offset,
                                candidates[c].RoundUp(alignment));
       offset = offset.Restrict(width_);
       MEMPLAN_ASSIGN_OR_RETURN(BinomialPoly top, internal::Add(offset, sizes_[b]));
-      bool valid = sizes_[b].IsZero() || c + 1 == static_cast<int>(candidates.size());
-      if (!valid) {
-        valid = true;
-        for (int k : placed) {
-          if (!Apart(offset, top, k)) {
-            valid = false;
-            break;
-          }
-        }
-      }
-      if (!valid) continue;
       // The peak each sample would have, relative to its lower bound; then
       // the buffer's own height, so that a lower offset wins a tie.
-      double cost = 0, height = 0;
+      Score score{0, 0};
+      double height = 0;
       std::vector<int64_t> values(samples_.size());
       bool fits = true;
       for (size_t s = 0; s < samples_.size(); ++s) {
@@ -295,13 +456,33 @@ class Greedy {
           break;
         }
         const double lb = static_cast<double>(lower_bounds_[s]);
-        cost += static_cast<double>(std::max(values[s], peak_values_[s])) / lb;
+        const double r =
+            static_cast<double>(std::max(values[s], peak_values_[s])) / lb;
+        score.sum += r;
+        if (rule.worst_first) {
+          score.worst = std::max(score.worst, (r - 1) * weights_[s]);
+        }
         height += static_cast<double>(values[s]) / lb;
       }
       if (!fits) continue;
-      if (cost < best.cost || (cost == best.cost && height < best.height)) {
-        best = {cost, height, c, offset, top, std::move(values)};
+      if (best.index >= 0 &&
+          !(score < best.score ||
+            (!(best.score < score) && height < best.height))) {
+        continue;
       }
+      // Valid: proven apart from every placed neighbour (the envelope is,
+      // by construction).
+      bool valid =
+          sizes_[b].IsZero() || c + 1 == static_cast<int>(candidates.size());
+      for (size_t i = 0; !valid && i <= placed.size(); ++i) {
+        if (i == placed.size()) {
+          valid = true;
+        } else if (!Apart(offset, top, placed[i])) {
+          break;
+        }
+      }
+      if (!valid) continue;
+      best = {score, height, c, offset, top, std::move(values)};
     }
     if (best.index < 0) {
       return absl::InvalidArgumentError(absl::StrCat(
@@ -322,12 +503,165 @@ class Greedy {
   std::vector<int64_t> width_;
   std::vector<std::vector<int64_t>> samples_;
   std::vector<int64_t> lower_bounds_;  // per sample
+  std::vector<double> weights_;        // per sample, for the search's score
   std::vector<BinomialPoly> sizes_;
+  std::vector<int64_t> at_max_, at_min_;  // sizes at the box's corners
   std::vector<std::vector<int>> neighbours_;
   std::vector<BinomialPoly> offsets_;
   std::vector<BinomialPoly> tops_;
   std::vector<bool> placed_;
   std::vector<int64_t> peak_values_;
+  std::vector<int> laid_;  // the order of the current layout
+  std::vector<std::vector<int64_t>> prefix_peaks_;  // before each position
+  int64_t work_ = 0;
+};
+
+
+// The search's samples: the greedy's, the smallest values (every dim at
+// min + 1, 2, 3, 6) and each dim at 2^-j and 3 * 2^-j of its range.
+std::vector<std::vector<int64_t>> DenseSamples(const DimBox& box) {
+  std::vector<std::vector<int64_t>> samples = DefaultSamples(box);
+  const std::vector<int64_t> widths = box.Widths();
+  auto add = [&](const std::vector<int64_t>& t) {
+    if (std::find(samples.begin(), samples.end(), t) == samples.end()) {
+      samples.push_back(t);
+    }
+  };
+  for (int64_t step : {1, 2, 3, 6}) {
+    std::vector<int64_t> t;
+    for (int64_t w : widths) t.push_back(std::min(w, step));
+    add(t);
+  }
+  for (int j = 1; j <= 12; ++j) {
+    for (double f : {std::ldexp(1.0, -j), 3 * std::ldexp(1.0, -j - 1)}) {
+      std::vector<int64_t> t;
+      for (int64_t w : widths) {
+        t.push_back(static_cast<int64_t>(f * static_cast<double>(w)));
+      }
+      add(t);
+    }
+  }
+  return samples;
+}
+
+// The improving search: placement orders and rules, then a hill climb over
+// the order of the best, scored at the dense samples. Deterministic: moves
+// come from a seeded generator and the budget counts work, not time.
+class Search {
+ public:
+  Search(const SymbolicProblem& problem, const DimBox& box,
+         const SymbolicSearchOptions& options)
+      : problem_(problem), box_(box), options_(options), engine_(problem, box) {}
+
+  absl::StatusOr<SymbolicPlan> Run() {
+    MEMPLAN_ASSIGN_OR_RETURN(SymbolicPlan greedy,
+                             PlanSymbolicGreedy(problem_, options_.greedy));
+    MEMPLAN_ASSIGN_OR_RETURN(greedy_ratio_, WorstSampledRatio(problem_, greedy));
+    default_samples_ = DefaultSamples(box_).size();
+    MEMPLAN_RETURN_IF_ERROR(
+        engine_.Prepare(DenseSamples(box_), options_.greedy.samples));
+    engine_.SetTargets(options_.target_ratio, options_.end_target_ratio);
+    // The greedy's plan is the one to beat.
+    MEMPLAN_ASSIGN_OR_RETURN(BinomialPoly greedy_peak,
+                             BinomialPoly::FromExpr(greedy.peak, box_));
+    std::vector<int64_t> values;
+    engine_.PeakValues(greedy_peak, &values);
+    Score greedy_score = engine_.ScoreOf(values);
+    best_.score = greedy_score;
+    const PlaceRule rules[] = {{}, {.pair_envelopes = true, .worst_first = true},
+                               {.pair_envelopes = true}};
+    for (const PlaceRule& rule : rules) {
+      engine_.Reset();
+      for (const std::vector<int>& order : engine_.Orders(/*more=*/true)) {
+        MEMPLAN_RETURN_IF_ERROR(Try(order, rule));
+      }
+    }
+    if (best_.order.empty()) {
+      greedy.planner = "symbolic_search";
+      return greedy;
+    }
+    // The hill climb over the best order: move the buffer at the peak of
+    // the worst sample earlier, or swap two, or move one anywhere; keep a
+    // change when the score drops.
+    std::mt19937_64 rng(options_.seed);
+    engine_.Reset();
+    const int n = static_cast<int>(best_.order.size());
+    while (n >= 2 && engine_.work() < options_.budget) {
+      std::vector<int> order = best_.order;
+      const uint64_t kind = rng() % 3;
+      const int pos = static_cast<int>(
+          std::find(order.begin(), order.end(), best_.highest) - order.begin());
+      if (kind == 0 && pos > 0 && pos < n) {
+        const int to = static_cast<int>(rng() % pos);
+        std::rotate(order.begin() + to, order.begin() + pos,
+                    order.begin() + pos + 1);
+      } else if (kind == 1) {
+        const int i = static_cast<int>(rng() % n);
+        const int j = static_cast<int>(rng() % n);
+        if (i == j) continue;
+        std::swap(order[i], order[j]);
+      } else {
+        const int i = static_cast<int>(rng() % n);
+        const int j = static_cast<int>(rng() % n);
+        if (i == j) continue;
+        const int b = order[i];
+        order.erase(order.begin() + i);
+        order.insert(order.begin() + j, b);
+      }
+      MEMPLAN_RETURN_IF_ERROR(Try(order, best_.rule));
+    }
+    if (!(best_.score < greedy_score)) {
+      greedy.planner = "symbolic_search";
+      return greedy;
+    }
+    engine_.Reset();
+    MEMPLAN_RETURN_IF_ERROR(engine_.Layout(best_.order, best_.rule));
+    return engine_.MakePlan(engine_.Peak(best_.peak_start), "symbolic_search");
+  }
+
+ private:
+  // Lays out `order` under `rule`; keeps it when its score is the best yet
+  // and its worst ratio over the greedy's samples is no worse than the
+  // greedy plan's.
+  absl::Status Try(const std::vector<int>& order, const PlaceRule& rule) {
+    MEMPLAN_RETURN_IF_ERROR(engine_.Layout(order, rule));
+    // Two peak expressions: from the highest top at the maxima, and at the
+    // minima.
+    for (int start : {-1, 0}) {
+      const BinomialPoly peak = engine_.Peak(start);
+      std::vector<int64_t> values;
+      engine_.PeakValues(peak, &values);
+      const Score score = engine_.ScoreOf(values);
+      if (!(score < best_.score) || !NoWorseThanGreedy(values)) continue;
+      best_ = {score, order, rule, start,
+               engine_.HighestAt(engine_.WorstSample(values))};
+    }
+    return absl::OkStatus();
+  }
+
+  bool NoWorseThanGreedy(const std::vector<int64_t>& values) const {
+    for (size_t s = 0; s < default_samples_; ++s) {
+      if (static_cast<double>(values[s]) >
+          greedy_ratio_ * static_cast<double>(engine_.LowerBoundAt(s))) {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  const SymbolicProblem& problem_;
+  const DimBox& box_;
+  const SymbolicSearchOptions& options_;
+  Greedy engine_;
+  double greedy_ratio_ = 0;
+  size_t default_samples_ = 0;
+  struct Best {
+    Score score;
+    std::vector<int> order;
+    PlaceRule rule;
+    int peak_start = -1;
+    int highest = -1;  // the buffer at the peak of the worst sample
+  } best_;
 };
 
 }  // namespace
@@ -337,6 +671,15 @@ absl::StatusOr<SymbolicPlan> PlanSymbolicGreedy(
   MEMPLAN_ASSIGN_OR_RETURN(DimBox box, DimBox::Of(problem.dims));
   MEMPLAN_ASSIGN_OR_RETURN(SymbolicPlan plan,
                            Greedy(problem, std::move(box)).Run(options));
+  MEMPLAN_RETURN_IF_ERROR(VerifySymbolicPlan(problem, plan));
+  return plan;
+}
+
+absl::StatusOr<SymbolicPlan> PlanSymbolicSearch(
+    const SymbolicProblem& problem, const SymbolicSearchOptions& options) {
+  MEMPLAN_ASSIGN_OR_RETURN(DimBox box, DimBox::Of(problem.dims));
+  MEMPLAN_ASSIGN_OR_RETURN(SymbolicPlan plan,
+                           Search(problem, box, options).Run());
   MEMPLAN_RETURN_IF_ERROR(VerifySymbolicPlan(problem, plan));
   return plan;
 }

@@ -10,6 +10,7 @@
 #ifndef MEMPLAN_SYMBOLIC_H_
 #define MEMPLAN_SYMBOLIC_H_
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -124,6 +125,35 @@ struct SymbolicGreedyOptions {
 absl::StatusOr<SymbolicPlan> PlanSymbolicGreedy(
     const SymbolicProblem& problem, const SymbolicGreedyOptions& options = {});
 
+struct SymbolicSearchOptions {
+  // The greedy's options; its samples are the search's too.
+  SymbolicGreedyOptions greedy;
+  // Counted work (candidate offsets tried and pairs checked), not time: the
+  // same problem and options give the same plan on any machine.
+  int64_t budget = int64_t{1} << 21;
+  // The search aims at peak / lower bound <= target_ratio at every sample
+  // and <= end_target_ratio at the dims' maxima: a sample's ratio counts as
+  // (ratio - 1) / (target - 1), and the worst such is minimised first.
+  double target_ratio = 1.05;
+  double end_target_ratio = 1.02;
+  uint64_t seed = 1;  // of the hill climb's moves
+};
+
+// Improves on PlanSymbolicGreedy: five placement orders (the greedy's three,
+// by size at the maxima times lifetime, by size at the middle of the box)
+// under three placement rules (the greedy's; candidates that add the
+// envelope of each top with the highest placed top at the minima and at
+// the maxima, compared by their sum or by their worst weighted sample
+// first), two peak expressions each, then a hill climb over the best
+// order (move the buffer at the peak of the worst sample earlier, swap two,
+// move one) within options.budget. Scored at more samples than the greedy
+// (the smallest values, and fractions 2^-j, 3*2^-j of the ranges).
+// Never worse than PlanSymbolicGreedy by WorstSampledRatio (it keeps the
+// greedy's plan when it finds nothing better), deterministic, verified
+// before it is returned; planner "symbolic_search".
+absl::StatusOr<SymbolicPlan> PlanSymbolicSearch(
+    const SymbolicProblem& problem, const SymbolicSearchOptions& options = {});
+
 // Buckets: the range of one dim cut into a few sub-ranges, each with a plan
 // of its own (the problem with that dim's range narrowed).
 struct SymbolicBucket {
@@ -158,11 +188,17 @@ struct SymbolicPlanMemoryOptions {
   BuildOptions build;
   // At most this many buckets (1: one plan over the whole range).
   int max_buckets = 4;
-  // One plan is kept when its peak / lower bound is at most this at every
-  // sample value (the ranges' ends, and values spread over them); otherwise
-  // the range is cut into buckets when that lowers the worst ratio.
-  double target_ratio = 1.02;
+  // One plan is kept when its peak / lower bound is at most target_ratio at
+  // every sample value (the ranges' ends, and values spread over them) and
+  // at most end_target_ratio at the dims' maxima; otherwise the range is cut
+  // into buckets when they meet these targets, or lower the worst ratio.
+  double target_ratio = 1.05;
+  double end_target_ratio = 1.02;
+  // "symbolic_search" (PlanSymbolicSearch) or "symbolic_greedy".
+  std::string planner = "symbolic_search";
   SymbolicGreedyOptions greedy;
+  // The search's options; its `greedy` and targets are the ones above.
+  SymbolicSearchOptions search;
 };
 
 // A plan of a symbolic graph: buckets that cover the dims' ranges, in order
@@ -185,9 +221,11 @@ struct SymbolicGraphPlan {
 };
 
 // Builds the symbolic problem of `graph` (BuildSymbolicProblem), plans it
-// (PlanSymbolicGreedy, cut into buckets by PlanSymbolicBuckets where one
-// plan stays above options.target_ratio) and verifies every bucket over its
-// ranges. A graph without dims is refused: plan it with PlanMemory().
+// with options.planner (PlanSymbolicSearch by default) and, where one plan
+// misses the targets, cuts the range into buckets (cuts chosen by
+// PlanSymbolicBuckets, each bucket planned again by options.planner), and
+// verifies every bucket over its ranges. `planner` of the result names the
+// planner. A graph without dims is refused: plan it with PlanMemory().
 absl::StatusOr<SymbolicGraphPlan> PlanSymbolicMemory(
     const Graph& graph, const SymbolicPlanMemoryOptions& options = {});
 

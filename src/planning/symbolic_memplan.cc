@@ -1,5 +1,6 @@
 // PlanSymbolicMemory: a symbolic graph planned once for its whole ranges.
 
+#include <algorithm>
 #include <cstdint>
 #include <numeric>
 #include <string>
@@ -32,6 +33,27 @@ absl::StatusOr<double> WorstOfBuckets(
     worst = std::max(worst, r);
   }
   return worst;
+}
+
+struct Quality {
+  bool meets = false;  // the targets, at every sample and at the maxima
+  double worst = 0;    // the worst sampled ratio over the buckets
+};
+
+absl::StatusOr<Quality> QualityOf(const SymbolicProblem& problem,
+                                  const std::vector<SymbolicBucket>& buckets,
+                                  const SymbolicPlanMemoryOptions& options) {
+  Quality q;
+  MEMPLAN_ASSIGN_OR_RETURN(q.worst, WorstOfBuckets(problem, buckets));
+  DimValues maxima;
+  for (const auto& [name, range] : problem.dims) maxima[name] = range.max;
+  MEMPLAN_ASSIGN_OR_RETURN(Problem at_max, problem.At(maxima));
+  MEMPLAN_ASSIGN_OR_RETURN(int64_t peak,
+                           buckets.back().plan.peak.Evaluate(maxima));
+  const double end = static_cast<double>(peak) /
+                     static_cast<double>(std::max<int64_t>(1, LowerBound(at_max)));
+  q.meets = q.worst <= options.target_ratio && end <= options.end_target_ratio;
+  return q;
 }
 
 }  // namespace
@@ -97,16 +119,30 @@ absl::StatusOr<SymbolicGraphPlan> PlanSymbolicMemory(
     return absl::InvalidArgumentError(absl::StrCat(
         "max_buckets is ", options.max_buckets, "; at least 1"));
   }
+  if (options.planner != "symbolic_search" &&
+      options.planner != "symbolic_greedy") {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "unknown symbolic planner \"", options.planner,
+        "\": symbolic_search or symbolic_greedy"));
+  }
+  SymbolicSearchOptions search = options.search;
+  search.greedy = options.greedy;
+  search.target_ratio = options.target_ratio;
+  search.end_target_ratio = options.end_target_ratio;
+  auto plan = [&](const SymbolicProblem& p) {
+    return options.planner == "symbolic_search"
+               ? PlanSymbolicSearch(p, search)
+               : PlanSymbolicGreedy(p, options.greedy);
+  };
   SymbolicGraphPlan result;
   MEMPLAN_ASSIGN_OR_RETURN(result.problem,
                            BuildSymbolicProblem(graph, options.build));
-  MEMPLAN_ASSIGN_OR_RETURN(SymbolicPlan one,
-                           PlanSymbolicGreedy(result.problem, options.greedy));
-  MEMPLAN_ASSIGN_OR_RETURN(double one_ratio,
-                           WorstSampledRatio(result.problem, one));
-  result.planner = one.planner;
+  result.planner = options.planner;
+  MEMPLAN_ASSIGN_OR_RETURN(SymbolicPlan one, plan(result.problem));
   result.buckets.push_back({result.problem.dims, std::move(one)});
-  if (one_ratio <= options.target_ratio || options.max_buckets == 1 ||
+  MEMPLAN_ASSIGN_OR_RETURN(Quality one_quality,
+                           QualityOf(result.problem, result.buckets, options));
+  if (one_quality.meets || options.max_buckets == 1 ||
       result.problem.dims.empty()) {
     return result;
   }
@@ -115,9 +151,20 @@ absl::StatusOr<SymbolicGraphPlan> PlanSymbolicMemory(
   cut.greedy = options.greedy;
   MEMPLAN_ASSIGN_OR_RETURN(std::vector<SymbolicBucket> buckets,
                            PlanSymbolicBuckets(result.problem, cut));
-  MEMPLAN_ASSIGN_OR_RETURN(double cut_ratio,
-                           WorstOfBuckets(result.problem, buckets));
-  if (cut_ratio < one_ratio) result.buckets = std::move(buckets);
+  if (buckets.size() < 2) return result;
+  if (options.planner == "symbolic_search") {
+    for (SymbolicBucket& b : buckets) {
+      SymbolicProblem sub = result.problem;
+      sub.dims = b.dims;
+      MEMPLAN_ASSIGN_OR_RETURN(b.plan, plan(sub));
+    }
+  }
+  MEMPLAN_ASSIGN_OR_RETURN(Quality cut_quality,
+                           QualityOf(result.problem, buckets, options));
+  if ((cut_quality.meets && !one_quality.meets) ||
+      cut_quality.worst < one_quality.worst) {
+    result.buckets = std::move(buckets);
+  }
   return result;
 }
 
