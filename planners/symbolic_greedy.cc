@@ -244,6 +244,7 @@ class Greedy {
       }
     }
     if (highest < 0) return BinomialPoly();
+    work_ += n;
     BinomialPoly peak = tops_[highest];
     for (int i = 0; i < n; ++i) {
       absl::StatusOr<BinomialPoly> room = internal::Subtract(peak, tops_[i]);
@@ -439,7 +440,7 @@ class Greedy {
       std::vector<int64_t> values;
     } best;
     for (int c = 0; c < static_cast<int>(candidates.size()); ++c) {
-      ++work_;
+      work_ += 1 + static_cast<int64_t>(samples_.size());
       MEMPLAN_ASSIGN_OR_RETURN(BinomialPoly offset,
                                candidates[c].RoundUp(alignment));
       offset = offset.Restrict(width_);
@@ -566,8 +567,7 @@ class Search {
                              BinomialPoly::FromExpr(greedy.peak, box_));
     std::vector<int64_t> values;
     engine_.PeakValues(greedy_peak, &values);
-    Score greedy_score = engine_.ScoreOf(values);
-    best_.score = greedy_score;
+    const Score greedy_score = engine_.ScoreOf(values);
     const PlaceRule rules[] = {{}, {.pair_envelopes = true, .worst_first = true},
                                {.pair_envelopes = true}};
     for (const PlaceRule& rule : rules) {
@@ -575,10 +575,6 @@ class Search {
       for (const std::vector<int>& order : engine_.Orders(/*more=*/true)) {
         MEMPLAN_RETURN_IF_ERROR(Try(order, rule));
       }
-    }
-    if (best_.order.empty()) {
-      greedy.planner = "symbolic_search";
-      return greedy;
     }
     // The hill climb over the best order: move the buffer at the peak of
     // the worst sample earlier, or swap two, or move one anywhere; keep a
@@ -610,7 +606,7 @@ class Search {
       }
       MEMPLAN_RETURN_IF_ERROR(Try(order, best_.rule));
     }
-    if (!(best_.score < greedy_score)) {
+    if (!(best_.score < greedy_score) || !best_.no_worse_than_greedy) {
       greedy.planner = "symbolic_search";
       return greedy;
     }
@@ -620,9 +616,7 @@ class Search {
   }
 
  private:
-  // Lays out `order` under `rule`; keeps it when its score is the best yet
-  // and its worst ratio over the greedy's samples is no worse than the
-  // greedy plan's.
+  // Lays out `order` under `rule`; keeps it when its score is the best yet.
   absl::Status Try(const std::vector<int>& order, const PlaceRule& rule) {
     MEMPLAN_RETURN_IF_ERROR(engine_.Layout(order, rule));
     // Two peak expressions: from the highest top at the maxima, and at the
@@ -632,9 +626,10 @@ class Search {
       std::vector<int64_t> values;
       engine_.PeakValues(peak, &values);
       const Score score = engine_.ScoreOf(values);
-      if (!(score < best_.score) || !NoWorseThanGreedy(values)) continue;
+      if (!(score < best_.score)) continue;
       best_ = {score, order, rule, start,
-               engine_.HighestAt(engine_.WorstSample(values))};
+               engine_.HighestAt(engine_.WorstSample(values)),
+               NoWorseThanGreedy(values)};
     }
     return absl::OkStatus();
   }
@@ -661,6 +656,7 @@ class Search {
     PlaceRule rule;
     int peak_start = -1;
     int highest = -1;  // the buffer at the peak of the worst sample
+    bool no_worse_than_greedy = false;  // over the greedy's samples
   } best_;
 };
 

@@ -17,6 +17,7 @@
 #include "memplan/verify.h"
 #include "model/binomial_poly.h"
 #include "test_util.h"
+#include "workloads/symbolic_decoder.h"
 #include "workloads/symbolic_transformer.h"
 
 namespace memplan {
@@ -553,6 +554,56 @@ TEST(SymbolicPlannersTest, RandomProblemsArePlannedValidEverywhere) {
   }
 }
 
+TEST(SymbolicSearchTest, NeverWorseThanTheGreedyAndVerifiedEverywhere) {
+  const DimRanges one = {{"seq", {1, 300}}};
+  const DimRanges two = {{"batch", {1, 8}}, {"seq", {2, 64}}};
+  SymbolicSearchOptions options;
+  options.budget = 1 << 16;
+  for (uint64_t seed = 1; seed <= 12; ++seed) {
+    const SymbolicProblem p =
+        RandomSymbolicProblem(seed, 30, seed % 2 ? one : two);
+    absl::StatusOr<SymbolicPlan> greedy = PlanSymbolicGreedy(p);
+    ASSERT_TRUE(greedy.ok()) << greedy.status();
+    absl::StatusOr<SymbolicPlan> search = PlanSymbolicSearch(p, options);
+    ASSERT_TRUE(search.ok()) << search.status();
+    EXPECT_EQ(search->planner, "symbolic_search");
+    ExpectValidEverywhere(p, *search);
+    EXPECT_LE(*WorstSampledRatio(p, *search), *WorstSampledRatio(p, *greedy))
+        << "seed " << seed;
+    // The same problem and options give the same plan, byte for byte.
+    absl::StatusOr<SymbolicPlan> again = PlanSymbolicSearch(p, options);
+    ASSERT_TRUE(again.ok()) << again.status();
+    EXPECT_EQ(*again, *search);
+    for (size_t i = 0; i < search->offsets.size(); ++i) {
+      EXPECT_EQ(again->offsets[i].ToString(), search->offsets[i].ToString());
+    }
+    EXPECT_EQ(again->peak.ToString(), search->peak.ToString());
+  }
+}
+
+TEST(SymbolicSearchTest, ImprovesOnTheGreedyOnADecoder) {
+  const Graph g = internal::SymbolicDecoder(
+      {.layers = 1, .width = 64, .heads = 4, .mlp = 176, .vocab = 1000,
+       .max_seq = 256});
+  BuildOptions build;
+  build.alignment = 64;
+  absl::StatusOr<SymbolicProblem> p = BuildSymbolicProblem(g, build);
+  ASSERT_TRUE(p.ok()) << p.status();
+  absl::StatusOr<SymbolicPlan> greedy = PlanSymbolicGreedy(*p);
+  ASSERT_TRUE(greedy.ok()) << greedy.status();
+  SymbolicSearchOptions options;
+  options.budget = 1 << 18;
+  absl::StatusOr<SymbolicPlan> search = PlanSymbolicSearch(*p, options);
+  ASSERT_TRUE(search.ok()) << search.status();
+  ExpectValidEverywhere(*p, *search);
+  EXPECT_LT(*WorstSampledRatio(*p, *search), *WorstSampledRatio(*p, *greedy));
+  // A budget of nothing still gives a verified plan, no worse.
+  options.budget = 0;
+  absl::StatusOr<SymbolicPlan> none = PlanSymbolicSearch(*p, options);
+  ASSERT_TRUE(none.ok()) << none.status();
+  EXPECT_LE(*WorstSampledRatio(*p, *none), *WorstSampledRatio(*p, *greedy));
+}
+
 TEST(SymbolicPlannersTest, RefutationsNameAValueWhereThePlanFails) {
   int refuted = 0;
   for (uint64_t seed = 1; seed <= 12; ++seed) {
@@ -692,6 +743,19 @@ TEST(PlanSymbolicMemoryTest, PlacesTheGraphAtEveryValueFromOnePlan) {
     }
     EXPECT_LE(placed->plan.peak, *plan->Find(at)->plan.peak.Evaluate(at));
   }
+  EXPECT_EQ(plan->planner, "symbolic_search");
+  for (const SymbolicBucket& b : plan->buckets) {
+    EXPECT_EQ(b.plan.planner, "symbolic_search");
+  }
+  options.planner = "first_fit";
+  EXPECT_THAT(PlanSymbolicMemory(g, options).status().message(),
+              HasSubstr("unknown symbolic planner \"first_fit\""));
+  options.planner = "symbolic_greedy";
+  absl::StatusOr<SymbolicGraphPlan> greedy = PlanSymbolicMemory(g, options);
+  ASSERT_TRUE(greedy.ok()) << greedy.status();
+  EXPECT_EQ(greedy->planner, "symbolic_greedy");
+  ASSERT_TRUE(VerifySymbolicGraphPlan(*greedy).ok());
+  options.planner = "symbolic_search";
   // One bucket only when asked.
   options.max_buckets = 1;
   absl::StatusOr<SymbolicGraphPlan> one = PlanSymbolicMemory(g, options);
