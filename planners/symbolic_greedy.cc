@@ -228,9 +228,10 @@ class Greedy {
   void Reset() { Layout({}, PlaceRule{}).IgnoreError(); }
 
   // A polynomial >= every top over the box: the highest top at sample
-  // `start` (at the maxima when -1), raised (coefficient-wise envelope) by
-  // each top not proven under it.
-  BinomialPoly Peak(int start) {
+  // `start` (at the maxima when -1), raised by each top not proven under
+  // it: by their coefficient-wise envelope, or (`shift`) by the least
+  // constant that the prover finds enough for every such top.
+  BinomialPoly Peak(int start, bool shift = false) {
     const int n = static_cast<int>(tops_.size());
     const std::vector<int64_t>& at = start < 0 ? width_ : samples_[start];
     int highest = -1;
@@ -246,18 +247,55 @@ class Greedy {
     if (highest < 0) return BinomialPoly();
     work_ += n;
     BinomialPoly peak = tops_[highest];
+    const BinomialPoly base = peak;
+    int64_t lift = 0;  // with `shift`: the constant added to base
     for (int i = 0; i < n; ++i) {
-      absl::StatusOr<BinomialPoly> room = internal::Subtract(peak, tops_[i]);
+      absl::StatusOr<BinomialPoly> room = internal::Subtract(base, tops_[i]);
       if (room.ok() && room->AllNonNegative()) continue;
-      int64_t budget = kCandidateBudget;
-      if (room.ok() && room->ConstantTerm() >= 0 &&
-          ProveNonNegative(*room, width_, &budget).result ==
-              SignProof::kProven) {
+      if (room.ok() && room->ConstantTerm() >= 0 && Proven(*room, 0)) continue;
+      if (!shift || !room.ok()) {
+        peak = Envelope(peak, tops_[i]);
         continue;
       }
-      peak = Envelope(peak, tops_[i]);
+      // top_i - base <= its positive coefficients at the upper corner
+      // (C(t, k) grows with t), so that constant is enough; search down.
+      int64_t hi = 0, with = 0, without = 0;
+      if (!Envelope(base, tops_[i]).Evaluate(width_, &with) ||
+          !base.Evaluate(width_, &without)) {
+        peak = Envelope(peak, tops_[i]);
+        continue;
+      }
+      hi = with - without;
+      if (hi <= lift) continue;
+      int64_t lo = lift;  // not proven enough (or the lift so far)
+      if (Proven(*room, lo)) continue;
+      while (hi - lo > 1) {
+        const int64_t mid = lo + (hi - lo) / 2;
+        (Proven(*room, mid) ? hi : lo) = mid;
+      }
+      lift = hi;
+    }
+    if (shift && lift > 0) {
+      absl::StatusOr<BinomialPoly> lifted =
+          internal::Add(peak, BinomialPoly::Constant(lift));
+      if (lifted.ok()) return *lifted;
+      return Peak(start, false);
     }
     return peak;
+  }
+
+  // True when room + c >= 0 is proven over the box.
+  bool Proven(const BinomialPoly& room, int64_t c) {
+    absl::StatusOr<BinomialPoly> p =
+        internal::Add(room, BinomialPoly::Constant(c));
+    if (!p.ok()) return false;
+    if (p->AllNonNegative()) return true;
+    if (p->ConstantTerm() < 0) return false;
+    int64_t budget = kCandidateBudget;
+    const bool proven =
+        ProveNonNegative(*p, width_, &budget).result == SignProof::kProven;
+    work_ += kCandidateBudget - budget;
+    return proven;
   }
 
   // The peak's value at each sample (int64 max where it overflows).
@@ -612,7 +650,8 @@ class Search {
     }
     engine_.Reset();
     MEMPLAN_RETURN_IF_ERROR(engine_.Layout(best_.order, best_.rule));
-    return engine_.MakePlan(engine_.Peak(best_.peak_start), "symbolic_search");
+    return engine_.MakePlan(engine_.Peak(best_.peak_start, best_.peak_shift),
+                            "symbolic_search");
   }
 
  private:
@@ -622,14 +661,16 @@ class Search {
     // Two peak expressions: from the highest top at the maxima, and at the
     // minima.
     for (int start : {-1, 0}) {
-      const BinomialPoly peak = engine_.Peak(start);
-      std::vector<int64_t> values;
-      engine_.PeakValues(peak, &values);
-      const Score score = engine_.ScoreOf(values);
-      if (!(score < best_.score)) continue;
-      best_ = {score, order, rule, start,
-               engine_.HighestAt(engine_.WorstSample(values)),
-               NoWorseThanGreedy(values)};
+      for (bool shift : {false, true}) {
+        const BinomialPoly peak = engine_.Peak(start, shift);
+        std::vector<int64_t> values;
+        engine_.PeakValues(peak, &values);
+        const Score score = engine_.ScoreOf(values);
+        if (!(score < best_.score)) continue;
+        best_ = {score, order, rule, start, shift,
+                 engine_.HighestAt(engine_.WorstSample(values)),
+                 NoWorseThanGreedy(values)};
+      }
     }
     return absl::OkStatus();
   }
@@ -655,10 +696,38 @@ class Search {
     std::vector<int> order;
     PlaceRule rule;
     int peak_start = -1;
+    bool peak_shift = false;
     int highest = -1;  // the buffer at the peak of the worst sample
     bool no_worse_than_greedy = false;  // over the greedy's samples
   } best_;
 };
+
+// The search's score of `plan` on `sub` (the problem, its dims maybe
+// narrowed): the worst (peak / LB - 1) / (target - 1) over the search's
+// samples, with the end target at the maxima of `whole`.
+absl::StatusOr<double> TargetExcess(const SymbolicProblem& sub,
+                                    const SymbolicPlan& plan,
+                                    const SymbolicSearchOptions& options,
+                                    const DimRanges& whole) {
+  MEMPLAN_ASSIGN_OR_RETURN(DimBox box, DimBox::Of(sub.dims));
+  double worst = 0;
+  for (const std::vector<int64_t>& t : DenseSamples(box)) {
+    const DimValues values = box.ValuesAt(t);
+    bool end = true;
+    for (const auto& [name, range] : whole) {
+      end = end && values.at(name) == range.max;
+    }
+    MEMPLAN_ASSIGN_OR_RETURN(Problem at, sub.At(values));
+    MEMPLAN_ASSIGN_OR_RETURN(int64_t peak, plan.peak.Evaluate(values));
+    const double ratio =
+        static_cast<double>(peak) /
+        static_cast<double>(std::max<int64_t>(1, LowerBound(at)));
+    worst = std::max(worst, (ratio - 1) / ((end ? options.end_target_ratio
+                                                : options.target_ratio) -
+                                           1));
+  }
+  return worst;
+}
 
 }  // namespace
 
@@ -720,12 +789,20 @@ absl::StatusOr<std::vector<SymbolicBucket>> PlanSymbolicBuckets(
         absl::StrCat("dim \"", dim, "\" is not a dim of the problem"));
   }
   const DimRange range = it->second;
-  // Bucket ends: the range's, and each power of two inside it; bucket i
-  // spans [ends[a] + 1, ends[b]] (the first starts at range.min).
+  // Bucket ends: the range's, and each power of two inside it (with the
+  // search, also each 3 * 2^k); bucket i spans [ends[a] + 1, ends[b]] (the
+  // first starts at range.min).
   std::vector<int64_t> ends = {range.min - 1};
   for (int64_t p = 1; p > 0 && p < range.max; p *= 2) {
     if (p >= range.min) ends.push_back(p);
+    const int64_t three = 3 * p / 2;
+    if (options.search.has_value() && p >= 2 && three >= range.min &&
+        three < range.max) {
+      ends.push_back(three);
+    }
   }
+  std::sort(ends.begin(), ends.end());
+  ends.erase(std::unique(ends.begin(), ends.end()), ends.end());
   ends.push_back(range.max);
   const int m = static_cast<int>(ends.size());
   // plans[a][b]: the greedy plan of the bucket (ends[a], ends[b]].
@@ -742,9 +819,21 @@ absl::StatusOr<std::vector<SymbolicBucket>> PlanSymbolicBuckets(
     for (int b = a + 1; b < m; ++b) {
       if (one && (a != 0 || b != m - 1)) continue;
       const SymbolicProblem sub = narrowed(a, b);
-      MEMPLAN_ASSIGN_OR_RETURN(SymbolicPlan plan,
-                               PlanSymbolicGreedy(sub, options.greedy));
-      MEMPLAN_ASSIGN_OR_RETURN(ratio[a][b], WorstSampledRatio(sub, plan));
+      SymbolicPlan plan;
+      if (options.search.has_value()) {
+        SymbolicSearchOptions probe = *options.search;
+        probe.budget /= 64;
+        MEMPLAN_ASSIGN_OR_RETURN(plan, PlanSymbolicSearch(sub, probe));
+      } else {
+        MEMPLAN_ASSIGN_OR_RETURN(plan, PlanSymbolicGreedy(sub, options.greedy));
+      }
+      if (options.search.has_value()) {
+        MEMPLAN_ASSIGN_OR_RETURN(
+            ratio[a][b],
+            TargetExcess(sub, plan, *options.search, problem.dims));
+      } else {
+        MEMPLAN_ASSIGN_OR_RETURN(ratio[a][b], WorstSampledRatio(sub, plan));
+      }
       plans[a][b] = std::move(plan);
     }
   }
@@ -779,6 +868,13 @@ absl::StatusOr<std::vector<SymbolicBucket>> PlanSymbolicBuckets(
     b = a;
   }
   std::reverse(buckets.begin(), buckets.end());
+  if (options.search.has_value()) {
+    for (SymbolicBucket& b : buckets) {
+      SymbolicProblem sub = problem;
+      sub.dims = b.dims;
+      MEMPLAN_ASSIGN_OR_RETURN(b.plan, PlanSymbolicSearch(sub, *options.search));
+    }
+  }
   return buckets;
 }
 

@@ -11,6 +11,7 @@
 #define MEMPLAN_SYMBOLIC_H_
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -166,6 +167,13 @@ struct SymbolicBucketOptions {
   int max_buckets = 4;
   std::string dim;  // the dim to cut; empty: the one of largest max/min
   SymbolicGreedyOptions greedy;
+  // When set, each candidate bucket is planned by PlanSymbolicSearch with
+  // 1/64 of its budget, the cuts may also fall at 3 * 2^k, and they
+  // minimise the search's score instead (the worst (peak / LB - 1) /
+  // (target - 1) over the search's samples, end_target_ratio at the maxima
+  // of the whole range); each chosen bucket is then planned again with the
+  // whole budget.
+  std::optional<SymbolicSearchOptions> search;
 };
 
 // Up to options.max_buckets buckets covering the dim's range, each planned

@@ -149,16 +149,10 @@ absl::StatusOr<SymbolicGraphPlan> PlanSymbolicMemory(
   SymbolicBucketOptions cut;
   cut.max_buckets = options.max_buckets;
   cut.greedy = options.greedy;
+  if (options.planner == "symbolic_search") cut.search = search;
   MEMPLAN_ASSIGN_OR_RETURN(std::vector<SymbolicBucket> buckets,
                            PlanSymbolicBuckets(result.problem, cut));
   if (buckets.size() < 2) return result;
-  if (options.planner == "symbolic_search") {
-    for (SymbolicBucket& b : buckets) {
-      SymbolicProblem sub = result.problem;
-      sub.dims = b.dims;
-      MEMPLAN_ASSIGN_OR_RETURN(b.plan, plan(sub));
-    }
-  }
   MEMPLAN_ASSIGN_OR_RETURN(Quality cut_quality,
                            QualityOf(result.problem, buckets, options));
   if ((cut_quality.meets && !one_quality.meets) ||
