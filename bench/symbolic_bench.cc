@@ -145,6 +145,7 @@ Summary Measure(const Graph& g) {
   }
   std::printf("\nplanned in %.3f s, verified in %.3f s\n\n",
               summary.plan_seconds, summary.verify_seconds);
+  std::fflush(stdout);
   return summary;
 }
 
