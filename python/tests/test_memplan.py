@@ -663,9 +663,10 @@ def test_module_and_tool_report_the_project_version():
     assert tool("--version").stdout.decode() == f"memplan {version}\n"
 
 
-def test_lower_bound_over_orders():
-    # Two chains the compiler interleaved: its order holds both 1000-byte
-    # tensors at once; no order needs less than x and one of them.
+def _interleaved_chains():
+    """Two chains x -> a1 (1000 bytes) -> a2 and x -> b1 (1000) -> b2,
+    joined into y, in the order a compiler interleaved them: fa1, fb1, fa2,
+    fb2, join. That order holds both 1000-byte tensors at once."""
     def t(name, size, kind="activation"):
         return {"name": name, "size": size, "kind": kind}
 
@@ -673,13 +674,19 @@ def test_lower_bound_over_orders():
         return {"name": name, "type": "F", "inputs": inputs,
                 "outputs": outputs}
 
-    graph = {
+    return {
         "format": "memplan-graph-v1",
         "tensors": [t("x", 10, "input"), t("a1", 1000), t("b1", 1000),
                     t("a2", 1), t("b2", 1), t("y", 1, "output")],
         "ops": [op("fa1", ["x"], ["a1"]), op("fb1", ["x"], ["b1"]),
                 op("fa2", ["a1"], ["a2"]), op("fb2", ["b1"], ["b2"]),
                 op("join", ["a2", "b2"], ["y"])]}
+
+
+def test_lower_bound_over_orders():
+    # Two chains the compiler interleaved: its order holds both 1000-byte
+    # tensors at once; no order needs less than x and one of them.
+    graph = _interleaved_chains()
     assert memplan.plan(graph, "naive").lower_bound == 2010
     assert memplan.lower_bound_over_orders(graph) == (1010, "fa1")
     assert memplan.lower_bound_over_orders(graph, alignment=64) == (1088, "fa1")
@@ -693,20 +700,7 @@ def test_lower_bound_over_orders():
 def test_optimal_op_order():
     # The two interleaved chains: one chain after the other holds x, a1 and
     # a2 at fa2 (1011 bytes), proven; the order is by name.
-    def t(name, size, kind="activation"):
-        return {"name": name, "size": size, "kind": kind}
-
-    def op(name, inputs, outputs):
-        return {"name": name, "type": "F", "inputs": inputs,
-                "outputs": outputs}
-
-    graph = {
-        "format": "memplan-graph-v1",
-        "tensors": [t("x", 10, "input"), t("a1", 1000), t("b1", 1000),
-                    t("a2", 1), t("b2", 1), t("y", 1, "output")],
-        "ops": [op("fa1", ["x"], ["a1"]), op("fb1", ["x"], ["b1"]),
-                op("fa2", ["a1"], ["a2"]), op("fb2", ["b1"], ["b2"]),
-                op("join", ["a2", "b2"], ["y"])]}
+    graph = _interleaved_chains()
     result = memplan.optimal_op_order(graph)
     assert isinstance(result, memplan.OptimalOrder)
     assert result.peak == 1011 and result.bound == 1011 and result.proven
@@ -717,6 +711,14 @@ def test_optimal_op_order():
     # The plan of reorder="optimal" runs the same order to the same bound.
     planned = memplan.plan(graph, "best", reorder="optimal")
     assert planned.lower_bound == 1011
+    assert planned.reorder == "optimal"
+    # "placed" says which ordering it chose: not the graph's own, which
+    # holds both chains at once.
+    placed = memplan.plan(graph, "best", reorder="placed")
+    assert placed.reorder in ("memory", "window", "optimal")
+    assert placed.lower_bound == 1011 and placed.peak == 1011
+    memplan.verify(graph, placed)
+    assert memplan.plan(graph, "best").reorder == ""
     # Alignment counts as the planner counts it; no work, no search.
     aligned = memplan.optimal_op_order(graph, alignment=64)
     assert aligned.peak == 64 + 1024 + 64 and aligned.proven
