@@ -92,6 +92,12 @@ struct LoadedInput {
 absl::StatusOr<LoadedInput> Load(const std::string& path,
                                  const LoadOptions& options);
 
+// LoadOptions::dim_ranges and dims applied to a graph JSON's graph: its
+// declared dims narrowed, then bound (BindDims() of memplan/symbolic.h).
+// Errors as Load()'s, without the file's name.
+absl::StatusOr<Graph> ApplyDims(Graph graph, const DimValues& values,
+                                const DimRanges& ranges);
+
 // The tool's --dim arguments: NAME=VALUE binds a dim (VALUE >= 1),
 // NAME=MIN:MAX gives it a range (0 <= MIN <= MAX); a later one of the same
 // kind replaces an earlier one. A malformed argument, or a dim given both a

@@ -108,12 +108,7 @@ absl::StatusOr<Graph> ParseGraphFile(const std::string& path,
     if (!graph.ok()) return Named(path, graph.status());
     // Symbolic sizes: the ranges options.dim_ranges narrows, the dims
     // options.dims binds.
-    if (absl::Status narrowed =
-            NarrowDims(*graph, options.dim_ranges, options.dims);
-        !narrowed.ok()) {
-      return Named(path, narrowed);
-    }
-    graph = BindDims(*std::move(graph), options.dims);
+    graph = ApplyDims(*std::move(graph), options.dims, options.dim_ranges);
     if (!graph.ok()) return Named(path, graph.status());
   }
   if (options.keep_symbolic) return graph;
@@ -310,6 +305,12 @@ absl::StatusOr<LoadedInput> Load(const std::string& path,
     MEMPLAN_ASSIGN_OR_RETURN(ParsedInput parsed, ParseInput(path, options));
     return BuildInput(std::move(parsed), options.build, options.reorder);
   });
+}
+
+absl::StatusOr<Graph> ApplyDims(Graph graph, const DimValues& values,
+                                const DimRanges& ranges) {
+  MEMPLAN_RETURN_IF_ERROR(NarrowDims(graph, ranges, values));
+  return BindDims(graph, values);
 }
 
 absl::StatusOr<DimArguments> ParseDimArguments(
