@@ -275,7 +275,8 @@ void BindFormats(py::module_& m) {
         py::arg("data_inputs") = -1, py::arg("dim_ranges") = PyDimRanges{},
         "an ONNX model (a path, or the bytes of a ModelProto) as a Graph, "
         "imported as the tool imports it (memplan/onnx.h): dims binds "
-        "symbolic dimensions, dim_ranges ({name: (min, max)}) keeps them symbolic over a range, views is \"alias\" or \"copy\", inplace "
+        "symbolic dimensions, dim_ranges ({name: (min, max)}) keeps them "
+        "symbolic over a range, views is \"alias\" or \"copy\", inplace "
         "defaults to views == \"alias\", data_inputs as --onnx-data-inputs. "
         "memplan.Error when the module was built without ONNX support "
         "(HAVE_ONNX is False)");

@@ -305,9 +305,10 @@ absl::StatusOr<Graph> ImportOverRanges(const DimRanges& ranges,
         }
         return absl::InvalidArgumentError(absl::StrCat(
             "tensor \"", t.name, "\": its size is no polynomial of degree <= ",
-            kMaxImportDegree, " in dim \"", grid.names[d], "\" (", grid.names[d],
-            " = ", grid.min[d], "..", grid.min[d] + grid.points[d] - 1,
-            " gives ", absl::StrJoin(seen, ", "), " bytes)",
+            kMaxImportDegree, " in dim \"", grid.names[d], "\" (",
+            grid.names[d], " = ", grid.min[d], "..",
+            grid.min[d] + grid.points[d] - 1, " gives ",
+            absl::StrJoin(seen, ", "), " bytes)",
             BindAdvice({grid.names[d]})));
       }
     }
@@ -351,7 +352,8 @@ absl::StatusOr<Graph> ImportOverRanges(const DimRanges& ranges,
           "tensor \"", t.name, "\": its size is ",
           t.symbolic_size.has_value() ? t.symbolic_size->ToString()
                                       : absl::StrCat(t.size),
-          " bytes at the values interpolated, but ", g.tensors[i].size, " (not ",
+          " bytes at the values interpolated, but ", g.tensors[i].size,
+          " (not ",
           expected.ok() ? absl::StrCat(*expected) : "representable",
           ") at ", Describe(at),
           ": it is no polynomial in dim", dims.size() == 1 ? " " : "s ",
