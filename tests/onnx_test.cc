@@ -699,6 +699,38 @@ TEST(SymbolicOnnxErrorTest, AStructureThatChangesWithTheDimIsRefused) {
             (std::vector<OperandPair>{{.output = 0, .input = 0}}));
 }
 
+// A Constant node holding the int64 values `values`.
+void Int64Constant(ModelBuilder& b, const std::string& name,
+                   const std::vector<int64_t>& values) {
+  onnx::NodeProto* node = b.Node(name, "Constant", {}, {name});
+  auto* value = node->add_attribute();
+  value->set_name("value");
+  value->set_type(onnx::AttributeProto::TENSOR);
+  onnx::TensorProto* tensor = value->mutable_t();
+  tensor->set_data_type(onnx::TensorProto::INT64);
+  tensor->add_dims(static_cast<int64_t>(values.size()));
+  for (int64_t v : values) tensor->add_int64_data(v);
+}
+
+TEST(SymbolicOnnxErrorTest, ASizeWithANegativeTermIsRefused) {
+  // x[1:]: 4*sequence - 4 bytes, a polynomial but no graph size (DESIGN.md:
+  // a sum of non-negative terms).
+  ModelBuilder b;
+  b.Input("x", {"sequence"});
+  Int64Constant(b, "starts", {1});
+  Int64Constant(b, "ends", {int64_t{1} << 40});
+  b.Node("shift", "Slice", {"x", "starts", "ends"}, {"y"});
+  b.Output("y");
+  OnnxImportOptions options;
+  options.dim_ranges = {{"sequence", {.min = 1, .max = 2048}}};
+  absl::Status status = ImportStatus(b, options);
+  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(status.message(), HasSubstr("tensor \"y\""));
+  EXPECT_THAT(status.message(), HasSubstr("4*sequence - 4"));
+  EXPECT_THAT(status.message(), HasSubstr("negative term"));
+  EXPECT_THAT(status.message(), HasSubstr("--dim sequence=VALUE"));
+}
+
 TEST(SymbolicOnnxErrorTest, BadRangesNameTheDim) {
   ModelBuilder b;
   b.Input("x", {"sequence"});
