@@ -56,6 +56,7 @@ absl::Status UnknownType(const std::string& path, const LoadOptions& options) {
                    absl::StrJoin(types, ", "), ")"));
 }
 
+// "seq [1, 2048], batch [1, 8]", or "none": the dims an error lists.
 std::string DeclaredDims(const DimRanges& dims) {
   if (dims.empty()) return "none";
   std::vector<std::string> names;
