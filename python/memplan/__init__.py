@@ -298,12 +298,36 @@ def read_plan(path, input=None, *, alignment=None, pools=None, capacity=None,
         plan_outputs is not False)
 
 
+def _split_dims(dims):
+    """`dims` of read_graph and read_onnx as (values, ranges): an int binds
+    a dim, a (min, max) pair gives it a range (the tool's NAME=MIN:MAX)."""
+    values, ranges = {}, {}
+    for name, value in (dims or {}).items():
+        if isinstance(value, (tuple, list)):
+            if len(value) != 2 or not all(
+                    isinstance(v, int) and not isinstance(v, bool)
+                    for v in value):
+                raise TypeError(f"dims[{name!r}] = {value!r}: expected a "
+                                f"value or a (min, max) pair of ints")
+            if value[0] > value[1]:
+                raise ValueError(f"dims[{name!r}] = {value!r}: the range's "
+                                 f"min {value[0]} is larger than its max "
+                                 f"{value[1]}")
+            ranges[name] = (value[0], value[1])
+        else:
+            values[name] = value
+    return values, ranges
+
+
 def read_graph(path, *, max_input_size=None, dims=None, **onnx_options):
     """A memplan-graph-v1 file (.json, or .json.gz through zlib), or an ONNX
     model (.onnx, through read_onnx with `onnx_options`). `dims` binds
     symbolic dimensions ({"seq": 128}, the tool's --dim): a graph JSON's
     "dims" (each value inside its range; the graph is then planned as any
-    other) or an ONNX model's dim_params. A graph whose dims are not all
+    other) or an ONNX model's dim_params. A pair gives a range instead
+    ({"seq": (1, 512)}, the tool's --dim seq=1:512): a graph JSON's dim is
+    narrowed to it (inside its declared range), an ONNX model's dim_param
+    stays a symbolic dim over it (read_onnx). A graph whose dims are not all
     bound cannot be planned: plan() raises memplan.Error naming them. A
     file holding more than `max_input_size` bytes once decompressed (None:
     the default, DEFAULT_MAX_INPUT_SIZE, 2 GiB) raises memplan.Error."""
@@ -314,25 +338,30 @@ def read_graph(path, *, max_input_size=None, dims=None, **onnx_options):
         return read_onnx(path, **onnx_options)
     if onnx_options:
         raise TypeError("ONNX options apply to .onnx files only")
+    values, ranges = _split_dims(dims)
     return _memplan.read_graph(path, _max_input_size(max_input_size),
-                               dict(dims or {}))
+                               values, ranges)
 
 
 def read_onnx(source, *, dims=None, views="alias", inplace=None,
               data_inputs=-1):
     """An ONNX model (a path, or the bytes of a ModelProto) as a Graph,
     imported as `memplan plan model.onnx` imports it: `dims` binds symbolic
-    dimensions ({"batch": 8}, the tool's --dim), `views` is "alias" or
-    "copy" (--onnx-views), `inplace` in-place hints on element-wise ops
-    (None: with views="alias"), `data_inputs` as --onnx-data-inputs.
-    Raises memplan.Error when this module was built without ONNX support
-    (memplan.HAVE_ONNX is False)."""
+    dimensions ({"batch": 8}, the tool's --dim) or, with a (min, max) pair,
+    keeps one symbolic over that range ({"sequence": (1, 2048)}: the graph's
+    sizes are then expressions in it, memplan/onnx.h says how they are
+    found), `views` is "alias" or "copy" (--onnx-views), `inplace` in-place
+    hints on element-wise ops (None: with views="alias"), `data_inputs` as
+    --onnx-data-inputs. Raises memplan.Error when this module was built
+    without ONNX support (memplan.HAVE_ONNX is False)."""
     if isinstance(source, (bytes, bytearray)):
         source = bytes(source)
     else:
         source = _os.fspath(source)
-    return _memplan.read_onnx(source, dims=dict(dims or {}), views=views,
-                              inplace=inplace, data_inputs=data_inputs)
+    values, ranges = _split_dims(dims)
+    return _memplan.read_onnx(source, dims=values, views=views,
+                              inplace=inplace, data_inputs=data_inputs,
+                              dim_ranges=ranges)
 
 
 def write_graph(graph, path):

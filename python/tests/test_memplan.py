@@ -293,6 +293,29 @@ def test_read_graph_binds_symbolic_dims(tmp_path):
         memplan.plan(unbound, "greedy_by_size")
 
 
+def test_read_graph_narrows_symbolic_dims(tmp_path):
+    path = tmp_path / "attn.json"
+    path.write_text(SYMBOLIC_GRAPH)
+    narrowed = memplan.read_graph(path, dims={"seq": (1, 16)})
+    with pytest.raises(ValueError, match="has symbolic dims seq: bind them"):
+        memplan.plan(narrowed, "greedy_by_size")
+    memplan.write_graph(narrowed, tmp_path / "narrowed.json")
+    assert json.loads((tmp_path / "narrowed.json").read_text())["dims"] == \
+        {"seq": {"min": 1, "max": 16}}
+    with pytest.raises(ValueError, match=r"outside its range \[1, 16\]"):
+        memplan.read_graph(tmp_path / "narrowed.json", dims={"seq": 17})
+    with pytest.raises(ValueError, match=r"range \[1, 4096\], which is not "
+                       r"inside its declared range \[1, 2048\]"):
+        memplan.read_graph(path, dims={"seq": (1, 4096)})
+    with pytest.raises(ValueError, match="min 9 is larger than its max 2"):
+        memplan.read_graph(path, dims={"seq": (9, 2)})
+    with pytest.raises(TypeError, match="a value or a .min, max. pair"):
+        memplan.read_graph(path, dims={"seq": (1, 2, 3)})
+    with pytest.raises(ValueError, match='"len" is given a range, but the '
+                       'graph declares no such dim'):
+        memplan.read_graph(path, dims={"len": (1, 2)})
+
+
 def test_hostile_files_are_errors_naming_them(tmp_path):
     (tmp_path / "dir.json").mkdir()
     with pytest.raises(ValueError, match="dir.json.*is a directory"):
@@ -556,6 +579,42 @@ def test_onnx_as_the_tool(tmp_path):
         memplan.read_onnx(b"not a model")
     with pytest.raises(ValueError, match="views"):
         memplan.read_onnx(ONNX, views="maybe")
+
+
+TRANSFORMER = DATA / "onnx" / "transformer_encoder_opset17.onnx"
+
+
+def test_onnx_dim_ranges(tmp_path):
+    if not memplan.HAVE_ONNX:
+        with pytest.raises(memplan.Error, match="without ONNX support"):
+            memplan.read_onnx(TRANSFORMER, dims={"sequence": (1, 2048)})
+        return
+    graph = memplan.read_onnx(TRANSFORMER,
+                              dims={"batch": 1, "sequence": (1, 2048)})
+    with pytest.raises(ValueError, match="has symbolic dims sequence: bind "
+                       "them with --dim sequence=N"):
+        memplan.plan(graph, "greedy_by_size")
+    # The symbolic graph, written and read back bound, is the model's
+    # import at that value.
+    memplan.write_graph(graph, tmp_path / "symbolic.json")
+    written = json.loads((tmp_path / "symbolic.json").read_text())
+    assert written["dims"] == {"sequence": {"min": 1, "max": 2048}}
+    assert written["tensors"][0]["size"] == "256*sequence"
+    for sequence in (1, 7, 2048):
+        bound = memplan.read_graph(tmp_path / "symbolic.json",
+                                   dims={"sequence": sequence})
+        imported = memplan.read_onnx(
+            TRANSFORMER, dims={"batch": 1, "sequence": sequence})
+        assert [(t.name, t.size) for t in bound.tensors] == \
+            [(t.name, t.size) for t in imported.tensors]
+        assert bound.ops == imported.ops
+        plan = memplan.plan(bound, "greedy_by_size")
+        memplan.verify(bound, plan)
+    with pytest.raises(ValueError, match='"sequence" has range \\[0, 8\\]; '
+                       'an ONNX dimension must be >= 1'):
+        memplan.read_onnx(TRANSFORMER, dims={"batch": 1, "sequence": (0, 8)})
+    with pytest.raises(ValueError, match="min 9 is larger than its max 2"):
+        memplan.read_onnx(TRANSFORMER, dims={"batch": 1, "sequence": (9, 2)})
 
 
 def sram_graph(path, x_alignment=None):
