@@ -7,6 +7,7 @@
 // inputs are ValueErrors).
 #include <Python.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -21,6 +22,7 @@
 #include "memplan/problem.h"
 #include "memplan/symbolic.h"
 #include "memplan/types.h"
+#include "memplan/verify.h"
 #include "module.h"
 
 namespace memplan::python {
@@ -120,6 +122,37 @@ struct SymbolicPlanResult {
     return *bucket;
   }
 };
+
+// The plan `at` (of the reserved sizes) as a plan of the bound graph's own
+// problem: the same offsets, each pool's use the highest byte its buffers
+// reach at their own sizes. Verified.
+Plan OwnPlan(const Problem& own, const GraphPlan& at) {
+  std::map<std::string, const Assignment*> by_name;
+  for (const Assignment& a : at.plan.assignments) {
+    by_name[at.problem.buffers[a.buffer].name] = &a;
+  }
+  Plan plan;
+  plan.planner = at.plan.planner;
+  plan.pool_used.assign(own.pools.size(), 0);
+  for (BufferId b = 0; b < static_cast<BufferId>(own.buffers.size()); ++b) {
+    auto it = by_name.find(own.buffers[b].name);
+    if (it == by_name.end()) {
+      Check(absl::InternalError(absl::StrCat(
+          "buffer \"", own.buffers[b].name,
+          "\" of the bound graph is not in the symbolic plan")));
+    }
+    const Assignment& a = *it->second;
+    plan.assignments.push_back(
+        Assignment{.buffer = b, .pool = a.pool, .offset = a.offset});
+    Bytes& used = plan.pool_used[a.pool];
+    used = std::max(used, a.offset + own.buffers[b].size);
+  }
+  for (Bytes used : plan.pool_used) plan.peak += used;
+  plan.naive_total = NaiveTotal(own);
+  plan.lower_bound = LowerBound(own);
+  Check(VerifyPlan(own, plan));
+  return plan;
+}
 
 py::dict BucketDict(const SymbolicPlanResult& r, const SymbolicBucket& b) {
   py::dict offsets;
@@ -275,19 +308,22 @@ void BindSymbolicPlan(py::module_& m) {
           [](const SymbolicPlanResult& r, const py::kwargs& values) {
             const DimValues v = ValuesFrom(values);
             r.CheckComplete(v);
-            GraphPlan bound = TakeSymbolic(r.plan.At(r.graph, v));
+            GraphPlan at = TakeSymbolic(r.plan.At(r.graph, v));
             PlanResult result;
             result.build = r.build;
             result.graph = TakeSymbolic(BindDims(r.graph, v));
-            result.op_order = bound.op_order;
-            result.problem = std::move(bound.problem);
-            result.plan = std::move(bound.plan);
+            result.op_order = at.op_order;
+            result.problem = Take(BuildProblem(*result.graph, r.build));
+            result.plan = OwnPlan(result.problem, at);
             result.Index();
             return result;
           },
           "The ordinary plan of the graph bound to the values (at(seq=N)): a "
-          "PlanResult, as plan() returns for a concrete graph, which "
-          "memplan.verify(bind_dims(graph, seq=N), plan) checks")
+          "PlanResult of that graph, as plan() returns for a concrete graph "
+          "(verified; memplan.verify(bind_dims(graph, seq=N), plan) checks "
+          "it again), with the offsets of the bucket holding the values. Its "
+          "peak is the highest byte its buffers reach there, at most "
+          "peak(seq=N)")
       .def(
           "verify",
           [](const SymbolicPlanResult& r) {
