@@ -43,7 +43,8 @@ Each dynamic dimension becomes a dim of the graph named after its
 torch.export.Dim, with the range torch.export allows
 (ExportedProgram.range_constraints), and each size the polynomial that the
 exported program's symbolic shapes give (storage bytes, and for a view the
-bytes of its base it spans); a size that is not a polynomial with
+bytes of its base it spans, or the base's size when that span is a
+difference such as `256*seq - 64`); a size that is not a polynomial with
 non-negative integer coefficients (floor division, max, a negative term) is
 a TraceError naming the op and the expression. memplan.plan_symbolic plans
 it once for the whole range, and run_in_arena(traced, plan.at(seq=N),
@@ -163,6 +164,9 @@ class Traced:
     source: typing.Any = None
     # ^ symbolic=True: the exported graph with its sizes unbound, which
     #   bind() records again (`module` is bound to the example's sizes)
+    widened: set = dataclasses.field(default_factory=set)
+    # ^ symbolic=True: views sized as their base (their own span is not a
+    #   sum of non-negative terms), no smaller than their span
 
     def dim_values(self, inputs):
         """{dim: value} of a symbolic trace at these inputs (each dynamic
@@ -215,7 +219,8 @@ class Traced:
                 f"{sorted(set(got) ^ set(expected))[:5]} where the symbolic "
                 f"graph has not (or the reverse)")
         for name, size in got.items():
-            if size != expected[name]:
+            if size != expected[name] and not (
+                    name in self.widened and size <= expected[name]):
                 symbolic = next(t.symbolic_size for t in self.graph.tensors
                                 if t.name == name)
                 raise TraceError(
@@ -529,7 +534,10 @@ def _dynamic_dims(ep, user_nodes, input_names, example_inputs):
             bound = ep.range_constraints.get(expr)
             lo = int(bound.lower) if bound is not None else None
             hi = bound.upper if bound is not None else None
-            hi = int(hi) if hi is not None and hi.is_finite else None
+            try:  # torch's int_oo when unbounded: no int
+                hi = int(hi) if hi is not None and hi.is_finite else None
+            except (TypeError, AttributeError, OverflowError):
+                hi = None
             dims.append(DynamicDim(input=tname, dim=d, symbol=str(expr),
                                    value=int(example.shape[d]), min=lo,
                                    max=hi))
@@ -656,7 +664,7 @@ def _symbolic(module, ep, dynamic, dim_names, placeholders, input_names,
         else:
             fake[tname] = val
     values = {d.symbol: d.value for d in dynamic if d.name is not None}
-    sizes = {}
+    sizes, widened = {}, set()
     for t in recorded.tensors.values():
         producer = (f"op \"{recorded.ops[t.producer].name}\"" if
                     t.producer is not None and t.producer < len(recorded.ops)
@@ -685,7 +693,16 @@ def _symbolic(module, ep, dynamic, dim_names, placeholders, input_names,
         else:
             sizes[t.name] = t.size
             continue
-        text = _dim_expression(expr, dim_of, what)
+        try:
+            text = _dim_expression(expr, dim_of, what)
+        except TraceError:
+            if t.base is None or t.base not in sizes:
+                raise
+            # A view ending before its base's last byte (x[..., :half]):
+            # its span is a difference; the base's size holds it.
+            sizes[t.name] = sizes[t.base]
+            widened.add(t.name)
+            continue
         at_example = expr.subs({f: values[str(f)]
                                 for f in expr.free_symbols})
         if int(at_example) != t.size:
@@ -700,6 +717,7 @@ def _symbolic(module, ep, dynamic, dim_names, placeholders, input_names,
     recorded.buffer_writes = buffer_writes
     recorded.dims = dims
     recorded.source = module
+    recorded.widened = widened
     return recorded
 
 
