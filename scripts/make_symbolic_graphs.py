@@ -2,7 +2,8 @@
 """Writes bench/data/symbolic/: symbolic graphs traced from PyTorch with a
 dynamic sequence (or cache) length, and their README's table of sizes.
 
-    .venv/bin/python scripts/make_symbolic_graphs.py [OUT_DIR] [--only NAME ...]
+    .venv/bin/python scripts/make_symbolic_graphs.py [OUT_DIR]
+                     [--only NAME ...]
 
 The models are scripts/symbolic_models.py's (random weights from a fixed
 seed, nothing downloaded), traced by memplan.torch.trace(...,
@@ -75,12 +76,12 @@ def main():
         path = os.path.join(args.out, f"{name}.json")
         memplan.write_graph(traced.graph, path)
         lo, hi = traced.dims[dim]
+        ratios = ", ".join(
+            f"{v}: {plan.peak(**{dim: v}) / plan.lower_bound(**{dim: v}):.3f}"
+            for v in (lo, 7, 64, 500, hi))
         print(f"{name}: {len(traced.graph.tensors)} tensors, "
               f"{len(traced.graph.ops)} ops, {dim} in [{lo}, {hi}], "
-              f"{len(plan.buckets)} buckets; peak / lower bound at "
-              + ", ".join(
-                  f"{v}: {plan.peak(**{dim: v}) / plan.lower_bound(**{dim: v}):.3f}"
-                  for v in (lo, 7, 64, 500, hi)))
+              f"{len(plan.buckets)} buckets; peak / lower bound at {ratios}")
 
 
 if __name__ == "__main__":

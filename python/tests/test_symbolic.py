@@ -64,7 +64,8 @@ def test_bind_dims_gives_the_concrete_graph():
 
 
 def test_plan_of_a_symbolic_graph_points_to_plan_symbolic():
-    with pytest.raises(memplan.DimError, match=r"dims seq: bind.*seq=N.*plan_symbolic"):
+    with pytest.raises(memplan.DimError,
+                       match=r"dims seq: bind.*seq=N.*plan_symbolic"):
         memplan.plan(attention_like())
 
 

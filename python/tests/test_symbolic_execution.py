@@ -1,13 +1,13 @@
 """One plan for every sequence length, proven by execution: a transformer
-encoder and a small Llama-style decoder (scripts/symbolic_models.py) traced once by
-torch.export with seq in [1, 2048] (trace(..., symbolic=True)), planned once
-(plan_symbolic), and run inside the arena of plan.at(seq=N) at N = 1, 7, 64,
-500 and 2048. Each plan.at(N) passes memplan.verify for the graph bound to
-N; run_in_arena checks every live tensor's bytes after every op; its outputs
-are bit-equal to an ordinary run of the same traced program (same ops,
-torch's own memory) and within float32 rounding of the model's eager run
-(whose kernels differ: the encoder's fused fast path, the decompositions
-of core ATen)."""
+encoder and a small Llama-style decoder (scripts/symbolic_models.py)
+traced once by torch.export with seq in [1, 2048] (trace(...,
+symbolic=True)), planned once (plan_symbolic), and run inside the arena of
+plan.at(seq=N) at N = 1, 7, 64, 500 and 2048. Each plan.at(N) passes
+memplan.verify for the graph bound to N; run_in_arena checks every live
+tensor's bytes after every op; its outputs are bit-equal to an ordinary
+run of the same traced program (same ops, torch's own memory) and within
+float32 rounding of the model's eager run (whose kernels differ: the
+encoder's fused fast path, the decompositions of core ATen)."""
 
 import importlib.util
 import pathlib
