@@ -7,7 +7,9 @@ memplan.verify for the graph bound to N; run_in_arena checks every live
 tensor's bytes after every op; its outputs are bit-equal to an ordinary
 run of the same traced program (same ops, torch's own memory) and within
 float32 rounding of the model's eager run (whose kernels differ: the
-encoder's fused fast path, the decompositions of core ATen)."""
+encoder's fused fast path, the decompositions of core ATen). The decoder's
+KV-cache decoding step runs the same way with the cache length as the
+dim."""
 
 import importlib.util
 import pathlib
@@ -150,3 +152,27 @@ def test_an_unbounded_dim_is_a_trace_error():
     with pytest.raises(mt.TraceError, match=r'dim seq.*no upper bound'):
         mt.trace(sm.Encoder().eval(), (sm.encoder_input(8),),
                  dynamic_shapes={"x": {1: seq}}, symbolic=True)
+
+
+def test_kv_cache_decoding_step_runs_at_every_cache_length():
+    """The decoding step with the cache length as the dim (the caches are
+    inputs of that length, the outputs one longer): one plan, run at the
+    range's ends and inside it."""
+    traced = sm.trace_llama_kv(mt)
+    assert traced.dims == {"cache": (1, sm.MAX_SEQ - 1)}
+    assert {d.input for d in traced.dynamic_dims} == {"input1", "input2"}
+    plan = memplan.plan_symbolic(traced, alignment=ALIGNMENT)
+    plan.verify()
+    step = sm.llama_decoder_step()
+    for cache in (1, 7, 500, sm.MAX_SEQ - 1):
+        inputs = sm.kv_inputs(cache)
+        at = plan.at(cache=cache)
+        memplan.verify(memplan.bind_dims(traced.graph, cache=cache), at)
+        out = mt.run_in_arena(traced, at, inputs)
+        assert out[1].shape[3] == cache + 1
+        for a, b in zip(out, traced.run(inputs)):
+            assert torch.equal(a, b)
+        with torch.no_grad():
+            eager = step(*inputs)
+        for a, b in zip(out, eager):
+            torch.testing.assert_close(a, b, rtol=1e-5, atol=1e-5)
