@@ -5,8 +5,6 @@
 // A wrong dim, range, expression or value raises memplan.DimError, which
 // derives from both memplan.Error and ValueError (the module's other bad
 // inputs are ValueErrors).
-#include <Python.h>
-
 #include <algorithm>
 #include <cstdint>
 #include <map>
@@ -97,7 +95,8 @@ struct SymbolicPlanResult {
   Graph graph;
   BuildOptions build;
 
-  // The ranges of every dim, with `values` checked and complete.
+  // DimError unless `values` gives every dim of the plan a value in its
+  // range (and no other dim).
   void CheckComplete(const DimValues& values) const {
     CheckSymbolic(CheckDimValues(plan.problem.dims, values));
     for (const auto& [name, range] : plan.problem.dims) {
