@@ -15,6 +15,12 @@ returned. Invalid input raises ValueError with the library's message; a plan
 that does not fit raises CapacityError, one out of time TimeLimitError (both
 memplan.Error).
 
+A symbolic graph (Graph.dims {name: (min, max)}, sizes such as
+Tensor("x", "256*seq")) is planned once for every value of its dims by
+`plan_symbolic`, whose SymbolicPlan gives the ordinary plan at one value,
+`plan.at(seq=N)`; a wrong dim or value raises DimError (a memplan.Error and a
+ValueError).
+
 `memplan.torch` (imported on use; it needs PyTorch) traces a PyTorch model
 into a graph and runs it inside a planned arena.
 """
@@ -28,22 +34,26 @@ from memplan._memplan import (  # noqa: F401  (the public API)
     HAVE_ONNX,
     Buffer,
     CapacityError,
+    DimError,
     Error,
     Graph,
     Op,
     PlanResult,
     Pool,
+    SymbolicPlan,
     Problem,
     Tensor,
     TensorKind,
     TensorPlacement,
     TimeLimitError,
     __version__,
+    bind_dims,
     default_planner,
     DEFAULT_MAX_INPUT_SIZE,
     MAX_NAME_BYTES,
     graph_from_json,
     graph_to_json,
+    is_symbolic,
     planner_options,
     planners,
     report_html,
@@ -51,10 +61,12 @@ from memplan._memplan import (  # noqa: F401  (the public API)
 from memplan import _memplan
 
 __all__ = [
-    "Buffer", "CapacityError", "DEFAULT_MAX_INPUT_SIZE", "Error", "Graph",
+    "Buffer", "CapacityError", "DEFAULT_MAX_INPUT_SIZE", "DimError",
+    "Error", "Graph",
     "HAVE_ONNX", "MAX_NAME_BYTES", "Op",
     "PlanResult", "Pool", "Problem", "Tensor", "TensorKind",
-    "TensorPlacement", "TimeLimitError", "build_problem", "default_planner",
+    "SymbolicPlan", "TensorPlacement", "TimeLimitError", "bind_dims",
+    "build_problem", "default_planner", "is_symbolic", "plan_symbolic",
     "lower_bound_over_orders", "optimal_op_order", "OptimalOrder",
     "graph_from_dict", "graph_to_dict", "graph_from_json", "graph_to_json",
     "plan", "planner_options", "planners", "read_buffer_csv", "read_graph",
@@ -177,6 +189,14 @@ def plan(graph, planner=None, *, time_limit=None, work_limit=None,
       plans: for display; it cannot change the plan. An exception it raises
       is raised once the plan is made.
     """
+    graph = _input(graph)
+    if isinstance(graph, Graph) and is_symbolic(graph):
+        dims = list(graph.dims) or ["(none declared)"]
+        raise DimError(f"graph \"{graph.name}\" has symbolic dims "
+                       f"{', '.join(dims)}: bind them with "
+                       f"memplan.bind_dims(graph, {dims[0]}=N), or plan "
+                       f"every value at once with "
+                       f"memplan.plan_symbolic(graph)")
     if progress is not None and not callable(progress):
         raise TypeError(f"memplan.plan: progress must be callable or None "
                         f"(got {progress!r})")
@@ -197,6 +217,36 @@ def plan(graph, planner=None, *, time_limit=None, work_limit=None,
             f"(got planner={planner!r}, work_limit={work_limit!r}, "
             f"seed={seed!r}, threads={threads!r}, reorder={reorder!r})"
         ) from None
+
+
+def plan_symbolic(graph, *, max_buckets=4, target_ratio=1.02, alignment=1,
+                  capacity=0, plan_inputs=True, plan_outputs=True):
+    """Plans a symbolic graph once for every value of its dims and returns a
+    SymbolicPlan, proven over the whole ranges before it is returned.
+
+    Each buffer's offset and the peak are expressions in the dims. One plan
+    is kept when its peak stays within `target_ratio` of the lower bound at
+    sample values of the ranges; otherwise the range of one dim is cut into
+    at most `max_buckets` buckets, each with a plan of its own
+    (plan.buckets). plan.at(seq=N) is the ordinary PlanResult of the graph
+    bound to N (the bucket holding N, evaluated), which
+    memplan.verify(memplan.bind_dims(graph, seq=N), plan.at(seq=N)) checks;
+    plan.peak(seq=N) its arena bytes; plan.verify() proves the plan again.
+    One pool (unbounded, or `capacity` bytes), no constants planned (as
+    plan()'s default). A graph without dims raises DimError: plan it with
+    plan().
+    """
+    graph = _input(graph)
+    if not isinstance(graph, Graph):
+        raise TypeError("memplan.plan_symbolic: expected a memplan.Graph or a "
+                        f"graph dict, got {type(graph).__name__}")
+    if isinstance(max_buckets, bool) or not isinstance(max_buckets, int):
+        raise TypeError(f"memplan.plan_symbolic: max_buckets must be an int "
+                        f"(got {max_buckets!r})")
+    return _memplan._plan_symbolic(graph, max_buckets, float(target_ratio),
+                                   _size(alignment, "alignment"),
+                                   _size(capacity, "capacity"), plan_inputs,
+                                   plan_outputs)
 
 
 def build_problem(graph, *, alignment=1, pools=None, capacity=0,
