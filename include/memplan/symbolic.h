@@ -43,7 +43,8 @@ absl::StatusOr<Graph> BindDims(const Graph& graph, const DimValues& values);
 // ---------------------------------------------------------------------------
 // Symbolic problems and plans: one plan valid for every value of the dims.
 // docs/symbolic.md states what is supported and why the verifier is exact.
-// Internal API: not yet registered in the tool or the Python module.
+// Internal API: not yet in plan files or the Python module; the tool's
+// stats and report of a symbolic graph use it.
 
 // A buffer whose size is an expression in the problem's dims.
 struct SymbolicBuffer {
