@@ -63,11 +63,20 @@ std::vector<std::string> OffsetMacros(const std::string& header) {
   return macros;
 }
 
-// Compiles a program that includes `header` and prints, for each seq of
-// `values`, every offset macro and the arena size there, one per line.
+// The macros' arguments at `values`: the dims' values in name order.
+std::string Arguments(const DimValues& values) {
+  std::string out;
+  for (const auto& [name, value] : values) {
+    out += (out.empty() ? "" : ", ") + std::to_string(value);
+  }
+  return out;
+}
+
+// Compiles a program that includes `header` and prints, at each of
+// `points`, every offset macro and the arena size there, one per line.
 std::string CompileAndRun(const std::string& header,
                           const std::vector<std::string>& macros,
-                          const std::vector<int64_t>& values,
+                          const std::vector<DimValues>& points,
                           const std::string& name) {
   const std::string h = Temp(name + ".h"), c = Temp(name + ".c"),
                     exe = Temp(name + ".exe");
@@ -75,15 +84,21 @@ std::string CompileAndRun(const std::string& header,
   std::ofstream program(c);
   program << "#include \"" << h << "\"\n#include <stdio.h>\n"
           << "#include <inttypes.h>\n"
-          << "static void print(int seq) {\n"
-          << "  const int64_t offsets[] = {\n";
-  for (const std::string& m : macros) program << "    " << m << "(seq),\n";
-  program << "  };\n  size_t i;\n"
-          << "  for (i = 0; i < sizeof offsets / sizeof offsets[0]; ++i)\n"
+          << "static void print(const int64_t offsets[], size_t n, "
+          << "int64_t arena) {\n"
+          << "  size_t i;\n  for (i = 0; i < n; ++i)\n"
           << "    printf(\"%\" PRId64 \"\\n\", offsets[i]);\n"
-          << "  printf(\"arena %\" PRId64 \"\\n\", MEMPLAN_ARENA_SIZE(seq));\n"
+          << "  printf(\"arena %\" PRId64 \"\\n\", arena);\n"
           << "}\nint main(void) {\n";
-  for (int64_t v : values) program << "  print(" << v << ");\n";
+  for (const DimValues& point : points) {
+    const std::string args = Arguments(point);
+    program << "  {\n    const int64_t offsets[] = {\n";
+    for (const std::string& m : macros) {
+      program << "      " << m << "(" << args << "),\n";
+    }
+    program << "    };\n    print(offsets, sizeof offsets / sizeof "
+            << "offsets[0], MEMPLAN_ARENA_SIZE(" << args << "));\n  }\n";
+  }
   program << "  return 0;\n}\n";
   program.close();
   std::string output;
@@ -98,13 +113,12 @@ std::string CompileAndRun(const std::string& header,
   return output;
 }
 
-// What the program should print: SymbolicGraphPlan::At() at each value, in
+// What the program should print: SymbolicGraphPlan::At() at each point, in
 // the graph's tensor order (-1 when not planned), and the bucket's peak.
 std::string Expected(const SymbolicGraphPlan& plan, const Graph& graph,
-                     const std::vector<int64_t>& values) {
+                     const std::vector<DimValues>& points) {
   std::string want;
-  for (int64_t v : values) {
-    const DimValues at = {{"seq", v}};
+  for (const DimValues& at : points) {
     absl::StatusOr<GraphPlan> bound = plan.At(graph, at);
     EXPECT_TRUE(bound.ok()) << bound.status();
     if (!bound.ok()) return "";
@@ -122,6 +136,12 @@ std::string Expected(const SymbolicGraphPlan& plan, const Graph& graph,
     want += "arena " + std::to_string(*peak) + "\n";
   }
   return want;
+}
+
+std::vector<DimValues> SeqPoints(const std::vector<int64_t>& values) {
+  std::vector<DimValues> points;
+  for (int64_t v : values) points.push_back({{"seq", v}});
+  return points;
 }
 
 void CheckHeader(const Graph& graph, int max_buckets, int want_buckets) {
@@ -157,8 +177,8 @@ void CheckHeader(const Graph& graph, int max_buckets, int want_buckets) {
     values.push_back(b.dims.at("seq").max);
   }
   const std::string name = "transformer" + std::to_string(max_buckets);
-  EXPECT_EQ(CompileAndRun(header, macros, values, name),
-            Expected(*plan, graph, values));
+  EXPECT_EQ(CompileAndRun(header, macros, SeqPoints(values), name),
+            Expected(*plan, graph, SeqPoints(values)));
 }
 
 TEST(SymbolicCHeaderTest, OneBucketCompilesAndCarriesThePlan) {
@@ -199,22 +219,58 @@ TEST(SymbolicCHeaderTest, NamesAndUnplannedTensors) {
   EXPECT_THAT(header, HasSubstr("\"a.b\": activation, int*int bytes, alive "
                                 "steps [0, 2): op* /0 .. op1"));
   EXPECT_THAT(header, ::testing::Not(HasSubstr("x*/y")));
-  std::string output;
   const std::vector<std::string> macros = OffsetMacros(header);
   ASSERT_EQ(macros.size(), 4u);
-  std::string want;
-  for (int64_t v : {1, 5, 8}) {
-    absl::StatusOr<GraphPlan> bound = plan->At(g, {{"int", v}});
-    ASSERT_TRUE(bound.ok()) << bound.status();
-    ASSERT_TRUE(VerifyPlan(bound->problem, bound->plan).ok());
-    for (const TensorPlacement& t : bound->tensors) {
-      want += std::to_string(t.planned() ? t.offset : -1) + "\n";
+  const std::vector<DimValues> points = {{{"int", 1}}, {{"int", 5}},
+                                         {{"int", 8}}};
+  EXPECT_EQ(CompileAndRun(header, macros, points, "odd"),
+            Expected(*plan, g, points));
+}
+
+// Two dims: the macros take them in name order, and the values at every
+// point of a grid are the plan's.
+TEST(SymbolicCHeaderTest, TwoDims) {
+  Graph g;
+  g.name = "batched";
+  g.dims = {{"seq", {1, 100}}, {"batch", {1, 6}}};
+  auto size = [](const char* text) { return *DimExpr::Parse(text); };
+  // The scores (seq*seq) outgrow the MLP's activations (seq) inside the
+  // range, and x and r live across both: a case for buckets.
+  g.tensors = {{.name = "x", .kind = TensorKind::kInput,
+                .symbolic_size = size("64*batch*seq")},
+               {.name = "scores", .symbolic_size = size("4*batch*seq*seq")},
+               {.name = "r", .symbolic_size = size("64*batch*seq")},
+               {.name = "h", .symbolic_size = size("256*batch*seq + 32")},
+               {.name = "y", .kind = TensorKind::kOutput,
+                .symbolic_size = size("64*batch*seq")}};
+  g.ops = {{.name = "attend", .inputs = {"x"}, .outputs = {"scores"}},
+           {.name = "mix", .inputs = {"x", "scores"}, .outputs = {"r"}},
+           {.name = "up", .inputs = {"r"}, .outputs = {"h"}},
+           {.name = "out", .inputs = {"h", "x", "r"}, .outputs = {"y"}}};
+  for (const int buckets : {1, 4}) {
+    SymbolicPlanMemoryOptions options;
+    options.max_buckets = buckets;
+    options.target_ratio = 1.0;
+    absl::StatusOr<SymbolicGraphPlan> plan = PlanSymbolicMemory(g, options);
+    ASSERT_TRUE(plan.ok()) << plan.status();
+    ASSERT_TRUE(VerifySymbolicGraphPlan(*plan).ok());
+    if (buckets > 1) EXPECT_GE(plan->buckets.size(), 2u);
+    const std::string header = SymbolicPlanToCHeader(*plan, g, "batched");
+    EXPECT_THAT(header, HasSubstr("#define MEMPLAN_ARENA_SIZE(batch, seq) "));
+    EXPECT_THAT(header, HasSubstr(" * dim batch: [1, 6]\n * dim seq: [1, 100]"));
+    const std::vector<std::string> macros = OffsetMacros(header);
+    ASSERT_EQ(macros.size(), 5u);
+    std::vector<DimValues> points;
+    for (int64_t batch = 1; batch <= 6; ++batch) {
+      for (int64_t seq : {1, 2, 3, 8, 15, 16, 17, 31, 32, 33, 63, 64, 65, 99,
+                          100}) {
+        points.push_back({{"batch", batch}, {"seq", seq}});
+      }
     }
-    want += "arena " +
-            std::to_string(*plan->buckets[0].plan.peak.Evaluate({{"int", v}})) +
-            "\n";
+    const std::string name = "batched" + std::to_string(buckets);
+    EXPECT_EQ(CompileAndRun(header, macros, points, name),
+              Expected(*plan, g, points));
   }
-  EXPECT_EQ(CompileAndRun(header, macros, {1, 5, 8}, "odd"), want);
 }
 
 }  // namespace

@@ -44,7 +44,8 @@ std::string PlanToCHeader(const Problem& problem, const Plan& plan,
 // buckets' cuts and peaks; each tensor's comment its size expression, kind
 // and lifetime. Names as PlanToCHeader() makes them; a dim that is a C
 // keyword (or int64_t, INT64_C, a reserved name) becomes the parameter
-// "dim<name>".
+// "dim<name>". A plan without buckets (never PlanSymbolicMemory's) gives a
+// header that is an #error.
 std::string SymbolicPlanToCHeader(const SymbolicGraphPlan& plan,
                                   const Graph& graph, std::string_view name,
                                   std::string_view prefix = "MEMPLAN");

@@ -230,6 +230,9 @@ std::string SymbolicPlanToCHeader(const SymbolicGraphPlan& plan,
                                   const Graph& graph, std::string_view name,
                                   std::string_view prefix_text) {
   const SymbolicProblem& problem = plan.problem;
+  if (plan.buckets.empty()) {  // PlanSymbolicMemory always gives one
+    return "#error \"memplan: a symbolic plan without buckets\"\n";
+  }
   const std::string prefix = Identifier(prefix_text);
   const std::string guard =
       absl::StrCat(prefix, "_", Identifier(name), "_PLAN_H_");
