@@ -11,6 +11,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
 #include "commands.h"
 #include "input.h"
 #include "progress.h"
@@ -101,10 +103,13 @@ absl::Status RunSymbolic(const Arguments& args, const Graph& graph) {
   }
   SymbolicPlanMemoryOptions options;
   options.build = BuildOptionsFromFlags();
+  const absl::Time start = absl::Now();
   absl::StatusOr<SymbolicGraphPlan> plan = PlanSymbolicMemory(graph, options);
   if (!plan.ok()) return plan.status();
   absl::StatusOr<GraphPlan> at = plan->At(graph, values);
   if (!at.ok()) return at.status();
+  // The time planned is that of the whole range's plan.
+  at->plan.wall_time = absl::Now() - start;
   absl::StatusOr<Graph> bound = BindDims(graph, values);
   if (!bound.ok()) return bound.status();
   const SymbolicBucket* bucket = plan->Find(values);
