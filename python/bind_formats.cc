@@ -30,13 +30,24 @@ constexpr bool kHaveOnnx = true;
 constexpr bool kHaveOnnx = false;
 #endif
 
+// Python's dim ranges, {name: (min, max)}, as DimRanges.
+using PyDimRanges = std::map<std::string, std::pair<int64_t, int64_t>>;
+DimRanges ToDimRanges(const PyDimRanges& ranges) {
+  DimRanges result;
+  for (const auto& [name, range] : ranges) {
+    result[name] = DimRange{.min = range.first, .max = range.second};
+  }
+  return result;
+}
+
 Graph ReadOnnx(const py::object& source,
                const std::map<std::string, int64_t>& dims,
                const std::string& views, std::optional<bool> inplace,
-               int data_inputs) {
+               int data_inputs, const PyDimRanges& dim_ranges) {
 #ifdef MEMPLAN_HAVE_ONNX
   OnnxImportOptions options;
   options.dims = dims;
+  options.dim_ranges = ToDimRanges(dim_ranges);
   if (views != "alias" && views != "copy") {
     throw py::value_error(
         absl::StrCat("views=\"", views, "\": expected alias or copy"));
@@ -58,6 +69,7 @@ Graph ReadOnnx(const py::object& source,
   (void)views;
   (void)inplace;
   (void)data_inputs;
+  (void)dim_ranges;
   PyErr_SetString(g_error,
                   "this memplan module was built without ONNX support (the "
                   "optional component memplan::onnx needs libprotobuf-dev and "
@@ -142,12 +154,15 @@ PlanResult ReadPlan(const py::object& input, const std::string& path,
 }
 
 Graph ReadGraph(const std::string& path, Bytes max_input_size,
-                const std::map<std::string, int64_t>& dims) {
+                const std::map<std::string, int64_t>& dims,
+                const PyDimRanges& dim_ranges) {
   const std::string text =
       Take(ReadFile(path, {.max_bytes = max_input_size}), /*file=*/true);
   absl::StatusOr<Graph> graph = ParseGraphJson(text);
-  // Symbolic dims bound as the tool's --dim binds them.
-  if (graph.ok()) graph = BindDims(*std::move(graph), dims);
+  // Symbolic dims narrowed and bound as the tool's --dim does.
+  if (graph.ok()) {
+    graph = ApplyDims(*std::move(graph), dims, ToDimRanges(dim_ranges));
+  }
   if (!graph.ok()) {
     Raise(absl::Status(graph.status().code(),
                        absl::StrCat(path, ": ", graph.status().message())));
@@ -181,9 +196,10 @@ void BindGraphFiles(py::module_& m) {
       "read_graph", &ReadGraph, py::arg("path"),
       py::arg("max_input_size") = kDefaultMaxInputBytes,
       py::arg("dims") = std::map<std::string, int64_t>{},
+      py::arg("dim_ranges") = PyDimRanges{},
       "a memplan-graph-v1 file (.json or .json.gz) of at most "
-      "max_input_size bytes (decompressed), its symbolic dims bound to "
-      "the values of dims");
+      "max_input_size bytes (decompressed), its symbolic dims narrowed to "
+      "dim_ranges ({name: (min, max)}) and bound to the values of dims");
   m.def(
       "write_graph",
       [](const Graph& graph, const std::string& path) {
@@ -256,10 +272,11 @@ void BindFormats(py::module_& m) {
   m.def("read_onnx", &ReadOnnx, py::arg("source"), py::kw_only(),
         py::arg("dims") = std::map<std::string, int64_t>{},
         py::arg("views") = "alias", py::arg("inplace") = py::none(),
-        py::arg("data_inputs") = -1,
+        py::arg("data_inputs") = -1, py::arg("dim_ranges") = PyDimRanges{},
         "an ONNX model (a path, or the bytes of a ModelProto) as a Graph, "
         "imported as the tool imports it (memplan/onnx.h): dims binds "
-        "symbolic dimensions, views is \"alias\" or \"copy\", inplace "
+        "symbolic dimensions, dim_ranges ({name: (min, max)}) keeps them "
+        "symbolic over a range, views is \"alias\" or \"copy\", inplace "
         "defaults to views == \"alias\", data_inputs as --onnx-data-inputs. "
         "memplan.Error when the module was built without ONNX support "
         "(HAVE_ONNX is False)");

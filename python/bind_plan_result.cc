@@ -144,6 +144,11 @@ void DefPlanPlacements(py::class_<PlanResult>& cls) {
           "op_order[step]: the index in the caller's graph.ops of the op run "
           "at that step (the identity unless reorder was given)")
       .def_property_readonly(
+          "reorder", [](const PlanResult& r) { return r.reorder; },
+          "the op ordering that gave op_order: the reorder argument, or for "
+          "reorder=\"placed\" the one it chose (\"\" = the graph's own "
+          "order)")
+      .def_property_readonly(
           "placements",
           [](const PlanResult& r) {
             std::vector<NamedPlacement> out;

@@ -14,7 +14,6 @@
 #include "module.h"
 
 namespace memplan::python {
-namespace {
 
 TensorKind KindFrom(const py::object& kind) {
   if (py::isinstance<TensorKind>(kind)) return kind.cast<TensorKind>();
@@ -28,6 +27,8 @@ TensorKind KindFrom(const py::object& kind) {
       "unknown tensor kind \"", name,
       "\"; valid: activation, input, output, constant, scratch"));
 }
+
+namespace {
 
 std::vector<OperandPair> PairsFrom(
     const std::vector<std::pair<int, int>>& pairs) {

@@ -48,4 +48,5 @@ PYBIND11_MODULE(_memplan, m) {
   BindPlanning(m);
   BindFormats(m);
   BindReports(m);
+  BindSymbolic(m);
 }

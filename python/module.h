@@ -135,6 +135,9 @@ Problem ProblemOf(const py::object& input, const BuildOptions& build,
 // with the one unbounded "default" pool that an input declaring none gets.
 std::vector<Pool> DeclaredPools(const py::object& input);
 
+// A TensorKind, or its name ("activation", ...); ValueError naming it.
+TensorKind KindFrom(const py::object& kind);  // bind_values.cc
+
 // The parts of the module, in the order PYBIND11_MODULE calls them (the
 // classes before the functions whose signatures name them).
 void BindErrors(py::module_& m);    // bind_errors.cc
@@ -143,6 +146,8 @@ void BindPlanResult(py::module_& m);  // bind_plan_result.cc
 void BindPlanning(py::module_& m);  // bind_planning.cc: _plan, planners
 void BindFormats(py::module_& m);   // bind_formats.cc: readers, writers
 void BindReports(py::module_& m);   // bind_reports.cc: report_html
+// bind_symbolic.cc: Graph.dims, Tensor.symbolic_size, SymbolicPlan
+void BindSymbolic(py::module_& m);
 
 // PlanResult's writers and reports (to_json ... report_html), bind_reports.cc.
 void DefPlanEmitters(py::class_<PlanResult>& cls);

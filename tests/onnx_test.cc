@@ -15,9 +15,12 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "absl/strings/str_cat.h"
 #include "memplan/io.h"
+#include "memplan/load.h"
 #include "memplan/memplan.h"
 #include "memplan/problem.h"
+#include "memplan/symbolic.h"
 #include "memplan/verify.h"
 #include "onnx/onnx_pb.h"
 #include "test_util.h"
@@ -496,6 +499,349 @@ TEST(ExportedModelTest, DataDependentShapeNamesTheTensorAndNode) {
   EXPECT_THAT(status.message(), HasSubstr("nonzero.onnx"));
 }
 
+// Symbolic dims: a dim_param given a range stays a dim of the graph.
+
+// The transformer encoder's imports at `values` (batch bound to 1).
+absl::StatusOr<Graph> TransformerAt(const std::string& path,
+                                    const DimValues& values) {
+  OnnxImportOptions options;
+  options.dims = values;
+  return ImportOnnx(path, options);
+}
+
+TEST_P(ExportedModelTest, SequenceRangeBindsToTheImportsAtEachValue) {
+  const std::string path = testing::DataPath(
+      "onnx/transformer_encoder_opset" + std::to_string(GetParam()) + ".onnx");
+  OnnxImportOptions options;
+  options.dims = {{"batch", 1}};
+  options.dim_ranges = {{"sequence", {.min = 1, .max = 2048}}};
+  OnnxImportStats stats;
+  absl::StatusOr<Graph> symbolic = ImportOnnx(path, options, &stats);
+  ASSERT_TRUE(symbolic.ok()) << symbolic.status();
+  EXPECT_EQ(symbolic->dims,
+            (DimRanges{{"sequence", {.min = 1, .max = 2048}}}));
+  EXPECT_GT(stats.views, 0);
+  ASSERT_TRUE(ValidateSymbolicSizes(*symbolic).ok());
+  int quadratic = 0;
+  int linear = 0;
+  for (const Tensor& t : symbolic->tensors) {
+    if (!t.symbolic_size.has_value()) continue;
+    const int degree = t.symbolic_size->Degree("sequence");
+    quadratic += degree == 2;
+    linear += degree == 1;
+  }
+  EXPECT_GT(quadratic, 0);  // the attention scores
+  EXPECT_GT(linear, 0);
+  EXPECT_EQ(symbolic->tensors.front().symbolic_size,
+            DimExpr::Parse("256*sequence").value());
+  for (int64_t sequence : {1, 2, 3, 7, 64, 500, 1023, 2048}) {
+    absl::StatusOr<Graph> bound =
+        BindDims(*symbolic, {{"sequence", sequence}});
+    ASSERT_TRUE(bound.ok()) << bound.status();
+    absl::StatusOr<Graph> imported =
+        TransformerAt(path, {{"batch", 1}, {"sequence", sequence}});
+    ASSERT_TRUE(imported.ok()) << imported.status();
+    EXPECT_FALSE(IsSymbolic(*bound));
+    EXPECT_EQ(bound->ops, imported->ops);
+    ASSERT_EQ(bound->tensors.size(), imported->tensors.size());
+    for (size_t i = 0; i < bound->tensors.size(); ++i) {
+      const Tensor& a = bound->tensors[i];
+      const Tensor& b = imported->tensors[i];
+      EXPECT_EQ(a.name, b.name);
+      EXPECT_EQ(a.size, b.size) << a.name << " at sequence=" << sequence;
+      EXPECT_EQ(a.kind, b.kind);
+      EXPECT_EQ(a.dtype, b.dtype);
+      // Shapes: -1 where the dim varies, the import's value elsewhere.
+      ASSERT_EQ(a.shape.size(), b.shape.size()) << a.name;
+      for (size_t d = 0; d < a.shape.size(); ++d) {
+        if (a.shape[d] != -1) EXPECT_EQ(a.shape[d], b.shape[d]) << a.name;
+      }
+    }
+    const Totals x = PlanAndVerify(*bound);
+    const Totals y = PlanAndVerify(*imported);
+    EXPECT_EQ(x.naive_total, y.naive_total);
+    EXPECT_EQ(x.lower_bound, y.lower_bound);
+  }
+}
+
+TEST(SymbolicOnnxTest, PlannedOnceOverTheRangeAndBoundPlansVerify) {
+  const std::string path =
+      testing::DataPath("onnx/transformer_encoder_opset17.onnx");
+  OnnxImportOptions options;
+  options.dims = {{"batch", 1}};
+  options.dim_ranges = {{"sequence", {.min = 1, .max = 2048}}};
+  absl::StatusOr<Graph> graph = ImportOnnx(path, options);
+  ASSERT_TRUE(graph.ok()) << graph.status();
+  // Not planned as a concrete graph by mistake.
+  absl::Status concrete = BuildProblem(*graph, {}).status();
+  EXPECT_THAT(concrete.message(), HasSubstr("--dim sequence=N"));
+  absl::StatusOr<SymbolicGraphPlan> plan =
+      PlanSymbolicMemory(*graph, {.max_buckets = 1});
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  ASSERT_TRUE(VerifySymbolicGraphPlan(*plan).ok());
+  for (int64_t sequence : {1, 7, 500, 2048}) {
+    absl::StatusOr<GraphPlan> at = plan->At(*graph, {{"sequence", sequence}});
+    ASSERT_TRUE(at.ok()) << at.status();
+    EXPECT_TRUE(VerifyPlan(at->problem, at->plan).ok());
+    // Every tensor fits in the bytes the bound import gives it.
+    absl::StatusOr<Graph> imported =
+        TransformerAt(path, {{"batch", 1}, {"sequence", sequence}});
+    ASSERT_TRUE(imported.ok());
+    absl::StatusOr<Problem> own = BuildProblem(*imported, {});
+    ASSERT_TRUE(own.ok());
+    EXPECT_EQ(own->buffers.size(), at->problem.buffers.size());
+  }
+}
+
+TEST(SymbolicOnnxTest, TwoRangedDimsGiveProducts) {
+  OnnxImportOptions options;
+  options.dim_ranges = {{"batch", {.min = 1, .max = 8}},
+                        {"sequence", {.min = 1, .max = 512}}};
+  const std::string path =
+      testing::DataPath("onnx/transformer_encoder_opset13.onnx");
+  absl::StatusOr<Graph> graph = ImportOnnx(path, options);
+  ASSERT_TRUE(graph.ok()) << graph.status();
+  EXPECT_EQ(graph->tensors.front().symbolic_size,
+            DimExpr::Parse("256*batch*sequence").value());
+  for (const auto& [batch, sequence] :
+       std::vector<std::pair<int64_t, int64_t>>{{3, 100}, {8, 512}, {2, 9}}) {
+    absl::StatusOr<Graph> bound =
+        BindDims(*graph, {{"batch", batch}, {"sequence", sequence}});
+    ASSERT_TRUE(bound.ok()) << bound.status();
+    absl::StatusOr<Graph> imported =
+        TransformerAt(path, {{"batch", batch}, {"sequence", sequence}});
+    ASSERT_TRUE(imported.ok());
+    ASSERT_EQ(bound->tensors.size(), imported->tensors.size());
+    for (size_t i = 0; i < bound->tensors.size(); ++i) {
+      EXPECT_EQ(bound->tensors[i].size, imported->tensors[i].size)
+          << bound->tensors[i].name;
+    }
+  }
+}
+
+// x: [1, 1, sequence] through a MaxPool of `stride` (kernel 1): an output of
+// ceil(sequence / stride) elements.
+ModelBuilder StridedModel(int64_t stride) {
+  ModelBuilder b;
+  b.Input("x", {int64_t{1}, int64_t{1}, "sequence"});
+  onnx::NodeProto* pool = b.Node("pool", "MaxPool", {"x"}, {"y"});
+  auto* kernel = pool->add_attribute();
+  kernel->set_name("kernel_shape");
+  kernel->set_type(onnx::AttributeProto::INTS);
+  kernel->add_ints(1);
+  auto* strides = pool->add_attribute();
+  strides->set_name("strides");
+  strides->set_type(onnx::AttributeProto::INTS);
+  strides->add_ints(stride);
+  b.Output("y");
+  return b;
+}
+
+TEST(SymbolicOnnxErrorTest, ADivisionSeenInTheFirstValuesIsRefused) {
+  OnnxImportOptions options;
+  options.dim_ranges = {{"sequence", {.min = 1, .max = 2048}}};
+  absl::Status status = ImportStatus(StridedModel(2), options);
+  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(status.message(), HasSubstr("tensor \"y\""));
+  EXPECT_THAT(status.message(), HasSubstr("no polynomial of degree <= 3"));
+  EXPECT_THAT(status.message(), HasSubstr("dim \"sequence\""));
+  EXPECT_THAT(status.message(), HasSubstr("4, 4, 8, 8, 12"));
+  EXPECT_THAT(status.message(), HasSubstr("--dim sequence=VALUE"));
+  // Bound, the same model imports.
+  options.dim_ranges.clear();
+  options.dims = {{"sequence", 9}};
+  absl::StatusOr<Graph> bound = ImportOnnxFromBytes(StridedModel(2).Bytes(),
+                                                    options);
+  ASSERT_TRUE(bound.ok()) << bound.status();
+  EXPECT_EQ(bound->tensors.back().size, 5 * 4);
+}
+
+TEST(SymbolicOnnxErrorTest, ADivisionSeenOnlyAtTheCheckedValuesIsRefused) {
+  OnnxImportOptions options;
+  options.dim_ranges = {{"sequence", {.min = 1, .max = 2048}}};
+  // ceil(sequence / 64) is 1 at 1..5: constant there, 32 at 2048.
+  absl::Status status = ImportStatus(StridedModel(64), options);
+  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(status.message(), HasSubstr("tensor \"y\""));
+  EXPECT_THAT(status.message(), HasSubstr("no polynomial in dim sequence"));
+  EXPECT_THAT(status.message(), HasSubstr("--dim sequence=VALUE"));
+  // Within the first values the import is exact: every value is imported.
+  options.dim_ranges = {{"sequence", {.min = 1, .max = 5}}};
+  absl::StatusOr<Graph> graph =
+      ImportOnnxFromBytes(StridedModel(64).Bytes(), options);
+  ASSERT_TRUE(graph.ok()) << graph.status();
+  EXPECT_EQ(graph->tensors.back().size, 4);
+  EXPECT_FALSE(graph->tensors.back().symbolic_size.has_value());
+  EXPECT_EQ(graph->tensors.front().symbolic_size,
+            DimExpr::Parse("4*sequence").value());
+}
+
+TEST(SymbolicOnnxErrorTest, AStructureThatChangesWithTheDimIsRefused) {
+  // a + b with b of one element: the output may reuse b's bytes only when
+  // sequence is 1 (the in-place hint needs the same shape).
+  ModelBuilder b;
+  b.Input("a", {"sequence"}).Input("b", {int64_t{1}});
+  b.Node("add", "Add", {"a", "b"}, {"c"});
+  b.Output("c");
+  OnnxImportOptions options;
+  options.dim_ranges = {{"sequence", {.min = 1, .max = 64}}};
+  absl::Status status = ImportStatus(b, options);
+  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(status.message(), HasSubstr("changes with dim sequence"));
+  EXPECT_THAT(status.message(), HasSubstr("op \"add\" (Add)"));
+  EXPECT_THAT(status.message(), HasSubstr("in-place hints"));
+  EXPECT_THAT(status.message(), HasSubstr("--dim sequence=VALUE"));
+  // From 2 on it does not change.
+  options.dim_ranges = {{"sequence", {.min = 2, .max = 64}}};
+  absl::StatusOr<Graph> graph = ImportOnnxFromBytes(b.Bytes(), options);
+  ASSERT_TRUE(graph.ok()) << graph.status();
+  EXPECT_EQ(graph->ops[0].inplace,
+            (std::vector<OperandPair>{{.output = 0, .input = 0}}));
+}
+
+// A Constant node holding the int64 values `values`.
+void Int64Constant(ModelBuilder& b, const std::string& name,
+                   const std::vector<int64_t>& values) {
+  onnx::NodeProto* node = b.Node(name, "Constant", {}, {name});
+  auto* value = node->add_attribute();
+  value->set_name("value");
+  value->set_type(onnx::AttributeProto::TENSOR);
+  onnx::TensorProto* tensor = value->mutable_t();
+  tensor->set_data_type(onnx::TensorProto::INT64);
+  tensor->add_dims(static_cast<int64_t>(values.size()));
+  for (int64_t v : values) tensor->add_int64_data(v);
+}
+
+TEST(SymbolicOnnxErrorTest, ASizeWithANegativeTermIsRefused) {
+  // x[1:]: 4*sequence - 4 bytes, a polynomial but no graph size (DESIGN.md:
+  // a sum of non-negative terms).
+  ModelBuilder b;
+  b.Input("x", {"sequence"});
+  Int64Constant(b, "starts", {1});
+  Int64Constant(b, "ends", {int64_t{1} << 40});
+  b.Node("shift", "Slice", {"x", "starts", "ends"}, {"y"});
+  b.Output("y");
+  OnnxImportOptions options;
+  options.dim_ranges = {{"sequence", {.min = 1, .max = 2048}}};
+  absl::Status status = ImportStatus(b, options);
+  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(status.message(), HasSubstr("tensor \"y\""));
+  EXPECT_THAT(status.message(), HasSubstr("4*sequence - 4"));
+  EXPECT_THAT(status.message(), HasSubstr("negative term"));
+  EXPECT_THAT(status.message(), HasSubstr("--dim sequence=VALUE"));
+}
+
+TEST(SymbolicOnnxErrorTest, BadRangesNameTheDim) {
+  ModelBuilder b;
+  b.Input("x", {"sequence"});
+  b.Node("relu", "Relu", {"x"}, {"y"});
+  b.Output("y");
+  OnnxImportOptions options;
+  options.dims = {{"sequence", 4}};
+  options.dim_ranges = {{"sequence", {.min = 1, .max = 8}}};
+  absl::Status status = ImportStatus(b, options);
+  EXPECT_THAT(status.message(),
+              HasSubstr("\"sequence\" is given both a value (4) and a range"));
+  options.dims.clear();
+  options.dim_ranges = {{"sequence", {.min = 0, .max = 8}}};
+  EXPECT_THAT(ImportStatus(b, options).message(), HasSubstr(">= 1"));
+  options.dim_ranges = {{"sequence", {.min = 1, .max = 8}},
+                        {"ghost", {.min = 1, .max = 8}}};
+  EXPECT_THAT(ImportStatus(b, options).message(), HasSubstr("\"ghost\""));
+}
+
+TEST(DimArgumentsTest, ValuesAndRanges) {
+  absl::StatusOr<DimArguments> parsed =
+      ParseDimArguments({"batch=2", "sequence=1:2048", "heads=0:4"});
+  ASSERT_TRUE(parsed.ok()) << parsed.status();
+  EXPECT_EQ(parsed->values, (DimValues{{"batch", 2}}));
+  EXPECT_EQ(parsed->ranges,
+            (DimRanges{{"sequence", {.min = 1, .max = 2048}},
+                       {"heads", {.min = 0, .max = 4}}}));
+  for (const char* bad : {"sequence=1:", "sequence=:8", "sequence=1:2:3",
+                          "sequence=a:b", "sequence=-1:4", "=1:4",
+                          "sequence", "sequence=0"}) {
+    absl::Status status = ParseDimArguments({bad}).status();
+    EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument) << bad;
+    EXPECT_THAT(status.message(), HasSubstr(absl::StrCat("--dim=", bad)));
+    EXPECT_THAT(status.message(), HasSubstr("NAME=MIN:MAX"));
+  }
+  absl::Status reversed = ParseDimArguments({"sequence=9:2"}).status();
+  EXPECT_THAT(reversed.message(),
+              HasSubstr("min 9 is larger than its max 2"));
+  absl::Status both =
+      ParseDimArguments({"sequence=1:2048", "sequence=128"}).status();
+  EXPECT_THAT(both.message(), HasSubstr("\"sequence\" is given both a value "
+                                        "(128) and a range (1:2048)"));
+}
+
+TEST(SymbolicLoadTest, RangesNarrowAGraphJsonsDims) {
+  const std::string path = ::testing::TempDir() + "/narrow.json";
+  {
+    std::ofstream out(path);
+    out << R"({"format": "memplan-graph-v1", "name": "g",
+      "dims": {"seq": {"min": 1, "max": 2048}},
+      "tensors": [{"name": "x", "size": "64*seq", "kind": "input"},
+                  {"name": "y", "size": "4*seq*seq", "kind": "output"}],
+      "ops": [{"name": "f", "inputs": ["x"], "outputs": ["y"]}]})";
+  }
+  LoadOptions options;
+  options.keep_symbolic = true;
+  options.dim_ranges = {{"seq", {.min = 8, .max = 512}}};
+  absl::StatusOr<LoadedInput> input = Load(path, options);
+  ASSERT_TRUE(input.ok()) << input.status();
+  ASSERT_TRUE(input->graph.has_value());
+  EXPECT_EQ(input->graph->dims, (DimRanges{{"seq", {.min = 8, .max = 512}}}));
+  EXPECT_TRUE(input->problem.buffers.empty());
+  // Bound at a value outside the narrowed range: an error naming it.
+  EXPECT_THAT(BindDims(*input->graph, {{"seq", 600}}).status().message(),
+              HasSubstr("seq"));
+  options.dim_ranges = {{"seq", {.min = 1, .max = 4096}}};
+  EXPECT_THAT(Load(path, options).status().message(),
+              HasSubstr("[1, 4096], which is not inside its declared range "
+                        "[1, 2048]"));
+  options.dim_ranges = {{"batch", {.min = 1, .max = 4}}};
+  EXPECT_THAT(Load(path, options).status().message(),
+              HasSubstr("\"batch\" is given a range, but the graph declares "
+                        "no such dim (its dims: seq [1, 2048])"));
+  options.dim_ranges = {{"seq", {.min = 1, .max = 4}}};
+  options.dims = {{"seq", 2}};
+  EXPECT_THAT(Load(path, options).status().message(),
+              HasSubstr("both a value (2) and a range"));
+  options.dims.clear();
+  options.reorder = "memory";
+  EXPECT_THAT(Load(path, options).status().message(),
+              HasSubstr("--reorder=memory"));
+  // Without keep_symbolic, a symbolic graph is refused naming its dims.
+  options.reorder.clear();
+  options.keep_symbolic = false;
+  EXPECT_THAT(Load(path, options).status().message(),
+              HasSubstr("bind them with --dim seq=N"));
+  options.dims = {{"seq", 3}};
+  options.dim_ranges.clear();
+  input = Load(path, options);
+  ASSERT_TRUE(input.ok()) << input.status();
+  EXPECT_EQ(input->graph->tensors[1].size, 36);
+}
+
+TEST(SymbolicLoadTest, LoadKeepsAnOnnxModelsRangedDims) {
+  const std::string path =
+      testing::DataPath("onnx/transformer_encoder_opset17.onnx");
+  OnnxImportOptions onnx;
+  onnx.dims = {{"batch", 1}};
+  onnx.dim_ranges = {{"sequence", {.min = 1, .max = 2048}}};
+  LoadOptions options;
+  options.importers.push_back(OnnxImporter(onnx));
+  absl::Status refused = Load(path, options).status();
+  EXPECT_THAT(refused.message(), HasSubstr("transformer_encoder_opset17.onnx"));
+  EXPECT_THAT(refused.message(), HasSubstr("--dim sequence=N"));
+  options.keep_symbolic = true;
+  absl::StatusOr<LoadedInput> input = Load(path, options);
+  ASSERT_TRUE(input.ok()) << input.status();
+  EXPECT_EQ(input->graph->dims,
+            (DimRanges{{"sequence", {.min = 1, .max = 2048}}}));
+}
+
 // Damaged files: every import ends in a plan or a Status, never a crash or an
 // escaping exception (ASan and UBSan watch this in CI).
 TEST(OnnxImportErrorTest, DamagedModelsGiveAStatus) {
@@ -569,6 +915,29 @@ TEST(OnnxToolTest, DimsBindSymbolicDimensions) {
   run = testing::RunTool("stats " + model + " --dim batch");
   EXPECT_NE(run.exit_code, 0);
   EXPECT_THAT(run.output, HasSubstr("--dim"));
+}
+
+TEST(OnnxToolTest, DimRangesAreParsedAndChecked) {
+  const std::string model =
+      testing::DataPath("onnx/transformer_encoder_opset17.onnx");
+  testing::ToolRun run =
+      testing::RunTool("stats " + model + " --dim batch=1 --dim sequence=9:2");
+  EXPECT_EQ(run.exit_code, 2) << run.output;
+  EXPECT_THAT(run.output, HasSubstr("min 9 is larger than its max 2"));
+  run = testing::RunTool("stats " + model +
+                         " --dim sequence=1:2048 --dim sequence=4");
+  EXPECT_NE(run.exit_code, 0);
+  EXPECT_THAT(run.output, HasSubstr("both a value (4) and a range"));
+  // A range keeps the model symbolic: a plan needs its values bound.
+  run = testing::RunTool("plan " + model +
+                         " --dim batch=1 --dim sequence=1:2048 --out=" +
+                         ::testing::TempDir() + "/symbolic.plan.json");
+  EXPECT_NE(run.exit_code, 0);
+  EXPECT_THAT(run.output, HasSubstr("bind them with --dim sequence=N"));
+  run = testing::RunTool("plan " + model +
+                         " --dim batch=1 --dim sequence=128 --out=" +
+                         ::testing::TempDir() + "/bound.plan.json");
+  EXPECT_EQ(run.exit_code, 0) << run.output;
 }
 
 }  // namespace

@@ -213,6 +213,50 @@ INSTANTIATE_TEST_SUITE_P(Registry, AcrossPoolsTest,
 
 // cp stays single-pool; exact's search alone plans several pools only when
 // asked (best's members do not), as the registered exact does.
+TEST(AtTheBoundTest, AcrossPoolsOnlyWhenNothingSitsLaterThanItCould) {
+  // a [0, 2) and b [1, 3), 4 bytes each; c [0, 3), 2 bytes, allowed only in
+  // the second pool. Max-live: 10 bytes.
+  Problem problem;
+  problem.pools = {{.name = "sram", .capacity = 16}, {.name = "dram"}};
+  problem.buffers = {{.name = "a", .size = 4, .lifetime = {0, 2}},
+                     {.name = "b", .size = 4, .lifetime = {1, 3}},
+                     {.name = "c", .size = 2, .lifetime = {0, 3}, .pools = {1}}};
+  ASSERT_EQ(LowerBound(problem), 10);
+  auto plan_of = [&](PoolId a_pool, Offset a_offset) {
+    Plan plan;
+    plan.assignments = {{.buffer = 0, .pool = a_pool, .offset = a_offset},
+                        {.buffer = 1, .pool = 0, .offset = 0},
+                        {.buffer = 2, .pool = 1, .offset = 0}};
+    if (a_pool == 0) plan.assignments[1].offset = 4;
+    ComputePlanStatistics(problem, plan);
+    EXPECT_TRUE(VerifyPlan(problem, plan).ok());
+    return plan;
+  };
+  // a and b in the fast pool, c where it must be: the bound proves it.
+  const Plan kept = plan_of(0, 0);
+  EXPECT_EQ(kept.peak, 10);
+  EXPECT_TRUE(AtTheBound(problem, kept));
+  EXPECT_TRUE(kept.proven_optimal);
+  // a spilled to DRAM: the sum of tops is still the bound, but a plan that
+  // keeps a in SRAM spills less, so the bound proves nothing.
+  const Plan spilled = plan_of(1, 2);
+  EXPECT_EQ(spilled.peak, 10);
+  EXPECT_TRUE(SpillsLess(problem, kept, spilled));
+  EXPECT_FALSE(AtTheBound(problem, spilled));
+  EXPECT_FALSE(spilled.proven_optimal);
+  // One pool: the bound alone.
+  Problem one = problem;
+  one.pools.resize(1);
+  one.buffers[2].pools.clear();
+  Plan single;
+  single.assignments = {{.buffer = 0, .pool = 0, .offset = 0},
+                        {.buffer = 1, .pool = 0, .offset = 4},
+                        {.buffer = 2, .pool = 0, .offset = 8}};
+  ComputePlanStatistics(one, single);
+  EXPECT_TRUE(AtTheBound(one, single));
+  EXPECT_TRUE(single.proven_optimal);
+}
+
 TEST(AcrossPoolsTest, WhoPlansSeveralPools) {
   const Problem problem = SmallPoolsProblem(1);
   ASSERT_EQ(problem.pools.size(), 2u);

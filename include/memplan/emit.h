@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "memplan/symbolic.h"
 #include "memplan/types.h"
 
 namespace memplan {
@@ -28,6 +29,26 @@ namespace memplan {
 std::string PlanToCHeader(const Problem& problem, const Plan& plan,
                           const Graph* graph, std::string_view name,
                           std::string_view prefix = "MEMPLAN");
+
+// A C99 header for a symbolic plan of `graph` (PlanSymbolicMemory(graph)):
+// the offsets and the arena size as function-like macros of the dims, one
+// parameter per dim in the order of the plan's dims (by name), each
+// parenthesised and cast to int64_t, every constant INT64_C():
+//   #define <PREFIX>_ARENA_SIZE(seq)      the plan's peak expression
+//   #define <PREFIX>_<TENSOR>_OFFSET(seq) bytes from the arena's base, -1 when
+//                                         the tensor is not planned
+//   #define <PREFIX>_DIM_<DIM>_MIN / _MAX each dim's range
+// With several buckets each macro is a conditional expression on the cut
+// dim (the first bucket whose range holds the value). The macros hold for
+// values inside the ranges only. A comment gives each dim's range, the
+// buckets' cuts and peaks; each tensor's comment its size expression, kind
+// and lifetime. Names as PlanToCHeader() makes them; a dim that is a C
+// keyword (or int64_t, INT64_C, a reserved name) becomes the parameter
+// "dim<name>". A plan without buckets (never PlanSymbolicMemory's) gives a
+// header that is an #error.
+std::string SymbolicPlanToCHeader(const SymbolicGraphPlan& plan,
+                                  const Graph& graph, std::string_view name,
+                                  std::string_view prefix = "MEMPLAN");
 
 // TensorFlow Lite Micro's offline memory plan (the int32 array of the model's
 // "OfflineMemoryAllocation" metadata): format version 0, subgraph 0, the

@@ -11,8 +11,9 @@
 // An input is read once: its bytes are hashed (LoadedInput::content_hash)
 // and parsed. By its name (a final ".gz" reads it through zlib and must
 // hold gzip data, whole):
-//   .json   memplan-graph-v1, its symbolic dims bound by options.dims, ops
-//           in options.reorder's order, built with options.build;
+//   .json   memplan-graph-v1, its symbolic dims narrowed by
+//           options.dim_ranges and bound by options.dims, ops in
+//           options.reorder's order, built with options.build;
 //   .csv    a buffer CSV; options.build contributes pools, capacity and
 //           alignment only, and an offset or pool column is an error (that
 //           is a plan: ReadPlanFile);
@@ -33,6 +34,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "memplan/dim_expr.h"
 #include "memplan/formats.h"
 #include "memplan/problem.h"
 #include "memplan/types.h"
@@ -57,9 +59,19 @@ struct LoadOptions {
   std::string reorder;
   std::vector<GraphImporter> importers;
   // Graph JSON: values of the graph's symbolic dims (BindDims() of
-  // memplan/symbolic.h); a graph must be concrete once they are bound. An
-  // importer binds its format's own dims itself (OnnxImportOptions::dims).
+  // memplan/symbolic.h). An importer binds its format's own dims itself
+  // (OnnxImportOptions::dims).
   DimValues dims;
+  // Graph JSON: narrower ranges of declared dims, each inside the declared
+  // one; a dim given a range and a value, or a range of a dim the graph
+  // does not declare, is InvalidArgument naming it. An importer takes its
+  // format's own ranges (OnnxImportOptions::dim_ranges).
+  DimRanges dim_ranges;
+  // A graph with dims left unbound: false: InvalidArgument naming them
+  // (CheckConcrete() of memplan/symbolic.h); true: LoadedInput::graph is
+  // the symbolic graph and LoadedInput::problem is empty, for the symbolic
+  // planner (PlanSymbolicMemory). A symbolic graph takes no reordering.
+  bool keep_symbolic = false;
   // Limits on the file read (memplan/formats.h: its size after
   // decompression). A file or a parse larger than memory holds is
   // ResourceExhausted naming the file.
@@ -67,7 +79,9 @@ struct LoadOptions {
 };
 
 struct LoadedInput {
-  std::optional<Graph> graph;  // set for graph inputs: the graph as planned
+  // Set for graph inputs: the graph as planned (symbolic only with
+  // LoadOptions::keep_symbolic; its problem is then empty).
+  std::optional<Graph> graph;
   // Graphs: the op of the file run at each step (the identity without an
   // ordering).
   std::vector<int> op_order;
@@ -77,6 +91,23 @@ struct LoadedInput {
 
 absl::StatusOr<LoadedInput> Load(const std::string& path,
                                  const LoadOptions& options);
+
+// LoadOptions::dim_ranges and dims applied to a graph JSON's graph: its
+// declared dims narrowed, then bound (BindDims() of memplan/symbolic.h).
+// Errors as Load()'s, without the file's name.
+absl::StatusOr<Graph> ApplyDims(Graph graph, const DimValues& values,
+                                const DimRanges& ranges);
+
+// The tool's --dim arguments: NAME=VALUE binds a dim (VALUE >= 1),
+// NAME=MIN:MAX gives it a range (0 <= MIN <= MAX); a later one of the same
+// kind replaces an earlier one. A malformed argument, or a dim given both a
+// value and a range, is InvalidArgument naming the argument or the dim.
+struct DimArguments {
+  DimValues values;
+  DimRanges ranges;
+};
+absl::StatusOr<DimArguments> ParseDimArguments(
+    const std::vector<std::string>& arguments);
 
 // Load() of a graph JSON or a buffer CSV, in its own op order.
 absl::StatusOr<LoadedInput> LoadInput(const std::string& path,

@@ -9,6 +9,16 @@
 //     complex). Symbolic dimensions of graph inputs are bound by
 //     `dims`; a tensor whose shape is still unknown is an error, never a
 //     guessed size.
+//   * Ranges: a symbolic dimension given a range in `dim_ranges` becomes a
+//     dim of the graph (Graph::dims), and each size that depends on it an
+//     expression (Tensor::symbolic_size, memplan/symbolic.h; the shape holds
+//     -1 where it varies). The sizes are interpolated from imports at the
+//     first 5 values of each ranged dim, as polynomials of degree <= 3 in
+//     each, and checked at its maximum and values between; the ops, tensors
+//     and hints must be the same at every value imported. docs/symbolic.md
+//     says what that proves. A size that is no such polynomial, or a graph
+//     that changes with the dim, is InvalidArgument naming the tensor or op
+//     and the dim.
 //   * Kinds: graph inputs are `input`, initializers and `Constant` outputs
 //     `constant`, graph outputs `output`, everything else `activation`.
 //     Weight data (inline or in external files) is never read.
@@ -36,6 +46,7 @@
 #include <string_view>
 
 #include "absl/status/statusor.h"
+#include "memplan/dim_expr.h"
 #include "memplan/load.h"
 #include "memplan/types.h"
 
@@ -50,6 +61,10 @@ struct OnnxImportOptions {
   // Values of symbolic dimensions (dim_param), by name: {"batch", 8}. Each
   // must be at least 1 and name a symbolic dimension of a graph input.
   std::map<std::string, int64_t> dims;
+  // Ranges of symbolic dimensions that stay symbolic (see "Ranges" above):
+  // {"sequence", {1, 2048}}, each min >= 1, at most 3 dims, none also in
+  // `dims`.
+  DimRanges dim_ranges;
   OnnxViews views = OnnxViews::kAlias;
   bool inplace = true;  // in-place hints on element-wise ops
   // Graph inputs that carry weights rather than data. Models saved without

@@ -100,6 +100,14 @@ bool SpillsLess(const std::vector<Bytes>& a_bytes, Bytes a_peak,
                 const std::vector<Bytes>& b_bytes, Bytes b_peak);
 bool SpillsLess(const Problem& problem, const Plan& a, const Plan& b);
 
+// True when the lower bound alone proves `plan` optimal: its peak (the sum
+// of the pools' tops, ComputePlanStatistics) is at most LowerBound(problem),
+// and no buffer sits in a pool when one before it is among its allowed
+// pools. With several pools that makes it optimal in SpillsLess's order as
+// well as by the sum of tops: each later pool holds only buffers that no
+// plan could place earlier, and no plan's peak is below the bound.
+bool AtTheBound(const Problem& problem, const Plan& plan);
+
 }  // namespace memplan
 
 #endif  // MEMPLAN_PROBLEM_H_

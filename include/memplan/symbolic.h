@@ -45,7 +45,8 @@ absl::StatusOr<Graph> BindDims(const Graph& graph, const DimValues& values);
 // ---------------------------------------------------------------------------
 // Symbolic problems and plans: one plan valid for every value of the dims.
 // docs/symbolic.md states what is supported and why the verifier is exact.
-// Internal API: not yet registered in the tool or the Python module.
+// Internal API: not yet in plan files or the Python module; the tool's
+// stats and report of a symbolic graph use it.
 
 // A buffer whose size is an expression in the problem's dims.
 struct SymbolicBuffer {
@@ -87,6 +88,37 @@ absl::StatusOr<DimExpr> ReserveSize(const DimExpr& size, Bytes alignment,
 // placements, no per-tensor pool lists.
 absl::StatusOr<SymbolicProblem> BuildSymbolicProblem(
     const Graph& graph, const BuildOptions& options = {});
+
+// The naive total (a plan without reuse) as a function of the dims: the sum
+// of the reserved sizes, NaiveTotal(problem.At(values)) at every value.
+absl::StatusOr<DimExpr> SymbolicNaiveTotal(const SymbolicProblem& problem);
+
+// The lower bound as a function of the dims. At each step the bytes alive
+// are a polynomial (the sum of the reserves of the buffers alive there); the
+// bound at a value is the largest of them there, a piecewise polynomial.
+// Only the distinct step polynomials that no other one is proven to reach
+// over the whole box (binomial-basis test, memplan/binomial_poly.h) are
+// kept: those alone can be the largest somewhere in the ranges.
+struct SymbolicLowerBoundPiece {
+  DimExpr bytes;  // the bytes alive at `step`
+  Step step = 0;  // the first step where those bytes are alive
+  bool operator==(const SymbolicLowerBoundPiece&) const = default;
+};
+struct SymbolicBound {
+  DimRanges dims;
+  // By decreasing value at the dims' maxima (ties: by step).
+  std::vector<SymbolicLowerBoundPiece> pieces;
+  bool operator==(const SymbolicBound&) const = default;
+
+  // LowerBound(problem.At(values)): the largest piece at `values` (0 without
+  // pieces). Every dim must be given, inside its range.
+  absl::StatusOr<Bytes> Evaluate(const DimValues& values) const;
+  // The index of the piece that is largest at `values` (the first of
+  // equals), or -1 without pieces.
+  absl::StatusOr<int> Largest(const DimValues& values) const;
+};
+absl::StatusOr<SymbolicBound> SymbolicLowerBound(
+    const SymbolicProblem& problem);
 
 struct SymbolicPlan {
   std::vector<DimExpr> offsets;  // per buffer, bytes from the pool's base

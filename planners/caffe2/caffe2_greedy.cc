@@ -204,7 +204,7 @@ absl::StatusOr<Plan> Caffe2Context::Layout(const ObjectAssignment& objects,
     if (problem_.buffers[b].fixed.has_value()) ++shared;
   }
   ComputePlanStatistics(problem_, plan);
-  plan.proven_optimal = plan.peak == plan.lower_bound;
+  plan.proven_optimal = AtTheBound(problem_, plan);
   return plan;
 }
 

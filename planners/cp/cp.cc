@@ -384,11 +384,11 @@ WarmStart TakeWarmStart(Incumbent& start, CpStats& stats) {
 }
 
 // Above CpOptions::max_conflicting_pairs: the warm start, or why not.
-absl::StatusOr<Plan> WithoutModel(WarmStart warm,
+absl::StatusOr<Plan> WithoutModel(const Problem& problem, WarmStart warm,
                                   const CpStats& stats,
                                   int64_t max_conflicting_pairs) {
   if (warm.plan.has_value())
-    return internal::StartAsPlanOf(std::move(*warm.plan), "cp");
+    return internal::StartAsPlanOf(problem, std::move(*warm.plan), "cp");
   const std::string why = absl::StrCat(
       "the cp planner builds no model of ", stats.conflicting_pairs,
       " conflicting pairs (CpOptions::max_conflicting_pairs is ",
@@ -712,7 +712,7 @@ absl::StatusOr<Plan> CpPlanner::SolveImpl(const Problem& problem,
           budget, problem, internal::kPlacementSetUpPerBuffer, "the cp model");
       !s.ok()) {
     if (!warm.plan.has_value()) return s;
-    return internal::StartAsPlanOf(*std::move(warm.plan), "cp");
+    return internal::StartAsPlanOf(problem, *std::move(warm.plan), "cp");
   }
   // The size of the model, before anything as large as it is built: the
   // conflict graph and the disjunctions both grow with the pairs.
@@ -735,7 +735,7 @@ absl::StatusOr<Plan> CpPlanner::SolveImpl(const Problem& problem,
     return FinishPlan(problem, std::move(*warm.plan), /*proven=*/true);
   }
   if (stats.model_too_large) {
-    return WithoutModel(std::move(warm), stats,
+    return WithoutModel(problem, std::move(warm), stats,
                         options_.max_conflicting_pairs);
   }
   frame.unit = internal::PlanningUnit(problem);

@@ -431,6 +431,23 @@ Plan ExtractPlan(const Problem& problem, const Model& model,
 
 // The plan of CP-SAT's response: its solution when the verifier accepts it
 // and it beats the warm start, else the warm start; proven as CP-SAT says.
+// CP-SAT proved that no plan fits; `warm_error` says why the heuristic
+// start found none either.
+absl::Status NothingFits(const Problem& problem,
+                         const absl::Status& warm_error) {
+  std::string why = absl::StrCat(
+      "no plan of the ", problem.buffers.size(),
+      " buffers fits in the pools' capacities (proven by CP-SAT)");
+  if (!warm_error.ok())
+    absl::StrAppend(&why, "; the heuristic: ", warm_error.message());
+  return absl::ResourceExhaustedError(why);
+}
+
+absl::Status ModelRejected(const cpsat_wire::Response& response) {
+  return absl::InternalError(absl::StrCat("CP-SAT rejected the cpsat model: ",
+                                          response.solution_info));
+}
+
 absl::StatusOr<Plan> PlanOfResponse(const Problem& problem, const Model& model,
                                     const cpsat_wire::Response& response,
                                     std::optional<Plan> warm,
@@ -447,19 +464,13 @@ absl::StatusOr<Plan> PlanOfResponse(const Problem& problem, const Model& model,
   };
   switch (response.status) {
     case SolverStatus::kModelInvalid:
-      return absl::InternalError(absl::StrCat(
-          "CP-SAT rejected the cpsat model: ", response.solution_info));
+      return ModelRejected(response);
     case SolverStatus::kInfeasible: {
       if (warm.has_value()) {
         // A valid start contradicts it: keep the start, claim nothing.
         return with_counters(FinishPlan(problem, *std::move(warm), false));
       }
-      std::string why = absl::StrCat(
-          "no plan of the ", problem.buffers.size(),
-          " buffers fits in the pools' capacities (proven by CP-SAT)");
-      if (!warm_error.ok())
-        absl::StrAppend(&why, "; the heuristic: ", warm_error.message());
-      return absl::ResourceExhaustedError(why);
+      return NothingFits(problem, warm_error);
     }
     case SolverStatus::kFeasible:
     case SolverStatus::kOptimal:
@@ -500,7 +511,7 @@ bool NothingSpilled(const Problem& problem, const Plan& plan) {
 // The start returned unsearched: across pools, proven only when it spills
 // nothing.
 Plan StartAsPlan(const Problem& problem, Plan start) {
-  Plan plan = internal::StartAsPlanOf(std::move(start), kName);
+  Plan plan = internal::StartAsPlanOf(problem, std::move(start), kName);
   if (problem.pools.size() > 1)
     plan.proven_optimal = NothingSpilled(problem, plan);
   return plan;
@@ -586,7 +597,7 @@ absl::StatusOr<Plan> CpsatPlanner::SolveImpl(const Problem& problem,
   }
   if (warm.has_value() && warm->peak <= LowerBound(problem) &&
       (problem.pools.size() == 1 || NothingSpilled(problem, *warm))) {
-    return internal::StartAsPlanOf(*std::move(warm), kName);
+    return internal::StartAsPlanOf(problem, *std::move(warm), kName);
   }
   int64_t with_bytes = 0;
   for (const Buffer& b : problem.buffers) with_bytes += b.size > 0 ? 1 : 0;
@@ -715,17 +726,11 @@ absl::StatusOr<Plan> CpsatPlanner::SolveAcrossPools(
     stats.status = static_cast<int>(response.status);
     stats.deterministic_time += response.deterministic_time;
     if (response.status == SolverStatus::kModelInvalid) {
-      return absl::InternalError(absl::StrCat(
-          "CP-SAT rejected the cpsat model: ", response.solution_info));
+      return ModelRejected(response);
     }
     if (response.status == SolverStatus::kInfeasible && stages == 1 &&
         !warm.has_value()) {
-      std::string why = absl::StrCat(
-          "no plan of the ", problem.buffers.size(),
-          " buffers fits in the pools' capacities (proven by CP-SAT)");
-      if (!warm_error.ok())
-        absl::StrAppend(&why, "; the heuristic: ", warm_error.message());
-      return absl::ResourceExhaustedError(why);
+      return NothingFits(problem, warm_error);
     }
     const bool solved =
         (response.status == SolverStatus::kFeasible ||

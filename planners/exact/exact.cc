@@ -99,7 +99,7 @@ class ExactPlanner : public SearchPlanner {
     if (absl::Status s = internal::TimeForSetUp(run.budget, problem,
                                                 kSetUpPerBuffer, "the search");
         !s.ok()) {
-      return Unsearched(capacity, s, incumbent);
+      return Unsearched(problem, capacity, s, incumbent);
     }
     run.d = Decompose(problem, options_.decomposition);
     run.rng.seed(plan_options.seed);
@@ -304,12 +304,12 @@ class ExactPlanner : public SearchPlanner {
 
   // The incumbent as it is, when the deadline leaves no time for the
   // search's set-up.
-  absl::StatusOr<Plan> Unsearched(Bytes capacity,
+  absl::StatusOr<Plan> Unsearched(const Problem& problem, Bytes capacity,
                                   const absl::Status& why,
                                   Incumbent& incumbent) const {
     const absl::StatusOr<Plan>& start = incumbent.Get();
     if (start.ok() && (capacity == 0 || start->peak <= capacity))
-      return internal::StartAsPlanOf(*start, name());
+      return internal::StartAsPlanOf(problem, *start, name());
     return absl::DeadlineExceededError(
         absl::StrCat("the exact planner has no plan: ", why.message()));
   }
@@ -317,7 +317,7 @@ class ExactPlanner : public SearchPlanner {
   Plan Finish(const Run& run, Plan plan, bool proven) const {
     ComputePlanStatistics(run.problem, plan);
     plan.planner = std::string(name());
-    plan.proven_optimal = proven || plan.peak <= plan.lower_bound;
+    plan.proven_optimal = proven || AtTheBound(run.problem, plan);
     return plan;
   }
 

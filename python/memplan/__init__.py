@@ -15,6 +15,12 @@ returned. Invalid input raises ValueError with the library's message; a plan
 that does not fit raises CapacityError, one out of time TimeLimitError (both
 memplan.Error).
 
+A symbolic graph (Graph.dims {name: (min, max)}, sizes such as
+Tensor("x", "256*seq")) is planned once for every value of its dims by
+`plan_symbolic`, whose SymbolicPlan gives the ordinary plan at one value,
+`plan.at(seq=N)`; a wrong dim or value raises DimError (a memplan.Error and a
+ValueError).
+
 `memplan.torch` (imported on use; it needs PyTorch) traces a PyTorch model
 into a graph and runs it inside a planned arena.
 """
@@ -28,22 +34,26 @@ from memplan._memplan import (  # noqa: F401  (the public API)
     HAVE_ONNX,
     Buffer,
     CapacityError,
+    DimError,
     Error,
     Graph,
     Op,
     PlanResult,
     Pool,
+    SymbolicPlan,
     Problem,
     Tensor,
     TensorKind,
     TensorPlacement,
     TimeLimitError,
     __version__,
+    bind_dims,
     default_planner,
     DEFAULT_MAX_INPUT_SIZE,
     MAX_NAME_BYTES,
     graph_from_json,
     graph_to_json,
+    is_symbolic,
     planner_options,
     planners,
     report_html,
@@ -51,10 +61,12 @@ from memplan._memplan import (  # noqa: F401  (the public API)
 from memplan import _memplan
 
 __all__ = [
-    "Buffer", "CapacityError", "DEFAULT_MAX_INPUT_SIZE", "Error", "Graph",
+    "Buffer", "CapacityError", "DEFAULT_MAX_INPUT_SIZE", "DimError",
+    "Error", "Graph",
     "HAVE_ONNX", "MAX_NAME_BYTES", "Op",
     "PlanResult", "Pool", "Problem", "Tensor", "TensorKind",
-    "TensorPlacement", "TimeLimitError", "build_problem", "default_planner",
+    "SymbolicPlan", "TensorPlacement", "TimeLimitError", "bind_dims",
+    "build_problem", "default_planner", "is_symbolic", "plan_symbolic",
     "lower_bound_over_orders", "optimal_op_order", "OptimalOrder",
     "graph_from_dict", "graph_to_dict", "graph_from_json", "graph_to_json",
     "plan", "planner_options", "planners", "read_buffer_csv", "read_graph",
@@ -177,6 +189,14 @@ def plan(graph, planner=None, *, time_limit=None, work_limit=None,
       plans: for display; it cannot change the plan. An exception it raises
       is raised once the plan is made.
     """
+    graph = _input(graph)
+    if isinstance(graph, Graph) and is_symbolic(graph):
+        dims = list(graph.dims) or ["(none declared)"]
+        raise DimError(f"graph \"{graph.name}\" has symbolic dims "
+                       f"{', '.join(dims)}: bind them with "
+                       f"memplan.bind_dims(graph, {dims[0]}=N), or plan "
+                       f"every value at once with "
+                       f"memplan.plan_symbolic(graph)")
     if progress is not None and not callable(progress):
         raise TypeError(f"memplan.plan: progress must be callable or None "
                         f"(got {progress!r})")
@@ -197,6 +217,36 @@ def plan(graph, planner=None, *, time_limit=None, work_limit=None,
             f"(got planner={planner!r}, work_limit={work_limit!r}, "
             f"seed={seed!r}, threads={threads!r}, reorder={reorder!r})"
         ) from None
+
+
+def plan_symbolic(graph, *, max_buckets=4, target_ratio=1.02, alignment=1,
+                  capacity=0, plan_inputs=True, plan_outputs=True):
+    """Plans a symbolic graph once for every value of its dims and returns a
+    SymbolicPlan, proven over the whole ranges before it is returned.
+
+    Each buffer's offset and the peak are expressions in the dims. One plan
+    is kept when its peak stays within `target_ratio` of the lower bound at
+    sample values of the ranges; otherwise the range of one dim is cut into
+    at most `max_buckets` buckets, each with a plan of its own
+    (plan.buckets). plan.at(seq=N) is the ordinary PlanResult of the graph
+    bound to N (the bucket holding N, evaluated), which
+    memplan.verify(memplan.bind_dims(graph, seq=N), plan.at(seq=N)) checks;
+    plan.peak(seq=N) its arena bytes; plan.verify() proves the plan again.
+    One pool (unbounded, or `capacity` bytes), no constants planned (as
+    plan()'s default). A graph without dims raises DimError: plan it with
+    plan().
+    """
+    graph = _input(graph)
+    if not isinstance(graph, Graph):
+        raise TypeError("memplan.plan_symbolic: expected a memplan.Graph or a "
+                        f"graph dict, got {type(graph).__name__}")
+    if isinstance(max_buckets, bool) or not isinstance(max_buckets, int):
+        raise TypeError(f"memplan.plan_symbolic: max_buckets must be an int "
+                        f"(got {max_buckets!r})")
+    return _memplan._plan_symbolic(graph, max_buckets, float(target_ratio),
+                                   _size(alignment, "alignment"),
+                                   _size(capacity, "capacity"), plan_inputs,
+                                   plan_outputs)
 
 
 def build_problem(graph, *, alignment=1, pools=None, capacity=0,
@@ -298,12 +348,36 @@ def read_plan(path, input=None, *, alignment=None, pools=None, capacity=None,
         plan_outputs is not False)
 
 
+def _split_dims(dims):
+    """`dims` of read_graph and read_onnx as (values, ranges): an int binds
+    a dim, a (min, max) pair gives it a range (the tool's NAME=MIN:MAX)."""
+    values, ranges = {}, {}
+    for name, value in (dims or {}).items():
+        if isinstance(value, (tuple, list)):
+            if len(value) != 2 or not all(
+                    isinstance(v, int) and not isinstance(v, bool)
+                    for v in value):
+                raise TypeError(f"dims[{name!r}] = {value!r}: expected a "
+                                f"value or a (min, max) pair of ints")
+            if value[0] > value[1]:
+                raise ValueError(f"dims[{name!r}] = {value!r}: the range's "
+                                 f"min {value[0]} is larger than its max "
+                                 f"{value[1]}")
+            ranges[name] = (value[0], value[1])
+        else:
+            values[name] = value
+    return values, ranges
+
+
 def read_graph(path, *, max_input_size=None, dims=None, **onnx_options):
     """A memplan-graph-v1 file (.json, or .json.gz through zlib), or an ONNX
     model (.onnx, through read_onnx with `onnx_options`). `dims` binds
     symbolic dimensions ({"seq": 128}, the tool's --dim): a graph JSON's
     "dims" (each value inside its range; the graph is then planned as any
-    other) or an ONNX model's dim_params. A graph whose dims are not all
+    other) or an ONNX model's dim_params. A pair gives a range instead
+    ({"seq": (1, 512)}, the tool's --dim seq=1:512): a graph JSON's dim is
+    narrowed to it (inside its declared range), an ONNX model's dim_param
+    stays a symbolic dim over it (read_onnx). A graph whose dims are not all
     bound cannot be planned: plan() raises memplan.Error naming them. A
     file holding more than `max_input_size` bytes once decompressed (None:
     the default, DEFAULT_MAX_INPUT_SIZE, 2 GiB) raises memplan.Error."""
@@ -314,25 +388,30 @@ def read_graph(path, *, max_input_size=None, dims=None, **onnx_options):
         return read_onnx(path, **onnx_options)
     if onnx_options:
         raise TypeError("ONNX options apply to .onnx files only")
+    values, ranges = _split_dims(dims)
     return _memplan.read_graph(path, _max_input_size(max_input_size),
-                               dict(dims or {}))
+                               values, ranges)
 
 
 def read_onnx(source, *, dims=None, views="alias", inplace=None,
               data_inputs=-1):
     """An ONNX model (a path, or the bytes of a ModelProto) as a Graph,
     imported as `memplan plan model.onnx` imports it: `dims` binds symbolic
-    dimensions ({"batch": 8}, the tool's --dim), `views` is "alias" or
-    "copy" (--onnx-views), `inplace` in-place hints on element-wise ops
-    (None: with views="alias"), `data_inputs` as --onnx-data-inputs.
-    Raises memplan.Error when this module was built without ONNX support
-    (memplan.HAVE_ONNX is False)."""
+    dimensions ({"batch": 8}, the tool's --dim) or, with a (min, max) pair,
+    keeps one symbolic over that range ({"sequence": (1, 2048)}: the graph's
+    sizes are then expressions in it, memplan/onnx.h says how they are
+    found), `views` is "alias" or "copy" (--onnx-views), `inplace` in-place
+    hints on element-wise ops (None: with views="alias"), `data_inputs` as
+    --onnx-data-inputs. Raises memplan.Error when this module was built
+    without ONNX support (memplan.HAVE_ONNX is False)."""
     if isinstance(source, (bytes, bytearray)):
         source = bytes(source)
     else:
         source = _os.fspath(source)
-    return _memplan.read_onnx(source, dims=dict(dims or {}), views=views,
-                              inplace=inplace, data_inputs=data_inputs)
+    values, ranges = _split_dims(dims)
+    return _memplan.read_onnx(source, dims=values, views=views,
+                              inplace=inplace, data_inputs=data_inputs,
+                              dim_ranges=ranges)
 
 
 def write_graph(graph, path):

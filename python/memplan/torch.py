@@ -37,7 +37,20 @@ storage, made by the op, and views of it, made by a step of type VIEWS_OP
 
 Sizes are those of the example inputs. A dimension exported as dynamic
 (`dynamic_shapes=`) is bound to its example value, with a warning and a
-DynamicDim in Traced.dynamic_dims: the plan holds for that size only. An op
+DynamicDim in Traced.dynamic_dims: the plan holds for that size only; unless
+trace(..., symbolic=True): then the graph is symbolic (docs/symbolic.md).
+Each dynamic dimension becomes a dim of the graph named after its
+torch.export.Dim, with the range torch.export allows
+(ExportedProgram.range_constraints), and each size the polynomial that the
+exported program's symbolic shapes give (storage bytes, and for a view the
+bytes of its base it spans, or the base's size when that span is a
+difference such as `256*seq - 64`); a size that is not a polynomial with
+non-negative integer coefficients (floor division, max, a negative term) is
+a TraceError naming the op and the expression. memplan.plan_symbolic plans
+it once for the whole range, and run_in_arena(traced, plan.at(seq=N),
+inputs) runs it at size N: Traced.bind(inputs) records the program again at
+the inputs' sizes and checks that every tensor has the size its expression
+gives there. An op
 whose output size or value depends on tensor data (aten.nonzero, .item())
 and data-dependent control flow (an `if` on a tensor, torch.cond) raise
 TraceError naming the op.
@@ -95,6 +108,7 @@ class TensorRecord:
     size: int  # bytes planned: the storage (a root) or the span (a view)
     root: str  # the tensor whose storage it lives in (itself for a root)
     producer: typing.Optional[int] = None  # op index, None for inputs/constants
+    base: typing.Optional[str] = None  # a view: the input whose bytes it spans
 
 
 @dataclasses.dataclass
@@ -120,6 +134,7 @@ class DynamicDim:
     value: int  # the example's size, the one planned
     min: typing.Optional[int] = None  # the range torch.export allows
     max: typing.Optional[int] = None
+    name: typing.Optional[str] = None  # symbolic=True: the graph's dim
 
 
 @dataclasses.dataclass
@@ -140,13 +155,91 @@ class Traced:
     dynamic_dims: list = dataclasses.field(default_factory=list)  # DynamicDim
     buffer_writes: dict = dataclasses.field(default_factory=dict)
     # ^ name of a buffer (or input) the graph writes -> the copy_ op writing it
+    # symbolic=True: {dim: (min, max)} of the graph; `module` is then the
+    # exported graph with its sizes still computed from the inputs, and
+    # `tensors` are as recorded at the example inputs.
+    dims: dict = dataclasses.field(default_factory=dict)
+    values: dict = dataclasses.field(default_factory=dict)
+    # ^ a Traced bound by bind(): the dims' values it was recorded at
+    source: typing.Any = None
+    # ^ symbolic=True: the exported graph with its sizes unbound, which
+    #   bind() records again (`module` is bound to the example's sizes)
+    widened: set = dataclasses.field(default_factory=set)
+    # ^ symbolic=True: views sized as their base (their own span is not a
+    #   sum of non-negative terms), no smaller than their span
+
+    def dim_values(self, inputs):
+        """{dim: value} of a symbolic trace at these inputs (each dynamic
+        dimension's size), checked against the dims' ranges."""
+        torch = _torch()
+        if isinstance(inputs, torch.Tensor):
+            inputs = (inputs,)
+        given = dict(zip(self.input_names, inputs))
+        values = {}
+        for d in self.dynamic_dims:
+            value = given.get(d.input)
+            if not isinstance(value, torch.Tensor) or value.dim() <= d.dim:
+                raise ValueError(f"input \"{d.input}\" needs a dimension "
+                                 f"{d.dim} (dim {d.name})")
+            size = int(value.shape[d.dim])
+            if values.setdefault(d.name, size) != size:
+                raise _memplan.DimError(
+                    f"dim {d.name} is {values[d.name]} and {size} in the "
+                    f"inputs (dimension {d.dim} of \"{d.input}\")")
+        for name, (lo, hi) in self.dims.items():
+            if name in values and not lo <= values[name] <= hi:
+                raise _memplan.DimError(
+                    f"dim \"{name}\" is {values[name]} in the inputs, outside "
+                    f"its range [{lo}, {hi}]")
+        return values
+
+    def bind(self, inputs):
+        """A symbolic trace at the inputs' sizes: an ordinary Traced,
+        recorded again from the exported graph on these inputs (one run),
+        whose every tensor must have the size its expression gives at
+        these values (TraceError otherwise). A concrete trace is returned
+        as it is."""
+        torch = _torch()
+        if not self.dims:
+            return self
+        if isinstance(inputs, torch.Tensor):
+            inputs = (inputs,)
+        inputs = tuple(inputs)
+        values = self.dim_values(inputs)
+        with torch.random.fork_rng(devices=[]):
+            bound = _record(_copy_module(self.source), self.placeholders,
+                            self.input_names, dict(self.constants), inputs,
+                            self.training, self.graph.name, self.output_spec)
+        expected = {t.name: t.size for t in
+                    _memplan.bind_dims(self.graph, **values).tensors}
+        got = {t.name: t.size for t in bound.graph.tensors}
+        if set(expected) != set(got):
+            raise TraceError(
+                f"{self.graph.name} at {values} has tensors "
+                f"{sorted(set(got) ^ set(expected))[:5]} where the symbolic "
+                f"graph has not (or the reverse)")
+        for name, size in got.items():
+            if size != expected[name] and not (
+                    name in self.widened and size <= expected[name]):
+                symbolic = next(t.symbolic_size for t in self.graph.tensors
+                                if t.name == name)
+                raise TraceError(
+                    f"tensor \"{name}\" of {self.graph.name} has {size} bytes "
+                    f"at {values}; its size {symbolic} gives {expected[name]}")
+        bound.exported = self.exported
+        bound.buffer_writes = dict(self.buffer_writes)
+        bound.values = values
+        return bound
 
     def run(self, inputs, seed=0, state=None):
         """An ordinary run of the traced graph (torch's own memory), with
         the RNG seeded first; returns the outputs. `state` ({name: tensor},
         e.g. copies of `constants`) gives constants in place of fresh
-        copies: the graph's buffer writes update those tensors."""
+        copies: the graph's buffer writes update those tensors. A symbolic
+        trace runs at the inputs' sizes (bind())."""
         torch = _torch()
+        if self.dims:
+            return self.bind(inputs).run(inputs, seed, state)
         values = _placeholder_values(self, inputs, state)
         torch.manual_seed(seed)
         env = {}
@@ -273,7 +366,7 @@ def _default_loss(outputs):
 
 
 def trace(model, example_inputs, training=False, loss_fn=None, name=None,
-          dynamic_shapes=None):
+          dynamic_shapes=None, symbolic=False):
     """A Traced of the core ATen graph torch.export makes of
     `model(*example_inputs)`.
 
@@ -285,8 +378,12 @@ def trace(model, example_inputs, training=False, loss_fn=None, name=None,
     returned by runs). The model's train()/eval() mode is used as it is
     (dropout, batch norm and its buffer updates). `dynamic_shapes` is
     torch.export's; each dynamic dimension is bound to its example value
-    (a warning, and Traced.dynamic_dims). Raises TraceError naming the op
-    when an output depends on tensor data.
+    (a warning, and Traced.dynamic_dims); with symbolic=True the graph
+    keeps them as dims instead, named after the torch.export.Dim objects,
+    with the ranges torch.export allows (Traced.dims), and its sizes are
+    expressions in them. Raises TraceError naming the op when an output
+    depends on tensor data, and with symbolic=True when a size is not a
+    polynomial with non-negative integer coefficients in the dims.
     """
     torch = _torch()
     if isinstance(example_inputs, torch.Tensor):
@@ -296,10 +393,16 @@ def trace(model, example_inputs, training=False, loss_fn=None, name=None,
     params = dict(model.named_parameters())
     grad_names = [n for n, p in params.items() if p.requires_grad]
     # Recording the graph seeds the RNG (dropout): the caller's is kept.
+    if symbolic and dynamic_shapes is None:
+        raise ValueError("trace(..., symbolic=True) needs dynamic_shapes: "
+                         "the dimensions to keep symbolic")
     with torch.random.fork_rng(devices=[]):
         ep = _export(model, example_inputs, training, loss_fn, name,
                      dynamic_shapes)
-        return _from_exported(ep, example_inputs, training, grad_names, name)
+        dim_names = (_dim_names(model, example_inputs, dynamic_shapes)
+                     if symbolic else None)
+        return _from_exported(ep, example_inputs, training, grad_names, name,
+                              dim_names)
 
 
 class _TrainingStep:
@@ -431,11 +534,191 @@ def _dynamic_dims(ep, user_nodes, input_names, example_inputs):
             bound = ep.range_constraints.get(expr)
             lo = int(bound.lower) if bound is not None else None
             hi = bound.upper if bound is not None else None
-            hi = int(hi) if hi is not None and hi.is_finite else None
+            try:  # torch's int_oo when unbounded: no int
+                hi = int(hi) if hi is not None and hi.is_finite else None
+            except (TypeError, AttributeError, OverflowError):
+                hi = None
             dims.append(DynamicDim(input=tname, dim=d, symbol=str(expr),
                                    value=int(example.shape[d]), min=lo,
                                    max=hi))
     return dims
+
+
+def _dim_names(model, example_inputs, dynamic_shapes):
+    """Per example input, {dimension: the torch.export.Dim's name} of its
+    dynamic_shapes entry (by the forward's parameter names for a dict)."""
+    import inspect  # noqa: PLC0415
+    if isinstance(dynamic_shapes, dict):
+        try:
+            order = list(inspect.signature(model.forward).bind(
+                *example_inputs).arguments)
+        except (TypeError, ValueError):
+            order = list(dynamic_shapes)
+        specs = [dynamic_shapes.get(n) for n in order]
+    else:
+        specs = list(dynamic_shapes)
+    out = []
+    for spec in specs:
+        items = spec.items() if isinstance(spec, dict) else \
+            enumerate(spec or ())
+        out.append({d: dim.__name__ for d, dim in items
+                    if isinstance(getattr(dim, "__name__", None), str) and
+                    dim.__name__.isidentifier()})
+    return out
+
+
+def _copy_module(module):
+    """A GraphModule of a copy of `module`'s graph (node names and meta
+    kept), to record without changing `module`."""
+    torch = _torch()
+    graph = torch.fx.Graph()
+    graph.output(graph.graph_copy(module.graph, {}))
+    return torch.fx.GraphModule(module, graph)
+
+
+def _sym(value):
+    """A size, stride or offset of a fake tensor as a sympy expression."""
+    torch = _torch()
+    import sympy  # noqa: PLC0415
+    if isinstance(value, torch.SymInt):
+        return value.node.expr
+    return sympy.Integer(int(value))
+
+
+def _last_byte(v):
+    """One past the last byte of fake tensor `v`, from its storage's first:
+    (storage_offset + extent) * itemsize; symbolic sizes count as >= 1."""
+    import sympy  # noqa: PLC0415
+    sizes = [_sym(x) for x in v.shape]
+    if any(x.is_Integer and x == 0 for x in sizes):
+        return sympy.Integer(0)
+    extent = 1 + sum(((x - 1) * _sym(st) for x, st in zip(sizes, v.stride())),
+                     sympy.Integer(0))
+    return (_sym(v.storage_offset()) + extent) * v.element_size()
+
+
+def _dim_expression(expr, dim_of, what):
+    """memplan's text of sympy `expr` in torch's symbols, with each symbol
+    renamed by dim_of; TraceError naming `what` unless it is a polynomial
+    with non-negative integer coefficients."""
+    import sympy  # noqa: PLC0415
+    expr = sympy.expand(expr)
+    free = sorted(expr.free_symbols, key=str)
+    shown = expr.subs({f: sympy.Symbol(dim_of.get(str(f), str(f)))
+                       for f in free})
+    unknown = [str(f) for f in free if str(f) not in dim_of]
+    if unknown:
+        raise TraceError(f"{what}: its size {shown} uses the symbol "
+                         f"{', '.join(unknown)}, which is no dynamic "
+                         f"dimension of the inputs")
+    if not free:
+        if not expr.is_Integer or expr < 0:
+            raise TraceError(f"{what}: its size is {expr}")
+        return int(expr)
+    if not expr.is_polynomial(*free):
+        raise TraceError(f"{what}: its size {shown} is not a polynomial in "
+                         f"the dims (floor division, max, ...); memplan "
+                         f"sizes are polynomials with integer coefficients")
+    terms = []
+    for monom, coeff in sympy.Poly(expr, *free).terms():
+        if not coeff.is_Integer or coeff < 0:
+            raise TraceError(f"{what}: its size {shown} has the term "
+                             f"{coeff} (not a non-negative integer "
+                             f"coefficient); memplan sizes are sums of "
+                             f"non-negative terms")
+        terms.append("*".join([str(int(coeff))] + [
+            dim_of[str(g)] for g, p in zip(free, monom) for _ in range(p)]))
+    return " + ".join(terms)
+
+
+def _symbolic(module, ep, dynamic, dim_names, placeholders, input_names,
+              constants, example_inputs, training, name, spec,
+              buffer_writes):
+    """The symbolic Traced: recorded at the example, each size the
+    polynomial the exported program's fake tensors give, in dims named
+    after the user's torch.export.Dim objects."""
+    dim_of, dims = {}, {}
+    for d in dynamic:
+        if not d.symbol.isidentifier():
+            continue  # derived (2*seq): an expression in a root dim
+        names = dim_names[input_names.index(d.input)] \
+            if input_names.index(d.input) < len(dim_names) else {}
+        d.name = dim_of.setdefault(d.symbol, names.get(d.dim, d.symbol))
+        if d.max is None:
+            raise TraceError(
+                f"dimension {d.dim} of input \"{d.input}\" (dim {d.name}) "
+                f"has no upper bound: give it one, torch.export.Dim("
+                f"\"{d.name}\", min=..., max=...)")
+        dims[d.name] = (d.min, d.max)
+    recorded = _record(_copy_module(module), placeholders, input_names,
+                       dict(constants), example_inputs, training, name, spec)
+    fake = {}  # tensor name -> its fake value (node.meta["val"])
+    for node, tname in recorded.names.items():
+        val = node.meta.get("val")
+        if val is None:
+            continue
+        if isinstance(tname, list):
+            for leaf, n in zip(_flatten(val), tname):
+                if n is not None:
+                    fake[n] = leaf
+        else:
+            fake[tname] = val
+    values = {d.symbol: d.value for d in dynamic if d.name is not None}
+    sizes, widened = {}, set()
+    for t in recorded.tensors.values():
+        producer = (f"op \"{recorded.ops[t.producer].name}\"" if
+                    t.producer is not None and t.producer < len(recorded.ops)
+                    else "an input")
+        what = f"tensor \"{t.name}\" of {name} (made by {producer})"
+        members = [m for m in recorded.tensors.values() if m.root == t.name]
+        if t.name in fake and t.root == t.name:
+            expr = _sym(fake[t.name].untyped_storage().nbytes())
+        elif t.root == t.name:  # a storage several results share
+            leaf = next((fake[m.name] for m in members if m.name in fake),
+                        None)
+            if leaf is None:
+                sizes[t.name] = t.size
+                continue
+            expr = _sym(leaf.untyped_storage().nbytes())
+        elif t.name in fake:
+            # As recorded: from the base's first byte (the storage's for a
+            # view of a shared storage) to the view's last.
+            first = 0
+            if t.base is not None:
+                base = recorded.tensors[t.base]
+                first = (_sym(fake[t.base].storage_offset())
+                         if t.base in fake else base.storage_offset) \
+                    * base.itemsize
+            expr = _last_byte(fake[t.name]) - first
+        else:
+            sizes[t.name] = t.size
+            continue
+        try:
+            text = _dim_expression(expr, dim_of, what)
+        except TraceError:
+            if t.base is None or t.base not in sizes:
+                raise
+            # A view ending before its base's last byte (x[..., :half]):
+            # its span is a difference; the base's size holds it.
+            sizes[t.name] = sizes[t.base]
+            widened.add(t.name)
+            continue
+        at_example = expr.subs({f: values[str(f)]
+                                for f in expr.free_symbols})
+        if int(at_example) != t.size:
+            raise TraceError(f"{what}: its size {text} is {at_example} at "
+                             f"the example, which has {t.size} bytes")
+        sizes[t.name] = text
+    graph = _make_graph(name, recorded.tensors, recorded.ops, sizes)
+    graph.dims = dims
+    recorded.graph = graph
+    recorded.exported = ep
+    recorded.dynamic_dims = [d for d in dynamic if d.name is not None]
+    recorded.buffer_writes = buffer_writes
+    recorded.dims = dims
+    recorded.source = module
+    recorded.widened = widened
+    return recorded
 
 
 def _alias_closure(node):
@@ -456,7 +739,8 @@ def _alias_closure(node):
     return seen
 
 
-def _from_exported(ep, example_inputs, training, grad_names, name):
+def _from_exported(ep, example_inputs, training, grad_names, name,
+                   dim_names=None):
     """Traced of an ExportedProgram: placeholders named and valued from the
     signature, mutations turned into copy_ writes, then recorded."""
     torch = _torch()
@@ -552,6 +836,10 @@ def _from_exported(ep, example_inputs, training, grad_names, name):
     user_nodes = [n for n in graph.nodes if n.op == "placeholder" and
                   n.name in {s.arg.name for s in user_specs}]
     dynamic = _dynamic_dims(ep, user_nodes, input_names, flat_inputs)
+    if dim_names is not None:
+        return _symbolic(module, ep, dynamic, dim_names, placeholders,
+                         input_names, constants, example_inputs, training,
+                         name, spec, buffer_writes)
     for d in dynamic:
         warnings.warn(
             f"memplan.torch: dimension {d.dim} of input \"{d.input}\" is "
@@ -761,6 +1049,7 @@ def _record_op(node, value, env, names, tensors, owner, latest, used_names,
         first = base.storage_offset * base.itemsize
         last = leaf.storage_offset() * leaf.element_size() + _extent_bytes(leaf)
         add_tensor(tname, leaf, "activation", root, max(0, last - first), index)
+        tensors[tname].base = inputs[j]
         outputs.append(tname)
         alias.append((len(outputs) - 1, j))
     names[node] = out_names if multi else out_names[0]
@@ -819,13 +1108,21 @@ def _write_indices(op):
     return out
 
 
-def _make_graph(name, tensors, ops):
+def _make_graph(name, tensors, ops, sizes=None):
+    """The memplan graph; `sizes` ({name: expression text}) gives the
+    symbolic sizes (such tensors have no fixed shape)."""
     mp = _memplan
     graph_tensors = []
     for t in tensors.values():
+        dtype = str(t.dtype).replace("torch.", "")
+        if sizes and isinstance(sizes.get(t.name), str):
+            graph_tensors.append(mp.Tensor(
+                t.name, sizes[t.name], kind=t.kind, alignment=t.itemsize,
+                dtype=dtype))
+            continue
         graph_tensors.append(mp.Tensor(
             t.name, t.size, kind=t.kind, alignment=t.itemsize,
-            shape=list(t.shape), dtype=str(t.dtype).replace("torch.", "")))
+            shape=list(t.shape), dtype=dtype))
     graph_ops = [mp.Op(o.name, o.inputs, o.outputs, type=o.type,
                        alias=o.alias, writes=_write_indices(o),
                        pinned=o.pinned) for o in ops]
@@ -922,6 +1219,8 @@ def run_in_arena(traced, plan, inputs, seed=0, state=None):
     the plan leaves out of the arena (the default) are those tensors,
     updated by the graph's buffer writes."""
     torch = _torch()
+    if traced.dims:  # symbolic: recorded again at the inputs' sizes
+        traced = traced.bind(inputs)
     order = _plan_order(traced, plan)
     reordered = order != list(range(len(order)))
     groups, total = _groups(traced, plan, order)

@@ -293,6 +293,29 @@ def test_read_graph_binds_symbolic_dims(tmp_path):
         memplan.plan(unbound, "greedy_by_size")
 
 
+def test_read_graph_narrows_symbolic_dims(tmp_path):
+    path = tmp_path / "attn.json"
+    path.write_text(SYMBOLIC_GRAPH)
+    narrowed = memplan.read_graph(path, dims={"seq": (1, 16)})
+    with pytest.raises(ValueError, match="has symbolic dims seq: bind them"):
+        memplan.plan(narrowed, "greedy_by_size")
+    memplan.write_graph(narrowed, tmp_path / "narrowed.json")
+    assert json.loads((tmp_path / "narrowed.json").read_text())["dims"] == \
+        {"seq": {"min": 1, "max": 16}}
+    with pytest.raises(ValueError, match=r"outside its range \[1, 16\]"):
+        memplan.read_graph(tmp_path / "narrowed.json", dims={"seq": 17})
+    with pytest.raises(ValueError, match=r"range \[1, 4096\], which is not "
+                       r"inside its declared range \[1, 2048\]"):
+        memplan.read_graph(path, dims={"seq": (1, 4096)})
+    with pytest.raises(ValueError, match="min 9 is larger than its max 2"):
+        memplan.read_graph(path, dims={"seq": (9, 2)})
+    with pytest.raises(TypeError, match="a value or a .min, max. pair"):
+        memplan.read_graph(path, dims={"seq": (1, 2, 3)})
+    with pytest.raises(ValueError, match='"len" is given a range, but the '
+                       'graph declares no such dim'):
+        memplan.read_graph(path, dims={"len": (1, 2)})
+
+
 def test_hostile_files_are_errors_naming_them(tmp_path):
     (tmp_path / "dir.json").mkdir()
     with pytest.raises(ValueError, match="dir.json.*is a directory"):
@@ -558,6 +581,42 @@ def test_onnx_as_the_tool(tmp_path):
         memplan.read_onnx(ONNX, views="maybe")
 
 
+TRANSFORMER = DATA / "onnx" / "transformer_encoder_opset17.onnx"
+
+
+def test_onnx_dim_ranges(tmp_path):
+    if not memplan.HAVE_ONNX:
+        with pytest.raises(memplan.Error, match="without ONNX support"):
+            memplan.read_onnx(TRANSFORMER, dims={"sequence": (1, 2048)})
+        return
+    graph = memplan.read_onnx(TRANSFORMER,
+                              dims={"batch": 1, "sequence": (1, 2048)})
+    with pytest.raises(ValueError, match="has symbolic dims sequence: bind "
+                       "them with --dim sequence=N"):
+        memplan.plan(graph, "greedy_by_size")
+    # The symbolic graph, written and read back bound, is the model's
+    # import at that value.
+    memplan.write_graph(graph, tmp_path / "symbolic.json")
+    written = json.loads((tmp_path / "symbolic.json").read_text())
+    assert written["dims"] == {"sequence": {"min": 1, "max": 2048}}
+    assert written["tensors"][0]["size"] == "256*sequence"
+    for sequence in (1, 7, 2048):
+        bound = memplan.read_graph(tmp_path / "symbolic.json",
+                                   dims={"sequence": sequence})
+        imported = memplan.read_onnx(
+            TRANSFORMER, dims={"batch": 1, "sequence": sequence})
+        assert [(t.name, t.size) for t in bound.tensors] == \
+            [(t.name, t.size) for t in imported.tensors]
+        assert bound.ops == imported.ops
+        plan = memplan.plan(bound, "greedy_by_size")
+        memplan.verify(bound, plan)
+    with pytest.raises(ValueError, match='"sequence" has range \\[0, 8\\]; '
+                       'an ONNX dimension must be >= 1'):
+        memplan.read_onnx(TRANSFORMER, dims={"batch": 1, "sequence": (0, 8)})
+    with pytest.raises(ValueError, match="min 9 is larger than its max 2"):
+        memplan.read_onnx(TRANSFORMER, dims={"batch": 1, "sequence": (9, 2)})
+
+
 def sram_graph(path, x_alignment=None):
     """x -> y -> z, 256 bytes each, in the declared pool "sram" of 1024
     bytes, written to `path`."""
@@ -663,9 +722,10 @@ def test_module_and_tool_report_the_project_version():
     assert tool("--version").stdout.decode() == f"memplan {version}\n"
 
 
-def test_lower_bound_over_orders():
-    # Two chains the compiler interleaved: its order holds both 1000-byte
-    # tensors at once; no order needs less than x and one of them.
+def _interleaved_chains():
+    """Two chains x -> a1 (1000 bytes) -> a2 and x -> b1 (1000) -> b2,
+    joined into y, in the order a compiler interleaved them: fa1, fb1, fa2,
+    fb2, join. That order holds both 1000-byte tensors at once."""
     def t(name, size, kind="activation"):
         return {"name": name, "size": size, "kind": kind}
 
@@ -673,13 +733,19 @@ def test_lower_bound_over_orders():
         return {"name": name, "type": "F", "inputs": inputs,
                 "outputs": outputs}
 
-    graph = {
+    return {
         "format": "memplan-graph-v1",
         "tensors": [t("x", 10, "input"), t("a1", 1000), t("b1", 1000),
                     t("a2", 1), t("b2", 1), t("y", 1, "output")],
         "ops": [op("fa1", ["x"], ["a1"]), op("fb1", ["x"], ["b1"]),
                 op("fa2", ["a1"], ["a2"]), op("fb2", ["b1"], ["b2"]),
                 op("join", ["a2", "b2"], ["y"])]}
+
+
+def test_lower_bound_over_orders():
+    # Two chains the compiler interleaved: its order holds both 1000-byte
+    # tensors at once; no order needs less than x and one of them.
+    graph = _interleaved_chains()
     assert memplan.plan(graph, "naive").lower_bound == 2010
     assert memplan.lower_bound_over_orders(graph) == (1010, "fa1")
     assert memplan.lower_bound_over_orders(graph, alignment=64) == (1088, "fa1")
@@ -693,20 +759,7 @@ def test_lower_bound_over_orders():
 def test_optimal_op_order():
     # The two interleaved chains: one chain after the other holds x, a1 and
     # a2 at fa2 (1011 bytes), proven; the order is by name.
-    def t(name, size, kind="activation"):
-        return {"name": name, "size": size, "kind": kind}
-
-    def op(name, inputs, outputs):
-        return {"name": name, "type": "F", "inputs": inputs,
-                "outputs": outputs}
-
-    graph = {
-        "format": "memplan-graph-v1",
-        "tensors": [t("x", 10, "input"), t("a1", 1000), t("b1", 1000),
-                    t("a2", 1), t("b2", 1), t("y", 1, "output")],
-        "ops": [op("fa1", ["x"], ["a1"]), op("fb1", ["x"], ["b1"]),
-                op("fa2", ["a1"], ["a2"]), op("fb2", ["b1"], ["b2"]),
-                op("join", ["a2", "b2"], ["y"])]}
+    graph = _interleaved_chains()
     result = memplan.optimal_op_order(graph)
     assert isinstance(result, memplan.OptimalOrder)
     assert result.peak == 1011 and result.bound == 1011 and result.proven
@@ -717,6 +770,14 @@ def test_optimal_op_order():
     # The plan of reorder="optimal" runs the same order to the same bound.
     planned = memplan.plan(graph, "best", reorder="optimal")
     assert planned.lower_bound == 1011
+    assert planned.reorder == "optimal"
+    # "placed" says which ordering it chose: not the graph's own, which
+    # holds both chains at once.
+    placed = memplan.plan(graph, "best", reorder="placed")
+    assert placed.reorder in ("memory", "window", "optimal")
+    assert placed.lower_bound == 1011 and placed.peak == 1011
+    memplan.verify(graph, placed)
+    assert memplan.plan(graph, "best").reorder == ""
     # Alignment counts as the planner counts it; no work, no search.
     aligned = memplan.optimal_op_order(graph, alignment=64)
     assert aligned.peak == 64 + 1024 + 64 and aligned.proven

@@ -39,8 +39,9 @@ absl::Status NoFitError(const Problem& problem, BufferId buffer,
 
 // A search's start (verified, with its statistics: Incumbent::Get) as the
 // search's own plan, when the search returns it unsearched: renamed, and
-// proven optimal exactly when at the lower bound.
-Plan StartAsPlanOf(Plan start, std::string_view planner);
+// proven optimal exactly when the bound proves it (AtTheBound).
+Plan StartAsPlanOf(const Problem& problem, Plan start,
+                   std::string_view planner);
 
 // Calls visit(node) for the nodes of a perfect binary tree over `leaves`
 // leaves (node 1 the root, node v's children 2v and 2v+1, leaf i at

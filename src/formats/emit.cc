@@ -2,7 +2,9 @@
 
 #include "memplan/emit.h"
 
+#include <algorithm>
 #include <limits>
+#include <map>
 #include <set>
 #include <string>
 #include <vector>
@@ -11,7 +13,9 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
 #include "absl/strings/str_replace.h"
+#include "memplan/symbolic.h"
 #include "memplan/tensor_placement.h"
 
 namespace memplan {
@@ -80,14 +84,14 @@ std::string CommentText(std::string_view text) {
 }
 
 // "steps [3, 5): conv1 .. relu" (op names when there is a graph).
-std::string LifetimeText(const Buffer& b, const Graph* graph) {
+std::string LifetimeText(const Lifetime& lifetime, const Graph* graph) {
   std::string out =
-      absl::StrCat("steps [", b.lifetime.start, ", ", b.lifetime.end, ")");
-  if (graph != nullptr && b.lifetime.start < b.lifetime.end &&
-      b.lifetime.end <= static_cast<Step>(graph->ops.size())) {
-    absl::StrAppend(&out, ": ", graph->ops[b.lifetime.start].name);
-    if (b.lifetime.end - 1 != b.lifetime.start) {
-      absl::StrAppend(&out, " .. ", graph->ops[b.lifetime.end - 1].name);
+      absl::StrCat("steps [", lifetime.start, ", ", lifetime.end, ")");
+  if (graph != nullptr && lifetime.start < lifetime.end &&
+      lifetime.end <= static_cast<Step>(graph->ops.size())) {
+    absl::StrAppend(&out, ": ", graph->ops[lifetime.start].name);
+    if (lifetime.end - 1 != lifetime.start) {
+      absl::StrAppend(&out, " .. ", graph->ops[lifetime.end - 1].name);
     }
   }
   return out;
@@ -141,7 +145,8 @@ std::string PlanToCHeader(const Problem& problem, const Plan& plan,
       absl::StrAppend(&out, "not planned */\n");
     } else {
       const Buffer& b = problem.buffers[row.buffer];
-      absl::StrAppend(&out, "alive ", CommentText(LifetimeText(b, graph)));
+      absl::StrAppend(&out, "alive ",
+                      CommentText(LifetimeText(b.lifetime, graph)));
       if (b.tensors.size() > 1) {
         absl::StrAppend(&out, ", shares buffer \"", CommentText(b.name), "\"");
       }
@@ -155,6 +160,202 @@ std::string PlanToCHeader(const Problem& problem, const Plan& plan,
       absl::StrAppend(&out, "#define ", unique(id + "_POOL"), " ", row.pool,
                       "\n");
     }
+  }
+  absl::StrAppend(&out, "\n#endif  /* ", guard, " */\n");
+  return out;
+}
+
+namespace {
+
+// The name of a dim as a macro parameter: itself, unless C or the header
+// gives it a meaning.
+std::string ParameterName(const std::string& dim) {
+  static const auto* const kTaken = new std::set<std::string>{
+      "auto", "break", "case", "char", "const", "continue", "default", "do",
+      "double", "else", "enum", "extern", "float", "for", "goto", "if",
+      "inline", "int", "long", "register", "restrict", "return", "short",
+      "signed", "sizeof", "static", "struct", "switch", "typedef", "union",
+      "unsigned", "void", "volatile", "while", "int64_t", "INT64_C"};
+  if (kTaken->contains(dim) || dim.starts_with("__") ||
+      (dim.size() > 1 && dim[0] == '_' && absl::ascii_isupper(dim[1]))) {
+    return absl::StrCat("dim", dim);
+  }
+  return dim;
+}
+
+// `e` as a C expression in int64_t of the macro's parameters (each
+// parenthesised and cast, so that any integer expression may be passed).
+std::string CExpression(const DimExpr& e,
+                        const std::map<std::string, std::string>& parameter) {
+  if (e.terms().empty()) return "INT64_C(0)";
+  // Highest degree first, as DimExpr::ToString() prints.
+  std::vector<std::pair<DimExpr::Monomial, int64_t>> terms(e.terms().begin(),
+                                                           e.terms().end());
+  auto degree = [](const DimExpr::Monomial& m) {
+    int d = 0;
+    for (const auto& [dim, power] : m) d += power;
+    return d;
+  };
+  std::stable_sort(terms.begin(), terms.end(),
+                   [&](const auto& a, const auto& b) {
+                     return degree(a.first) > degree(b.first);
+                   });
+  std::string out = "(";
+  for (size_t i = 0; i < terms.size(); ++i) {
+    const auto& [monomial, c] = terms[i];
+    const uint64_t magnitude =
+        c < 0 ? 0 - static_cast<uint64_t>(c) : static_cast<uint64_t>(c);
+    if (i == 0) {
+      if (c < 0) out += "-";
+    } else {
+      out += c < 0 ? " - " : " + ";
+    }
+    absl::StrAppend(&out, "INT64_C(", magnitude, ")");
+    for (const auto& [dim, power] : monomial) {
+      for (int k = 0; k < power; ++k) {
+        absl::StrAppend(&out, "*(int64_t)(", parameter.at(dim), ")");
+      }
+    }
+  }
+  return out + ")";
+}
+
+std::string RangeText(const DimRange& range) {
+  return absl::StrCat("[", range.min, ", ", range.max, "]");
+}
+
+}  // namespace
+
+std::string SymbolicPlanToCHeader(const SymbolicGraphPlan& plan,
+                                  const Graph& graph, std::string_view name,
+                                  std::string_view prefix_text) {
+  const SymbolicProblem& problem = plan.problem;
+  if (plan.buckets.empty()) {  // PlanSymbolicMemory always gives one
+    return "#error \"memplan: a symbolic plan without buckets\"\n";
+  }
+  const std::string prefix = Identifier(prefix_text);
+  const std::string guard =
+      absl::StrCat(prefix, "_", Identifier(name), "_PLAN_H_");
+  std::map<std::string, std::string> parameter;
+  std::vector<std::string> parameters;
+  for (const auto& [dim, range] : problem.dims) {
+    parameters.push_back(ParameterName(dim));
+    parameter[dim] = parameters.back();
+  }
+  const std::string params = absl::StrJoin(parameters, ", ");
+  // The dim the buckets cut: the one whose range the first bucket narrows.
+  std::string cut;
+  if (plan.buckets.size() > 1) {
+    for (const auto& [dim, range] : problem.dims) {
+      auto it = plan.buckets.front().dims.find(dim);
+      if (it != plan.buckets.front().dims.end() && !(it->second == range)) {
+        cut = dim;
+        break;
+      }
+    }
+  }
+  // One expression per bucket, chosen by the cut dim's value: the buckets
+  // cover its range in order, so each one's maximum separates it from the
+  // next.
+  auto by_bucket = [&](const std::vector<DimExpr>& exprs) {
+    if (cut.empty()) return CExpression(exprs.front(), parameter);
+    std::string out = "(";
+    for (size_t b = 0; b + 1 < plan.buckets.size(); ++b) {
+      absl::StrAppend(&out, "(int64_t)(", parameter.at(cut), ") <= INT64_C(",
+                      plan.buckets[b].dims.at(cut).max, ") ? ",
+                      CExpression(exprs[b], parameter), " : ");
+    }
+    return absl::StrCat(out, CExpression(exprs.back(), parameter), ")");
+  };
+
+  std::string out = absl::StrCat(
+      "/* Memory plan of ", CommentText(name),
+      ", written by memplan: one plan for every value of the dims.\n",
+      " * Planner ", CommentText(plan.planner), "; one pool.\n");
+  for (const auto& [dim, range] : problem.dims) {
+    absl::StrAppend(&out, " * dim ", CommentText(dim), ": ", RangeText(range),
+                    "\n");
+  }
+  if (cut.empty()) {
+    absl::StrAppend(&out, " * One bucket: the same expressions over the "
+                          "whole ranges.\n");
+  } else {
+    absl::StrAppend(&out, " * ", plan.buckets.size(), " buckets, cut on ",
+                    CommentText(cut), ":");
+    for (const SymbolicBucket& b : plan.buckets) {
+      absl::StrAppend(&out, " ", RangeText(b.dims.at(cut)));
+    }
+    absl::StrAppend(&out, "\n");
+  }
+  for (const SymbolicBucket& b : plan.buckets) {
+    absl::StrAppend(&out, " * peak",
+                    cut.empty() ? std::string()
+                                : absl::StrCat(" on ", CommentText(cut), " in ",
+                                               RangeText(b.dims.at(cut))),
+                    ": ", CommentText(b.plan.peak.ToString()), "\n");
+  }
+  absl::StrAppend(
+      &out,
+      " * The macros take the dims in this order and hold for values inside "
+      "the\n * ranges only; int64_t arithmetic. Offsets are bytes from the "
+      "arena's base;\n * -1: not planned (the runtime places it). */\n",
+      "#ifndef ", guard, "\n#define ", guard, "\n\n#include <stdint.h>\n\n");
+  std::set<std::string> used;
+  auto unique = [&](const std::string& base) {
+    std::string id = base;
+    for (int k = 2; !used.insert(id).second; ++k) {
+      id = absl::StrCat(base, "_", k);
+    }
+    return id;
+  };
+  for (const auto& [dim, range] : problem.dims) {
+    const std::string id = absl::StrCat(prefix, "_DIM_", Identifier(dim));
+    absl::StrAppend(&out, "#define ", unique(id + "_MIN"), " INT64_C(",
+                    range.min, ")\n#define ", unique(id + "_MAX"),
+                    " INT64_C(", range.max, ")\n");
+  }
+  std::vector<DimExpr> peaks;
+  for (const SymbolicBucket& b : plan.buckets) peaks.push_back(b.plan.peak);
+  absl::StrAppendFormat(&out,
+                        "/* pool \"%s\": capacity %d (0: unbounded), "
+                        "alignment %d */\n#define %s(%s) %s\n\n",
+                        CommentText(problem.pool.name), problem.pool.capacity,
+                        problem.pool.alignment,
+                        unique(absl::StrCat(prefix, "_ARENA_SIZE")), params,
+                        by_bucket(peaks));
+  std::map<std::string, size_t> buffer_of;
+  for (size_t i = 0; i < problem.buffers.size(); ++i) {
+    for (const std::string& t : problem.buffers[i].tensors) buffer_of[t] = i;
+  }
+  for (const Tensor& tensor : graph.tensors) {
+    const std::string id =
+        unique(absl::StrCat(prefix, "_", Identifier(tensor.name)));
+    const std::string size = tensor.symbolic_size.has_value()
+                                 ? tensor.symbolic_size->ToString()
+                                 : absl::StrCat(tensor.size);
+    out += absl::StrCat("/* \"", CommentText(tensor.name), "\": ",
+                        std::string(TensorKindName(tensor.kind)), ", ",
+                        CommentText(size), " bytes, ");
+    auto it = buffer_of.find(tensor.name);
+    std::string offset_expr = "(INT64_C(-1))";
+    if (it == buffer_of.end()) {
+      absl::StrAppend(&out, "not planned */\n");
+    } else {
+      const SymbolicBuffer& b = problem.buffers[it->second];
+      absl::StrAppend(&out, "alive ",
+                      CommentText(LifetimeText(b.lifetime, &graph)));
+      if (b.tensors.size() > 1) {
+        absl::StrAppend(&out, ", shares buffer \"", CommentText(b.name), "\"");
+      }
+      absl::StrAppend(&out, " */\n");
+      std::vector<DimExpr> offsets;
+      for (const SymbolicBucket& bucket : plan.buckets) {
+        offsets.push_back(bucket.plan.offsets[it->second]);
+      }
+      offset_expr = by_bucket(offsets);
+    }
+    absl::StrAppend(&out, "#define ", unique(id + "_OFFSET"), "(", params,
+                    ") ", offset_expr, "\n");
   }
   absl::StrAppend(&out, "\n#endif  /* ", guard, " */\n");
   return out;

@@ -15,8 +15,10 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
 #include "base/planner_util.h"
 #include "base/status_macros.h"
 #include "memplan/formats.h"
@@ -54,19 +56,63 @@ absl::Status UnknownType(const std::string& path, const LoadOptions& options) {
                    absl::StrJoin(types, ", "), ")"));
 }
 
+// "seq [1, 2048], batch [1, 8]", or "none": the dims an error lists.
+std::string DeclaredDims(const DimRanges& dims) {
+  if (dims.empty()) return "none";
+  std::vector<std::string> names;
+  for (const auto& [name, range] : dims) {
+    names.push_back(absl::StrCat(name, " [", range.min, ", ", range.max, "]"));
+  }
+  return absl::StrJoin(names, ", ");
+}
+
+// The graph's dims narrowed to `ranges`, each inside its declared range.
+absl::Status NarrowDims(Graph& graph, const DimRanges& ranges,
+                        const DimValues& values) {
+  MEMPLAN_RETURN_IF_ERROR(ValidateDimRanges(ranges));
+  for (const auto& [name, range] : ranges) {
+    if (auto value = values.find(name); value != values.end()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "dim \"", name, "\" is given both a value (", value->second,
+          ") and a range [", range.min, ", ", range.max, "]"));
+    }
+    auto declared = graph.dims.find(name);
+    if (declared == graph.dims.end()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "dim \"", name, "\" is given a range, but the graph declares no "
+          "such dim (its dims: ", DeclaredDims(graph.dims), ")"));
+    }
+    if (range.min < declared->second.min || range.max > declared->second.max) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "dim \"", name, "\" is given the range [", range.min, ", ",
+          range.max, "], which is not inside its declared range [",
+          declared->second.min, ", ", declared->second.max, "]"));
+    }
+    declared->second = range;
+  }
+  return absl::OkStatus();
+}
+
 // A graph from the bytes of `path`: a graph JSON or an importer's format.
 absl::StatusOr<Graph> ParseGraphFile(const std::string& path,
                                      std::string_view bytes,
                                      const LoadOptions& options) {
+  absl::StatusOr<Graph> graph;
   if (const GraphImporter* importer = ImporterFor(path, options)) {
-    return importer->import(path, bytes);
+    graph = importer->import(path, bytes);  // its errors name the file
+    if (!graph.ok()) return graph.status();
+  } else {
+    if (!UncompressedName(path).ends_with(".json")) {
+      return UnknownType(path, options);
+    }
+    graph = ParseGraphJson(bytes);
+    if (!graph.ok()) return Named(path, graph.status());
+    // Symbolic sizes: the ranges options.dim_ranges narrows, the dims
+    // options.dims binds.
+    graph = ApplyDims(*std::move(graph), options.dims, options.dim_ranges);
+    if (!graph.ok()) return Named(path, graph.status());
   }
-  if (!UncompressedName(path).ends_with(".json")) return UnknownType(path, options);
-  absl::StatusOr<Graph> graph = ParseGraphJson(bytes);
-  if (!graph.ok()) return Named(path, graph.status());
-  // Symbolic sizes: the dims options.dims binds, then a concrete graph.
-  graph = BindDims(*std::move(graph), options.dims);
-  if (!graph.ok()) return Named(path, graph.status());
+  if (options.keep_symbolic) return graph;
   if (absl::Status concrete = CheckConcrete(*graph); !concrete.ok()) {
     return Named(path, concrete);
   }
@@ -151,6 +197,17 @@ absl::StatusOr<LoadedInput> BuildInput(ParsedInput parsed,
     return input;
   }
   Graph graph = *std::move(parsed.graph);
+  if (IsSymbolic(graph)) {  // LoadOptions::keep_symbolic: no problem yet
+    if (!reorder.empty()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "--reorder=", reorder, ": a graph with symbolic dims (",
+          DeclaredDims(graph.dims), ") is planned in its own op order"));
+    }
+    input.op_order.resize(graph.ops.size());
+    std::iota(input.op_order.begin(), input.op_order.end(), 0);
+    input.graph = std::move(graph);
+    return input;
+  }
   if (!reorder.empty()) {
     MEMPLAN_ASSIGN_OR_RETURN(input.op_order,
                              ComputeOpOrder(graph, reorder, build));
@@ -249,6 +306,52 @@ absl::StatusOr<LoadedInput> Load(const std::string& path,
     MEMPLAN_ASSIGN_OR_RETURN(ParsedInput parsed, ParseInput(path, options));
     return BuildInput(std::move(parsed), options.build, options.reorder);
   });
+}
+
+absl::StatusOr<Graph> ApplyDims(Graph graph, const DimValues& values,
+                                const DimRanges& ranges) {
+  MEMPLAN_RETURN_IF_ERROR(NarrowDims(graph, ranges, values));
+  return BindDims(graph, values);
+}
+
+absl::StatusOr<DimArguments> ParseDimArguments(
+    const std::vector<std::string>& arguments) {
+  DimArguments parsed;
+  for (const std::string& argument : arguments) {
+    const std::vector<std::string> parts = absl::StrSplit(argument, '=');
+    const std::vector<std::string> bounds =
+        parts.size() == 2 ? absl::StrSplit(parts[1], ':')
+                          : std::vector<std::string>{};
+    int64_t lo = 0;
+    int64_t hi = 0;
+    const bool named = parts.size() == 2 && !parts[0].empty();
+    if (named && bounds.size() == 1 && absl::SimpleAtoi(bounds[0], &lo) &&
+        lo >= 1) {
+      parsed.values[parts[0]] = lo;
+      continue;
+    }
+    if (!named || bounds.size() != 2 || !absl::SimpleAtoi(bounds[0], &lo) ||
+        !absl::SimpleAtoi(bounds[1], &hi) || lo < 0) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "--dim=", argument,
+          ": expected NAME=VALUE (VALUE >= 1) or NAME=MIN:MAX "
+          "(0 <= MIN <= MAX)"));
+    }
+    if (lo > hi) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--dim=", argument, ": the range's min ", lo,
+                       " is larger than its max ", hi));
+    }
+    parsed.ranges[parts[0]] = DimRange{.min = lo, .max = hi};
+  }
+  for (const auto& [name, range] : parsed.ranges) {
+    if (auto value = parsed.values.find(name); value != parsed.values.end()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "--dim: dim \"", name, "\" is given both a value (", value->second,
+          ") and a range (", range.min, ":", range.max, ")"));
+    }
+  }
+  return parsed;
 }
 
 absl::StatusOr<LoadedInput> LoadInput(const std::string& path,

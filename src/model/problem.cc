@@ -360,8 +360,26 @@ void ComputePlanStatistics(const Problem& problem, Plan& plan) {
   plan.lower_bound = LowerBound(problem);
   // Every plan's peak (the sum of its pools' heights) is at least the bytes
   // alive at any one step, so a plan at the lower bound is optimal, whoever
-  // made it.
-  if (plan.peak == plan.lower_bound) plan.proven_optimal = true;
+  // made it (across pools, when it also spills nothing it could keep).
+  if (AtTheBound(problem, plan)) plan.proven_optimal = true;
+}
+
+bool AtTheBound(const Problem& problem, const Plan& plan) {
+  if (plan.peak > plan.lower_bound || plan.peak > LowerBound(problem)) {
+    return false;
+  }
+  if (problem.pools.size() <= 1) return true;
+  for (const Assignment& a : plan.assignments) {
+    if (a.buffer < 0 ||
+        a.buffer >= static_cast<BufferId>(problem.buffers.size()) ||
+        problem.buffers[a.buffer].size == 0) {
+      continue;
+    }
+    for (PoolId p : AllowedPools(problem, a.buffer)) {
+      if (p < a.pool) return false;
+    }
+  }
+  return true;
 }
 
 std::vector<Bytes> PoolBytes(const Problem& problem, const Plan& plan) {
@@ -399,9 +417,10 @@ std::string DescribeBuffer(const Problem& problem, BufferId buffer) {
                       b.lifetime.start, ", ", b.lifetime.end, "))");
 }
 
-Plan StartAsPlanOf(Plan start, std::string_view planner) {
+Plan StartAsPlanOf(const Problem& problem, Plan start,
+                   std::string_view planner) {
   start.planner = std::string(planner);
-  start.proven_optimal = start.peak <= start.lower_bound;
+  start.proven_optimal = AtTheBound(problem, start);
   return start;
 }
 

@@ -31,6 +31,7 @@
 #include "onnx/defs/schema.h"
 #include "onnx/onnx_pb.h"
 #include "onnx/shape_arithmetic.h"
+#include "onnx/symbolic_import.h"
 
 namespace memplan {
 namespace {
@@ -536,6 +537,22 @@ absl::Status CheckNameLengths(const onnx::GraphProto& graph) {
   return absl::OkStatus();
 }
 
+// The graph of a parsed model at one binding of its dims.
+absl::StatusOr<Graph> ImportModel(onnx::ModelProto model,
+                                  const OnnxImportOptions& options,
+                                  OnnxImportStats* stats) {
+  try {
+    return Importer(model, options).Run(stats);
+  } catch (const std::bad_alloc&) {
+    return absl::ResourceExhaustedError(
+        "the ONNX model needs more memory than there is");
+  } catch (const std::exception& e) {
+    return absl::InternalError(absl::StrCat("ONNX import failed: ", e.what()));
+  } catch (...) {
+    return absl::InternalError("ONNX import failed");
+  }
+}
+
 absl::StatusOr<Graph> Import(std::string_view bytes,
                              const OnnxImportOptions& options,
                              OnnxImportStats* stats) {
@@ -550,16 +567,26 @@ absl::StatusOr<Graph> Import(std::string_view bytes,
         "not a valid ONNX model: it has no graph");
   }
   MEMPLAN_RETURN_IF_ERROR(CheckNameLengths(model.graph()));
-  try {
-    return Importer(model, options).Run(stats);
-  } catch (const std::bad_alloc&) {
-    return absl::ResourceExhaustedError(
-        "the ONNX model needs more memory than there is");
-  } catch (const std::exception& e) {
-    return absl::InternalError(absl::StrCat("ONNX import failed: ", e.what()));
-  } catch (...) {
-    return absl::InternalError("ONNX import failed");
+  if (options.dim_ranges.empty()) {
+    return ImportModel(std::move(model), options, stats);
   }
+  for (const auto& [name, range] : options.dim_ranges) {
+    if (auto value = options.dims.find(name); value != options.dims.end()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "dimension \"", name, "\" is given both a value (", value->second,
+          ") and a range [", range.min, ", ", range.max, "]"));
+    }
+  }
+  // Symbolic dims: concrete imports at several values of the ranged dims.
+  return internal::ImportOverRanges(
+      options.dim_ranges,
+      [&](const DimValues& values, OnnxImportStats* at_stats) {
+        OnnxImportOptions at = options;
+        at.dim_ranges.clear();
+        for (const auto& [name, value] : values) at.dims[name] = value;
+        return ImportModel(model, at, at_stats);
+      },
+      stats);
 }
 
 // Import() of the contents of the file `path`, its errors naming the file.

@@ -69,6 +69,9 @@ ABSL_FLAG(std::string, format, "",
 ABSL_FLAG(bool, shared_objects, false,
           "also plan with caffe2_greedy and caffe2_dp and print memonger's "
           "shared-object statistics (slow on large inputs)");
+ABSL_FLAG(std::vector<std::string>, at, {},
+          "NAME=VALUE: a symbolic graph's figures also at this value of the "
+          "dim (the other dims at their maxima); repeatable");
 
 namespace memplan::tool {
 namespace {
@@ -86,7 +89,8 @@ std::string CommandLineName(absl::string_view name) {
 // Flags whose repeated values accumulate (joined by commas) instead of the
 // last one winning.
 bool Accumulates(absl::string_view name) {
-  return name == "pool" || name == "option" || name == "dim";
+  return name == "pool" || name == "option" || name == "dim" ||
+         name == "at";
 }
 
 }  // namespace

@@ -104,5 +104,7 @@ ABSL_DECLARE_FLAG(std::vector<std::string>, planners);
 ABSL_DECLARE_FLAG(std::string, format);
 // stats.
 ABSL_DECLARE_FLAG(bool, shared_objects);
+// Symbolic graphs: values to evaluate at.
+ABSL_DECLARE_FLAG(std::vector<std::string>, at);
 
 #endif  // MEMPLAN_TOOLS_MEMPLAN_FLAGS_H_

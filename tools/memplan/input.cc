@@ -2,15 +2,12 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <map>
 
 #include "absl/flags/flag.h"
 #include "absl/status/status.h"
 #include "absl/strings/match.h"
-#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "absl/strings/str_split.h"
 #include "flags.h"
 #include "memplan/memplan.h"
 #include "memplan/reorder.h"
@@ -21,7 +18,8 @@
 // ONNX inputs (read when memplan is built with the ONNX importer).
 ABSL_FLAG(std::vector<std::string>, dim, {},
           "NAME=VALUE: the value of a symbolic dimension (a graph JSON's "
-          "\"dims\", an ONNX dim_param); repeatable");
+          "\"dims\", an ONNX dim_param); NAME=MIN:MAX: its range (narrows a "
+          "graph JSON's; keeps an ONNX dim_param symbolic); repeatable");
 ABSL_FLAG(
     std::string, onnx_views, "alias",
     "alias|copy: ONNX inputs: Reshape, Flatten, Squeeze, Unsqueeze and "
@@ -66,20 +64,9 @@ BuildOptions BuildOptionsFromFlags() {
 
 namespace {
 
-// The bindings of --dim.
-absl::StatusOr<std::map<std::string, int64_t>> DimsFromFlags() {
-  std::map<std::string, int64_t> dims;
-  for (const std::string& binding : absl::GetFlag(FLAGS_dim)) {
-    std::vector<std::string> parts = absl::StrSplit(binding, '=');
-    int64_t value = 0;
-    if (parts.size() != 2 || parts[0].empty() ||
-        !absl::SimpleAtoi(parts[1], &value) || value < 1) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "--dim=", binding, ": expected NAME=VALUE with VALUE >= 1"));
-    }
-    dims[parts[0]] = value;
-  }
-  return dims;
+// The values and ranges of --dim.
+absl::StatusOr<DimArguments> DimsFromFlags() {
+  return ParseDimArguments(absl::GetFlag(FLAGS_dim));
 }
 
 absl::Status CheckOnnxFlags() {
@@ -100,9 +87,10 @@ absl::Status CheckOnnxFlags() {
 // The flags' ONNX importer, with the importer's counts into `stats`.
 absl::StatusOr<GraphImporter> OnnxImporterFromFlags(OnnxImportStats* stats) {
   OnnxImportOptions options;
-  absl::StatusOr<std::map<std::string, int64_t>> dims = DimsFromFlags();
+  absl::StatusOr<DimArguments> dims = DimsFromFlags();
   if (!dims.ok()) return dims.status();
-  options.dims = *dims;
+  options.dims = dims->values;
+  options.dim_ranges = dims->ranges;
   options.views = absl::GetFlag(FLAGS_onnx_views) == "copy" ? OnnxViews::kCopy
                                                             : OnnxViews::kAlias;
   const std::string inplace = absl::GetFlag(FLAGS_onnx_inplace);
@@ -169,10 +157,13 @@ absl::StatusOr<LoadOptions> ToolLoadOptions(const std::string& path,
   load.build = options;
   load.reorder = reorder;
   load.read = ReadOptionsFromFlags();
-  absl::StatusOr<std::map<std::string, int64_t>> dims = DimsFromFlags();
+  absl::StatusOr<DimArguments> dims = DimsFromFlags();
   if (!dims.ok()) return dims.status();
   // Graph JSON binds its dims here; an ONNX model's importer binds its own.
-  if (!absl::EndsWith(path, ".onnx")) load.dims = *std::move(dims);
+  if (!absl::EndsWith(path, ".onnx")) {
+    load.dims = std::move(dims->values);
+    load.dim_ranges = std::move(dims->ranges);
+  }
 #ifdef MEMPLAN_HAVE_ONNX
   // The --onnx-* flags matter to ONNX models only; the importer
   // is there for any other path too, so that an unknown type's error names

@@ -10,6 +10,9 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
 #include "commands.h"
 #include "input.h"
 #include "progress.h"
@@ -18,6 +21,8 @@
 #include "memplan/memplan.h"
 #include "memplan/report.h"
 #include "memplan/report_html.h"
+#include "memplan/symbolic.h"
+#include "symbolic_input.h"
 
 ABSL_FLAG(std::string, html, "",
           "FILE: write the interactive report there (one self-contained HTML "
@@ -77,6 +82,99 @@ absl::StatusOr<bool> IsCsvPlan(const std::string& path) {
   return csv->plan.has_value();
 }
 
+// The report of a graph with symbolic dims: its symbolic plan
+// (PlanSymbolicMemory), one plan for every value of the dims, shown at the
+// values of --dim, the other dims at their maxima.
+absl::Status RunSymbolic(const Arguments& args, const Graph& graph) {
+  if (args.Given("reorder")) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--reorder: graph \"", graph.name, "\" has symbolic dims (",
+        RangesText(graph.dims), "), planned in its own op order"));
+  }
+  absl::StatusOr<DimValues> given = DimFlagValues();
+  if (!given.ok()) return given.status();
+  if (absl::Status s = CheckDimValues(graph.dims, *given); !s.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat("--dim: ", s.message()));
+  }
+  DimValues values = *given;
+  std::vector<std::string> at_max;
+  for (const auto& [name, range] : graph.dims) {
+    if (values.emplace(name, range.max).second) at_max.push_back(name);
+  }
+  SymbolicPlanMemoryOptions options;
+  options.build = BuildOptionsFromFlags();
+  const absl::Time start = absl::Now();
+  absl::StatusOr<SymbolicGraphPlan> plan = PlanSymbolicMemory(graph, options);
+  if (!plan.ok()) return plan.status();
+  absl::StatusOr<GraphPlan> at = plan->At(graph, values);
+  if (!at.ok()) return at.status();
+  // The time planned is that of the whole range's plan.
+  at->plan.wall_time = absl::Now() - start;
+  absl::StatusOr<Graph> bound = BindDims(graph, values);
+  if (!bound.ok()) return bound.status();
+  const SymbolicBucket* bucket = plan->Find(values);
+  absl::StatusOr<SymbolicBound> lower = SymbolicLowerBound(plan->problem);
+  if (!lower.ok()) return lower.status();
+  absl::StatusOr<SymbolicPlan> upper = PlanSymbolicUpperBound(plan->problem);
+  if (!upper.ok()) return upper.status();
+  absl::StatusOr<int64_t> arena = bucket->plan.peak.Evaluate(values);
+  absl::StatusOr<Bytes> lb = lower->Evaluate(values);
+  absl::StatusOr<int64_t> baseline = upper->peak.Evaluate(values);
+  for (const absl::Status& s : {arena.status(), lb.status(),
+                                baseline.status()}) {
+    if (!s.ok()) return s;
+  }
+  absl::StatusOr<PlanReport> report =
+      AnalyzePlan(at->problem, at->plan, &*bound);
+  if (!report.ok()) return report.status();
+  auto ratio = [&](int64_t bytes) {
+    return *lb > 0 ? absl::StrFormat("%.3f", static_cast<double>(bytes) / *lb)
+                   : std::string("-");
+  };
+  std::string head = absl::StrCat("symbolic plan of \"", graph.name,
+                                  "\", one plan valid for every value of ",
+                                  RangesText(plan->problem.dims), ": ");
+  if (plan->buckets.size() == 1) {
+    absl::StrAppend(&head, "one bucket, the same offsets over the whole "
+                           "range\n");
+  } else {
+    std::vector<std::string> ranges;
+    for (const SymbolicBucket& b : plan->buckets) {
+      ranges.push_back(RangesText(b.dims));
+    }
+    absl::StrAppend(&head, plan->buckets.size(), " buckets (",
+                    absl::StrJoin(ranges, "; "), "), this value in ",
+                    RangesText(bucket->dims), "\n");
+  }
+  absl::StrAppend(&head, "shown at ", ValuesText(values));
+  if (!at_max.empty()) {
+    absl::StrAppend(&head, " (", absl::StrJoin(at_max, ", "),
+                    at_max.size() == 1 ? " at its" : " at their",
+                    " maximum; --dim NAME=VALUE for another value)");
+  }
+  absl::StrAppend(
+      &head, "\narena there: ", *arena, " bytes, the bucket's peak ",
+      bucket->plan.peak.ToString(), " (", ratio(*arena),
+      " x the lower bound ", *lb, "); the upper-bound plan (planned at the "
+      "maxima, used at every value): ", *baseline, " bytes (", ratio(*baseline),
+      " x)\n\n");
+  const std::string path = absl::GetFlag(FLAGS_html);
+  if (path.empty()) {
+    std::cout << head << FormatTextReport(*report);
+    return absl::OkStatus();
+  }
+  HtmlReportInput html;
+  const std::string& name = args.positional[0];
+  html.title = name.substr(name.rfind('/') + 1);
+  html.plans.push_back(*std::move(report));
+  if (absl::Status s = WriteFile(path, RenderHtmlReport(html)); !s.ok()) {
+    return s;
+  }
+  std::cerr << head << path << ": " << PlanSummary(at->problem, at->plan)
+            << "\n";
+  return absl::OkStatus();
+}
+
 absl::Status Run(const Arguments& args) {
   absl::StatusOr<LoadedInput> input;
   BuildOptions build = BuildOptionsFromFlags();
@@ -84,6 +182,14 @@ absl::Status Run(const Arguments& args) {
   HtmlReportInput html;
   absl::StatusOr<bool> own_plan = IsCsvPlan(args.positional[0]);
   if (!own_plan.ok()) return own_plan.status();
+  // A symbolic graph, with no PLAN and no planner named: its symbolic plan.
+  if (args.positional.size() == 1 && !*own_plan && !args.Given("planner") &&
+      !args.Given("planners") && !args.Given("option")) {
+    absl::StatusOr<std::optional<Graph>> symbolic =
+        ReadSymbolicGraph(args.positional[0], {});
+    if (!symbolic.ok()) return symbolic.status();
+    if (symbolic->has_value()) return RunSymbolic(args, **symbolic);
+  }
   if (args.positional.size() == 2 || *own_plan) {
     // INPUT as PLAN was made of it, as verify reads it.
     absl::StatusOr<PlanFile> file =
@@ -209,7 +315,11 @@ Command ReportCommand() {
           "over time, in 100 columns. With --html=FILE writes one "
           "self-contained interactive page instead: the placement of every "
           "buffer (hover for its tensors, zoom, pan), the live bytes against "
-          "the peak and the lower bound, pools and fragmentation.",
+          "the peak and the lower bound, pools and fragmentation. A graph "
+          "with symbolic dims (no PLAN, no planner named) shows its symbolic "
+          "plan, one plan valid over the dims' ranges, at the values of "
+          "--dim (the other dims at their maxima), beside the lower bound "
+          "and the upper-bound plan there.",
       .min_positional = 1,
       .max_positional = 2,
       .check = &Check,

@@ -1,14 +1,22 @@
 // memplan stats: the figures of a problem, without planning it.
 
+#include <algorithm>
 #include <iostream>
+#include <optional>
+#include <string>
+#include <vector>
 
 #include "absl/flags/flag.h"
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_replace.h"
 #include "commands.h"
 #include "input.h"
 #include "memplan/memplan.h"
 #include "memplan/problem.h"
 #include "memplan/reorder.h"
+#include "memplan/symbolic.h"
+#include "symbolic_input.h"
 
 namespace memplan::tool {
 namespace {
@@ -34,7 +42,122 @@ void PrintSharedObjects(const Problem& problem) {
   }
 }
 
+// Columns padded to their widest cell, the first left-aligned.
+std::string Table(const std::vector<std::vector<std::string>>& rows) {
+  std::vector<size_t> width;
+  for (const auto& row : rows) {
+    width.resize(std::max(width.size(), row.size()), 0);
+    for (size_t c = 0; c < row.size(); ++c) {
+      width[c] = std::max(width[c], row[c].size());
+    }
+  }
+  std::string out;
+  for (const auto& row : rows) {
+    for (size_t c = 0; c < row.size(); ++c) {
+      const std::string pad(width[c] - row[c].size(), ' ');
+      absl::StrAppend(&out, c > 0 ? "  " : "", c > 0 ? pad : "", row[c],
+                      c == 0 ? pad : "");
+    }
+    out += "\n";
+  }
+  return out;
+}
+
+// A graph with dims left unbound: its figures as functions of the dims,
+// and their values at the ranges' ends and at --at's values.
+absl::Status RunSymbolic(const Arguments& args, const Graph& graph) {
+  for (const char* flag : {"reorder", "shared_objects"}) {
+    if (args.Given(flag)) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "--", absl::StrReplaceAll(flag, {{"_", "-"}}), ": graph \"",
+          graph.name, "\" has symbolic dims (", RangesText(graph.dims),
+          "); bind them with --dim NAME=VALUE to use it"));
+    }
+  }
+  absl::StatusOr<SymbolicProblem> problem =
+      BuildSymbolicProblem(graph, BuildOptionsFromFlags());
+  if (!problem.ok()) return problem.status();
+  absl::StatusOr<std::vector<DimValues>> points =
+      EvaluationPoints(problem->dims);
+  if (!points.ok()) return points.status();
+  absl::StatusOr<DimExpr> naive = SymbolicNaiveTotal(*problem);
+  if (!naive.ok()) return naive.status();
+  absl::StatusOr<SymbolicBound> bound = SymbolicLowerBound(*problem);
+  if (!bound.ok()) return bound.status();
+  std::cout << "symbolic dims: " << RangesText(problem->dims) << "\n"
+            << "ops: " << graph.ops.size() << "\n"
+            << "tensors: " << graph.tensors.size() << "\n"
+            << "planned buffers: " << problem->buffers.size() << "\n"
+            << "explicit conflicts: " << problem->conflicts.size() << "\n"
+            << absl::StrFormat("pool %s: capacity %s, alignment %d\n",
+                               problem->pool.name,
+                               problem->pool.capacity > 0
+                                   ? absl::StrCat(problem->pool.capacity)
+                                   : std::string("unbounded"),
+                               problem->pool.alignment)
+            << "naive total: " << naive->ToString()
+            << " (the buffers' sizes, each reserved for every value)\n";
+  // The table's rows: values, figures, and the piece that gives the bound.
+  std::vector<std::vector<std::string>> rows(1);
+  for (const auto& [name, range] : problem->dims) rows[0].push_back(name);
+  for (const char* title : {"naive total", "lower bound", "at step"}) {
+    rows[0].push_back(title);
+  }
+  std::vector<bool> shown(bound->pieces.size(), false);
+  for (const DimValues& at : *points) {
+    std::vector<std::string> row;
+    for (const auto& [name, value] : at) row.push_back(absl::StrCat(value));
+    absl::StatusOr<int64_t> total = naive->Evaluate(at);
+    absl::StatusOr<Bytes> lb = bound->Evaluate(at);
+    absl::StatusOr<int> piece = bound->Largest(at);
+    if (!total.ok()) return total.status();
+    if (!lb.ok()) return lb.status();
+    if (!piece.ok()) return piece.status();
+    row.push_back(absl::StrCat(*total));
+    row.push_back(absl::StrCat(*lb));
+    row.push_back(*piece < 0 ? std::string("-")
+                             : absl::StrCat(bound->pieces[*piece].step));
+    if (*piece >= 0) shown[*piece] = true;
+    rows.push_back(std::move(row));
+  }
+  // The pieces that give the bound at a value of the table, then the
+  // others by their value at the maxima, up to kShown in all.
+  constexpr size_t kShown = 8;
+  size_t count = std::count(shown.begin(), shown.end(), true);
+  for (size_t i = 0; i < shown.size() && count < kShown; ++i) {
+    if (!shown[i]) {
+      shown[i] = true;
+      ++count;
+    }
+  }
+  std::cout << "lower bound: the largest of " << bound->pieces.size()
+            << (bound->pieces.size() == 1 ? " polynomial" : " polynomials")
+            << ", the bytes alive at one step (those no other step's is "
+               "proven to exceed everywhere):\n";
+  for (size_t i = 0; i < bound->pieces.size(); ++i) {
+    if (!shown[i]) continue;
+    const SymbolicLowerBoundPiece& p = bound->pieces[i];
+    std::cout << "  step " << p.step;
+    if (p.step >= 0 && p.step < static_cast<Step>(graph.ops.size())) {
+      std::cout << " (" << graph.ops[p.step].name << ")";
+    }
+    std::cout << ": " << p.bytes.ToString() << "\n";
+  }
+  if (count < bound->pieces.size()) {
+    std::cout << "  and " << bound->pieces.size() - count
+              << " more, none the largest at the values below\n";
+  }
+  std::cout << Table(rows);
+  return absl::OkStatus();
+}
+
 absl::Status Run(const Arguments& args) {
+  absl::StatusOr<DimValues> dims = DimFlagValues();
+  if (!dims.ok()) return dims.status();
+  absl::StatusOr<std::optional<Graph>> symbolic =
+      ReadSymbolicGraph(args.positional[0], *dims);
+  if (!symbolic.ok()) return symbolic.status();
+  if (symbolic->has_value()) return RunSymbolic(args, **symbolic);
   std::string import_report;
   absl::StatusOr<LoadedInput> input =
       LoadToolInput(args.positional[0], &import_report);
@@ -104,7 +227,11 @@ Command StatsCommand() {
           "bytes, see --reorder; with --reorder=optimal whether the order is "
           "proven optimal, the bound the search proved and the work it "
           "counted). It plans nothing "
-          "unless --shared-objects asks for memonger's statistics.",
+          "unless --shared-objects asks for memonger's statistics. For a "
+          "graph with symbolic dims that --dim leaves unbound, the naive "
+          "total and the lower bound as functions of the dims (the bound is "
+          "the largest of a few step polynomials) and their values at the "
+          "ranges' ends and at each --at NAME=VALUE.",
       .min_positional = 1,
       .max_positional = 1,
       .check = &Check,
@@ -112,6 +239,7 @@ Command StatsCommand() {
   };
   command.flags = InputFlags();
   command.flags.push_back("shared_objects");
+  command.flags.push_back("at");
   return command;
 }
 

@@ -1,0 +1,174 @@
+"""Symbolic graphs in Python: Graph.dims and Tensor.symbolic_size, a plan
+made once for a whole range (plan_symbolic), its buckets, and plan.at(N), an
+ordinary plan that the verifier accepts for the graph bound to N, at every
+N of a small range; errors name the dim and the value."""
+
+import json
+
+import pytest
+
+import memplan
+
+
+def attention_like(max_seq=64, layers=2):
+    """Per layer: x (64*seq) -> scores (16*seq*seq) -> y (64*seq), plus a
+    constant-sized weight-like scratch: one family linear, one quadratic."""
+    tensors = [memplan.Tensor("x0", "64*seq", kind="input")]
+    ops = []
+    for i in range(layers):
+        last = i == layers - 1
+        tensors += [memplan.Tensor(f"s{i}", "16*seq*seq"),
+                    memplan.Tensor(f"w{i}", 4096),
+                    memplan.Tensor(f"x{i + 1}", "64*seq",
+                                   kind="output" if last else "activation")]
+        ops += [memplan.Op(f"score{i}", [f"x{i}"], [f"s{i}", f"w{i}"]),
+                memplan.Op(f"mix{i}", [f"s{i}", f"x{i}", f"w{i}"],
+                           [f"x{i + 1}"])]
+    graph = memplan.Graph(name="attn", tensors=tensors, ops=ops)
+    graph.dims = {"seq": (1, max_seq)}
+    return graph
+
+
+def test_graph_dims_and_symbolic_sizes_round_trip():
+    graph = attention_like()
+    assert graph.dims == {"seq": (1, 64)}
+    assert memplan.is_symbolic(graph)
+    s0 = next(t for t in graph.tensors if t.name == "s0")
+    assert s0.symbolic_size == "16*seq*seq" and s0.size == 0
+    w0 = next(t for t in graph.tensors if t.name == "w0")
+    assert w0.symbolic_size is None and w0.size == 4096
+    data = graph.to_dict()
+    assert data["dims"] == {"seq": {"min": 1, "max": 64}}
+    assert {t["name"]: t["size"] for t in data["tensors"]}["s0"] == \
+        "16*seq*seq"
+    again = memplan.graph_from_dict(json.loads(json.dumps(data)))
+    assert again == graph
+    # Set on a tensor of a concrete graph, and removed again.
+    t = memplan.Tensor("t", 128)
+    t.symbolic_size = "8*batch + 8"
+    assert t.symbolic_size == "8*batch + 8" and t.size == 0
+    t.symbolic_size = None
+    assert t.symbolic_size is None
+    plain = memplan.Graph(name="plain", tensors=[memplan.Tensor("a", 8)])
+    assert plain.dims == {} and not memplan.is_symbolic(plain)
+
+
+def test_bind_dims_gives_the_concrete_graph():
+    bound = memplan.bind_dims(attention_like(), seq=5)
+    assert bound.dims == {} and not memplan.is_symbolic(bound)
+    sizes = {t.name: t.size for t in bound.tensors}
+    assert sizes["s0"] == 16 * 25 and sizes["x1"] == 64 * 5
+    assert sizes["w0"] == 4096
+    plan = memplan.plan(bound, "greedy_by_size", alignment=64)
+    memplan.verify(bound, plan)
+
+
+def test_plan_of_a_symbolic_graph_points_to_plan_symbolic():
+    with pytest.raises(memplan.DimError,
+                       match=r"dims seq: bind.*seq=N.*plan_symbolic"):
+        memplan.plan(attention_like())
+
+
+@pytest.mark.parametrize("max_buckets", [1, 4])
+def test_plan_at_every_value_is_an_ordinary_verified_plan(max_buckets):
+    graph = attention_like(max_seq=64)
+    plan = memplan.plan_symbolic(graph, max_buckets=max_buckets,
+                                 alignment=64)
+    assert isinstance(plan, memplan.SymbolicPlan)
+    assert plan.dims == {"seq": (1, 64)}
+    plan.verify()
+    buckets = plan.buckets
+    assert 1 <= len(buckets) <= max_buckets
+    # The buckets cover [1, 64] in order, without gaps.
+    ranges = [b["dims"]["seq"] for b in buckets]
+    assert ranges[0][0] == 1 and ranges[-1][1] == 64
+    for (_, hi), (lo, _) in zip(ranges, ranges[1:]):
+        assert lo == hi + 1
+    buffers = {b["name"] for b in plan.buffers}
+    for b in buckets:
+        assert set(b["offsets"]) == buffers
+        assert "seq" in b["peak"]
+    for seq in range(1, 65):
+        at = plan.at(seq=seq)
+        assert isinstance(at, memplan.PlanResult)
+        bound = memplan.bind_dims(graph, seq=seq)
+        memplan.verify(bound, at)
+        assert plan.peak(seq=seq) >= at.peak
+        assert at.peak >= plan.lower_bound(seq=seq)
+        # Every tensor of the bound graph is placed at its bucket's offset.
+        bucket = plan.bucket(seq=seq)
+        assert lo_hi_holds(bucket["dims"]["seq"], seq)
+        for name, (_, offset) in at.tensors.items():
+            if name in bucket["offsets"]:
+                assert offset == evaluate(bucket["offsets"][name], seq)
+    # The quadratic scores and the linear activations both fit near the
+    # bound at the range's ends.
+    assert plan.peak(seq=64) <= 1.05 * plan.lower_bound(seq=64)
+    assert plan.peak(seq=1) <= 1.05 * plan.lower_bound(seq=1)
+
+
+def lo_hi_holds(range_, value):
+    return range_[0] <= value <= range_[1]
+
+
+def evaluate(expression, seq):
+    """A DimExpr text ("32*seq*seq - 32*seq + 64") at seq, read here
+    independently of the library."""
+    total = 0
+    for sign, term in split_terms(expression):
+        value = 1
+        for factor in term.split("*"):
+            value *= seq if factor.strip() == "seq" else int(factor)
+        total += sign * value
+    return total
+
+
+def split_terms(expression):
+    expression = expression.replace(" ", "")
+    terms, sign, current = [], 1, ""
+    for ch in expression:
+        if ch in "+-" and current:
+            terms.append((sign, current))
+            sign, current = (1 if ch == "+" else -1), ""
+        elif ch == "-" and not current:
+            sign = -sign
+        else:
+            current += ch
+    terms.append((sign, current))
+    return terms
+
+
+def test_bad_values_are_dim_errors_naming_them():
+    plan = memplan.plan_symbolic(attention_like(), alignment=64)
+    cases = [({"seq": 0}, r'"seq".*0.*\[1, 64\]'),
+             ({"seq": 65}, r'"seq".*65.*\[1, 64\]'),
+             ({}, r'no value for dim "seq"'),
+             ({"seq": 3, "batch": 2}, r'"batch"'),
+             ({"seq": "8"}, r'"seq".*int')]
+    for values, message in cases:
+        for call in (plan.at, plan.peak, plan.lower_bound):
+            with pytest.raises(memplan.DimError, match=message) as caught:
+                call(**values)
+            assert isinstance(caught.value, memplan.Error)
+            assert isinstance(caught.value, ValueError)
+    with pytest.raises(memplan.DimError, match='"seq".*\\[9, 2\\]'):
+        attention_like().dims = {"seq": (9, 2)}
+    with pytest.raises(memplan.DimError, match='tensor "y".*"4\\*seq\\+"'):
+        memplan.Tensor("y", "4*seq+")
+    with pytest.raises(memplan.DimError, match='"seq".*outside'):
+        memplan.bind_dims(attention_like(), seq=100)
+
+
+def test_undeclared_dim_and_concrete_graph_are_refused():
+    graph = attention_like()
+    graph.dims = {"batch": (1, 4)}  # the sizes use seq, undeclared now
+    with pytest.raises(memplan.DimError, match="seq"):
+        memplan.plan_symbolic(graph)
+    plain = memplan.Graph(name="plain", tensors=[
+        memplan.Tensor("a", 8, kind="input"),
+        memplan.Tensor("b", 8, kind="output")],
+        ops=[memplan.Op("f", ["a"], ["b"])])
+    with pytest.raises(memplan.DimError, match="no symbolic dims"):
+        memplan.plan_symbolic(plain)
+    with pytest.raises(memplan.DimError, match="max_buckets"):
+        memplan.plan_symbolic(attention_like(), max_buckets=0)

@@ -1,0 +1,375 @@
+// ImportOverRanges (symbolic_import.h): concrete imports at a grid of dim
+// values, each size interpolated as a polynomial and checked at further
+// values, the structure required the same everywhere.
+
+#include "onnx/symbolic_import.h"
+
+#include <algorithm>
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "base/status_macros.h"
+#include "memplan/symbolic.h"
+
+namespace memplan::internal {
+namespace {
+
+// The ranged dims, in name order, with the points of each.
+struct Grid {
+  std::vector<std::string> names;
+  std::vector<int64_t> min;
+  std::vector<int64_t> max;
+  std::vector<int> points;  // interpolation points per dim: t = 0..points-1
+  std::vector<int64_t> stride;  // of dim d in a point's index (dim 0 lowest)
+  int64_t size = 1;  // points in all
+
+  int dims() const { return static_cast<int>(names.size()); }
+  // The box coordinates of point `index`.
+  std::vector<int64_t> Coordinates(int64_t index) const {
+    std::vector<int64_t> t(names.size());
+    for (int d = 0; d < dims(); ++d) {
+      t[d] = index / stride[d] % points[d];
+    }
+    return t;
+  }
+  DimValues Values(const std::vector<int64_t>& t) const {
+    DimValues values;
+    for (int d = 0; d < dims(); ++d) values[names[d]] = min[d] + t[d];
+    return values;
+  }
+  // The range is wider than its interpolation points: its degree is found
+  // by a vanishing difference, and further values are checked.
+  bool Sampled(int d) const { return max[d] - min[d] + 1 > points[d]; }
+};
+
+std::string Describe(const DimValues& values) {
+  std::vector<std::string> parts;
+  for (const auto& [name, value] : values) {
+    parts.push_back(absl::StrCat(name, "=", value));
+  }
+  return absl::StrJoin(parts, ", ");
+}
+
+// "--dim seq=VALUE" for each dim of `names`.
+std::string BindAdvice(const std::vector<std::string>& names) {
+  std::vector<std::string> flags;
+  for (const std::string& name : names) {
+    flags.push_back(absl::StrCat("--dim ", name, "=VALUE"));
+  }
+  return absl::StrCat("; bind ", names.size() == 1 ? "it" : "them", " with ",
+                      absl::StrJoin(flags, " "));
+}
+
+// The dims whose values differ between two bindings.
+std::vector<std::string> Differing(const DimValues& a, const DimValues& b) {
+  std::vector<std::string> names;
+  for (const auto& [name, value] : a) {
+    if (b.at(name) != value) names.push_back(name);
+  }
+  return names;
+}
+
+// The graph without its sizes and shapes: what must not depend on the dims.
+Graph Structure(Graph graph) {
+  for (Tensor& t : graph.tensors) {
+    t.size = 0;
+    t.shape.assign(t.shape.size(), 0);  // the rank stays
+  }
+  return graph;
+}
+
+// What differs between the structures `a` (at `at_a`) and `b` (at `at_b`),
+// naming the first op or tensor that does.
+absl::Status StructureChanged(const Graph& a, const DimValues& at_a,
+                              const Graph& b, const DimValues& at_b) {
+  std::string what;
+  if (a.ops.size() != b.ops.size()) {
+    what = absl::StrCat("it has ", a.ops.size(), " ops at ", Describe(at_a),
+                        " but ", b.ops.size(), " at ", Describe(at_b));
+  } else if (a.tensors.size() != b.tensors.size()) {
+    what = absl::StrCat("it has ", a.tensors.size(), " tensors at ",
+                        Describe(at_a), " but ", b.tensors.size(), " at ",
+                        Describe(at_b));
+  }
+  for (size_t i = 0; what.empty() && i < a.ops.size(); ++i) {
+    const Op& x = a.ops[i];
+    const Op& y = b.ops[i];
+    if (x == y) continue;
+    const char* part = x.inplace != y.inplace ? "in-place hints"
+                       : x.alias != y.alias   ? "view (alias) hints"
+                                              : "operands";
+    what = absl::StrCat("op \"", x.name, "\" (", x.type, ") has other ", part,
+                        " at ", Describe(at_b), " than at ", Describe(at_a));
+  }
+  for (size_t i = 0; what.empty() && i < a.tensors.size(); ++i) {
+    const Tensor& x = a.tensors[i];
+    const Tensor& y = b.tensors[i];
+    if (x == y) continue;
+    const std::string part =
+        x.shape.size() != y.shape.size()
+            ? absl::StrCat("rank ", y.shape.size(), " at ", Describe(at_b),
+                           " but ", x.shape.size(), " at ", Describe(at_a))
+            : absl::StrCat("another name, kind or type at ", Describe(at_b),
+                           " than at ", Describe(at_a));
+    what = absl::StrCat("tensor \"", x.name, "\" has ", part);
+  }
+  if (what.empty()) what = "its pools or conflicts differ";
+  const std::vector<std::string> dims = Differing(at_a, at_b);
+  return absl::InvalidArgumentError(absl::StrCat(
+      "the graph's structure changes with dim",
+      dims.size() == 1 ? " " : "s ", absl::StrJoin(dims, ", "), ": ", what,
+      BindAdvice(dims)));
+}
+
+// Imports at `values`, the error saying where.
+absl::StatusOr<Graph> ImportAtValues(const ImportAt& import,
+                                     const DimValues& values,
+                                     OnnxImportStats* stats) {
+  absl::StatusOr<Graph> graph = import(values, stats);
+  if (!graph.ok()) {
+    return absl::Status(graph.status().code(),
+                        absl::StrCat("at ", Describe(values), ": ",
+                                     graph.status().message()));
+  }
+  return graph;
+}
+
+int64_t Factorial(int k) {
+  int64_t f = 1;
+  for (int i = 2; i <= k; ++i) f *= i;
+  return f;
+}
+
+// The sizes of one tensor at every grid point, turned in place into its
+// coefficients in the binomial basis: forward differences along each dim.
+absl::Status ForwardDifferences(const Grid& grid, std::vector<int64_t>& a) {
+  for (int d = 0; d < grid.dims(); ++d) {
+    const int64_t s = grid.stride[d];
+    for (int64_t line = 0; line < grid.size; ++line) {
+      if (line / s % grid.points[d] != 0) continue;  // t_d = 0 only
+      for (int k = 1; k < grid.points[d]; ++k) {
+        for (int j = grid.points[d] - 1; j >= k; --j) {
+          int64_t& v = a[line + j * s];
+          if (__builtin_sub_overflow(v, a[line + (j - 1) * s], &v)) {
+            return absl::InvalidArgumentError("a size difference overflows");
+          }
+        }
+      }
+    }
+  }
+  return absl::OkStatus();
+}
+
+// The polynomial with binomial coefficients `c` (grid point k holds c_k):
+// sum of c_k * prod_d C(x_d - min_d, k_d), with integer coefficients.
+absl::StatusOr<DimExpr> Polynomial(const Grid& grid,
+                                   const std::vector<int64_t>& c,
+                                   const std::string& tensor) {
+  DimExpr sum;
+  for (int64_t index = 0; index < grid.size; ++index) {
+    if (c[index] == 0) continue;
+    const std::vector<int64_t> k = grid.Coordinates(index);
+    int64_t divisor = 1;
+    for (int d = 0; d < grid.dims(); ++d) divisor *= Factorial(k[d]);
+    if (c[index] % divisor != 0) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "tensor \"", tensor,
+          "\": its size is no polynomial with integer coefficients in dims ",
+          absl::StrJoin(grid.names, ", "), BindAdvice(grid.names)));
+    }
+    DimExpr term(c[index] / divisor);
+    for (int d = 0; d < grid.dims(); ++d) {
+      for (int64_t i = 0; i < k[d]; ++i) {
+        MEMPLAN_ASSIGN_OR_RETURN(
+            DimExpr factor,
+            Subtract(DimExpr::Dim(grid.names[d]), DimExpr(grid.min[d] + i)));
+        MEMPLAN_ASSIGN_OR_RETURN(term, Multiply(term, factor));
+      }
+    }
+    MEMPLAN_ASSIGN_OR_RETURN(sum, Add(sum, term));
+  }
+  return sum;
+}
+
+// The values of dim d checked after interpolation, besides its minimum: its
+// maximum and values in between, none of them an interpolation point. Fewer
+// with more dims, as their product is imported.
+std::vector<int64_t> CheckValues(const Grid& grid, int d) {
+  if (!grid.Sampled(d)) return {};
+  const int64_t lo = grid.min[d];
+  const int64_t hi = grid.max[d];
+  const int64_t mid = lo + (hi - lo) / 2;
+  std::vector<int64_t> candidates = {hi, mid, lo + grid.points[d]};
+  if (grid.dims() <= 2) {
+    candidates.push_back(hi - 1);
+  }
+  if (grid.dims() == 1) {
+    candidates.push_back(mid + 1);
+    candidates.push_back(lo + (hi - lo) / 3);
+  }
+  std::vector<int64_t> values;
+  for (int64_t v : candidates) {
+    if (v - lo >= grid.points[d] && v <= hi &&
+        std::find(values.begin(), values.end(), v) == values.end()) {
+      values.push_back(v);
+    }
+  }
+  std::sort(values.begin(), values.end());
+  return values;
+}
+
+}  // namespace
+
+absl::StatusOr<Graph> ImportOverRanges(const DimRanges& ranges,
+                                       const ImportAt& import,
+                                       OnnxImportStats* stats) {
+  MEMPLAN_RETURN_IF_ERROR(ValidateDimRanges(ranges));
+  if (static_cast<int>(ranges.size()) > kMaxRangedDims) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(ranges.size(), " dims are given ranges; at most ",
+                     kMaxRangedDims, " are supported (bind the others with "
+                                     "--dim NAME=VALUE)"));
+  }
+  Grid grid;
+  for (const auto& [name, range] : ranges) {
+    if (range.min < 1) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("dim \"", name, "\" has range [", range.min, ", ",
+                       range.max, "]; an ONNX dimension must be >= 1"));
+    }
+    grid.names.push_back(name);
+    grid.min.push_back(range.min);
+    grid.max.push_back(range.max);
+    grid.points.push_back(static_cast<int>(
+        std::min<int64_t>(kInterpolationPoints, range.max - range.min + 1)));
+    grid.stride.push_back(grid.size);
+    grid.size *= grid.points.back();
+  }
+
+  // The imports at the grid: the first is the structure and the shapes.
+  const DimValues at_min = grid.Values(grid.Coordinates(0));
+  MEMPLAN_ASSIGN_OR_RETURN(Graph first, ImportAtValues(import, at_min, stats));
+  const Graph structure = Structure(first);
+  const size_t n = first.tensors.size();
+  std::vector<std::vector<int64_t>> sizes(n, std::vector<int64_t>(grid.size));
+  std::vector<std::vector<bool>> varies(n);
+  for (size_t i = 0; i < n; ++i) {
+    varies[i].assign(first.tensors[i].shape.size(), false);
+  }
+  auto record = [&](const Graph& g, int64_t index, const DimValues& at) {
+    if (!(Structure(g) == structure)) {
+      return StructureChanged(structure, at_min, Structure(g), at);
+    }
+    for (size_t i = 0; i < n; ++i) {
+      const Tensor& t = g.tensors[i];
+      if (index >= 0) sizes[i][index] = t.size;
+      for (size_t d = 0; d < t.shape.size(); ++d) {
+        if (t.shape[d] != first.tensors[i].shape[d]) varies[i][d] = true;
+      }
+    }
+    return absl::OkStatus();
+  };
+  MEMPLAN_RETURN_IF_ERROR(record(first, 0, at_min));
+  for (int64_t index = 1; index < grid.size; ++index) {
+    const DimValues at = grid.Values(grid.Coordinates(index));
+    MEMPLAN_ASSIGN_OR_RETURN(Graph g, ImportAtValues(import, at, nullptr));
+    MEMPLAN_RETURN_IF_ERROR(record(g, index, at));
+  }
+
+  // Each size interpolated: degree at most kMaxImportDegree in each sampled
+  // dim, the difference past it zero.
+  Graph result = first;
+  result.dims = ranges;
+  for (size_t i = 0; i < n; ++i) {
+    Tensor& t = result.tensors[i];
+    std::vector<int64_t> c = sizes[i];
+    if (absl::Status s = ForwardDifferences(grid, c); !s.ok()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("tensor \"", t.name, "\": ", s.message()));
+    }
+    for (int d = 0; d < grid.dims(); ++d) {
+      if (!grid.Sampled(d)) continue;
+      for (int64_t index = 0; index < grid.size; ++index) {
+        if (c[index] == 0 ||
+            grid.Coordinates(index)[d] != grid.points[d] - 1) {
+          continue;
+        }
+        std::vector<std::string> seen;
+        for (int j = 0; j < grid.points[d]; ++j) {
+          seen.push_back(absl::StrCat(sizes[i][j * grid.stride[d]]));
+        }
+        return absl::InvalidArgumentError(absl::StrCat(
+            "tensor \"", t.name, "\": its size is no polynomial of degree <= ",
+            kMaxImportDegree, " in dim \"", grid.names[d], "\" (",
+            grid.names[d], " = ", grid.min[d], "..",
+            grid.min[d] + grid.points[d] - 1, " gives ",
+            absl::StrJoin(seen, ", "), " bytes)",
+            BindAdvice({grid.names[d]})));
+      }
+    }
+    MEMPLAN_ASSIGN_OR_RETURN(DimExpr size, Polynomial(grid, c, t.name));
+    if (size.IsConstant()) continue;  // the size it has everywhere
+    t.size = 0;
+    t.symbolic_size = std::move(size);
+  }
+  if (absl::Status valid = ValidateSymbolicSizes(result); !valid.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(valid.message(), BindAdvice(grid.names)));
+  }
+
+  // Fresh imports: the minimum and the check values of each dim, every
+  // combination but the all-minimum point.
+  std::vector<std::vector<int64_t>> values(grid.dims());
+  int64_t combinations = 1;
+  for (int d = 0; d < grid.dims(); ++d) {
+    values[d].push_back(grid.min[d]);
+    for (int64_t v : CheckValues(grid, d)) values[d].push_back(v);
+    combinations *= static_cast<int64_t>(values[d].size());
+  }
+  for (int64_t index = 1; index < combinations; ++index) {
+    DimValues at;
+    int64_t rest = index;
+    for (int d = 0; d < grid.dims(); ++d) {
+      const int64_t count = static_cast<int64_t>(values[d].size());
+      at[grid.names[d]] = values[d][rest % count];
+      rest /= count;
+    }
+    MEMPLAN_ASSIGN_OR_RETURN(Graph g, ImportAtValues(import, at, nullptr));
+    MEMPLAN_RETURN_IF_ERROR(record(g, -1, at));
+    for (size_t i = 0; i < n; ++i) {
+      const Tensor& t = result.tensors[i];
+      absl::StatusOr<int64_t> expected =
+          t.symbolic_size.has_value() ? t.symbolic_size->Evaluate(at)
+                                      : absl::StatusOr<int64_t>(t.size);
+      if (expected.ok() && *expected == g.tensors[i].size) continue;
+      const std::vector<std::string> dims = Differing(at_min, at);
+      return absl::InvalidArgumentError(absl::StrCat(
+          "tensor \"", t.name, "\": its size is ",
+          t.symbolic_size.has_value() ? t.symbolic_size->ToString()
+                                      : absl::StrCat(t.size),
+          " bytes at the values interpolated, but ", g.tensors[i].size,
+          " (not ",
+          expected.ok() ? absl::StrCat(*expected) : "representable",
+          ") at ", Describe(at),
+          ": it is no polynomial in dim", dims.size() == 1 ? " " : "s ",
+          absl::StrJoin(dims, ", "),
+          " (a division or a clamp in the shape computation?)",
+          BindAdvice(dims)));
+    }
+  }
+  // Shapes: -1 where a dim's value varied among the imports.
+  for (size_t i = 0; i < n; ++i) {
+    Tensor& t = result.tensors[i];
+    for (size_t d = 0; d < t.shape.size(); ++d) {
+      if (varies[i][d]) t.shape[d] = -1;
+    }
+  }
+  return result;
+}
+
+}  // namespace memplan::internal
