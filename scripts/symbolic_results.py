@@ -30,12 +30,14 @@ def main():
         ROOT, "bench/symbolic_results.md")
     dirs = [d for d in ("bench/data/symbolic_bundled", "bench/data/symbolic")
             if os.path.isdir(os.path.join(ROOT, d))]
-    command = [bench] + dirs
     commit = run(["git", "rev-parse", "--short", "HEAD"])
     load_before = run(["uptime"])
-    body = run(command)
+    body = ""
+    for alignment in (64, 16):
+        body += (f"## Alignment {alignment}\n\n" +
+                 run([bench, f"--alignment={alignment}"] + dirs) + "\n\n")
     load_after = run(["uptime"])
-    shown = " ".join(["symbolic_bench"] + dirs)
+    shown = " ".join(["symbolic_bench --alignment=64|16"] + dirs)
     with open(out, "w") as f:
         f.write(
             "# Symbolic plans: peak / lower bound over the sequence length\n\n"
@@ -49,9 +51,12 @@ def main():
             "baseline (the plan at the maximum, its peak used at every "
             "size). peak(s) is the plan's peak expression at s; LB(s) the "
             "lower bound of the graph bound to s, built as any graph "
-            "(alignment 64). Targets (issue 30): peak/LB <= 1.05 at every "
-            "listed s and <= 1.02 at 2048. Times are wall-clock on a shared "
-            "machine.\n\n" + body + "\n")
+            "at the run's alignment; \"reserved LB / LB\" is the worst lower "
+            "bound of the reserved sizes (every size rounded so that sums of "
+            "sizes stay aligned at every s, docs/symbolic.md) over LB(s), "
+            "which no symbolic plan goes below. Targets (issue 30): peak/LB "
+            "<= 1.05 at every listed s and <= 1.02 at the range's maximum. "
+            "Times are wall-clock on a shared machine.\n\n" + body)
     print(f"wrote {out}")
 
 
