@@ -86,7 +86,8 @@ std::string CommandLineName(absl::string_view name) {
 // Flags whose repeated values accumulate (joined by commas) instead of the
 // last one winning.
 bool Accumulates(absl::string_view name) {
-  return name == "pool" || name == "option" || name == "dim";
+  return name == "pool" || name == "option" || name == "dim" ||
+         name == "at";
 }
 
 }  // namespace

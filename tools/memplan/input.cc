@@ -64,9 +64,6 @@ BuildOptions BuildOptionsFromFlags() {
   return options;
 }
 
-namespace {
-
-// The bindings of --dim.
 absl::StatusOr<std::map<std::string, int64_t>> DimsFromFlags() {
   std::map<std::string, int64_t> dims;
   for (const std::string& binding : absl::GetFlag(FLAGS_dim)) {
@@ -81,6 +78,8 @@ absl::StatusOr<std::map<std::string, int64_t>> DimsFromFlags() {
   }
   return dims;
 }
+
+namespace {
 
 absl::Status CheckOnnxFlags() {
   const std::string views = absl::GetFlag(FLAGS_onnx_views);
@@ -191,7 +190,8 @@ absl::StatusOr<LoadOptions> ToolLoadOptions(const std::string& path,
 #endif
 }
 
-// The flags of InputFlags() that a plan file records (not the ONNX ones).
+}  // namespace
+
 bool AnyBuildFlagGiven(const Arguments& args) {
   for (const char* name :
        {"alignment", "plan_constants", "plan_inputs", "plan_outputs", "pool",
@@ -200,8 +200,6 @@ bool AnyBuildFlagGiven(const Arguments& args) {
   }
   return false;
 }
-
-}  // namespace
 
 absl::StatusOr<LoadedInput> LoadToolInput(const std::string& path,
                                           const BuildOptions& options,

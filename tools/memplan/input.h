@@ -4,6 +4,8 @@
 #ifndef MEMPLAN_TOOLS_MEMPLAN_INPUT_H_
 #define MEMPLAN_TOOLS_MEMPLAN_INPUT_H_
 
+#include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -50,6 +52,13 @@ absl::StatusOr<PlanInput> LoadInputOfPlan(const std::string& path,
 // A plan of `problem` from the plan file: errors in a CSV plan name the file.
 absl::StatusOr<Plan> ParseToolPlan(const PlanFile& plan,
                                    const Problem& problem);
+
+// The bindings of --dim, by dim name.
+absl::StatusOr<std::map<std::string, int64_t>> DimsFromFlags();
+
+// Whether a flag of InputFlags() that a plan file records (not the ONNX
+// ones) is given.
+bool AnyBuildFlagGiven(const Arguments& args);
 
 // Usage errors of the input flags (an unknown --reorder name), checked before
 // any input is read. `placed`: --reorder=placed (kPlacedOrdering) is valid,
