@@ -337,6 +337,52 @@ TEST(SymbolicToolTest, PlansWithBucketsOnATransformer) {
   EXPECT_EQ(run.exit_code, 0) << run.output;
 }
 
+// Two dims, one of them bound by --dim: a plan over the other.
+constexpr char kTwoDims[] = R"({"format": "memplan-graph-v1", "name": "two",
+ "dims": {"batch": {"min": 1, "max": 8}, "seq": {"min": 1, "max": 64}},
+ "tensors": [{"name": "x", "size": "64*batch*seq", "kind": "input"},
+             {"name": "h", "size": "128*batch*seq"},
+             {"name": "s", "size": "4*batch*seq*seq"},
+             {"name": "out", "size": "64*batch", "kind": "output"}],
+ "ops": [{"name": "a", "inputs": ["x"], "outputs": ["h"]},
+         {"name": "b", "inputs": ["h"], "outputs": ["s"]},
+         {"name": "c", "inputs": ["s"], "outputs": ["out"]}]})";
+
+TEST(SymbolicToolTest, TwoDimsAndPartialBindings) {
+  const std::string graph = WriteTemp("two.json", kTwoDims);
+  const std::string all = TempPath("two_all.json");
+  testing::ToolRun run =
+      RunTool("plan " + graph + " --out=" + all + " --at batch=2");
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  EXPECT_THAT(run.output, HasSubstr("batch=2, seq=64"));
+  run = RunTool("verify " + all);
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  EXPECT_THAT(run.output, HasSubstr("over batch in [1, 8], seq in [1, 64]"));
+  run = RunTool("verify " + all + " --dim batch=3 --dim seq=17");
+  EXPECT_EQ(run.exit_code, 0) << run.output;
+  EXPECT_THAT(run.output, HasSubstr("at batch=3, seq=17"));
+  run = RunTool("verify " + all + " --dim batch=3");
+  EXPECT_EQ(run.exit_code, 1) << run.output;
+  EXPECT_THAT(run.output, HasSubstr("dim \"batch\" is not a dim of the graph "
+                                    "as read"));
+  // Planned with batch bound: a plan over seq, checked with the same binding.
+  const std::string four = TempPath("two_batch4.json");
+  run = RunTool("plan " + graph + " --dim batch=4 --out=" + four);
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  EXPECT_THAT(run.output, HasSubstr("seq in [1, 64], "));
+  run = RunTool("verify " + four + " --dim batch=4");
+  EXPECT_EQ(run.exit_code, 0) << run.output;
+  EXPECT_THAT(run.output, HasSubstr("over seq in [1, 64]"));
+  run = RunTool("verify " + four);
+  EXPECT_EQ(run.exit_code, 1) << run.output;
+  EXPECT_THAT(run.output, HasSubstr("a plan made with --dim batch=N is "
+                                    "checked with the same binding"));
+  // Bound to another batch, the sizes differ: named.
+  run = RunTool("verify " + four + " --dim batch=5");
+  EXPECT_EQ(run.exit_code, 1) << run.output;
+  EXPECT_THAT(run.output, HasSubstr("the plan's size is"));
+}
+
 TEST(SymbolicToolTest, ClearErrors) {
   const std::string graph = WriteTemp("errors.json", kAttention);
   testing::ToolRun run =

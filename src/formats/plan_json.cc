@@ -478,8 +478,9 @@ absl::Status SameDims(const DimRanges& file, const DimRanges& graph) {
     auto it = file.find(name);
     if (it == file.end()) {
       return absl::InvalidArgumentError(absl::StrCat(
-          "the plan has no dim \"", name, "\"; the graph's range is ",
-          RangeText(range)));
+          "the plan has no dim \"", name, "\" (the graph's ranges over ",
+          RangeText(range), "): a plan made with --dim ", name,
+          "=N is checked with the same binding"));
     }
     if (it->second != range) {
       return absl::InvalidArgumentError(absl::StrCat(
@@ -490,7 +491,8 @@ absl::Status SameDims(const DimRanges& file, const DimRanges& graph) {
   for (const auto& [name, range] : file) {
     if (!graph.contains(name)) {
       return absl::InvalidArgumentError(absl::StrCat(
-          "the plan's dim \"", name, "\" is not a dim of the graph"));
+          "the plan's dim \"", name, "\" is not a dim of the graph as ",
+          "read (a dim bound by --dim is no longer one)"));
     }
   }
   return absl::OkStatus();
