@@ -221,12 +221,13 @@ absl::Status CheckNoSymbolicFlags(const Arguments& args) {
 absl::StatusOr<std::optional<GraphInput>> ReadSymbolicInput(
     const std::string& path, Graph* bound) {
   if (!UncompressedName(path).ends_with(".json")) return std::nullopt;
+  // A file that cannot be read or parsed: the ordinary reading's error holds.
   absl::StatusOr<std::string> bytes = ReadFile(path, ReadOptionsFromFlags());
-  if (!bytes.ok()) return bytes.status();
+  if (!bytes.ok()) return std::nullopt;
   GraphInput input;
   input.content_hash = ContentHash(*bytes);
   absl::StatusOr<Graph> graph = ParseGraphJson(*bytes);
-  if (!graph.ok()) return std::nullopt;  // the ordinary reading's error holds
+  if (!graph.ok()) return std::nullopt;
   absl::StatusOr<std::map<std::string, int64_t>> dims = DimsFromFlags();
   if (!dims.ok()) return dims.status();
   absl::StatusOr<Graph> with_values = BindDims(*graph, *dims);
