@@ -151,23 +151,20 @@ absl::StatusOr<SymbolicGraphPlan> PlanSymbolic(const Graph& graph,
 // The build a symbolic plan file's graph is read with: the recorded one
 // applied to the graph (checked against its contents), unless build flags
 // are given or the plan records none.
-absl::StatusOr<BuildOptions> BuildOfPlan(const Arguments& args,
-                                         const PlanFile& file,
-                                         const std::string& input_path,
-                                         const GraphInput& input,
-                                         std::vector<std::string>* notes) {
-  absl::StatusOr<std::optional<PlanProvenance>> recorded =
-      RecordedProvenance(file);
-  if (!recorded.ok()) return recorded.status();
-  if (!recorded->has_value()) return BuildOptionsFromFlags();
-  if (absl::Status s = CheckRecordedInput(file, **recorded, input_path,
-                                          input.content_hash);
+absl::StatusOr<BuildOptions> BuildOfPlan(
+    const Arguments& args, const PlanFile& file,
+    const std::optional<PlanProvenance>& recorded,
+    const std::string& input_path, const GraphInput& input,
+    std::vector<std::string>* notes) {
+  if (!recorded.has_value()) return BuildOptionsFromFlags();
+  if (absl::Status s =
+          CheckRecordedInput(file, *recorded, input_path, input.content_hash);
       !s.ok()) {
     return s;
   }
   if (AnyBuildFlagGiven(args)) return BuildOptionsFromFlags();
   absl::StatusOr<PlanBuild> build =
-      ApplyRecordedBuild(**recorded, &input.graph, input.graph.pools);
+      ApplyRecordedBuild(*recorded, &input.graph, input.graph.pools);
   if (!build.ok()) return build.status();
   if (!build->reorder.empty()) {
     return absl::InvalidArgumentError(
@@ -296,26 +293,27 @@ absl::Status RunSymbolicPlan(const Arguments& args, const GraphInput& input,
   return absl::OkStatus();
 }
 
-absl::Status VerifySymbolicPlanFile(const Arguments& args,
-                                    const PlanFile& file,
-                                    const std::string& input_path,
-                                    const GraphInput& input,
-                                    const Graph& bound) {
-  if (file.csv || !IsSymbolicPlanJson(file.text)) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        file.path, " is a plan at one value of the dims; ", input_path,
-        " has dims ", RangesText(bound.dims), ": check the plan there with --dim ",
-        bound.dims.begin()->first, "=N"));
-  }
+absl::Status VerifySymbolicPlanFile(
+    const Arguments& args, const PlanFile& file,
+    const std::optional<PlanProvenance>& recorded,
+    const std::string& input_path, const GraphInput& input,
+    const Graph& bound) {
+  const absl::Status ordinary = absl::InvalidArgumentError(absl::StrCat(
+      file.path, " is a plan at one value of the dims; ", input_path,
+      " has dims ", RangesText(bound.dims),
+      ": check the plan there with --dim ", bound.dims.begin()->first, "=N"));
+  if (file.csv) return ordinary;
   std::vector<std::string> notes;
   absl::StatusOr<BuildOptions> build =
-      BuildOfPlan(args, file, input_path, input, &notes);
+      BuildOfPlan(args, file, recorded, input_path, input, &notes);
   if (!build.ok()) return build.status();
   absl::StatusOr<SymbolicProblem> rebuilt = BuildSymbolicProblem(bound, *build);
   if (!rebuilt.ok()) return rebuilt.status();
   absl::StatusOr<SymbolicGraphPlan> plan =
       ParseSymbolicPlanJson(file.text, *rebuilt);
   if (!plan.ok()) {
+    // Parsed again only on failure: an ordinary plan gets its own answer.
+    if (!IsSymbolicPlanJson(file.text)) return ordinary;
     return absl::InvalidArgumentError(
         absl::StrCat(file.path, ": ", plan.status().message()));
   }

@@ -50,13 +50,14 @@ absl::Status RunSymbolicPlan(const Arguments& args, const GraphInput& input,
 // ordinary planners plan.
 absl::Status CheckNoSymbolicFlags(const Arguments& args);
 
-// memplan verify of the symbolic plan file `file` over the ranges of the
-// graph `input_path` bound by --dim: rebuilt, read against it, proven.
-absl::Status VerifySymbolicPlanFile(const Arguments& args,
-                                    const PlanFile& file,
-                                    const std::string& input_path,
-                                    const GraphInput& input,
-                                    const Graph& bound);
+// memplan verify of the symbolic plan file `file` (its provenance
+// `recorded`) over the ranges of the graph `input_path` bound by --dim
+// (`bound`): rebuilt, read against it, proven.
+absl::Status VerifySymbolicPlanFile(
+    const Arguments& args, const PlanFile& file,
+    const std::optional<PlanProvenance>& recorded,
+    const std::string& input_path, const GraphInput& input,
+    const Graph& bound);
 
 // memplan verify of the symbolic plan file `file` at the values of --dim,
 // which bind every dim: `input` is INPUT bound there, built as the plan

@@ -70,7 +70,8 @@ absl::Status Run(const Arguments& args) {
         ReadSymbolicInput(input_path, &bound);
     if (!symbolic.ok()) return symbolic.status();
     if (symbolic->has_value()) {
-      return VerifySymbolicPlanFile(args, *file, input_path, **symbolic, bound);
+      return VerifySymbolicPlanFile(args, *file, *provenance, input_path,
+                                    **symbolic, bound);
     }
     return input.status();
   }
