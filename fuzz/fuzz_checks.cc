@@ -16,6 +16,7 @@
 #include "memplan/problem.h"
 #include "memplan/report.h"
 #include "memplan/report_html.h"
+#include "memplan/symbolic.h"
 #include "memplan/types.h"
 #include "memplan/verify.h"
 #ifdef MEMPLAN_HAVE_ONNX
@@ -96,6 +97,50 @@ const PlanProblems& PlanReaderProblems() {
   return *problems;
 }
 
+// A symbolic problem for the symbolic plan reader: sizes linear and
+// quadratic in one dim, a constant one, alignment 64.
+constexpr std::string_view kSymbolicGraph = R"({"format": "memplan-graph-v1",
+ "name": "fuzz_symbolic", "dims": {"seq": {"min": 1, "max": 2048}},
+ "tensors": [{"name": "x", "size": "512*seq", "kind": "input"},
+             {"name": "q", "size": "512*seq"},
+             {"name": "k", "size": "512*seq"},
+             {"name": "scores", "size": "32*seq*seq + 64"},
+             {"name": "out", "size": 4096, "kind": "output"}],
+ "ops": [{"name": "proj_q", "inputs": ["x"], "outputs": ["q"]},
+         {"name": "proj_k", "inputs": ["x"], "outputs": ["k"]},
+         {"name": "attend", "inputs": ["q", "k"], "outputs": ["scores"]},
+         {"name": "reduce", "inputs": ["scores"], "outputs": ["out"]}]})";
+
+const absl::StatusOr<SymbolicProblem>& SymbolicReaderProblem() {
+  static const auto* const problem = new absl::StatusOr<SymbolicProblem>(
+      [] () -> absl::StatusOr<SymbolicProblem> {
+        absl::StatusOr<Graph> graph = ParseGraphJson(kSymbolicGraph);
+        if (!graph.ok()) return graph.status();
+        return BuildSymbolicProblem(*graph, {.alignment = 64});
+      }());
+  return *problem;
+}
+
+// The symbolic plan reader on `input`: its errors name what is wrong, a plan
+// the verifier proves writes and reads back the same.
+absl::Status CheckSymbolicPlanJson(std::string_view input) {
+  const absl::StatusOr<SymbolicProblem>& problem = SymbolicReaderProblem();
+  if (!problem.ok()) return Broken("the fixed symbolic problem", problem.status());
+  absl::StatusOr<SymbolicGraphPlan> plan = ParseSymbolicPlanJson(input, *problem);
+  if (!plan.ok()) return CheckError("ParseSymbolicPlanJson", plan.status());
+  absl::Status verified = VerifySymbolicGraphPlan(*plan);
+  if (!verified.ok()) return CheckError("VerifySymbolicGraphPlan", verified);
+  absl::StatusOr<SymbolicGraphPlan> again =
+      ParseSymbolicPlanJson(SymbolicPlanToJson(*plan), *problem);
+  if (!again.ok()) {
+    return Broken("a valid symbolic plan does not read back", again.status());
+  }
+  if (!(*again == *plan)) {
+    return absl::InternalError("a valid symbolic plan reads back different");
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 absl::Status CheckGraphJson(std::string_view input) {
@@ -143,6 +188,9 @@ absl::Status CheckBufferCsv(std::string_view input) {
 }
 
 absl::Status CheckPlanJson(std::string_view input) {
+  if (absl::Status symbolic = CheckSymbolicPlanJson(input); !symbolic.ok()) {
+    return symbolic;
+  }
   const PlanProblems& fixed = PlanReaderProblems();
   if (!fixed.status.ok()) return Broken("the fixed problems", fixed.status);
   for (const Problem& problem : fixed.problems) {

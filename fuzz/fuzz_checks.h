@@ -31,7 +31,9 @@ absl::Status CheckBufferCsv(std::string_view input);
 // Plan JSON for two fixed problems (the seed notebook's model; a small graph
 // with two pools, alignment, a fixed tensor, a view, an in-place pair and
 // scratch): ParsePlanJson then VerifyPlan; a plan the verifier accepts
-// writes (PlanToJson) and reads back to the same assignments.
+// writes (PlanToJson) and reads back to the same assignments. The same for
+// a symbolic plan (ParseSymbolicPlanJson of a fixed symbolic problem, then
+// VerifySymbolicGraphPlan, SymbolicPlanToJson).
 absl::Status CheckPlanJson(std::string_view input);
 
 // A graph JSON (input starting with '{') or a buffer CSV, planned with

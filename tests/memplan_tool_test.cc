@@ -425,6 +425,19 @@ TEST(MemplanToolTest, TheLowerBoundOverOpOrders) {
   ToolRun training = RunTool("stats " + Data("training/mobilenet_v2_train.json"));
   EXPECT_THAT(training.output, HasSubstr("lower bound: 643832672\n"));
   EXPECT_THAT(training.output, HasSubstr("any op order: at least 448447328"));
+  // convnext_tiny's gradients, all alive at the last step of every order,
+  // are more than any one op holds.
+  ToolRun gradients =
+      RunTool("stats " + Data("order/convnext_tiny_step.json"));
+  EXPECT_THAT(gradients.output,
+              HasSubstr("any op order: at least 111311276 bytes (the graph "
+                        "outputs, all alive at the last step)\n"));
+  ToolRun gradients_report = RunTool(
+      "report " + Data("order/convnext_tiny_step.json") +
+      " --planner=greedy_by_size");
+  EXPECT_THAT(gradients_report.output,
+              HasSubstr("any op order: at least 111311276 bytes (the graph "
+                        "outputs"));
   ToolRun plan = RunTool("plan " + Data("models/resnet18.json") +
                          " --planner=greedy_by_size --out=" + Temp("r.json"));
   EXPECT_THAT(plan.output, HasSubstr("any op order: at least 6422528 bytes"));

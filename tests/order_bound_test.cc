@@ -104,6 +104,26 @@ TEST(OrderBoundTest, InterleavedChainsCanHalveTheirPeak) {
   EXPECT_EQ(BoundOf(g, {.alignment = 64}), 64 + 1024);
 }
 
+// Two branches each ending in a large graph output, as a training step's
+// gradients: no op follows both producers, so no op's sum holds both, but
+// both are alive at the last step of every order.
+TEST(OrderBoundTest, EveryGraphOutputIsAliveAtTheLastStep) {
+  Graph g;
+  g.tensors = {T("x", 10, TensorKind::kInput), T("a", 1),
+               T("ga", 1000, TensorKind::kOutput), T("b", 1),
+               T("gb", 1000, TensorKind::kOutput)};
+  g.ops = {O("fa", {"x"}, {"a"}), O("ha", {"a"}, {"ga"}),
+           O("fb", {"x"}, {"b"}), O("hb", {"b"}, {"gb"})};
+  const ValidOrders valid(g);
+  EXPECT_EQ(BestValidBound(g, valid), 1000 + 1000 + 1);
+  absl::StatusOr<std::optional<OrderLowerBound>> bound =
+      LowerBoundOverOrders(g);
+  ASSERT_TRUE(bound.ok() && bound->has_value());
+  EXPECT_EQ((*bound)->bytes, 2000);
+  EXPECT_EQ((*bound)->op, -1);  // the last step, not one op
+  EXPECT_EQ(BoundOf(g, {.alignment = 64}), 2 * 1024);
+}
+
 // A fan: every branch's result is read by one op, so all are alive there in
 // every order.
 TEST(OrderBoundTest, AFanInHoldsEveryBranch) {

@@ -88,6 +88,31 @@ std::string ContentHash(std::string_view bytes);
 absl::StatusOr<Plan> ParsePlanJson(std::string_view text,
                                    const Problem& problem);
 
+// Symbolic plans (a graph with dims, memplan/symbolic.h): memplan-plan-v1
+// with "dims", and sizes, offsets, peak and naive total as expressions in
+// them (DimExpr text). One bucket: each buffer has an "offset" and the file
+// a "peak"; several: the buffers have none and "buckets" gives each
+// bucket's narrowed "dims", "peak" and "offsets" (in the order of
+// "buffers"). README, "Plan files", has the whole shape.
+struct SymbolicGraphPlan;
+struct SymbolicProblem;
+
+// True when `text` is a JSON object with a "dims" key (a symbolic plan);
+// false for anything else, including text that is no JSON.
+bool IsSymbolicPlanJson(std::string_view text);
+
+// Writes options.provenance (the other options are for ordinary plans).
+std::string SymbolicPlanToJson(const SymbolicGraphPlan& plan,
+                               const PlanJsonOptions& options = {});
+
+// Reads a symbolic plan of `rebuilt`, the symbolic problem rebuilt from the
+// plan's graph: the file's dims, pool and buffers (names, tensors,
+// lifetimes, sizes) must be those of `rebuilt`, the first difference named;
+// an expression that does not parse names the buffer and the position. The
+// offsets are not judged here: VerifySymbolicGraphPlan() proves them.
+absl::StatusOr<SymbolicGraphPlan> ParseSymbolicPlanJson(
+    std::string_view text, const SymbolicProblem& rebuilt);
+
 // Limits on what the readers take in, so that a hostile file ends in an
 // error naming it instead of exhausting memory or never ending.
 //

@@ -90,13 +90,18 @@ absl::StatusOr<Graph> ReorderGraph(const Graph& graph,
 // it sums the buffers alive at v in every such order (those started by an
 // op that precedes v, or is v, and ended by one that follows it, or is v;
 // views with their base; the groups an in-place hint may join counted as
-// their largest), and takes the largest sum. So it is at least the largest footprint of one
-// op (its inputs, outputs and scratch) plus what must stay alive across it,
-// and at most LowerBound(BuildProblem(graph)), the bound of the graph's own
-// order. Like that bound it is a single-pool figure.
+// their largest), and takes the largest sum; or, when larger, the sum of
+// the graph outputs (the largest of each in-place merge set), all alive at
+// the last step of every order (on a training step, its gradients). So it
+// is at least the largest footprint of one op (its inputs, outputs and
+// scratch) plus what must stay alive across it, and at most
+// LowerBound(BuildProblem(graph)), the bound of the graph's own order.
+// Like that bound it is a single-pool figure.
 struct OrderLowerBound {
   Bytes bytes = 0;  // no order of those has a smaller LowerBound()
-  int op = -1;      // an op (index in graph.ops) where it is reached
+  // An op (index in graph.ops) where it is reached; -1 when it is the
+  // graph outputs at the last step, whichever op runs there.
+  int op = -1;
 };
 
 // About 2 * ops * (ops + edges) / 64 word operations: a quarter of a second

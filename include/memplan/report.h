@@ -61,8 +61,9 @@ struct PlanReport {
   Bytes peak = 0;
   Bytes lower_bound = 0;
   // The lower bound over op orders (LowerBoundOverOrders) and the op where
-  // it is reached, when the caller computed it: what another order could
-  // still save at most.
+  // it is reached (empty when it is the graph outputs at the last step),
+  // when the caller computed it: what another order could still save at
+  // most.
   std::optional<Bytes> order_lower_bound;
   std::string order_lower_bound_op;
   Bytes naive_total = 0;

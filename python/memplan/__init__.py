@@ -264,7 +264,8 @@ def lower_bound_over_orders(graph, *, alignment=1, plan_constants=False,
     """The lower bound over op orders of `graph`: no order of its ops that
     keeps its dependencies, writes, in-place merges and pinned ops (those
     reordering keeps) needs fewer bytes in one pool. Returns (bytes, op name where it is
-    reached), or None when it would count more than `max_work` operations
+    reached; "" when it is the graph outputs, all alive at the last step),
+    or None when it would count more than `max_work` operations
     (about 2 * ops * (ops + edges) / 64)."""
     graph = _input(graph)
     if not isinstance(graph, Graph):

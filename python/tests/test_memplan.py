@@ -591,9 +591,16 @@ def test_onnx_dim_ranges(tmp_path):
         return
     graph = memplan.read_onnx(TRANSFORMER,
                               dims={"batch": 1, "sequence": (1, 2048)})
-    with pytest.raises(ValueError, match="has symbolic dims sequence: bind "
-                       "them with --dim sequence=N"):
+    assert graph.dims == {"sequence": (1, 2048)}
+    with pytest.raises(memplan.DimError, match="has symbolic dims sequence: "
+                       "bind them with memplan.bind_dims"):
         memplan.plan(graph, "greedy_by_size")
+    # One plan for every sequence length, proven over the range.
+    symbolic = memplan.plan_symbolic(graph, alignment=64)
+    symbolic.verify()
+    for n in (1, 7, 2048):
+        memplan.verify(memplan.bind_dims(graph, sequence=n),
+                       symbolic.at(sequence=n))
     # The symbolic graph, written and read back bound, is the model's
     # import at that value.
     memplan.write_graph(graph, tmp_path / "symbolic.json")

@@ -12,16 +12,19 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 #include "base/status_macros.h"
 #include "formats/json_util.h"
 #include "memplan/formats.h"
+#include "memplan/symbolic.h"
 #include "memplan/tensor_placement.h"
 
 namespace memplan {
 namespace {
 
+using internal::CheckKeys;
 using internal::Dump;
 using internal::GetInt;
 using internal::GetString;
@@ -325,6 +328,383 @@ absl::StatusOr<Plan> ParsePlanJson(std::string_view std_text,
   ComputePlanStatistics(problem, plan);
   // Keep what the file claims, so that the verifier judges the claim.
   MEMPLAN_RETURN_IF_ERROR(ReadClaims(root, pool_by_name, plan));
+  return plan;
+}
+
+// ---------------------------------------------------------------------------
+// Symbolic plans.
+
+namespace {
+
+Json DimsJson(const DimRanges& dims) {
+  Json j = Json::object();
+  for (const auto& [name, range] : dims) {
+    j[name] = {{"min", range.min}, {"max", range.max}};
+  }
+  return j;
+}
+
+std::string RangeText(const DimRange& range) {
+  return absl::StrCat("[", range.min, ", ", range.max, "]");
+}
+
+// The sum of the buffers' sizes.
+absl::StatusOr<DimExpr> NaiveTotal(const SymbolicProblem& problem) {
+  DimExpr total;
+  for (const SymbolicBuffer& b : problem.buffers) {
+    MEMPLAN_ASSIGN_OR_RETURN(total, Add(total, b.size));
+  }
+  return total;
+}
+
+}  // namespace
+
+std::string SymbolicPlanToJson(const SymbolicGraphPlan& plan,
+                               const PlanJsonOptions& options) {
+  const SymbolicProblem& problem = plan.problem;
+  const bool one = plan.buckets.size() == 1;
+  std::string out = absl::StrCat("{\n\"format\":\"", kPlanFormat, "\"");
+  if (options.provenance.has_value()) {
+    const PlanProvenance& p = *options.provenance;
+    absl::StrAppend(&out, ",\n\"input\":",
+                    Dump(Json({{"name", p.input}, {"hash", p.input_hash}})),
+                    ",\n\"build\":", Dump(ProvenanceJson(p)));
+  }
+  absl::StrAppend(&out, ",\n\"planner\":", Dump(Json(plan.planner)),
+                  ",\n\"dims\":", Dump(DimsJson(problem.dims)));
+  if (one) {
+    absl::StrAppend(&out, ",\n\"peak\":",
+                    Dump(Json(plan.buckets[0].plan.peak.ToString())));
+  }
+  // A sum of sizes that overflows somewhere in the range is left out.
+  if (absl::StatusOr<DimExpr> naive = NaiveTotal(problem); naive.ok()) {
+    absl::StrAppend(&out, ",\n\"naive_total\":", Dump(Json(naive->ToString())));
+  }
+  absl::StrAppend(&out, ",\n\"pools\":[\n",
+                  Dump(Json({{"name", problem.pool.name},
+                             {"capacity", problem.pool.capacity},
+                             {"alignment", problem.pool.alignment}})),
+                  "\n],\n\"buffers\":[\n");
+  for (size_t i = 0; i < problem.buffers.size(); ++i) {
+    const SymbolicBuffer& b = problem.buffers[i];
+    Json j = {{"name", b.name},
+              {"tensors", b.tensors},
+              {"size", b.size.ToString()},
+              {"start", b.lifetime.start},
+              {"end", b.lifetime.end},
+              {"pool", problem.pool.name}};
+    if (one && i < plan.buckets[0].plan.offsets.size()) {
+      j["offset"] = plan.buckets[0].plan.offsets[i].ToString();
+    }
+    absl::StrAppend(&out, Dump(j), i + 1 < problem.buffers.size() ? ",\n" : "\n");
+  }
+  absl::StrAppend(&out, "]");
+  if (!one) {
+    absl::StrAppend(&out, ",\n\"buckets\":[\n");
+    for (size_t k = 0; k < plan.buckets.size(); ++k) {
+      const SymbolicBucket& bucket = plan.buckets[k];
+      Json offsets = Json::array();
+      for (const DimExpr& o : bucket.plan.offsets) offsets.push_back(o.ToString());
+      Json j = {{"dims", DimsJson(bucket.dims)},
+                {"peak", bucket.plan.peak.ToString()},
+                {"offsets", std::move(offsets)}};
+      absl::StrAppend(&out, Dump(j), k + 1 < plan.buckets.size() ? ",\n" : "\n");
+    }
+    absl::StrAppend(&out, "]");
+  }
+  absl::StrAppend(&out, "\n}\n");
+  return out;
+}
+
+bool IsSymbolicPlanJson(std::string_view std_text) {
+  absl::StatusOr<Json> root =
+      ParseJson(absl::string_view(std_text.data(), std_text.size()));
+  return root.ok() && root->is_object() && root->contains("dims");
+}
+
+namespace {
+
+// An expression of the file: a string in DimExpr's grammar, or an integer;
+// using only `dims`. `what` names it in errors ("buffer \"q\" offset").
+absl::StatusOr<DimExpr> ReadExpr(const Json& value, const DimRanges& dims,
+                                 const std::string& what) {
+  DimExpr e;
+  if (value.is_number_integer()) {
+    MEMPLAN_ASSIGN_OR_RETURN(int64_t v, ToInt64(value, what));
+    e = DimExpr(v);
+  } else if (value.is_string()) {
+    absl::StatusOr<DimExpr> parsed = DimExpr::Parse(value.get<std::string>());
+    if (!parsed.ok()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(what, ": ", parsed.status().message()));
+    }
+    e = *std::move(parsed);
+  } else {
+    return absl::InvalidArgumentError(
+        absl::StrCat(what, " must be an expression (a string) or an integer"));
+  }
+  for (const std::string& d : e.Dims()) {
+    if (!dims.contains(d)) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          what, " \"", e.ToString(), "\" uses dim \"", d,
+          "\", which the plan's dims do not declare"));
+    }
+  }
+  return e;
+}
+
+absl::StatusOr<DimRanges> ReadDims(const Json& json, const std::string& where) {
+  if (!json.is_object()) {
+    return absl::InvalidArgumentError(where + ": \"dims\" must be an object");
+  }
+  DimRanges dims;
+  for (const auto& [name, range] : json.items()) {
+    const std::string what = absl::StrCat(where, ": dim \"", name, "\"");
+    if (!range.is_object()) {
+      return absl::InvalidArgumentError(what + " must be {\"min\": N, \"max\": N}");
+    }
+    DimRange r;
+    MEMPLAN_ASSIGN_OR_RETURN(r.min, GetInt(range, "min", what, true));
+    MEMPLAN_ASSIGN_OR_RETURN(r.max, GetInt(range, "max", what, true));
+    dims[name] = r;
+  }
+  MEMPLAN_RETURN_IF_ERROR(ValidateDimRanges(dims));
+  return dims;
+}
+
+// The first difference of the file's dims from the graph's, or OK.
+absl::Status SameDims(const DimRanges& file, const DimRanges& graph) {
+  for (const auto& [name, range] : graph) {
+    auto it = file.find(name);
+    if (it == file.end()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "the plan has no dim \"", name, "\" (the graph's ranges over ",
+          RangeText(range), "): a plan made with --dim ", name,
+          "=N is checked with the same binding"));
+    }
+    if (it->second != range) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "the plan's dim \"", name, "\" ranges over ", RangeText(it->second),
+          "; the graph's over ", RangeText(range)));
+    }
+  }
+  for (const auto& [name, range] : file) {
+    if (!graph.contains(name)) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "the plan's dim \"", name, "\" is not a dim of the graph as ",
+          "read (a dim bound by --dim is no longer one)"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status SamePool(const Json& root, const Pool& pool) {
+  auto pools = root.find("pools");
+  if (pools == root.end()) return absl::OkStatus();
+  if (!pools->is_array() || pools->size() != 1 || !(*pools)[0].is_object()) {
+    return absl::InvalidArgumentError(
+        "a symbolic plan's \"pools\" must be an array of one pool");
+  }
+  const Json& pj = (*pools)[0];
+  MEMPLAN_ASSIGN_OR_RETURN(std::string name,
+                           GetString(pj, "name", "the plan's pool", true));
+  const std::string where = absl::StrCat("pool \"", name, "\"");
+  MEMPLAN_ASSIGN_OR_RETURN(Bytes capacity,
+                           GetInt(pj, "capacity", where, false, pool.capacity));
+  MEMPLAN_ASSIGN_OR_RETURN(
+      Bytes alignment, GetInt(pj, "alignment", where, false, pool.alignment));
+  if (name != pool.name || capacity != pool.capacity ||
+      alignment != pool.alignment) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "the plan's pool \"", name, "\" (capacity ", capacity, ", alignment ",
+        alignment, ") is not the graph's \"", pool.name, "\" (capacity ",
+        pool.capacity, ", alignment ", pool.alignment, ")"));
+  }
+  return absl::OkStatus();
+}
+
+// The file's buffer #i against the rebuilt problem's buffer of its name;
+// its index in the problem.
+absl::StatusOr<size_t> MatchBuffer(
+    const Json& j, size_t i, const SymbolicProblem& problem,
+    const absl::flat_hash_map<std::string, size_t>& by_name) {
+  const std::string where = absl::StrCat("plan buffer #", i);
+  if (!j.is_object()) return absl::InvalidArgumentError(where + " must be an object");
+  MEMPLAN_ASSIGN_OR_RETURN(std::string name, GetString(j, "name", where, true));
+  auto it = by_name.find(name);
+  if (it == by_name.end()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "the plan places \"", name, "\", which is no buffer of the graph"));
+  }
+  const SymbolicBuffer& b = problem.buffers[it->second];
+  const std::string what = absl::StrCat("buffer \"", name, "\"");
+  MEMPLAN_ASSIGN_OR_RETURN(std::vector<std::string> tensors,
+                           internal::GetStrings(j, "tensors", what));
+  if (j.contains("tensors") && tensors != b.tensors) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        what, ": the plan lists tensors ", absl::StrJoin(tensors, ", "),
+        "; the graph's buffer holds ", absl::StrJoin(b.tensors, ", ")));
+  }
+  MEMPLAN_ASSIGN_OR_RETURN(Step start, GetInt(j, "start", what, true));
+  MEMPLAN_ASSIGN_OR_RETURN(Step end, GetInt(j, "end", what, true));
+  if (start != b.lifetime.start || end != b.lifetime.end) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        what, ": the plan's lifetime is [", start, ", ", end,
+        "]; the graph's is [", b.lifetime.start, ", ", b.lifetime.end, "]"));
+  }
+  auto size = j.find("size");
+  if (size == j.end()) return absl::InvalidArgumentError(what + " has no \"size\"");
+  MEMPLAN_ASSIGN_OR_RETURN(DimExpr s, ReadExpr(*size, problem.dims, what + " size"));
+  if (s != b.size) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        what, ": the plan's size is ", s.ToString(), "; the graph's is ",
+        b.size.ToString()));
+  }
+  MEMPLAN_ASSIGN_OR_RETURN(std::string pool,
+                           GetString(j, "pool", what, false, problem.pool.name));
+  if (pool != problem.pool.name) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        what, " is in pool \"", pool, "\"; the graph's pool is \"",
+        problem.pool.name, "\""));
+  }
+  return it->second;
+}
+
+absl::StatusOr<SymbolicBucket> ReadBucket(const Json& j, size_t k,
+                                          const SymbolicProblem& problem,
+                                          const std::vector<size_t>& index,
+                                          const std::vector<std::string>& names) {
+  const std::string where = absl::StrCat("plan bucket #", k);
+  if (!j.is_object()) return absl::InvalidArgumentError(where + " must be an object");
+  MEMPLAN_RETURN_IF_ERROR(CheckKeys(j, where, {"dims", "peak", "offsets"}));
+  SymbolicBucket bucket;
+  auto dims = j.find("dims");
+  if (dims == j.end()) return absl::InvalidArgumentError(where + " has no \"dims\"");
+  MEMPLAN_ASSIGN_OR_RETURN(bucket.dims, ReadDims(*dims, where));
+  auto peak = j.find("peak");
+  if (peak == j.end()) return absl::InvalidArgumentError(where + " has no \"peak\"");
+  MEMPLAN_ASSIGN_OR_RETURN(bucket.plan.peak,
+                           ReadExpr(*peak, problem.dims, where + " peak"));
+  auto offsets = j.find("offsets");
+  if (offsets == j.end() || !offsets->is_array() ||
+      offsets->size() != index.size()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        where, ": \"offsets\" must be an array of ", index.size(),
+        " expressions, one per buffer"));
+  }
+  bucket.plan.offsets.resize(problem.buffers.size());
+  for (size_t i = 0; i < index.size(); ++i) {
+    MEMPLAN_ASSIGN_OR_RETURN(
+        bucket.plan.offsets[index[i]],
+        ReadExpr((*offsets)[i], problem.dims,
+                 absl::StrCat(where, " offset of buffer \"", names[i], "\"")));
+  }
+  return bucket;
+}
+
+}  // namespace
+
+absl::StatusOr<SymbolicGraphPlan> ParseSymbolicPlanJson(
+    std::string_view std_text, const SymbolicProblem& rebuilt) {
+  MEMPLAN_ASSIGN_OR_RETURN(Json root, ParsePlanRoot(std_text));
+  auto dims = root.find("dims");
+  if (dims == root.end()) {
+    return absl::InvalidArgumentError(
+        "the plan has no \"dims\": it is a plan at one value of the dims");
+  }
+  MEMPLAN_ASSIGN_OR_RETURN(DimRanges file_dims, ReadDims(*dims, "the plan"));
+  MEMPLAN_RETURN_IF_ERROR(SameDims(file_dims, rebuilt.dims));
+  MEMPLAN_RETURN_IF_ERROR(SamePool(root, rebuilt.pool));
+  SymbolicGraphPlan plan;
+  plan.problem = rebuilt;
+  MEMPLAN_ASSIGN_OR_RETURN(plan.planner,
+                           GetString(root, "planner", "the plan", false));
+  auto buffers = root.find("buffers");
+  if (buffers == root.end() || !buffers->is_array()) {
+    return absl::InvalidArgumentError("the plan has no \"buffers\" array");
+  }
+  absl::flat_hash_map<std::string, size_t> by_name;
+  for (size_t b = 0; b < rebuilt.buffers.size(); ++b) {
+    by_name.emplace(rebuilt.buffers[b].name, b);
+  }
+  std::vector<size_t> index;  // the problem's buffer of each file buffer
+  std::vector<std::string> names;
+  std::vector<bool> seen(rebuilt.buffers.size(), false);
+  for (size_t i = 0; i < buffers->size(); ++i) {
+    MEMPLAN_ASSIGN_OR_RETURN(size_t b,
+                             MatchBuffer((*buffers)[i], i, rebuilt, by_name));
+    if (seen[b]) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "the plan places buffer \"", rebuilt.buffers[b].name, "\" twice"));
+    }
+    seen[b] = true;
+    index.push_back(b);
+    names.push_back(rebuilt.buffers[b].name);
+  }
+  for (size_t b = 0; b < rebuilt.buffers.size(); ++b) {
+    if (!seen[b]) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "the plan does not place buffer \"", rebuilt.buffers[b].name,
+          "\" of the graph"));
+    }
+  }
+  auto buckets = root.find("buckets");
+  if (buckets == root.end()) {  // one plan: "peak" and each buffer's "offset"
+    SymbolicBucket bucket;
+    bucket.dims = rebuilt.dims;
+    auto peak = root.find("peak");
+    if (peak == root.end()) {
+      return absl::InvalidArgumentError(
+          "the plan has neither \"peak\" nor \"buckets\"");
+    }
+    MEMPLAN_ASSIGN_OR_RETURN(bucket.plan.peak,
+                             ReadExpr(*peak, rebuilt.dims, "the plan's peak"));
+    bucket.plan.offsets.resize(rebuilt.buffers.size());
+    for (size_t i = 0; i < index.size(); ++i) {
+      const std::string what = absl::StrCat("buffer \"", names[i], "\" offset");
+      auto offset = (*buffers)[i].find("offset");
+      if (offset == (*buffers)[i].end()) {
+        return absl::InvalidArgumentError(what + " is missing");
+      }
+      MEMPLAN_ASSIGN_OR_RETURN(bucket.plan.offsets[index[i]],
+                               ReadExpr(*offset, rebuilt.dims, what));
+    }
+    plan.buckets.push_back(std::move(bucket));
+  } else {
+    if (!buckets->is_array() || buckets->empty()) {
+      return absl::InvalidArgumentError(
+          "the plan's \"buckets\" must be a non-empty array");
+    }
+    if (root.contains("peak")) {
+      return absl::InvalidArgumentError(
+          "a plan with \"buckets\" has a peak per bucket, not \"peak\"");
+    }
+    for (size_t i = 0; i < index.size(); ++i) {
+      if ((*buffers)[i].contains("offset")) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "buffer \"", names[i], "\" has an \"offset\"; with \"buckets\" ",
+            "each bucket gives the offsets"));
+      }
+    }
+    for (size_t k = 0; k < buckets->size(); ++k) {
+      MEMPLAN_ASSIGN_OR_RETURN(
+          SymbolicBucket bucket,
+          ReadBucket((*buckets)[k], k, rebuilt, index, names));
+      plan.buckets.push_back(std::move(bucket));
+    }
+  }
+  for (SymbolicBucket& bucket : plan.buckets) bucket.plan.planner = plan.planner;
+  // The naive total the file claims is the sum of the sizes it lists.
+  if (auto naive = root.find("naive_total"); naive != root.end()) {
+    MEMPLAN_ASSIGN_OR_RETURN(
+        DimExpr claimed, ReadExpr(*naive, rebuilt.dims, "the plan's naive_total"));
+    MEMPLAN_ASSIGN_OR_RETURN(DimExpr total, NaiveTotal(rebuilt));
+    if (claimed != total) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "the plan claims naive_total ", claimed.ToString(),
+          "; its buffers' sizes sum to ", total.ToString()));
+    }
+  }
   return plan;
 }
 

@@ -6,7 +6,9 @@
 // every order, and one of the ops that end it (its readers; graph outputs
 // until the end) no earlier: an ancestor (or v) and a descendant (or v) in
 // the DAG every ordering keeps (model/op_dag.h). Summed at each op, the
-// largest sum is a bound on the peak of every such order.
+// largest sum is a bound on the peak of every such order. So is the sum
+// of the graph outputs, all alive at every order's last step (one per
+// in-place merge set, the largest).
 //
 // Views always share their base's bytes, so a view group is one buffer in
 // every order. An in-place merge depends on the order (the input must die at
@@ -192,6 +194,19 @@ absl::StatusOr<std::optional<OrderLowerBound>> LowerBoundOverOrders(
       bound.bytes = bytes;
       bound.op = op;
     }
+  }
+  // Every order's last step holds every graph output: the largest of each
+  // merge set's (by_set has them largest first).
+  Bytes outputs = 0;
+  int set = kNone;
+  for (int g : by_set) {
+    if (!groups[g].to_end || groups[g].merge_set == set) continue;
+    set = groups[g].merge_set;
+    outputs += groups[g].size;
+  }
+  if (outputs > bound.bytes) {
+    bound.bytes = outputs;
+    bound.op = kNone;  // no one op: the last step, whichever op runs there
   }
   return bound;
 }

@@ -355,9 +355,14 @@ void AppendSummary(const PlanReport& report, int width, std::string& out) {
     if (report.order_lower_bound.has_value()) {
       absl::StrAppend(
           &out,
-          Fit(absl::StrFormat("any op order: at least %d bytes (at op %s)",
-                              *report.order_lower_bound,
-                              report.order_lower_bound_op),
+          Fit(report.order_lower_bound_op.empty()
+                  ? absl::StrFormat(
+                        "any op order: at least %d bytes (the graph "
+                        "outputs, all alive at the last step)",
+                        *report.order_lower_bound)
+                  : absl::StrFormat("any op order: at least %d bytes (at op %s)",
+                                    *report.order_lower_bound,
+                                    report.order_lower_bound_op),
               width),
           "\n");
     }

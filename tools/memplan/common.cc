@@ -134,10 +134,14 @@ std::string OrderBoundLine(const LoadedInput& input,
     return absl::StrCat("any op order: not computed (more than ",
                         kOrderBoundWork, " operations for this graph)");
   }
-  const std::string op =
-      bound->op >= 0 ? input.graph->ops[bound->op].name : std::string();
+  if (bound->op < 0) {
+    return absl::StrFormat(
+        "any op order: at least %d bytes (the graph outputs, all alive at "
+        "the last step)",
+        bound->bytes);
+  }
   return absl::StrFormat("any op order: at least %d bytes (at op \"%s\")",
-                         bound->bytes, op);
+                         bound->bytes, input.graph->ops[bound->op].name);
 }
 
 }  // namespace memplan::tool

@@ -70,8 +70,9 @@ ABSL_FLAG(bool, shared_objects, false,
           "also plan with caffe2_greedy and caffe2_dp and print memonger's "
           "shared-object statistics (slow on large inputs)");
 ABSL_FLAG(std::vector<std::string>, at, {},
-          "NAME=VALUE: a symbolic graph's figures also at this value of the "
-          "dim (the other dims at their maxima); repeatable");
+          "NAME=VALUE: a graph with dims (plan, stats): also print its "
+          "figures with dim NAME at VALUE (the other dims at their maxima); "
+          "repeatable. Unlike --dim it binds nothing");
 
 namespace memplan::tool {
 namespace {

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <optional>
+#include <string>
 
 #include "absl/flags/flag.h"
 #include "absl/status/status.h"
@@ -9,8 +11,10 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "flags.h"
+#include "memplan/formats.h"
 #include "memplan/memplan.h"
 #include "memplan/reorder.h"
+#include "memplan/symbolic.h"
 #ifdef MEMPLAN_HAVE_ONNX
 #include "memplan/onnx.h"
 #endif
@@ -62,12 +66,11 @@ BuildOptions BuildOptionsFromFlags() {
   return options;
 }
 
-namespace {
-
-// The values and ranges of --dim.
 absl::StatusOr<DimArguments> DimsFromFlags() {
   return ParseDimArguments(absl::GetFlag(FLAGS_dim));
 }
+
+namespace {
 
 absl::Status CheckOnnxFlags() {
   const std::string views = absl::GetFlag(FLAGS_onnx_views);
@@ -182,7 +185,8 @@ absl::StatusOr<LoadOptions> ToolLoadOptions(const std::string& path,
 #endif
 }
 
-// The flags of InputFlags() that a plan file records (not the ONNX ones).
+}  // namespace
+
 bool AnyBuildFlagGiven(const Arguments& args) {
   for (const char* name :
        {"alignment", "plan_constants", "plan_inputs", "plan_outputs", "pool",
@@ -191,8 +195,6 @@ bool AnyBuildFlagGiven(const Arguments& args) {
   }
   return false;
 }
-
-}  // namespace
 
 absl::StatusOr<LoadedInput> LoadToolInput(const std::string& path,
                                           const BuildOptions& options,
@@ -214,6 +216,42 @@ absl::StatusOr<LoadedInput> LoadToolInput(const std::string& path,
   if (!load.ok()) return load.status();
   return Load(path, *load);
 #endif
+}
+
+absl::StatusOr<std::optional<SymbolicToolInput>> LoadSymbolicInput(
+    const std::string& path, bool bind_values) {
+  absl::StatusOr<DimArguments> dims = DimsFromFlags();
+  if (!dims.ok()) return dims.status();
+  if (absl::EndsWith(path, ".onnx")) {
+    // An ONNX model's dim_params are symbolic only where --dim gives ranges.
+    if (dims->ranges.empty()) return std::nullopt;
+  } else if (UncompressedName(path).ends_with(".json")) {
+    // Dims are declared under "dims": without the word, nothing is symbolic,
+    // and the ordinary reading parses the file once.
+    absl::StatusOr<std::string> text = ReadFile(path, ReadOptionsFromFlags());
+    if (!text.ok() || !absl::StrContains(*text, "\"dims\"")) {
+      return std::nullopt;
+    }
+  } else {
+    return std::nullopt;
+  }
+#ifdef MEMPLAN_HAVE_ONNX
+  OnnxImportStats stats;
+  absl::StatusOr<LoadOptions> load =
+      ToolLoadOptions(path, BuildOptionsFromFlags(), "", &stats);
+#else
+  absl::StatusOr<LoadOptions> load =
+      ToolLoadOptions(path, BuildOptionsFromFlags(), "");
+#endif
+  if (!load.ok()) return std::nullopt;
+  load->keep_symbolic = true;
+  if (!bind_values) load->dims.clear();
+  absl::StatusOr<LoadedInput> input = Load(path, *load);
+  if (!input.ok() || !input->graph.has_value() || !IsSymbolic(*input->graph)) {
+    return std::nullopt;
+  }
+  return SymbolicToolInput{*std::move(input->graph),
+                           std::move(input->content_hash)};
 }
 
 absl::StatusOr<PlanInput> LoadInputOfPlan(const std::string& path,

@@ -4,6 +4,8 @@
 #ifndef MEMPLAN_TOOLS_MEMPLAN_INPUT_H_
 #define MEMPLAN_TOOLS_MEMPLAN_INPUT_H_
 
+#include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -50,6 +52,26 @@ absl::StatusOr<PlanInput> LoadInputOfPlan(const std::string& path,
 // A plan of `problem` from the plan file: errors in a CSV plan name the file.
 absl::StatusOr<Plan> ParseToolPlan(const PlanFile& plan,
                                    const Problem& problem);
+
+// The values and ranges of --dim (ParseDimArguments of memplan/load.h).
+absl::StatusOr<DimArguments> DimsFromFlags();
+
+// INPUT read with the dims that --dim gives no value kept symbolic
+// (LoadOptions::keep_symbolic): a graph JSON's declared dims narrowed by
+// --dim's ranges and, with `bind_values`, bound by its values; an ONNX
+// model's dim_params given ranges by --dim (OnnxImportOptions::dim_ranges).
+// nullopt when nothing stays symbolic, or when INPUT is none of these or
+// cannot be read: the ordinary reading then holds, or gives the error.
+struct SymbolicToolInput {
+  Graph graph;
+  std::string content_hash;  // of INPUT's bytes, as a plan file records it
+};
+absl::StatusOr<std::optional<SymbolicToolInput>> LoadSymbolicInput(
+    const std::string& path, bool bind_values);
+
+// Whether a flag of InputFlags() that a plan file records (not the ONNX
+// ones) is given.
+bool AnyBuildFlagGiven(const Arguments& args);
 
 // Usage errors of the input flags (an unknown --reorder name), checked before
 // any input is read. `placed`: --reorder=placed (kPlacedOrdering) is valid,

@@ -18,6 +18,7 @@
 #include "commands.h"
 #include "input.h"
 #include "progress.h"
+#include "symbolic_plan.h"
 #include "memplan/emit.h"
 #include "memplan/io.h"
 #include "memplan/memplan.h"
@@ -96,9 +97,14 @@ absl::Status Check(const Arguments& args) {
         "--graph-out=", graph_out, ": a graph is written as .json or .json.gz"));
   }
   const std::string planner = absl::GetFlag(FLAGS_planner);
-  if (absl::Status s = CheckPlannerName("planner", planner); !s.ok()) return s;
-  // The planner's own options, checked by the registry as it builds it.
-  if (absl::Status s = CheckPlannerOptions(planner); !s.ok()) return s;
+  if (absl::Status s = CheckSymbolicPlanFlags(); !s.ok()) return s;
+  if (!IsSymbolicPlanner(planner)) {  // a graph with dims's: checked later
+    if (absl::Status s = CheckPlannerName("planner", planner); !s.ok()) {
+      return s;
+    }
+    // The planner's own options, checked by the registry as it builds it.
+    if (absl::Status s = CheckPlannerOptions(planner); !s.ok()) return s;
+  }
   if (absl::Status s = CheckPlanningFlags(); !s.ok()) return s;
   return CheckInputFlags(/*placed=*/true);
 }
@@ -151,7 +157,16 @@ absl::Status Run(const Arguments& args) {
               << " (the smallest placed peak)\n";
   } else {
     input = LoadToolInput(args.positional[0]);
-    if (!input.ok()) return input.status();
+    if (!input.ok()) {
+      // A graph JSON with dims --dim leaves unbound: one plan for them all.
+      Graph bound;
+      absl::StatusOr<std::optional<GraphInput>> symbolic =
+          ReadSymbolicInput(args.positional[0], &bound);
+      if (!symbolic.ok()) return symbolic.status();
+      if (symbolic->has_value()) return RunSymbolicPlan(args, **symbolic, bound);
+      return input.status();
+    }
+    if (absl::Status s = CheckNoSymbolicFlags(args); !s.ok()) return s;
     {
       ProgressLines progress(input->problem, ProgressWanted(args));
       options.plan.progress = progress.Callback();
@@ -243,7 +258,13 @@ Command PlanCommand() {
           "(search nodes, shared objects). A run over a second prints "
           "progress on stderr when it is a terminal (or with --progress; "
           "never with --quiet): its best plan so far, then a line per "
-          "smaller plan.",
+          "smaller plan. A graph JSON with dims that --dim leaves unbound "
+          "is planned once for every value of their ranges (symbolic_greedy, "
+          "or upper_bound, the plan at the maxima used everywhere): the plan "
+          "file gives sizes, offsets and peak as expressions in the dims, in "
+          "up to --buckets ranges of one dim, each with its own plan; the "
+          "summary gives each bucket's peak and a table of the lower bound, "
+          "the peak and their ratio at the ranges' ends and at each --at.",
       .min_positional = 1,
       .max_positional = 1,
       .check = &Check,
@@ -253,6 +274,7 @@ Command PlanCommand() {
                    "graph_out", "wall_time", "quiet", "progress"};
   for (const std::string& f : PlanningFlags()) command.flags.push_back(f);
   for (const std::string& f : InputFlags()) command.flags.push_back(f);
+  for (const std::string& f : SymbolicPlanFlags()) command.flags.push_back(f);
   return command;
 }
 

@@ -93,6 +93,12 @@ absl::Status RunSymbolic(const Arguments& args, const Graph& graph) {
   }
   absl::StatusOr<DimValues> given = DimFlagValues();
   if (!given.ok()) return given.status();
+  // An ONNX model's importer has bound the dims --dim gives a value: they
+  // are no longer the graph's.
+  if (absl::EndsWith(args.positional[0], ".onnx")) {
+    std::erase_if(*given,
+                  [&](const auto& v) { return !graph.dims.contains(v.first); });
+  }
   if (absl::Status s = CheckDimValues(graph.dims, *given); !s.ok()) {
     return absl::InvalidArgumentError(absl::StrCat("--dim: ", s.message()));
   }
@@ -186,7 +192,7 @@ absl::Status Run(const Arguments& args) {
   if (args.positional.size() == 1 && !*own_plan && !args.Given("planner") &&
       !args.Given("planners") && !args.Given("option")) {
     absl::StatusOr<std::optional<Graph>> symbolic =
-        ReadSymbolicGraph(args.positional[0], {});
+        ReadSymbolicGraph(args.positional[0], /*bind_values=*/false);
     if (!symbolic.ok()) return symbolic.status();
     if (symbolic->has_value()) return RunSymbolic(args, **symbolic);
   }

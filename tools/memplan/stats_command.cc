@@ -152,10 +152,8 @@ absl::Status RunSymbolic(const Arguments& args, const Graph& graph) {
 }
 
 absl::Status Run(const Arguments& args) {
-  absl::StatusOr<DimValues> dims = DimFlagValues();
-  if (!dims.ok()) return dims.status();
   absl::StatusOr<std::optional<Graph>> symbolic =
-      ReadSymbolicGraph(args.positional[0], *dims);
+      ReadSymbolicGraph(args.positional[0], /*bind_values=*/true);
   if (!symbolic.ok()) return symbolic.status();
   if (symbolic->has_value()) return RunSymbolic(args, **symbolic);
   std::string import_report;

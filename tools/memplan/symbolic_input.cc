@@ -38,33 +38,18 @@ absl::StatusOr<std::pair<std::string, int64_t>> Binding(
 }  // namespace
 
 absl::StatusOr<DimValues> DimFlagValues() {
-  DimValues values;
-  for (const std::string& text : absl::GetFlag(FLAGS_dim)) {
-    absl::StatusOr<std::pair<std::string, int64_t>> b = Binding(text, "dim");
-    if (!b.ok()) return b.status();
-    values[b->first] = b->second;
-  }
-  return values;
+  absl::StatusOr<DimArguments> dims = DimsFromFlags();
+  if (!dims.ok()) return dims.status();
+  return std::move(dims->values);
 }
 
 absl::StatusOr<std::optional<Graph>> ReadSymbolicGraph(const std::string& path,
-                                                       const DimValues& bind) {
-  if (absl::EndsWith(path, ".onnx") || absl::EndsWith(path, ".csv") ||
-      absl::EndsWith(path, ".csv.gz")) {
-    return std::nullopt;
-  }
-  absl::StatusOr<std::string> text = ReadFile(path, ReadOptionsFromFlags());
-  // Dims are declared under "dims": without the word, nothing is symbolic.
-  if (!text.ok() || !absl::StrContains(*text, "\"dims\"")) return std::nullopt;
-  absl::StatusOr<Graph> graph = ParseGraphJson(*text);
-  if (!graph.ok() || !IsSymbolic(*graph)) return std::nullopt;
-  absl::StatusOr<Graph> bound = BindDims(*graph, bind);
-  if (!bound.ok()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(path, ": ", bound.status().message()));
-  }
-  if (!IsSymbolic(*bound)) return std::nullopt;
-  return *std::move(bound);
+                                                       bool bind_values) {
+  absl::StatusOr<std::optional<SymbolicToolInput>> loaded =
+      LoadSymbolicInput(path, bind_values);
+  if (!loaded.ok()) return loaded.status();
+  if (!loaded->has_value()) return std::nullopt;
+  return std::move((*loaded)->graph);
 }
 
 absl::StatusOr<std::vector<DimValues>> EvaluationPoints(const DimRanges& dims) {

@@ -17,13 +17,11 @@ namespace memplan::tool {
 // The values of --dim, by dim.
 absl::StatusOr<DimValues> DimFlagValues();
 
-// INPUT when it is a graph JSON with symbolic dims, with the dims of `bind`
-// bound (BindDims); nullopt for any other input (ONNX, a buffer CSV, a
-// graph without dims, or one whose dims `bind` binds every one of), which
-// the ordinary path reads. `path` is read again there: a file that is not
-// a valid graph JSON is left to that path's error.
+// INPUT with the dims --dim gives no value left symbolic (LoadSymbolicInput
+// of input.h: --dim's ranges applied, its values bound with `bind_values`);
+// nullopt when nothing stays symbolic, which the ordinary path reads.
 absl::StatusOr<std::optional<Graph>> ReadSymbolicGraph(const std::string& path,
-                                                       const DimValues& bind);
+                                                       bool bind_values);
 
 // The values to evaluate a symbolic graph's figures at: the dims' minima,
 // their maxima, then one value per --at NAME=VALUE (that dim at VALUE, the

@@ -12,6 +12,7 @@
 #include "absl/strings/str_join.h"
 #include "commands.h"
 #include "input.h"
+#include "symbolic_plan.h"
 #include "memplan/load.h"
 #include "memplan/problem.h"
 #include "memplan/verify.h"
@@ -62,10 +63,27 @@ absl::Status Run(const Arguments& args) {
     input_path = *found;
   }
   absl::StatusOr<PlanInput> input = LoadInputOfPlan(input_path, *file, args);
-  if (!input.ok()) return input.status();
+  if (!input.ok()) {
+    // A graph JSON with dims --dim leaves unbound: the plan over them all.
+    Graph bound;
+    absl::StatusOr<std::optional<GraphInput>> symbolic =
+        ReadSymbolicInput(input_path, &bound);
+    if (!symbolic.ok()) return symbolic.status();
+    if (symbolic->has_value()) {
+      return VerifySymbolicPlanFile(args, *file, *provenance, input_path,
+                                    **symbolic, bound);
+    }
+    return input.status();
+  }
   const Problem& problem = input->input.problem;
   absl::StatusOr<Plan> plan = ParseToolPlan(*file, problem);
-  if (!plan.ok()) return plan.status();
+  if (!plan.ok()) {
+    // A symbolic plan, checked at the values --dim gives.
+    if (!file->csv && IsSymbolicPlanJson(file->text)) {
+      return VerifySymbolicPlanAt(*file, input_path, *input);
+    }
+    return plan.status();
+  }
   if (absl::Status s = VerifyPlan(problem, *plan); !s.ok()) {
     return absl::InvalidArgumentError(
         absl::StrCat("invalid plan: ", s.message()));
@@ -102,7 +120,11 @@ Command VerifyCommand() {
           "left to the caller, an op ordering) is named in the answer. Build "
           "flags given replace the recorded ones and are used as given. A "
           "CSV plan is checked against INPUT, or alone against its own rows, "
-          "with the flags it was planned with. Exits 0 "
+          "with the flags it was planned with. A plan of a graph with dims "
+          "(from `memplan plan` without --dim) is proven for every value of "
+          "their ranges, the file's buffers checked against the graph's; "
+          "with --dim binding every dim, it is checked at those values only, "
+          "against the graph bound there. Exits 0 "
           "with a summary when the plan is valid, 1 with the verifier's "
           "message when not.",
       .flags = InputFlags(),
