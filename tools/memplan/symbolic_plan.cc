@@ -92,6 +92,9 @@ absl::StatusOr<SymbolicGraphPlan> PlanSymbolic(const Graph& graph,
   SymbolicPlanMemoryOptions options;
   options.build = build;
   options.max_buckets = absl::GetFlag(FLAGS_buckets);
+  // The tool's symbolic planner is the greedy; the library's default is the
+  // slower search (PlanSymbolicSearch).
+  options.planner = std::string(kSymbolicGreedy);
   return PlanSymbolicMemory(graph, options);
 }
 
