@@ -601,6 +601,7 @@ TEST(SymbolicSearchTest, ImprovesOnTheGreedyOnADecoder) {
   options.budget = 0;
   absl::StatusOr<SymbolicPlan> none = PlanSymbolicSearch(*p, options);
   ASSERT_TRUE(none.ok()) << none.status();
+  ExpectValidEverywhere(*p, *none);
   EXPECT_LE(*WorstSampledRatio(*p, *none), *WorstSampledRatio(*p, *greedy));
 }
 
