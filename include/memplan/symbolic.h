@@ -177,9 +177,10 @@ struct SymbolicSearchOptions {
 // under three placement rules (the greedy's; candidates that add the
 // envelope of each top with the highest placed top at the minima and at
 // the maxima, compared by their sum or by their worst weighted sample
-// first), two peak expressions each, then a hill climb over the best
-// order (move the buffer at the peak of the worst sample earlier, swap two,
-// move one) within options.budget. Scored at more samples than the greedy
+// first), four peak expressions each (from the highest top at the maxima
+// or at the minima, raised by an envelope or by a proven constant), then a
+// hill climb over the best order (move the buffer at the peak of the worst
+// sample earlier, swap two, move one) within options.budget. Scored at more samples than the greedy
 // (the smallest values, and fractions 2^-j, 3*2^-j of the ranges).
 // Never worse than PlanSymbolicGreedy by WorstSampledRatio (it keeps the
 // greedy's plan when it finds nothing better), deterministic, verified
