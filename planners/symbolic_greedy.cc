@@ -723,9 +723,11 @@ absl::StatusOr<double> TargetExcess(const SymbolicProblem& sub,
     const double ratio =
         static_cast<double>(peak) /
         static_cast<double>(std::max<int64_t>(1, LowerBound(at)));
-    worst = std::max(worst, (ratio - 1) / ((end ? options.end_target_ratio
-                                                : options.target_ratio) -
-                                           1));
+    // A target of 1 (or below) asks for the bound itself: any excess is
+    // then very large, never a division by zero.
+    const double slack = std::max(
+        1e-9, (end ? options.end_target_ratio : options.target_ratio) - 1);
+    worst = std::max(worst, (ratio - 1) / slack);
   }
   return worst;
 }
@@ -849,9 +851,11 @@ absl::StatusOr<std::vector<SymbolicBucket>> PlanSymbolicBuckets(
   for (int k = 1; k <= options.max_buckets; ++k) {
     for (int b = 1; b < m; ++b) {
       for (int a = 0; a < b; ++a) {
-        if (!plans[a][b].has_value() || cost[k - 1][a] == kNone) continue;
+        const bool covered = k == 1 ? a == 0 : from[k - 1][a] >= 0;
+        if (!plans[a][b].has_value() || !covered) continue;
         const double c = std::max(cost[k - 1][a], ratio[a][b]);
-        if (c < cost[k][b]) {
+        // A cover whose ratio is unbounded still beats no cover at all.
+        if (c < cost[k][b] || from[k][b] < 0) {
           cost[k][b] = c;
           from[k][b] = a;
         }
@@ -860,7 +864,9 @@ absl::StatusOr<std::vector<SymbolicBucket>> PlanSymbolicBuckets(
   }
   int k_best = 1;
   for (int k = 2; k <= options.max_buckets; ++k) {
-    if (cost[k][m - 1] < cost[k_best][m - 1]) k_best = k;
+    if (from[k][m - 1] >= 0 && cost[k][m - 1] < cost[k_best][m - 1]) {
+      k_best = k;
+    }
   }
   std::vector<SymbolicBucket> buckets;
   for (int k = k_best, b = m - 1; k > 0; --k) {
