@@ -199,7 +199,13 @@ TEST(SymbolicToolTest, PlansAndVerifiesOverTheRange) {
   testing::ToolRun run = RunTool("plan " + graph + " --alignment=64 --out=" +
                                  plan + " --at seq=7 --at seq=500");
   ASSERT_EQ(run.exit_code, 0) << run.output;
-  EXPECT_THAT(run.output, HasSubstr("planner symbolic_greedy"));
+  EXPECT_THAT(run.output, HasSubstr("planner symbolic_search"));
+  // The greedy alone, by name.
+  testing::ToolRun greedy = RunTool("plan " + graph + " --alignment=64 "
+                                    "--planner=symbolic_greedy --out=" +
+                                    TempPath("attn_greedy.json"));
+  ASSERT_EQ(greedy.exit_code, 0) << greedy.output;
+  EXPECT_THAT(greedy.output, HasSubstr("planner symbolic_greedy"));
   EXPECT_THAT(run.output, HasSubstr("seq in [1, 2048], "));
   EXPECT_THAT(run.output, HasSubstr("seq in [1, "));
   EXPECT_THAT(run.output, HasSubstr(": peak "));
@@ -424,8 +430,8 @@ TEST(SymbolicToolTest, ClearErrors) {
   testing::ToolRun run =
       RunTool("plan " + graph + " --planner=greedy_by_size");
   EXPECT_EQ(run.exit_code, 1) << run.output;
-  EXPECT_THAT(run.output, HasSubstr("symbolic_greedy (the default) or "
-                                    "upper_bound"));
+  EXPECT_THAT(run.output, HasSubstr("symbolic_search (the default), "
+                                    "symbolic_greedy or upper_bound"));
   run = RunTool("plan " + graph + " --out=" + TempPath("errors.csv"));
   EXPECT_EQ(run.exit_code, 1) << run.output;
   EXPECT_THAT(run.output, HasSubstr("is written as .json or .h"));

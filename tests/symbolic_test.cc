@@ -205,7 +205,7 @@ TEST(SymbolicGraphTest, ToolPlansWithDim) {
   // Without --dim it is planned for every value (symbolic_cli_test).
   run = RunTool("plan " + path + " --out=" + plan);
   EXPECT_EQ(run.exit_code, 0) << run.output;
-  EXPECT_THAT(run.output, HasSubstr("planner symbolic_greedy"));
+  EXPECT_THAT(run.output, HasSubstr("planner symbolic_search"));
   run = RunTool("plan " + path + " --dim seq=9999");
   EXPECT_NE(run.exit_code, 0);
   EXPECT_THAT(run.output, HasSubstr("outside its range [1, 2048]"));

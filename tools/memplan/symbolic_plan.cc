@@ -32,6 +32,7 @@ namespace {
 
 // The planners of symbolic graphs: the greedy (the default, with buckets)
 // and the upper-bound baseline.
+constexpr absl::string_view kSymbolicSearch = "symbolic_search";
 constexpr absl::string_view kSymbolicGreedy = "symbolic_greedy";
 constexpr absl::string_view kUpperBound = "upper_bound";
 
@@ -92,9 +93,10 @@ absl::StatusOr<SymbolicGraphPlan> PlanSymbolic(const Graph& graph,
   SymbolicPlanMemoryOptions options;
   options.build = build;
   options.max_buckets = absl::GetFlag(FLAGS_buckets);
-  // The tool's symbolic planner is the greedy; the library's default is the
-  // slower search (PlanSymbolicSearch).
-  options.planner = std::string(kSymbolicGreedy);
+  // The library's default (the search) unless the greedy is named.
+  if (absl::GetFlag(FLAGS_planner) == kSymbolicGreedy) {
+    options.planner = std::string(kSymbolicGreedy);
+  }
   return PlanSymbolicMemory(graph, options);
 }
 
@@ -138,7 +140,8 @@ const std::vector<std::string>& SymbolicPlanFlags() {
 }
 
 bool IsSymbolicPlanner(absl::string_view planner) {
-  return planner == kSymbolicGreedy || planner == kUpperBound;
+  return planner == kSymbolicSearch || planner == kSymbolicGreedy ||
+         planner == kUpperBound;
 }
 
 absl::Status CheckSymbolicPlanFlags() {
@@ -185,7 +188,8 @@ absl::Status RunSymbolicPlan(const Arguments& args, const GraphInput& input,
     return absl::InvalidArgumentError(absl::StrCat(
         "--planner=", planner, " plans graphs at one value of their dims; \"",
         bound.name, "\" has dims ", RangesText(bound.dims),
-        ": plan it with ", kSymbolicGreedy, " (the default) or ", kUpperBound,
+        ": plan it with ", kSymbolicSearch, " (the default), ", kSymbolicGreedy,
+        " or ", kUpperBound,
         ", or bind its dims with --dim"));
   }
   if (args.Given("reorder")) {
@@ -194,7 +198,7 @@ absl::Status RunSymbolicPlan(const Arguments& args, const GraphInput& input,
   }
   if (args.Given("option")) {
     return absl::InvalidArgumentError(absl::StrCat(
-        "--option: ", kSymbolicGreedy, " and ", kUpperBound,
+        "--option: ", kSymbolicSearch, ", ", kSymbolicGreedy, " and ", kUpperBound,
         " take no options"));
   }
   // JSON (the plan file) or a C header of macros of the dims.
