@@ -14,6 +14,7 @@
 #include "memplan/symbolic.h"
 #include "memplan/verify.h"
 #include "nlohmann/json.hpp"
+#include "symbolic_graphs.h"
 #include "test_util.h"
 #include "workloads/symbolic_transformer.h"
 
@@ -26,18 +27,7 @@ using testing::RunTool;
 using testing::RunToolStdout;
 using Json = nlohmann::json;
 
-// q and k (512*seq bytes each) feed scores (32*seq*seq + 64), read by out.
-constexpr char kAttention[] = R"({"format": "memplan-graph-v1", "name": "attn",
- "dims": {"seq": {"min": 1, "max": 2048}},
- "tensors": [{"name": "x", "size": "512*seq", "kind": "input"},
-             {"name": "q", "size": "512*seq"},
-             {"name": "k", "size": "512 * seq"},
-             {"name": "scores", "size": "32*seq*seq + 64"},
-             {"name": "out", "size": 4096, "kind": "output"}],
- "ops": [{"name": "proj_q", "inputs": ["x"], "outputs": ["q"]},
-         {"name": "proj_k", "inputs": ["x"], "outputs": ["k"]},
-         {"name": "attend", "inputs": ["q", "k"], "outputs": ["scores"]},
-         {"name": "reduce", "inputs": ["scores"], "outputs": ["out"]}]})";
+using testing::kAttention;
 
 std::string TempPath(const std::string& name) {
   return ::testing::TempDir() + "/symbolic_cli_test_" + name;

@@ -16,6 +16,7 @@
 #include "memplan/problem.h"
 #include "memplan/verify.h"
 #include "model/binomial_poly.h"
+#include "symbolic_graphs.h"
 #include "test_util.h"
 #include "workloads/symbolic_decoder.h"
 #include "workloads/symbolic_transformer.h"
@@ -25,19 +26,7 @@ namespace {
 
 using ::testing::HasSubstr;
 using testing::RunTool;
-
-// q and k (512*seq bytes each) feed scores (32*seq*seq + 64), read by out.
-constexpr char kAttention[] = R"({"format": "memplan-graph-v1", "name": "attn",
- "dims": {"seq": {"min": 1, "max": 2048}},
- "tensors": [{"name": "x", "size": "512*seq", "kind": "input", "shape": ["seq", 128]},
-             {"name": "q", "size": "512*seq"},
-             {"name": "k", "size": "512 * seq"},
-             {"name": "scores", "size": "32*seq*seq + 64"},
-             {"name": "out", "size": 4096, "kind": "output"}],
- "ops": [{"name": "proj_q", "inputs": ["x"], "outputs": ["q"]},
-         {"name": "proj_k", "inputs": ["x"], "outputs": ["k"]},
-         {"name": "attend", "inputs": ["q", "k"], "outputs": ["scores"]},
-         {"name": "reduce", "inputs": ["scores"], "outputs": ["out"]}]})";
+using testing::kAttention;
 
 std::string WriteTemp(const std::string& name, const std::string& text) {
   const std::string path = ::testing::TempDir() + "/symbolic_test_" + name;

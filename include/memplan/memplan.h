@@ -68,6 +68,8 @@ struct GraphPlan {
 
   // The tensor named `name`, or nullptr when the graph has none.
   const TensorPlacement* Find(std::string_view name) const;
+  // Fills tensors_by_name from tensors.
+  void IndexTensors();
   bool operator==(const GraphPlan&) const = default;
 };
 

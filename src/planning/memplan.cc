@@ -27,6 +27,15 @@ const TensorPlacement* GraphPlan::Find(std::string_view name) const {
   return &tensors[*it];
 }
 
+void GraphPlan::IndexTensors() {
+  tensors_by_name.resize(tensors.size());
+  std::iota(tensors_by_name.begin(), tensors_by_name.end(), 0);
+  std::sort(tensors_by_name.begin(), tensors_by_name.end(),
+            [&](int32_t a, int32_t b) {
+              return tensors[a].name < tensors[b].name;
+            });
+}
+
 namespace {
 
 // The graph's ops in `order` (ComputeOpOrder's), planned.
@@ -44,12 +53,7 @@ absl::StatusOr<GraphPlan> PlanInOrder(const Graph& graph,
   MEMPLAN_ASSIGN_OR_RETURN(result.plan, PlanMemory(result.problem, rest));
   MEMPLAN_ASSIGN_OR_RETURN(result.tensors,
                            PlaceTensors(graph, result.problem, result.plan));
-  result.tensors_by_name.resize(result.tensors.size());
-  std::iota(result.tensors_by_name.begin(), result.tensors_by_name.end(), 0);
-  std::sort(result.tensors_by_name.begin(), result.tensors_by_name.end(),
-            [&](int32_t a, int32_t b) {
-              return result.tensors[a].name < result.tensors[b].name;
-            });
+  result.IndexTensors();
   return result;
 }
 

@@ -99,12 +99,7 @@ absl::StatusOr<GraphPlan> SymbolicGraphPlan::At(
   std::iota(result.op_order.begin(), result.op_order.end(), 0);
   MEMPLAN_ASSIGN_OR_RETURN(result.tensors,
                            PlaceTensors(bound, result.problem, result.plan));
-  result.tensors_by_name.resize(result.tensors.size());
-  std::iota(result.tensors_by_name.begin(), result.tensors_by_name.end(), 0);
-  std::sort(result.tensors_by_name.begin(), result.tensors_by_name.end(),
-            [&](int32_t a, int32_t b) {
-              return result.tensors[a].name < result.tensors[b].name;
-            });
+  result.IndexTensors();
   return result;
 }
 
