@@ -767,6 +767,54 @@ absl::StatusOr<double> WorstSampledRatio(const SymbolicProblem& problem,
   return worst;
 }
 
+namespace {
+
+// The buckets (a, b), in order, of the cover of (ends[0], ends[m - 1]] by
+// at most `max_buckets` planned ranges (ends[a], ends[b]] whose largest
+// ratio is least; fewer buckets win ties.
+std::vector<std::pair<int, int>> Cover(
+    const std::vector<std::vector<double>>& ratio,
+    const std::vector<std::vector<std::optional<SymbolicPlan>>>& plans,
+    int max_buckets) {
+  const int m = static_cast<int>(ratio.size());
+  // cost[k][b]: the least worst ratio covering (ends[0], ends[b]] with k
+  // buckets, the last starting after ends[from[k][b]].
+  const double kNone = std::numeric_limits<double>::infinity();
+  std::vector<std::vector<double>> cost(max_buckets + 1,
+                                        std::vector<double>(m, kNone));
+  std::vector<std::vector<int>> from(max_buckets + 1, std::vector<int>(m, -1));
+  for (int k = 1; k <= max_buckets; ++k) {
+    for (int b = 1; b < m; ++b) {
+      for (int a = 0; a < b; ++a) {
+        const bool covered = k == 1 ? a == 0 : from[k - 1][a] >= 0;
+        if (!plans[a][b].has_value() || !covered) continue;
+        const double c =
+            std::max(k == 1 ? 0.0 : cost[k - 1][a], ratio[a][b]);
+        // A cover whose ratio is unbounded still beats no cover at all.
+        if (c < cost[k][b] || from[k][b] < 0) {
+          cost[k][b] = c;
+          from[k][b] = a;
+        }
+      }
+    }
+  }
+  int k_best = 1;
+  for (int k = 2; k <= max_buckets; ++k) {
+    if (from[k][m - 1] >= 0 && cost[k][m - 1] < cost[k_best][m - 1]) {
+      k_best = k;
+    }
+  }
+  std::vector<std::pair<int, int>> cover;
+  for (int k = k_best, b = m - 1; k > 0; --k) {
+    cover.emplace_back(from[k][b], b);
+    b = from[k][b];
+  }
+  std::reverse(cover.begin(), cover.end());
+  return cover;
+}
+
+}  // namespace
+
 absl::StatusOr<std::vector<SymbolicBucket>> PlanSymbolicBuckets(
     const SymbolicProblem& problem, const SymbolicBucketOptions& options) {
   if (options.max_buckets < 1) {
@@ -818,6 +866,8 @@ absl::StatusOr<std::vector<SymbolicBucket>> PlanSymbolicBuckets(
     return sub;
   };
   const bool one = options.max_buckets == 1;
+  const int candidates = one ? 1 : m * (m - 1) / 2;
+  int planned = 0;
   for (int a = 0; a < m; ++a) {
     for (int b = a + 1; b < m; ++b) {
       if (one && (a != 0 || b != m - 1)) continue;
@@ -838,43 +888,13 @@ absl::StatusOr<std::vector<SymbolicBucket>> PlanSymbolicBuckets(
         MEMPLAN_ASSIGN_OR_RETURN(ratio[a][b], WorstSampledRatio(sub, plan));
       }
       plans[a][b] = std::move(plan);
-    }
-  }
-  // cost[k][b]: the least worst ratio covering (ends[0], ends[b]] with k
-  // buckets; fewer buckets win ties.
-  const double kNone = std::numeric_limits<double>::infinity();
-  std::vector<std::vector<double>> cost(
-      options.max_buckets + 1, std::vector<double>(m, kNone));
-  std::vector<std::vector<int>> from(options.max_buckets + 1,
-                                     std::vector<int>(m, -1));
-  cost[0][0] = 0;
-  for (int k = 1; k <= options.max_buckets; ++k) {
-    for (int b = 1; b < m; ++b) {
-      for (int a = 0; a < b; ++a) {
-        const bool covered = k == 1 ? a == 0 : from[k - 1][a] >= 0;
-        if (!plans[a][b].has_value() || !covered) continue;
-        const double c = std::max(cost[k - 1][a], ratio[a][b]);
-        // A cover whose ratio is unbounded still beats no cover at all.
-        if (c < cost[k][b] || from[k][b] < 0) {
-          cost[k][b] = c;
-          from[k][b] = a;
-        }
-      }
-    }
-  }
-  int k_best = 1;
-  for (int k = 2; k <= options.max_buckets; ++k) {
-    if (from[k][m - 1] >= 0 && cost[k][m - 1] < cost[k_best][m - 1]) {
-      k_best = k;
+      if (options.progress) options.progress(++planned, candidates);
     }
   }
   std::vector<SymbolicBucket> buckets;
-  for (int k = k_best, b = m - 1; k > 0; --k) {
-    const int a = from[k][b];
+  for (const auto& [a, b] : Cover(ratio, plans, options.max_buckets)) {
     buckets.push_back({narrowed(a, b).dims, *std::move(plans[a][b])});
-    b = a;
   }
-  std::reverse(buckets.begin(), buckets.end());
   if (options.search.has_value()) {
     for (SymbolicBucket& b : buckets) {
       SymbolicProblem sub = problem;

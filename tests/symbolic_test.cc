@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "memplan/formats.h"
@@ -755,6 +756,31 @@ TEST(PlanSymbolicMemoryTest, PlacesTheGraphAtEveryValueFromOnePlan) {
               HasSubstr("no value for dim \"seq\""));
   EXPECT_THAT(one->At(g, {{"seq", 257}}).status().message(),
               HasSubstr("seq"));
+}
+
+TEST(PlanSymbolicMemoryTest, ProgressLinesLeaveThePlanAsItIs) {
+  const Graph g = internal::SymbolicTransformer({.layers = 2, .width = 64,
+                                                 .heads = 4, .max_seq = 256});
+  SymbolicPlanMemoryOptions options;
+  options.build.alignment = 64;
+  options.target_ratio = 1.0;  // one plan never meets it: buckets are cut
+  absl::StatusOr<SymbolicGraphPlan> quiet = PlanSymbolicMemory(g, options);
+  ASSERT_TRUE(quiet.ok()) << quiet.status();
+  std::vector<std::string> lines;
+  options.progress = [&](std::string_view line) {
+    lines.emplace_back(line);
+  };
+  absl::StatusOr<SymbolicGraphPlan> told = PlanSymbolicMemory(g, options);
+  ASSERT_TRUE(told.ok()) << told.status();
+  EXPECT_EQ(*told, *quiet);
+  ASSERT_GE(lines.size(), 3u);
+  EXPECT_THAT(lines.front(), HasSubstr("one plan of the whole range"));
+  EXPECT_THAT(lines[1], HasSubstr("candidate ranges planned"));
+  EXPECT_THAT(lines.back(), HasSubstr(absl::StrCat(
+                                told->buckets.size(), " bucket")));
+  EXPECT_THAT(lines.back(), HasSubstr("kept"));
+  // At most one line per tenth of the candidates, and the last of them.
+  EXPECT_LE(lines.size(), 13u);
 }
 
 TEST(PlanSymbolicMemoryTest, RefusesConcreteGraphsAndBucketsThatDoNotCover) {

@@ -12,7 +12,9 @@
 
 #include <cstdint>
 #include <optional>
+#include <functional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -207,6 +209,9 @@ struct SymbolicBucketOptions {
   // of the whole range); each chosen bucket is then planned again with the
   // whole budget.
   std::optional<SymbolicSearchOptions> search;
+  // Told the number of candidate buckets planned so far and their total,
+  // after each; it cannot change the plan.
+  std::function<void(int done, int total)> progress;
 };
 
 // Up to options.max_buckets buckets covering the dim's range, each planned
@@ -240,6 +245,10 @@ struct SymbolicPlanMemoryOptions {
   SymbolicGreedyOptions greedy;
   // The search's options; its `greedy` and targets are the ones above.
   SymbolicSearchOptions search;
+  // Told what the planning has done, a line at a time (the plan of the
+  // whole range, every tenth of the candidate buckets, the buckets kept),
+  // for a person waiting on it; it cannot change the plan.
+  std::function<void(std::string_view line)> progress;
 };
 
 // A plan of a symbolic graph: buckets that cover the dims' ranges, in order

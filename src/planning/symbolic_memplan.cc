@@ -9,6 +9,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "base/status_macros.h"
 #include "memplan/symbolic.h"
 #include "memplan/tensor_placement.h"
@@ -137,6 +138,11 @@ absl::StatusOr<SymbolicGraphPlan> PlanSymbolicMemory(
   result.buckets.push_back({result.problem.dims, std::move(one)});
   MEMPLAN_ASSIGN_OR_RETURN(Quality one_quality,
                            QualityOf(result.problem, result.buckets, options));
+  auto tell = [&](const std::string& line) {
+    if (options.progress) options.progress(line);
+  };
+  tell(absl::StrFormat("one plan of the whole range: worst sampled peak/LB %.3f",
+                       one_quality.worst));
   if (one_quality.meets || options.max_buckets == 1 ||
       result.problem.dims.empty()) {
     return result;
@@ -145,6 +151,16 @@ absl::StatusOr<SymbolicGraphPlan> PlanSymbolicMemory(
   cut.max_buckets = options.max_buckets;
   cut.greedy = options.greedy;
   if (options.planner == "symbolic_search") cut.search = search;
+  int told = 0;  // tenths of the candidates told
+  if (options.progress) {
+    cut.progress = [&](int done, int total) {
+      if (done * 10 / total > told || done == total) {
+        told = done * 10 / total;
+        tell(absl::StrCat("buckets: ", done, " of ", total,
+                          " candidate ranges planned"));
+      }
+    };
+  }
   MEMPLAN_ASSIGN_OR_RETURN(std::vector<SymbolicBucket> buckets,
                            PlanSymbolicBuckets(result.problem, cut));
   if (buckets.size() < 2) return result;
@@ -154,6 +170,11 @@ absl::StatusOr<SymbolicGraphPlan> PlanSymbolicMemory(
       cut_quality.worst < one_quality.worst) {
     result.buckets = std::move(buckets);
   }
+  tell(absl::StrFormat("%d bucket%s kept: worst sampled peak/LB %.3f",
+                       result.buckets.size(),
+                       result.buckets.size() == 1 ? "" : "s",
+                       result.buckets.size() == 1 ? one_quality.worst
+                                                  : cut_quality.worst));
   return result;
 }
 

@@ -26,6 +26,17 @@ bool ProgressWanted(const Arguments& args) {
   return isatty(STDERR_FILENO) == 1;
 }
 
+std::function<void(std::string_view)> StageLines(bool enabled) {
+  if (!enabled) return nullptr;
+  const absl::Time start = absl::Now();
+  return [start](std::string_view line) {
+    const absl::Duration elapsed = absl::Now() - start;
+    if (elapsed < absl::Seconds(1)) return;
+    std::cerr << absl::StrFormat("memplan: %6.1f s  %s\n",
+                                 absl::ToDoubleSeconds(elapsed), line);
+  };
+}
+
 ProgressLines::ProgressLines(const Problem& problem, bool enabled)
     : lower_bound_(problem.pools.size() == 1 ? LowerBound(problem) : 0),
       start_(absl::Now()) {

@@ -8,6 +8,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <thread>
 
 #include "absl/time/time.h"
@@ -20,6 +21,12 @@ namespace memplan::tool {
 // Whether plan and report print progress: not with --quiet; with
 // --progress, or when stderr is a terminal.
 bool ProgressWanted(const Arguments& args);
+
+// For the symbolic planner's stage lines (SymbolicPlanMemoryOptions::
+// progress): each printed on stderr with the time elapsed since this call,
+// once a second has passed (a quick run stays silent); empty when not
+// `enabled`. The clock is read for the lines only.
+std::function<void(std::string_view)> StageLines(bool enabled);
 
 // Lines on stderr while a planner runs, from a thread of their own: nothing
 // in the first second (a quick run stays silent); then the best plan so

@@ -110,6 +110,7 @@ absl::Status RunSymbolic(const Arguments& args, const Graph& graph) {
   SymbolicPlanMemoryOptions options;
   options.build = BuildOptionsFromFlags();
   const absl::Time start = absl::Now();
+  options.progress = StageLines(ProgressWanted(args));
   absl::StatusOr<SymbolicGraphPlan> plan = PlanSymbolicMemory(graph, options);
   if (!plan.ok()) return plan.status();
   absl::StatusOr<GraphPlan> at = plan->At(graph, values);

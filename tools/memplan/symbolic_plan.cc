@@ -16,6 +16,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "input.h"
+#include "progress.h"
 #include "symbolic_input.h"
 #include "memplan/emit.h"
 #include "memplan/formats.h"
@@ -78,7 +79,8 @@ absl::StatusOr<std::string> SymbolicSummary(const SymbolicGraphPlan& plan,
 }
 
 absl::StatusOr<SymbolicGraphPlan> PlanSymbolic(const Graph& graph,
-                                               const BuildOptions& build) {
+                                               const BuildOptions& build,
+                                               bool progress) {
   if (absl::GetFlag(FLAGS_planner) == kUpperBound) {
     SymbolicGraphPlan plan;
     absl::StatusOr<SymbolicProblem> problem = BuildSymbolicProblem(graph, build);
@@ -93,6 +95,7 @@ absl::StatusOr<SymbolicGraphPlan> PlanSymbolic(const Graph& graph,
   SymbolicPlanMemoryOptions options;
   options.build = build;
   options.max_buckets = absl::GetFlag(FLAGS_buckets);
+  options.progress = StageLines(progress);
   // The library's default (the search) unless the greedy is named.
   if (absl::GetFlag(FLAGS_planner) == kSymbolicGreedy) {
     options.planner = std::string(kSymbolicGreedy);
@@ -222,7 +225,8 @@ absl::Status RunSymbolicPlan(const Arguments& args, const GraphInput& input,
     }
   }
   const BuildOptions build = BuildOptionsFromFlags();
-  absl::StatusOr<SymbolicGraphPlan> plan = PlanSymbolic(bound, build);
+  absl::StatusOr<SymbolicGraphPlan> plan =
+      PlanSymbolic(bound, build, ProgressWanted(args));
   if (!plan.ok()) return plan.status();
   if (absl::Status s = VerifySymbolicGraphPlan(*plan); !s.ok()) {
     return absl::InternalError(
