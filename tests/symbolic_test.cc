@@ -249,6 +249,37 @@ TEST(BinomialPolyTest, ConvertsBothWaysAndEvaluatesAlike) {
   }
 }
 
+TEST(BinomialPolyTest, InterpolatesValuesOnAGrid) {
+  const DimRanges dims = {{"a", {2, 9}}, {"b", {0, 5}}};
+  const DimBox box = *DimBox::Of(dims);
+  std::mt19937_64 rng(13);
+  for (int trial = 0; trial < 100; ++trial) {
+    const DimExpr e = RandomExpr(rng, 50);
+    // Values at a = 2..5, b = 0..3 (a varying fastest): more points than
+    // the degree needs, so the highest differences vanish.
+    std::vector<int64_t> values;
+    for (int64_t b = 0; b < 4; ++b) {
+      for (int64_t a = 2; a < 6; ++a) {
+        values.push_back(*e.Evaluate({{"a", a}, {"b", b}}));
+      }
+    }
+    absl::StatusOr<BinomialPoly> p = BinomialPoly::FromValues({4, 4}, values);
+    ASSERT_TRUE(p.ok()) << p.status();
+    EXPECT_EQ(*p, *BinomialPoly::FromExpr(e, box)) << e.ToString();
+    EXPECT_TRUE(p->HasIntegerExpr());
+    EXPECT_EQ(*p->ToExpr(box), e);
+  }
+  // 0, 1, 3 at a = 2, 3, 4: (a - 2)(a - 1)/2, integer-valued but with
+  // coefficients 1/2.
+  EXPECT_FALSE(BinomialPoly::FromValues({3}, {0, 1, 3})->HasIntegerExpr());
+  // 0, 1, 4: (a - 2)^2.
+  const BinomialPoly square = *BinomialPoly::FromValues({3}, {0, 1, 4});
+  EXPECT_TRUE(square.HasIntegerExpr());
+  EXPECT_EQ(*square.ToExpr(*DimBox::Of({{"a", {2, 9}}})), E("a*a - 4*a + 4"));
+  // 1 - INT64_MIN does not fit.
+  EXPECT_FALSE(BinomialPoly::FromValues({2}, {INT64_MIN, 1}).ok());
+}
+
 TEST(BinomialPolyTest, AlignmentIsDecidedExactly) {
   const DimRanges dims = {{"a", {1, 12}}, {"b", {3, 7}}};
   const DimBox box = *DimBox::Of(dims);

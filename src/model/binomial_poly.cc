@@ -47,6 +47,19 @@ int64_t Factorial(int k) {
   return f;
 }
 
+// k_0! * ... * k_{D-1}! for the term of `key`; false when it exceeds int64.
+bool FactorialsOf(uint64_t key, int64_t* product) {
+  *product = 1;
+  for (int d = 0; d < kMaxPolyDims; ++d) {
+    if (__builtin_mul_overflow(*product,
+                               Factorial(BinomialPoly::Power(key, d)),
+                               product)) {
+      return false;
+    }
+  }
+  return true;
+}
+
 absl::Status PolyOverflow() {
   return absl::InvalidArgumentError(
       "a symbolic size or offset overflows 64-bit integers over the dims' "
@@ -160,23 +173,36 @@ absl::StatusOr<BinomialPoly> BinomialPoly::FromExpr(const DimExpr& e,
           name, "\"; at most ", kMaxPolyDegree, " is supported"));
     }
   }
-  // Values on the grid t in [0, degree], then forward differences along
-  // each dim: the grid then holds the coefficients c_k.
+  // Values on the grid t in [0, degree]: degree + 1 points determine it.
+  std::vector<int> points(dims);
   std::vector<int64_t> stride(dims + 1, 1);
-  for (int d = 0; d < dims; ++d) stride[d + 1] = stride[d] * (degree[d] + 1);
+  for (int d = 0; d < dims; ++d) {
+    points[d] = degree[d] + 1;
+    stride[d + 1] = stride[d] * points[d];
+  }
   std::vector<int64_t> grid(stride[dims]);
   std::vector<int64_t> t(dims, 0);
   for (int64_t i = 0; i < stride[dims]; ++i) {
-    for (int d = 0; d < dims; ++d) t[d] = (i / stride[d]) % (degree[d] + 1);
+    for (int d = 0; d < dims; ++d) t[d] = (i / stride[d]) % points[d];
     MEMPLAN_ASSIGN_OR_RETURN(grid[i], e.Evaluate(box.ValuesAt(t)));
   }
+  return FromValues(points, std::move(grid));
+}
+
+absl::StatusOr<BinomialPoly> BinomialPoly::FromValues(
+    const std::vector<int>& points, std::vector<int64_t> values) {
+  const int dims = static_cast<int>(points.size());
+  std::vector<int64_t> stride(dims + 1, 1);
+  for (int d = 0; d < dims; ++d) stride[d + 1] = stride[d] * points[d];
+  // Forward differences along each dim, in place: the grid then holds the
+  // coefficients c_k.
   for (int d = 0; d < dims; ++d) {
     for (int64_t i = 0; i < stride[dims]; ++i) {
-      if ((i / stride[d]) % (degree[d] + 1) != 0) continue;  // line starts
-      for (int level = 1; level <= degree[d]; ++level) {
-        for (int j = degree[d]; j >= level; --j) {
-          int64_t& v = grid[i + j * stride[d]];
-          if (__builtin_sub_overflow(v, grid[i + (j - 1) * stride[d]], &v)) {
+      if ((i / stride[d]) % points[d] != 0) continue;  // line starts
+      for (int level = 1; level < points[d]; ++level) {
+        for (int j = points[d] - 1; j >= level; --j) {
+          int64_t& v = values[i + j * stride[d]];
+          if (__builtin_sub_overflow(v, values[i + (j - 1) * stride[d]], &v)) {
             return PolyOverflow();
           }
         }
@@ -185,26 +211,31 @@ absl::StatusOr<BinomialPoly> BinomialPoly::FromExpr(const DimExpr& e,
   }
   BinomialPoly p;
   for (int64_t i = 0; i < stride[dims]; ++i) {
-    if (grid[i] == 0) continue;
+    if (values[i] == 0) continue;
     uint64_t key = 0;
     for (int d = 0; d < dims; ++d) {
-      key = WithPower(key, d, static_cast<int>((i / stride[d]) % (degree[d] + 1)));
+      key = WithPower(key, d, static_cast<int>((i / stride[d]) % points[d]));
     }
-    p.terms_.emplace_back(key, grid[i]);
+    p.terms_.emplace_back(key, values[i]);
   }
   std::sort(p.terms_.begin(), p.terms_.end());
   return p;
 }
 
+bool BinomialPoly::HasIntegerExpr() const {
+  for (const auto& [key, c] : terms_) {
+    int64_t divisor;
+    // A product of factorials beyond int64 divides no nonzero c.
+    if (!FactorialsOf(key, &divisor) || c % divisor != 0) return false;
+  }
+  return true;
+}
+
 absl::StatusOr<DimExpr> BinomialPoly::ToExpr(const DimBox& box) const {
   DimExpr sum;
   for (const auto& [key, c] : terms_) {
-    int64_t divisor = 1;
-    for (int d = 0; d < box.size(); ++d) {
-      if (__builtin_mul_overflow(divisor, Factorial(Power(key, d)), &divisor)) {
-        return PolyOverflow();
-      }
-    }
+    int64_t divisor;
+    if (!FactorialsOf(key, &divisor)) return PolyOverflow();
     if (c % divisor != 0) {
       return absl::InternalError("a binomial coefficient is not divisible by "
                                  "its factorials");

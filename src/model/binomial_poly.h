@@ -63,6 +63,18 @@ class BinomialPoly {
   static BinomialPoly Constant(int64_t c);
   static absl::StatusOr<BinomialPoly> FromExpr(const DimExpr& e,
                                                const DimBox& box);
+  // The polynomial of degree < points[d] in each dim d through `values`,
+  // given on the grid t_d = 0..points[d]-1 (dim 0 varying fastest): their
+  // forward differences along each dim are its coefficients. Fails only on
+  // overflow.
+  static absl::StatusOr<BinomialPoly> FromValues(const std::vector<int>& points,
+                                                 std::vector<int64_t> values);
+  // Every c_k is a multiple of k_0! * ... * k_{D-1}!, so that ToExpr() has
+  // integer coefficients. Always so for FromExpr and the operations here;
+  // FromValues of arbitrary values may fail it (values 0, 1, 3 are t(t+1)/2).
+  bool HasIntegerExpr() const;
+  // The expression in the box's dims: each C(t_d, k) written out as the
+  // falling factorial (x_d - min_d)(x_d - min_d - 1)... / k!.
   absl::StatusOr<DimExpr> ToExpr(const DimBox& box) const;
 
   const std::vector<Term>& terms() const { return terms_; }

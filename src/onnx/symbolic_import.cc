@@ -15,36 +15,32 @@
 #include "absl/strings/str_join.h"
 #include "base/status_macros.h"
 #include "memplan/symbolic.h"
+#include "model/binomial_poly.h"
 
 namespace memplan::internal {
 namespace {
 
 // The ranged dims, in name order, with the points of each.
 struct Grid {
-  std::vector<std::string> names;
-  std::vector<int64_t> min;
-  std::vector<int64_t> max;
+  DimBox box;
   std::vector<int> points;  // interpolation points per dim: t = 0..points-1
   std::vector<int64_t> stride;  // of dim d in a point's index (dim 0 lowest)
   int64_t size = 1;  // points in all
 
-  int dims() const { return static_cast<int>(names.size()); }
+  int dims() const { return box.size(); }
   // The box coordinates of point `index`.
   std::vector<int64_t> Coordinates(int64_t index) const {
-    std::vector<int64_t> t(names.size());
+    std::vector<int64_t> t(dims());
     for (int d = 0; d < dims(); ++d) {
       t[d] = index / stride[d] % points[d];
     }
     return t;
   }
-  DimValues Values(const std::vector<int64_t>& t) const {
-    DimValues values;
-    for (int d = 0; d < dims(); ++d) values[names[d]] = min[d] + t[d];
-    return values;
-  }
   // The range is wider than its interpolation points: its degree is found
   // by a vanishing difference, and further values are checked.
-  bool Sampled(int d) const { return max[d] - min[d] + 1 > points[d]; }
+  bool Sampled(int d) const {
+    return box.max[d] - box.min[d] + 1 > points[d];
+  }
 };
 
 std::string Describe(const DimValues& values) {
@@ -139,70 +135,13 @@ absl::StatusOr<Graph> ImportAtValues(const ImportAt& import,
   return graph;
 }
 
-int64_t Factorial(int k) {
-  int64_t f = 1;
-  for (int i = 2; i <= k; ++i) f *= i;
-  return f;
-}
-
-// The sizes of one tensor at every grid point, turned in place into its
-// coefficients in the binomial basis: forward differences along each dim.
-absl::Status ForwardDifferences(const Grid& grid, std::vector<int64_t>& a) {
-  for (int d = 0; d < grid.dims(); ++d) {
-    const int64_t s = grid.stride[d];
-    for (int64_t line = 0; line < grid.size; ++line) {
-      if (line / s % grid.points[d] != 0) continue;  // t_d = 0 only
-      for (int k = 1; k < grid.points[d]; ++k) {
-        for (int j = grid.points[d] - 1; j >= k; --j) {
-          int64_t& v = a[line + j * s];
-          if (__builtin_sub_overflow(v, a[line + (j - 1) * s], &v)) {
-            return absl::InvalidArgumentError("a size difference overflows");
-          }
-        }
-      }
-    }
-  }
-  return absl::OkStatus();
-}
-
-// The polynomial with binomial coefficients `c` (grid point k holds c_k):
-// sum of c_k * prod_d C(x_d - min_d, k_d), with integer coefficients.
-absl::StatusOr<DimExpr> Polynomial(const Grid& grid,
-                                   const std::vector<int64_t>& c,
-                                   const std::string& tensor) {
-  DimExpr sum;
-  for (int64_t index = 0; index < grid.size; ++index) {
-    if (c[index] == 0) continue;
-    const std::vector<int64_t> k = grid.Coordinates(index);
-    int64_t divisor = 1;
-    for (int d = 0; d < grid.dims(); ++d) divisor *= Factorial(k[d]);
-    if (c[index] % divisor != 0) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "tensor \"", tensor,
-          "\": its size is no polynomial with integer coefficients in dims ",
-          absl::StrJoin(grid.names, ", "), BindAdvice(grid.names)));
-    }
-    DimExpr term(c[index] / divisor);
-    for (int d = 0; d < grid.dims(); ++d) {
-      for (int64_t i = 0; i < k[d]; ++i) {
-        MEMPLAN_ASSIGN_OR_RETURN(
-            DimExpr factor,
-            Subtract(DimExpr::Dim(grid.names[d]), DimExpr(grid.min[d] + i)));
-        MEMPLAN_ASSIGN_OR_RETURN(term, Multiply(term, factor));
-      }
-    }
-    MEMPLAN_ASSIGN_OR_RETURN(sum, Add(sum, term));
-  }
-  return sum;
-}
-
 // The values of dim d checked after interpolation, besides its minimum: its
 // maximum and values in between, none of them an interpolation point. Fewer
 // with more dims, as their product is imported.
 std::vector<int64_t> CheckValues(const Grid& grid, int d) {
   if (!grid.Sampled(d)) return {};
-  const int64_t lo = grid.min[d];
-  const int64_t hi = grid.max[d];
+  const int64_t lo = grid.box.min[d];
+  const int64_t hi = grid.box.max[d];
   const int64_t mid = lo + (hi - lo) / 2;
   std::vector<int64_t> candidates = {hi, mid, lo + grid.points[d]};
   if (grid.dims() <= 2) {
@@ -236,15 +175,13 @@ absl::StatusOr<Graph> ImportOverRanges(const DimRanges& ranges,
                                      "--dim NAME=VALUE)"));
   }
   Grid grid;
+  MEMPLAN_ASSIGN_OR_RETURN(grid.box, DimBox::Of(ranges));
   for (const auto& [name, range] : ranges) {
     if (range.min < 1) {
       return absl::InvalidArgumentError(
           absl::StrCat("dim \"", name, "\" has range [", range.min, ", ",
                        range.max, "]; an ONNX dimension must be >= 1"));
     }
-    grid.names.push_back(name);
-    grid.min.push_back(range.min);
-    grid.max.push_back(range.max);
     grid.points.push_back(static_cast<int>(
         std::min<int64_t>(kInterpolationPoints, range.max - range.min + 1)));
     grid.stride.push_back(grid.size);
@@ -252,7 +189,7 @@ absl::StatusOr<Graph> ImportOverRanges(const DimRanges& ranges,
   }
 
   // The imports at the grid: the first is the structure and the shapes.
-  const DimValues at_min = grid.Values(grid.Coordinates(0));
+  const DimValues at_min = grid.box.ValuesAt(grid.Coordinates(0));
   MEMPLAN_ASSIGN_OR_RETURN(Graph first, ImportAtValues(import, at_min, stats));
   const Graph structure = Structure(first);
   const size_t n = first.tensors.size();
@@ -276,7 +213,7 @@ absl::StatusOr<Graph> ImportOverRanges(const DimRanges& ranges,
   };
   MEMPLAN_RETURN_IF_ERROR(record(first, 0, at_min));
   for (int64_t index = 1; index < grid.size; ++index) {
-    const DimValues at = grid.Values(grid.Coordinates(index));
+    const DimValues at = grid.box.ValuesAt(grid.Coordinates(index));
     MEMPLAN_ASSIGN_OR_RETURN(Graph g, ImportAtValues(import, at, nullptr));
     MEMPLAN_RETURN_IF_ERROR(record(g, index, at));
   }
@@ -287,39 +224,43 @@ absl::StatusOr<Graph> ImportOverRanges(const DimRanges& ranges,
   result.dims = ranges;
   for (size_t i = 0; i < n; ++i) {
     Tensor& t = result.tensors[i];
-    std::vector<int64_t> c = sizes[i];
-    if (absl::Status s = ForwardDifferences(grid, c); !s.ok()) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("tensor \"", t.name, "\": ", s.message()));
+    absl::StatusOr<BinomialPoly> poly =
+        BinomialPoly::FromValues(grid.points, sizes[i]);
+    if (!poly.ok()) {  // overflow, its only failure
+      return absl::InvalidArgumentError(absl::StrCat(
+          "tensor \"", t.name, "\": a size difference overflows"));
     }
     for (int d = 0; d < grid.dims(); ++d) {
       if (!grid.Sampled(d)) continue;
-      for (int64_t index = 0; index < grid.size; ++index) {
-        if (c[index] == 0 ||
-            grid.Coordinates(index)[d] != grid.points[d] - 1) {
-          continue;
-        }
+      for (const auto& [key, c] : poly->terms()) {
+        if (BinomialPoly::Power(key, d) != grid.points[d] - 1) continue;
         std::vector<std::string> seen;
         for (int j = 0; j < grid.points[d]; ++j) {
           seen.push_back(absl::StrCat(sizes[i][j * grid.stride[d]]));
         }
         return absl::InvalidArgumentError(absl::StrCat(
             "tensor \"", t.name, "\": its size is no polynomial of degree <= ",
-            kMaxImportDegree, " in dim \"", grid.names[d], "\" (",
-            grid.names[d], " = ", grid.min[d], "..",
-            grid.min[d] + grid.points[d] - 1, " gives ",
+            kMaxImportDegree, " in dim \"", grid.box.names[d], "\" (",
+            grid.box.names[d], " = ", grid.box.min[d], "..",
+            grid.box.min[d] + grid.points[d] - 1, " gives ",
             absl::StrJoin(seen, ", "), " bytes)",
-            BindAdvice({grid.names[d]})));
+            BindAdvice({grid.box.names[d]})));
       }
     }
-    MEMPLAN_ASSIGN_OR_RETURN(DimExpr size, Polynomial(grid, c, t.name));
+    if (!poly->HasIntegerExpr()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "tensor \"", t.name,
+          "\": its size is no polynomial with integer coefficients in dims ",
+          absl::StrJoin(grid.box.names, ", "), BindAdvice(grid.box.names)));
+    }
+    MEMPLAN_ASSIGN_OR_RETURN(DimExpr size, poly->ToExpr(grid.box));
     if (size.IsConstant()) continue;  // the size it has everywhere
     t.size = 0;
     t.symbolic_size = std::move(size);
   }
   if (absl::Status valid = ValidateSymbolicSizes(result); !valid.ok()) {
     return absl::InvalidArgumentError(
-        absl::StrCat(valid.message(), BindAdvice(grid.names)));
+        absl::StrCat(valid.message(), BindAdvice(grid.box.names)));
   }
 
   // Fresh imports: the minimum and the check values of each dim, every
@@ -327,7 +268,7 @@ absl::StatusOr<Graph> ImportOverRanges(const DimRanges& ranges,
   std::vector<std::vector<int64_t>> values(grid.dims());
   int64_t combinations = 1;
   for (int d = 0; d < grid.dims(); ++d) {
-    values[d].push_back(grid.min[d]);
+    values[d].push_back(grid.box.min[d]);
     for (int64_t v : CheckValues(grid, d)) values[d].push_back(v);
     combinations *= static_cast<int64_t>(values[d].size());
   }
@@ -336,7 +277,7 @@ absl::StatusOr<Graph> ImportOverRanges(const DimRanges& ranges,
     int64_t rest = index;
     for (int d = 0; d < grid.dims(); ++d) {
       const int64_t count = static_cast<int64_t>(values[d].size());
-      at[grid.names[d]] = values[d][rest % count];
+      at[grid.box.names[d]] = values[d][rest % count];
       rest /= count;
     }
     MEMPLAN_ASSIGN_OR_RETURN(Graph g, ImportAtValues(import, at, nullptr));
