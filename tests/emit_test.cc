@@ -9,7 +9,6 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -18,12 +17,15 @@
 #include "memplan/memplan.h"
 #include "memplan/symbolic.h"
 #include "memplan/verify.h"
+#include "test_util.h"
 #include "workloads/symbolic_transformer.h"
 
 namespace memplan {
 namespace {
 
 using ::testing::HasSubstr;
+
+using ::memplan::testing::OffsetMacros;
 
 std::string Temp(const std::string& name) {
   return (std::filesystem::temp_directory_path() /
@@ -43,24 +45,6 @@ bool Run(const std::string& command, std::string* output) {
   }
   const int status = pclose(pipe);
   return WIFEXITED(status) && WEXITSTATUS(status) == 0;
-}
-
-// The _OFFSET macros of a header, in order.
-std::vector<std::string> OffsetMacros(const std::string& header) {
-  std::vector<std::string> macros;
-  std::istringstream lines(header);
-  std::string line;
-  while (std::getline(lines, line)) {
-    std::istringstream words(line);
-    std::string define, name;
-    words >> define >> name;
-    const size_t paren = name.find('(');
-    if (define == "#define" && paren != std::string::npos && paren > 7 &&
-        name.compare(paren - 7, 7, "_OFFSET") == 0) {
-      macros.push_back(name.substr(0, paren));
-    }
-  }
-  return macros;
 }
 
 // The macros' arguments at `values`: the dims' values in name order.

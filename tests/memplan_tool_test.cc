@@ -23,6 +23,7 @@ namespace {
 using ::testing::HasSubstr;
 using ::testing::Not;
 
+using ::memplan::testing::OffsetMacros;
 using ::memplan::testing::RunTool;
 using ::memplan::testing::RunToolStdout;
 using ::memplan::testing::ToolRun;
@@ -807,23 +808,6 @@ ToolRun CompileAndRunHeader(const std::string& header,
   const int ran = pipe == nullptr ? -1 : pclose(pipe);
   run.exit_code = WIFEXITED(ran) ? WEXITSTATUS(ran) : -1;
   return run;
-}
-
-// The _OFFSET macros of a header, in order.
-std::vector<std::string> OffsetMacros(const std::string& header) {
-  std::vector<std::string> macros;
-  std::istringstream lines(header);
-  std::string line;
-  while (std::getline(lines, line)) {
-    std::istringstream words(line);
-    std::string define, name;
-    words >> define >> name;
-    if (define == "#define" && name.size() > 7 &&
-        name.compare(name.size() - 7, 7, "_OFFSET") == 0) {
-      macros.push_back(name);
-    }
-  }
-  return macros;
 }
 
 // The C header compiles as C99 with every warning an error, has one unique

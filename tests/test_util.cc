@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <random>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -81,6 +82,23 @@ ToolRun RunTool(const std::string& args) {
 
 ToolRun RunToolStdout(const std::string& args) {
   return RunCommand(std::string(MEMPLAN_TOOL) + " " + args + " 2>/dev/null");
+}
+
+std::vector<std::string> OffsetMacros(const std::string& header) {
+  std::vector<std::string> macros;
+  std::istringstream lines(header);
+  std::string line;
+  while (std::getline(lines, line)) {
+    std::istringstream words(line);
+    std::string define, name;
+    words >> define >> name;
+    name = name.substr(0, name.find('('));
+    if (define == "#define" && name.size() > 7 &&
+        name.compare(name.size() - 7, 7, "_OFFSET") == 0) {
+      macros.push_back(name);
+    }
+  }
+  return macros;
 }
 
 Problem RandomProblem(uint64_t seed, const RandomProblemOptions& options) {

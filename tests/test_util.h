@@ -59,6 +59,11 @@ ToolRun RunTool(const std::string& args);
 // The same with stdout only (stderr discarded).
 ToolRun RunToolStdout(const std::string& args);
 
+// The offset macros of a C header (memplan/emit.h), in order: the names of
+// `#define X_OFFSET value` and of `#define X_OFFSET(seq) ...` (without the
+// parameters).
+std::vector<std::string> OffsetMacros(const std::string& header);
+
 // A seeded random problem that ValidateProblem accepts.
 Problem RandomProblem(uint64_t seed, const RandomProblemOptions& options = {});
 
