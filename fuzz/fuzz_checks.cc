@@ -19,6 +19,7 @@
 #include "memplan/symbolic.h"
 #include "memplan/types.h"
 #include "memplan/verify.h"
+#include "symbolic_graphs.h"
 #ifdef MEMPLAN_HAVE_ONNX
 #include "memplan/onnx.h"
 #endif
@@ -97,24 +98,13 @@ const PlanProblems& PlanReaderProblems() {
   return *problems;
 }
 
-// A symbolic problem for the symbolic plan reader: sizes linear and
-// quadratic in one dim, a constant one, alignment 64.
-constexpr std::string_view kSymbolicGraph = R"({"format": "memplan-graph-v1",
- "name": "fuzz_symbolic", "dims": {"seq": {"min": 1, "max": 2048}},
- "tensors": [{"name": "x", "size": "512*seq", "kind": "input"},
-             {"name": "q", "size": "512*seq"},
-             {"name": "k", "size": "512*seq"},
-             {"name": "scores", "size": "32*seq*seq + 64"},
-             {"name": "out", "size": 4096, "kind": "output"}],
- "ops": [{"name": "proj_q", "inputs": ["x"], "outputs": ["q"]},
-         {"name": "proj_k", "inputs": ["x"], "outputs": ["k"]},
-         {"name": "attend", "inputs": ["q", "k"], "outputs": ["scores"]},
-         {"name": "reduce", "inputs": ["scores"], "outputs": ["out"]}]})";
-
+// The symbolic problem of the symbolic plan reader: the tests' attention
+// graph (sizes linear and quadratic in one dim, a constant one), alignment
+// 64.
 const absl::StatusOr<SymbolicProblem>& SymbolicReaderProblem() {
   static const auto* const problem = new absl::StatusOr<SymbolicProblem>(
       [] () -> absl::StatusOr<SymbolicProblem> {
-        absl::StatusOr<Graph> graph = ParseGraphJson(kSymbolicGraph);
+        absl::StatusOr<Graph> graph = ParseGraphJson(::memplan::testing::kAttention);
         if (!graph.ok()) return graph.status();
         return BuildSymbolicProblem(*graph, {.alignment = 64});
       }());

@@ -1,4 +1,4 @@
-// Symbolic graphs the tests share.
+// Symbolic graphs the tests share, and the fuzz harnesses (fuzz_checks.cc).
 
 #ifndef MEMPLAN_TESTS_SYMBOLIC_GRAPHS_H_
 #define MEMPLAN_TESTS_SYMBOLIC_GRAPHS_H_
