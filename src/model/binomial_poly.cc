@@ -32,6 +32,13 @@ bool Choose(int64_t t, int k, Wide* out) {
     *out = 0;
     return true;
   }
+  // Degrees up to 3 at values below 2^20 (every dim of a real graph), in
+  // 64-bit arithmetic: t (t - 1) (t - 2) < 2^60.
+  if (k <= 3 && t < (int64_t{1} << 20)) {
+    const int64_t choose[] = {1, t, t * (t - 1) / 2, t * (t - 1) * (t - 2) / 6};
+    *out = choose[k];
+    return true;
+  }
   Wide c = 1;
   for (int i = 0; i < k; ++i) {
     c = c * (t - i) / (i + 1);  // exact: c * (t - i) is C(t, i + 1) * (i + 1)
@@ -67,8 +74,9 @@ absl::Status PolyOverflow() {
 }
 
 // Sorts by key, sums equal keys and drops zeros; false on overflow.
-bool Normalize(std::vector<std::pair<uint64_t, Wide>>& raw,
-               std::vector<BinomialPoly::Term>* out) {
+using RawTerms = absl::InlinedVector<std::pair<uint64_t, Wide>, 8>;
+
+bool Normalize(RawTerms& raw, BinomialPoly::Terms* out) {
   std::sort(raw.begin(), raw.end(),
             [](const auto& a, const auto& b) { return a.first < b.first; });
   out->clear();
@@ -86,9 +94,8 @@ bool Normalize(std::vector<std::pair<uint64_t, Wide>>& raw,
 }
 
 template <typename Combine>
-bool Merge(const std::vector<BinomialPoly::Term>& a,
-           const std::vector<BinomialPoly::Term>& b, Combine combine,
-           std::vector<BinomialPoly::Term>* out) {
+bool Merge(const BinomialPoly::Terms& a, const BinomialPoly::Terms& b,
+           Combine combine, BinomialPoly::Terms* out) {
   out->clear();
   out->reserve(a.size() + b.size());
   size_t i = 0, j = 0;
@@ -316,7 +323,7 @@ absl::StatusOr<BinomialPoly> BinomialPoly::RoundUp(int64_t alignment) const {
 }
 
 absl::StatusOr<BinomialPoly> BinomialPoly::Shift(int d, int64_t a) const {
-  std::vector<std::pair<uint64_t, Wide>> raw;
+  RawTerms raw;
   for (const auto& [key, c] : terms_) {
     const int k = Power(key, d);
     for (int j = 0; j <= k; ++j) {

@@ -31,6 +31,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/container/inlined_vector.h"
 #include "absl/status/statusor.h"
 #include "memplan/dim_expr.h"
 
@@ -58,6 +59,8 @@ class BinomialPoly {
  public:
   // k packed 8 bits per dim (dim 0 lowest); c_k != 0; sorted by key.
   using Term = std::pair<uint64_t, int64_t>;
+  // A size in one dim of degree <= 3 has at most 4 terms: no allocation.
+  using Terms = absl::InlinedVector<Term, 4>;
 
   BinomialPoly() = default;
   static BinomialPoly Constant(int64_t c);
@@ -77,7 +80,7 @@ class BinomialPoly {
   // falling factorial (x_d - min_d)(x_d - min_d - 1)... / k!.
   absl::StatusOr<DimExpr> ToExpr(const DimBox& box) const;
 
-  const std::vector<Term>& terms() const { return terms_; }
+  const Terms& terms() const { return terms_; }
   bool IsZero() const { return terms_.empty(); }
   int64_t ConstantTerm() const;  // p at the box's lower corner
   bool AllNonNegative() const;
@@ -115,7 +118,7 @@ class BinomialPoly {
   }
 
  private:
-  std::vector<Term> terms_;
+  Terms terms_;
 };
 
 absl::StatusOr<BinomialPoly> Add(const BinomialPoly& a, const BinomialPoly& b);
