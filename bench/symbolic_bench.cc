@@ -134,8 +134,11 @@ Summary Measure(const Graph& g, Bytes alignment) {
     const Problem bound = Check(
         name, BuildProblem(Check(name, BindDims(g, at)), options.build));
     const double lb = static_cast<double>(std::max<int64_t>(1, LowerBound(bound)));
-    const double reserved = static_cast<double>(
-        LowerBound(Check(name, chosen.problem.At(at))));
+    // The sizes as the chosen plan reserves them: its bucket's.
+    const SymbolicProblem bucket =
+        Check(name, chosen.problem.Narrowed(chosen.Find(at)->dims));
+    const double reserved =
+        static_cast<double>(LowerBound(Check(name, bucket.At(at))));
     summary.reserve_worst = std::max(summary.reserve_worst, reserved / lb);
     const int64_t peak = PeakAt(name, chosen, at);
     const int64_t one_peak = PeakAt(name, one, at);

@@ -132,7 +132,7 @@ class Greedy {
       samples_.push_back(std::move(t));
     }
     for (const std::vector<int64_t>& t : samples_) {
-      MEMPLAN_ASSIGN_OR_RETURN(Problem p, problem_.At(box_.ValuesAt(t)));
+      MEMPLAN_ASSIGN_OR_RETURN(Problem p, problem_.Rounded(box_.ValuesAt(t)));
       lower_bounds_.push_back(std::max<int64_t>(1, LowerBound(p)));
     }
     sizes_.resize(n);
@@ -718,7 +718,7 @@ absl::StatusOr<double> TargetExcess(const SymbolicProblem& sub,
     for (const auto& [name, range] : whole) {
       end = end && values.at(name) == range.max;
     }
-    MEMPLAN_ASSIGN_OR_RETURN(Problem at, sub.At(values));
+    MEMPLAN_ASSIGN_OR_RETURN(Problem at, sub.Rounded(values));
     MEMPLAN_ASSIGN_OR_RETURN(int64_t peak, plan.peak.Evaluate(values));
     const double ratio =
         static_cast<double>(peak) /
@@ -758,7 +758,7 @@ absl::StatusOr<double> WorstSampledRatio(const SymbolicProblem& problem,
   double worst = 0;
   for (const std::vector<int64_t>& t : DefaultSamples(box)) {
     const DimValues values = box.ValuesAt(t);
-    MEMPLAN_ASSIGN_OR_RETURN(Problem at, problem.At(values));
+    MEMPLAN_ASSIGN_OR_RETURN(Problem at, problem.Rounded(values));
     MEMPLAN_ASSIGN_OR_RETURN(int64_t peak, plan.peak.Evaluate(values));
     worst = std::max(worst, static_cast<double>(peak) /
                                 static_cast<double>(
@@ -771,25 +771,29 @@ namespace {
 
 // The buckets (a, b), in order, of the cover of (ends[0], ends[m - 1]] by
 // at most `max_buckets` planned ranges (ends[a], ends[b]] whose largest
-// ratio is least; fewer buckets win ties.
+// ratio is least, then whose sum of ratios is least (a bucket that cannot
+// lower the worst, elsewhere, still lowers its own part); fewer buckets win
+// ties.
 std::vector<std::pair<int, int>> Cover(
     const std::vector<std::vector<double>>& ratio,
     const std::vector<std::vector<std::optional<SymbolicPlan>>>& plans,
     int max_buckets) {
   const int m = static_cast<int>(ratio.size());
-  // cost[k][b]: the least worst ratio covering (ends[0], ends[b]] with k
-  // buckets, the last starting after ends[from[k][b]].
+  // cost[k][b]: the least (worst, sum) of ratios covering (ends[0],
+  // ends[b]] with k buckets, the last starting after ends[from[k][b]].
+  using Cost = std::pair<double, double>;
   const double kNone = std::numeric_limits<double>::infinity();
-  std::vector<std::vector<double>> cost(max_buckets + 1,
-                                        std::vector<double>(m, kNone));
+  std::vector<std::vector<Cost>> cost(max_buckets + 1,
+                                      std::vector<Cost>(m, {kNone, kNone}));
   std::vector<std::vector<int>> from(max_buckets + 1, std::vector<int>(m, -1));
   for (int k = 1; k <= max_buckets; ++k) {
     for (int b = 1; b < m; ++b) {
       for (int a = 0; a < b; ++a) {
         const bool covered = k == 1 ? a == 0 : from[k - 1][a] >= 0;
         if (!plans[a][b].has_value() || !covered) continue;
-        const double c =
-            std::max(k == 1 ? 0.0 : cost[k - 1][a], ratio[a][b]);
+        const Cost before = k == 1 ? Cost{0, 0} : cost[k - 1][a];
+        const Cost c = {std::max(before.first, ratio[a][b]),
+                        before.second + ratio[a][b]};
         // A cover whose ratio is unbounded still beats no cover at all.
         if (c < cost[k][b] || from[k][b] < 0) {
           cost[k][b] = c;
@@ -861,9 +865,9 @@ absl::StatusOr<std::vector<SymbolicBucket>> PlanSymbolicBuckets(
       m, std::vector<std::optional<SymbolicPlan>>(m));
   std::vector<std::vector<double>> ratio(m, std::vector<double>(m, 0));
   auto narrowed = [&](int a, int b) {
-    SymbolicProblem sub = problem;
-    sub.dims[dim] = {ends[a] + 1, ends[b]};
-    return sub;
+    DimRanges dims = problem.dims;
+    dims[dim] = {ends[a] + 1, ends[b]};
+    return problem.Narrowed(dims);
   };
   const bool one = options.max_buckets == 1;
   const int candidates = one ? 1 : m * (m - 1) / 2;
@@ -871,7 +875,7 @@ absl::StatusOr<std::vector<SymbolicBucket>> PlanSymbolicBuckets(
   for (int a = 0; a < m; ++a) {
     for (int b = a + 1; b < m; ++b) {
       if (one && (a != 0 || b != m - 1)) continue;
-      const SymbolicProblem sub = narrowed(a, b);
+      MEMPLAN_ASSIGN_OR_RETURN(const SymbolicProblem sub, narrowed(a, b));
       SymbolicPlan plan;
       if (options.search.has_value()) {
         SymbolicSearchOptions probe = *options.search;
@@ -893,12 +897,14 @@ absl::StatusOr<std::vector<SymbolicBucket>> PlanSymbolicBuckets(
   }
   std::vector<SymbolicBucket> buckets;
   for (const auto& [a, b] : Cover(ratio, plans, options.max_buckets)) {
-    buckets.push_back({narrowed(a, b).dims, *std::move(plans[a][b])});
+    DimRanges dims = problem.dims;
+    dims[dim] = {ends[a] + 1, ends[b]};
+    buckets.push_back({std::move(dims), *std::move(plans[a][b])});
   }
   if (options.search.has_value()) {
     for (SymbolicBucket& b : buckets) {
-      SymbolicProblem sub = problem;
-      sub.dims = b.dims;
+      MEMPLAN_ASSIGN_OR_RETURN(const SymbolicProblem sub,
+                               problem.Narrowed(b.dims));
       MEMPLAN_ASSIGN_OR_RETURN(b.plan, PlanSymbolicSearch(sub, *options.search));
     }
   }

@@ -154,15 +154,18 @@ Plan OwnPlan(const Problem& own, const GraphPlan& at) {
 }
 
 py::dict BucketDict(const SymbolicPlanResult& r, const SymbolicBucket& b) {
-  py::dict offsets;
-  const auto& buffers = r.plan.problem.buffers;
+  py::dict offsets, sizes;
+  const SymbolicProblem bucket = TakeSymbolic(r.plan.problem.Narrowed(b.dims));
+  const auto& buffers = bucket.buffers;
   for (size_t i = 0; i < buffers.size() && i < b.plan.offsets.size(); ++i) {
     offsets[py::str(buffers[i].name)] = b.plan.offsets[i].ToString();
+    sizes[py::str(buffers[i].name)] = buffers[i].size.ToString();
   }
   py::dict d;
   d["dims"] = RangesTo(b.dims);
   d["peak"] = b.plan.peak.ToString();
   d["offsets"] = offsets;
+  d["sizes"] = sizes;
   d["planner"] = b.plan.planner;
   return d;
 }
@@ -257,7 +260,8 @@ void BindSymbolicPlan(py::module_& m) {
             return out;
           },
           "[{dims: {name: (min, max)}, peak: expression, offsets: {buffer: "
-          "expression}, planner}], in order of the cut dim's values")
+          "expression}, sizes: {buffer: the reserve over the bucket's "
+          "ranges}, planner}], in order of the cut dim's values")
       .def_property_readonly(
           "buffers",
           [](const SymbolicPlanResult& r) {
@@ -298,10 +302,12 @@ void BindSymbolicPlan(py::module_& m) {
           [](const SymbolicPlanResult& r, const py::kwargs& values) {
             const DimValues v = ValuesFrom(values);
             r.CheckComplete(v);
-            return LowerBound(TakeSymbolic(r.plan.problem.At(v)));
+            const SymbolicProblem bucket =
+                TakeSymbolic(r.plan.problem.Narrowed(r.BucketOf(v).dims));
+            return LowerBound(TakeSymbolic(bucket.At(v)));
           },
           "The lower bound of the problem at the values (lower_bound(seq=N)), "
-          "with the sizes reserved as planned")
+          "with the sizes reserved as planned (by the bucket holding them)")
       .def(
           "at",
           [](const SymbolicPlanResult& r, const py::kwargs& values) {

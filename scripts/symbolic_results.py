@@ -52,9 +52,10 @@ def main():
             "size). peak(s) is the plan's peak expression at s; LB(s) the "
             "lower bound of the graph bound to s, built as any graph "
             "at the run's alignment; \"reserved LB / LB\" is the worst lower "
-            "bound of the reserved sizes (every size rounded so that sums of "
-            "sizes stay aligned at every s, docs/symbolic.md) over LB(s), "
-            "which no symbolic plan goes below. Targets (issue 30): peak/LB "
+            "bound of the chosen plan's reserved sizes (every size rounded so "
+            "that sums of sizes stay aligned at every s of its bucket, "
+            "docs/symbolic.md) over LB(s), which that plan cannot go below. "
+            "Targets (issue 30): peak/LB "
             "<= 1.05 at every listed s and <= 1.02 at the range's maximum. "
             "Times are wall-clock on a shared machine.\n\n" + body)
     print(f"wrote {out}")

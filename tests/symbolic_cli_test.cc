@@ -104,11 +104,33 @@ TEST(SymbolicPlanJsonTest, BucketsReadBackTheSamePlan) {
   ASSERT_EQ(j["buckets"].size(), 2u);
   EXPECT_EQ(j["buckets"][1]["dims"]["seq"]["min"], 65);
   EXPECT_EQ(j["buckets"][0]["offsets"].size(), plan.problem.buffers.size());
+  // Each bucket lists the sizes reserved over its own range: exact at its
+  // minimum, so the upper bucket's are those of seq = 65 there.
+  const size_t scores = BufferIndex(plan.problem, "scores");
+  ASSERT_EQ(j["buckets"][1]["sizes"].size(), plan.problem.buffers.size());
+  const DimExpr high_scores =
+      *DimExpr::Parse(j["buckets"][1]["sizes"][scores].get<std::string>());
+  const DimExpr whole_scores = plan.problem.buffers[scores].size;
+  EXPECT_LE(*high_scores.Evaluate({{"seq", 65}}),
+            *whole_scores.Evaluate({{"seq", 65}}));
   absl::StatusOr<SymbolicGraphPlan> back =
       ParseSymbolicPlanJson(text, plan.problem);
   ASSERT_TRUE(back.ok()) << back.status();
   EXPECT_EQ(*back, plan);
   EXPECT_TRUE(VerifySymbolicGraphPlan(*back).ok());
+  // A file without the buckets' sizes (they are optional) reads the same.
+  Json bare = j;
+  for (Json& bucket : bare["buckets"]) bucket.erase("sizes");
+  back = ParseSymbolicPlanJson(bare.dump(), plan.problem);
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_EQ(*back, plan);
+  // Sizes that are not the graph's reserved over the bucket are refused.
+  Json wrong = j;
+  wrong["buckets"][1]["sizes"][scores] = "1";
+  back = ParseSymbolicPlanJson(wrong.dump(), plan.problem);
+  EXPECT_THAT(back.status().message(),
+              HasSubstr("plan bucket #1 size of buffer \"scores\" is 1; the "
+                        "graph's, reserved over the bucket's ranges, is"));
   // Buffers in another order: offsets follow the file's buffer order.
   Json shuffled = j;
   std::swap(shuffled["buffers"][0], shuffled["buffers"][1]);

@@ -378,6 +378,90 @@ TEST(SymbolicProblemTest, ReserveIsTightAlignedAndLargeEnough) {
   }
 }
 
+TEST(SymbolicProblemTest, NarrowedReservesAgainExactAtTheNewMinima) {
+  // 8 * (cache + 1) bytes at alignment 64: the whole range's reserve is
+  // 64*cache (exact at cache = 1 only); over [2, 2] the reserve is the
+  // size rounded up there, over [7, 2047] exact at 7 and no larger than the
+  // whole range's anywhere.
+  const Graph g = *ParseGraphJson(R"({"format": "memplan-graph-v1",
+    "dims": {"cache": {"min": 1, "max": 2047}},
+    "tensors": [{"name": "x", "size": 64, "kind": "input"},
+                {"name": "k", "size": "8*cache + 8"},
+                {"name": "y", "size": "512*cache", "kind": "output"}],
+    "ops": [{"name": "a", "inputs": ["x"], "outputs": ["k"]},
+            {"name": "b", "inputs": ["k"], "outputs": ["y"]}]})");
+  BuildOptions build;
+  build.alignment = 64;
+  const SymbolicProblem whole = *BuildSymbolicProblem(g, build);
+  const size_t k = whole.buffers[0].name == "k" ? 0
+                   : whole.buffers[1].name == "k" ? 1 : 2;
+  ASSERT_EQ(whole.buffers[k].name, "k");
+  EXPECT_EQ(whole.buffers[k].size.ToString(), "64*cache");
+  absl::StatusOr<SymbolicProblem> two = whole.Narrowed({{"cache", {2, 2}}});
+  ASSERT_TRUE(two.ok()) << two.status();
+  EXPECT_EQ(*two->buffers[k].size.Evaluate({{"cache", 2}}), 64);
+  EXPECT_EQ(two->dims.at("cache").min, 2);
+  absl::StatusOr<SymbolicProblem> high = whole.Narrowed({{"cache", {7, 2047}}});
+  ASSERT_TRUE(high.ok()) << high.status();
+  EXPECT_EQ(*high->buffers[k].size.Evaluate({{"cache", 7}}), 64);
+  for (int64_t c = 7; c <= 2047; c += 5) {
+    const DimValues at = {{"cache", c}};
+    for (size_t b = 0; b < whole.buffers.size(); ++b) {
+      EXPECT_LE(*high->buffers[b].size.Evaluate(at),
+                *whole.buffers[b].size.Evaluate(at));
+    }
+  }
+  // A plan of the whole ranges is a plan of any narrowed problem.
+  absl::StatusOr<SymbolicPlan> plan = PlanSymbolicGreedy(whole);
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  EXPECT_TRUE(VerifySymbolicPlan(*high, *plan).ok());
+  EXPECT_TRUE(VerifySymbolicPlan(*two, *plan).ok());
+  EXPECT_THAT(whole.Narrowed({{"cache", {0, 5}}}).status().message(),
+              HasSubstr("dim \"cache\" in [0, 5] is not inside its range "
+                        "[1, 2047]"));
+  EXPECT_THAT(whole.Narrowed({{"seq", {1, 5}}}).status().message(),
+              HasSubstr("no dim \"cache\""));
+}
+
+TEST(SymbolicProblemTest, NarrowedReserveIsNeverAboveTheWholeOne) {
+  // Random sizes, boxes and sub-boxes: the narrowed reserve is aligned,
+  // large enough, exact at the sub-box's minima, and at most the whole
+  // box's reserve at every point of the sub-box.
+  std::mt19937_64 rng(31);
+  const DimRanges dims = {{"a", {1, 30}}, {"b", {2, 9}}};
+  for (int trial = 0; trial < 100; ++trial) {
+    std::string text = absl::StrCat(rng() % 100);
+    for (const char* m : {"*a", "*b", "*a*b", "*a*a", "*a*a*a"}) {
+      if (rng() % 2) text += absl::StrCat(" + ", rng() % 100, m);
+    }
+    const DimExpr size = E(text);
+    const int64_t alignment = int64_t{1} << (rng() % 7);
+    const int64_t a0 = 1 + static_cast<int64_t>(rng() % 30);
+    const int64_t a1 = a0 + static_cast<int64_t>(rng() % (31 - a0));
+    const int64_t b0 = 2 + static_cast<int64_t>(rng() % 8);
+    const DimRanges sub = {{"a", {a0, a1}}, {"b", {b0, 9}}};
+    SymbolicProblem p{.name = "one", .dims = dims,
+                      .pool = {.name = "default", .alignment = alignment}};
+    p.buffers = {{.name = "t", .size = *ReserveSize(size, alignment, dims),
+                  .alignment = alignment, .lifetime = {0, 1},
+                  .tensor_size = size}};
+    absl::StatusOr<SymbolicProblem> narrowed = p.Narrowed(sub);
+    ASSERT_TRUE(narrowed.ok()) << narrowed.status();
+    for (int64_t a = a0; a <= a1; ++a) {
+      for (int64_t b = b0; b <= 9; ++b) {
+        const DimValues at = {{"a", a}, {"b", b}};
+        const int64_t s = *size.Evaluate(at);
+        const int64_t rounded = (s + alignment - 1) / alignment * alignment;
+        const int64_t r = *narrowed->buffers[0].size.Evaluate(at);
+        ASSERT_GE(r, rounded) << text;
+        ASSERT_EQ(r % alignment, 0) << text;
+        ASSERT_LE(r, *p.buffers[0].size.Evaluate(at)) << text;
+        if (a == a0 && b == b0) EXPECT_EQ(r, rounded) << text;
+      }
+    }
+  }
+}
+
 // ---------------------------------------------------------------------------
 // The verifier, on hand-written plans.
 
@@ -594,8 +678,11 @@ TEST(SymbolicSearchTest, NeverWorseThanTheGreedyAndVerifiedEverywhere) {
 }
 
 TEST(SymbolicSearchTest, ImprovesOnTheGreedyOnADecoder) {
+  // 8 heads: float32 scores of 32*seq*seq bytes, whose reserve at alignment
+  // 64 stays close to them (4 heads' 16*seq*seq reserves twice that, which
+  // would set the worst ratio of every plan alike).
   const Graph g = internal::SymbolicDecoder(
-      {.layers = 1, .width = 64, .heads = 4, .mlp = 176, .vocab = 1000,
+      {.layers = 1, .width = 64, .heads = 8, .mlp = 176, .vocab = 1000,
        .max_seq = 256});
   BuildOptions build;
   build.alignment = 64;
@@ -716,9 +803,9 @@ TEST(SymbolicPlannersTest, BucketsCoverTheRangeAndHoldInEach) {
     const DimRange r = bucket.dims.at("seq");
     EXPECT_EQ(r.min, next);
     next = r.max + 1;
-    SymbolicProblem sub = p;
-    sub.dims = bucket.dims;
-    ExpectValidEverywhere(sub, bucket.plan);
+    absl::StatusOr<SymbolicProblem> sub = p.Narrowed(bucket.dims);
+    ASSERT_TRUE(sub.ok()) << sub.status();
+    ExpectValidEverywhere(*sub, bucket.plan);
   }
   EXPECT_EQ(next, 257);
   EXPECT_LE(worst(*three), worst(*one));

@@ -59,6 +59,10 @@ struct SymbolicBuffer {
   DimExpr size;
   Bytes alignment = 1;  // the buffer's and the pool's
   Lifetime lifetime;
+  // The base tensor's size before the reserve (BuildSymbolicProblem sets
+  // it): Narrowed() reserves it again over narrower ranges. Unset, the
+  // reserve over the whole ranges is kept.
+  std::optional<DimExpr> tensor_size;
   bool operator==(const SymbolicBuffer&) const = default;
 };
 
@@ -74,6 +78,18 @@ struct SymbolicProblem {
   // The ordinary problem at one value of every dim: each buffer's reserved
   // size at `values`.
   absl::StatusOr<Problem> At(const DimValues& values) const;
+  // The same with each buffer's tensor size at `values` rounded up to its
+  // alignment (its reserve where the tensor size is unset): the problem of
+  // the graph bound to `values`, whose lower bound plans are measured
+  // against.
+  absl::StatusOr<Problem> Rounded(const DimValues& values) const;
+
+  // The problem over narrower ranges (a bucket's): every dim's range inside
+  // this one's, each size reserved again over `dims` (ReserveSize() of the
+  // tensor's size). The new reserve is exact at the new minima and nowhere
+  // larger than the old one (docs/symbolic.md), so a plan of this problem
+  // over the whole ranges is a plan of the narrowed one too.
+  absl::StatusOr<SymbolicProblem> Narrowed(const DimRanges& dims) const;
 };
 
 // The reserve of a size of `alignment` bytes (a power of two) over `dims`:
@@ -191,7 +207,8 @@ absl::StatusOr<SymbolicPlan> PlanSymbolicSearch(
     const SymbolicProblem& problem, const SymbolicSearchOptions& options = {});
 
 // Buckets: the range of one dim cut into a few sub-ranges, each with a plan
-// of its own (the problem with that dim's range narrowed).
+// of its own (of the problem narrowed to its ranges, SymbolicProblem::
+// Narrowed).
 struct SymbolicBucket {
   DimRanges dims;  // the problem's dims, one of them narrowed
   SymbolicPlan plan;
@@ -215,10 +232,12 @@ struct SymbolicBucketOptions {
 };
 
 // Up to options.max_buckets buckets covering the dim's range, each planned
-// by PlanSymbolicGreedy (so verified over its own range). The cuts are
-// chosen among powers of two inside the range, by dynamic programming, to
-// minimise the largest peak/lower bound over the buckets' sample values
-// (each dim at 0, 1/1024, ..., 1/2 and all of its bucket's range).
+// by PlanSymbolicGreedy on problem.Narrowed(bucket's dims) (so verified over
+// its own range, with sizes reserved over it). The cuts are chosen among
+// powers of two inside the range, by dynamic programming, to minimise the
+// largest peak/lower bound over the buckets' sample values (each dim at 0,
+// 1/1024, ..., 1/2 and all of its bucket's range), then the sum of the
+// buckets' ratios; fewer buckets win ties.
 absl::StatusOr<std::vector<SymbolicBucket>> PlanSymbolicBuckets(
     const SymbolicProblem& problem, const SymbolicBucketOptions& options = {});
 
@@ -252,7 +271,8 @@ struct SymbolicPlanMemoryOptions {
 };
 
 // A plan of a symbolic graph: buckets that cover the dims' ranges, in order
-// of the cut dim's values, each a plan proven over its own ranges.
+// of the cut dim's values, each a plan of problem.Narrowed(its dims),
+// proven over its own ranges.
 struct SymbolicGraphPlan {
   SymbolicProblem problem;  // over the graph's whole ranges
   std::vector<SymbolicBucket> buckets;
@@ -264,8 +284,9 @@ struct SymbolicGraphPlan {
 
   // The ordinary plan of `graph` (the graph this plan was made from) bound to
   // `values`: the bucket's offsets evaluated there, every tensor placed. Its
-  // problem is problem.At(values) (reserved sizes), which the ordinary
-  // verifier checks as any other. Every dim must be given, inside its range.
+  // problem is problem.Narrowed(bucket's dims).At(values) (sizes reserved
+  // over the bucket), which the ordinary verifier checks as any other. Every
+  // dim must be given, inside its range.
   absl::StatusOr<GraphPlan> At(const Graph& graph,
                                const DimValues& values) const;
 };
@@ -286,6 +307,8 @@ absl::Status VerifySymbolicGraphPlan(const SymbolicGraphPlan& plan);
 
 // The largest peak / lower bound of `plan` over sample values of
 // `problem`'s ranges: each dim at its ends and at points spread between.
+// The bound is that of problem.Rounded() (the sizes, not their reserves),
+// so a reserve that grows faster than its size shows in the ratio.
 absl::StatusOr<double> WorstSampledRatio(const SymbolicProblem& problem,
                                          const SymbolicPlan& plan);
 

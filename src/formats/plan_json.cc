@@ -408,6 +408,17 @@ std::string SymbolicPlanToJson(const SymbolicGraphPlan& plan,
       Json j = {{"dims", DimsJson(bucket.dims)},
                 {"peak", bucket.plan.peak.ToString()},
                 {"offsets", std::move(offsets)}};
+      // Each size reserved over the bucket's ranges (a plan whose buckets
+      // lie outside the problem's ranges has none to give).
+      if (absl::StatusOr<SymbolicProblem> narrowed =
+              problem.Narrowed(bucket.dims);
+          narrowed.ok()) {
+        Json sizes = Json::array();
+        for (const SymbolicBuffer& b : narrowed->buffers) {
+          sizes.push_back(b.size.ToString());
+        }
+        j["sizes"] = std::move(sizes);
+      }
       absl::StrAppend(&out, Dump(j), k + 1 < plan.buckets.size() ? ",\n" : "\n");
     }
     absl::StrAppend(&out, "]");
@@ -576,7 +587,8 @@ absl::StatusOr<SymbolicBucket> ReadBucket(const Json& j, size_t k,
                                           const std::vector<std::string>& names) {
   const std::string where = absl::StrCat("plan bucket #", k);
   if (!j.is_object()) return absl::InvalidArgumentError(where + " must be an object");
-  MEMPLAN_RETURN_IF_ERROR(CheckKeys(j, where, {"dims", "peak", "offsets"}));
+  MEMPLAN_RETURN_IF_ERROR(
+      CheckKeys(j, where, {"dims", "peak", "offsets", "sizes"}));
   SymbolicBucket bucket;
   auto dims = j.find("dims");
   if (dims == j.end()) return absl::InvalidArgumentError(where + " has no \"dims\"");
@@ -598,6 +610,33 @@ absl::StatusOr<SymbolicBucket> ReadBucket(const Json& j, size_t k,
         bucket.plan.offsets[index[i]],
         ReadExpr((*offsets)[i], problem.dims,
                  absl::StrCat(where, " offset of buffer \"", names[i], "\"")));
+  }
+  // The sizes the file gives (optional) are the graph's, reserved over the
+  // bucket's ranges.
+  if (auto sizes = j.find("sizes"); sizes != j.end()) {
+    if (!sizes->is_array() || sizes->size() != index.size()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          where, ": \"sizes\" must be an array of ", index.size(),
+          " expressions, one per buffer"));
+    }
+    absl::StatusOr<SymbolicProblem> narrowed = problem.Narrowed(bucket.dims);
+    if (!narrowed.ok()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(where, ": ", narrowed.status().message()));
+    }
+    for (size_t i = 0; i < index.size(); ++i) {
+      const std::string what =
+          absl::StrCat(where, " size of buffer \"", names[i], "\"");
+      MEMPLAN_ASSIGN_OR_RETURN(DimExpr size,
+                               ReadExpr((*sizes)[i], problem.dims, what));
+      const DimExpr& reserved = narrowed->buffers[index[i]].size;
+      if (size != reserved) {
+        return absl::InvalidArgumentError(
+            absl::StrCat(what, " is ", size.ToString(), "; the graph's, ",
+                         "reserved over the bucket's ranges, is ",
+                         reserved.ToString()));
+      }
+    }
   }
   return bucket;
 }

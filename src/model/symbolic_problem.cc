@@ -142,6 +142,7 @@ absl::StatusOr<SymbolicProblem> BuildSymbolicProblem(
                           .lifetime = b.lifetime};
     MEMPLAN_ASSIGN_OR_RETURN(BinomialPoly reserved, base.RoundUp(alignment));
     MEMPLAN_ASSIGN_OR_RETURN(buffer.size, reserved.ToExpr(box));
+    buffer.tensor_size = size;
     out.buffers.push_back(std::move(buffer));
   }
   return out;
@@ -162,6 +163,19 @@ absl::Status CheckAllBound(const DimRanges& dims, const DimValues& values) {
 
 }  // namespace
 
+absl::StatusOr<Problem> SymbolicProblem::Rounded(
+    const DimValues& values) const {
+  MEMPLAN_ASSIGN_OR_RETURN(Problem p, At(values));
+  for (size_t i = 0; i < buffers.size(); ++i) {
+    if (!buffers[i].tensor_size.has_value()) continue;
+    MEMPLAN_ASSIGN_OR_RETURN(Bytes size, buffers[i].tensor_size->Evaluate(values));
+    const Bytes a = buffers[i].alignment;
+    // At most the reserve (which is aligned and >= the size): no overflow.
+    p.buffers[i].size = (size + a - 1) / a * a;
+  }
+  return p;
+}
+
 absl::StatusOr<Problem> SymbolicProblem::At(const DimValues& values) const {
   MEMPLAN_RETURN_IF_ERROR(CheckAllBound(dims, values));
   Problem p;
@@ -180,6 +194,35 @@ absl::StatusOr<Problem> SymbolicProblem::At(const DimValues& values) const {
   }
   MEMPLAN_RETURN_IF_ERROR(ValidateProblem(p));
   return p;
+}
+
+absl::StatusOr<SymbolicProblem> SymbolicProblem::Narrowed(
+    const DimRanges& narrower) const {
+  MEMPLAN_RETURN_IF_ERROR(ValidateDimRanges(narrower));
+  for (const auto& [name, range] : dims) {
+    auto it = narrower.find(name);
+    if (it == narrower.end()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("the narrowed ranges have no dim \"", name, "\""));
+    }
+    if (it->second.min < range.min || it->second.max > range.max) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "dim \"", name, "\" in [", it->second.min, ", ", it->second.max,
+          "] is not inside its range [", range.min, ", ", range.max, "]"));
+    }
+  }
+  if (narrower.size() != dims.size()) {
+    return absl::InvalidArgumentError(
+        "the narrowed ranges name a dim the problem does not have");
+  }
+  SymbolicProblem out = *this;
+  out.dims = narrower;
+  for (SymbolicBuffer& b : out.buffers) {
+    if (!b.tensor_size.has_value()) continue;
+    MEMPLAN_ASSIGN_OR_RETURN(b.size,
+                             ReserveSize(*b.tensor_size, b.alignment, narrower));
+  }
+  return out;
 }
 
 absl::StatusOr<Plan> SymbolicPlan::At(const SymbolicProblem& problem,

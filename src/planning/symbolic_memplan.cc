@@ -28,8 +28,8 @@ absl::StatusOr<double> WorstOfBuckets(
     const std::vector<SymbolicBucket>& buckets) {
   double worst = 0;
   for (const SymbolicBucket& b : buckets) {
-    SymbolicProblem sub = problem;
-    sub.dims = b.dims;
+    MEMPLAN_ASSIGN_OR_RETURN(const SymbolicProblem sub,
+                             problem.Narrowed(b.dims));
     MEMPLAN_ASSIGN_OR_RETURN(double r, WorstSampledRatio(sub, b.plan));
     worst = std::max(worst, r);
   }
@@ -48,7 +48,9 @@ absl::StatusOr<Quality> QualityOf(const SymbolicProblem& problem,
   MEMPLAN_ASSIGN_OR_RETURN(q.worst, WorstOfBuckets(problem, buckets));
   DimValues maxima;
   for (const auto& [name, range] : problem.dims) maxima[name] = range.max;
-  MEMPLAN_ASSIGN_OR_RETURN(Problem at_max, problem.At(maxima));
+  MEMPLAN_ASSIGN_OR_RETURN(const SymbolicProblem last,
+                           problem.Narrowed(buckets.back().dims));
+  MEMPLAN_ASSIGN_OR_RETURN(Problem at_max, last.Rounded(maxima));
   MEMPLAN_ASSIGN_OR_RETURN(int64_t peak,
                            buckets.back().plan.peak.Evaluate(maxima));
   const double end = static_cast<double>(peak) /
@@ -91,9 +93,9 @@ absl::StatusOr<GraphPlan> SymbolicGraphPlan::At(
   }
   MEMPLAN_ASSIGN_OR_RETURN(Graph bound, BindDims(graph, values));
   GraphPlan result;
-  MEMPLAN_ASSIGN_OR_RETURN(result.problem, problem.At(values));
-  SymbolicProblem sub = problem;
-  sub.dims = bucket->dims;
+  MEMPLAN_ASSIGN_OR_RETURN(const SymbolicProblem sub,
+                           problem.Narrowed(bucket->dims));
+  MEMPLAN_ASSIGN_OR_RETURN(result.problem, sub.At(values));
   MEMPLAN_ASSIGN_OR_RETURN(result.plan, bucket->plan.At(sub, values));
   MEMPLAN_RETURN_IF_ERROR(VerifyPlan(result.problem, result.plan));
   result.op_order.resize(bound.ops.size());
@@ -233,8 +235,8 @@ absl::Status VerifySymbolicGraphPlan(const SymbolicGraphPlan& plan) {
     }
   }
   for (const SymbolicBucket& b : plan.buckets) {
-    SymbolicProblem sub = problem;
-    sub.dims = b.dims;
+    MEMPLAN_ASSIGN_OR_RETURN(const SymbolicProblem sub,
+                             problem.Narrowed(b.dims));
     if (absl::Status s = VerifySymbolicPlan(sub, b.plan); !s.ok()) {
       if (plan.buckets.size() == 1) return s;
       return absl::Status(s.code(), absl::StrCat("bucket ", cut, " in ",
