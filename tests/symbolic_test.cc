@@ -345,6 +345,15 @@ TEST(BinomialPolyTest, NotProvenWhenTheBudgetRunsOut) {
   EXPECT_EQ(proof.point, std::vector<int64_t>{1000});
 }
 
+// A random size in dims a and b, of degree up to 3, and an alignment.
+std::pair<std::string, int64_t> RandomSize(std::mt19937_64& rng) {
+  std::string text = absl::StrCat(rng() % 100);
+  for (const char* m : {"*a", "*b", "*a*b", "*a*a", "*a*a*a"}) {
+    if (rng() % 2) text += absl::StrCat(" + ", rng() % 100, m);
+  }
+  return {text, int64_t{1} << (rng() % 7)};
+}
+
 TEST(SymbolicProblemTest, ReserveIsTightAlignedAndLargeEnough) {
   const DimRanges seq = {{"seq", {1, 2048}}};
   EXPECT_EQ(ReserveSize(E("32*seq*seq"), 64, seq)->ToString(),
@@ -355,12 +364,8 @@ TEST(SymbolicProblemTest, ReserveIsTightAlignedAndLargeEnough) {
   std::mt19937_64 rng(14);
   const DimRanges dims = {{"a", {1, 30}}, {"b", {2, 9}}};
   for (int trial = 0; trial < 200; ++trial) {
-    std::string text = absl::StrCat(rng() % 100);
-    for (const char* m : {"*a", "*b", "*a*b", "*a*a", "*a*a*a"}) {
-      if (rng() % 2) text += absl::StrCat(" + ", rng() % 100, m);
-    }
+    const auto [text, alignment] = RandomSize(rng);
     const DimExpr size = E(text);
-    const int64_t alignment = int64_t{1} << (rng() % 7);
     absl::StatusOr<DimExpr> reserved = ReserveSize(size, alignment, dims);
     ASSERT_TRUE(reserved.ok()) << reserved.status();
     for (int64_t a = 1; a <= 30; ++a) {
@@ -430,12 +435,8 @@ TEST(SymbolicProblemTest, NarrowedReserveIsNeverAboveTheWholeOne) {
   std::mt19937_64 rng(31);
   const DimRanges dims = {{"a", {1, 30}}, {"b", {2, 9}}};
   for (int trial = 0; trial < 100; ++trial) {
-    std::string text = absl::StrCat(rng() % 100);
-    for (const char* m : {"*a", "*b", "*a*b", "*a*a", "*a*a*a"}) {
-      if (rng() % 2) text += absl::StrCat(" + ", rng() % 100, m);
-    }
+    const auto [text, alignment] = RandomSize(rng);
     const DimExpr size = E(text);
-    const int64_t alignment = int64_t{1} << (rng() % 7);
     const int64_t a0 = 1 + static_cast<int64_t>(rng() % 30);
     const int64_t a1 = a0 + static_cast<int64_t>(rng() % (31 - a0));
     const int64_t b0 = 2 + static_cast<int64_t>(rng() % 8);
