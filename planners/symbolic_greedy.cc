@@ -709,9 +709,10 @@ class Search {
 absl::StatusOr<double> TargetExcess(const SymbolicProblem& sub,
                                     const SymbolicPlan& plan,
                                     const SymbolicSearchOptions& options,
-                                    const DimRanges& whole) {
+                                    const DimRanges& whole,
+                                    DimValues* worst_at = nullptr) {
   MEMPLAN_ASSIGN_OR_RETURN(DimBox box, DimBox::Of(sub.dims));
-  double worst = 0;
+  double worst = -1;
   for (const std::vector<int64_t>& t : DenseSamples(box)) {
     const DimValues values = box.ValuesAt(t);
     bool end = true;
@@ -727,9 +728,13 @@ absl::StatusOr<double> TargetExcess(const SymbolicProblem& sub,
     // then very large, never a division by zero.
     const double slack = std::max(
         1e-9, (end ? options.end_target_ratio : options.target_ratio) - 1);
-    worst = std::max(worst, (ratio - 1) / slack);
+    const double excess = (ratio - 1) / slack;
+    if (excess > worst) {
+      worst = excess;
+      if (worst_at != nullptr) *worst_at = values;
+    }
   }
-  return worst;
+  return std::max(worst, 0.0);
 }
 
 }  // namespace
@@ -817,6 +822,66 @@ std::vector<std::pair<int, int>> Cover(
   return cover;
 }
 
+// The buckets the probes chose, each planned with the whole budget; then,
+// while fewer than options.max_buckets, the worst is cut at the last of
+// `ends` below its worst sample, when both parts, planned with the whole
+// budget, score better. The probes (a small part of the budget) may miss
+// what the whole budget finds in a bucket that starts elsewhere.
+absl::Status PlanAndCutBuckets(const SymbolicProblem& problem,
+                               const std::string& dim,
+                               const std::vector<int64_t>& ends,
+                               const SymbolicBucketOptions& options,
+                               std::vector<SymbolicBucket>& buckets) {
+  // Each chosen bucket planned with the whole budget, scored, and the
+  // value where it is worst.
+  struct Scored {
+    double excess = 0;
+    DimValues worst_at;
+  };
+  auto full = [&](SymbolicBucket& b) -> absl::StatusOr<Scored> {
+    MEMPLAN_ASSIGN_OR_RETURN(const SymbolicProblem sub,
+                             problem.Narrowed(b.dims));
+    MEMPLAN_ASSIGN_OR_RETURN(b.plan, PlanSymbolicSearch(sub, *options.search));
+    Scored s;
+    MEMPLAN_ASSIGN_OR_RETURN(s.excess,
+                             TargetExcess(sub, b.plan, *options.search,
+                                          problem.dims, &s.worst_at));
+    return s;
+  };
+  std::vector<Scored> scores;
+  for (SymbolicBucket& b : buckets) {
+    MEMPLAN_ASSIGN_OR_RETURN(Scored s, full(b));
+    scores.push_back(std::move(s));
+  }
+  while (static_cast<int>(buckets.size()) < options.max_buckets) {
+    const size_t w = std::max_element(scores.begin(), scores.end(),
+                                      [](const Scored& a, const Scored& b) {
+                                        return a.excess < b.excess;
+                                      }) -
+                     scores.begin();
+    const DimRange r = buckets[w].dims.at(dim);
+    const int64_t at = scores[w].worst_at.at(dim);
+    int64_t cut = r.min - 1;  // the last value of the lower part
+    for (int64_t e : ends) {
+      if (e >= r.min && e < at && e < r.max) cut = std::max(cut, e);
+    }
+    if (cut < r.min || scores[w].excess <= 0) break;
+    SymbolicBucket low = buckets[w], high = buckets[w];
+    low.dims[dim] = {r.min, cut};
+    high.dims[dim] = {cut + 1, r.max};
+    MEMPLAN_ASSIGN_OR_RETURN(Scored low_score, full(low));
+    MEMPLAN_ASSIGN_OR_RETURN(Scored high_score, full(high));
+    if (std::max(low_score.excess, high_score.excess) >= scores[w].excess) {
+      break;
+    }
+    buckets[w] = std::move(high);
+    scores[w] = std::move(high_score);
+    buckets.insert(buckets.begin() + w, std::move(low));
+    scores.insert(scores.begin() + w, std::move(low_score));
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 absl::StatusOr<std::vector<SymbolicBucket>> PlanSymbolicBuckets(
@@ -901,13 +966,9 @@ absl::StatusOr<std::vector<SymbolicBucket>> PlanSymbolicBuckets(
     dims[dim] = {ends[a] + 1, ends[b]};
     buckets.push_back({std::move(dims), *std::move(plans[a][b])});
   }
-  if (options.search.has_value()) {
-    for (SymbolicBucket& b : buckets) {
-      MEMPLAN_ASSIGN_OR_RETURN(const SymbolicProblem sub,
-                               problem.Narrowed(b.dims));
-      MEMPLAN_ASSIGN_OR_RETURN(b.plan, PlanSymbolicSearch(sub, *options.search));
-    }
-  }
+  if (!options.search.has_value()) return buckets;
+  MEMPLAN_RETURN_IF_ERROR(
+      PlanAndCutBuckets(problem, dim, ends, options, buckets));
   return buckets;
 }
 

@@ -224,7 +224,9 @@ struct SymbolicBucketOptions {
   // minimise the search's score instead (the worst (peak / LB - 1) /
   // (target - 1) over the search's samples, end_target_ratio at the maxima
   // of the whole range); each chosen bucket is then planned again with the
-  // whole budget.
+  // whole budget, and while fewer than max_buckets are chosen, the worst is
+  // cut at the last candidate end below its worst sample when both parts,
+  // planned with the whole budget, score better.
   std::optional<SymbolicSearchOptions> search;
   // Told the number of candidate buckets planned so far and their total,
   // after each; it cannot change the plan.

@@ -139,10 +139,10 @@ absl::StatusOr<SymbolicProblem> BuildSymbolicProblem(
                           .tensors = b.tensors,
                           .size = DimExpr(),
                           .alignment = alignment,
-                          .lifetime = b.lifetime};
+                          .lifetime = b.lifetime,
+                          .tensor_size = size};
     MEMPLAN_ASSIGN_OR_RETURN(BinomialPoly reserved, base.RoundUp(alignment));
     MEMPLAN_ASSIGN_OR_RETURN(buffer.size, reserved.ToExpr(box));
-    buffer.tensor_size = size;
     out.buffers.push_back(std::move(buffer));
   }
   return out;
