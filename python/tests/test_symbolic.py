@@ -85,9 +85,22 @@ def test_plan_at_every_value_is_an_ordinary_verified_plan(max_buckets):
     for (_, hi), (lo, _) in zip(ranges, ranges[1:]):
         assert lo == hi + 1
     buffers = {b["name"] for b in plan.buffers}
+    whole = {b["name"]: b["size"] for b in plan.buffers}
+    tensor_size = {t.name: t.symbolic_size or str(t.size)
+                   for t in graph.tensors}
     for b in buckets:
         assert set(b["offsets"]) == buffers
         assert "seq" in b["peak"]
+        # Each bucket's sizes are reserved over its own range: aligned,
+        # exact at its lower end, never above the whole range's reserve.
+        assert set(b["sizes"]) == buffers
+        lo, hi = b["dims"]["seq"]
+        for name, size in b["sizes"].items():
+            exact = evaluate(tensor_size[name], lo)
+            assert evaluate(size, lo) == (exact + 63) // 64 * 64
+            for seq in range(lo, hi + 1):
+                assert evaluate(size, seq) % 64 == 0
+                assert evaluate(size, seq) <= evaluate(whole[name], seq)
     for seq in range(1, 65):
         at = plan.at(seq=seq)
         assert isinstance(at, memplan.PlanResult)
