@@ -20,6 +20,8 @@ namespace memplan {
 namespace {
 
 using internal::CheckKeys;
+using internal::DimsFromJson;
+using internal::DimsToJson;
 using internal::Dump;
 using internal::GetInt;
 using internal::GetString;
@@ -121,29 +123,11 @@ absl::StatusOr<std::vector<Pool>> ParsePools(const Json& root) {
   return pools;
 }
 
-// "dims": {"seq": {"min": 1, "max": 2048}, ...}.
+// "dims", absent or null: none.
 absl::StatusOr<DimRanges> ParseDims(const Json& root) {
-  DimRanges dims;
   auto it = root.find("dims");
-  if (it == root.end() || it->is_null()) return dims;
-  if (!it->is_object()) {
-    return absl::InvalidArgumentError(
-        "\"dims\" must be an object {\"NAME\": {\"min\", \"max\"}}");
-  }
-  for (const auto& [name, range] : it->items()) {
-    const std::string where = absl::StrCat("dim \"", name, "\"");
-    if (!range.is_object()) {
-      return absl::InvalidArgumentError(
-          where + " must be an object {\"min\", \"max\"}");
-    }
-    MEMPLAN_RETURN_IF_ERROR(CheckKeys(range, where, {"min", "max"}));
-    DimRange r;
-    MEMPLAN_ASSIGN_OR_RETURN(r.min, GetInt(range, "min", where, true));
-    MEMPLAN_ASSIGN_OR_RETURN(r.max, GetInt(range, "max", where, true));
-    dims[name] = r;
-  }
-  MEMPLAN_RETURN_IF_ERROR(ValidateDimRanges(dims));
-  return dims;
+  if (it == root.end() || it->is_null()) return DimRanges{};
+  return DimsFromJson(*it, "");
 }
 
 absl::StatusOr<Tensor> ParseTensor(const Json& t, size_t index) {
@@ -329,10 +313,7 @@ std::string GraphToJson(const Graph& graph) {
     absl::StrAppend(&out, "\"pools\":", Dump(pools), ",\n");
   }
   if (!graph.dims.empty()) {
-    Json dims = Json::object();
-    for (const auto& [name, r] : graph.dims)
-      dims[name] = {{"min", r.min}, {"max", r.max}};
-    absl::StrAppend(&out, "\"dims\":", Dump(dims), ",\n");
+    absl::StrAppend(&out, "\"dims\":", Dump(DimsToJson(graph.dims)), ",\n");
   }
   if (!graph.conflicts.empty()) {
     Json conflicts = Json::array();

@@ -10,6 +10,7 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "base/status_macros.h"
 #include "memplan/formats.h"
 
 namespace memplan::internal {
@@ -300,6 +301,37 @@ absl::StatusOr<std::vector<std::string>> GetStrings(const Json& object,
     out.push_back(v.get<std::string>());
   }
   return out;
+}
+
+Json DimsToJson(const DimRanges& dims) {
+  Json j = Json::object();
+  for (const auto& [name, range] : dims) {
+    j[name] = {{"min", range.min}, {"max", range.max}};
+  }
+  return j;
+}
+
+absl::StatusOr<DimRanges> DimsFromJson(const Json& json,
+                                       absl::string_view where) {
+  if (!json.is_object()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        where, "\"dims\" must be an object {\"NAME\": {\"min\", \"max\"}}"));
+  }
+  DimRanges dims;
+  for (const auto& [name, range] : json.items()) {
+    const std::string what = absl::StrCat(where, "dim \"", name, "\"");
+    if (!range.is_object()) {
+      return absl::InvalidArgumentError(
+          what + " must be an object {\"min\", \"max\"}");
+    }
+    MEMPLAN_RETURN_IF_ERROR(CheckKeys(range, what, {"min", "max"}));
+    DimRange r;
+    MEMPLAN_ASSIGN_OR_RETURN(r.min, GetInt(range, "min", what, true));
+    MEMPLAN_ASSIGN_OR_RETURN(r.max, GetInt(range, "max", what, true));
+    dims[name] = r;
+  }
+  MEMPLAN_RETURN_IF_ERROR(ValidateDimRanges(dims));
+  return dims;
 }
 
 }  // namespace memplan::internal

@@ -14,6 +14,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "memplan/dim_expr.h"
 #include "nlohmann/json.hpp"
 
 namespace memplan::internal {
@@ -51,6 +52,13 @@ absl::StatusOr<int64_t> GetInt(const Json& object, const char* key,
 absl::StatusOr<std::vector<std::string>> GetStrings(const Json& object,
                                                     const char* key,
                                                     absl::string_view where);
+
+// A graph's or a plan's "dims": {"seq": {"min": 1, "max": 2048}, ...}.
+Json DimsToJson(const DimRanges& dims);
+// The same read back and validated (ValidateDimRanges); `where` prefixes
+// the errors ("the plan: "; empty for a graph).
+absl::StatusOr<DimRanges> DimsFromJson(const Json& json,
+                                       absl::string_view where);
 
 }  // namespace memplan::internal
 

@@ -25,6 +25,8 @@ namespace memplan {
 namespace {
 
 using internal::CheckKeys;
+using internal::DimsFromJson;
+using internal::DimsToJson;
 using internal::Dump;
 using internal::GetInt;
 using internal::GetString;
@@ -336,14 +338,6 @@ absl::StatusOr<Plan> ParsePlanJson(std::string_view std_text,
 
 namespace {
 
-Json DimsJson(const DimRanges& dims) {
-  Json j = Json::object();
-  for (const auto& [name, range] : dims) {
-    j[name] = {{"min", range.min}, {"max", range.max}};
-  }
-  return j;
-}
-
 std::string RangeText(const DimRange& range) {
   return absl::StrCat("[", range.min, ", ", range.max, "]");
 }
@@ -371,7 +365,7 @@ std::string SymbolicPlanToJson(const SymbolicGraphPlan& plan,
                     ",\n\"build\":", Dump(ProvenanceJson(p)));
   }
   absl::StrAppend(&out, ",\n\"planner\":", Dump(Json(plan.planner)),
-                  ",\n\"dims\":", Dump(DimsJson(problem.dims)));
+                  ",\n\"dims\":", Dump(DimsToJson(problem.dims)));
   if (one) {
     absl::StrAppend(&out, ",\n\"peak\":",
                     Dump(Json(plan.buckets[0].plan.peak.ToString())));
@@ -405,7 +399,7 @@ std::string SymbolicPlanToJson(const SymbolicGraphPlan& plan,
       const SymbolicBucket& bucket = plan.buckets[k];
       Json offsets = Json::array();
       for (const DimExpr& o : bucket.plan.offsets) offsets.push_back(o.ToString());
-      Json j = {{"dims", DimsJson(bucket.dims)},
+      Json j = {{"dims", DimsToJson(bucket.dims)},
                 {"peak", bucket.plan.peak.ToString()},
                 {"offsets", std::move(offsets)}};
       // Each size reserved over the bucket's ranges (a plan whose buckets
@@ -462,25 +456,6 @@ absl::StatusOr<DimExpr> ReadExpr(const Json& value, const DimRanges& dims,
     }
   }
   return e;
-}
-
-absl::StatusOr<DimRanges> ReadDims(const Json& json, const std::string& where) {
-  if (!json.is_object()) {
-    return absl::InvalidArgumentError(where + ": \"dims\" must be an object");
-  }
-  DimRanges dims;
-  for (const auto& [name, range] : json.items()) {
-    const std::string what = absl::StrCat(where, ": dim \"", name, "\"");
-    if (!range.is_object()) {
-      return absl::InvalidArgumentError(what + " must be {\"min\": N, \"max\": N}");
-    }
-    DimRange r;
-    MEMPLAN_ASSIGN_OR_RETURN(r.min, GetInt(range, "min", what, true));
-    MEMPLAN_ASSIGN_OR_RETURN(r.max, GetInt(range, "max", what, true));
-    dims[name] = r;
-  }
-  MEMPLAN_RETURN_IF_ERROR(ValidateDimRanges(dims));
-  return dims;
 }
 
 // The first difference of the file's dims from the graph's, or OK.
@@ -592,7 +567,7 @@ absl::StatusOr<SymbolicBucket> ReadBucket(const Json& j, size_t k,
   SymbolicBucket bucket;
   auto dims = j.find("dims");
   if (dims == j.end()) return absl::InvalidArgumentError(where + " has no \"dims\"");
-  MEMPLAN_ASSIGN_OR_RETURN(bucket.dims, ReadDims(*dims, where));
+  MEMPLAN_ASSIGN_OR_RETURN(bucket.dims, DimsFromJson(*dims, where + ": "));
   auto peak = j.find("peak");
   if (peak == j.end()) return absl::InvalidArgumentError(where + " has no \"peak\"");
   MEMPLAN_ASSIGN_OR_RETURN(bucket.plan.peak,
@@ -651,7 +626,8 @@ absl::StatusOr<SymbolicGraphPlan> ParseSymbolicPlanJson(
     return absl::InvalidArgumentError(
         "the plan has no \"dims\": it is a plan at one value of the dims");
   }
-  MEMPLAN_ASSIGN_OR_RETURN(DimRanges file_dims, ReadDims(*dims, "the plan"));
+  MEMPLAN_ASSIGN_OR_RETURN(DimRanges file_dims,
+                           DimsFromJson(*dims, "the plan: "));
   MEMPLAN_RETURN_IF_ERROR(SameDims(file_dims, rebuilt.dims));
   MEMPLAN_RETURN_IF_ERROR(SamePool(root, rebuilt.pool));
   SymbolicGraphPlan plan;
