@@ -929,10 +929,11 @@ absl::StatusOr<std::vector<SymbolicBucket>> PlanSymbolicBuckets(
   std::vector<std::vector<std::optional<SymbolicPlan>>> plans(
       m, std::vector<std::optional<SymbolicPlan>>(m));
   std::vector<std::vector<double>> ratio(m, std::vector<double>(m, 0));
-  auto narrowed = [&](int a, int b) {
+  // The ranges of the bucket (ends[a], ends[b]].
+  auto ranges = [&](int a, int b) {
     DimRanges dims = problem.dims;
     dims[dim] = {ends[a] + 1, ends[b]};
-    return problem.Narrowed(dims);
+    return dims;
   };
   const bool one = options.max_buckets == 1;
   const int candidates = one ? 1 : m * (m - 1) / 2;
@@ -940,7 +941,8 @@ absl::StatusOr<std::vector<SymbolicBucket>> PlanSymbolicBuckets(
   for (int a = 0; a < m; ++a) {
     for (int b = a + 1; b < m; ++b) {
       if (one && (a != 0 || b != m - 1)) continue;
-      MEMPLAN_ASSIGN_OR_RETURN(const SymbolicProblem sub, narrowed(a, b));
+      MEMPLAN_ASSIGN_OR_RETURN(const SymbolicProblem sub,
+                               problem.Narrowed(ranges(a, b)));
       SymbolicPlan plan;
       if (options.search.has_value()) {
         SymbolicSearchOptions probe = *options.search;
@@ -962,9 +964,7 @@ absl::StatusOr<std::vector<SymbolicBucket>> PlanSymbolicBuckets(
   }
   std::vector<SymbolicBucket> buckets;
   for (const auto& [a, b] : Cover(ratio, plans, options.max_buckets)) {
-    DimRanges dims = problem.dims;
-    dims[dim] = {ends[a] + 1, ends[b]};
-    buckets.push_back({std::move(dims), *std::move(plans[a][b])});
+    buckets.push_back({ranges(a, b), *std::move(plans[a][b])});
   }
   if (!options.search.has_value()) return buckets;
   MEMPLAN_RETURN_IF_ERROR(
