@@ -78,7 +78,7 @@ int64_t PeakAt(const std::string& what, const SymbolicGraphPlan& plan,
                const DimValues& at) {
   const SymbolicBucket* bucket = plan.Find(at);
   if (bucket == nullptr) Fail(what, absl::InternalError("no bucket"));
-  return Check(what, bucket->plan.peak.Evaluate(at));
+  return Check(what, bucket->PeakAt(at));
 }
 
 Summary Measure(const Graph& g, Bytes alignment) {
@@ -107,6 +107,9 @@ Summary Measure(const Graph& g, Bytes alignment) {
     const DimRange r = b.dims.at(dim);
     summary.buckets += absl::StrCat(summary.buckets.empty() ? "" : ", ", "[",
                                     r.min, ", ", r.max, "]");
+    if (auto step = b.steps.find(dim); step != b.steps.end()) {
+      absl::StrAppend(&summary.buckets, " in steps of ", step->second);
+    }
   }
   std::printf("### %s\n\n%zu buffers, %s in [%lld, %lld], alignment %lld; "
               "planner %s, %zu bucket%s: %s %s\n\n",
@@ -135,10 +138,11 @@ Summary Measure(const Graph& g, Bytes alignment) {
         name, BuildProblem(Check(name, BindDims(g, at)), options.build));
     const double lb = static_cast<double>(std::max<int64_t>(1, LowerBound(bound)));
     // The sizes as the chosen plan reserves them: its bucket's.
+    const SymbolicBucket* holding = chosen.Find(at);
     const SymbolicProblem bucket =
-        Check(name, chosen.problem.Narrowed(chosen.Find(at)->dims));
-    const double reserved =
-        static_cast<double>(LowerBound(Check(name, bucket.At(at))));
+        Check(name, holding->ProblemOf(chosen.problem));
+    const double reserved = static_cast<double>(LowerBound(
+        Check(name, bucket.At(StepValues(at, holding->steps)))));
     summary.reserve_worst = std::max(summary.reserve_worst, reserved / lb);
     const int64_t peak = PeakAt(name, chosen, at);
     const int64_t one_peak = PeakAt(name, one, at);

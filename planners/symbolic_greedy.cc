@@ -706,7 +706,9 @@ class Search {
 // The search's score of `plan` on `sub` (the problem, its dims maybe
 // narrowed): the worst (peak / LB - 1) / (target - 1) over the search's
 // samples, with the end target at the maxima of `whole`.
+// A plan of sub.Stepped(steps) is taken at StepValues() of each sample.
 absl::StatusOr<double> TargetExcess(const SymbolicProblem& sub,
+                                    const DimValues& steps,
                                     const SymbolicPlan& plan,
                                     const SymbolicSearchOptions& options,
                                     const DimRanges& whole,
@@ -720,7 +722,8 @@ absl::StatusOr<double> TargetExcess(const SymbolicProblem& sub,
       end = end && values.at(name) == range.max;
     }
     MEMPLAN_ASSIGN_OR_RETURN(Problem at, sub.Rounded(values));
-    MEMPLAN_ASSIGN_OR_RETURN(int64_t peak, plan.peak.Evaluate(values));
+    MEMPLAN_ASSIGN_OR_RETURN(int64_t peak,
+                             plan.peak.Evaluate(StepValues(values, steps)));
     const double ratio =
         static_cast<double>(peak) /
         static_cast<double>(std::max<int64_t>(1, LowerBound(at)));
@@ -757,14 +760,19 @@ absl::StatusOr<SymbolicPlan> PlanSymbolicSearch(
   return plan;
 }
 
-absl::StatusOr<double> WorstSampledRatio(const SymbolicProblem& problem,
-                                         const SymbolicPlan& plan) {
+namespace {
+
+// WorstSampledRatio() of a plan of problem.Stepped(steps).
+absl::StatusOr<double> WorstStepped(const SymbolicProblem& problem,
+                                    const DimValues& steps,
+                                    const SymbolicPlan& plan) {
   MEMPLAN_ASSIGN_OR_RETURN(DimBox box, DimBox::Of(problem.dims));
   double worst = 0;
   for (const std::vector<int64_t>& t : DefaultSamples(box)) {
     const DimValues values = box.ValuesAt(t);
     MEMPLAN_ASSIGN_OR_RETURN(Problem at, problem.Rounded(values));
-    MEMPLAN_ASSIGN_OR_RETURN(int64_t peak, plan.peak.Evaluate(values));
+    MEMPLAN_ASSIGN_OR_RETURN(int64_t peak,
+                             plan.peak.Evaluate(StepValues(values, steps)));
     worst = std::max(worst, static_cast<double>(peak) /
                                 static_cast<double>(
                                     std::max<int64_t>(1, LowerBound(at))));
@@ -772,7 +780,81 @@ absl::StatusOr<double> WorstSampledRatio(const SymbolicProblem& problem,
   return worst;
 }
 
+}  // namespace
+
+absl::StatusOr<double> WorstSampledRatio(const SymbolicProblem& problem,
+                                         const SymbolicPlan& plan) {
+  return WorstStepped(problem, {}, plan);
+}
+
+absl::StatusOr<double> WorstSampledRatio(const SymbolicProblem& problem,
+                                         const SymbolicBucket& bucket) {
+  MEMPLAN_ASSIGN_OR_RETURN(const SymbolicProblem narrowed,
+                           problem.Narrowed(bucket.dims));
+  return WorstStepped(narrowed, bucket.steps, bucket.plan);
+}
+
 namespace {
+
+// The step of `dim` a bucket's plan counts it in (SymbolicProblem::
+// Stepped()): 1 (none), 2, 4, ... 64, the one whose reserved sizes' lower
+// bound is least above the sizes' over the search's samples of `narrowed`
+// (the bucket's problem), counting what rounding each value up to a step
+// adds: the worst (ratio - 1) / (target - 1), the end target at the maxima
+// of `whole` (the targets of `search`; without it, the worst ratio). A
+// size that is not a multiple of its alignment at every value, such as
+// 8*seq*seq bytes at alignment 64, is reserved with a coefficient that
+// grows like 32*seq*seq in the binomial basis; counted in steps of 4, the
+// same size is 128*q*q, a multiple of 64 at every q = ceil(seq / 4). A step
+// is kept only where it lowers that worst ratio by more than 0.2 %.
+absl::StatusOr<DimValues> ChooseSteps(
+    const SymbolicProblem& narrowed, const std::string& dim,
+    const DimRanges& whole,
+    const std::optional<SymbolicSearchOptions>& search) {
+  MEMPLAN_ASSIGN_OR_RETURN(DimBox box, DimBox::Of(narrowed.dims));
+  std::vector<DimValues> samples;
+  std::vector<Bytes> bounds;
+  std::vector<double> slack;  // target - 1 at each sample
+  for (const std::vector<int64_t>& t : DenseSamples(box)) {
+    samples.push_back(box.ValuesAt(t));
+    MEMPLAN_ASSIGN_OR_RETURN(Problem at, narrowed.Rounded(samples.back()));
+    bounds.push_back(std::max<Bytes>(1, LowerBound(at)));
+    bool end = true;
+    for (const auto& [name, range] : whole) {
+      end = end && samples.back().at(name) == range.max;
+    }
+    slack.push_back(!search.has_value() ? 1.0
+                    : end ? std::max(1e-9, search->end_target_ratio - 1)
+                          : std::max(1e-9, search->target_ratio - 1));
+  }
+  DimValues best;
+  double best_excess = 0;
+  double best_worst = 0;
+  for (int64_t step = 1; step <= 64; step *= 2) {
+    const DimValues steps = {{dim, step}};
+    MEMPLAN_ASSIGN_OR_RETURN(const SymbolicProblem stepped,
+                             narrowed.Stepped(steps));
+    double excess = 0, worst = 0;
+    for (size_t i = 0; i < samples.size(); ++i) {
+      MEMPLAN_ASSIGN_OR_RETURN(Problem at,
+                               stepped.At(StepValues(samples[i], steps)));
+      const double ratio = static_cast<double>(LowerBound(at)) /
+                           static_cast<double>(bounds[i]);
+      worst = std::max(worst, ratio);
+      excess = std::max(excess, (ratio - 1) / slack[i]);
+    }
+    if (step == 1) {
+      best_excess = excess;
+      best_worst = worst;
+    } else if (excess < best_excess && worst < best_worst + 0.002 &&
+               (excess < best_excess - 0.002 || worst < best_worst - 0.002)) {
+      best = steps;
+      best_excess = excess;
+      best_worst = worst;
+    }
+  }
+  return best;
+}
 
 // The buckets (a, b), in order, of the cover of (ends[0], ends[m - 1]] by
 // at most `max_buckets` planned ranges (ends[a], ends[b]] whose largest
@@ -839,13 +921,17 @@ absl::Status PlanAndCutBuckets(const SymbolicProblem& problem,
     DimValues worst_at;
   };
   auto full = [&](SymbolicBucket& b) -> absl::StatusOr<Scored> {
-    MEMPLAN_ASSIGN_OR_RETURN(const SymbolicProblem sub,
+    MEMPLAN_ASSIGN_OR_RETURN(const SymbolicProblem narrowed,
                              problem.Narrowed(b.dims));
+    MEMPLAN_ASSIGN_OR_RETURN(
+        b.steps, ChooseSteps(narrowed, dim, problem.dims, options.search));
+    MEMPLAN_ASSIGN_OR_RETURN(const SymbolicProblem sub,
+                             narrowed.Stepped(b.steps));
     MEMPLAN_ASSIGN_OR_RETURN(b.plan, PlanSymbolicSearch(sub, *options.search));
     Scored s;
-    MEMPLAN_ASSIGN_OR_RETURN(s.excess,
-                             TargetExcess(sub, b.plan, *options.search,
-                                          problem.dims, &s.worst_at));
+    MEMPLAN_ASSIGN_OR_RETURN(
+        s.excess, TargetExcess(narrowed, b.steps, b.plan, *options.search,
+                               problem.dims, &s.worst_at));
     return s;
   };
   std::vector<Scored> scores;
@@ -928,6 +1014,7 @@ absl::StatusOr<std::vector<SymbolicBucket>> PlanSymbolicBuckets(
   // plans[a][b]: the greedy plan of the bucket (ends[a], ends[b]].
   std::vector<std::vector<std::optional<SymbolicPlan>>> plans(
       m, std::vector<std::optional<SymbolicPlan>>(m));
+  std::vector<std::vector<DimValues>> steps(m, std::vector<DimValues>(m));
   std::vector<std::vector<double>> ratio(m, std::vector<double>(m, 0));
   // The ranges of the bucket (ends[a], ends[b]].
   auto ranges = [&](int a, int b) {
@@ -941,8 +1028,13 @@ absl::StatusOr<std::vector<SymbolicBucket>> PlanSymbolicBuckets(
   for (int a = 0; a < m; ++a) {
     for (int b = a + 1; b < m; ++b) {
       if (one && (a != 0 || b != m - 1)) continue;
-      MEMPLAN_ASSIGN_OR_RETURN(const SymbolicProblem sub,
+      MEMPLAN_ASSIGN_OR_RETURN(const SymbolicProblem narrowed,
                                problem.Narrowed(ranges(a, b)));
+      MEMPLAN_ASSIGN_OR_RETURN(
+          steps[a][b],
+          ChooseSteps(narrowed, dim, problem.dims, options.search));
+      MEMPLAN_ASSIGN_OR_RETURN(const SymbolicProblem sub,
+                               narrowed.Stepped(steps[a][b]));
       SymbolicPlan plan;
       if (options.search.has_value()) {
         SymbolicSearchOptions probe = *options.search;
@@ -953,10 +1045,11 @@ absl::StatusOr<std::vector<SymbolicBucket>> PlanSymbolicBuckets(
       }
       if (options.search.has_value()) {
         MEMPLAN_ASSIGN_OR_RETURN(
-            ratio[a][b],
-            TargetExcess(sub, plan, *options.search, problem.dims));
+            ratio[a][b], TargetExcess(narrowed, steps[a][b], plan,
+                                      *options.search, problem.dims));
       } else {
-        MEMPLAN_ASSIGN_OR_RETURN(ratio[a][b], WorstSampledRatio(sub, plan));
+        MEMPLAN_ASSIGN_OR_RETURN(ratio[a][b],
+                                 WorstStepped(narrowed, steps[a][b], plan));
       }
       plans[a][b] = std::move(plan);
       if (options.progress) options.progress(++planned, candidates);
@@ -964,7 +1057,9 @@ absl::StatusOr<std::vector<SymbolicBucket>> PlanSymbolicBuckets(
   }
   std::vector<SymbolicBucket> buckets;
   for (const auto& [a, b] : Cover(ratio, plans, options.max_buckets)) {
-    buckets.push_back({ranges(a, b), *std::move(plans[a][b])});
+    buckets.push_back({.dims = ranges(a, b),
+                       .steps = steps[a][b],
+                       .plan = *std::move(plans[a][b])});
   }
   if (!options.search.has_value()) return buckets;
   MEMPLAN_RETURN_IF_ERROR(

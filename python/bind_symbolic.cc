@@ -155,7 +155,7 @@ Plan OwnPlan(const Problem& own, const GraphPlan& at) {
 
 py::dict BucketDict(const SymbolicPlanResult& r, const SymbolicBucket& b) {
   py::dict offsets, sizes;
-  const SymbolicProblem bucket = TakeSymbolic(r.plan.problem.Narrowed(b.dims));
+  const SymbolicProblem bucket = TakeSymbolic(b.ProblemOf(r.plan.problem));
   const auto& buffers = bucket.buffers;
   for (size_t i = 0; i < buffers.size() && i < b.plan.offsets.size(); ++i) {
     offsets[py::str(buffers[i].name)] = b.plan.offsets[i].ToString();
@@ -166,6 +166,9 @@ py::dict BucketDict(const SymbolicPlanResult& r, const SymbolicBucket& b) {
   d["peak"] = b.plan.peak.ToString();
   d["offsets"] = offsets;
   d["sizes"] = sizes;
+  py::dict steps;
+  for (const auto& [dim, step] : b.steps) steps[py::str(dim)] = step;
+  d["steps"] = steps;
   d["planner"] = b.plan.planner;
   return d;
 }
@@ -261,7 +264,9 @@ void BindSymbolicPlan(py::module_& m) {
           },
           "[{dims: {name: (min, max)}, peak: expression, offsets: {buffer: "
           "expression}, sizes: {buffer: the reserve over the bucket's "
-          "ranges}, planner}], in order of the cut dim's values")
+          "ranges}, steps: {name: m} (the expressions take ceil(value / m) "
+          "for such a dim; empty: the values themselves), planner}], in "
+          "order of the cut dim's values")
       .def_property_readonly(
           "buffers",
           [](const SymbolicPlanResult& r) {
@@ -293,7 +298,7 @@ void BindSymbolicPlan(py::module_& m) {
           "peak",
           [](const SymbolicPlanResult& r, const py::kwargs& values) {
             const DimValues v = ValuesFrom(values);
-            return TakeSymbolic(r.BucketOf(v).plan.peak.Evaluate(v));
+            return TakeSymbolic(r.BucketOf(v).PeakAt(v));
           },
           "The arena bytes at the values (peak(seq=N)): the peak expression "
           "of the bucket holding them, evaluated")
@@ -302,9 +307,10 @@ void BindSymbolicPlan(py::module_& m) {
           [](const SymbolicPlanResult& r, const py::kwargs& values) {
             const DimValues v = ValuesFrom(values);
             r.CheckComplete(v);
+            const SymbolicBucket& b = r.BucketOf(v);
             const SymbolicProblem bucket =
-                TakeSymbolic(r.plan.problem.Narrowed(r.BucketOf(v).dims));
-            return LowerBound(TakeSymbolic(bucket.At(v)));
+                TakeSymbolic(b.ProblemOf(r.plan.problem));
+            return LowerBound(TakeSymbolic(bucket.At(StepValues(v, b.steps))));
           },
           "The lower bound of the problem at the values (lower_bound(seq=N)), "
           "with the sizes reserved as planned (by the bucket holding them)")

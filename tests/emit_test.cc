@@ -113,7 +113,7 @@ std::string Expected(const SymbolicGraphPlan& plan, const Graph& graph,
     const SymbolicBucket* bucket = plan.Find(at);
     EXPECT_NE(bucket, nullptr);
     if (bucket == nullptr) return "";
-    absl::StatusOr<int64_t> peak = bucket->plan.peak.Evaluate(at);
+    absl::StatusOr<int64_t> peak = bucket->PeakAt(at);
     EXPECT_TRUE(peak.ok());
     // The arena holds every buffer there.
     EXPECT_GE(*peak, bound->plan.peak);
@@ -128,18 +128,10 @@ std::vector<DimValues> SeqPoints(const std::vector<int64_t>& values) {
   return points;
 }
 
-void CheckHeader(const Graph& graph, int max_buckets, int want_buckets) {
-  SymbolicPlanMemoryOptions options;
-  options.max_buckets = max_buckets;
-  options.target_ratio = 1.0;  // cut whenever cutting helps
-  absl::StatusOr<SymbolicGraphPlan> plan = PlanSymbolicMemory(graph, options);
-  ASSERT_TRUE(plan.ok()) << plan.status();
-  ASSERT_TRUE(VerifySymbolicGraphPlan(*plan).ok());
-  if (want_buckets == 1) {
-    ASSERT_EQ(plan->buckets.size(), 1u);
-  } else {
-    ASSERT_GE(plan->buckets.size(), 2u);
-  }
+// The header of `plan` compiles and gives At()'s offsets and the peak at
+// the ends, the cuts and their neighbours, and values between.
+void CheckHeaderOf(const SymbolicGraphPlan* plan, const Graph& graph,
+                   const std::string& name) {
   const std::string header =
       SymbolicPlanToCHeader(*plan, graph, graph.name, "memplan");
   const std::vector<std::string> macros = OffsetMacros(header);
@@ -160,9 +152,23 @@ void CheckHeader(const Graph& graph, int max_buckets, int want_buckets) {
     values.push_back(b.dims.at("seq").min);
     values.push_back(b.dims.at("seq").max);
   }
-  const std::string name = "transformer" + std::to_string(max_buckets);
   EXPECT_EQ(CompileAndRun(header, macros, SeqPoints(values), name),
             Expected(*plan, graph, SeqPoints(values)));
+}
+
+void CheckHeader(const Graph& graph, int max_buckets, int want_buckets) {
+  SymbolicPlanMemoryOptions options;
+  options.max_buckets = max_buckets;
+  options.target_ratio = 1.0;  // cut whenever cutting helps
+  absl::StatusOr<SymbolicGraphPlan> plan = PlanSymbolicMemory(graph, options);
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  ASSERT_TRUE(VerifySymbolicGraphPlan(*plan).ok());
+  if (want_buckets == 1) {
+    ASSERT_EQ(plan->buckets.size(), 1u);
+  } else {
+    ASSERT_GE(plan->buckets.size(), 2u);
+  }
+  CheckHeaderOf(&*plan, graph, "transformer" + std::to_string(max_buckets));
 }
 
 TEST(SymbolicCHeaderTest, OneBucketCompilesAndCarriesThePlan) {
@@ -177,6 +183,35 @@ TEST(SymbolicCHeaderTest, BucketsCompileAndCarryThePlan) {
                                              .heads = 2, .min_seq = 1,
                                              .max_seq = 600}),
               4, 2);
+}
+
+// A bucket counted in steps: its macros take ceil(seq / step), and give
+// At()'s offsets at values between the steps too.
+TEST(SymbolicCHeaderTest, StepsCompileAndCarryThePlan) {
+  const Graph graph = internal::SymbolicTransformer(
+      {.layers = 2, .width = 64, .heads = 2, .min_seq = 1, .max_seq = 600});
+  BuildOptions build;
+  build.alignment = 64;
+  absl::StatusOr<SymbolicGraphPlan> plan =
+      PlanSymbolicMemory(graph, {.build = build, .max_buckets = 1});
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  SymbolicBucket low = plan->buckets[0];
+  low.dims["seq"] = {1, 64};
+  SymbolicBucket high{.dims = low.dims, .steps = {{"seq", 4}}};
+  high.dims["seq"] = {65, 600};
+  absl::StatusOr<SymbolicProblem> stepped = high.ProblemOf(plan->problem);
+  ASSERT_TRUE(stepped.ok()) << stepped.status();
+  absl::StatusOr<SymbolicPlan> high_plan = PlanSymbolicGreedy(*stepped);
+  ASSERT_TRUE(high_plan.ok()) << high_plan.status();
+  high.plan = *high_plan;
+  plan->buckets = {low, high};
+  ASSERT_TRUE(VerifySymbolicGraphPlan(*plan).ok());
+  const std::string header =
+      SymbolicPlanToCHeader(*plan, graph, graph.name, "memplan");
+  EXPECT_THAT(header, HasSubstr("seq counted in steps of 4 (ceil(seq / 4))"));
+  EXPECT_THAT(header,
+              HasSubstr("*(int64_t)(((int64_t)(seq) + INT64_C(3)) / INT64_C(4))"));
+  CheckHeaderOf(&*plan, graph, "transformer_steps");
 }
 
 // Names as the ordinary header makes them; a dim named as a C keyword is

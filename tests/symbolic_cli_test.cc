@@ -94,6 +94,62 @@ TEST(SymbolicPlanJsonTest, OneBucketReadsBackTheSamePlan) {
   EXPECT_EQ(j["naive_total"], "32*seq*seq + 1536*seq + 4160");
 }
 
+TEST(SymbolicPlanJsonTest, StepsReadBackAndAreChecked) {
+  // The upper bucket counted in steps of 4 at alignment 64.
+  BuildOptions build;
+  build.alignment = 64;
+  absl::StatusOr<SymbolicGraphPlan> plan = PlanSymbolicMemory(
+      *ParseGraphJson(kAttention), {.build = build, .max_buckets = 1});
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  *plan = TwoBuckets(*plan);
+  SymbolicBucket& high = plan->buckets[1];
+  high.steps = {{"seq", 4}};
+  absl::StatusOr<SymbolicProblem> stepped = high.ProblemOf(plan->problem);
+  ASSERT_TRUE(stepped.ok()) << stepped.status();
+  absl::StatusOr<SymbolicPlan> high_plan = PlanSymbolicGreedy(*stepped);
+  ASSERT_TRUE(high_plan.ok()) << high_plan.status();
+  high.plan = *high_plan;
+  high.plan.planner = plan->planner;
+  ASSERT_TRUE(VerifySymbolicGraphPlan(*plan).ok());
+  const std::string text = SymbolicPlanToJson(*plan);
+  const Json j = Json::parse(text);
+  EXPECT_FALSE(j["buckets"][0].contains("steps"));
+  EXPECT_EQ(j["buckets"][1]["steps"], Json({{"seq", 4}}));
+  const size_t scores = BufferIndex(plan->problem, "scores");
+  EXPECT_EQ(j["buckets"][1]["sizes"][scores],
+            stepped->buffers[scores].size.ToString());
+  absl::StatusOr<SymbolicGraphPlan> back =
+      ParseSymbolicPlanJson(text, plan->problem);
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_EQ(*back, *plan);
+  // The steps are what the expressions take: without them the same
+  // expressions are read at seq itself, a sixteen times larger arena.
+  Json bare = j;
+  bare["buckets"][1].erase("steps");
+  bare["buckets"][1].erase("sizes");
+  back = ParseSymbolicPlanJson(bare.dump(), plan->problem);
+  ASSERT_TRUE(back.ok()) << back.status();
+  const DimValues top = {{"seq", 2048}};
+  EXPECT_GT(*back->buckets[1].PeakAt(top), 8 * *plan->buckets[1].PeakAt(top));
+  // Another step than the sizes were reserved with is refused.
+  Json wrong = j;
+  wrong["buckets"][1]["steps"]["seq"] = 2;
+  EXPECT_THAT(ParseSymbolicPlanJson(wrong.dump(), plan->problem)
+                  .status()
+                  .message(),
+              HasSubstr("plan bucket #1 size of buffer"));
+  wrong["buckets"][1]["steps"]["seq"] = 1;
+  EXPECT_THAT(ParseSymbolicPlanJson(wrong.dump(), plan->problem)
+                  .status()
+                  .message(),
+              HasSubstr("the step of dim \"seq\" is 1; an integer in [2, 2^20]"));
+  wrong["buckets"][1]["steps"] = {{"len", 4}};
+  EXPECT_THAT(ParseSymbolicPlanJson(wrong.dump(), plan->problem)
+                  .status()
+                  .message(),
+              HasSubstr("\"steps\" names dim \"len\""));
+}
+
 TEST(SymbolicPlanJsonTest, BucketsReadBackTheSamePlan) {
   const SymbolicGraphPlan plan = TwoBuckets(AttentionPlan());
   ASSERT_TRUE(VerifySymbolicGraphPlan(plan).ok());

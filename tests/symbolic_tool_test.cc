@@ -159,9 +159,14 @@ TEST(SymbolicToolTest, ReportShowsTheSymbolicPlanAtDim) {
                               : "shown at seq=" + std::to_string(seq) + "\n"));
     EXPECT_THAT(run.output,
                 HasSubstr("arena there: " +
-                          std::to_string(*bucket->plan.peak.Evaluate(values)) +
+                          std::to_string(*bucket->PeakAt(values)) +
                           " bytes, the bucket's peak " +
                           bucket->plan.peak.ToString()));
+    // The ratio is to the bound of the graph bound there (its own sizes).
+    const Problem own =
+        *BuildProblem(*BindDims(Transformer(), values), Build64());
+    EXPECT_THAT(run.output, HasSubstr(" x the lower bound " +
+                                      std::to_string(LowerBound(own)) + ")"));
     EXPECT_THAT(run.output,
                 HasSubstr("used at every value): " +
                           std::to_string(*upper->peak.Evaluate(values)) +

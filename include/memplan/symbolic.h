@@ -90,7 +90,21 @@ struct SymbolicProblem {
   // larger than the old one (docs/symbolic.md), so a plan of this problem
   // over the whole ranges is a plan of the narrowed one too.
   absl::StatusOr<SymbolicProblem> Narrowed(const DimRanges& dims) const;
+
+  // The problem with some dims counted in steps (docs/symbolic.md,
+  // "Steps"): for each dim of `steps` with a step m, the dim of the result
+  // stands for ceil(value / m), in [ceil(min / m), ceil(max / m)], and each
+  // size is the tensor's at m times it, reserved again over the new
+  // ranges. Sizes never decrease as a dim grows (no negative term), so
+  // offsets proven for these sizes hold at every value of the old dim
+  // whose ceil(value / m) they are evaluated at. A step of 1 leaves the dim
+  // as it is; a step must be in [1, 2^20].
+  absl::StatusOr<SymbolicProblem> Stepped(const DimValues& steps) const;
 };
+
+// `values` as a problem stepped by `steps` (SymbolicProblem::Stepped) takes
+// them: each dim of `steps` at ceil(value / step), the others as they are.
+DimValues StepValues(const DimValues& values, const DimValues& steps);
 
 // The reserve of a size of `alignment` bytes (a power of two) over `dims`:
 // the size in the binomial basis at the dims' minima, each coefficient
@@ -211,8 +225,17 @@ absl::StatusOr<SymbolicPlan> PlanSymbolicSearch(
 // Narrowed).
 struct SymbolicBucket {
   DimRanges dims;  // the problem's dims, one of them narrowed
+  // Dims the plan counts in steps (each step >= 2; empty: none): the plan
+  // is one of ProblemOf(), its expressions taken at StepValues().
+  DimValues steps;
   SymbolicPlan plan;
   bool operator==(const SymbolicBucket&) const = default;
+
+  // The problem `plan` is a plan of: whole.Narrowed(dims).Stepped(steps).
+  absl::StatusOr<SymbolicProblem> ProblemOf(const SymbolicProblem& whole) const;
+  // The peak at `values` of the dims (not stepped): the plan's peak at
+  // StepValues(values, steps).
+  absl::StatusOr<int64_t> PeakAt(const DimValues& values) const;
 };
 
 struct SymbolicBucketOptions {
@@ -313,6 +336,10 @@ absl::Status VerifySymbolicGraphPlan(const SymbolicGraphPlan& plan);
 // so a reserve that grows faster than its size shows in the ratio.
 absl::StatusOr<double> WorstSampledRatio(const SymbolicProblem& problem,
                                          const SymbolicPlan& plan);
+// The same of a bucket of `problem`: over samples of the bucket's ranges,
+// its plan's peak at StepValues() over the lower bound of the sizes.
+absl::StatusOr<double> WorstSampledRatio(const SymbolicProblem& problem,
+                                         const SymbolicBucket& bucket);
 
 }  // namespace memplan
 

@@ -93,14 +93,21 @@ def test_plan_at_every_value_is_an_ordinary_verified_plan(max_buckets):
         assert "seq" in b["peak"]
         # Each bucket's sizes are reserved over its own range: aligned,
         # exact at its lower end, never above the whole range's reserve.
+        # A bucket counted in steps of m takes ceil(seq / m) in its
+        # expressions, its sizes the tensors' at m times that.
         assert set(b["sizes"]) == buffers
+        assert set(b["steps"]) <= {"seq"}
+        step = b["steps"].get("seq", 1)
         lo, hi = b["dims"]["seq"]
         for name, size in b["sizes"].items():
-            exact = evaluate(tensor_size[name], lo)
-            assert evaluate(size, lo) == (exact + 63) // 64 * 64
+            exact = evaluate(tensor_size[name], step * taken(b, lo))
+            assert evaluate(size, taken(b, lo)) == (exact + 63) // 64 * 64
             for seq in range(lo, hi + 1):
-                assert evaluate(size, seq) % 64 == 0
-                assert evaluate(size, seq) <= evaluate(whole[name], seq)
+                reserve = evaluate(size, taken(b, seq))
+                assert reserve % 64 == 0
+                assert reserve >= evaluate(tensor_size[name], seq)
+                if step == 1:
+                    assert reserve <= evaluate(whole[name], seq)
     for seq in range(1, 65):
         at = plan.at(seq=seq)
         assert isinstance(at, memplan.PlanResult)
@@ -113,11 +120,18 @@ def test_plan_at_every_value_is_an_ordinary_verified_plan(max_buckets):
         assert lo_hi_holds(bucket["dims"]["seq"], seq)
         for name, (_, offset) in at.tensors.items():
             if name in bucket["offsets"]:
-                assert offset == evaluate(bucket["offsets"][name], seq)
+                assert offset == evaluate(bucket["offsets"][name],
+                                          taken(bucket, seq))
     # The quadratic scores and the linear activations both fit near the
     # bound at the range's ends.
     assert plan.peak(seq=64) <= 1.05 * plan.lower_bound(seq=64)
     assert plan.peak(seq=1) <= 1.05 * plan.lower_bound(seq=1)
+
+
+def taken(bucket, seq):
+    """The value a bucket's expressions take for seq: ceil(seq / step)."""
+    step = bucket["steps"].get("seq", 1)
+    return -(-seq // step)
 
 
 def lo_hi_holds(range_, value):

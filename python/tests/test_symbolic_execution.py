@@ -2,7 +2,8 @@
 encoder and a small Llama-style decoder (scripts/symbolic_models.py)
 traced once by torch.export with seq in [1, 2048] (trace(...,
 symbolic=True)), planned once (plan_symbolic), and run inside the arena of
-plan.at(seq=N) at N = 1, 7, 64, 500 and 2048. Each plan.at(N) passes
+plan.at(seq=N) at N = 1, 7, 64, 333, 500 and 2048 (333 lies between the
+steps of a bucket counted in steps). Each plan.at(N) passes
 memplan.verify for the graph bound to N; run_in_arena checks every live
 tensor's bytes after every op; its outputs are bit-equal to an ordinary
 run of the same traced program (same ops, torch's own memory) and within
@@ -26,7 +27,7 @@ _spec = importlib.util.spec_from_file_location("symbolic_models", _SCRIPT)
 sm = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(sm)
 
-SIZES = [1, 7, 64, 500, 2048]
+SIZES = [1, 7, 64, 333, 500, 2048]
 ALIGNMENT = 64
 
 torch.set_num_threads(1)
@@ -61,6 +62,9 @@ def test_traced_graph_is_symbolic_in_the_users_dim(case):
                if t.kind == "constant")
     plan.verify()
     assert 1 <= len(plan.buckets) <= 4
+    # The scores (8*seq*seq bytes) and masks are not a multiple of 64 at
+    # every seq: the buckets above the smallest count seq in steps.
+    assert any(b["steps"] for b in plan.buckets)
 
 
 @pytest.mark.parametrize("seq", SIZES)

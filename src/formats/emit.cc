@@ -257,15 +257,27 @@ std::string SymbolicPlanToCHeader(const SymbolicGraphPlan& plan,
   // One expression per bucket, chosen by the cut dim's value: the buckets
   // cover its range in order, so each one's maximum separates it from the
   // next.
+  // What each bucket's expressions take for a dim: the parameter, or for a
+  // dim it counts in steps of m, ceil(parameter / m).
+  std::vector<std::map<std::string, std::string>> argument(plan.buckets.size(),
+                                                           parameter);
+  for (size_t b = 0; b < plan.buckets.size(); ++b) {
+    for (const auto& [dim, step] : plan.buckets[b].steps) {
+      if (!argument[b].contains(dim) || step < 2) continue;
+      argument[b][dim] = absl::StrCat("((int64_t)(", parameter.at(dim),
+                                      ") + INT64_C(", step - 1, ")) / INT64_C(",
+                                      step, ")");
+    }
+  }
   auto by_bucket = [&](const std::vector<DimExpr>& exprs) {
-    if (cut.empty()) return CExpression(exprs.front(), parameter);
+    if (cut.empty()) return CExpression(exprs.front(), argument.front());
     std::string out = "(";
     for (size_t b = 0; b + 1 < plan.buckets.size(); ++b) {
       absl::StrAppend(&out, "(int64_t)(", parameter.at(cut), ") <= INT64_C(",
                       plan.buckets[b].dims.at(cut).max, ") ? ",
-                      CExpression(exprs[b], parameter), " : ");
+                      CExpression(exprs[b], argument[b]), " : ");
     }
-    return absl::StrCat(out, CExpression(exprs.back(), parameter), ")");
+    return absl::StrCat(out, CExpression(exprs.back(), argument.back()), ")");
   };
 
   std::string out = absl::StrCat(
@@ -292,7 +304,12 @@ std::string SymbolicPlanToCHeader(const SymbolicGraphPlan& plan,
                     cut.empty() ? std::string()
                                 : absl::StrCat(" on ", CommentText(cut), " in ",
                                                RangeText(b.dims.at(cut))),
-                    ": ", CommentText(b.plan.peak.ToString()), "\n");
+                    ": ", CommentText(b.plan.peak.ToString()));
+    for (const auto& [dim, step] : b.steps) {
+      absl::StrAppend(&out, ", ", CommentText(dim), " counted in steps of ",
+                      step, " (ceil(", CommentText(dim), " / ", step, "))");
+    }
+    absl::StrAppend(&out, "\n");
   }
   absl::StrAppend(
       &out,

@@ -356,7 +356,8 @@ absl::StatusOr<DimExpr> NaiveTotal(const SymbolicProblem& problem) {
 std::string SymbolicPlanToJson(const SymbolicGraphPlan& plan,
                                const PlanJsonOptions& options) {
   const SymbolicProblem& problem = plan.problem;
-  const bool one = plan.buckets.size() == 1;
+  // A lone bucket counted in steps keeps the bucket form, which has them.
+  const bool one = plan.buckets.size() == 1 && plan.buckets[0].steps.empty();
   std::string out = absl::StrCat("{\n\"format\":\"", kPlanFormat, "\"");
   if (options.provenance.has_value()) {
     const PlanProvenance& p = *options.provenance;
@@ -399,13 +400,13 @@ std::string SymbolicPlanToJson(const SymbolicGraphPlan& plan,
       const SymbolicBucket& bucket = plan.buckets[k];
       Json offsets = Json::array();
       for (const DimExpr& o : bucket.plan.offsets) offsets.push_back(o.ToString());
-      Json j = {{"dims", DimsToJson(bucket.dims)},
-                {"peak", bucket.plan.peak.ToString()},
-                {"offsets", std::move(offsets)}};
-      // Each size reserved over the bucket's ranges (a plan whose buckets
-      // lie outside the problem's ranges has none to give).
-      if (absl::StatusOr<SymbolicProblem> narrowed =
-              problem.Narrowed(bucket.dims);
+      Json j = {{"dims", DimsToJson(bucket.dims)}};
+      if (!bucket.steps.empty()) j["steps"] = Json(bucket.steps);
+      j["peak"] = bucket.plan.peak.ToString();
+      j["offsets"] = std::move(offsets);
+      // Each size reserved over the bucket's ranges, in its steps (a plan
+      // whose buckets lie outside the problem's ranges has none to give).
+      if (absl::StatusOr<SymbolicProblem> narrowed = bucket.ProblemOf(problem);
           narrowed.ok()) {
         Json sizes = Json::array();
         for (const SymbolicBuffer& b : narrowed->buffers) {
@@ -563,11 +564,31 @@ absl::StatusOr<SymbolicBucket> ReadBucket(const Json& j, size_t k,
   const std::string where = absl::StrCat("plan bucket #", k);
   if (!j.is_object()) return absl::InvalidArgumentError(where + " must be an object");
   MEMPLAN_RETURN_IF_ERROR(
-      CheckKeys(j, where, {"dims", "peak", "offsets", "sizes"}));
+      CheckKeys(j, where, {"dims", "steps", "peak", "offsets", "sizes"}));
   SymbolicBucket bucket;
   auto dims = j.find("dims");
   if (dims == j.end()) return absl::InvalidArgumentError(where + " has no \"dims\"");
   MEMPLAN_ASSIGN_OR_RETURN(bucket.dims, DimsFromJson(*dims, where + ": "));
+  if (auto steps = j.find("steps"); steps != j.end()) {
+    if (!steps->is_object()) {
+      return absl::InvalidArgumentError(
+          where + ": \"steps\" must be an object of dim: step");
+    }
+    for (const auto& [name, step] : steps->items()) {
+      if (!problem.dims.contains(name)) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            where, ": \"steps\" names dim \"", name,
+            "\", which the graph does not have"));
+      }
+      if (!step.is_number_integer() || step.get<int64_t>() < 2 ||
+          step.get<int64_t>() > (int64_t{1} << 20)) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            where, ": the step of dim \"", name, "\" is ", step.dump(),
+            "; an integer in [2, 2^20]"));
+      }
+      bucket.steps[name] = step.get<int64_t>();
+    }
+  }
   auto peak = j.find("peak");
   if (peak == j.end()) return absl::InvalidArgumentError(where + " has no \"peak\"");
   MEMPLAN_ASSIGN_OR_RETURN(bucket.plan.peak,
@@ -594,7 +615,7 @@ absl::StatusOr<SymbolicBucket> ReadBucket(const Json& j, size_t k,
           where, ": \"sizes\" must be an array of ", index.size(),
           " expressions, one per buffer"));
     }
-    absl::StatusOr<SymbolicProblem> narrowed = problem.Narrowed(bucket.dims);
+    absl::StatusOr<SymbolicProblem> narrowed = bucket.ProblemOf(problem);
     if (!narrowed.ok()) {
       return absl::InvalidArgumentError(
           absl::StrCat(where, ": ", narrowed.status().message()));

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <map>
 #include <string>
 #include <utility>
 #include <vector>
@@ -223,6 +224,68 @@ absl::StatusOr<SymbolicProblem> SymbolicProblem::Narrowed(
                              ReserveSize(*b.tensor_size, b.alignment, narrower));
   }
   return out;
+}
+
+absl::StatusOr<SymbolicProblem> SymbolicProblem::Stepped(
+    const DimValues& steps) const {
+  std::map<std::string, DimExpr> by;
+  SymbolicProblem out = *this;
+  for (const auto& [name, step] : steps) {
+    auto it = out.dims.find(name);
+    if (it == out.dims.end()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("a step is given for dim \"", name,
+                       "\", which the problem does not have"));
+    }
+    if (step < 1 || step > (int64_t{1} << 20)) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "dim \"", name, "\" has step ", step, "; a step is in [1, 2^20]"));
+    }
+    if (step == 1) continue;
+    it->second = {(it->second.min + step - 1) / step,
+                  (it->second.max + step - 1) / step};
+    MEMPLAN_ASSIGN_OR_RETURN(by[name],
+                             Multiply(DimExpr(step), DimExpr::Dim(name)));
+  }
+  if (by.empty()) return out;
+  for (SymbolicBuffer& b : out.buffers) {
+    if (b.tensor_size.has_value()) {
+      MEMPLAN_ASSIGN_OR_RETURN(b.tensor_size, b.tensor_size->Substitute(by));
+      MEMPLAN_ASSIGN_OR_RETURN(
+          b.size, ReserveSize(*b.tensor_size, b.alignment, out.dims));
+    } else {
+      // Aligned at every value of the dims, so at every multiple of a step.
+      MEMPLAN_ASSIGN_OR_RETURN(b.size, b.size.Substitute(by));
+    }
+  }
+  return out;
+}
+
+DimValues StepValues(const DimValues& values, const DimValues& steps) {
+  DimValues out = values;
+  for (const auto& [name, step] : steps) {
+    auto it = out.find(name);
+    if (it != out.end() && step > 1) {
+      it->second = (it->second + step - 1) / step;
+    }
+  }
+  return out;
+}
+
+absl::StatusOr<SymbolicProblem> SymbolicBucket::ProblemOf(
+    const SymbolicProblem& whole) const {
+  MEMPLAN_ASSIGN_OR_RETURN(SymbolicProblem narrowed, whole.Narrowed(dims));
+  for (const auto& [name, step] : steps) {
+    if (step < 2) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "dim \"", name, "\" has step ", step, "; a bucket's steps are >= 2"));
+    }
+  }
+  return narrowed.Stepped(steps);
+}
+
+absl::StatusOr<int64_t> SymbolicBucket::PeakAt(const DimValues& values) const {
+  return plan.peak.Evaluate(StepValues(values, steps));
 }
 
 absl::StatusOr<Plan> SymbolicPlan::At(const SymbolicProblem& problem,

@@ -28,9 +28,7 @@ absl::StatusOr<double> WorstOfBuckets(
     const std::vector<SymbolicBucket>& buckets) {
   double worst = 0;
   for (const SymbolicBucket& b : buckets) {
-    MEMPLAN_ASSIGN_OR_RETURN(const SymbolicProblem sub,
-                             problem.Narrowed(b.dims));
-    MEMPLAN_ASSIGN_OR_RETURN(double r, WorstSampledRatio(sub, b.plan));
+    MEMPLAN_ASSIGN_OR_RETURN(double r, WorstSampledRatio(problem, b));
     worst = std::max(worst, r);
   }
   return worst;
@@ -51,8 +49,7 @@ absl::StatusOr<Quality> QualityOf(const SymbolicProblem& problem,
   MEMPLAN_ASSIGN_OR_RETURN(const SymbolicProblem last,
                            problem.Narrowed(buckets.back().dims));
   MEMPLAN_ASSIGN_OR_RETURN(Problem at_max, last.Rounded(maxima));
-  MEMPLAN_ASSIGN_OR_RETURN(int64_t peak,
-                           buckets.back().plan.peak.Evaluate(maxima));
+  MEMPLAN_ASSIGN_OR_RETURN(int64_t peak, buckets.back().PeakAt(maxima));
   const double end = static_cast<double>(peak) /
                      static_cast<double>(std::max<int64_t>(1, LowerBound(at_max)));
   q.meets = q.worst <= options.target_ratio && end <= options.end_target_ratio;
@@ -94,9 +91,10 @@ absl::StatusOr<GraphPlan> SymbolicGraphPlan::At(
   MEMPLAN_ASSIGN_OR_RETURN(Graph bound, BindDims(graph, values));
   GraphPlan result;
   MEMPLAN_ASSIGN_OR_RETURN(const SymbolicProblem sub,
-                           problem.Narrowed(bucket->dims));
-  MEMPLAN_ASSIGN_OR_RETURN(result.problem, sub.At(values));
-  MEMPLAN_ASSIGN_OR_RETURN(result.plan, bucket->plan.At(sub, values));
+                           bucket->ProblemOf(problem));
+  const DimValues stepped = StepValues(values, bucket->steps);
+  MEMPLAN_ASSIGN_OR_RETURN(result.problem, sub.At(stepped));
+  MEMPLAN_ASSIGN_OR_RETURN(result.plan, bucket->plan.At(sub, stepped));
   MEMPLAN_RETURN_IF_ERROR(VerifyPlan(result.problem, result.plan));
   result.op_order.resize(bound.ops.size());
   std::iota(result.op_order.begin(), result.op_order.end(), 0);
@@ -137,7 +135,8 @@ absl::StatusOr<SymbolicGraphPlan> PlanSymbolicMemory(
                            BuildSymbolicProblem(graph, options.build));
   result.planner = options.planner;
   MEMPLAN_ASSIGN_OR_RETURN(SymbolicPlan one, plan(result.problem));
-  result.buckets.push_back({result.problem.dims, std::move(one)});
+  result.buckets.push_back(
+      {.dims = result.problem.dims, .plan = std::move(one)});
   MEMPLAN_ASSIGN_OR_RETURN(Quality one_quality,
                            QualityOf(result.problem, result.buckets, options));
   auto tell = [&](const std::string& line) {
@@ -235,8 +234,7 @@ absl::Status VerifySymbolicGraphPlan(const SymbolicGraphPlan& plan) {
     }
   }
   for (const SymbolicBucket& b : plan.buckets) {
-    MEMPLAN_ASSIGN_OR_RETURN(const SymbolicProblem sub,
-                             problem.Narrowed(b.dims));
+    MEMPLAN_ASSIGN_OR_RETURN(const SymbolicProblem sub, b.ProblemOf(problem));
     if (absl::Status s = VerifySymbolicPlan(sub, b.plan); !s.ok()) {
       if (plan.buckets.size() == 1) return s;
       return absl::Status(s.code(), absl::StrCat("bucket ", cut, " in ",

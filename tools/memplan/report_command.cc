@@ -120,12 +120,13 @@ absl::Status RunSymbolic(const Arguments& args, const Graph& graph) {
   absl::StatusOr<Graph> bound = BindDims(graph, values);
   if (!bound.ok()) return bound.status();
   const SymbolicBucket* bucket = plan->Find(values);
-  absl::StatusOr<SymbolicBound> lower = SymbolicLowerBound(plan->problem);
-  if (!lower.ok()) return lower.status();
   absl::StatusOr<SymbolicPlan> upper = PlanSymbolicUpperBound(plan->problem);
   if (!upper.ok()) return upper.status();
-  absl::StatusOr<int64_t> arena = bucket->plan.peak.Evaluate(values);
-  absl::StatusOr<Bytes> lb = lower->Evaluate(values);
+  absl::StatusOr<int64_t> arena = bucket->PeakAt(values);
+  // The bound of the graph bound there (its sizes, not the reserves).
+  absl::StatusOr<Problem> own = BuildProblem(*bound, options.build);
+  if (!own.ok()) return own.status();
+  absl::StatusOr<Bytes> lb = LowerBound(*own);
   absl::StatusOr<int64_t> baseline = upper->peak.Evaluate(values);
   for (const absl::Status& s : {arena.status(), lb.status(),
                                 baseline.status()}) {
@@ -161,7 +162,8 @@ absl::Status RunSymbolic(const Arguments& args, const Graph& graph) {
   }
   absl::StrAppend(
       &head, "\narena there: ", *arena, " bytes, the bucket's peak ",
-      bucket->plan.peak.ToString(), " (", ratio(*arena),
+      bucket->plan.peak.ToString(), StepsText(bucket->steps), " (",
+      ratio(*arena),
       " x the lower bound ", *lb, "); the upper-bound plan (planned at the "
       "maxima, used at every value): ", *baseline, " bytes (", ratio(*baseline),
       " x)\n\n");

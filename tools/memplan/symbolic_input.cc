@@ -100,4 +100,13 @@ std::string ValuesText(const DimValues& values) {
   return absl::StrJoin(values, ", ", absl::PairFormatter("="));
 }
 
+std::string StepsText(const DimValues& steps) {
+  std::string out;
+  for (const auto& [dim, step] : steps) {
+    absl::StrAppend(&out, ", ", dim, " in steps of ", step,
+                    " (expressions at ceil(", dim, " / ", step, "))");
+  }
+  return out;
+}
+
 }  // namespace memplan::tool

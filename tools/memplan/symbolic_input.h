@@ -33,6 +33,9 @@ absl::StatusOr<std::vector<DimValues>> EvaluationPoints(const DimRanges& dims);
 std::string RangesText(const DimRanges& dims);
 // "seq=500, batch=8".
 std::string ValuesText(const DimValues& values);
+// The steps a bucket's expressions count dims in: ", seq in steps of 4
+// (expressions at ceil(seq / 4))", or "" without steps.
+std::string StepsText(const DimValues& steps);
 
 }  // namespace memplan::tool
 

@@ -37,6 +37,11 @@ constexpr absl::string_view kSymbolicSearch = "symbolic_search";
 constexpr absl::string_view kSymbolicGreedy = "symbolic_greedy";
 constexpr absl::string_view kUpperBound = "upper_bound";
 
+// A bucket's ranges, and the steps its expressions count dims in.
+std::string BucketText(const SymbolicBucket& b) {
+  return RangesText(b.dims) + StepsText(b.steps);
+}
+
 // The summary: each bucket's peak as an expression, and a table of the lower
 // bound of the graph bound at some values, the plan's peak there and their
 // ratio.
@@ -48,7 +53,7 @@ absl::StatusOr<std::string> SymbolicSummary(const SymbolicGraphPlan& plan,
       plan.problem.buffers.size(), RangesText(plan.problem.dims),
       plan.buckets.size(), plan.buckets.size() == 1 ? "" : "s");
   for (const SymbolicBucket& b : plan.buckets) {
-    absl::StrAppend(&out, "  ", RangesText(b.dims), ": peak ",
+    absl::StrAppend(&out, "  ", BucketText(b), ": peak ",
                     b.plan.peak.ToString(), "\n");
   }
   absl::StatusOr<std::vector<DimValues>> rows =
@@ -62,7 +67,7 @@ absl::StatusOr<std::string> SymbolicSummary(const SymbolicGraphPlan& plan,
       return absl::InternalError(
           absl::StrCat("no bucket holds ", ValuesText(values)));
     }
-    absl::StatusOr<int64_t> peak = bucket->plan.peak.Evaluate(values);
+    absl::StatusOr<int64_t> peak = bucket->PeakAt(values);
     if (!peak.ok()) return peak.status();
     absl::StatusOr<Graph> bound = BindDims(graph, values);
     if (!bound.ok()) return bound.status();
@@ -89,7 +94,7 @@ absl::StatusOr<SymbolicGraphPlan> PlanSymbolic(const Graph& graph,
     absl::StatusOr<SymbolicPlan> one = PlanSymbolicUpperBound(plan.problem);
     if (!one.ok()) return one.status();
     plan.planner = one->planner;
-    plan.buckets.push_back({plan.problem.dims, *std::move(one)});
+    plan.buckets.push_back({.dims = plan.problem.dims, .plan = *std::move(one)});
     return plan;
   }
   SymbolicPlanMemoryOptions options;
@@ -292,8 +297,8 @@ absl::Status VerifySymbolicPlanFile(
       Said(notes), RangesText(plan->problem.dims), plan->problem.buffers.size(),
       plan->buckets.size(), plan->buckets.size() == 1 ? "" : "s");
   for (const SymbolicBucket& b : plan->buckets) {
-    std::cout << "  " << RangesText(b.dims) << ": peak "
-              << b.plan.peak.ToString() << "\n";
+    std::cout << "  " << BucketText(b) << ": peak " << b.plan.peak.ToString()
+              << "\n";
   }
   return absl::OkStatus();
 }
@@ -342,7 +347,8 @@ absl::Status VerifySymbolicPlanAt(const PlanFile& file,
           input_path, " at ", ValuesText(*values), " is not in the plan"));
     }
     absl::StatusOr<int64_t> offset =
-        bucket->plan.offsets[it->second].Evaluate(*values);
+        bucket->plan.offsets[it->second].Evaluate(
+            StepValues(*values, bucket->steps));
     if (!offset.ok()) return offset.status();
     plan.assignments.push_back({.buffer = b, .pool = 0, .offset = *offset});
   }
@@ -351,7 +357,7 @@ absl::Status VerifySymbolicPlanAt(const PlanFile& file,
     return absl::InvalidArgumentError(absl::StrCat(
         "invalid plan at ", ValuesText(*values), ": ", s.message()));
   }
-  absl::StatusOr<int64_t> peak = bucket->plan.peak.Evaluate(*values);
+  absl::StatusOr<int64_t> peak = bucket->PeakAt(*values);
   if (!peak.ok()) return peak.status();
   if (*peak < plan.peak) {
     return absl::InvalidArgumentError(absl::StrCat(
@@ -366,7 +372,8 @@ absl::Status VerifySymbolicPlanAt(const PlanFile& file,
       "valid plan of %s%s at %s: %d buffers, used %d bytes, peak %d bytes "
       "(%s), lower bound %d\n",
       input_path, Said(said), ValuesText(*values), plan.assignments.size(),
-      plan.peak, *peak, bucket->plan.peak.ToString(), LowerBound(problem));
+      plan.peak, *peak, bucket->plan.peak.ToString() + StepsText(bucket->steps),
+      LowerBound(problem));
   return absl::OkStatus();
 }
 
