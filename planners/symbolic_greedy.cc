@@ -806,7 +806,7 @@ namespace {
 // 8*seq*seq bytes at alignment 64, is reserved with a coefficient that
 // grows like 32*seq*seq in the binomial basis; counted in steps of 4, the
 // same size is 128*q*q, a multiple of 64 at every q = ceil(seq / 4). A step
-// is kept only where it lowers that worst ratio by more than 0.2 %.
+// is kept only where it lowers that worst excess by more than 0.002.
 absl::StatusOr<DimValues> ChooseSteps(
     const SymbolicProblem& narrowed, const std::string& dim,
     const DimRanges& whole,
@@ -829,28 +829,23 @@ absl::StatusOr<DimValues> ChooseSteps(
   }
   DimValues best;
   double best_excess = 0;
-  double best_worst = 0;
   for (int64_t step = 1; step <= 64; step *= 2) {
     const DimValues steps = {{dim, step}};
     MEMPLAN_ASSIGN_OR_RETURN(const SymbolicProblem stepped,
                              narrowed.Stepped(steps));
-    double excess = 0, worst = 0;
+    double excess = 0;
     for (size_t i = 0; i < samples.size(); ++i) {
       MEMPLAN_ASSIGN_OR_RETURN(Problem at,
                                stepped.At(StepValues(samples[i], steps)));
       const double ratio = static_cast<double>(LowerBound(at)) /
                            static_cast<double>(bounds[i]);
-      worst = std::max(worst, ratio);
       excess = std::max(excess, (ratio - 1) / slack[i]);
     }
     if (step == 1) {
       best_excess = excess;
-      best_worst = worst;
-    } else if (excess < best_excess && worst < best_worst + 0.002 &&
-               (excess < best_excess - 0.002 || worst < best_worst - 0.002)) {
+    } else if (excess < best_excess - 0.002) {
       best = steps;
       best_excess = excess;
-      best_worst = worst;
     }
   }
   return best;
