@@ -511,42 +511,6 @@ TEST(SymbolicProblemTest, SteppedCountsADimInSteps) {
               HasSubstr("a bucket's steps are >= 2"));
 }
 
-TEST(PlanSymbolicMemoryTest, StepsMeetTheTargetsOnTheTracedEncoder) {
-  // The encoder traced from torch (bench/data/symbolic): 8*seq*seq-byte
-  // scores and 2*seq*seq-byte masks at alignment 64, whose reserves in seq
-  // grow four to sixteen times faster than the sizes. Buckets counted in
-  // steps keep every listed value within 5 % of the bound and the maximum
-  // within 2 %; every value between is placed and verified.
-  LoadOptions load;
-  load.keep_symbolic = true;
-  absl::StatusOr<LoadedInput> in =
-      Load(testing::DataPath("symbolic/transformer_encoder.json"), load);
-  ASSERT_TRUE(in.ok()) << in.status();
-  SymbolicPlanMemoryOptions options;
-  options.build.alignment = 64;
-  absl::StatusOr<SymbolicGraphPlan> plan =
-      PlanSymbolicMemory(*in->graph, options);
-  ASSERT_TRUE(plan.ok()) << plan.status();
-  ASSERT_TRUE(VerifySymbolicGraphPlan(*plan).ok());
-  EXPECT_LE(plan->buckets.size(), 4u);
-  bool stepped = false;
-  for (const SymbolicBucket& b : plan->buckets) stepped |= !b.steps.empty();
-  EXPECT_TRUE(stepped);
-  for (int64_t seq : {1, 2, 3, 7, 64, 500, 1024, 2048}) {
-    const DimValues at = {{"seq", seq}};
-    const Problem own = *BuildProblem(*BindDims(*in->graph, at), options.build);
-    const double ratio = static_cast<double>(*plan->Find(at)->PeakAt(at)) /
-                         static_cast<double>(LowerBound(own));
-    EXPECT_LE(ratio, seq == 2048 ? 1.02 : 1.05) << "seq=" << seq;
-  }
-  for (int64_t seq = 1; seq <= 2048; seq += 29) {
-    const DimValues at = {{"seq", seq}};
-    absl::StatusOr<GraphPlan> bound = plan->At(*in->graph, at);
-    ASSERT_TRUE(bound.ok()) << "seq=" << seq << ": " << bound.status();
-    EXPECT_LE(bound->plan.peak, *plan->Find(at)->PeakAt(at));
-  }
-}
-
 // ---------------------------------------------------------------------------
 // The verifier, on hand-written plans.
 
@@ -952,32 +916,67 @@ TEST(PlanSymbolicMemoryTest, PlacesTheGraphAtEveryValueFromOnePlan) {
               HasSubstr("seq"));
 }
 
-TEST(PlanSymbolicMemoryTest, DecodingStepMeetsTheTargetsAtSmallCaches) {
-  // The decoding step traced from torch (bench/data/symbolic): at small
-  // caches a few hundred bytes decide the ratio. Buckets of one value and a
-  // cut found with the whole budget (the probes alone miss it) keep every
-  // listed value within 5 % of the bound, and the maximum within 2 %.
+// A graph traced from torch (bench/data/symbolic), planned at alignment 64
+// with at most 4 buckets and verified; at each of `values` (of the graph's
+// one dim; the last its maximum) its ordinary plan is placed and verified,
+// and the peak is within 5 % of the bound of the graph bound there (2 % at
+// the maximum). Gives the plan.
+SymbolicGraphPlan ExpectTracedMeetsTheTargets(
+    const std::string& file, const std::vector<int64_t>& values) {
   LoadOptions load;
   load.keep_symbolic = true;
-  absl::StatusOr<LoadedInput> in =
-      Load(testing::DataPath("symbolic/llama_decoder_kv.json"), load);
-  ASSERT_TRUE(in.ok()) << in.status();
+  absl::StatusOr<LoadedInput> in = Load(testing::DataPath(file), load);
+  EXPECT_TRUE(in.ok()) << in.status();
+  if (!in.ok()) return {};
   SymbolicPlanMemoryOptions options;
   options.build.alignment = 64;
   absl::StatusOr<SymbolicGraphPlan> plan =
       PlanSymbolicMemory(*in->graph, options);
-  ASSERT_TRUE(plan.ok()) << plan.status();
-  ASSERT_TRUE(VerifySymbolicGraphPlan(*plan).ok());
+  EXPECT_TRUE(plan.ok()) << plan.status();
+  if (!plan.ok()) return {};
+  EXPECT_TRUE(VerifySymbolicGraphPlan(*plan).ok());
   EXPECT_LE(plan->buckets.size(), 4u);
-  for (int64_t cache : {1, 2, 3, 7, 64, 500, 1024, 2047}) {
-    const DimValues at = {{"cache", cache}};
+  const std::string dim = plan->problem.dims.begin()->first;
+  for (int64_t v : values) {
+    const DimValues at = {{dim, v}};
     absl::StatusOr<GraphPlan> bound = plan->At(*in->graph, at);
-    ASSERT_TRUE(bound.ok()) << bound.status();
+    EXPECT_TRUE(bound.ok()) << dim << "=" << v << ": " << bound.status();
     const Problem own = *BuildProblem(*BindDims(*in->graph, at), options.build);
-    const double ratio =
-        static_cast<double>(*plan->Find(at)->PeakAt(at)) /
-        static_cast<double>(LowerBound(own));
-    EXPECT_LE(ratio, cache == 2047 ? 1.02 : 1.05) << "cache=" << cache;
+    const double ratio = static_cast<double>(*plan->Find(at)->PeakAt(at)) /
+                         static_cast<double>(LowerBound(own));
+    EXPECT_LE(ratio, v == values.back() ? 1.02 : 1.05) << dim << "=" << v;
+  }
+  return *plan;
+}
+
+TEST(PlanSymbolicMemoryTest, DecodingStepMeetsTheTargetsAtSmallCaches) {
+  // The decoding step: at small caches a few hundred bytes decide the
+  // ratio. Buckets of one value and a cut found with the whole budget (the
+  // probes alone miss it) meet the targets.
+  ExpectTracedMeetsTheTargets("symbolic/llama_decoder_kv.json",
+                              {1, 2, 3, 7, 64, 500, 1024, 2047});
+}
+
+TEST(PlanSymbolicMemoryTest, StepsMeetTheTargetsOnTheTracedEncoder) {
+  // The encoder's 8*seq*seq-byte scores and 2*seq*seq-byte masks are not a
+  // multiple of 64 at every seq: reserved in seq itself they grow four to
+  // sixteen times faster than the sizes. Buckets counted in steps meet the
+  // targets, and values between the steps are placed and verified too.
+  const SymbolicGraphPlan plan = ExpectTracedMeetsTheTargets(
+      "symbolic/transformer_encoder.json", {1, 2, 3, 7, 64, 500, 1024, 2048});
+  bool stepped = false;
+  for (const SymbolicBucket& b : plan.buckets) stepped |= !b.steps.empty();
+  EXPECT_TRUE(stepped);
+  LoadOptions load;
+  load.keep_symbolic = true;
+  absl::StatusOr<LoadedInput> in =
+      Load(testing::DataPath("symbolic/transformer_encoder.json"), load);
+  ASSERT_TRUE(in.ok()) << in.status();
+  for (int64_t seq = 1; seq <= 2048; seq += 29) {
+    const DimValues at = {{"seq", seq}};
+    absl::StatusOr<GraphPlan> bound = plan.At(*in->graph, at);
+    ASSERT_TRUE(bound.ok()) << "seq=" << seq << ": " << bound.status();
+    EXPECT_LE(bound->plan.peak, *plan.Find(at)->PeakAt(at));
   }
 }
 
