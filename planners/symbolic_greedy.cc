@@ -799,14 +799,15 @@ namespace {
 // The step of `dim` a bucket's plan counts it in (SymbolicProblem::
 // Stepped()): 1 (none), 2, 4, ... 64, the one whose reserved sizes' lower
 // bound is least above the sizes' over the search's samples of `narrowed`
-// (the bucket's problem), counting what rounding each value up to a step
-// adds: the worst (ratio - 1) / (target - 1), the end target at the maxima
-// of `whole` (the targets of `search`; without it, the worst ratio). A
-// size that is not a multiple of its alignment at every value, such as
+// (the bucket's problem): the worst (ratio - 1) / (target - 1), the end
+// target at the maxima of `whole` (the targets of `search`; without it,
+// the worst ratio). A size that is not a multiple of its alignment at
+// every value, such as
 // 8*seq*seq bytes at alignment 64, is reserved with a coefficient that
-// grows like 32*seq*seq in the binomial basis; counted in steps of 4, the
-// same size is 128*q*q, a multiple of 64 at every q = ceil(seq / 4). A step
-// is kept only where it lowers that worst excess by more than 0.002.
+// grows like 32*seq*seq in the binomial basis; counted in steps of 4 (seq =
+// 4*div + mod), the same size is 128*div*div + 64*div*mod + 8*mod*mod,
+// reserved within a few hundred bytes. A step is kept only where it lowers
+// that worst excess by more than 0.002.
 absl::StatusOr<DimValues> ChooseSteps(
     const SymbolicProblem& narrowed, const std::string& dim,
     const DimRanges& whole,

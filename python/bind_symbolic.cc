@@ -264,8 +264,9 @@ void BindSymbolicPlan(py::module_& m) {
           },
           "[{dims: {name: (min, max)}, peak: expression, offsets: {buffer: "
           "expression}, sizes: {buffer: the reserve over the bucket's "
-          "ranges}, steps: {name: m} (the expressions take ceil(value / m) "
-          "for such a dim; empty: the values themselves), planner}], in "
+          "ranges}, steps: {name: m} (the expressions are in name_div = "
+          "value // m and name_mod = value % m instead of such a dim), "
+          "planner}], in "
           "order of the cut dim's values")
       .def_property_readonly(
           "buffers",

@@ -58,7 +58,7 @@ def main():
             "plan cannot go below; \"every value\" is the chosen plan's "
             "worst peak/LB over every s of the range, not only the listed "
             "ones, and the s where it is. A bucket \"in steps of m\" takes "
-            "its expressions at ceil(s / m). "
+            "its expressions in s / m and s % m. "
             "Targets (issue 30): peak/LB "
             "<= 1.05 at every listed s and <= 1.02 at the range's maximum. "
             "Times are wall-clock on a shared machine.\n\n" + body)

@@ -185,8 +185,8 @@ TEST(SymbolicCHeaderTest, BucketsCompileAndCarryThePlan) {
               4, 2);
 }
 
-// A bucket counted in steps: its macros take ceil(seq / step), and give
-// At()'s offsets at values between the steps too.
+// A bucket counted in steps: its macros take seq / step and seq % step,
+// and give At()'s offsets at every value.
 TEST(SymbolicCHeaderTest, StepsCompileAndCarryThePlan) {
   const Graph graph = internal::SymbolicTransformer(
       {.layers = 2, .width = 64, .heads = 2, .min_seq = 1, .max_seq = 600});
@@ -208,9 +208,12 @@ TEST(SymbolicCHeaderTest, StepsCompileAndCarryThePlan) {
   ASSERT_TRUE(VerifySymbolicGraphPlan(*plan).ok());
   const std::string header =
       SymbolicPlanToCHeader(*plan, graph, graph.name, "memplan");
-  EXPECT_THAT(header, HasSubstr("seq counted in steps of 4 (ceil(seq / 4))"));
+  EXPECT_THAT(header, HasSubstr("seq counted in steps of 4 (seq_div = seq / "
+                                "4, seq_mod = seq % 4)"));
   EXPECT_THAT(header,
-              HasSubstr("*(int64_t)(((int64_t)(seq) + INT64_C(3)) / INT64_C(4))"));
+              HasSubstr("*(int64_t)((int64_t)(seq) / INT64_C(4))"));
+  EXPECT_THAT(header,
+              HasSubstr("*(int64_t)((int64_t)(seq) % INT64_C(4))"));
   CheckHeaderOf(&*plan, graph, "transformer_steps");
 }
 

@@ -92,19 +92,27 @@ struct SymbolicProblem {
   absl::StatusOr<SymbolicProblem> Narrowed(const DimRanges& dims) const;
 
   // The problem with some dims counted in steps (docs/symbolic.md,
-  // "Steps"): for each dim of `steps` with a step m, the dim of the result
-  // stands for ceil(value / m), in [ceil(min / m), ceil(max / m)], and each
-  // size is the tensor's at m times it, reserved again over the new
-  // ranges. Sizes never decrease as a dim grows (no negative term), so
-  // offsets proven for these sizes hold at every value of the old dim
-  // whose ceil(value / m) they are evaluated at. A step of 1 leaves the dim
-  // as it is; a step must be in [1, 2^20].
+  // "Steps"): each dim of `steps` with a step m >= 2 is replaced by two,
+  // StepDivName() in [min / m, max / m] and StepModName() in [0, m - 1],
+  // the value being m * div + mod, and each size is the tensor's there,
+  // reserved again over the new ranges. Every value of the old dim is
+  // one such pair, so offsets proven over the new ranges hold at every
+  // value. Counted so, 8*seq*seq bytes become 128*div*div + 64*div*mod +
+  // 8*mod*mod at m = 4, whose binomial coefficients are multiples of 64 but
+  // for the last, small one. A step of 1 leaves the dim as it is; a step
+  // must be in [1, 2^20].
   absl::StatusOr<SymbolicProblem> Stepped(const DimValues& steps) const;
 };
 
 // `values` as a problem stepped by `steps` (SymbolicProblem::Stepped) takes
-// them: each dim of `steps` at ceil(value / step), the others as they are.
+// them: each dim of `steps` replaced by its StepDivName() at value / step
+// and its StepModName() at value % step, the others as they are.
 DimValues StepValues(const DimValues& values, const DimValues& steps);
+
+// The dims a problem counted in steps of `dim` has instead: "seq_div" and
+// "seq_mod" for "seq", so that seq = step * seq_div + seq_mod.
+std::string StepDivName(const std::string& dim);
+std::string StepModName(const std::string& dim);
 
 // The reserve of a size of `alignment` bytes (a power of two) over `dims`:
 // the size in the binomial basis at the dims' minima, each coefficient
@@ -226,7 +234,8 @@ absl::StatusOr<SymbolicPlan> PlanSymbolicSearch(
 struct SymbolicBucket {
   DimRanges dims;  // the problem's dims, one of them narrowed
   // Dims the plan counts in steps (each step >= 2; empty: none): the plan
-  // is one of ProblemOf(), its expressions taken at StepValues().
+  // is one of ProblemOf(), its expressions in the dims of that problem,
+  // taken at StepValues().
   DimValues steps;
   SymbolicPlan plan;
   bool operator==(const SymbolicBucket&) const = default;

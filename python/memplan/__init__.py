@@ -228,8 +228,9 @@ def plan_symbolic(graph, *, max_buckets=4, target_ratio=1.02, alignment=1,
     is kept when its peak stays within `target_ratio` of the lower bound at
     sample values of the ranges; otherwise the range of one dim is cut into
     at most `max_buckets` buckets, each with a plan of its own
-    (plan.buckets; a bucket whose "steps" give {"seq": m} takes its
-    expressions at ceil(seq / m)). plan.at(seq=N) is the ordinary PlanResult of the graph
+    (plan.buckets; a bucket whose "steps" give {"seq": m} has its
+    expressions in seq_div = seq // m and seq_mod = seq % m).
+    plan.at(seq=N) is the ordinary PlanResult of the graph
     bound to N (the bucket holding N, evaluated), which
     memplan.verify(memplan.bind_dims(graph, seq=N), plan.at(seq=N)) checks;
     plan.peak(seq=N) its arena bytes; plan.verify() proves the plan again.

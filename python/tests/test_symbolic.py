@@ -93,21 +93,23 @@ def test_plan_at_every_value_is_an_ordinary_verified_plan(max_buckets):
         assert "seq" in b["peak"]
         # Each bucket's sizes are reserved over its own range: aligned,
         # exact at its lower end, never above the whole range's reserve.
-        # A bucket counted in steps of m takes ceil(seq / m) in its
-        # expressions, its sizes the tensors' at m times that.
+        # A bucket counted in steps of m has its expressions in seq_div =
+        # seq // m and seq_mod = seq % m; its sizes are exact where both
+        # are least.
         assert set(b["sizes"]) == buffers
         assert set(b["steps"]) <= {"seq"}
         step = b["steps"].get("seq", 1)
         lo, hi = b["dims"]["seq"]
+        least = lo if step == 1 else lo // step * step
         for name, size in b["sizes"].items():
-            exact = evaluate(tensor_size[name], step * taken(b, lo))
-            assert evaluate(size, taken(b, lo)) == (exact + 63) // 64 * 64
+            exact = evaluate(tensor_size[name], {"seq": least})
+            assert evaluate(size, taken(b, least)) == (exact + 63) // 64 * 64
             for seq in range(lo, hi + 1):
                 reserve = evaluate(size, taken(b, seq))
                 assert reserve % 64 == 0
-                assert reserve >= evaluate(tensor_size[name], seq)
+                assert reserve >= evaluate(tensor_size[name], {"seq": seq})
                 if step == 1:
-                    assert reserve <= evaluate(whole[name], seq)
+                    assert reserve <= evaluate(whole[name], {"seq": seq})
     for seq in range(1, 65):
         at = plan.at(seq=seq)
         assert isinstance(at, memplan.PlanResult)
@@ -129,23 +131,27 @@ def test_plan_at_every_value_is_an_ordinary_verified_plan(max_buckets):
 
 
 def taken(bucket, seq):
-    """The value a bucket's expressions take for seq: ceil(seq / step)."""
+    """The values a bucket's expressions take for seq: seq itself, or for a
+    bucket in steps of m, seq_div = seq // m and seq_mod = seq % m."""
     step = bucket["steps"].get("seq", 1)
-    return -(-seq // step)
+    if step == 1:
+        return {"seq": seq}
+    return {"seq_div": seq // step, "seq_mod": seq % step}
 
 
 def lo_hi_holds(range_, value):
     return range_[0] <= value <= range_[1]
 
 
-def evaluate(expression, seq):
-    """A DimExpr text ("32*seq*seq - 32*seq + 64") at seq, read here
-    independently of the library."""
+def evaluate(expression, values):
+    """A DimExpr text ("32*seq*seq - 32*seq + 64") at values ({"seq": 5}),
+    read here independently of the library."""
     total = 0
     for sign, term in split_terms(expression):
         value = 1
         for factor in term.split("*"):
-            value *= seq if factor.strip() == "seq" else int(factor)
+            factor = factor.strip()
+            value *= values[factor] if factor in values else int(factor)
         total += sign * value
     return total
 

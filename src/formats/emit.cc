@@ -257,16 +257,18 @@ std::string SymbolicPlanToCHeader(const SymbolicGraphPlan& plan,
   // One expression per bucket, chosen by the cut dim's value: the buckets
   // cover its range in order, so each one's maximum separates it from the
   // next.
-  // What each bucket's expressions take for a dim: the parameter, or for a
-  // dim it counts in steps of m, ceil(parameter / m).
+  // What each bucket's expressions take for a dim: the parameter, and for a
+  // dim it counts in steps of m, parameter / m and parameter % m.
   std::vector<std::map<std::string, std::string>> argument(plan.buckets.size(),
                                                            parameter);
   for (size_t b = 0; b < plan.buckets.size(); ++b) {
     for (const auto& [dim, step] : plan.buckets[b].steps) {
-      if (!argument[b].contains(dim) || step < 2) continue;
-      argument[b][dim] = absl::StrCat("((int64_t)(", parameter.at(dim),
-                                      ") + INT64_C(", step - 1, ")) / INT64_C(",
-                                      step, ")");
+      if (!parameter.contains(dim) || step < 2) continue;
+      for (const auto& [name, op] :
+           {std::pair{StepDivName(dim), " / "}, std::pair{StepModName(dim), " % "}}) {
+        argument[b][name] = absl::StrCat("(int64_t)(", parameter.at(dim), ")",
+                                         op, "INT64_C(", step, ")");
+      }
     }
   }
   auto by_bucket = [&](const std::vector<DimExpr>& exprs) {
@@ -307,7 +309,10 @@ std::string SymbolicPlanToCHeader(const SymbolicGraphPlan& plan,
                     ": ", CommentText(b.plan.peak.ToString()));
     for (const auto& [dim, step] : b.steps) {
       absl::StrAppend(&out, ", ", CommentText(dim), " counted in steps of ",
-                      step, " (ceil(", CommentText(dim), " / ", step, "))");
+                      step, " (", CommentText(StepDivName(dim)), " = ",
+                      CommentText(dim), " / ", step, ", ",
+                      CommentText(StepModName(dim)), " = ", CommentText(dim),
+                      " % ", step, ")");
     }
     absl::StrAppend(&out, "\n");
   }

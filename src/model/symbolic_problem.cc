@@ -242,10 +242,21 @@ absl::StatusOr<SymbolicProblem> SymbolicProblem::Stepped(
           "dim \"", name, "\" has step ", step, "; a step is in [1, 2^20]"));
     }
     if (step == 1) continue;
-    it->second = {(it->second.min + step - 1) / step,
-                  (it->second.max + step - 1) / step};
-    MEMPLAN_ASSIGN_OR_RETURN(by[name],
-                             Multiply(DimExpr(step), DimExpr::Dim(name)));
+    const std::string div = StepDivName(name), mod = StepModName(name);
+    for (const std::string& taken : {div, mod}) {
+      if (dims.contains(taken)) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "dim \"", name, "\" cannot be counted in steps: the problem "
+            "already has a dim \"", taken, "\""));
+      }
+    }
+    const DimRange range = it->second;
+    out.dims.erase(it);
+    out.dims[div] = {range.min / step, range.max / step};
+    out.dims[mod] = {0, step - 1};
+    MEMPLAN_ASSIGN_OR_RETURN(DimExpr whole,
+                             Multiply(DimExpr(step), DimExpr::Dim(div)));
+    MEMPLAN_ASSIGN_OR_RETURN(by[name], Add(whole, DimExpr::Dim(mod)));
   }
   if (by.empty()) return out;
   for (SymbolicBuffer& b : out.buffers) {
@@ -261,12 +272,18 @@ absl::StatusOr<SymbolicProblem> SymbolicProblem::Stepped(
   return out;
 }
 
+std::string StepDivName(const std::string& dim) { return dim + "_div"; }
+std::string StepModName(const std::string& dim) { return dim + "_mod"; }
+
 DimValues StepValues(const DimValues& values, const DimValues& steps) {
   DimValues out = values;
   for (const auto& [name, step] : steps) {
     auto it = out.find(name);
     if (it != out.end() && step > 1) {
-      it->second = (it->second + step - 1) / step;
+      const int64_t value = it->second;
+      out.erase(it);
+      out[StepDivName(name)] = value / step;
+      out[StepModName(name)] = value % step;
     }
   }
   return out;

@@ -103,8 +103,9 @@ std::string ValuesText(const DimValues& values) {
 std::string StepsText(const DimValues& steps) {
   std::string out;
   for (const auto& [dim, step] : steps) {
-    absl::StrAppend(&out, ", ", dim, " in steps of ", step,
-                    " (expressions at ceil(", dim, " / ", step, "))");
+    absl::StrAppend(&out, ", ", dim, " in steps of ", step, " (",
+                    StepDivName(dim), " = ", dim, " / ", step, ", ",
+                    StepModName(dim), " = ", dim, " % ", step, ")");
   }
   return out;
 }

@@ -34,7 +34,7 @@ std::string RangesText(const DimRanges& dims);
 // "seq=500, batch=8".
 std::string ValuesText(const DimValues& values);
 // The steps a bucket's expressions count dims in: ", seq in steps of 4
-// (expressions at ceil(seq / 4))", or "" without steps.
+// (seq_div = seq / 4, seq_mod = seq % 4)", or "" without steps.
 std::string StepsText(const DimValues& steps);
 
 }  // namespace memplan::tool
