@@ -852,6 +852,48 @@ absl::StatusOr<DimValues> ChooseSteps(
   return best;
 }
 
+// A bucket's plan and its score (TargetExcess() with the search, the worst
+// sampled ratio without), with the value where it is worst.
+struct BucketPlan {
+  DimValues steps;
+  SymbolicPlan plan;
+  double score = 0;
+  DimValues worst_at;
+};
+
+// The bucket of `narrowed` planned in steps of 1 and, when ChooseSteps()
+// picks other steps, in those too, the search with 1 / `divisor` of its
+// budget: the better score is kept (steps of 1 on a tie). The choice of
+// steps looks at the reserves alone; a plan may still do better without.
+absl::StatusOr<BucketPlan> PlanBucket(const SymbolicProblem& narrowed,
+                                      const std::string& dim,
+                                      const DimRanges& whole,
+                                      const SymbolicBucketOptions& options,
+                                      int64_t divisor) {
+  MEMPLAN_ASSIGN_OR_RETURN(const DimValues chosen,
+                           ChooseSteps(narrowed, dim, whole, options.search));
+  std::optional<BucketPlan> best;
+  for (const DimValues& steps : {DimValues{}, chosen}) {
+    if (best.has_value() && steps.empty()) break;
+    MEMPLAN_ASSIGN_OR_RETURN(const SymbolicProblem sub,
+                             narrowed.Stepped(steps));
+    BucketPlan p{.steps = steps};
+    if (options.search.has_value()) {
+      SymbolicSearchOptions search = *options.search;
+      search.budget /= divisor;
+      MEMPLAN_ASSIGN_OR_RETURN(p.plan, PlanSymbolicSearch(sub, search));
+      MEMPLAN_ASSIGN_OR_RETURN(
+          p.score, TargetExcess(narrowed, steps, p.plan, *options.search,
+                                whole, &p.worst_at));
+    } else {
+      MEMPLAN_ASSIGN_OR_RETURN(p.plan, PlanSymbolicGreedy(sub, options.greedy));
+      MEMPLAN_ASSIGN_OR_RETURN(p.score, WorstStepped(narrowed, steps, p.plan));
+    }
+    if (!best.has_value() || p.score < best->score) best = std::move(p);
+  }
+  return *std::move(best);
+}
+
 // The buckets (a, b), in order, of the cover of (ends[0], ends[m - 1]] by
 // at most `max_buckets` planned ranges (ends[a], ends[b]] whose largest
 // ratio is least, then whose sum of ratios is least (a bucket that cannot
@@ -919,16 +961,11 @@ absl::Status PlanAndCutBuckets(const SymbolicProblem& problem,
   auto full = [&](SymbolicBucket& b) -> absl::StatusOr<Scored> {
     MEMPLAN_ASSIGN_OR_RETURN(const SymbolicProblem narrowed,
                              problem.Narrowed(b.dims));
-    MEMPLAN_ASSIGN_OR_RETURN(
-        b.steps, ChooseSteps(narrowed, dim, problem.dims, options.search));
-    MEMPLAN_ASSIGN_OR_RETURN(const SymbolicProblem sub,
-                             narrowed.Stepped(b.steps));
-    MEMPLAN_ASSIGN_OR_RETURN(b.plan, PlanSymbolicSearch(sub, *options.search));
-    Scored s;
-    MEMPLAN_ASSIGN_OR_RETURN(
-        s.excess, TargetExcess(narrowed, b.steps, b.plan, *options.search,
-                               problem.dims, &s.worst_at));
-    return s;
+    MEMPLAN_ASSIGN_OR_RETURN(BucketPlan p,
+                             PlanBucket(narrowed, dim, problem.dims, options, 1));
+    b.steps = std::move(p.steps);
+    b.plan = std::move(p.plan);
+    return Scored{.excess = p.score, .worst_at = std::move(p.worst_at)};
   };
   std::vector<Scored> scores;
   for (SymbolicBucket& b : buckets) {
@@ -1027,27 +1064,10 @@ absl::StatusOr<std::vector<SymbolicBucket>> PlanSymbolicBuckets(
       MEMPLAN_ASSIGN_OR_RETURN(const SymbolicProblem narrowed,
                                problem.Narrowed(ranges(a, b)));
       MEMPLAN_ASSIGN_OR_RETURN(
-          steps[a][b],
-          ChooseSteps(narrowed, dim, problem.dims, options.search));
-      MEMPLAN_ASSIGN_OR_RETURN(const SymbolicProblem sub,
-                               narrowed.Stepped(steps[a][b]));
-      SymbolicPlan plan;
-      if (options.search.has_value()) {
-        SymbolicSearchOptions probe = *options.search;
-        probe.budget /= 64;
-        MEMPLAN_ASSIGN_OR_RETURN(plan, PlanSymbolicSearch(sub, probe));
-      } else {
-        MEMPLAN_ASSIGN_OR_RETURN(plan, PlanSymbolicGreedy(sub, options.greedy));
-      }
-      if (options.search.has_value()) {
-        MEMPLAN_ASSIGN_OR_RETURN(
-            ratio[a][b], TargetExcess(narrowed, steps[a][b], plan,
-                                      *options.search, problem.dims));
-      } else {
-        MEMPLAN_ASSIGN_OR_RETURN(ratio[a][b],
-                                 WorstStepped(narrowed, steps[a][b], plan));
-      }
-      plans[a][b] = std::move(plan);
+          BucketPlan p, PlanBucket(narrowed, dim, problem.dims, options, 64));
+      steps[a][b] = std::move(p.steps);
+      ratio[a][b] = p.score;
+      plans[a][b] = std::move(p.plan);
       if (options.progress) options.progress(++planned, candidates);
     }
   }
