@@ -807,7 +807,9 @@ namespace {
 // grows like 32*seq*seq in the binomial basis; counted in steps of 4 (seq =
 // 4*div + mod), the same size is 128*div*div + 64*div*mod + 8*mod*mod,
 // reserved within a few hundred bytes. A step is kept only where it lowers
-// that worst excess by more than 0.002.
+// that worst excess by more than 0.1 (0.2 % of the ratio at an end target
+// of 1.02): reserves already close to the sizes keep steps of 1, and the
+// bucket is planned once.
 absl::StatusOr<DimValues> ChooseSteps(
     const SymbolicProblem& narrowed, const std::string& dim,
     const DimRanges& whole,
@@ -844,7 +846,7 @@ absl::StatusOr<DimValues> ChooseSteps(
     }
     if (step == 1) {
       best_excess = excess;
-    } else if (excess < best_excess - 0.002) {
+    } else if (excess < best_excess - 0.1) {
       best = steps;
       best_excess = excess;
     }
