@@ -11,7 +11,8 @@
 // maxima): the
 // peak of the plan PlanSymbolicMemory chooses (buckets allowed), of one
 // plan (one bucket), of the greedy's one plan, and of the upper-bound
-// baseline, each over the lower bound of the graph bound there; the time to
+// baseline, each over the lower bound of the graph bound there; the chosen
+// plan's worst ratio over every value of the dim, and where; the time to
 // plan and to verify. Then a summary table, and the verifier row: a plan
 // of 10^4 buffers proven and a mutated one refuted. Markdown throughout.
 
