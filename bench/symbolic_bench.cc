@@ -24,6 +24,7 @@
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -129,6 +130,17 @@ Summary Measure(const Graph& g, Bytes alignment) {
               "|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n",
               dim.c_str());
   summary.meets = true;
+  // The dims with the cut one at s, the others at their maxima, and the
+  // lower bound of the graph bound there (at least 1).
+  auto bound_at = [&](int64_t s) {
+    DimValues at;
+    for (const auto& [d, r] : chosen.problem.dims) at[d] = r.max;
+    at[dim] = s;
+    const Problem bound = Check(
+        name, BuildProblem(Check(name, BindDims(g, at)), options.build));
+    return std::pair{at, static_cast<double>(
+                             std::max<int64_t>(1, LowerBound(bound)))};
+  };
   // The listed values inside the range, and its maximum.
   std::vector<int64_t> values;
   for (int64_t s : kValues) {
@@ -136,12 +148,7 @@ Summary Measure(const Graph& g, Bytes alignment) {
   }
   if (values.empty() || values.back() != range.max) values.push_back(range.max);
   for (int64_t s : values) {
-    DimValues at;
-    for (const auto& [d, r] : chosen.problem.dims) at[d] = r.max;
-    at[dim] = s;
-    const Problem bound = Check(
-        name, BuildProblem(Check(name, BindDims(g, at)), options.build));
-    const double lb = static_cast<double>(std::max<int64_t>(1, LowerBound(bound)));
+    const auto [at, lb] = bound_at(s);
     // The sizes as the chosen plan reserves them: its bucket's.
     const SymbolicBucket* holding = chosen.Find(at);
     const SymbolicProblem bucket =
@@ -169,14 +176,8 @@ Summary Measure(const Graph& g, Bytes alignment) {
                 Ratio(upper_peak / lb).c_str());
   }
   for (int64_t s = range.min; s <= range.max; ++s) {
-    DimValues at;
-    for (const auto& [d, r] : chosen.problem.dims) at[d] = r.max;
-    at[dim] = s;
-    const Problem bound = Check(
-        name, BuildProblem(Check(name, BindDims(g, at)), options.build));
-    const double r =
-        static_cast<double>(PeakAt(name, chosen, at)) /
-        static_cast<double>(std::max<int64_t>(1, LowerBound(bound)));
+    const auto [at, lb] = bound_at(s);
+    const double r = static_cast<double>(PeakAt(name, chosen, at)) / lb;
     if (r > summary.every_worst) {
       summary.every_worst = r;
       summary.every_worst_at = s;

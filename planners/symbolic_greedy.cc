@@ -703,6 +703,20 @@ class Search {
   } best_;
 };
 
+// The slack (target - 1) the search gives a ratio at `values`: the end
+// target's at the maxima of `whole`, the target's elsewhere. A target of 1
+// (or below) asks for the bound itself: any excess is then very large,
+// never a division by zero.
+double Slack(const DimValues& values, const DimRanges& whole,
+             const SymbolicSearchOptions& options) {
+  bool end = true;
+  for (const auto& [name, range] : whole) {
+    end = end && values.at(name) == range.max;
+  }
+  return std::max(
+      1e-9, (end ? options.end_target_ratio : options.target_ratio) - 1);
+}
+
 // The search's score of `plan` on `sub` (the problem, its dims maybe
 // narrowed): the worst (peak / LB - 1) / (target - 1) over the search's
 // samples, with the end target at the maxima of `whole`.
@@ -717,21 +731,13 @@ absl::StatusOr<double> TargetExcess(const SymbolicProblem& sub,
   double worst = -1;
   for (const std::vector<int64_t>& t : DenseSamples(box)) {
     const DimValues values = box.ValuesAt(t);
-    bool end = true;
-    for (const auto& [name, range] : whole) {
-      end = end && values.at(name) == range.max;
-    }
     MEMPLAN_ASSIGN_OR_RETURN(Problem at, sub.Rounded(values));
     MEMPLAN_ASSIGN_OR_RETURN(int64_t peak,
                              plan.peak.Evaluate(StepValues(values, steps)));
     const double ratio =
         static_cast<double>(peak) /
         static_cast<double>(std::max<int64_t>(1, LowerBound(at)));
-    // A target of 1 (or below) asks for the bound itself: any excess is
-    // then very large, never a division by zero.
-    const double slack = std::max(
-        1e-9, (end ? options.end_target_ratio : options.target_ratio) - 1);
-    const double excess = (ratio - 1) / slack;
+    const double excess = (ratio - 1) / Slack(values, whole, options);
     if (excess > worst) {
       worst = excess;
       if (worst_at != nullptr) *worst_at = values;
@@ -822,13 +828,8 @@ absl::StatusOr<DimValues> ChooseSteps(
     samples.push_back(box.ValuesAt(t));
     MEMPLAN_ASSIGN_OR_RETURN(Problem at, narrowed.Rounded(samples.back()));
     bounds.push_back(std::max<Bytes>(1, LowerBound(at)));
-    bool end = true;
-    for (const auto& [name, range] : whole) {
-      end = end && samples.back().at(name) == range.max;
-    }
-    slack.push_back(!search.has_value() ? 1.0
-                    : end ? std::max(1e-9, search->end_target_ratio - 1)
-                          : std::max(1e-9, search->target_ratio - 1));
+    slack.push_back(search.has_value() ? Slack(samples.back(), whole, *search)
+                                       : 1.0);
   }
   DimValues best;
   double best_excess = 0;

@@ -109,6 +109,13 @@ struct SymbolicProblem {
 // and its StepModName() at value % step, the others as they are.
 DimValues StepValues(const DimValues& values, const DimValues& steps);
 
+// The ranges of a problem over `dims` stepped by `steps` (SymbolicProblem::
+// Stepped): each dim of `steps` with a step >= 2 replaced by its
+// StepDivName() and StepModName(). The error names a dim `dims` lacks, a
+// step outside [1, 2^20], or a new name `dims` already has.
+absl::StatusOr<DimRanges> SteppedDims(const DimRanges& dims,
+                                      const DimValues& steps);
+
 // The dims a problem counted in steps of `dim` has instead: "seq_div" and
 // "seq_mod" for "seq", so that seq = step * seq_div + seq_mod.
 std::string StepDivName(const std::string& dim);

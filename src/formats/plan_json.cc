@@ -591,16 +591,15 @@ absl::StatusOr<SymbolicBucket> ReadBucket(const Json& j, size_t k,
   }
   // The dims the bucket's expressions may use: a dim counted in steps is
   // replaced by its quotient and remainder (SymbolicProblem::Stepped).
-  DimRanges expr_dims = problem.dims;
-  for (const auto& [name, step] : bucket.steps) {
-    expr_dims.erase(name);
-    expr_dims[StepDivName(name)] = {};
-    expr_dims[StepModName(name)] = {};
+  absl::StatusOr<DimRanges> expr_dims = SteppedDims(problem.dims, bucket.steps);
+  if (!expr_dims.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(where, ": ", expr_dims.status().message()));
   }
   auto peak = j.find("peak");
   if (peak == j.end()) return absl::InvalidArgumentError(where + " has no \"peak\"");
   MEMPLAN_ASSIGN_OR_RETURN(bucket.plan.peak,
-                           ReadExpr(*peak, expr_dims, where + " peak"));
+                           ReadExpr(*peak, *expr_dims, where + " peak"));
   auto offsets = j.find("offsets");
   if (offsets == j.end() || !offsets->is_array() ||
       offsets->size() != index.size()) {
@@ -612,7 +611,7 @@ absl::StatusOr<SymbolicBucket> ReadBucket(const Json& j, size_t k,
   for (size_t i = 0; i < index.size(); ++i) {
     MEMPLAN_ASSIGN_OR_RETURN(
         bucket.plan.offsets[index[i]],
-        ReadExpr((*offsets)[i], expr_dims,
+        ReadExpr((*offsets)[i], *expr_dims,
                  absl::StrCat(where, " offset of buffer \"", names[i], "\"")));
   }
   // The sizes the file gives (optional) are the graph's, reserved over the
@@ -632,7 +631,7 @@ absl::StatusOr<SymbolicBucket> ReadBucket(const Json& j, size_t k,
       const std::string what =
           absl::StrCat(where, " size of buffer \"", names[i], "\"");
       MEMPLAN_ASSIGN_OR_RETURN(DimExpr size,
-                               ReadExpr((*sizes)[i], expr_dims, what));
+                               ReadExpr((*sizes)[i], *expr_dims, what));
       const DimExpr& reserved = narrowed->buffers[index[i]].size;
       if (size != reserved) {
         return absl::InvalidArgumentError(

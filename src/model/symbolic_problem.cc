@@ -226,13 +226,12 @@ absl::StatusOr<SymbolicProblem> SymbolicProblem::Narrowed(
   return out;
 }
 
-absl::StatusOr<SymbolicProblem> SymbolicProblem::Stepped(
-    const DimValues& steps) const {
-  std::map<std::string, DimExpr> by;
-  SymbolicProblem out = *this;
+absl::StatusOr<DimRanges> SteppedDims(const DimRanges& dims,
+                                      const DimValues& steps) {
+  DimRanges out = dims;
   for (const auto& [name, step] : steps) {
-    auto it = out.dims.find(name);
-    if (it == out.dims.end()) {
+    auto it = out.find(name);
+    if (it == out.end()) {
       return absl::InvalidArgumentError(
           absl::StrCat("a step is given for dim \"", name,
                        "\", which the problem does not have"));
@@ -251,12 +250,25 @@ absl::StatusOr<SymbolicProblem> SymbolicProblem::Stepped(
       }
     }
     const DimRange range = it->second;
-    out.dims.erase(it);
-    out.dims[div] = {range.min / step, range.max / step};
-    out.dims[mod] = {0, step - 1};
-    MEMPLAN_ASSIGN_OR_RETURN(DimExpr whole,
-                             Multiply(DimExpr(step), DimExpr::Dim(div)));
-    MEMPLAN_ASSIGN_OR_RETURN(by[name], Add(whole, DimExpr::Dim(mod)));
+    out.erase(it);
+    out[div] = {range.min / step, range.max / step};
+    out[mod] = {0, step - 1};
+  }
+  return out;
+}
+
+absl::StatusOr<SymbolicProblem> SymbolicProblem::Stepped(
+    const DimValues& steps) const {
+  SymbolicProblem out = *this;
+  MEMPLAN_ASSIGN_OR_RETURN(out.dims, SteppedDims(dims, steps));
+  // Each dim counted in steps is step * div + mod in the sizes.
+  std::map<std::string, DimExpr> by;
+  for (const auto& [name, step] : steps) {
+    if (step == 1) continue;
+    MEMPLAN_ASSIGN_OR_RETURN(
+        DimExpr whole, Multiply(DimExpr(step), DimExpr::Dim(StepDivName(name))));
+    MEMPLAN_ASSIGN_OR_RETURN(by[name],
+                             Add(whole, DimExpr::Dim(StepModName(name))));
   }
   if (by.empty()) return out;
   for (SymbolicBuffer& b : out.buffers) {
@@ -265,7 +277,8 @@ absl::StatusOr<SymbolicProblem> SymbolicProblem::Stepped(
       MEMPLAN_ASSIGN_OR_RETURN(
           b.size, ReserveSize(*b.tensor_size, b.alignment, out.dims));
     } else {
-      // Aligned at every value of the dims, so at every multiple of a step.
+      // Aligned at every integer value of the dims, so at every
+      // step * div + mod.
       MEMPLAN_ASSIGN_OR_RETURN(b.size, b.size.Substitute(by));
     }
   }

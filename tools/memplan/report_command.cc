@@ -126,18 +126,17 @@ absl::Status RunSymbolic(const Arguments& args, const Graph& graph) {
   // The bound of the graph bound there (its sizes, not the reserves).
   absl::StatusOr<Problem> own = BuildProblem(*bound, options.build);
   if (!own.ok()) return own.status();
-  absl::StatusOr<Bytes> lb = LowerBound(*own);
+  const Bytes lb = LowerBound(*own);
   absl::StatusOr<int64_t> baseline = upper->peak.Evaluate(values);
-  for (const absl::Status& s : {arena.status(), lb.status(),
-                                baseline.status()}) {
+  for (const absl::Status& s : {arena.status(), baseline.status()}) {
     if (!s.ok()) return s;
   }
   absl::StatusOr<PlanReport> report =
       AnalyzePlan(at->problem, at->plan, &*bound);
   if (!report.ok()) return report.status();
   auto ratio = [&](int64_t bytes) {
-    return *lb > 0 ? absl::StrFormat("%.3f", static_cast<double>(bytes) / *lb)
-                   : std::string("-");
+    return lb > 0 ? absl::StrFormat("%.3f", static_cast<double>(bytes) / lb)
+                  : std::string("-");
   };
   std::string head = absl::StrCat("symbolic plan of \"", graph.name,
                                   "\", one plan valid for every value of ",
@@ -164,7 +163,7 @@ absl::Status RunSymbolic(const Arguments& args, const Graph& graph) {
       &head, "\narena there: ", *arena, " bytes, the bucket's peak ",
       bucket->plan.peak.ToString(), StepsText(bucket->steps), " (",
       ratio(*arena),
-      " x the lower bound ", *lb, "); the upper-bound plan (planned at the "
+      " x the lower bound ", lb, "); the upper-bound plan (planned at the "
       "maxima, used at every value): ", *baseline, " bytes (", ratio(*baseline),
       " x)\n\n");
   const std::string path = absl::GetFlag(FLAGS_html);

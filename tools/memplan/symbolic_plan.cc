@@ -339,6 +339,7 @@ absl::Status VerifySymbolicPlanAt(const PlanFile& file,
   }
   Plan plan;
   plan.planner = symbolic->planner;
+  const DimValues taken = StepValues(*values, bucket->steps);
   for (BufferId b = 0; b < static_cast<BufferId>(problem.buffers.size()); ++b) {
     auto it = by_name.find(problem.buffers[b].name);
     if (it == by_name.end()) {
@@ -347,8 +348,7 @@ absl::Status VerifySymbolicPlanAt(const PlanFile& file,
           input_path, " at ", ValuesText(*values), " is not in the plan"));
     }
     absl::StatusOr<int64_t> offset =
-        bucket->plan.offsets[it->second].Evaluate(
-            StepValues(*values, bucket->steps));
+        bucket->plan.offsets[it->second].Evaluate(taken);
     if (!offset.ok()) return offset.status();
     plan.assignments.push_back({.buffer = b, .pool = 0, .offset = *offset});
   }
