@@ -21,6 +21,7 @@ namespace {
 using testing::Identity;
 using testing::OrderBound;
 using testing::OwnOrMemoryBound;
+using testing::BestValidBound;
 using testing::ValidOrders;
 using testing::WithWrites;
 
@@ -163,6 +164,67 @@ TEST(WindowOrderTest, PlacedKeepsThePlanOfTheSmallestPlacedPeak) {
     if (!placed->reorder.empty()) ++reordered;
   }
   EXPECT_GT(reordered, 0);  // another order than the graph's wins somewhere
+}
+
+// A training step in miniature, its backward pass `chain` ops long between
+// the two layers: each weight gradient (a graph output, alive to the end)
+// needs only small inputs. Produced where the backward pass reaches it,
+// the second layer's gradient stands beside the first layer's activation
+// and its large input gradient; run last, beside neither. "memory", one op
+// at a time, runs it first (it adds less at once than the input gradient).
+Graph TrainingStep(int chain) {
+  using testing::O;
+  using testing::T;
+  Graph g;
+  g.tensors = {T("x", 10, TensorKind::kInput),
+               T("a1", 1000), T("s1", 10), T("a2", 1000), T("s2", 10),
+               T("l", 10), T("d2", 4000), T("d1", 10, TensorKind::kOutput),
+               T("w2", 3000, TensorKind::kOutput),
+               T("w1", 3000, TensorKind::kOutput)};
+  g.ops = {O("f1", {"x"}, {"a1", "s1"}), O("f2", {"a1"}, {"a2", "s2"}),
+           O("loss", {"a2"}, {"l"}), O("gw2", {"l", "s2"}, {"w2"}),
+           O("gx2", {"l", "a2"}, {"d2"})};
+  std::string last = "d2";
+  for (int i = 0; i < chain; ++i) {
+    const std::string e = absl::StrCat("e", i);
+    g.tensors.push_back(Tensor{.name = e, .size = 10});
+    g.ops.push_back(Op{.name = absl::StrCat("c", i), .inputs = {last},
+                       .outputs = {e}});
+    last = e;
+  }
+  g.ops.push_back(O("gw1", {"d2", "s1"}, {"w1"}));
+  g.ops.push_back(Op{.name = "gx1", .inputs = {last, "d2", "a1"},
+                     .outputs = {"d1"}});
+  return g;
+}
+
+// "window" defers the gradients: the best valid order's peak (by brute
+// force on the short step), also where the step is too long for its
+// segments to reach from the gradient to the peak.
+TEST(WindowOrderTest, DefersTheGradientsOfATrainingStep) {
+  const Graph short_step = TrainingStep(0);
+  const Bytes best = BestValidBound(short_step, ValidOrders(short_step));
+  for (int chain : {0, 100}) {
+    SCOPED_TRACE(absl::StrCat("chain ", chain));
+    const Graph g = TrainingStep(chain);
+    absl::StatusOr<std::vector<int>> memory = ComputeOpOrder(g, "memory");
+    ASSERT_TRUE(memory.ok()) << memory.status();
+    EXPECT_GT(OrderBound(g, *memory), best);
+    absl::StatusOr<WindowOrder> window = ComputeWindowOpOrder(g);
+    ASSERT_TRUE(window.ok()) << window.status();
+    EXPECT_TRUE(ValidOrders(g).Valid(window->order));
+    EXPECT_EQ(window->peak, OrderBound(g, window->order));
+    EXPECT_EQ(window->peak, best);
+    // The second layer's gradient runs after the first layer's input
+    // gradient.
+    const auto step = [&](const char* name) {
+      for (int k = 0; k < static_cast<int>(g.ops.size()); ++k) {
+        if (g.ops[window->order[k]].name == name) return k;
+      }
+      return -1;
+    };
+    EXPECT_GT(step("gw2"), step("gx1"));
+  }
 }
 
 }  // namespace

@@ -34,9 +34,11 @@
 //     the whole graph. Starting from "memory"'s order, it re-orders the
 //     segments of the order around the steps at the peak by a beam, and
 //     keeps the new order when every such step comes down; then again,
-//     while the peak drops (ComputeWindowOpOrder() below). Never worse than
-//     the graph's order or "memory"'s; linear in the ops, whatever the
-//     graph's width.
+//     while the peak drops. It also moves the ops that make graph outputs
+//     (a training step's gradients) to the end, where they no longer stand
+//     beside the activations, and searches again from there
+//     (ComputeWindowOpOrder() below). Never worse than the graph's order or
+//     "memory"'s; linear in the ops, whatever the graph's width.
 //
 // All keep every data dependency (an op runs after the producers of its
 // inputs), every in-place opportunity of the original order (an op that
@@ -184,13 +186,33 @@ absl::StatusOr<OptimalOrder> ComputeOptimalOpOrder(
 // (64, 128, 256), (64, 256, 512); a round in which every peak step came
 // down is kept, and the next starts from it, until a round fails or
 // `max_work` is spent. A segment costs about its length x beam x width
-// tries. The work counts the positions and lists looked at: no clock, so
-// the same graph gets the same order. The order is judged at the end by
-// its real peak and kept only if that is lower.
+// tries.
+//
+// Then, from the order the rounds leave, outputs are deferred: an op that
+// starts a group alive to the end (a graph output: on a training step, a
+// gradient) and has at most 8 descendants moves to the end of the order
+// with them (what follows it in every order moves with it, so the order
+// stays valid). Its output no longer stands beside what is alive in
+// between; its inputs stay alive instead. A move is kept when it lowers
+// the model's peak, or keeps it and lowers the bytes alive summed over the
+// steps; ops are tried from the last to the first, in passes while one
+// moves, each try costing a look at the whole order. Rounds then start
+// again from the deferred order. A gradient whose inputs are small (the
+// last stages of a network have the most weights and the smallest
+// activations) is made where the backward pass reaches it, beside every
+// activation still saved, and the rounds cannot move it past a peak
+// hundreds of ops later: on swin_t's training step at 224x224 the rounds
+// alone lower the peak 3.8 %, with the outputs deferred 20 %.
+//
+// The work counts the positions and lists looked at: no clock, so the same
+// graph gets the same order. The orders with and without the outputs
+// deferred are judged at the end by their real peak, and the lowest of
+// them and "memory"'s is kept.
 struct WindowOrder {
   std::vector<int> order;  // as ComputeOpOrder() gives it
   Bytes peak = 0;
-  int passes = 0;    // rounds that lowered the model's peak
+  int passes = 0;    // rounds that lowered the model's peak, and the
+                     // outputs deferred (one)
   int64_t work = 0;  // the operations the rounds counted
 };
 

@@ -1,6 +1,6 @@
 // The "window" op ordering: large-neighbourhood search over the order,
-// re-ordering the segments around its peak steps by a beam. See
-// memplan/reorder.h.
+// re-ordering the segments around its peak steps by a beam, and moving the
+// ops that make graph outputs to the end. See memplan/reorder.h.
 //
 // The bytes alive are counted on the model "optimal" searches on
 // (model/order_model.h): per view group (model/op_dag.h), alive from the first
@@ -284,6 +284,86 @@ class Model {
   Rows pred_pos_;   // per op
 };
 
+// The ops that run after `op` in every order (its descendants in `dag`)
+// with it, in `order`'s order: at most `limit` of them, or empty.
+std::vector<int> Closure(const Dag& dag, const std::vector<int>& pos, int op,
+                         int limit) {
+  std::vector<int> found = {op};
+  for (size_t i = 0; i < found.size(); ++i) {
+    for (int s : dag.succ[found[i]]) {
+      if (std::find(found.begin(), found.end(), s) != found.end()) continue;
+      if (static_cast<int>(found.size()) == limit) return {};
+      found.push_back(s);
+    }
+  }
+  std::sort(found.begin(), found.end(),
+            [&](int a, int b) { return pos[a] < pos[b]; });
+  return found;
+}
+
+// Ops that produce graph outputs (on a training step, the gradients), run
+// last: an op whose descendants are few and which starts a group alive to
+// the end may move, with them, to the end of the order, where the bytes it
+// adds for good no longer stand beside everything alive in between. The
+// move costs what its inputs keep alive meanwhile. Each move is kept when
+// it lowers the model's peak, or keeps it and lowers the bytes alive summed
+// over the steps; ops are tried from the last to the first, in rounds
+// while a round moves one. A move never breaks an order: what follows an op
+// in every order moves with it.
+std::vector<int> DeferOutputs(const Model& model, const Dag& dag,
+                              const std::vector<ViewGroup>& groups,
+                              std::vector<int> order, Budget& budget) {
+  constexpr int kMaxMoved = 8;
+  const int n = static_cast<int>(order.size());
+  std::vector<bool> starts_output(n, false);
+  for (const ViewGroup& g : groups) {
+    if (!g.to_end || g.from_start) continue;
+    for (int s : g.starts) starts_output[s] = true;
+  }
+  std::vector<Bytes> during;
+  auto measure = [&](const std::vector<int>& o) {
+    const Bytes peak = model.PeakOf(o, &during);
+    budget.Tick(4 * static_cast<int64_t>(n));
+    Bytes area = 0;
+    for (Bytes b : during) area += b;
+    return std::make_pair(peak, area);
+  };
+  std::pair<Bytes, Bytes> best = measure(order);
+  std::vector<int> pos(n);
+  bool moved = true;
+  while (moved && !budget.WorkSpent()) {
+    moved = false;
+    for (int k = 0; k < n; ++k) pos[order[k]] = k;
+    std::vector<int> tried;
+    for (int k = n - 1; k >= 0; --k) {
+      if (starts_output[order[k]]) tried.push_back(order[k]);
+    }
+    for (int op : tried) {
+      if (budget.WorkSpent()) break;
+      const std::vector<int> moving = Closure(dag, pos, op, kMaxMoved);
+      if (moving.empty()) continue;  // too many to move
+      const int size = static_cast<int>(moving.size());
+      if (pos[moving.front()] == n - size) continue;  // the last already
+      std::vector<int> next;
+      next.reserve(n);
+      std::vector<bool> in_moving(n, false);
+      for (int m : moving) in_moving[m] = true;
+      for (int o : order) {
+        if (!in_moving[o]) next.push_back(o);
+      }
+      next.insert(next.end(), moving.begin(), moving.end());
+      const std::pair<Bytes, Bytes> score = measure(next);
+      if (score < best) {
+        best = score;
+        order = std::move(next);
+        for (int k = 0; k < n; ++k) pos[order[k]] = k;
+        moved = true;
+      }
+    }
+  }
+  return order;
+}
+
 struct PassOptions {
   int width = 32;    // positions past the prefix a step may take
   int beam = 8;      // states kept per step
@@ -363,6 +443,63 @@ std::optional<std::vector<int>> Pass(const Model& model,
 }
 
 
+// Rounds of re-ordering the segments around the peak steps of `order` (on
+// `model`), each kept when every peak step came down, until one fails or
+// the budget is spent; `target`: running peaks up to it count as equal.
+// Returns the rounds kept.
+int Rounds(Model& model, Bytes target, std::vector<int>& order,
+           Budget& budget) {
+  const int n = model.ops();
+  int rounds = 0;
+  // A segment that finds nothing is tried again wider, with more states.
+  constexpr PassOptions kLevels[] = {
+      {.width = 32, .beam = 8, .radius = 128},
+      {.width = 64, .beam = 32, .radius = 256},
+      {.width = 64, .beam = 128, .radius = 256},
+      {.width = 64, .beam = 256, .radius = 512}};
+  std::vector<Bytes> during, before;
+  bool lowered = true;
+  while (lowered && !budget.WorkSpent()) {
+    // Every step at the peak must come down: each in a segment of its own
+    // (segments that meet are one), the rest of the order unchanged.
+    const Bytes ceiling = model.PeakOf(order, &during, &before);
+    model.Place(order);
+    budget.Tick(4 * static_cast<int64_t>(n));
+    std::vector<int> peaks;
+    for (int k = 0; k < n; ++k) {
+      if (during[k] == ceiling) peaks.push_back(k);
+    }
+    std::vector<int> next = order;
+    lowered = true;
+    int floor = 0;  // segments do not overlap: each is read in `order`
+    for (size_t i = 0; i < peaks.size() && lowered;) {
+      lowered = false;
+      for (PassOptions level : kLevels) {
+        level.target = target;
+        // The peak steps within reach of this one share its segment.
+        const int begin = std::max(floor, peaks[i] - level.radius);
+        size_t j = i + 1;
+        while (j < peaks.size() && peaks[j] - peaks[j - 1] <= 2 * level.radius)
+          ++j;
+        const int end = std::min(n, peaks[j - 1] + level.radius + 1);
+        std::optional<std::vector<int>> segment = Pass(
+            model, level, begin, end, before[begin], ceiling, budget);
+        if (!segment.has_value()) continue;
+        std::copy(segment->begin(), segment->end(), next.begin() + begin);
+        floor = end;
+        lowered = true;
+        i = j;
+        break;
+      }
+    }
+    if (lowered) {
+      order = std::move(next);
+      ++rounds;
+    }
+  }
+  return rounds;
+}
+
 }  // namespace
 
 absl::StatusOr<WindowOrder> ComputeWindowOpOrder(const Graph& graph,
@@ -389,61 +526,28 @@ absl::StatusOr<WindowOrder> ComputeWindowOpOrder(const Graph& graph,
   }
   Budget budget(PlanOptions{.work_limit = max_work});
   const int n = static_cast<int>(graph.ops.size());
-  // A segment that finds nothing is tried again wider, with more states.
-  constexpr PassOptions kLevels[] = {
-      {.width = 32, .beam = 8, .radius = 128},
-      {.width = 64, .beam = 32, .radius = 256},
-      {.width = 64, .beam = 128, .radius = 256},
-      {.width = 64, .beam = 256, .radius = 512}};
+  // The rounds from "memory"'s order; then from theirs with the outputs
+  // deferred (DeferOutputs()), when that moves any. The lower of the two
+  // by the real measure is kept.
   std::vector<int> order = result.order;
-  std::vector<Bytes> during, before;
-  bool lowered = true;
-  while (lowered && !budget.WorkSpent()) {
-    // Every step at the peak must come down: each in a segment of its own
-    // (segments that meet are one), the rest of the order unchanged.
-    const Bytes ceiling = model.PeakOf(order, &during, &before);
-    model.Place(order);
-    budget.Tick(4 * static_cast<int64_t>(n));
-    std::vector<int> peaks;
-    for (int k = 0; k < n; ++k) {
-      if (during[k] == ceiling) peaks.push_back(k);
-    }
-    std::vector<int> next = order;
-    lowered = true;
-    int floor = 0;  // segments do not overlap: each is read in `order`
-    for (size_t i = 0; i < peaks.size() && lowered;) {
-      lowered = false;
-      for (PassOptions level : kLevels) {
-        level.target = pass.target;
-        // The peak steps within reach of this one share its segment.
-        const int begin = std::max(floor, peaks[i] - level.radius);
-        size_t j = i + 1;
-        while (j < peaks.size() && peaks[j] - peaks[j - 1] <= 2 * level.radius)
-          ++j;
-        const int end = std::min(n, peaks[j - 1] + level.radius + 1);
-        std::optional<std::vector<int>> segment = Pass(
-            model, level, begin, end, before[begin], ceiling, budget);
-        if (!segment.has_value()) continue;
-        std::copy(segment->begin(), segment->end(), next.begin() + begin);
-        floor = end;
-        lowered = true;
-        i = j;
-        break;
-      }
-    }
-    if (lowered) {
-      order = std::move(next);
-      ++result.passes;
-    }
+  result.passes += Rounds(model, pass.target, order, budget);
+  std::vector<int> deferred =
+      DeferOutputs(model, grouped.dag, grouped.groups, order, budget);
+  std::vector<std::vector<int>> found;
+  if (result.passes > 0) found.push_back(order);
+  if (deferred != order) {
+    result.passes += 1 + Rounds(model, pass.target, deferred, budget);
+    found.push_back(std::move(deferred));
   }
-  result.work = budget.work_done();
-  if (result.passes > 0) {
-    MEMPLAN_ASSIGN_OR_RETURN(const Bytes peak, OrderPeak(graph, order, options));
+  for (std::vector<int>& candidate : found) {
+    MEMPLAN_ASSIGN_OR_RETURN(const Bytes peak,
+                             OrderPeak(graph, candidate, options));
     if (peak < result.peak) {
-      result.order = std::move(order);
+      result.order = std::move(candidate);
       result.peak = peak;
     }
   }
+  result.work = budget.work_done();
   return result;
 }
 
