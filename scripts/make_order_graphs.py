@@ -84,6 +84,16 @@ for model in ("mobilenet_v2", "resnet18", "convnext_tiny", "swin_t"):
         "2x3x64x64",
         lambda model=model: (vision(model, num_classes=10).train(),
                              torch.randn(2, 3, 64, 64), True))
+# At the resolution they are trained at, the activations outweigh the
+# gradients (at 64x64 every gradient alive at the last step is most of the
+# peak, and bounds what any order saves).
+for model in ("convnext_tiny", "swin_t"):
+    GRAPHS[f"{model}_step_224"] = (
+        "training", f"torchvision {model}(weights=None, num_classes=10), one "
+        "training step (forward, cross-entropy, backward; train mode), "
+        "2x3x224x224",
+        lambda model=model: (vision(model, num_classes=10).train(),
+                             torch.randn(2, 3, 224, 224), True))
 
 
 def make(name, out_dir):
