@@ -77,23 +77,20 @@ GRAPHS["inception_v3"] = (
     lambda: (vision("inception_v3", aux_logits=False,
                     init_weights=True).eval(),
              torch.randn(1, 3, 299, 299), False))
-for model in ("mobilenet_v2", "resnet18", "convnext_tiny", "swin_t"):
-    GRAPHS[f"{model}_step"] = (
+# At 64x64 the gradients alive at the last step are most of a training
+# step's peak; at the resolution the models are trained at (224x224) the
+# activations outweigh them.
+STEPS = ([(model, 64, "") for model in
+          ("mobilenet_v2", "resnet18", "convnext_tiny", "swin_t")] +
+         [(model, 224, "_224") for model in ("convnext_tiny", "swin_t")])
+for model, side, suffix in STEPS:
+    GRAPHS[f"{model}_step{suffix}"] = (
         "training", f"torchvision {model}(weights=None, num_classes=10), one "
         "training step (forward, cross-entropy, backward; train mode), "
-        "2x3x64x64",
-        lambda model=model: (vision(model, num_classes=10).train(),
-                             torch.randn(2, 3, 64, 64), True))
-# At the resolution they are trained at, the activations outweigh the
-# gradients (at 64x64 every gradient alive at the last step is most of the
-# peak, and bounds what any order saves).
-for model in ("convnext_tiny", "swin_t"):
-    GRAPHS[f"{model}_step_224"] = (
-        "training", f"torchvision {model}(weights=None, num_classes=10), one "
-        "training step (forward, cross-entropy, backward; train mode), "
-        "2x3x224x224",
-        lambda model=model: (vision(model, num_classes=10).train(),
-                             torch.randn(2, 3, 224, 224), True))
+        f"2x3x{side}x{side}",
+        lambda model=model, side=side: (
+            vision(model, num_classes=10).train(),
+            torch.randn(2, 3, side, side), True))
 
 
 def make(name, out_dir):
