@@ -329,11 +329,11 @@ std::vector<int> DeferOutputs(const Model& model, const Dag& dag,
     return std::make_pair(peak, area);
   };
   std::pair<Bytes, Bytes> best = measure(order);
-  std::vector<int> pos(n);
+  std::vector<int> pos(n);  // of each op in `order`
+  for (int k = 0; k < n; ++k) pos[order[k]] = k;
   bool moved = true;
   while (moved && !budget.WorkSpent()) {
     moved = false;
-    for (int k = 0; k < n; ++k) pos[order[k]] = k;
     std::vector<int> tried;
     for (int k = n - 1; k >= 0; --k) {
       if (starts_output[order[k]]) tried.push_back(order[k]);
@@ -516,27 +516,26 @@ absl::StatusOr<WindowOrder> ComputeWindowOpOrder(const Graph& graph,
   Model model(graph, grouped.groups, grouped.group_of, grouped.dag);
   MEMPLAN_ASSIGN_OR_RETURN(const std::optional<OrderLowerBound> any_order,
                            LowerBoundOverOrders(graph, options));
-  PassOptions pass;
-  pass.target = any_order.has_value() ? any_order->bytes : 0;
-  if (pass.target >= result.peak) return result;  // no order does better
+  // Running peaks up to the bound over all orders count as equal.
+  const Bytes target = any_order.has_value() ? any_order->bytes : 0;
+  if (target >= result.peak) return result;  // no order does better
 
   if (max_work <= 0) {
     max_work = std::max(kWindowMinWork,
                         kWindowWorkPerOp * static_cast<int64_t>(graph.ops.size()));
   }
   Budget budget(PlanOptions{.work_limit = max_work});
-  const int n = static_cast<int>(graph.ops.size());
   // The rounds from "memory"'s order; then from theirs with the outputs
   // deferred (DeferOutputs()), when that moves any. The lower of the two
   // by the real measure is kept.
   std::vector<int> order = result.order;
-  result.passes += Rounds(model, pass.target, order, budget);
+  result.passes += Rounds(model, target, order, budget);
   std::vector<int> deferred =
       DeferOutputs(model, grouped.dag, grouped.groups, order, budget);
   std::vector<std::vector<int>> found;
   if (result.passes > 0) found.push_back(order);
   if (deferred != order) {
-    result.passes += 1 + Rounds(model, pass.target, deferred, budget);
+    result.passes += 1 + Rounds(model, target, deferred, budget);
     found.push_back(std::move(deferred));
   }
   for (std::vector<int>& candidate : found) {
