@@ -99,6 +99,17 @@ absl::StatusOr<Graph> ReorderGraph(const Graph& graph,
 // scratch) plus what must stay alive across it, and at most
 // LowerBound(BuildProblem(graph)), the bound of the graph's own order.
 // Like that bound it is a single-pool figure.
+//
+// On graphs of up to 8192 ops it then tightens that by a cut per op, the
+// ops of the largest sums first, within a work of its own (2 x 10^7
+// operations, about 0.05 s): the fewest bytes any order can hold while op
+// v runs, over every choice of which ops neither before nor after v in
+// every order have run (a buffer counts when one of its starts has run, or
+// is v, and not all of its ends have; of the groups an in-place hint may
+// join only the largest). That choice is a minimum-weight closure, found by
+// a minimum cut. It counts what one of two orders holds either way: on
+// mobilenet_v2_train it reaches the best order's peak (448447328 without
+// it), on RandWire-style graphs it doubles or triples the bound.
 struct OrderLowerBound {
   Bytes bytes = 0;  // no order of those has a smaller LowerBound()
   // An op (index in graph.ops) where it is reached; -1 when it is the
@@ -106,8 +117,8 @@ struct OrderLowerBound {
   int op = -1;
 };
 
-// About 2 * ops * (ops + edges) / 64 word operations: a quarter of a second
-// for a chain of 6 * 10^4 ops.
+// About 2 * ops * (ops + edges) / 64 word operations (a quarter of a second
+// for a chain of 6 * 10^4 ops), then the cuts' work.
 inline constexpr int64_t kOrderBoundWork = 250'000'000;
 
 // nullopt when the computation would count more than `max_work` operations;

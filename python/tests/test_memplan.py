@@ -755,7 +755,11 @@ def test_lower_bound_over_orders():
     graph = _interleaved_chains()
     assert memplan.plan(graph, "naive").lower_bound == 2010
     assert memplan.lower_bound_over_orders(graph) == (1010, "fa1")
-    assert memplan.lower_bound_over_orders(graph, alignment=64) == (1088, "fa1")
+    # Aligned to 64, every order holds a1 and a2 at fa2 with x (fb1 not run
+    # yet) or b2 (fb1 and fb2 run): the best order's peak.
+    assert memplan.lower_bound_over_orders(graph, alignment=64) == (1152, "fa2")
+    assert memplan.plan(graph, "best", reorder="optimal",
+                        alignment=64).lower_bound == 1152
     reordered = memplan.plan(graph, "best", reorder="memory")
     assert reordered.lower_bound >= 1010
     assert memplan.lower_bound_over_orders(graph, max_work=1) is None

@@ -34,7 +34,9 @@
 #include "base/status_macros.h"
 #include "memplan/problem.h"
 #include "memplan/reorder.h"
+#include "model/cut_bound.h"
 #include "model/op_dag.h"
+#include "model/order_bound.h"
 
 namespace memplan {
 namespace {
@@ -95,6 +97,8 @@ class Chunk {
     return work;
   }
 
+  Bytes live(int v) const { return live_[v - begin_]; }
+
   // The most bytes alive at one op of the chunk, and that op.
   std::pair<Bytes, int> Max() const {
     std::pair<Bytes, int> best = {0, kNone};
@@ -112,7 +116,9 @@ class Chunk {
 
 }  // namespace
 
-absl::StatusOr<std::optional<OrderLowerBound>> LowerBoundOverOrders(
+namespace internal {
+
+absl::StatusOr<std::optional<OrderBounds>> ComputeOrderBounds(
     const Graph& graph, const BuildOptions& options, int64_t max_work) {
   // The ancestry's work from the data edges alone (at most one per input),
   // before building anything: a graph far beyond the work costs nothing.
@@ -149,6 +155,7 @@ absl::StatusOr<std::optional<OrderLowerBound>> LowerBoundOverOrders(
   if (work > max_work) return std::nullopt;
 
   OrderLowerBound bound;
+  std::vector<Bytes> every_order(n, 0);  // per op, alive there in every order
   std::vector<uint64_t> descendants(static_cast<size_t>(n) * kChunkWords);
   std::vector<uint64_t> ancestors(static_cast<size_t>(n) * kChunkWords);
   for (int begin = 0; begin < n; begin += kChunkOps) {
@@ -189,6 +196,7 @@ absl::StatusOr<std::optional<OrderLowerBound>> LowerBoundOverOrders(
       work += chunk.Add(group, descendants, ancestors, covered);
       if (work > max_work) return std::nullopt;
     }
+    for (int v = begin; v < end; ++v) every_order[v] = chunk.live(v);
     const auto [bytes, op] = chunk.Max();
     if (bytes > bound.bytes) {
       bound.bytes = bytes;
@@ -208,7 +216,30 @@ absl::StatusOr<std::optional<OrderLowerBound>> LowerBoundOverOrders(
     bound.bytes = outputs;
     bound.op = kNone;  // no one op: the last step, whichever op runs there
   }
-  return bound;
+  OrderBounds bounds;
+  bounds.sums = bound.bytes;
+  // The cut refinement, the ops alive with the most in every order first.
+  std::vector<int> ops_first(n);
+  std::iota(ops_first.begin(), ops_first.end(), 0);
+  std::stable_sort(ops_first.begin(), ops_first.end(), [&](int a, int b) {
+    return every_order[a] > every_order[b];
+  });
+  internal::CutBound(dag, groups, ops_first,
+                     std::min(max_work, work + internal::kCutBoundWork), work,
+                     bound.bytes, bound.op);
+  bounds.bound = bound;
+  return bounds;
+}
+
+}  // namespace internal
+
+absl::StatusOr<std::optional<OrderLowerBound>> LowerBoundOverOrders(
+    const Graph& graph, const BuildOptions& options, int64_t max_work) {
+  MEMPLAN_ASSIGN_OR_RETURN(
+      const std::optional<internal::OrderBounds> bounds,
+      internal::ComputeOrderBounds(graph, options, max_work));
+  if (!bounds.has_value()) return std::nullopt;
+  return bounds->bound;
 }
 
 }  // namespace memplan

@@ -31,6 +31,7 @@
 #include "memplan/problem.h"
 #include "memplan/reorder.h"
 #include "model/op_dag.h"
+#include "model/order_bound.h"
 #include "model/order_model.h"
 
 namespace memplan {
@@ -514,11 +515,14 @@ absl::StatusOr<WindowOrder> ComputeWindowOpOrder(const Graph& graph,
   if (graph.ops.size() < 2) return result;
   const OrderGraph grouped = BuildOrderGraph(graph, problem, options);
   Model model(graph, grouped.groups, grouped.group_of, grouped.dag);
-  MEMPLAN_ASSIGN_OR_RETURN(const std::optional<OrderLowerBound> any_order,
-                           LowerBoundOverOrders(graph, options));
-  // Running peaks up to the bound over all orders count as equal.
-  const Bytes target = any_order.has_value() ? any_order->bytes : 0;
-  if (target >= result.peak) return result;  // no order does better
+  MEMPLAN_ASSIGN_OR_RETURN(
+      const std::optional<internal::OrderBounds> bounds,
+      internal::ComputeOrderBounds(graph, options, kOrderBoundWork));
+  if (bounds.has_value() && bounds->bound.bytes >= result.peak) {
+    return result;  // no order does better
+  }
+  // Running peaks up to what every order holds count as equal.
+  const Bytes target = bounds.has_value() ? bounds->sums : 0;
 
   if (max_work <= 0) {
     max_work = std::max(kWindowMinWork,

@@ -1,0 +1,73 @@
+// The cut refinement of the bound over op orders (memplan/reorder.h,
+// LowerBoundOverOrders): per op, the fewest bytes any order can hold while
+// it runs, found as a minimum cut.
+
+#ifndef MEMPLAN_MODEL_CUT_BOUND_H_
+#define MEMPLAN_MODEL_CUT_BOUND_H_
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "memplan/problem.h"
+#include "model/op_dag.h"
+
+namespace memplan::internal {
+
+// The largest ops a graph may have for the refinement: it keeps two
+// bitsets of the ops per op (16 MB at this size).
+inline constexpr int kCutBoundOps = 8192;
+// The work LowerBoundOverOrders() gives it at most: about 0.05 s, enough
+// for the largest bound found with ten times as much on every graph of
+// bench/data/order (3469 ops at most).
+inline constexpr int64_t kCutBoundWork = 20'000'000;
+
+// The bytes alive while op u runs in an order depend only on the set D of
+// ops before it, a set closed under the DAG's predecessors that holds
+// every ancestor of u and no descendant. CutBound() finds, for each op u,
+// the smallest such footprint over every such D: a group counts when an op
+// of D (or u) starts it and not every op that ends it is in D. "Started
+// minus ended" undercounts that (by the group's size, when every end is in
+// D but no start is) and is a sum of terms "some op of a set in D" (a
+// cost) and "every op of a set in D" (a gain) over sets closed under
+// predecessors: a minimum-weight closure, which a minimum cut finds.
+//
+// Of each in-place merge set only its largest group counts (its bytes are
+// alive whenever that group is, merged or not). `ops_first` lists the ops
+// to try, most promising first; an op whose footprint cannot exceed
+// `best` (the largest known) is skipped. Returns the largest footprint
+// found above `best` and its op in `best` and `op`; stops once `work`
+// would pass `max_work`, which it counts (about the edges the cuts look
+// at), keeping what it found.
+// The footprints of single ops, for CutBound() and for states of a search
+// over orders.
+class CutModel {
+ public:
+  // nullptr beyond kCutBoundOps, or when the ancestry (about 2 * ops *
+  // (ops + edges) / 64 operations, counted in `work`) would pass
+  // `max_work`.
+  static std::unique_ptr<CutModel> Make(const Dag& dag,
+                                        const std::vector<ViewGroup>& groups,
+                                        int64_t max_work, int64_t& work);
+  ~CutModel();
+
+  // The fewest bytes alive while `u` runs in an order that runs the ops of
+  // `executed` before it (a bitset of ops closed under predecessors,
+  // without u; nullptr for none), or at most `best` when no cut is needed
+  // to know it is not above it. -1 once `work` passes `max_work`.
+  Bytes Footprint(int u, const uint64_t* executed, Bytes best,
+                  int64_t max_work, int64_t& work);
+
+ private:
+  struct Impl;
+  explicit CutModel(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+void CutBound(const Dag& dag, const std::vector<ViewGroup>& groups,
+              const std::vector<int>& ops_first, int64_t max_work,
+              int64_t& work, Bytes& best, int& op);
+
+}  // namespace memplan::internal
+
+#endif  // MEMPLAN_MODEL_CUT_BOUND_H_
