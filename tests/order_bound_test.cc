@@ -110,6 +110,24 @@ TEST(OrderBoundTest, InterleavedChainsCanHalveTheirPeak) {
   EXPECT_EQ(OrderBound(g, {0, 2, 1, 3, 4}, {.alignment = 64}), 1024 + 64 + 64);
 }
 
+// Sizes near the limit BuildProblem allows (their sum within kMaxBytes):
+// the cuts' arithmetic stays inside int64 and still finds the best order's
+// peak, a1, a2 and x (or b2) at fa2.
+TEST(OrderBoundTest, TheCutsHoldAtTheLargestSizes) {
+  constexpr Bytes kSmall = Bytes{1} << 58;
+  constexpr Bytes kLarge = Bytes{1} << 60;
+  Graph g;
+  g.tensors = {T("x", kSmall, TensorKind::kInput), T("a1", kLarge),
+               T("b1", kLarge), T("a2", kSmall), T("b2", kSmall),
+               T("y", 1, TensorKind::kOutput)};
+  g.ops = {O("fa1", {"x"}, {"a1"}), O("fb1", {"x"}, {"b1"}),
+           O("fa2", {"a1"}, {"a2"}), O("fb2", {"b1"}, {"b2"}),
+           O("join", {"a2", "b2"}, {"y"})};
+  ASSERT_TRUE(BuildProblem(g).ok());
+  EXPECT_EQ(BoundOf(g), kLarge + 2 * kSmall);
+  EXPECT_EQ(OrderBound(g, {0, 2, 1, 3, 4}), kLarge + 2 * kSmall);
+}
+
 // Two branches each ending in a large graph output, as a training step's
 // gradients: no op follows both producers, so no op's sum holds both, but
 // both are alive at the last step of every order.

@@ -22,8 +22,6 @@
 #include <algorithm>
 #include <cstdint>
 #include <limits>
-#include <memory>
-#include <utility>
 #include <vector>
 
 #include "memplan/problem.h"
@@ -201,17 +199,13 @@ class OpCut {
         ancestry_(ancestry),
         node_(dag.succ.size(), -1) {}
 
-  Bytes Footprint(int u, const uint64_t* executed, Bytes best,
-                  int64_t max_work, int64_t& work) {
+  Bytes Footprint(int u, Bytes best, int64_t max_work, int64_t& work) {
     const int n = static_cast<int>(dag_.succ.size());
     side_.resize(n);
     for (int x = 0; x < n; ++x) {
-      side_[x] = ancestry_.Precedes(u, x) ? Side::kAfter
-                 : ancestry_.Precedes(x, u) ||
-                         (executed != nullptr &&
-                          ((executed[x / 64] >> (x % 64)) & 1))
-                     ? Side::kBefore
-                     : Side::kFree;
+      side_[x] = ancestry_.Precedes(u, x)   ? Side::kAfter
+                 : ancestry_.Precedes(x, u) ? Side::kBefore
+                                            : Side::kFree;
     }
     work += n;
     // The groups' terms; the footprint is at most `fixed` (D holding no
@@ -256,11 +250,13 @@ class OpCut {
     work += network_.arcs();
     Bytes cut = 0;
     if (!network_.MaxFlow(max_work, work, cut)) return -1;
-    return fixed + cut - gains;
+    return fixed - (gains - cut);  // the cut is at most the gains
   }
 
  private:
-  static constexpr Bytes kUnbounded = std::numeric_limits<Bytes>::max() / 4;
+  // Above the sum of every size (BuildProblem keeps it within kMaxBytes),
+  // so never cut, and with that sum added still inside int64.
+  static constexpr Bytes kUnbounded = kMaxBytes + 1;
 
   struct GroupTerm {
     int group;
@@ -303,67 +299,39 @@ class OpCut {
   FlowNetwork network_;
 };
 
+// Each merge set's largest group (the first of the largest).
+std::vector<int> Largest(const std::vector<ViewGroup>& groups) {
+  std::vector<int> of_set(groups.size(), -1);
+  for (int g = 0; g < static_cast<int>(groups.size()); ++g) {
+    int& l = of_set[groups[g].merge_set];
+    if (l < 0 || groups[g].size > groups[l].size) l = g;
+  }
+  std::vector<int> largest;
+  for (int l : of_set) {
+    if (l >= 0) largest.push_back(l);
+  }
+  return largest;
+}
+
 }  // namespace
 
-struct CutModel::Impl {
-  Impl(const Dag& dag, const std::vector<ViewGroup>& groups,
-       std::vector<std::vector<int>> pred_lists, int64_t& work)
-      : pred(std::move(pred_lists)),
-        ancestry(dag, pred, work),
-        largest(Largest(groups)),
-        cut(dag, pred, groups, largest, ancestry) {}
-
-  // Each merge set's largest group (the first of the largest).
-  static std::vector<int> Largest(const std::vector<ViewGroup>& groups) {
-    std::vector<int> of_set(groups.size(), -1);
-    for (int g = 0; g < static_cast<int>(groups.size()); ++g) {
-      int& l = of_set[groups[g].merge_set];
-      if (l < 0 || groups[g].size > groups[l].size) l = g;
-    }
-    std::vector<int> largest;
-    for (int l : of_set) {
-      if (l >= 0) largest.push_back(l);
-    }
-    return largest;
-  }
-
-  std::vector<std::vector<int>> pred;
-  Ancestry ancestry;
-  std::vector<int> largest;
-  OpCut cut;
-};
-
-CutModel::CutModel(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
-CutModel::~CutModel() = default;
-
-std::unique_ptr<CutModel> CutModel::Make(const Dag& dag,
-                                         const std::vector<ViewGroup>& groups,
-                                         int64_t max_work, int64_t& work) {
+void CutBound(const Dag& dag, const std::vector<ViewGroup>& groups,
+              const std::vector<int>& ops_first, int64_t max_work,
+              int64_t& work, Bytes& best, int& op) {
   const int n = static_cast<int>(dag.succ.size());
-  if (n == 0 || n > kCutBoundOps) return nullptr;
+  if (n == 0 || n > kCutBoundOps) return;
   std::vector<std::vector<int>> pred(n);
   int64_t edges = 0;
   for (int x = 0; x < n; ++x) {
     for (int s : dag.succ[x]) pred[s].push_back(x);
     edges += static_cast<int64_t>(dag.succ[x].size());
   }
-  if (work + 2 * (edges + n) * ((n + 63) / 64) > max_work) return nullptr;
-  return std::unique_ptr<CutModel>(new CutModel(
-      std::make_unique<Impl>(dag, groups, std::move(pred), work)));
-}
-
-Bytes CutModel::Footprint(int u, const uint64_t* executed, Bytes best,
-                          int64_t max_work, int64_t& work) {
-  return impl_->cut.Footprint(u, executed, best, max_work, work);
-}
-
-void CutBound(const Dag& dag, const std::vector<ViewGroup>& groups,
-              const std::vector<int>& ops_first, int64_t max_work,
-              int64_t& work, Bytes& best, int& op) {
-  std::unique_ptr<CutModel> cuts = CutModel::Make(dag, groups, max_work, work);
-  if (cuts == nullptr) return;
+  if (work + 2 * (edges + n) * ((n + 63) / 64) > max_work) return;
+  const Ancestry ancestry(dag, pred, work);
+  const std::vector<int> largest = Largest(groups);
+  OpCut cut(dag, pred, groups, largest, ancestry);
   for (int u : ops_first) {
-    const Bytes footprint = cuts->Footprint(u, nullptr, best, max_work, work);
+    const Bytes footprint = cut.Footprint(u, best, max_work, work);
     if (work > max_work) return;
     if (footprint > best) {
       best = footprint;

@@ -6,7 +6,6 @@
 #define MEMPLAN_MODEL_CUT_BOUND_H_
 
 #include <cstdint>
-#include <memory>
 #include <vector>
 
 #include "memplan/problem.h"
@@ -39,31 +38,6 @@ inline constexpr int64_t kCutBoundWork = 20'000'000;
 // found above `best` and its op in `best` and `op`; stops once `work`
 // would pass `max_work`, which it counts (about the edges the cuts look
 // at), keeping what it found.
-// The footprints of single ops, for CutBound() and for states of a search
-// over orders.
-class CutModel {
- public:
-  // nullptr beyond kCutBoundOps, or when the ancestry (about 2 * ops *
-  // (ops + edges) / 64 operations, counted in `work`) would pass
-  // `max_work`.
-  static std::unique_ptr<CutModel> Make(const Dag& dag,
-                                        const std::vector<ViewGroup>& groups,
-                                        int64_t max_work, int64_t& work);
-  ~CutModel();
-
-  // The fewest bytes alive while `u` runs in an order that runs the ops of
-  // `executed` before it (a bitset of ops closed under predecessors,
-  // without u; nullptr for none), or at most `best` when no cut is needed
-  // to know it is not above it. -1 once `work` passes `max_work`.
-  Bytes Footprint(int u, const uint64_t* executed, Bytes best,
-                  int64_t max_work, int64_t& work);
-
- private:
-  struct Impl;
-  explicit CutModel(std::unique_ptr<Impl> impl);
-  std::unique_ptr<Impl> impl_;
-};
-
 void CutBound(const Dag& dag, const std::vector<ViewGroup>& groups,
               const std::vector<int>& ops_first, int64_t max_work,
               int64_t& work, Bytes& best, int& op);
