@@ -14,6 +14,7 @@
 #include "memplan/io.h"
 #include "memplan/planner.h"
 #include "memplan/problem.h"
+#include "memplan/reorder.h"
 #include "memplan/report.h"
 #include "memplan/report_html.h"
 #include "memplan/symbolic.h"
@@ -151,6 +152,20 @@ absl::Status CheckGraphJson(std::string_view input) {
     }
     absl::Status valid = ValidateProblem(*problem);
     if (!valid.ok()) return Broken("BuildProblem built an invalid problem", valid);
+    // The bound over op orders (its cuts included) is at most the bound of
+    // the graph's own order, which is one of those orders.
+    absl::StatusOr<std::optional<OrderLowerBound>> any_order =
+        LowerBoundOverOrders(*graph, options, /*max_work=*/1'000'000);
+    if (!any_order.ok()) {
+      return Broken("LowerBoundOverOrders refused a graph BuildProblem took",
+                    any_order.status());
+    }
+    if (any_order->has_value() &&
+        ((*any_order)->bytes < 0 ||
+         (*any_order)->bytes > LowerBound(*problem))) {
+      return absl::InternalError(
+          "the bound over op orders is above the graph's own order's");
+    }
   }
   return absl::OkStatus();
 }
