@@ -76,6 +76,9 @@ struct Part {
   int64_t hi = kInf;  // height of `offsets`
   std::vector<int64_t> offsets;
   int64_t exhausted_at = -1;  // incomplete parts: search failed at this height
+  // The static order (2 * order + fill the run first) that found `offsets`,
+  // tried first at the next height; 0 when none did.
+  int last_static = 0;
 
   absl::flat_hash_set<StateKey> failed;  // states with no completion
   int64_t failed_height = -1;            // `failed` holds for heights <= this
