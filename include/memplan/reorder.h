@@ -107,9 +107,13 @@ absl::StatusOr<Graph> ReorderGraph(const Graph& graph,
 // every order have run (a buffer counts when one of its starts has run, or
 // is v, and not all of its ends have; of the groups an in-place hint may
 // join only the largest). That choice is a minimum-weight closure, found by
-// a minimum cut. It counts what one of two orders holds either way: on
-// mobilenet_v2_train it reaches the best order's peak (448447328 without
-// it), on RandWire-style graphs it doubles or triples the bound.
+// a minimum cut. Then pairs of the 16 ops of the largest cuts: of two ops
+// neither of which precedes the other, every order runs one first, so it
+// holds the smaller of the two orientations' cuts (at the second op with the
+// first run, at the first with the second not). It counts what one of two
+// orders holds either way: on mobilenet_v2_train it reaches the best order's
+// peak (448447328 without it), on RandWire-style graphs it doubles or
+// triples the bound.
 struct OrderLowerBound {
   Bytes bytes = 0;  // no order of those has a smaller LowerBound()
   // An op (index in graph.ops) where it is reached; -1 when it is the

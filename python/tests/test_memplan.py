@@ -751,10 +751,11 @@ def _interleaved_chains():
 
 def test_lower_bound_over_orders():
     # Two chains the compiler interleaved: its order holds both 1000-byte
-    # tensors at once; no order needs less than x and one of them.
+    # tensors at once; no order needs less than x, one of them and a byte
+    # (the best order's peak, found by the pair fa1, fb1).
     graph = _interleaved_chains()
     assert memplan.plan(graph, "naive").lower_bound == 2010
-    assert memplan.lower_bound_over_orders(graph) == (1010, "fa1")
+    assert memplan.lower_bound_over_orders(graph) == (1011, "fa1")
     # Aligned to 64, every order holds a1 and a2 at fa2 with x (fb1 not run
     # yet) or b2 (fb1 and fb2 run): the best order's peak.
     assert memplan.lower_bound_over_orders(graph, alignment=64) == (1152, "fa2")
@@ -769,12 +770,13 @@ def test_lower_bound_over_orders():
 
 def test_optimal_op_order():
     # The two interleaved chains: one chain after the other holds x, a1 and
-    # a2 at fa2 (1011 bytes), proven; the order is by name.
+    # a2 at fa2 (1011 bytes), proven by the bound over op orders without a
+    # search; the order is by name.
     graph = _interleaved_chains()
     result = memplan.optimal_op_order(graph)
     assert isinstance(result, memplan.OptimalOrder)
     assert result.peak == 1011 and result.bound == 1011 and result.proven
-    assert result.work > 0
+    assert result.work == 0
     assert sorted(result.order) == ["fa1", "fa2", "fb1", "fb2", "join"]
     assert result.order.index("fa2") < result.order.index("fb1") or \
         result.order.index("fb2") < result.order.index("fa1")
@@ -792,9 +794,11 @@ def test_optimal_op_order():
     # Alignment counts as the planner counts it; no work, no search.
     aligned = memplan.optimal_op_order(graph, alignment=64)
     assert aligned.peak == 64 + 1024 + 64 and aligned.proven
+    # Without work the bound over op orders still proves the order the
+    # search would start from.
     none = memplan.optimal_op_order(graph, max_work=0)
-    assert none.work == 0 and none.peak <= 2010 and not none.proven
-    assert none.bound == 1010  # the bound over op orders
+    assert none.work == 0 and none.peak == 1011 and none.proven
+    assert none.bound == 1011
     with pytest.raises(TypeError, match="needs a graph"):
         memplan.optimal_op_order(memplan.build_problem(graph))
     with pytest.raises(ValueError, match="max_work"):

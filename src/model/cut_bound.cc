@@ -22,6 +22,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <limits>
+#include <utility>
 #include <vector>
 
 #include "memplan/problem.h"
@@ -199,13 +200,22 @@ class OpCut {
         ancestry_(ancestry),
         node_(dag.succ.size(), -1) {}
 
-  Bytes Footprint(int u, Bytes best, int64_t max_work, int64_t& work) {
+  // With `before` (an op, or -1) run before u and `after` not: orders
+  // that run them so.
+  Bytes Footprint(int u, Bytes best, int64_t max_work, int64_t& work,
+                  int before = -1, int after = -1) {
     const int n = static_cast<int>(dag_.succ.size());
     side_.resize(n);
     for (int x = 0; x < n; ++x) {
-      side_[x] = ancestry_.Precedes(u, x)   ? Side::kAfter
-                 : ancestry_.Precedes(x, u) ? Side::kBefore
-                                            : Side::kFree;
+      if (ancestry_.Precedes(u, x) ||
+          (after >= 0 && ancestry_.Precedes(after, x))) {
+        side_[x] = Side::kAfter;
+      } else if (ancestry_.Precedes(x, u) ||
+                 (before >= 0 && ancestry_.Precedes(x, before))) {
+        side_[x] = Side::kBefore;
+      } else {
+        side_[x] = Side::kFree;
+      }
     }
     work += n;
     // The groups' terms; the footprint is at most `fixed` (D holding no
@@ -330,12 +340,55 @@ void CutBound(const Dag& dag, const std::vector<ViewGroup>& groups,
   const Ancestry ancestry(dag, pred, work);
   const std::vector<int> largest = Largest(groups);
   OpCut cut(dag, pred, groups, largest, ancestry);
+  std::vector<std::pair<Bytes, int>> footprints;  // (-footprint, op)
   for (int u : ops_first) {
     const Bytes footprint = cut.Footprint(u, best, max_work, work);
     if (work > max_work) return;
+    footprints.emplace_back(-footprint, u);
     if (footprint > best) {
       best = footprint;
       op = u;
+    }
+  }
+  // Pairs of the ops of the largest footprints (those not above `best`
+  // ranked by what they are known to be below): every order runs one of
+  // two ops that do not depend on each other before the other, so it holds
+  // at least the smaller of the two orientations' larger footprints.
+  std::stable_sort(footprints.begin(), footprints.end());
+  // The exact footprints of the first ones (most were only bounded above).
+  const int ranked =
+      std::min(4 * kCutBoundPairOps, static_cast<int>(footprints.size()));
+  for (int i = 0; i < ranked; ++i) {
+    footprints[i].first =
+        -cut.Footprint(footprints[i].second, -1, max_work, work);
+    if (work > max_work) return;
+  }
+  std::stable_sort(footprints.begin(), footprints.begin() + ranked);
+  const int k = std::min(kCutBoundPairOps, ranked);
+  for (int i = 0; i < k; ++i) {
+    for (int j = i + 1; j < k; ++j) {
+      const int u = footprints[i].second;
+      const int w = footprints[j].second;
+      if (ancestry.Precedes(u, w) || ancestry.Precedes(w, u)) continue;
+      Bytes pair = best;
+      for (const auto [first, second] : {std::pair{w, u}, std::pair{u, w}}) {
+        // `first` before `second`: at `second` with `first` run, at
+        // `first` with `second` not.
+        const Bytes at_second =
+            cut.Footprint(second, best, max_work, work, first, -1);
+        const Bytes at_first =
+            at_second > best
+                ? at_second
+                : cut.Footprint(first, best, max_work, work, -1, second);
+        if (work > max_work) return;
+        pair = first == w ? std::max(at_second, at_first)
+                          : std::min(pair, std::max(at_second, at_first));
+        if (pair <= best) break;
+      }
+      if (pair > best) {
+        best = pair;
+        op = u;
+      }
     }
   }
 }

@@ -20,6 +20,8 @@ inline constexpr int kCutBoundOps = 8192;
 // for the largest bound found with ten times as much on every graph of
 // bench/data/order (3469 ops at most).
 inline constexpr int64_t kCutBoundWork = 20'000'000;
+// Then each pair of the ops of the largest footprints, this many of them.
+inline constexpr int kCutBoundPairOps = 16;
 
 // The bytes alive while op u runs in an order depend only on the set D of
 // ops before it, a set closed under the DAG's predecessors that holds
@@ -35,9 +37,13 @@ inline constexpr int64_t kCutBoundWork = 20'000'000;
 // alive whenever that group is, merged or not). `ops_first` lists the ops
 // to try, most promising first; an op whose footprint cannot exceed
 // `best` (the largest known) is skipped. Returns the largest footprint
-// found above `best` and its op in `best` and `op`; stops once `work`
-// would pass `max_work`, which it counts (about the edges the cuts look
-// at), keeping what it found.
+// found above `best` and its op in `best` and `op`. Then each pair u, w of
+// the kCutBoundPairOps ops of the largest footprints that do not depend on
+// each other: an order that runs u first holds at least the larger of the
+// footprint at w with u run and that at u with w not run; every order
+// holds the smaller of that and the same with u and w swapped. Stops once
+// `work` would pass `max_work`, which it counts (about the edges the cuts
+// look at), keeping what it found.
 void CutBound(const Dag& dag, const std::vector<ViewGroup>& groups,
               const std::vector<int>& ops_first, int64_t max_work,
               int64_t& work, Bytes& best, int& op);
