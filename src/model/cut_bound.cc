@@ -136,51 +136,35 @@ class FlowNetwork {
   std::vector<int> next_;
 };
 
-// Per op, the ops it precedes (its descendants, itself included) and those
-// preceding it (its ancestors, itself included), as bitsets.
+// Per op, the ops it precedes (its descendants, itself included), as a
+// bitset: x precedes y in every order when y is in x's row.
 class Ancestry {
  public:
-  Ancestry(const Dag& dag, const std::vector<std::vector<int>>& pred,
-           int64_t& work)
+  Ancestry(const Dag& dag, int64_t& work)
       : n_(static_cast<int>(dag.succ.size())),
         words_((n_ + 63) / 64),
-        descendants_(static_cast<size_t>(n_) * words_, 0),
-        ancestors_(static_cast<size_t>(n_) * words_, 0) {
+        descendants_(static_cast<size_t>(n_) * words_, 0) {
     // Every edge points forward in the graph's order.
     for (int x = n_ - 1; x >= 0; --x) {
-      uint64_t* d = Row(descendants_, x);
+      uint64_t* d = &descendants_[static_cast<size_t>(x) * words_];
       d[x / 64] |= uint64_t{1} << (x % 64);
       for (int s : dag.succ[x]) {
-        const uint64_t* ds = Row(descendants_, s);
+        const uint64_t* ds = &descendants_[static_cast<size_t>(s) * words_];
         for (int w = 0; w < words_; ++w) d[w] |= ds[w];
       }
       work += static_cast<int64_t>(dag.succ[x].size() + 1) * words_;
     }
-    for (int x = 0; x < n_; ++x) {
-      uint64_t* a = Row(ancestors_, x);
-      a[x / 64] |= uint64_t{1} << (x % 64);
-      for (int p : pred[x]) {
-        const uint64_t* ap = Row(ancestors_, p);
-        for (int w = 0; w < words_; ++w) a[w] |= ap[w];
-      }
-      work += static_cast<int64_t>(pred[x].size() + 1) * words_;
-    }
   }
 
-  bool Precedes(int x, int y) const { return Has(descendants_, x, y); }
+  bool Precedes(int x, int y) const {
+    return (descendants_[static_cast<size_t>(x) * words_ + y / 64] >>
+            (y % 64)) & 1;
+  }
 
  private:
-  uint64_t* Row(std::vector<uint64_t>& bits, int x) {
-    return &bits[static_cast<size_t>(x) * words_];
-  }
-  bool Has(const std::vector<uint64_t>& bits, int x, int y) const {
-    return (bits[static_cast<size_t>(x) * words_ + y / 64] >> (y % 64)) & 1;
-  }
-
   int n_;
   int words_;
   std::vector<uint64_t> descendants_;
-  std::vector<uint64_t> ancestors_;
 };
 
 // Where an op stands against u: before it in every order, after it (or u),
@@ -336,8 +320,8 @@ void CutBound(const Dag& dag, const std::vector<ViewGroup>& groups,
     for (int s : dag.succ[x]) pred[s].push_back(x);
     edges += static_cast<int64_t>(dag.succ[x].size());
   }
-  if (work + 2 * (edges + n) * ((n + 63) / 64) > max_work) return;
-  const Ancestry ancestry(dag, pred, work);
+  if (work + (edges + n) * ((n + 63) / 64) > max_work) return;
+  const Ancestry ancestry(dag, work);
   const std::vector<int> largest = Largest(groups);
   OpCut cut(dag, pred, groups, largest, ancestry);
   std::vector<std::pair<Bytes, int>> footprints;  // (-footprint, op)

@@ -13,8 +13,8 @@
 
 namespace memplan::internal {
 
-// The largest ops a graph may have for the refinement: it keeps two
-// bitsets of the ops per op (16 MB at this size).
+// The largest ops a graph may have for the refinement: it keeps a bitset
+// of the ops per op (8 MB at this size).
 inline constexpr int kCutBoundOps = 8192;
 // The work LowerBoundOverOrders() gives it at most: about 0.05 s, enough
 // for the largest bound found with ten times as much on every graph of
