@@ -8,6 +8,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
 #include "memplan/io.h"
@@ -184,6 +185,132 @@ TEST(ScheduleTest, EachPartOfAStackedGraphIsSearchedAndProvenOnItsOwn) {
 // Two chains interleaved by the compiler: the best order runs one after the
 // other (x, a1 and a2 alive at fa2: 1011 bytes), which LowerBoundOverOrders
 // (1010) cannot prove and the search does.
+// `chains` chains of `length` ops, each op reading the one before it in its
+// chain and, at random, an op made earlier in another; the chains' heads
+// read the input, a last op reads every op nobody else reads. Tensors of
+// random sizes, nothing in place: the peak of an order is the most bytes
+// of tensors made and still to be read (or the output) at one op, so
+// BestOverDownsets() below finds the minimum over every order. Its ops are
+// one segment of chains x length + 1 ops: the search's sets are that many
+// bits, at most (length + 1)^chains of them.
+Graph WovenChains(uint64_t seed, int chains, int length) {
+  std::mt19937_64 rng(seed);
+  Graph g;
+  g.tensors.push_back(Tensor{.name = "x", .size = 64, .kind = TensorKind::kInput});
+  std::vector<std::string> made;
+  std::vector<bool> read;
+  for (int i = 0; i < length; ++i) {
+    for (int c = 0; c < chains; ++c) {
+      const std::string name = absl::StrCat("c", c, "_", i);
+      Op op{.name = name, .outputs = {name}};
+      op.inputs.push_back(i == 0 ? "x" : absl::StrCat("c", c, "_", i - 1));
+      if (i > 0) read[(i - 1) * chains + c] = true;
+      if (!made.empty() && rng() % 3 == 0) {
+        const int other = static_cast<int>(rng() % made.size());
+        if (made[other] != op.inputs[0]) {
+          op.inputs.push_back(made[other]);
+          read[other] = true;
+        }
+      }
+      g.tensors.push_back(
+          Tensor{.name = name, .size = 1 + static_cast<Bytes>(rng() % 100)});
+      g.ops.push_back(std::move(op));
+      made.push_back(name);
+      read.push_back(false);
+    }
+  }
+  Op last{.name = "last", .outputs = {"y"}};
+  for (size_t t = 0; t < made.size(); ++t) {
+    if (!read[t]) last.inputs.push_back(made[t]);
+  }
+  g.tensors.push_back(Tensor{.name = "y", .size = 1, .kind = TensorKind::kOutput});
+  g.ops.push_back(std::move(last));
+  return g;
+}
+
+// The least peak over every order of a graph of WovenChains(), by dynamic
+// programming over the sets of ops run (each closed under producers): the
+// least running peak to reach a set, from those one op smaller. Independent
+// of the library's search and of its model.
+Bytes BestOverDownsets(const Graph& g) {
+  const int n = static_cast<int>(g.ops.size());
+  absl::flat_hash_map<std::string, int> producer;
+  for (int i = 0; i < n; ++i) producer[g.ops[i].outputs[0]] = i;
+  std::vector<std::vector<int>> readers(n + 1);  // per op's tensor; n: x
+  std::vector<Bytes> size(n + 1, 0);
+  for (const Tensor& t : g.tensors) {
+    if (t.name == "x") size[n] = t.size;
+    if (producer.contains(t.name)) size[producer[t.name]] = t.size;
+  }
+  std::vector<std::vector<int>> pred(n);
+  for (int i = 0; i < n; ++i) {
+    for (const std::string& in : g.ops[i].inputs) {
+      const int p = in == "x" ? n : producer.at(in);
+      readers[p].push_back(i);
+      if (p != n) pred[i].push_back(p);
+    }
+  }
+  using Set = std::vector<bool>;
+  // Bytes alive once the ops of `set` have run: x until its last reader,
+  // each tensor made until its last reader (the output to the end).
+  auto live = [&](const Set& set) {
+    Bytes bytes = 0;
+    for (int t = 0; t <= n; ++t) {
+      const bool made = t == n || set[t];
+      const bool wanted =
+          (t < n && readers[t].empty()) ||
+          std::any_of(readers[t].begin(), readers[t].end(),
+                      [&](int r) { return !set[r]; });
+      if (made && wanted) bytes += size[t];
+    }
+    return bytes;
+  };
+  absl::flat_hash_map<Set, Bytes> level = {{Set(n, false), 0}};
+  for (int k = 0; k < n; ++k) {
+    absl::flat_hash_map<Set, Bytes> next;
+    for (const auto& [set, peak] : level) {
+      const Bytes alive = live(set);
+      for (int v = 0; v < n; ++v) {
+        if (set[v] || std::any_of(pred[v].begin(), pred[v].end(),
+                                  [&](int p) { return !set[p]; })) {
+          continue;
+        }
+        Set grown = set;
+        grown[v] = true;
+        const Bytes reached = std::max(peak, alive + size[v]);
+        auto [it, inserted] = next.emplace(grown, reached);
+        if (!inserted) it->second = std::min(it->second, reached);
+      }
+    }
+    level = std::move(next);
+  }
+  return level.begin()->second;
+}
+
+// Segments of 31, 41, 91 and 101 ops: sets of one word and of two, with
+// room for the state's id beside the ops in the set's last word and
+// without. The search proves the least peak over every order, on graphs
+// where the bound over every order does not prove it alone.
+TEST(ScheduleTest, ProvesTheMinimumOverEveryOrderOfWovenChains) {
+  const std::pair<int, int> shapes[] = {{3, 10}, {4, 10}, {3, 30}, {4, 25}};
+  for (const auto& [chains, length] : shapes) {
+    int searched = 0;
+    for (uint64_t seed = 0; seed < 8; ++seed) {
+      SCOPED_TRACE(absl::StrCat(chains, " chains of ", length, ", seed ",
+                                seed));
+      const Graph graph = WovenChains(seed, chains, length);
+      absl::StatusOr<OptimalOrder> result = ComputeOptimalOpOrder(graph);
+      ASSERT_TRUE(result.ok()) << result.status();
+      EXPECT_TRUE(ValidOrders(graph).Valid(result->order));
+      EXPECT_EQ(result->peak, OrderBound(graph, result->order));
+      EXPECT_TRUE(result->proven);
+      EXPECT_EQ(result->peak, BestOverDownsets(graph));
+      if (result->work > 0) ++searched;
+    }
+    EXPECT_GE(searched, 2) << chains << " chains of " << length;
+  }
+}
+
 TEST(ScheduleTest, ProvesTheOrderOfInterleavedChains) {
   Graph g;
   g.tensors = {T("x", 10, TensorKind::kInput), T("a1", 1000), T("b1", 1000),

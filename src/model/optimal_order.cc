@@ -18,27 +18,38 @@
 // the segment of the highest peak in the best order known first. States
 // leave the queue by running peak raised to the floor (the largest bound
 // known on the whole order: below it, no order is better than another),
-// then more ops executed, then fewer live bytes, then creation; so the
-// first complete set to leave holds a minimal peak, and below the floor the
+// the least first, and within one such key the last queued first; so the
+// first complete set to leave holds a minimal peak, and within a key the
 // search runs depth-first. States that cannot beat the best order known
 // (the graph's own, "memory"'s or "window"'s, in the model) are never
 // queued.
+//
+// A proof visits every set whose running peak is below the optimum: some
+// 10^7 on a random stage of 64 ops. So a set is a segment's ops alone
+// (SegmentModel), kept once in an open-addressing table whose slots hold
+// the set and its state together (SetTable), looked up for all of a
+// state's children at once with their slots read ahead, and the queue is
+// a stack per key: a state costs a few reads of memory, not a heap's.
 
 #include <algorithm>
+#include <cstddef>
 #include <cstdint>
-#include <functional>
+#include <map>
+#include <memory>
 #include <numeric>
 #include <optional>
-#include <queue>
 #include <tuple>
 #include <utility>
 #include <vector>
 
+#ifdef __linux__
+#include <sys/mman.h>
+#endif
+
 #include "absl/container/flat_hash_map.h"
-#include "absl/container/flat_hash_set.h"
-#include "absl/hash/hash.h"
+#include "absl/container/inlined_vector.h"
+#include "absl/numeric/bits.h"
 #include "absl/status/statusor.h"
-#include "absl/types/span.h"
 #include "base/status_macros.h"
 #include "memplan/problem.h"
 #include "memplan/reorder.h"
@@ -57,8 +68,9 @@ using internal::OrderPeak;
 using internal::ViewGroup;
 
 constexpr int kNone = -1;
-// The operations one queued state counts for besides its set's words: about
-// the bytes it holds (the state, its set's hash entry and queue entry).
+// The operations one state kept counts for besides its set's words (three
+// per word in the search: its slot in a table at most 3/4 full, and its
+// queue entry; one in the beams): about the bytes it holds.
 constexpr int64_t kStateWork = 64;
 // The states per step of the first beam tried when the search does not
 // finish; the next ones keep 4 times as many, up to the last.
@@ -99,6 +111,14 @@ class PeakModel {
   }
   int words() const { return words_; }
   Bytes initial() const { return initial_; }
+  Bytes first_only() const { return first_only_; }
+  const std::vector<ViewGroup>& groups() const { return groups_; }
+  const std::vector<int>& starts(int op) const { return starts_[op]; }
+  const std::vector<int>& ends(int op) const { return ends_[op]; }
+  const std::vector<int>& pred(int op) const { return pred_[op]; }
+  const std::vector<std::pair<int, int>>& inplace(int op) const {
+    return inplace_[op];
+  }
 
   static bool Has(const uint64_t* set, int op) {
     return (set[op / 64] >> (op % 64)) & 1;
@@ -284,83 +304,460 @@ struct SegmentSearch {
                            // it (raised to the floor)
 };
 
+// PeakModel on the ops of one segment, as bits 0..m-1 of `words()` words
+// (op segment.begin + i is bit i): every op before the segment has run and
+// none after it, so a group that an op before it started is started, one
+// that an op after it may end does not end within it, and what is left of
+// each test is a list of the segment's ops. Run() gives what
+// PeakModel::Run() gives on the whole set.
+class SegmentModel {
+ public:
+  SegmentModel(const PeakModel& model, Segment segment)
+      : segment_(segment),
+        m_(segment.end - segment.begin),
+        words_((m_ + 63) / 64),
+        first_only_(segment.begin == 0 ? model.first_only() : 0),
+        ops_(m_) {
+    const std::vector<ViewGroup>& groups = model.groups();
+    for (int i = 0; i < m_; ++i) {
+      const int op = segment.begin + i;
+      LocalOp& local = ops_[i];
+      std::vector<int> pred;
+      for (int p : model.pred(op)) {
+        if (p >= segment.begin) {
+          pred.push_back(p - segment.begin);
+          ops_[p - segment.begin].succ.push_back(i);
+        }
+      }
+      local.pred = NewList(pred);
+      local.starts_alone = model.StartsAlone(op);
+      for (int g : model.starts(op)) {
+        const std::optional<List> starts = Starts(groups[g]);
+        if (starts.has_value()) local.starts.push_back({groups[g].size, *starts});
+      }
+      for (int g : model.ends(op)) {
+        const std::optional<List> ends = Ends(groups[g], op);
+        if (ends.has_value()) local.ends.push_back({groups[g].size, *ends});
+      }
+      for (const auto& [in, out] : model.inplace(op)) {
+        const ViewGroup& out_group = groups[out];
+        if (out_group.from_start ||
+            !std::binary_search(out_group.starts.begin(),
+                                out_group.starts.end(), op)) {
+          continue;
+        }
+        const std::optional<List> in_ends = Ends(groups[in], op);
+        const std::optional<List> out_starts = Starts(out_group);
+        if (!in_ends.has_value() || !out_starts.has_value()) continue;
+        local.inplace.push_back({std::min(groups[in].size, out_group.size),
+                                 *in_ends, *out_starts, out});
+      }
+    }
+  }
+
+  int ops() const { return m_; }
+  int words() const { return words_; }
+  bool StartsAlone(int i) const { return ops_[i].starts_alone; }
+
+  // Appends to `ready` the ops that may run after the ops of `set` (the
+  // work of looking at each op).
+  void ReadyOps(const uint64_t* set, std::vector<int>& ready,
+                int64_t& work) const {
+    work += m_;
+    for (int w = 0; w < words_; ++w) {
+      uint64_t left = ~set[w];
+      if (w == words_ - 1 && m_ % 64 != 0) left &= (uint64_t{1} << (m_ % 64)) - 1;
+      for (; left != 0; left &= left - 1) {
+        const int i = 64 * w + absl::countr_zero(left);
+        if (AllIn(ops_[i].pred, set)) ready.push_back(i);
+      }
+    }
+  }
+  // The ops ready once `i` has run after the ops of `set` (which then
+  // holds `i`), from `ready` before it: those but `i`, and the successors
+  // of `i` whose predecessors have all run.
+  void RunReady(const uint64_t* set, const uint64_t* ready, int i,
+                uint64_t* next_ready) const {
+    std::copy(ready, ready + words_, next_ready);
+    next_ready[i / 64] &= ~(uint64_t{1} << (i % 64));
+    for (int s : ops_[i].succ) {
+      if (AllIn(ops_[s].pred, set)) PeakModel::Set(next_ready, s);
+    }
+  }
+
+  // PeakModel::Run() of local op `i` after the ops of `set` (with those
+  // before the segment), which hold `live` bytes.
+  std::pair<Bytes, Bytes> Run(const uint64_t* set, int i, Bytes live,
+                              int64_t& work) const {
+    const LocalOp& local = ops_[i];
+    const bool first = first_only_ != 0 && IsEmpty(set);
+    Bytes started = first ? first_only_ : 0;
+    for (const Sized& g : local.starts) {
+      ++work;
+      if (!AnyIn(g.ops, set)) started += g.size;
+    }
+    Bytes ended = 0;
+    for (const Sized& g : local.ends) {
+      ++work;
+      if (AllIn(g.ops, set)) ended += g.size;
+    }
+    Bytes discount = 0;
+    if (!local.inplace.empty()) {
+      absl::InlinedVector<int, 4> used;
+      for (const InPlace& pair : local.inplace) {
+        ++work;
+        if (!AllIn(pair.in_ends, set) || AnyIn(pair.out_starts, set) ||
+            std::find(used.begin(), used.end(), pair.out) != used.end()) {
+          continue;
+        }
+        discount += pair.bytes;
+        used.push_back(pair.out);
+      }
+    }
+    return {live + started - discount,
+            live + started - ended - (first ? first_only_ : 0)};
+  }
+
+ private:
+  // Local ops, as the words of a set that hold any, each with its ops'
+  // bits: [begin, begin + count) of chunks_.
+  struct List {
+    int begin = 0;
+    int count = 0;
+  };
+  struct Chunk {
+    int word;
+    uint64_t bits;
+  };
+  struct Sized {
+    Bytes size;
+    List ops;
+  };
+  struct InPlace {
+    Bytes bytes;      // the input's bytes the output may take
+    List in_ends;     // the input ends when all of these have run
+    List out_starts;  // none of these may have run (started the output)
+    int out;          // the output's group: each merged once
+  };
+  struct LocalOp {
+    List pred;
+    std::vector<int> succ;
+    bool starts_alone = false;
+    std::vector<Sized> starts;
+    std::vector<Sized> ends;
+    std::vector<InPlace> inplace;
+  };
+
+  List NewList(std::vector<int> ops) {
+    std::sort(ops.begin(), ops.end());
+    List list{static_cast<int>(chunks_.size()), 0};
+    for (int op : ops) {
+      if (list.count == 0 || chunks_.back().word != op / 64) {
+        chunks_.push_back({op / 64, 0});
+        ++list.count;
+      }
+      chunks_.back().bits |= uint64_t{1} << (op % 64);
+    }
+    return list;
+  }
+  // The starts of `group` within the segment; none when an op before it
+  // has started the group.
+  std::optional<List> Starts(const ViewGroup& group) {
+    std::vector<int> ops;
+    for (int s : group.starts) {
+      if (s < segment_.begin) return std::nullopt;
+      if (s < segment_.end) ops.push_back(s - segment_.begin);
+    }
+    return NewList(ops);
+  }
+  // The ends of `group` within the segment but `op`; none when an op after
+  // it may end the group (then it does not end within it).
+  std::optional<List> Ends(const ViewGroup& group, int op) {
+    std::vector<int> ops;
+    for (int e : group.ends) {
+      if (e >= segment_.end) return std::nullopt;
+      if (e >= segment_.begin && e != op) ops.push_back(e - segment_.begin);
+    }
+    return NewList(ops);
+  }
+  bool AllIn(List list, const uint64_t* set) const {
+    for (int k = list.begin; k < list.begin + list.count; ++k) {
+      if ((chunks_[k].bits & ~set[chunks_[k].word]) != 0) return false;
+    }
+    return true;
+  }
+  bool AnyIn(List list, const uint64_t* set) const {
+    for (int k = list.begin; k < list.begin + list.count; ++k) {
+      if ((chunks_[k].bits & set[chunks_[k].word]) != 0) return true;
+    }
+    return false;
+  }
+  bool IsEmpty(const uint64_t* set) const {
+    for (int w = 0; w < words_; ++w) {
+      if (set[w] != 0) return false;
+    }
+    return true;
+  }
+
+  Segment segment_;
+  int m_;
+  int words_;
+  Bytes first_only_;
+  std::vector<LocalOp> ops_;
+  std::vector<Chunk> chunks_;  // the lists'
+};
+
+// Zeroed memory for a large table read at random: on Linux in pages the
+// kernel may back with huge pages, which spares most of the address
+// translations a look-up would otherwise miss.
+class ZeroedWords {
+ public:
+  ZeroedWords() = default;
+  explicit ZeroedWords(size_t count) : count_(count) {
+#ifdef __linux__
+    bytes_ = count * sizeof(uint64_t);
+    void* p = mmap(nullptr, bytes_, PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p != MAP_FAILED) {
+      madvise(p, bytes_, MADV_HUGEPAGE);
+      data_ = static_cast<uint64_t*>(p);
+      return;
+    }
+    bytes_ = 0;
+#endif
+    fallback_.assign(count, 0);
+    data_ = fallback_.data();
+  }
+  ZeroedWords(ZeroedWords&& other) noexcept { *this = std::move(other); }
+  ZeroedWords& operator=(ZeroedWords&& other) noexcept {
+    Release();
+    data_ = std::exchange(other.data_, nullptr);
+    count_ = std::exchange(other.count_, 0);
+    bytes_ = std::exchange(other.bytes_, 0);
+    fallback_ = std::move(other.fallback_);
+    return *this;
+  }
+  ~ZeroedWords() { Release(); }
+
+  uint64_t* data() const { return data_; }
+  size_t size() const { return count_; }
+
+ private:
+  void Release() {
+#ifdef __linux__
+    if (bytes_ != 0) munmap(data_, bytes_);
+#endif
+    bytes_ = 0;
+    data_ = nullptr;
+  }
+
+  uint64_t* data_ = nullptr;
+  size_t count_ = 0;
+  size_t bytes_ = 0;  // mapped, when not in fallback_
+  std::vector<uint64_t> fallback_;
+};
+
+// A vector that grows by blocks, none of which moves: no copy of what it
+// holds, and no more memory than a block beyond it.
+template <typename T>
+class Chunked {
+ public:
+  int size() const { return size_; }
+  T& at(int i) { return blocks_[i >> kShift][i & kMask]; }
+  const T& at(int i) const { return blocks_[i >> kShift][i & kMask]; }
+  void push_back(const T& value) {
+    if ((size_ & kMask) == 0) blocks_.push_back(std::make_unique<T[]>(kMask + 1));
+    blocks_.back()[size_ & kMask] = value;
+    ++size_;
+  }
+
+ private:
+  static constexpr int kShift = 16;
+  static constexpr int kMask = (1 << kShift) - 1;
+  std::vector<std::unique_ptr<T[]>> blocks_;
+  int size_ = 0;
+};
+
+// The sets of a search, each once, with its state's id and running peak:
+// open addressing with each slot's words together, so that a look-up reads
+// one place of memory (read ahead by Prefetch()). A slot holds the set's
+// words, its state's id plus one (0: an empty slot) and the peak; the id
+// takes the upper half of the set's last word when the set's ops leave it
+// free (a segment of up to 32 ops past a multiple of 64), a word of its own
+// otherwise.
+class SetTable {
+ public:
+  SetTable(int words, int ops)
+      : words_(words),
+        packed_(64 * words - ops >= 32),
+        id_word_(packed_ ? words - 1 : words),
+        peak_word_(packed_ ? words : words + 1),
+        stride_(peak_word_ + 1) {
+    Resize(1 << 10);
+  }
+
+  // Where `set` is or would go, read ahead of FindOrInsert().
+  size_t Slot(const uint64_t* set) const { return Hash(set) & mask_; }
+  void Prefetch(size_t slot) const {
+    __builtin_prefetch(&slots_.data()[slot * stride_]);
+  }
+
+  // The slot of `set`, after recording it with state `id` and `peak` when
+  // it is new (then `inserted`), from its Slot() (Reserve() keeps it
+  // valid).
+  uint64_t* FindOrInsert(const uint64_t* set, size_t slot, int id, Bytes peak,
+                         bool& inserted, int64_t& work) {
+    for (;; slot = (slot + 1) & mask_) {
+      uint64_t* entry = &slots_.data()[slot * stride_];
+      if (IdField(entry) == 0) break;
+      ++work;
+      if (SameSet(set, entry)) {
+        inserted = false;
+        return entry;
+      }
+    }
+    uint64_t* entry = &slots_.data()[slot * stride_];
+    std::copy(set, set + words_, entry);
+    const uint64_t field = static_cast<uint64_t>(id) + 1;
+    if (packed_) {
+      entry[id_word_] |= field << 32;
+    } else {
+      entry[id_word_] = field;
+    }
+    SetPeak(entry, peak);
+    ++size_;
+    inserted = true;
+    return entry;
+  }
+  int Id(const uint64_t* entry) const {
+    return static_cast<int>(IdField(entry) - 1);
+  }
+  Bytes Peak(const uint64_t* entry) const {
+    return static_cast<Bytes>(entry[peak_word_]);
+  }
+  void SetPeak(uint64_t* entry, Bytes peak) const {
+    entry[peak_word_] = static_cast<uint64_t>(peak);
+  }
+
+  // Room for `count` more sets without growing (which moves every slot).
+  void Reserve(size_t count) {
+    while ((size_ + count) * 4 > capacity_ * 3) Resize(capacity_ * 2);
+  }
+
+ private:
+  uint64_t IdField(const uint64_t* entry) const {
+    return packed_ ? entry[id_word_] >> 32 : entry[id_word_];
+  }
+  // The set's last word, without the id a packed slot keeps there.
+  uint64_t LastWord(const uint64_t* set) const {
+    return packed_ ? set[words_ - 1] & 0xFFFFFFFFULL : set[words_ - 1];
+  }
+  bool SameSet(const uint64_t* set, const uint64_t* entry) const {
+    for (int w = 0; w + 1 < words_; ++w) {
+      if (set[w] != entry[w]) return false;
+    }
+    return set[words_ - 1] == LastWord(entry);
+  }
+  size_t Hash(const uint64_t* set) const {
+    uint64_t h = 0x9E3779B97F4A7C15ULL;
+    for (int w = 0; w < words_; ++w) {
+      h = (h ^ (w + 1 < words_ ? set[w] : LastWord(set))) *
+          0xBF58476D1CE4E5B9ULL;
+      h ^= h >> 31;
+    }
+    return static_cast<size_t>(h ^ (h >> 29));
+  }
+  void Resize(size_t capacity) {
+    ZeroedWords old = std::move(slots_);
+    const size_t old_capacity = capacity_;
+    slots_ = ZeroedWords(capacity * stride_);
+    capacity_ = capacity;
+    mask_ = capacity - 1;
+    for (size_t o = 0; o < old_capacity; ++o) {
+      const uint64_t* entry = &old.data()[o * stride_];
+      if (IdField(entry) == 0) continue;
+      size_t slot = Slot(entry);
+      while (IdField(&slots_.data()[slot * stride_]) != 0) {
+        slot = (slot + 1) & mask_;
+      }
+      std::copy(entry, entry + stride_, &slots_.data()[slot * stride_]);
+    }
+  }
+
+  int words_;
+  bool packed_;    // the id in the upper half of the set's last word
+  int id_word_;
+  int peak_word_;
+  int stride_;     // words per slot
+  size_t size_ = 0;
+  size_t capacity_ = 0;
+  size_t mask_ = 0;
+  ZeroedWords slots_;
+};
+
 // The best-first search over the executed sets of one segment, from the set
 // of every op before it (holding `start_live` bytes). A state's key is its
 // running peak raised to `floor`, a bound already known on the whole
-// order's peak: below it, peaks make no difference to the result, and the
-// ties go to the states with more ops run, so the search dives to a
-// complete order instead of widening every cheap prefix. The first complete
-// state to leave the queue has the smallest key; states whose key reaches
-// `incumbent` (the best order known, in the model) are never queued.
+// order's peak: below it, peaks make no difference to the result. States
+// wait in one stack per key, the least key first: within a key the search
+// runs depth-first (the last state pushed, and of one state's children the
+// one leaving the fewest bytes alive, first), so it dives to a complete
+// order instead of widening every cheap prefix. The first complete state to
+// leave has the least key; states whose key reaches `incumbent` (the best
+// order known, in the model) are never queued.
 class Search {
  public:
   Search(const PeakModel& model, Segment segment, Bytes floor,
          Bytes incumbent, int64_t max_work)
-      : model_(model),
-        words_(model.words()),
+      : model_(model, segment),
+        words_(model_.words()),
         segment_(segment),
         floor_(floor),
         incumbent_(incumbent),
-        max_work_(max_work) {}
+        max_work_(max_work),
+        known_(words_, model_.ops()) {}
 
   SegmentSearch Run(Bytes start_live) {
     SegmentSearch result;
-    std::vector<uint64_t> start(words_, 0);
-    for (int op = 0; op < segment_.begin; ++op) {
-      PeakModel::Set(start.data(), op);
+    set_.assign(words_, 0);
+    ready_set_.assign(words_, 0);
+    if (keep_ready_) {
+      int64_t ignored = 0;
+      model_.ReadyOps(set_.data(), ready_, ignored);
+      for (int i : ready_) PeakModel::Set(ready_set_.data(), i);
     }
-    Add(start.data(), std::max(start_live, floor_), start_live,
-        segment_.begin, kNone, kNone);
-    while (!queue_.empty()) {
-      const auto [key, neg_count, live, id] = queue_.top();
+    known_.Reserve(1);
+    Add(set_.data(), ready_set_.data(), known_.Slot(set_.data()),
+        std::max(start_live, floor_), start_live, kNone, kNone);
+    while (!stacks_.empty()) {
+      auto bucket = stacks_.begin();
+      const Bytes key = bucket->first;
       if (work_ > max_work_) {
         // Every order of the segment passes through a queued set with a
         // key at most its own: the least key bounds them all.
         result.frontier = key;
         return result;
       }
-      queue_.pop();
-      const State state = states_[id];
-      if (state.peak != key) continue;  // a better path replaced it
-      if (state.count == segment_.end) {
+      std::vector<uint64_t>& stack = bucket->second;
+      const uint64_t* top = &stack[stack.size() - EntryWords()];
+      std::copy(top, top + words_, set_.begin());
+      const int id = static_cast<int>(top[words_]);
+      const Bytes live = static_cast<Bytes>(top[words_ + 1]);
+      if (keep_ready_) {
+        std::copy(top + words_ + 2, top + 2 * words_ + 2, ready_set_.begin());
+      }
+      stack.resize(stack.size() - EntryWords());
+      if (stack.empty()) stacks_.erase(bucket);
+      const Bytes peak = states_.at(id).peak;
+      if (peak != key) continue;  // a better path replaced it
+      int count = 0;
+      for (uint64_t w : set_) count += absl::popcount(w);
+      if (count == model_.ops()) {
         result.order = Path(id);
-        result.peak = state.peak;
+        result.peak = peak;
         return result;
       }
-      children_.clear();
-      int forced = kNone;
-      for (int op = segment_.begin; op < segment_.end; ++op) {
-        work_ += 1;
-        if (!model_.Ready(&sets_[Offset(id)], op)) continue;
-        const auto [during, after] =
-            model_.Run(&sets_[Offset(id)], op, state.live, state.count == 0,
-                       work_);
-        const Bytes next_peak = std::max(state.peak, during);
-        if (next_peak >= incumbent_) continue;
-        children_.push_back({op, next_peak, after});
-        // An op that frees at least what it allocates and stays within the
-        // running peak may run first: moved to the front of any completion
-        // it lowers the bytes alive at every step it passes by the same
-        // amount or more (a group it ends can only end sooner, an in-place
-        // merge of a later op can only become possible), unless one of the
-        // groups it starts could be started by another op instead. So every
-        // completion is matched by one that starts with it, at no higher
-        // peak: the state's only child.
-        if (forced == kNone && state.count > 0 && after <= state.live &&
-            next_peak == state.peak && model_.StartsAlone(op)) {
-          forced = static_cast<int>(children_.size()) - 1;
-        }
-      }
-      for (int c = 0; c < static_cast<int>(children_.size()); ++c) {
-        if (forced != kNone && c != forced) continue;
-        const Child child = children_[c];
-        std::vector<uint64_t> next(sets_.begin() + Offset(id),
-                                   sets_.begin() + Offset(id) + words_);
-        PeakModel::Set(next.data(), child.op);
-        Add(next.data(), child.peak, child.live, state.count + 1, id,
-            child.op);
-        work_ += kStateWork + words_;
-      }
+      Expand(id, peak, live, segment_.begin == 0 && count == 0);
     }
     result.finished = true;
     return result;
@@ -368,64 +765,124 @@ class Search {
 
   int64_t work() const { return work_; }
 
-
  private:
+  // Queues the children of state `id` (the set in set_, its ready ops in
+  // ready_set_ when kept) whose running peak stays under the incumbent.
+  void Expand(int id, Bytes peak, Bytes live, bool first) {
+    // The ready ops' sets, and their places in the table read ahead while
+    // the model runs them.
+    ready_.clear();
+    if (keep_ready_) {
+      work_ += model_.ops();  // as ReadyOps() counts
+      for (int w = 0; w < words_; ++w) {
+        for (uint64_t bits = ready_set_[w]; bits != 0; bits &= bits - 1) {
+          ready_.push_back(64 * w + absl::countr_zero(bits));
+        }
+      }
+    } else {
+      model_.ReadyOps(set_.data(), ready_, work_);
+    }
+    const size_t r_count = ready_.size();
+    known_.Reserve(r_count);
+    next_.resize(r_count * words_);
+    next_ready_.resize(keep_ready_ ? r_count * words_ : 0);
+    slots_.resize(r_count);
+    for (size_t r = 0; r < r_count; ++r) {
+      uint64_t* child_set = &next_[r * words_];
+      std::copy(set_.begin(), set_.end(), child_set);
+      PeakModel::Set(child_set, ready_[r]);
+      slots_[r] = known_.Slot(child_set);
+      known_.Prefetch(slots_[r]);
+      if (keep_ready_) {
+        model_.RunReady(child_set, ready_set_.data(), ready_[r],
+                        &next_ready_[r * words_]);
+      }
+    }
+    children_.clear();
+    int forced = kNone;
+    for (size_t r = 0; r < r_count; ++r) {
+      const int i = ready_[r];
+      const auto [during, after] = model_.Run(set_.data(), i, live, work_);
+      const Bytes next_peak = std::max(peak, during);
+      if (next_peak >= incumbent_) continue;
+      children_.push_back({i, next_peak, after, static_cast<int>(r)});
+      // An op that frees at least what it allocates and stays within the
+      // running peak may run first: moved to the front of any completion
+      // it lowers the bytes alive at every step it passes by the same
+      // amount or more (a group it ends can only end sooner, an in-place
+      // merge of a later op can only become possible), unless one of the
+      // groups it starts could be started by another op instead. So every
+      // completion is matched by one that starts with it, at no higher
+      // peak: the state's only child.
+      if (forced == kNone && !first && after <= live && next_peak == peak &&
+          model_.StartsAlone(i)) {
+        forced = static_cast<int>(children_.size()) - 1;
+      }
+    }
+    if (forced != kNone) {
+      children_[0] = children_[forced];
+      children_.resize(1);
+    }
+    // Pushed last, popped first: the fewest bytes alive.
+    std::sort(children_.begin(), children_.end(),
+              [](const Child& a, const Child& b) {
+                return std::tie(b.live, b.op) < std::tie(a.live, a.op);
+              });
+    for (const Child& child : children_) {
+      Add(&next_[child.ready * words_],
+          keep_ready_ ? &next_ready_[child.ready * words_] : nullptr,
+          slots_[child.ready], child.peak, child.live, id, child.op);
+      work_ += kStateWork + 3 * words_;
+    }
+  }
+
   struct State {
     Bytes peak;  // the running peak, raised to the floor
-    Bytes live;
-    int count;
     int parent;
-    int op;
-  };
-  struct SetHash {
-    const Search* search;
-    size_t operator()(int id) const {
-      const uint64_t* s = &search->sets_[search->Offset(id)];
-      return absl::HashOf(absl::MakeSpan(s, search->words_));
-    }
-  };
-  struct SetEq {
-    const Search* search;
-    bool operator()(int a, int b) const {
-      return std::equal(&search->sets_[search->Offset(a)],
-                        &search->sets_[search->Offset(a)] + search->words_,
-                        &search->sets_[search->Offset(b)]);
-    }
+    int op;  // local
   };
 
-  size_t Offset(int id) const { return static_cast<size_t>(id) * words_; }
+  // The words of a queued state: its set, its id, the bytes alive after it
+  // and, when kept, its ready ops.
+  size_t EntryWords() const { return words_ + 2 + (keep_ready_ ? words_ : 0); }
 
-  void Add(const uint64_t* set, Bytes peak, Bytes live, int count, int parent,
-           int op) {
-    const int id = static_cast<int>(states_.size());
-    sets_.insert(sets_.end(), set, set + words_);
-    states_.push_back(State{peak, live, count, parent, op});
-    auto [it, inserted] = known_.insert(id);
-    if (!inserted) {
-      const int old = *it;
-      sets_.resize(sets_.size() - words_);
-      states_.pop_back();
-      if (states_[old].peak <= peak) return;
-      states_[old].peak = peak;  // the live bytes are the set's
-      states_[old].parent = parent;
-      states_[old].op = op;
-      queue_.emplace(peak, -count, live, old);
-      return;
+  void Add(const uint64_t* set, const uint64_t* ready, size_t slot,
+           Bytes peak, Bytes live, int parent, int op) {
+    const int id = states_.size();
+    bool inserted = false;
+    uint64_t* entry =
+        known_.FindOrInsert(set, slot, id, peak, inserted, work_);
+    int known = id;
+    if (inserted) {
+      states_.push_back(State{peak, parent, op});
+    } else {
+      if (known_.Peak(entry) <= peak) return;
+      known_.SetPeak(entry, peak);
+      known = known_.Id(entry);
+      states_.at(known) = State{peak, parent, op};
     }
-    queue_.emplace(peak, -count, live, id);
+    std::vector<uint64_t>& stack = stacks_[peak];
+    stack.insert(stack.end(), set, set + words_);
+    stack.push_back(static_cast<uint64_t>(known));
+    stack.push_back(static_cast<uint64_t>(live));
+    if (keep_ready_) stack.insert(stack.end(), ready, ready + words_);
   }
 
   std::vector<int> Path(int id) const {
     std::vector<int> order;
-    for (; states_[id].parent != kNone; id = states_[id].parent) {
-      order.push_back(states_[id].op);
+    for (; states_.at(id).parent != kNone; id = states_.at(id).parent) {
+      order.push_back(segment_.begin + states_.at(id).op);
     }
     std::reverse(order.begin(), order.end());
     return order;
   }
 
-  const PeakModel& model_;
+  SegmentModel model_;
   int words_;
+  // Whether a queued state keeps its ready ops (found from its parent's
+  // without looking at every op): on segments of up to 128 ops, where it
+  // costs as little memory as the set.
+  bool keep_ready_ = words_ <= 2;
   Segment segment_;
   Bytes floor_;
   Bytes incumbent_;
@@ -435,17 +892,19 @@ class Search {
     int op;
     Bytes peak;
     Bytes live;
+    int ready;  // index in ready_
   };
-  std::vector<Child> children_;  // of the state being expanded
-  std::vector<uint64_t> sets_;  // words_ per state
-  std::vector<State> states_;
-  absl::flat_hash_set<int, SetHash, SetEq> known_{0, SetHash{this},
-                                                  SetEq{this}};
-  // (key, -ops executed, live, id): the smallest first.
-  std::priority_queue<std::tuple<Bytes, int, Bytes, int>,
-                      std::vector<std::tuple<Bytes, int, Bytes, int>>,
-                      std::greater<>>
-      queue_;
+  std::vector<uint64_t> set_;        // of the state being expanded
+  std::vector<uint64_t> ready_set_;  // its ready ops, when kept
+  std::vector<int> ready_;           // the same, listed
+  std::vector<uint64_t> next_;        // per ready op: the set after it,
+  std::vector<uint64_t> next_ready_;  // the ops ready then, when kept,
+  std::vector<size_t> slots_;         // and the set's slot in `known_`
+  std::vector<Child> children_;       // the ready ops queued
+  Chunked<State> states_;
+  SetTable known_;
+  // Per key, the states to expand (EntryWords() each).
+  std::map<Bytes, std::vector<uint64_t>> stacks_;
 };
 
 // A beam over one segment of the model, from the set of every op before it
