@@ -596,10 +596,13 @@ class SetTable {
     Resize(1 << 10);
   }
 
-  // Where `set` is or would go, read ahead of FindOrInsert().
+  // Where `set` is or would go, read ahead of FindOrInsert(): its slot's
+  // line and the next, where a probe goes on.
   size_t Slot(const uint64_t* set) const { return Hash(set) & mask_; }
   void Prefetch(size_t slot) const {
-    __builtin_prefetch(&slots_.data()[slot * stride_]);
+    const uint64_t* entry = &slots_.data()[slot * stride_];
+    __builtin_prefetch(entry);
+    __builtin_prefetch(entry + 8);
   }
 
   // The slot of `set`, after recording it with state `id` and `peak` when
@@ -670,7 +673,7 @@ class SetTable {
   void Resize(size_t capacity) {
     ZeroedWords old = std::move(slots_);
     const size_t old_capacity = capacity_;
-    slots_ = ZeroedWords(capacity * stride_);
+    slots_ = ZeroedWords(capacity * stride_ + 8);  // + what Prefetch() reads
     capacity_ = capacity;
     mask_ = capacity - 1;
     for (size_t o = 0; o < old_capacity; ++o) {
