@@ -157,9 +157,32 @@ absl::Status Run(const Arguments& args) {
   if (!symbolic.ok()) return symbolic.status();
   if (symbolic->has_value()) return RunSymbolic(args, **symbolic);
   std::string import_report;
+  // With --reorder=optimal the search runs once, on the graph as given:
+  // its order is applied here, and what it knows is said below.
+  const bool optimal_order = absl::GetFlag(FLAGS_reorder) == "optimal";
   absl::StatusOr<LoadedInput> input =
-      LoadToolInput(args.positional[0], &import_report);
+      optimal_order ? LoadToolInput(args.positional[0], BuildOptionsFromFlags(),
+                                    "", &import_report)
+                    : LoadToolInput(args.positional[0], &import_report);
   if (!input.ok()) return input.status();
+  if (optimal_order && !input->graph.has_value()) {
+    // A buffer CSV has no ops to order: the error --reorder gives.
+    input = LoadToolInput(args.positional[0]);
+    if (!input.ok()) return input.status();
+  }
+  std::optional<OptimalOrder> optimal;
+  if (optimal_order && input->graph.has_value()) {
+    absl::StatusOr<OptimalOrder> found =
+        ComputeOptimalOpOrder(*input->graph, BuildOptionsFromFlags());
+    if (!found.ok()) return found.status();
+    optimal = *std::move(found);
+    input->graph = PermuteOps(*input->graph, optimal->order);
+    input->op_order = optimal->order;
+    absl::StatusOr<Problem> problem =
+        BuildProblem(*input->graph, BuildOptionsFromFlags());
+    if (!problem.ok()) return problem.status();
+    input->problem = *std::move(problem);
+  }
   std::cout << import_report;
   const Problem& problem = input->problem;
   if (input->graph.has_value()) {
@@ -183,15 +206,8 @@ absl::Status Run(const Arguments& args) {
   if (!order_bound.ok()) return order_bound.status();
   const std::string line = OrderBoundLine(*input, *order_bound);
   if (!line.empty()) std::cout << line << "\n";
-  if (input->graph.has_value() && absl::GetFlag(FLAGS_reorder) == "optimal") {
-    // What the search knows of the order, on the graph as given (the same
-    // search gave the order above).
-    absl::StatusOr<LoadedInput> given =
-        LoadToolInput(args.positional[0], BuildOptionsFromFlags(), "");
-    if (!given.ok()) return given.status();
-    absl::StatusOr<OptimalOrder> optimal =
-        ComputeOptimalOpOrder(*given->graph, BuildOptionsFromFlags());
-    if (!optimal.ok()) return optimal.status();
+  if (optimal.has_value()) {
+    // What the search that gave the order above knows of it.
     std::cout << (optimal->proven
                       ? absl::StrFormat("op order: proven optimal, %d bytes\n",
                                         optimal->peak)
