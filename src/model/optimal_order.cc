@@ -54,6 +54,7 @@
 #include "memplan/problem.h"
 #include "memplan/reorder.h"
 #include "model/op_dag.h"
+#include "model/order_bound.h"
 #include "model/order_model.h"
 
 namespace memplan {
@@ -1009,17 +1010,19 @@ absl::StatusOr<OptimalOrder> ComputeOptimalOpOrder(const Graph& graph,
   }
   // At the bound over all orders already (every bundled inference graph):
   // nothing to search.
-  MEMPLAN_ASSIGN_OR_RETURN(const std::optional<OrderLowerBound> any_order,
-                           LowerBoundOverOrders(graph, options));
-  const Bytes any_bound = any_order.has_value() ? any_order->bytes : 0;
+  MEMPLAN_ASSIGN_OR_RETURN(
+      const std::optional<internal::OrderBounds> bounds,
+      internal::ComputeOrderBounds(graph, options, kOrderBoundWork));
+  const Bytes any_bound = bounds.has_value() ? bounds->bound.bytes : 0;
   if (any_bound < result.peak) {
     // "window"'s order, where it is lower, is the incumbent instead: on
     // random stages too wide for the search below to finish, it is often
     // the lower one (a RandWire network of 980 ops: 0.816 of the traced
     // peak against the search's 0.896). Its work is its own, linear in the
-    // ops, and not counted in `work`.
-    MEMPLAN_ASSIGN_OR_RETURN(WindowOrder window,
-                             ComputeWindowOpOrder(graph, options));
+    // ops, and not counted in `work`. It starts from the bounds above.
+    MEMPLAN_ASSIGN_OR_RETURN(
+        WindowOrder window,
+        internal::ComputeWindowOpOrder(graph, options, 0, bounds));
     if (window.peak < result.peak) {
       result.order = std::move(window.order);
       result.peak = window.peak;

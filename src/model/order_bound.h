@@ -1,4 +1,5 @@
-// LowerBoundOverOrders() with what it is made of (memplan/reorder.h).
+// LowerBoundOverOrders() with what it is made of (memplan/reorder.h), and
+// "window"'s order given it.
 
 #ifndef MEMPLAN_MODEL_ORDER_BOUND_H_
 #define MEMPLAN_MODEL_ORDER_BOUND_H_
@@ -24,6 +25,12 @@ struct OrderBounds {
 // nullopt and errors as LowerBoundOverOrders().
 absl::StatusOr<std::optional<OrderBounds>> ComputeOrderBounds(
     const Graph& graph, const BuildOptions& options, int64_t max_work);
+
+// ComputeWindowOpOrder() with `bounds`, ComputeOrderBounds() of the graph
+// and options with kOrderBoundWork, already known (window_order.cc).
+absl::StatusOr<WindowOrder> ComputeWindowOpOrder(
+    const Graph& graph, const BuildOptions& options, int64_t max_work,
+    const std::optional<OrderBounds>& bounds);
 
 }  // namespace memplan::internal
 

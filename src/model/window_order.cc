@@ -506,6 +506,17 @@ int Rounds(Model& model, Bytes target, std::vector<int>& order,
 absl::StatusOr<WindowOrder> ComputeWindowOpOrder(const Graph& graph,
                                                  const BuildOptions& options,
                                                  int64_t max_work) {
+  MEMPLAN_ASSIGN_OR_RETURN(
+      const std::optional<internal::OrderBounds> bounds,
+      internal::ComputeOrderBounds(graph, options, kOrderBoundWork));
+  return internal::ComputeWindowOpOrder(graph, options, max_work, bounds);
+}
+
+namespace internal {
+
+absl::StatusOr<WindowOrder> ComputeWindowOpOrder(
+    const Graph& graph, const BuildOptions& options, int64_t max_work,
+    const std::optional<OrderBounds>& bounds) {
   MEMPLAN_ASSIGN_OR_RETURN(const Problem problem, BuildProblem(graph, options));
   WindowOrder result;
   MEMPLAN_ASSIGN_OR_RETURN(result.order,
@@ -515,9 +526,6 @@ absl::StatusOr<WindowOrder> ComputeWindowOpOrder(const Graph& graph,
   if (graph.ops.size() < 2) return result;
   const OrderGraph grouped = BuildOrderGraph(graph, problem, options);
   Model model(graph, grouped.groups, grouped.group_of, grouped.dag);
-  MEMPLAN_ASSIGN_OR_RETURN(
-      const std::optional<internal::OrderBounds> bounds,
-      internal::ComputeOrderBounds(graph, options, kOrderBoundWork));
   if (bounds.has_value() && bounds->bound.bytes >= result.peak) {
     return result;  // no order does better
   }
@@ -553,5 +561,7 @@ absl::StatusOr<WindowOrder> ComputeWindowOpOrder(const Graph& graph,
   result.work = budget.work_done();
   return result;
 }
+
+}  // namespace internal
 
 }  // namespace memplan
