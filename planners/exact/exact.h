@@ -52,8 +52,8 @@
 //
 // Pruning, each switchable so its effect can be measured:
 //   * section_inference: a section's floor plus the sizes still to place
-//     there must fit under the height being probed (kept in range-max trees,
-//     O(items log sections) a node);
+//     there must fit under the height being probed (marked on a segment
+//     tree, O(items log sections) a node);
 //   * section_inference also uses each buffer's candidate (the highest
 //     floor over its lifetime): in a section, the lowest candidate of the
 //     buffers crossing it plus their sizes must fit;

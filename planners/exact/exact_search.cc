@@ -23,12 +23,13 @@ PartSearch::PartSearch(Part& part, const ExactOptions& options)
   eff_.resize(sections);
   rem_.resize(sections);
   low_ = MinMarks(sections, kInf);
-  eff_max_.Reset(eff_, 0);
   cover_at_.push_back(0);
   for (const Item& item : part.items) {
-    AppendCover(eff_max_.leaves(), item.s0, item.s1, cover_);
+    AppendCover(low_.leaves(), item.s0, item.s1, cover_);
     cover_at_.push_back(static_cast<int>(cover_.size()));
+    span_.emplace_back(item.s0, item.s1);
   }
+  cand_.resize(n);
   offset_.resize(n);
   covered_.assign(sections + 1, 0);
   unplaced_.resize(n);
@@ -166,8 +167,9 @@ bool PartSearch::RaiseCell(Frame& fr) {
       if (fr.h + rem_[t] > height_) return false;
     }
   }
+  raises_.push_back({lo, hi, fr.f, fr.raise_to, cand_trail_.size()});
   Raise(lo, hi, fr.f, fr.raise_to);
-  raises_.push_back({lo, hi, fr.f, fr.raise_to});
+  RaiseCandidates(lo, hi, fr.raise_to);
   return true;
 }
 
@@ -193,8 +195,9 @@ bool PartSearch::RaiseUncovered(const Frame& fr) {
       if (inference_ && fr.h + rem_[t] > height_) return false;
       if (begin < 0) begin = t;
     } else if (begin >= 0) {
+      raises_.push_back({begin, t, fr.f, fr.h, cand_trail_.size()});
       Raise(begin, t, fr.f, fr.h);
-      raises_.push_back({begin, t, fr.f, fr.h});
+      RaiseCandidates(begin, t, fr.h);
       begin = -1;
     }
   }
@@ -208,6 +211,7 @@ bool PartSearch::Backtrack(int& depth) {
   while (raises_.size() > fr.raise_mark) {
     const RaiseRecord& r = raises_.back();
     Raise(r.r0, r.r1, r.to, r.from);
+    RestoreCandidates(r.cand_mark);
     raises_.pop_back();
   }
   if (use_cache_) {
@@ -237,7 +241,14 @@ void PartSearch::Reset(int64_t height) {
     eff_[s] = rem_[s] > 0 ? part_.base[s] : kInf;
     if (rem_[s] > 0) ToggleFloor(static_cast<int>(s), eff_[s]);
   }
-  eff_max_.Reset(eff_, 0);
+  for (size_t c = 0; c < part_.items.size(); ++c) {
+    const Item& item = part_.items[c];
+    int64_t cand = item.fixed_top;
+    for (int t = item.s0; t < item.s1; ++t) cand = std::max(cand, eff_[t]);
+    cand_[c] = cand;
+  }
+  cand_trail_.clear();
+  place_marks_.clear();
   for (const StateKey& k : item_key_) {
     unplaced_hash_.first ^= k.first;
     unplaced_hash_.second ^= k.second;
@@ -267,16 +278,16 @@ void PartSearch::ToggleFloor(int s, int64_t floor) {
 // Every unplaced item will sit at or above its candidate (the highest floor
 // over its span), so in each section the items crossing it stack from the
 // lowest candidate among them upwards: that plus their sizes must fit under
-// the height. Only the unplaced items are visited, and each reads its
-// candidate from and marks it on the tree nodes kept for its span.
+// the height. Only the unplaced items are visited: each candidate is kept
+// up to date as floors rise (RaiseCandidates) and marked on the tree nodes
+// kept for its span.
 bool PartSearch::SectionsFit() {
   for (int k = 0; k < num_unplaced_; ++k) {
     const int c = unplaced_[k];
     const Item& item = part_.items[c];
     const int* cover = cover_.data() + cover_at_[c];
     const int* cover_end = cover_.data() + cover_at_[c + 1];
-    const int64_t cand =
-        std::max(eff_max_.Max(cover, cover_end), item.fixed_top);
+    const int64_t cand = cand_[c];
     if (cand + item.size > height_) {
       low_.Clear();
       return false;
@@ -390,7 +401,6 @@ void PartSearch::Place(int c, int64_t off, int64_t floor) {
       eff_[s] = kInf;
     }
   }
-  eff_max_.Refresh(eff_, item.s0, item.s1);
   // The item leaves the unplaced list by swapping with its last entry;
   // Unplace undoes placements in reverse, so it finds it there again.
   const int k = unplaced_at_[c], last = unplaced_[--num_unplaced_];
@@ -401,6 +411,8 @@ void PartSearch::Place(int c, int64_t off, int64_t floor) {
   offset_[c] = off;
   unplaced_hash_.first ^= item_key_[c].first;
   unplaced_hash_.second ^= item_key_[c].second;
+  place_marks_.push_back(cand_trail_.size());
+  RaiseCandidates(item.s0, item.s1, top);
 }
 
 void PartSearch::Unplace(int c, int64_t floor) {
@@ -412,7 +424,8 @@ void PartSearch::Unplace(int c, int64_t floor) {
     eff_[s] = floor;
     ToggleFloor(s, floor);
   }
-  eff_max_.Refresh(eff_, item.s0, item.s1);
+  RestoreCandidates(place_marks_.back());
+  place_marks_.pop_back();
   ++num_unplaced_;  // c is unplaced_[num_unplaced_ - 1] again
   unplaced_hash_.first ^= item_key_[c].first;
   unplaced_hash_.second ^= item_key_[c].second;
@@ -424,7 +437,28 @@ void PartSearch::Raise(int r0, int r1, int64_t from, int64_t to) {
     ToggleFloor(s, to);
     eff_[s] = to;
   }
-  eff_max_.Refresh(eff_, r0, r1);
+}
+
+// Floors over [r0, r1) rose to `floor`: so do the candidates of the
+// unplaced items that cross them (every section those items cross is live).
+void PartSearch::RaiseCandidates(int r0, int r1, int64_t floor) {
+  for (int k = 0; k < num_unplaced_; ++k) {
+    const int c = unplaced_[k];
+    const auto [s0, s1] = span_[c];
+    if (s0 < r1 && r0 < s1 && cand_[c] < floor) {
+      cand_trail_.emplace_back(c, cand_[c]);
+      cand_[c] = floor;
+    }
+  }
+}
+
+// Undoes the RaiseCandidates calls since cand_trail_ held `mark` entries.
+void PartSearch::RestoreCandidates(size_t mark) {
+  while (cand_trail_.size() > mark) {
+    const auto [c, cand] = cand_trail_.back();
+    cand_[c] = cand;
+    cand_trail_.pop_back();
+  }
 }
 
 }  // namespace memplan::internal::exact

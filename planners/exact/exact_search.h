@@ -53,6 +53,7 @@ class PartSearch {
   struct RaiseRecord {
     int r0, r1;
     int64_t from, to;
+    size_t cand_mark;  // cand_trail_'s size before the raise
   };
   enum class Step { kExpand, kBranch, kFail };
 
@@ -74,6 +75,8 @@ class PartSearch {
   void Place(int c, int64_t off, int64_t floor);
   void Unplace(int c, int64_t floor);
   void Raise(int r0, int r1, int64_t from, int64_t to);
+  void RaiseCandidates(int r0, int r1, int64_t floor);
+  void RestoreCandidates(size_t mark);
 
   Part& part_;
   const ExactOptions& options_;
@@ -93,11 +96,21 @@ class PartSearch {
   // eff_[s]: the floor of section s when items still cross it, else kInf.
   std::vector<int64_t> eff_;
   std::vector<int64_t> rem_;  // sizes of the unplaced items crossing s
-  RangeMax eff_max_;          // eff_ over ranges of sections
   MinMarks low_;              // scratch of SectionsFit
-  // The tree nodes that cover item c's span: cover_[cover_at_[c] ..
-  // cover_at_[c + 1]) (the same in eff_max_ and low_).
+  // The tree nodes of low_ that cover item c's span: cover_[cover_at_[c] ..
+  // cover_at_[c + 1]).
   std::vector<int> cover_, cover_at_;
+  // Each item's span [s0, s1), compact for the scans of RaiseCandidates.
+  std::vector<std::pair<int, int>> span_;
+  // cand_[c]: the unplaced item c's candidate, the highest floor over its
+  // span (at least its fixed_top). Floors only rise on the way down, each
+  // rise over a range to one value, so a rise lifts the candidates of the
+  // unplaced items that cross the range to that value; cand_trail_ keeps
+  // the values it replaced (item, candidate), undone in reverse on the way
+  // back. place_marks_: cand_trail_'s size before each placement.
+  std::vector<int64_t> cand_;
+  std::vector<std::pair<int, int64_t>> cand_trail_;
+  std::vector<size_t> place_marks_;
   // The unplaced items: the first num_unplaced_ of unplaced_, where
   // unplaced_at_ is each item's index (the placed ones follow them).
   std::vector<int> unplaced_, unplaced_at_;

@@ -1,5 +1,5 @@
-// exact's segment trees over time sections (not public): a range maximum of
-// the section floors, and "at most" marks over ranges of sections.
+// exact's segment tree over time sections (not public): "at most" marks
+// over ranges of sections.
 
 #ifndef MEMPLAN_PLANNERS_EXACT_TREES_H_
 #define MEMPLAN_PLANNERS_EXACT_TREES_H_
@@ -14,49 +14,12 @@
 namespace memplan::internal::exact {
 
 // The nodes of a tree over `leaves` leaves (a power of two) that cover the
-// positions [lo, hi), lo < hi: the ones RangeMax::Max and MinMarks::Mark
-// visit. A search that asks about the same ranges at every node keeps them.
+// positions [lo, hi), lo < hi: the ones MinMarks::Mark visits. A search
+// that marks the same ranges at every node keeps them.
 inline void AppendCover(int leaves, int lo, int hi, std::vector<int>& nodes) {
   ForEachCoverNode(leaves, lo, hi,
                    [&](int32_t node) { nodes.push_back(node); });
 }
-
-// The maximum of an array over ranges (their AppendCover nodes) in
-// O(log n), kept up to date by
-// refreshing the ranges whose values changed. Leaves beyond the array hold
-// `empty`.
-class RangeMax {
- public:
-  void Reset(const std::vector<int64_t>& values, int64_t empty) {
-    size_ = 1;
-    while (size_ < static_cast<int>(values.size())) size_ *= 2;
-    tree_.assign(2 * size_, empty);
-    std::copy(values.begin(), values.end(), tree_.begin() + size_);
-    for (int i = size_ - 1; i >= 1; --i)
-      tree_[i] = std::max(tree_[2 * i], tree_[2 * i + 1]);
-  }
-  // values[lo, hi) changed.
-  void Refresh(const std::vector<int64_t>& values, int lo, int hi) {
-    if (lo >= hi) return;
-    for (int i = lo; i < hi; ++i) tree_[size_ + i] = values[i];
-    for (int a = (size_ + lo) / 2, b = (size_ + hi - 1) / 2; a >= 1;
-         a /= 2, b /= 2) {
-      for (int i = a; i <= b; ++i)
-        tree_[i] = std::max(tree_[2 * i], tree_[2 * i + 1]);
-    }
-  }
-  int leaves() const { return size_; }
-  // The maximum over the positions that `nodes` cover (AppendCover).
-  int64_t Max(const int* nodes, const int* end) const {
-    int64_t m = std::numeric_limits<int64_t>::min();
-    for (; nodes != end; ++nodes) m = std::max(m, tree_[*nodes]);
-    return m;
-  }
-
- private:
-  int size_ = 1;
-  std::vector<int64_t> tree_;
-};
 
 // The least of the values marked over each position: Mark() puts a value on
 // the O(log n) nodes covering a range (AppendCover); SettleAndClear() pushes
@@ -68,6 +31,7 @@ class MinMarks {
     while (size_ < n) size_ *= 2;
     tree_.assign(2 * size_, empty_);
   }
+  int leaves() const { return size_; }
   // Without SettleAndClear (marks abandoned halfway).
   void Clear() { std::fill(tree_.begin(), tree_.end(), empty_); }
   // Every position that `nodes` cover (AppendCover) is at most `value`.
