@@ -249,6 +249,8 @@ void PartSearch::Reset(int64_t height) {
   }
   cand_trail_.clear();
   place_marks_.clear();
+  dirty_lo_ = 0;
+  dirty_hi_ = static_cast<int>(eff_.size());
   for (const StateKey& k : item_key_) {
     unplaced_hash_.first ^= k.first;
     unplaced_hash_.second ^= k.second;
@@ -278,24 +280,29 @@ void PartSearch::ToggleFloor(int s, int64_t floor) {
 // Every unplaced item will sit at or above its candidate (the highest floor
 // over its span), so in each section the items crossing it stack from the
 // lowest candidate among them upwards: that plus their sizes must fit under
-// the height. Only the unplaced items are visited: each candidate is kept
-// up to date as floors rise (RaiseCandidates) and marked on the tree nodes
-// kept for its span.
+// the height. Each candidate is kept up to date as floors rise
+// (RaiseCandidates). Only the sections that changed since the last check
+// (Dirty) are checked, with the unplaced items that cross them, each
+// marking its candidate on the tree nodes kept for its span.
 bool PartSearch::SectionsFit() {
+  const int lo = dirty_lo_, hi = dirty_hi_;
+  dirty_lo_ = static_cast<int>(rem_.size());
+  dirty_hi_ = 0;
+  if (lo >= hi) return true;
   for (int k = 0; k < num_unplaced_; ++k) {
     const int c = unplaced_[k];
-    const Item& item = part_.items[c];
-    const int* cover = cover_.data() + cover_at_[c];
-    const int* cover_end = cover_.data() + cover_at_[c + 1];
+    const auto [s0, s1] = span_[c];
+    if (s1 <= lo || hi <= s0) continue;
     const int64_t cand = cand_[c];
-    if (cand + item.size > height_) {
+    if (cand + part_.items[c].size > height_) {
       low_.Clear();
       return false;
     }
-    low_.Mark(cover, cover_end, cand);
+    low_.Mark(cover_.data() + cover_at_[c], cover_.data() + cover_at_[c + 1],
+              cand);
   }
   return low_.SettleAndClear(
-      static_cast<int>(rem_.size()), [this](int s, int64_t low) {
+      static_cast<int>(rem_.size()), lo, hi, [this](int s, int64_t low) {
         return low >= kInf || low + rem_[s] <= height_;
       });
 }
@@ -412,6 +419,7 @@ void PartSearch::Place(int c, int64_t off, int64_t floor) {
   unplaced_hash_.first ^= item_key_[c].first;
   unplaced_hash_.second ^= item_key_[c].second;
   place_marks_.push_back(cand_trail_.size());
+  Dirty(item.s0, item.s1);
   RaiseCandidates(item.s0, item.s1, top);
 }
 
@@ -448,6 +456,7 @@ void PartSearch::RaiseCandidates(int r0, int r1, int64_t floor) {
     if (s0 < r1 && r0 < s1 && cand_[c] < floor) {
       cand_trail_.emplace_back(c, cand_[c]);
       cand_[c] = floor;
+      Dirty(s0, s1);
     }
   }
 }

@@ -111,6 +111,17 @@ class PartSearch {
   std::vector<int64_t> cand_;
   std::vector<std::pair<int, int64_t>> cand_trail_;
   std::vector<size_t> place_marks_;
+  // [dirty_lo_, dirty_hi_) holds every section whose lowest candidate may
+  // have risen, or whose sizes still to place changed, since the last
+  // SectionsFit: the placed item's span and the spans of the items whose
+  // candidate rose. Elsewhere the state is as in the last state that
+  // passed (a state that fails is only ever left by undoing back to one
+  // that passed), so SectionsFit checks only there.
+  int dirty_lo_ = 0, dirty_hi_ = 0;
+  void Dirty(int lo, int hi) {
+    dirty_lo_ = std::min(dirty_lo_, lo);
+    dirty_hi_ = std::max(dirty_hi_, hi);
+  }
   // The unplaced items: the first num_unplaced_ of unplaced_, where
   // unplaced_at_ is each item's index (the placed ones follow them).
   std::vector<int> unplaced_, unplaced_at_;

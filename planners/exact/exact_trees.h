@@ -40,10 +40,11 @@ class MinMarks {
       tree_[*nodes] = std::min(tree_[*nodes], value);
   }
   // Pushes every mark down to the positions, calls ok(position, least mark)
-  // for each of the first `n` (`empty` where none is) and leaves the tree
-  // cleared; true when every call was.
+  // for the positions in [lo, hi) (`empty` where none is) and leaves the
+  // tree cleared (marks cover only the first `n` positions); true when every
+  // call was.
   template <typename Ok>
-  bool SettleAndClear(int n, Ok ok) {
+  bool SettleAndClear(int n, int lo, int hi, Ok ok) {
     for (int i = 1; i < size_; ++i) {
       if (tree_[i] == empty_) continue;
       tree_[2 * i] = std::min(tree_[2 * i], tree_[i]);
@@ -51,10 +52,8 @@ class MinMarks {
       tree_[i] = empty_;
     }
     bool all = true;
-    for (int p = 0; p < n; ++p) {
-      all &= ok(p, tree_[size_ + p]);
-      tree_[size_ + p] = empty_;
-    }
+    for (int p = lo; p < hi; ++p) all &= ok(p, tree_[size_ + p]);
+    std::fill(tree_.begin() + size_, tree_.begin() + size_ + n, empty_);
     return all;
   }
 
