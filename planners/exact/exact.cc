@@ -56,6 +56,11 @@ constexpr int64_t kOneHeightNodesPerItem = 4;
 
 enum class ProbeResult { kFeasible, kInfeasible, kUnknown };
 
+// ExactOptions::lower_bound_probed: the rounds whose node limits the
+// caller's probe of the lower bound has covered (best's quick try: the
+// first two rounds' limits, up to 128 nodes per buffer in all).
+constexpr int kLowerBoundProbedRounds = 2;
+
 // Parts of at least this many buffers take the forced raises without nodes
 // in the minimising mode too (probes of one height always do; see
 // exact.h). Its first descent of bert_base (5620 buffers) took 250521
@@ -469,15 +474,18 @@ class ExactPlanner : public SearchPlanner {
     }
     if (all_parts_planned()) {
       int64_t limit = options_.first_node_limit;
-      while (!run.OutOfBudget()) {
+      for (int round = 1; !run.OutOfBudget(); ++round) {
         const int64_t lo = PartsLower(run);
         int64_t hi = best_height();
         if (lo >= hi) break;
         bool limit_hit = false;
         // The lower bound first: at a height without slack the inference
         // prunes hardest, so a plan there (MiniMalloc's K: 87 ms) is often
-        // found where a looser probe wanders for a minute.
-        if (Probe(run, lo, limit, &limit_hit) == ProbeResult::kFeasible) {
+        // found where a looser probe wanders for a minute. Unless the caller
+        // has just probed it (lower_bound_probed): then last, from the
+        // first round whose searches are longer than the caller's.
+        if (!options_.lower_bound_probed &&
+            Probe(run, lo, limit, &limit_hit) == ProbeResult::kFeasible) {
           hi = gained();
         }
         // Then down from the top, for as long as plans come: a plan found
@@ -502,6 +510,13 @@ class ExactPlanner : public SearchPlanner {
             if (r == ProbeResult::kUnknown) ++unknown;
             a = mid + 1;
           }
+        }
+        if (options_.lower_bound_probed &&
+            round > kLowerBoundProbedRounds && PartsLower(run) < hi &&
+            !run.OutOfBudget() &&
+            Probe(run, PartsLower(run), limit, &limit_hit) ==
+                ProbeResult::kFeasible) {
+          gained();
         }
         if (!limit_hit) break;
         limit *= options_.node_limit_growth;

@@ -6,13 +6,13 @@
 //     DeadlineExceeded.
 //   * capacity 0: minimise the peak. The upper bound starts from the
 //     incumbent (the registered planner's: best's plan), the lower bound
-//     from max-live. Every round of the node
-//     limit probes the lower bound, then one below the best plan for as long
-//     as plans come (a plan found under a loose height often lies well below
-//     it), then bisects in between with at most two probes that run out of
-//     nodes; the limit then grows. So no single probe eats the budget and a
-//     plan once found is never lost. proven_optimal is set only when the two
-//     bounds meet.
+//     from max-live. Every round of the node limit probes the lower bound
+//     (see ExactOptions::lower_bound_probed), then one below the best plan
+//     for as long as plans come (a plan found under a loose height often
+//     lies well below it), then bisects in between with at most two probes
+//     that run out of nodes; the limit then grows. So no single probe eats
+//     the budget and a plan once found is never lost. proven_optimal is set
+//     only when the two bounds meet.
 // With ExactOptions::lower_bound_only, either mode probes max-live alone, in
 // rounds as under a capacity: a plan there, or NotFound when the node limit
 // (DeadlineExceeded: the deadline) comes first; a capacity below max-live is
@@ -122,6 +122,13 @@ struct ExactOptions {
   // Look only for a plan at the lower bound (max-live), in either mode:
   // best's quick try before its longer searches.
   bool lower_bound_only = false;
+  // Minimising: the caller has just probed the lower bound with short
+  // searches (best's quick try does, before its search below the plan). The
+  // rounds then probe it only once their searches are longer than those,
+  // and after the heights below the plan: the first rounds go to the heights
+  // where a plan can still be found (MiniMalloc's J reaches 1.0424x the
+  // bound in half the time).
+  bool lower_bound_probed = false;
   // Several pools: search the pool of every buffer (the registered `exact`
   // does). false: Unimplemented, as best's members keep it, so that best
   // still compares plans of several pools by their peak alone.
