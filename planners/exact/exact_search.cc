@@ -27,7 +27,17 @@ PartSearch::PartSearch(Part& part, const ExactOptions& options)
   for (const Item& item : part.items) {
     AppendCover(low_.leaves(), item.s0, item.s1, cover_);
     cover_at_.push_back(static_cast<int>(cover_.size()));
-    span_.emplace_back(item.s0, item.s1);
+  }
+  // The same, by node: the items each tree node holds.
+  node_items_at_.assign(2 * low_.leaves() + 1, 0);
+  for (int node : cover_) ++node_items_at_[node + 1];
+  for (size_t i = 1; i < node_items_at_.size(); ++i)
+    node_items_at_[i] += node_items_at_[i - 1];
+  node_items_.resize(cover_.size());
+  std::vector<int> fill(node_items_at_.begin(), node_items_at_.end() - 1);
+  for (int c = 0; c < n; ++c) {
+    for (int k = cover_at_[c]; k < cover_at_[c + 1]; ++k)
+      node_items_[fill[cover_[k]]++] = c;
   }
   cand_.resize(n);
   offset_.resize(n);
@@ -289,17 +299,16 @@ bool PartSearch::SectionsFit() {
   dirty_lo_ = static_cast<int>(rem_.size());
   dirty_hi_ = 0;
   if (lo >= hi) return true;
-  for (int k = 0; k < num_unplaced_; ++k) {
-    const int c = unplaced_[k];
-    const auto [s0, s1] = span_[c];
-    if (s1 <= lo || hi <= s0) continue;
+  const bool items_fit = ForEachUnplacedOver(lo, hi, [this](int c) {
     const int64_t cand = cand_[c];
-    if (cand + part_.items[c].size > height_) {
-      low_.Clear();
-      return false;
-    }
+    if (cand + part_.items[c].size > height_) return false;
     low_.Mark(cover_.data() + cover_at_[c], cover_.data() + cover_at_[c + 1],
               cand);
+    return true;
+  });
+  if (!items_fit) {
+    low_.Clear();
+    return false;
   }
   return low_.SettleAndClear(
       static_cast<int>(rem_.size()), lo, hi, [this](int s, int64_t low) {
@@ -450,15 +459,14 @@ void PartSearch::Raise(int r0, int r1, int64_t from, int64_t to) {
 // Floors over [r0, r1) rose to `floor`: so do the candidates of the
 // unplaced items that cross them (every section those items cross is live).
 void PartSearch::RaiseCandidates(int r0, int r1, int64_t floor) {
-  for (int k = 0; k < num_unplaced_; ++k) {
-    const int c = unplaced_[k];
-    const auto [s0, s1] = span_[c];
-    if (s0 < r1 && r0 < s1 && cand_[c] < floor) {
+  ForEachUnplacedOver(r0, r1, [&](int c) {
+    if (cand_[c] < floor) {
       cand_trail_.emplace_back(c, cand_[c]);
       cand_[c] = floor;
-      Dirty(s0, s1);
+      Dirty(part_.items[c].s0, part_.items[c].s1);
     }
-  }
+    return true;
+  });
 }
 
 // Undoes the RaiseCandidates calls since cand_trail_ held `mark` entries.

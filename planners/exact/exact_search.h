@@ -100,8 +100,28 @@ class PartSearch {
   // The tree nodes of low_ that cover item c's span: cover_[cover_at_[c] ..
   // cover_at_[c + 1]).
   std::vector<int> cover_, cover_at_;
-  // Each item's span [s0, s1), compact for the scans of RaiseCandidates.
-  std::vector<std::pair<int, int>> span_;
+  // The items by tree node: node_items_[node_items_at_[node] ..
+  // node_items_at_[node + 1]) hold the items whose cover has the node.
+  std::vector<int> node_items_, node_items_at_;
+  // Calls visit(c) for every unplaced item c whose span meets [lo, hi)
+  // (lo < hi), until it returns false; false then. The items that cross lo
+  // are those of the nodes above lo's leaf (each once: an item's cover
+  // nodes are disjoint); the others start inside.
+  template <typename Visit>
+  bool ForEachUnplacedOver(int lo, int hi, Visit&& visit) {
+    for (int node = low_.leaves() + lo; node >= 1; node >>= 1) {
+      for (int k = node_items_at_[node]; k < node_items_at_[node + 1]; ++k) {
+        const int c = node_items_[k];
+        if (!placed(c) && !visit(c)) return false;
+      }
+    }
+    for (int s = lo + 1; s < hi; ++s) {
+      for (int c : part_.starts[s]) {
+        if (!placed(c) && !visit(c)) return false;
+      }
+    }
+    return true;
+  }
   // cand_[c]: the unplaced item c's candidate, the highest floor over its
   // span (at least its fixed_top). Floors only rise on the way down, each
   // rise over a range to one value, so a rise lifts the candidates of the
