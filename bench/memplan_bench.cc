@@ -49,6 +49,11 @@
 //   BM_target_best_<input>                      best with the default time
 //                                  limit on S_1, somas_resnet50 and
 //                                  MiniMalloc's D and J
+//   BM_target_best_reach_minimalloc_{D,J}      best by default: counter
+//                                  reach_cpu_s, the CPU seconds until its
+//                                  plan is at 1007616 (D) or 1031168 (J),
+//                                  the heights of its whole budget before
+//                                  (-1: never); cpu_s, the whole Solve
 //   BM_target_exact_capacity_minimalloc_{all,J} exact under capacity
 //                                  1048576: the 11 instances in a row, and J
 //   BM_target_exact_minimise_minimalloc_{D,J}   exact's least peak of D
