@@ -256,6 +256,9 @@ std::vector<PlannerOption> ExactOptionList() {
                  "look only for a plan at the lower bound (max-live)"),
       BoolOption("section_inference", d.section_inference,
                  "prune by the sizes still to place in each section"),
+      BoolOption("incremental_inference", d.incremental_inference,
+                 "section inference checks only what changed (false: "
+                 "everything at every node; the same nodes, slower)"),
       BoolOption("symmetry", d.symmetry,
                  "try one of interchangeable buffers at a cell"),
       BoolOption("decomposition", d.decomposition,
@@ -286,6 +289,7 @@ std::unique_ptr<Planner> Exact(const OptionValues& values) {
                                    : 0;
   options.lower_bound_only = values.Bool("lower_bound_only");
   options.section_inference = values.Bool("section_inference");
+  options.incremental_inference = values.Bool("incremental_inference");
   options.symmetry = values.Bool("symmetry");
   options.decomposition = values.Bool("decomposition");
   options.failure_cache = values.Bool("failure_cache");

@@ -511,9 +511,10 @@ class ExactPlanner : public SearchPlanner {
             a = mid + 1;
           }
         }
+        // (And in any round that would be the last.)
         if (options_.lower_bound_probed &&
-            round > kLowerBoundProbedRounds && PartsLower(run) < hi &&
-            !run.OutOfBudget() &&
+            (round > kLowerBoundProbedRounds || !limit_hit) &&
+            PartsLower(run) < hi && !run.OutOfBudget() &&
             Probe(run, PartsLower(run), limit, &limit_hit) ==
                 ProbeResult::kFeasible) {
           gained();

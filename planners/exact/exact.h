@@ -134,6 +134,12 @@ struct ExactOptions {
   // still compares plans of several pools by their peak alone.
   bool across_pools = false;
   bool section_inference = true;
+  // section_inference checks only the sections that changed since its last
+  // check, with each buffer's candidate kept as floors rise. false: every
+  // section, every candidate read afresh, at every node: the same pruning
+  // (the same nodes and plans), slower; the reference the tests compare
+  // with.
+  bool incremental_inference = true;
   bool symmetry = true;
   bool decomposition = true;
   bool failure_cache = true;

@@ -295,13 +295,21 @@ void PartSearch::ToggleFloor(int s, int64_t floor) {
 // (Dirty) are checked, with the unplaced items that cross them, each
 // marking its candidate on the tree nodes kept for its span.
 bool PartSearch::SectionsFit() {
-  const int lo = dirty_lo_, hi = dirty_hi_;
-  dirty_lo_ = static_cast<int>(rem_.size());
+  const int sections = static_cast<int>(rem_.size());
+  const bool incremental = options_.incremental_inference;
+  const int lo = incremental ? dirty_lo_ : 0;
+  const int hi = incremental ? dirty_hi_ : sections;
+  dirty_lo_ = sections;
   dirty_hi_ = 0;
   if (lo >= hi) return true;
-  const bool items_fit = ForEachUnplacedOver(lo, hi, [this](int c) {
-    const int64_t cand = cand_[c];
-    if (cand + part_.items[c].size > height_) return false;
+  const bool items_fit = ForEachUnplacedOver(lo, hi, [&](int c) {
+    const Item& item = part_.items[c];
+    int64_t cand = cand_[c];
+    if (!incremental) {
+      cand = item.fixed_top;
+      for (int t = item.s0; t < item.s1; ++t) cand = std::max(cand, eff_[t]);
+    }
+    if (cand + item.size > height_) return false;
     low_.Mark(cover_.data() + cover_at_[c], cover_.data() + cover_at_[c + 1],
               cand);
     return true;
