@@ -376,10 +376,11 @@ const std::vector<Entry>& Entries() {
       {{"best",
         "the smallest plan of the greedy placements (size, size class, area "
         "and lifetime orders, best and first fit; position_greedy) and "
-        "caffe2_dp, a short exact search at the lower bound, hill_climb, "
-        "then exact's search below it, each search only while it still "
-        "finds smaller plans (patience) and the plan is above 1.002x the "
-        "lower bound (enough); naive when none gives a plan",
+        "caffe2_dp, a short exact search at the lower bound, exact's "
+        "search below the best plan, then hill_climb from it, each search "
+        "only while it still finds smaller plans (patience) and the plan is "
+        "above 1.002x the lower bound (enough); naive when none gives a "
+        "plan",
         kSearch, kBudgeted, BestOptionList()},
        [](const OptionValues& values) {
          return WithPatience(Best(values.Int("lower_bound_try_work"),
