@@ -287,6 +287,29 @@ void PartSearch::ToggleFloor(int s, int64_t floor) {
   floor_hash_.second ^= Mix(x ^ 0xD6E8FEB86659FD93ULL);
 }
 
+// The items that cross lo are those of the tree nodes above lo's leaf (each
+// once: an item's cover nodes are disjoint); the others start inside.
+template <typename Visit>
+bool PartSearch::ForEachUnplacedOver(int lo, int hi, Visit&& visit) {
+  for (int node = low_.leaves() + lo; node >= 1; node >>= 1) {
+    for (int k = node_items_at_[node]; k < node_items_at_[node + 1]; ++k) {
+      const int c = node_items_[k];
+      if (!placed(c) && !visit(c)) return false;
+    }
+  }
+  for (int s = lo + 1; s < hi; ++s) {
+    for (int c : part_.starts[s]) {
+      if (!placed(c) && !visit(c)) return false;
+    }
+  }
+  return true;
+}
+
+void PartSearch::Dirty(int lo, int hi) {
+  dirty_lo_ = std::min(dirty_lo_, lo);
+  dirty_hi_ = std::max(dirty_hi_, hi);
+}
+
 // Every unplaced item will sit at or above its candidate (the highest floor
 // over its span), so in each section the items crossing it stack from the
 // lowest candidate among them upwards: that plus their sizes must fit under

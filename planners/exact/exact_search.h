@@ -77,6 +77,11 @@ class PartSearch {
   void Raise(int r0, int r1, int64_t from, int64_t to);
   void RaiseCandidates(int r0, int r1, int64_t floor);
   void RestoreCandidates(size_t mark);
+  void Dirty(int lo, int hi);
+  // Calls visit(c) for every unplaced item c whose span meets [lo, hi)
+  // (lo < hi), until it returns false; false then.
+  template <typename Visit>
+  bool ForEachUnplacedOver(int lo, int hi, Visit&& visit);
 
   Part& part_;
   const ExactOptions& options_;
@@ -103,25 +108,6 @@ class PartSearch {
   // The items by tree node: node_items_[node_items_at_[node] ..
   // node_items_at_[node + 1]) hold the items whose cover has the node.
   std::vector<int> node_items_, node_items_at_;
-  // Calls visit(c) for every unplaced item c whose span meets [lo, hi)
-  // (lo < hi), until it returns false; false then. The items that cross lo
-  // are those of the nodes above lo's leaf (each once: an item's cover
-  // nodes are disjoint); the others start inside.
-  template <typename Visit>
-  bool ForEachUnplacedOver(int lo, int hi, Visit&& visit) {
-    for (int node = low_.leaves() + lo; node >= 1; node >>= 1) {
-      for (int k = node_items_at_[node]; k < node_items_at_[node + 1]; ++k) {
-        const int c = node_items_[k];
-        if (!placed(c) && !visit(c)) return false;
-      }
-    }
-    for (int s = lo + 1; s < hi; ++s) {
-      for (int c : part_.starts[s]) {
-        if (!placed(c) && !visit(c)) return false;
-      }
-    }
-    return true;
-  }
   // cand_[c]: the unplaced item c's candidate, the highest floor over its
   // span (at least its fixed_top). Floors only rise on the way down, each
   // rise over a range to one value, so a rise lifts the candidates of the
@@ -138,10 +124,6 @@ class PartSearch {
   // passed (a state that fails is only ever left by undoing back to one
   // that passed), so SectionsFit checks only there.
   int dirty_lo_ = 0, dirty_hi_ = 0;
-  void Dirty(int lo, int hi) {
-    dirty_lo_ = std::min(dirty_lo_, lo);
-    dirty_hi_ = std::max(dirty_hi_, hi);
-  }
   // The unplaced items: the first num_unplaced_ of unplaced_, where
   // unplaced_at_ is each item's index (the placed ones follow them).
   std::vector<int> unplaced_, unplaced_at_;
