@@ -490,6 +490,7 @@ void PartSearch::Raise(int r0, int r1, int64_t from, int64_t to) {
 // Floors over [r0, r1) rose to `floor`: so do the candidates of the
 // unplaced items that cross them (every section those items cross is live).
 void PartSearch::RaiseCandidates(int r0, int r1, int64_t floor) {
+  if (!inference_) return;  // (Reset reads them afresh at every search.)
   ForEachUnplacedOver(r0, r1, [&](int c) {
     if (cand_[c] < floor) {
       cand_trail_.emplace_back(c, cand_[c]);
