@@ -39,7 +39,24 @@ PartSearch::PartSearch(Part& part, const ExactOptions& options)
     for (int k = cover_at_[c]; k < cover_at_[c + 1]; ++k)
       node_items_[fill[cover_[k]]++] = c;
   }
-  cand_.resize(n);
+  // Every search starts from the same floors (the part's base where items
+  // cross, Reset), so from the same candidates: each span's highest floor,
+  // read from a maximum tree of the floors on its cover nodes (not the
+  // span's sections, whose sum can be the number of items times the number
+  // of sections).
+  const int leaves = low_.leaves();
+  std::vector<int64_t> floor_max(2 * static_cast<size_t>(leaves), 0);
+  for (int s = 0; s < sections; ++s)
+    floor_max[leaves + s] = part.load[s] > 0 ? part.base[s] : kInf;
+  for (int i = leaves - 1; i >= 1; --i)
+    floor_max[i] = std::max(floor_max[2 * i], floor_max[2 * i + 1]);
+  start_cand_.resize(n);
+  for (int c = 0; c < n; ++c) {
+    int64_t cand = part.items[c].fixed_top;
+    for (int k = cover_at_[c]; k < cover_at_[c + 1]; ++k)
+      cand = std::max(cand, floor_max[cover_[k]]);
+    start_cand_[c] = cand;
+  }
   offset_.resize(n);
   covered_.assign(sections + 1, 0);
   unplaced_.resize(n);
@@ -251,12 +268,7 @@ void PartSearch::Reset(int64_t height) {
     eff_[s] = rem_[s] > 0 ? part_.base[s] : kInf;
     if (rem_[s] > 0) ToggleFloor(static_cast<int>(s), eff_[s]);
   }
-  for (size_t c = 0; c < part_.items.size(); ++c) {
-    const Item& item = part_.items[c];
-    int64_t cand = item.fixed_top;
-    for (int t = item.s0; t < item.s1; ++t) cand = std::max(cand, eff_[t]);
-    cand_[c] = cand;
-  }
+  cand_ = start_cand_;
   cand_trail_.clear();
   place_marks_.clear();
   dirty_lo_ = 0;

@@ -114,7 +114,7 @@ class PartSearch {
   // unplaced items that cross the range to that value; cand_trail_ keeps
   // the values it replaced (item, candidate), undone in reverse on the way
   // back. place_marks_: cand_trail_'s size before each placement.
-  std::vector<int64_t> cand_;
+  std::vector<int64_t> cand_, start_cand_;  // start_cand_: at Reset
   std::vector<std::pair<int, int64_t>> cand_trail_;
   std::vector<size_t> place_marks_;
   // [dirty_lo_, dirty_hi_) holds every section whose lowest candidate may
