@@ -40,14 +40,16 @@ PartSearch::PartSearch(Part& part, const ExactOptions& options)
       node_items_[fill[cover_[k]]++] = c;
   }
   // Every search starts from the same floors (the part's base where items
-  // cross, Reset), so from the same candidates: each span's highest floor,
+  // cross), so from the same candidates: each span's highest floor,
   // read from a maximum tree of the floors on its cover nodes (not the
   // span's sections, whose sum can be the number of items times the number
   // of sections).
+  start_eff_.resize(sections);
+  for (int s = 0; s < sections; ++s)
+    start_eff_[s] = part.load[s] > 0 ? part.base[s] : kInf;
   const int leaves = low_.leaves();
   std::vector<int64_t> floor_max(2 * static_cast<size_t>(leaves), 0);
-  for (int s = 0; s < sections; ++s)
-    floor_max[leaves + s] = part.load[s] > 0 ? part.base[s] : kInf;
+  std::copy(start_eff_.begin(), start_eff_.end(), floor_max.begin() + leaves);
   for (int i = leaves - 1; i >= 1; --i)
     floor_max[i] = std::max(floor_max[2 * i], floor_max[2 * i + 1]);
   start_cand_.resize(n);
@@ -264,8 +266,8 @@ void PartSearch::Reset(int64_t height) {
   rem_ = part_.load;
   floor_hash_ = {0, 0};
   unplaced_hash_ = {0, 0};
+  eff_ = start_eff_;
   for (size_t s = 0; s < eff_.size(); ++s) {
-    eff_[s] = rem_[s] > 0 ? part_.base[s] : kInf;
     if (rem_[s] > 0) ToggleFloor(static_cast<int>(s), eff_[s]);
   }
   cand_ = start_cand_;
@@ -353,10 +355,9 @@ bool PartSearch::SectionsFit() {
     low_.Clear();
     return false;
   }
-  return low_.SettleAndClear(
-      static_cast<int>(rem_.size()), lo, hi, [this](int s, int64_t low) {
-        return low >= kInf || low + rem_[s] <= height_;
-      });
+  return low_.SettleAndClear(sections, lo, hi, [this](int s, int64_t low) {
+    return low >= kInf || low + rem_[s] <= height_;
+  });
 }
 
 // The cell to decide: a section of a "valley" (a run of equal floor whose

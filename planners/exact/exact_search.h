@@ -99,7 +99,7 @@ class PartSearch {
   int64_t candidate_work_ = 0;
   std::vector<char> group_seen_;  // by group: KeepOnePerGroup's marks
   // eff_[s]: the floor of section s when items still cross it, else kInf.
-  std::vector<int64_t> eff_;
+  std::vector<int64_t> eff_, start_eff_;  // start_eff_: at Reset
   std::vector<int64_t> rem_;  // sizes of the unplaced items crossing s
   MinMarks low_;              // scratch of SectionsFit
   // The tree nodes of low_ that cover item c's span: cover_[cover_at_[c] ..
