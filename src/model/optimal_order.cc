@@ -514,7 +514,7 @@ class SegmentModel {
 class ZeroedWords {
  public:
   ZeroedWords() = default;
-  explicit ZeroedWords(size_t count) : count_(count) {
+  explicit ZeroedWords(size_t count) {
 #ifdef __linux__
     bytes_ = count * sizeof(uint64_t);
     void* p = mmap(nullptr, bytes_, PROT_READ | PROT_WRITE,
@@ -533,7 +533,6 @@ class ZeroedWords {
   ZeroedWords& operator=(ZeroedWords&& other) noexcept {
     Release();
     data_ = std::exchange(other.data_, nullptr);
-    count_ = std::exchange(other.count_, 0);
     bytes_ = std::exchange(other.bytes_, 0);
     fallback_ = std::move(other.fallback_);
     return *this;
@@ -541,7 +540,6 @@ class ZeroedWords {
   ~ZeroedWords() { Release(); }
 
   uint64_t* data() const { return data_; }
-  size_t size() const { return count_; }
 
  private:
   void Release() {
@@ -553,7 +551,6 @@ class ZeroedWords {
   }
 
   uint64_t* data_ = nullptr;
-  size_t count_ = 0;
   size_t bytes_ = 0;  // mapped, when not in fallback_
   std::vector<uint64_t> fallback_;
 };
