@@ -2,7 +2,7 @@
 // the upper-bound baseline. memplan/symbolic.h states the contracts.
 //
 // Every offset the greedy places is a polynomial in the binomial basis of
-// the dims (model/binomial_poly.h). A candidate is 0, the top of a placed
+// the dims (symbolic/binomial_poly.h). A candidate is 0, the top of a placed
 // conflicting buffer, or the envelope of all their tops (the coefficient-
 // wise maximum, >= each top over the whole box, so always valid above
 // them), each rounded up to the buffer's alignment. The pairwise check is
@@ -33,7 +33,7 @@
 #include "memplan/problem.h"
 #include "memplan/symbolic.h"
 #include "memplan/verify.h"
-#include "model/binomial_poly.h"
+#include "symbolic/binomial_poly.h"
 
 namespace memplan {
 namespace {

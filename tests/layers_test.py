@@ -16,14 +16,17 @@ ROOT = pathlib.Path(__file__).resolve().parent.parent
 ALLOWED = {
     "base": set(),
     "model": {"base"},
+    "order": {"base", "model"},
+    "symbolic": {"base", "model"},
     "formats": {"base", "model"},
     "load": {"base", "model", "formats"},
     "placement": {"base", "model"},
-    "planning": {"base", "model", "placement"},
+    "planning": {"base", "model", "placement", "order", "symbolic"},
     "report": {"base", "model", "formats", "planning"},
-    "onnx": {"base", "model", "formats"},
+    "onnx": {"base", "model", "formats", "symbolic"},
     "workloads": {"base", "model"},
-    "planners": {"base", "model", "placement", "planning"},
+    "planners": {"base", "model", "placement", "planning", "order",
+                 "symbolic"},
 }
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
 

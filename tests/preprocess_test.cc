@@ -1,7 +1,7 @@
 // The shared preprocessing of the exact planners: the unit, the time
 // sections, explicit conflicts and interchangeable buffers.
 
-#include "model/preprocess.h"
+#include "exact/preprocess.h"
 
 #include <algorithm>
 #include <utility>

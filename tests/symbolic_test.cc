@@ -16,7 +16,7 @@
 #include "memplan/memplan.h"
 #include "memplan/problem.h"
 #include "memplan/verify.h"
-#include "model/binomial_poly.h"
+#include "symbolic/binomial_poly.h"
 #include "symbolic_graphs.h"
 #include "test_util.h"
 #include "workloads/symbolic_decoder.h"

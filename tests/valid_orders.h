@@ -1,5 +1,5 @@
 // The valid op orders of a small graph, checked independently of the
-// library's DAG (model/op_dag.h), for tests that try every permutation; and
+// library's DAG (order/op_dag.h), for tests that try every permutation; and
 // what the tests of the orderings measure orders and build graphs with.
 
 #ifndef MEMPLAN_TESTS_VALID_ORDERS_H_

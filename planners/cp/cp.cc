@@ -22,7 +22,7 @@
 #include "base/planner_util.h"
 #include "planners.h"
 #include "model/conflict_graph.h"
-#include "model/preprocess.h"
+#include "exact/preprocess.h"
 #include "base/status_macros.h"
 #include "memplan/problem.h"
 #include "memplan/verify.h"

@@ -10,7 +10,7 @@
 #include <utility>
 #include <vector>
 
-#include "model/preprocess.h"
+#include "exact/preprocess.h"
 #include "memplan/problem.h"
 
 namespace memplan::internal::exact {

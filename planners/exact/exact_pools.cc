@@ -21,7 +21,7 @@
 #include "memplan/planners/hill_climb.h"
 #include "memplan/problem.h"
 #include "memplan/verify.h"
-#include "model/preprocess.h"
+#include "exact/preprocess.h"
 #include "planners.h"
 
 namespace memplan::internal::exact {

@@ -5,7 +5,7 @@
 // imports: at the grid of the first kInterpolationPoints values of each
 // ranged dim (all of its values when the range is narrower), each tensor's
 // size is interpolated in the binomial basis (forward differences, as in
-// src/model/binomial_poly.h), of degree at most kMaxImportDegree in each dim
+// src/symbolic/binomial_poly.h), of degree at most kMaxImportDegree in each dim
 // (the next difference must vanish). The polynomials are then checked
 // against fresh imports at further values of each dim (its maximum, values
 // in between), and the graph's structure (ops, tensors, names, kinds, view

@@ -2,7 +2,7 @@
 //
 // Every condition is "some polynomial is >= 0 on the box" or "some
 // polynomial is a multiple of a on the box"; both are decided in the
-// binomial basis (model/binomial_poly.h). For two conflicting buffers i and
+// binomial basis (symbolic/binomial_poly.h). For two conflicting buffers i and
 // j the verifier asks for one side over the whole box: i below j
 // (o_j - o_i - s_i >= 0 everywhere) or j below i. The side is the one that
 // holds at the dims' minima; if it fails at some value where the other side
@@ -20,7 +20,7 @@
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
 #include "memplan/symbolic.h"
-#include "model/binomial_poly.h"
+#include "symbolic/binomial_poly.h"
 
 namespace memplan {
 namespace {

@@ -5,7 +5,7 @@
 // it (its producers; graph inputs from the start) runs no later than v in
 // every order, and one of the ops that end it (its readers; graph outputs
 // until the end) no earlier: an ancestor (or v) and a descendant (or v) in
-// the DAG every ordering keeps (model/op_dag.h). Summed at each op, the
+// the DAG every ordering keeps (order/op_dag.h). Summed at each op, the
 // largest sum is a bound on the peak of every such order. So is the sum
 // of the graph outputs, all alive at every order's last step (one per
 // in-place merge set, the largest).
@@ -34,9 +34,9 @@
 #include "base/status_macros.h"
 #include "memplan/problem.h"
 #include "memplan/reorder.h"
-#include "model/cut_bound.h"
-#include "model/op_dag.h"
-#include "model/order_bound.h"
+#include "order/cut_bound.h"
+#include "order/op_dag.h"
+#include "order/order_bound.h"
 
 namespace memplan {
 namespace {

@@ -14,7 +14,7 @@
 #include "base/status_macros.h"
 #include "memplan/problem.h"
 #include "memplan/symbolic.h"
-#include "model/binomial_poly.h"
+#include "symbolic/binomial_poly.h"
 
 namespace memplan {
 

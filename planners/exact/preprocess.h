@@ -2,8 +2,8 @@
 // once (not public API). All of it is for a single-pool problem: alignments
 // are the effective ones in pool 0.
 
-#ifndef MEMPLAN_MODEL_PREPROCESS_H_
-#define MEMPLAN_MODEL_PREPROCESS_H_
+#ifndef MEMPLAN_PLANNERS_EXACT_PREPROCESS_H_
+#define MEMPLAN_PLANNERS_EXACT_PREPROCESS_H_
 
 #include <span>
 #include <vector>
@@ -47,4 +47,4 @@ std::vector<BufferId> TwinClasses(const Problem& problem, Bytes unit);
 
 }  // namespace memplan::internal
 
-#endif  // MEMPLAN_MODEL_PREPROCESS_H_
+#endif  // MEMPLAN_PLANNERS_EXACT_PREPROCESS_H_

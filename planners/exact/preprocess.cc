@@ -1,7 +1,7 @@
 // What the exact planners compute before they search (see
-// model/preprocess.h).
+// exact/preprocess.h).
 
-#include "model/preprocess.h"
+#include "exact/preprocess.h"
 
 #include <algorithm>
 #include <numeric>

@@ -2,14 +2,14 @@
 // LowerBoundOverOrders): per op, the fewest bytes any order can hold while
 // it runs, found as a minimum cut.
 
-#ifndef MEMPLAN_MODEL_CUT_BOUND_H_
-#define MEMPLAN_MODEL_CUT_BOUND_H_
+#ifndef MEMPLAN_ORDER_CUT_BOUND_H_
+#define MEMPLAN_ORDER_CUT_BOUND_H_
 
 #include <cstdint>
 #include <vector>
 
 #include "memplan/problem.h"
-#include "model/op_dag.h"
+#include "order/op_dag.h"
 
 namespace memplan::internal {
 
@@ -50,4 +50,4 @@ void CutBound(const Dag& dag, const std::vector<ViewGroup>& groups,
 
 }  // namespace memplan::internal
 
-#endif  // MEMPLAN_MODEL_CUT_BOUND_H_
+#endif  // MEMPLAN_ORDER_CUT_BOUND_H_

@@ -1,6 +1,6 @@
 // The dependency DAG every op ordering keeps. See op_dag.h.
 
-#include "model/op_dag.h"
+#include "order/op_dag.h"
 
 #include <algorithm>
 #include <numeric>

@@ -19,7 +19,7 @@
 #include "absl/strings/str_join.h"
 #include "base/status_macros.h"
 #include "memplan/problem.h"
-#include "model/op_dag.h"
+#include "order/op_dag.h"
 
 namespace memplan {
 namespace {

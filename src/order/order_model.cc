@@ -1,4 +1,4 @@
-#include "model/order_model.h"
+#include "order/order_model.h"
 
 #include <algorithm>
 #include <string>
@@ -11,7 +11,7 @@
 #include "base/status_macros.h"
 #include "memplan/problem.h"
 #include "memplan/reorder.h"
-#include "model/op_dag.h"
+#include "order/op_dag.h"
 
 namespace memplan::internal {
 

@@ -23,8 +23,8 @@
 // Limits: at most 8 dims and degree 20 in each; arithmetic is exact in
 // int64 and reports overflow instead of wrapping.
 
-#ifndef MEMPLAN_MODEL_BINOMIAL_POLY_H_
-#define MEMPLAN_MODEL_BINOMIAL_POLY_H_
+#ifndef MEMPLAN_SYMBOLIC_BINOMIAL_POLY_H_
+#define MEMPLAN_SYMBOLIC_BINOMIAL_POLY_H_
 
 #include <cstdint>
 #include <string>
@@ -147,4 +147,4 @@ SignProof ProveNonNegative(const BinomialPoly& p,
 
 }  // namespace memplan::internal
 
-#endif  // MEMPLAN_MODEL_BINOMIAL_POLY_H_
+#endif  // MEMPLAN_SYMBOLIC_BINOMIAL_POLY_H_

@@ -1,8 +1,8 @@
 // LowerBoundOverOrders() with what it is made of (memplan/reorder.h), and
 // "window"'s order given it.
 
-#ifndef MEMPLAN_MODEL_ORDER_BOUND_H_
-#define MEMPLAN_MODEL_ORDER_BOUND_H_
+#ifndef MEMPLAN_ORDER_ORDER_BOUND_H_
+#define MEMPLAN_ORDER_ORDER_BOUND_H_
 
 #include <cstdint>
 #include <optional>
@@ -34,4 +34,4 @@ absl::StatusOr<WindowOrder> ComputeWindowOpOrder(
 
 }  // namespace memplan::internal
 
-#endif  // MEMPLAN_MODEL_ORDER_BOUND_H_
+#endif  // MEMPLAN_ORDER_ORDER_BOUND_H_

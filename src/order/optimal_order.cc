@@ -3,7 +3,7 @@
 //
 // The search runs on a model of the peak that never exceeds the lower bound
 // of BuildProblem() for the same order (the measure every ordering is judged
-// by): per view group (model/op_dag.h, sizes aligned as BuildProblem's
+// by): per view group (order/op_dag.h, sizes aligned as BuildProblem's
 // buffers), alive from the first op that starts it (graph inputs from the
 // start) to the last op that ends it (graph outputs to the end). The one
 // thing the order decides besides lifetimes, an in-place merge, is counted
@@ -53,9 +53,9 @@
 #include "base/status_macros.h"
 #include "memplan/problem.h"
 #include "memplan/reorder.h"
-#include "model/op_dag.h"
-#include "model/order_bound.h"
-#include "model/order_model.h"
+#include "order/op_dag.h"
+#include "order/order_bound.h"
+#include "order/order_model.h"
 
 namespace memplan {
 namespace {

@@ -11,7 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
 #include "memplan/symbolic.h"
-#include "model/binomial_poly.h"
+#include "symbolic/binomial_poly.h"
 
 namespace memplan {
 

@@ -2,13 +2,13 @@
 // (optimal_order.cc) and "window" (window_order.cc) search on, and the
 // measure both judge their orders by. See memplan/reorder.h.
 //
-// Per view group (model/op_dag.h), bytes are alive from the first op that
+// Per view group (order/op_dag.h), bytes are alive from the first op that
 // starts it (graph inputs from the start) to the last op that ends it
 // (graph outputs to the end); an in-place merge is counted as if it
 // happened wherever the order allows it.
 
-#ifndef MEMPLAN_MODEL_ORDER_MODEL_H_
-#define MEMPLAN_MODEL_ORDER_MODEL_H_
+#ifndef MEMPLAN_ORDER_ORDER_MODEL_H_
+#define MEMPLAN_ORDER_ORDER_MODEL_H_
 
 #include <string>
 #include <utility>
@@ -18,7 +18,7 @@
 #include "absl/status/statusor.h"
 #include "memplan/problem.h"
 #include "memplan/types.h"
-#include "model/op_dag.h"
+#include "order/op_dag.h"
 
 namespace memplan::internal {
 
@@ -63,4 +63,4 @@ absl::StatusOr<Bytes> OrderPeak(const Graph& graph,
 
 }  // namespace memplan::internal
 
-#endif  // MEMPLAN_MODEL_ORDER_MODEL_H_
+#endif  // MEMPLAN_ORDER_ORDER_MODEL_H_

@@ -4,8 +4,8 @@
 // by the orderings (reorder.cc) and the lower bound over all orders
 // (order_bound.cc).
 
-#ifndef MEMPLAN_MODEL_OP_DAG_H_
-#define MEMPLAN_MODEL_OP_DAG_H_
+#ifndef MEMPLAN_ORDER_OP_DAG_H_
+#define MEMPLAN_ORDER_OP_DAG_H_
 
 #include <limits>
 #include <string>
@@ -77,4 +77,4 @@ absl::StatusOr<std::pair<std::vector<int>, Bytes>> MemoryOrder(
 
 }  // namespace memplan::internal
 
-#endif  // MEMPLAN_MODEL_OP_DAG_H_
+#endif  // MEMPLAN_ORDER_OP_DAG_H_

@@ -1,4 +1,4 @@
-// The cut refinement of the bound over op orders. See model/cut_bound.h.
+// The cut refinement of the bound over op orders. See order/cut_bound.h.
 //
 // For op u, with D the set of ops before it, a free op x (neither an
 // ancestor nor a descendant of u) is in D or not; every ancestor is, no
@@ -17,7 +17,7 @@
 // leaves on the source's side the closure of the least weight, which is
 // the cut's capacity less every gain.
 
-#include "model/cut_bound.h"
+#include "order/cut_bound.h"
 
 #include <algorithm>
 #include <cstdint>
@@ -26,7 +26,7 @@
 #include <vector>
 
 #include "memplan/problem.h"
-#include "model/op_dag.h"
+#include "order/op_dag.h"
 
 namespace memplan::internal {
 namespace {

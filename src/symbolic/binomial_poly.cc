@@ -1,4 +1,4 @@
-#include "model/binomial_poly.h"
+#include "symbolic/binomial_poly.h"
 
 #include <algorithm>
 #include <cstdint>

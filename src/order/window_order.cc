@@ -3,7 +3,7 @@
 // ops that make graph outputs to the end. See memplan/reorder.h.
 //
 // The bytes alive are counted on the model "optimal" searches on
-// (model/order_model.h): per view group (model/op_dag.h), alive from the first
+// (order/order_model.h): per view group (order/op_dag.h), alive from the first
 // op that starts it to the last op that ends it, an in-place merge counted
 // as if it happened wherever the order allows it. The order it returns is
 // judged by the real measure, LowerBound(BuildProblem()), at the end.
@@ -30,9 +30,9 @@
 #include "base/status_macros.h"
 #include "memplan/problem.h"
 #include "memplan/reorder.h"
-#include "model/op_dag.h"
-#include "model/order_bound.h"
-#include "model/order_model.h"
+#include "order/op_dag.h"
+#include "order/order_bound.h"
+#include "order/order_model.h"
 
 namespace memplan {
 namespace {
@@ -91,7 +91,7 @@ struct Frontier {
   bool operator==(const Frontier&) const = default;
 };
 
-// The model of the bytes alive (model/order_model.h): what each op starts,
+// The model of the bytes alive (order/order_model.h): what each op starts,
 // may end and may write in place, by op index; and, for one current order,
 // the same by position.
 class Model {
