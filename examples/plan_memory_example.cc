@@ -43,7 +43,8 @@ int main() {
   absl::StatusOr<memplan::GraphPlan> result =
       memplan::PlanMemory(graph, options);
   if (!result.ok()) {
-    std::fprintf(stderr, "%s\n", std::string(result.status().message()).c_str());
+    std::fprintf(stderr, "%s\n",
+                 std::string(result.status().message()).c_str());
     return 1;
   }
   for (const memplan::TensorPlacement& t : result->tensors) {
