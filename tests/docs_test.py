@@ -185,6 +185,7 @@ class Scratch:
     self.env = dict(os.environ)
     self.env["PATH"] = self.bin + os.pathsep + os.environ.get("PATH", "")
     self.env["PYTHONDONTWRITEBYTECODE"] = "1"
+    self.env["PS4"] = "$ "
     self.env.pop("PYTHONPATH", None)
 
   def close(self):
@@ -193,7 +194,7 @@ class Scratch:
 
 DRIVER = r'''
 import json, os, sys, traceback
-control = os.fdopen(3, "w")
+control = os.fdopen(int(sys.argv[1]), "w")
 namespace = {"__name__": "__main__"}
 saved = os.dup(1), os.dup(2)
 for request in sys.stdin:
@@ -221,17 +222,20 @@ class PythonSession:
     read_end, write_end = os.pipe()
     self.control = os.fdopen(read_end, "r")
     self.proc = subprocess.Popen(
-        [python, "-c", DRIVER], cwd=scratch.dir, env=scratch.env,
-        stdin=subprocess.PIPE, text=True, pass_fds=(write_end,),
-        preexec_fn=lambda: os.dup2(write_end, 3))
+        [python, "-c", DRIVER, str(write_end)], cwd=scratch.dir,
+        env=scratch.env, stdin=subprocess.PIPE, text=True,
+        pass_fds=(write_end,))
     os.close(write_end)
 
   def run(self, block, timeout):
     log = os.path.join(self.scratch.base, "python.log")
     name = f"{block.page}:{block.line}"
-    self.proc.stdin.write(json.dumps(
-        {"code": block.text, "name": name, "log": log}) + "\n")
-    self.proc.stdin.flush()
+    try:
+      self.proc.stdin.write(json.dumps(
+          {"code": block.text, "name": name, "log": log}) + "\n")
+      self.proc.stdin.flush()
+    except BrokenPipeError:
+      return False, "(the interpreter exited)"
     ready, _, _ = select.select([self.control], [], [], timeout)
     answer = self.control.readline() if ready else ""
     output = open(log).read() if os.path.exists(log) else ""
@@ -257,7 +261,9 @@ class PythonSession:
 def run_shell(block, scratch, timeout):
   script = console_script(block.text) if block.lang == "console" else block.text
   try:
-    proc = subprocess.run(["bash", "-e", "-o", "pipefail", "-c", script],
+    # -x with PS4 shows each command before its output, so that a failure
+    # shows which command of the block failed.
+    proc = subprocess.run(["bash", "-e", "-o", "pipefail", "-x", "-c", script],
                           cwd=scratch.dir, env=scratch.env,
                           stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                           stderr=subprocess.STDOUT, text=True, timeout=timeout)
