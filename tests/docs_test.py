@@ -290,6 +290,18 @@ def normalized(lines):
   return textwrap.dedent("\n".join(l.rstrip() for l in lines)).split("\n")
 
 
+def registered(path, root):
+  """Whether the build compiles the program the block quotes."""
+  rel = os.path.relpath(path, root)
+  if not rel.startswith("examples/"):
+    return True, rel  # tests/consumer: the install tests build it
+  with open(os.path.join(root, "CMakeLists.txt")) as f:
+    if rel in f.read():
+      return True, rel
+  return False, (f"the block quotes {rel}, which CMakeLists.txt does not "
+                 "build: add it with add_executable and add_test")
+
+
 def check_excerpt(block, root):
   want = block.text.rstrip("\n").split("\n")
   while want and not want[0].strip():
@@ -305,7 +317,7 @@ def check_excerpt(block, root):
       if line.strip() != want[0].strip():
         continue
       if normalized(have[start:start + len(want)]) == want:
-        return True, os.path.relpath(path, root)
+        return registered(path, root)
   names = ", ".join(os.path.relpath(p, root) for p in candidates)
   return False, ("the block is not a contiguous excerpt of any of: " + names +
                  "\n(copy it from the program, or change the program and "
