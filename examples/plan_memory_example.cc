@@ -4,8 +4,8 @@
 //
 // Build it with the library (docs/building.md) and run it: it prints each
 // tensor's offset (relu shares conv's bytes: the op may work in place) and
-// the arena size the program needs. The weights are constants, which the runtime keeps
-// elsewhere: they are not planned.
+// the arena size the program needs. The weights are constants, which the
+// runtime keeps elsewhere: they are not planned.
 
 #include <cstdio>
 
