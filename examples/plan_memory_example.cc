@@ -2,10 +2,10 @@
 //
 //   input -> conv -> relu -> pool -> output
 //
-// Build it with the library (see README) and run it: it prints each tensor's
-// offset (relu shares conv's bytes: the op may work in place) and the arena
-// size the program needs. The weights are constants, which the runtime keeps
-// elsewhere: they are not planned.
+// Build it with the library (docs/building.md) and run it: it prints each
+// tensor's offset (relu shares conv's bytes: the op may work in place) and
+// the arena size the program needs. The weights are constants, which the
+// runtime keeps elsewhere: they are not planned.
 
 #include <cstdio>
 
@@ -43,7 +43,8 @@ int main() {
   absl::StatusOr<memplan::GraphPlan> result =
       memplan::PlanMemory(graph, options);
   if (!result.ok()) {
-    std::fprintf(stderr, "%s\n", std::string(result.status().message()).c_str());
+    std::fprintf(stderr, "%s\n",
+                 std::string(result.status().message()).c_str());
     return 1;
   }
   for (const memplan::TensorPlacement& t : result->tensors) {
