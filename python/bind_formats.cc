@@ -232,11 +232,13 @@ void BindBufferCsv(py::module_& m) {
 }
 
 void BindPlanFiles(py::module_& m) {
-  m.def("_read_plan", &ReadPlan,
-      py::arg("input"), py::arg("path"), py::arg("recorded"),
-      py::arg("reorder"), py::arg("alignment"), py::arg("pools"),
-      py::arg("capacity"), py::arg("plan_constants"), py::arg("plan_inputs"),
-      py::arg("plan_outputs"));
+  // The defaults are read_plan's with no build option given: the ones
+  // the plan file records fill in what the input leaves open.
+  m.def("_read_plan", &ReadPlan, py::arg("input"), py::arg("path"),
+        py::kw_only(), py::arg("recorded") = true, py::arg("reorder") = "",
+        py::arg("alignment") = 1, py::arg("pools") = py::none(),
+        py::arg("capacity") = 0, py::arg("plan_constants") = false,
+        py::arg("plan_inputs") = true, py::arg("plan_outputs") = true);
   m.def(
       "_write_file",
       [](const std::string& path, const py::bytes& data) {

@@ -111,6 +111,77 @@ PlannerOptions OptionsOf(const py::dict& options) {
   return out;
 }
 
+// The search's limits, seed and threads of `solve`, checked.
+PlanOptions PlanOptionsOf(const SolveArgs& solve) {
+  PlanOptions options;
+  if (solve.time_limit.has_value()) {
+    if (*solve.time_limit < 0) throw py::value_error("time_limit is negative");
+    options.time_limit = absl::Seconds(*solve.time_limit);
+  }
+  if (solve.work_limit.has_value()) {
+    if (*solve.work_limit < 0) throw py::value_error("work_limit is negative");
+    options.work_limit = *solve.work_limit;
+  }
+  options.seed = solve.seed;
+  if (solve.threads < 1) throw py::value_error("threads must be at least 1");
+  options.threads = solve.threads;
+  return options;
+}
+
+// The caller's progress callback runs with the GIL; its first exception
+// (kept in *error) stops further calls and is raised once the plan is made.
+void SetProgress(const SolveArgs& solve,
+                 std::optional<py::error_already_set>* error,
+                 PlanOptions* options) {
+  if (solve.progress.is_none()) return;
+  options->progress = [&solve, error](const Progress& progress) {
+    py::gil_scoped_acquire acquire;
+    if (error->has_value()) return;
+    try {
+      solve.progress(progress.peak, std::string(progress.planner));
+    } catch (py::error_already_set& e) {
+      *error = std::move(e);
+    }
+  };
+}
+
+// The order of the smallest placed peak; the result records the ordering
+// that gave it, which verify() recomputes by name.
+void PlanPlaced(const Graph& graph, const std::string& name,
+                const SolveArgs& solve, const PlanOptions& options,
+                PlanResult* result) {
+  PlanMemoryOptions memory_options;
+  memory_options.build = result->build;
+  memory_options.planner = name;
+  memory_options.planner_options = solve.options;
+  memory_options.plan = options;
+  memory_options.reorder = kPlacedOrdering;
+  absl::StatusOr<GraphPlan> best;
+  {
+    py::gil_scoped_release release;
+    best = PlanMemory(graph, memory_options);
+  }
+  GraphPlan chosen = Take(std::move(best));
+  result->reorder = chosen.reorder;
+  result->op_order = chosen.op_order;
+  result->graph = PermuteOps(graph, chosen.op_order);
+  result->problem = std::move(chosen.problem);
+  result->plan = std::move(chosen.plan);
+}
+
+// Plans result->problem, built in the op order already chosen.
+void PlanProblem(const std::string& name, const SolveArgs& solve,
+                 const PlanOptions& options, PlanResult* result) {
+  py::gil_scoped_release release;
+  PlanMemoryOptions memory_options;
+  memory_options.planner = name;
+  memory_options.planner_options = solve.options;
+  memory_options.plan = options;
+  absl::StatusOr<Plan> plan = PlanMemory(result->problem, memory_options);
+  py::gil_scoped_acquire acquire;
+  result->plan = Take(std::move(plan));
+}
+
 // What PlanMemory(graph) does (memplan/memplan.h), with the planner's own
 // options.
 PlanResult RunPlanner(const py::object& input, const SolveArgs& solve,
@@ -131,65 +202,15 @@ PlanResult RunPlanner(const py::object& input, const SolveArgs& solve,
                          ? Take(BuildProblem(*result.graph, result.build))
                          : ProblemOf(input, result.build);
   }
-  PlanOptions options;
-  if (solve.time_limit.has_value()) {
-    if (*solve.time_limit < 0) throw py::value_error("time_limit is negative");
-    options.time_limit = absl::Seconds(*solve.time_limit);
-  }
-  if (solve.work_limit.has_value()) {
-    if (*solve.work_limit < 0) throw py::value_error("work_limit is negative");
-    options.work_limit = *solve.work_limit;
-  }
-  options.seed = solve.seed;
-  if (solve.threads < 1) throw py::value_error("threads must be at least 1");
-  options.threads = solve.threads;
-  const std::string name = solve.planner.empty()
-                               ? std::string(DefaultPlannerName())
-                               : solve.planner;
-  // The caller's progress callback runs with the GIL; its first exception
-  // stops further calls and is raised once the plan is made.
+  PlanOptions options = PlanOptionsOf(solve);
+  const std::string name =
+      solve.planner.empty() ? std::string(DefaultPlannerName()) : solve.planner;
   std::optional<py::error_already_set> progress_error;
-  if (!solve.progress.is_none()) {
-    options.progress = [&solve, &progress_error](const Progress& progress) {
-      py::gil_scoped_acquire acquire;
-      if (progress_error.has_value()) return;
-      try {
-        solve.progress(progress.peak, std::string(progress.planner));
-      } catch (py::error_already_set& error) {
-        progress_error = std::move(error);
-      }
-    };
-  }
+  SetProgress(solve, &progress_error, &options);
   if (placed) {
-    // The order of the smallest placed peak; the result records the
-    // ordering that gave it, which verify() recomputes by name.
-    const Graph& graph = input.cast<const Graph&>();
-    PlanMemoryOptions memory_options;
-    memory_options.build = result.build;
-    memory_options.planner = name;
-    memory_options.planner_options = solve.options;
-    memory_options.plan = options;
-    memory_options.reorder = kPlacedOrdering;
-    absl::StatusOr<GraphPlan> best;
-    {
-      py::gil_scoped_release release;
-      best = PlanMemory(graph, memory_options);
-    }
-    GraphPlan chosen = Take(std::move(best));
-    result.reorder = chosen.reorder;
-    result.op_order = chosen.op_order;
-    result.graph = PermuteOps(graph, chosen.op_order);
-    result.problem = std::move(chosen.problem);
-    result.plan = std::move(chosen.plan);
+    PlanPlaced(input.cast<const Graph&>(), name, solve, options, &result);
   } else {
-    py::gil_scoped_release release;
-    PlanMemoryOptions memory_options;
-    memory_options.planner = name;
-    memory_options.planner_options = solve.options;
-    memory_options.plan = options;
-    absl::StatusOr<Plan> plan = PlanMemory(result.problem, memory_options);
-    py::gil_scoped_acquire acquire;
-    result.plan = Take(std::move(plan));
+    PlanProblem(name, solve, options, &result);
   }
   if (progress_error.has_value()) throw *std::move(progress_error);
   result.Index();
@@ -214,7 +235,8 @@ void VerifyAgainst(const py::object& input, const PlanResult& result) {
   Check(VerifyPlan(problem, result.plan));
 }
 
-void BindPlan(py::module_& m) {
+// _plan's arguments default to what memplan.plan's do.
+void BindPlanFunction(py::module_& m) {
   m.def(
       "_plan",
       [](const py::object& input, const std::string& planner,
@@ -240,13 +262,17 @@ void BindPlan(py::module_& m) {
                         .progress = progress};
         return RunPlanner(input, solve, args);
       },
-      py::arg("input"), py::arg("planner"), py::arg("time_limit"),
-      py::arg("work_limit"), py::arg("seed"), py::arg("threads"),
-      py::arg("options"), py::arg("reorder"), py::arg("alignment"),
-      py::arg("pools"), py::arg("capacity"), py::arg("plan_constants"),
-      py::arg("plan_inputs"), py::arg("plan_outputs"),
+      py::arg("input"), py::kw_only(), py::arg("planner") = "",
+      py::arg("time_limit") = py::none(), py::arg("work_limit") = py::none(),
+      py::arg("seed") = 0, py::arg("threads") = 1,
+      py::arg("options") = py::dict(), py::arg("reorder") = "",
+      py::arg("alignment") = 1, py::arg("pools") = py::none(),
+      py::arg("capacity") = 0, py::arg("plan_constants") = false,
+      py::arg("plan_inputs") = true, py::arg("plan_outputs") = true,
       py::arg("progress") = py::none());
+}
 
+void BindProblemFunctions(py::module_& m) {
   m.def(
       "_build_problem",
       [](const py::object& input, Bytes alignment,
@@ -260,10 +286,14 @@ void BindPlan(py::module_& m) {
                        .plan_outputs = plan_outputs};
         return ProblemOf(input, args.Options());
       },
-      py::arg("input"), py::arg("alignment"), py::arg("pools"),
-      py::arg("capacity"), py::arg("plan_constants"), py::arg("plan_inputs"),
-      py::arg("plan_outputs"));
+      py::arg("input"), py::kw_only(), py::arg("alignment") = 1,
+      py::arg("pools") = py::none(), py::arg("capacity") = 0,
+      py::arg("plan_constants") = false, py::arg("plan_inputs") = true,
+      py::arg("plan_outputs") = true);
+  m.def("_verify", &VerifyAgainst, py::arg("input"), py::arg("plan"));
+}
 
+void BindOrderFunctions(py::module_& m) {
   m.def(
       "_lower_bound_over_orders",
       [](const Graph& graph, Bytes alignment, bool plan_constants,
@@ -280,8 +310,9 @@ void BindPlan(py::module_& m) {
             bound->bytes,
             bound->op >= 0 ? graph.ops[bound->op].name : std::string());
       },
-      py::arg("graph"), py::arg("alignment"), py::arg("plan_constants"),
-      py::arg("plan_inputs"), py::arg("plan_outputs"), py::arg("max_work"));
+      py::arg("graph"), py::kw_only(), py::arg("alignment") = 1,
+      py::arg("plan_constants") = false, py::arg("plan_inputs") = true,
+      py::arg("plan_outputs") = true, py::arg("max_work") = 250'000'000);
 
   m.def(
       "_optimal_op_order",
@@ -299,10 +330,9 @@ void BindPlan(py::module_& m) {
         return py::make_tuple(names, optimal.peak, optimal.bound,
                               optimal.proven, optimal.work);
       },
-      py::arg("graph"), py::arg("alignment"), py::arg("plan_constants"),
-      py::arg("plan_inputs"), py::arg("plan_outputs"), py::arg("max_work"));
-
-  m.def("_verify", &VerifyAgainst, py::arg("input"), py::arg("plan"));
+      py::arg("graph"), py::kw_only(), py::arg("alignment") = 1,
+      py::arg("plan_constants") = false, py::arg("plan_inputs") = true,
+      py::arg("plan_outputs") = true, py::arg("max_work") = 500'000'000);
 }
 
 void BindPlannerRegistry(py::module_& m) {
@@ -343,7 +373,9 @@ void BindPlannerRegistry(py::module_& m) {
 }  // namespace
 
 void BindPlanning(py::module_& m) {
-  BindPlan(m);
+  BindPlanFunction(m);
+  BindProblemFunctions(m);
+  BindOrderFunctions(m);
   BindPlannerRegistry(m);
 }
 

@@ -241,13 +241,11 @@ void BindGraphDims(py::module_& m) {
       "value checked against its dim's range, sizes evaluated");
 }
 
-void BindSymbolicPlan(py::module_& m) {
-  py::class_<SymbolicPlanResult>(
-      m, "SymbolicPlan",
-      "A plan of a symbolic graph valid at every value of its dims: buckets "
-      "covering the ranges, each with offsets and a peak as expressions, "
-      "proven over its ranges")
-      .def_property_readonly(
+using SymbolicPlanClass = py::class_<SymbolicPlanResult>;
+
+// SymbolicPlan's dims, buckets, buffers and planner.
+void BindSymbolicPlanProperties(SymbolicPlanClass& plan) {
+  plan.def_property_readonly(
           "dims",
           [](const SymbolicPlanResult& r) {
             return RangesTo(r.plan.problem.dims);
@@ -286,10 +284,15 @@ void BindSymbolicPlan(py::module_& m) {
           },
           "[{name, tensors, size (the reserve, an expression), alignment, "
           "start, end}] of the symbolic problem")
-      .def_property_readonly(
-          "planner",
-          [](const SymbolicPlanResult& r) { return r.plan.planner; })
-      .def(
+      .def_property_readonly("planner", [](const SymbolicPlanResult& r) {
+        return r.plan.planner;
+      });
+}
+
+// SymbolicPlan at given values of its dims: bucket(), peak(),
+// lower_bound() and at().
+void BindSymbolicPlanValues(SymbolicPlanClass& plan) {
+  plan.def(
           "bucket",
           [](const SymbolicPlanResult& r, const py::kwargs& values) {
             return BucketDict(r, r.BucketOf(ValuesFrom(values)));
@@ -335,8 +338,11 @@ void BindSymbolicPlan(py::module_& m) {
           "(verified; memplan.verify(bind_dims(graph, seq=N), plan) checks "
           "it again), with the offsets of the bucket holding the values. Its "
           "peak is the highest byte its buffers reach there, at most "
-          "peak(seq=N)")
-      .def(
+          "peak(seq=N)");
+}
+
+void BindSymbolicPlanChecks(SymbolicPlanClass& plan) {
+  plan.def(
           "verify",
           [](const SymbolicPlanResult& r) {
             // Rebuilt from the graph: the plan must be one of that problem.
@@ -362,6 +368,17 @@ void BindSymbolicPlan(py::module_& m) {
                             ", ", r.plan.buckets.size(), " bucket",
                             r.plan.buckets.size() == 1 ? "" : "s", ")");
       });
+}
+
+void BindSymbolicPlan(py::module_& m) {
+  SymbolicPlanClass plan(
+      m, "SymbolicPlan",
+      "A plan of a symbolic graph valid at every value of its dims: buckets "
+      "covering the ranges, each with offsets and a peak as expressions, "
+      "proven over its ranges");
+  BindSymbolicPlanProperties(plan);
+  BindSymbolicPlanValues(plan);
+  BindSymbolicPlanChecks(plan);
 
   m.def(
       "_plan_symbolic",
@@ -392,9 +409,10 @@ void BindSymbolicPlan(py::module_& m) {
         result.plan = TakeSymbolic(std::move(plan));
         return result;
       },
-      py::arg("graph"), py::arg("max_buckets"), py::arg("target_ratio"),
-      py::arg("alignment"), py::arg("capacity"), py::arg("plan_inputs"),
-      py::arg("plan_outputs"));
+      py::arg("graph"), py::kw_only(), py::arg("max_buckets") = 4,
+      py::arg("target_ratio") = 1.02, py::arg("alignment") = 1,
+      py::arg("capacity") = 0, py::arg("plan_inputs") = true,
+      py::arg("plan_outputs") = true);
 }
 
 }  // namespace

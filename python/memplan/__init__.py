@@ -76,7 +76,8 @@ __all__ = [
 
 
 def graph_from_dict(data):
-    """A Graph from a dict in the memplan-graph-v1 layout (as json.load gives)."""
+    """A Graph from a dict in the memplan-graph-v1 layout (as json.load
+    gives)."""
     if not isinstance(data, dict):
         raise TypeError(f"expected a dict, got {type(data).__name__}")
     if "format" not in data:  # as the tool rejects a graph file without it
@@ -200,13 +201,16 @@ def plan(graph, planner=None, *, time_limit=None, work_limit=None,
     if progress is not None and not callable(progress):
         raise TypeError(f"memplan.plan: progress must be callable or None "
                         f"(got {progress!r})")
-    args = (_input(graph), planner or "", _seconds(time_limit, "time_limit"),
-            work_limit, seed, threads, dict(options or {}), reorder or "",
-            _size(alignment, "alignment"), _pools(pools),
-            _size(capacity, "capacity"), plan_constants, plan_inputs,
-            plan_outputs, progress)
     try:
-        return _memplan._plan(*args)
+        return _memplan._plan(
+            _input(graph), planner=planner or "",
+            time_limit=_seconds(time_limit, "time_limit"),
+            work_limit=work_limit, seed=seed, threads=threads,
+            options=dict(options or {}), reorder=reorder or "",
+            alignment=_size(alignment, "alignment"), pools=_pools(pools),
+            capacity=_size(capacity, "capacity"),
+            plan_constants=plan_constants, plan_inputs=plan_inputs,
+            plan_outputs=plan_outputs, progress=progress)
     except TypeError as error:
         if "incompatible function arguments" not in str(error):
             raise
@@ -245,19 +249,21 @@ def plan_symbolic(graph, *, max_buckets=4, target_ratio=1.02, alignment=1,
     if isinstance(max_buckets, bool) or not isinstance(max_buckets, int):
         raise TypeError(f"memplan.plan_symbolic: max_buckets must be an int "
                         f"(got {max_buckets!r})")
-    return _memplan._plan_symbolic(graph, max_buckets, float(target_ratio),
-                                   _size(alignment, "alignment"),
-                                   _size(capacity, "capacity"), plan_inputs,
-                                   plan_outputs)
+    return _memplan._plan_symbolic(
+        graph, max_buckets=max_buckets, target_ratio=float(target_ratio),
+        alignment=_size(alignment, "alignment"),
+        capacity=_size(capacity, "capacity"), plan_inputs=plan_inputs,
+        plan_outputs=plan_outputs)
 
 
 def build_problem(graph, *, alignment=1, pools=None, capacity=0,
                   plan_constants=False, plan_inputs=True, plan_outputs=True):
     """The Problem (buffers, lifetimes, pools) the planners see for `graph`."""
     return _memplan._build_problem(
-        _input(graph), _size(alignment, "alignment"), _pools(pools),
-        _size(capacity, "capacity"), plan_constants, plan_inputs,
-        plan_outputs)
+        _input(graph), alignment=_size(alignment, "alignment"),
+        pools=_pools(pools), capacity=_size(capacity, "capacity"),
+        plan_constants=plan_constants, plan_inputs=plan_inputs,
+        plan_outputs=plan_outputs)
 
 
 def lower_bound_over_orders(graph, *, alignment=1, plan_constants=False,
@@ -265,9 +271,9 @@ def lower_bound_over_orders(graph, *, alignment=1, plan_constants=False,
                             max_work=250_000_000):
     """The lower bound over op orders of `graph`: no order of its ops that
     keeps its dependencies, writes, in-place merges and pinned ops (those
-    reordering keeps) needs fewer bytes in one pool. Returns (bytes, op name where it is
-    reached; "" when it is the graph outputs, all alive at the last step),
-    or None when it would count more than `max_work` operations
+    reordering keeps) needs fewer bytes in one pool. Returns (bytes, op name
+    where it is reached; "" when it is the graph outputs, all alive at the
+    last step), or None when it would count more than `max_work` operations
     (about 2 * ops * (ops + edges) / 64, then at most 2e7 for a minimum cut
     per op on graphs of up to 8192 ops: the fewest bytes any order holds
     while that op runs)."""
@@ -276,8 +282,9 @@ def lower_bound_over_orders(graph, *, alignment=1, plan_constants=False,
         raise TypeError("lower_bound_over_orders needs a graph (a Problem "
                         "has no ops to order)")
     return _memplan._lower_bound_over_orders(
-        graph, _size(alignment, "alignment"), plan_constants, plan_inputs,
-        plan_outputs, max_work)
+        graph, alignment=_size(alignment, "alignment"),
+        plan_constants=plan_constants, plan_inputs=plan_inputs,
+        plan_outputs=plan_outputs, max_work=max_work)
 
 
 class OptimalOrder(_collections.namedtuple(
@@ -305,14 +312,15 @@ def optimal_op_order(graph, *, alignment=1, plan_constants=False,
     if max_work < 0:
         raise ValueError(f"max_work must be >= 0, got {max_work}")
     return OptimalOrder(*_memplan._optimal_op_order(
-        graph, _size(alignment, "alignment"), plan_constants, plan_inputs,
-        plan_outputs, max_work))
+        graph, alignment=_size(alignment, "alignment"),
+        plan_constants=plan_constants, plan_inputs=plan_inputs,
+        plan_outputs=plan_outputs, max_work=max_work))
 
 
 def verify(graph, plan):
     """Checks `plan` against `graph` (built with the plan's options) with the
     library's verifier; raises ValueError naming the offending buffers."""
-    _memplan._verify(_input(graph), plan)
+    _memplan._verify(input=_input(graph), plan=plan)
 
 
 def read_plan(path, input=None, *, alignment=None, pools=None, capacity=None,
@@ -347,10 +355,11 @@ def read_plan(path, input=None, *, alignment=None, pools=None, capacity=None,
              plan_outputs, reorder]
     recorded = all(v is None for v in given)
     return _memplan._read_plan(
-        input, _os.fspath(path), recorded, reorder or "",
-        1 if alignment is None else alignment, _pools(pools), capacity or 0,
-        bool(plan_constants), plan_inputs is not False,
-        plan_outputs is not False)
+        input, _os.fspath(path), recorded=recorded, reorder=reorder or "",
+        alignment=1 if alignment is None else alignment, pools=_pools(pools),
+        capacity=capacity or 0, plan_constants=bool(plan_constants),
+        plan_inputs=plan_inputs is not False,
+        plan_outputs=plan_outputs is not False)
 
 
 def _split_dims(dims):
@@ -394,8 +403,9 @@ def read_graph(path, *, max_input_size=None, dims=None, **onnx_options):
     if onnx_options:
         raise TypeError("ONNX options apply to .onnx files only")
     values, ranges = _split_dims(dims)
-    return _memplan.read_graph(path, _max_input_size(max_input_size),
-                               values, ranges)
+    return _memplan.read_graph(path,
+                               max_input_size=_max_input_size(max_input_size),
+                               dims=values, dim_ranges=ranges)
 
 
 def read_onnx(source, *, dims=None, views="alias", inplace=None,
@@ -421,15 +431,15 @@ def read_onnx(source, *, dims=None, views="alias", inplace=None,
 
 def write_graph(graph, path):
     """Writes a memplan-graph-v1 file (gzipped when the name ends in .gz)."""
-    _memplan.write_graph(_input(graph), _os.fspath(path))
+    _memplan.write_graph(graph=_input(graph), path=_os.fspath(path))
 
 
 def read_buffer_csv(path, *, max_input_size=None):
     """A buffer CSV (id,lower,upper,size[,offset]) as (Problem, PlanResult or
     None when the file has no offset column); `max_input_size` as
     read_graph's."""
-    return _memplan.read_buffer_csv(_os.fspath(path),
-                                    _max_input_size(max_input_size))
+    return _memplan.read_buffer_csv(
+        _os.fspath(path), max_input_size=_max_input_size(max_input_size))
 
 
 def _max_input_size(size):
@@ -439,7 +449,8 @@ def _max_input_size(size):
 
 def write_buffer_csv(problem_or_plan, path):
     """Writes a Problem's buffers as CSV; a PlanResult adds the offsets."""
-    _memplan.write_buffer_csv(problem_or_plan, _os.fspath(path))
+    _memplan.write_buffer_csv(problem_or_plan=problem_or_plan,
+                              path=_os.fspath(path))
 
 
 _FORMATS = ("json", "csv", "c-header", "tflm-offline")
@@ -484,4 +495,4 @@ def write_plan(plan, path, *, format=None, input=None, name=None,
     else:
         raise ValueError(f"format={format!r}: unknown; valid: "
                          + ", ".join(_FORMATS))
-    _memplan._write_file(path, data)
+    _memplan._write_file(path=path, data=data)

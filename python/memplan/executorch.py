@@ -55,6 +55,7 @@ asserts) in their order.
 import dataclasses as _dataclasses
 
 import memplan as _memplan
+from memplan import _fx_rules
 
 from executorch.exir.memory_planning import (
     MemoryAlgoResult as _MemoryAlgoResult,
@@ -109,9 +110,10 @@ def _spec_name(mem_id, index):
 
 def arena_graph(specs, mem_id, alignment):
     """The memplan Graph of the root specs of one arena: tensor
-    `m<mem_id>_spec<i>` is specs[i] with its `allocated_memory`, produced by op `node<a>` and last
-    read by op `node<b>` for its lifetime [a, b], so that memplan's lifetime
-    is exactly [a, b + 1). Specs of size 0 are left out (they hold no byte).
+    `m<mem_id>_spec<i>` is specs[i] with its `allocated_memory`, produced
+    by op `node<a>` and last read by op `node<b>` for its lifetime [a, b],
+    so that memplan's lifetime is exactly [a, b + 1). Specs of size 0 are
+    left out (they hold no byte).
     """
     tensors, starts, ends = [], {}, {}
     last = 0
@@ -352,113 +354,105 @@ def graph_of(graph_module, graph_signature=None):
     other placeholders are inputs; the output node's values outputs. A
     result whose schema says it aliases an argument is an alias hint of
     that argument; an argument the schema writes is in the op's `writes`; a
-    random draw or a side effect makes the op pinned. Returns (graph, nodes):
-    nodes[i] is the FX node of op i."""
+    random draw or a side effect makes the op pinned (memplan._fx_rules,
+    as memplan.torch). Returns (graph, nodes): nodes[i] is the FX node of
+    op i."""
     import operator  # noqa: PLC0415
-    import torch  # noqa: PLC0415
-    from torch.fx.node import _side_effectful_functions  # noqa: PLC0415
     constants = set()
     if graph_signature is not None:
         constants.update(graph_signature.inputs_to_parameters)
         constants.update(graph_signature.inputs_to_buffers)
         constants.update(getattr(graph_signature,
                                  "inputs_to_lifted_tensor_constants", {}))
-    tensors, ops, nodes = {}, [], []
-    names = {}  # node -> tensor name (a list for a tuple result)
+    edge = _EdgeGraph()
     output_names = []
-
-    def add(name, size, kind="activation"):
-        tensors[name] = _memplan.Tensor(name, size, kind=kind)
-        return name
-
-    def flat(value):
-        if isinstance(value, (tuple, list)):
-            return [leaf for v in value for leaf in flat(v)]
-        if isinstance(value, dict):
-            return [leaf for v in value.values() for leaf in flat(v)]
-        return [value]
-
     for node in graph_module.graph.nodes:
         if node.op in ("placeholder", "get_attr"):
             kind = ("constant" if node.op == "get_attr" or
                     node.name in constants else "input")
-            names[node] = add(node.name, _tensor_bytes(node.meta.get("val")),
-                              kind)
+            edge.names[node] = edge.add(
+                node.name, _tensor_bytes(node.meta.get("val")), kind)
         elif node.op == "call_function" and node.target is operator.getitem:
-            base = names.get(node.args[0])
+            base = edge.names.get(node.args[0])
             if isinstance(base, list):
-                names[node] = base[node.args[1]]
+                edge.names[node] = base[node.args[1]]
             else:
                 raise ValueError(f"memplan.executorch: getitem node "
                                  f"\"{node.name}\" of a value that is not "
                                  f"a tuple result")
         elif node.op == "call_function":
-            inputs = []
-            for arg in flat(list(node.args) + list(node.kwargs.values())):
-                if isinstance(arg, torch.fx.Node) and arg in names:
-                    name = names[arg]
-                    for n in (name if isinstance(name, list) else [name]):
-                        if n not in inputs:
-                            inputs.append(n)
-            schema = getattr(node.target, "_schema", None)
-            value = node.meta.get("val")
-            if isinstance(value, (tuple, list)):
-                outputs = [add(f"{node.name}.{k}", _tensor_bytes(v))
-                           for k, v in enumerate(value)]
-                names[node] = outputs
-            else:
-                outputs = [add(node.name, _tensor_bytes(value))]
-                names[node] = outputs[0]
-            alias, writes = [], []
-            if schema is not None:
-                for k, ret in enumerate(schema.returns[:len(outputs)]):
-                    if ret.alias_info is None or not inputs:
-                        continue
-                    # The argument carrying the same alias set; views and
-                    # in-place ops alias their first tensor argument.
-                    j = 0
-                    for i, arg in enumerate(schema.arguments):
-                        if arg.alias_info is not None and \
-                                arg.alias_info.before_set == \
-                                ret.alias_info.before_set:
-                            value_of = (node.args[i] if i < len(node.args)
-                                        else node.kwargs.get(arg.name))
-                            if isinstance(value_of, torch.fx.Node) and \
-                                    isinstance(names.get(value_of), str):
-                                j = inputs.index(names[value_of])
-                            break
-                    base = tensors[inputs[j]]
-                    tensors[outputs[k]].size = base.size
-                    alias.append((k, j))
-                for i, arg in enumerate(schema.arguments):
-                    if arg.alias_info is None or not arg.alias_info.is_write:
-                        continue
-                    value_of = (node.args[i] if i < len(node.args)
-                                else node.kwargs.get(arg.name))
-                    for leaf in flat(value_of):
-                        if isinstance(leaf, torch.fx.Node) and \
-                                isinstance(names.get(leaf), str):
-                            j = inputs.index(names[leaf])
-                            if j not in writes:
-                                writes.append(j)
-            pinned = (node.target in _side_effectful_functions or
-                      torch.Tag.nondeterministic_seeded in
-                      getattr(node.target, "tags", ()))
-            ops.append(_memplan.Op(node.name, inputs, outputs,
-                                   type=str(node.target), alias=alias,
-                                   writes=writes, pinned=pinned))
-            nodes.append(node)
+            edge.add_op(node)
         elif node.op == "output":
-            for leaf in flat(node.args):
-                if isinstance(leaf, torch.fx.Node) and \
-                        isinstance(names.get(leaf), str):
-                    output_names.append(names[leaf])
+            output_names.extend(edge.names[leaf] for leaf in _leaves(node.args)
+                                if edge.named(leaf))
     for name in output_names:
-        if tensors[name].kind == "activation":
-            tensors[name].kind = "output"
-    graph = _memplan.Graph(name="edge", tensors=list(tensors.values()),
-                           ops=ops)
-    return graph, nodes
+        if edge.tensors[name].kind == "activation":
+            edge.tensors[name].kind = "output"
+    graph = _memplan.Graph(name="edge", tensors=list(edge.tensors.values()),
+                           ops=edge.ops)
+    return graph, edge.nodes
+
+
+def _leaves(value):
+    if isinstance(value, (tuple, list)):
+        return [leaf for v in value for leaf in _leaves(v)]
+    if isinstance(value, dict):
+        return [leaf for v in value.values() for leaf in _leaves(v)]
+    return [value]
+
+
+class _EdgeGraph:
+    """graph_of()'s graph as it is built: tensors by name, ops and their FX
+    nodes, and each node's tensor name (a list for a tuple result)."""
+
+    def __init__(self):
+        self.tensors, self.ops, self.nodes, self.names = {}, [], [], {}
+
+    def add(self, name, size, kind="activation"):
+        self.tensors[name] = _memplan.Tensor(name, size, kind=kind)
+        return name
+
+    def named(self, value):
+        """Whether `value` is an FX node with one tensor name."""
+        return _fx_rules.is_node(value) and \
+            isinstance(self.names.get(value), str)
+
+    def add_op(self, node):
+        """The op of call_function `node` and its results."""
+        inputs = []
+        for arg in _leaves(list(node.args) + list(node.kwargs.values())):
+            if _fx_rules.is_node(arg) and arg in self.names:
+                name = self.names[arg]
+                for n in (name if isinstance(name, list) else [name]):
+                    if n not in inputs:
+                        inputs.append(n)
+        value = node.meta.get("val")
+        if isinstance(value, (tuple, list)):
+            outputs = [self.add(f"{node.name}.{k}", _tensor_bytes(v))
+                       for k, v in enumerate(value)]
+            self.names[node] = outputs
+        else:
+            outputs = [self.add(node.name, _tensor_bytes(value))]
+            self.names[node] = outputs[0]
+        alias = []
+        for k, argument in _fx_rules.aliased_results(node, len(outputs)):
+            if not inputs:
+                continue
+            j = (inputs.index(self.names[argument])
+                 if self.named(argument) else 0)
+            self.tensors[outputs[k]].size = self.tensors[inputs[j]].size
+            alias.append((k, j))
+        writes = []
+        for leaf in _fx_rules.written_arguments(node):
+            if self.named(leaf):
+                j = inputs.index(self.names[leaf])
+                if j not in writes:
+                    writes.append(j)
+        self.ops.append(_memplan.Op(node.name, inputs, outputs,
+                                    type=str(node.target), alias=alias,
+                                    writes=writes,
+                                    pinned=_fx_rules.is_pinned(node)))
+        self.nodes.append(node)
 
 
 def reorder(edge_program, ordering="memory", **build_options):

@@ -69,7 +69,9 @@ def test_the_wheel_holds_the_package_and_the_command(dist):
     assert wheel.name.startswith(f"memplan-{version}-")
     names = zipfile.ZipFile(wheel).namelist()
     assert "memplan/__init__.py" in names
-    assert "memplan/torch.py" in names
+    for module in ["torch/__init__.py", "torch/arena.py", "torch/export.py",
+                   "_fx_rules.py", "executorch.py"]:
+        assert f"memplan/{module}" in names, module
     assert any(re.fullmatch(r"memplan/_memplan\..*\.so", n) for n in names), names
     assert f"memplan-{version}.data/scripts/memplan" in names, names
     # Nothing of the C++ package (headers, static libraries, CMake files).
@@ -102,6 +104,18 @@ def test_the_command_and_the_module_report_the_cmake_version(installed):
     assert module_version == dist_version == version
     # The module of the fresh environment, not the checkout's or .venv's.
     assert pathlib.Path(path).is_relative_to(installed)
+
+
+def test_the_installed_torch_package_has_every_job(installed):
+    # The fresh environment has no PyTorch: memplan.torch imports it on use.
+    out = run(installed / "bin" / "python", "-c",
+              "import memplan.torch as mt; "
+              "from memplan.torch import arena, dims, export, record; "
+              "print(mt.__file__, callable(mt.trace), callable(mt.run_in_arena))",
+              cwd=installed)
+    path, traces, runs = out.split()
+    assert pathlib.Path(path).is_relative_to(installed)
+    assert traces == runs == "True"
 
 
 def test_the_installed_command_and_module_plan_the_same_graph(installed, tmp_path):
