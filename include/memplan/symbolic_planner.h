@@ -8,7 +8,8 @@
 //       CreateSymbolicPlanner("symbolic_search", {{"seed", "2"}})
 //   * Effort in work units against the same budget as every planner
 //     (PlanOptions::work_limit, time_limit, deadline): a candidate offset
-//     tried or a pair checked costs kSymbolicCandidateWork units.
+//     tried or a pair checked costs 390625 / 2048 work units
+//     (SymbolicCandidateWork()).
 //
 // The problem and plan types are those of memplan/symbolic.h, which callers
 // include for them.
