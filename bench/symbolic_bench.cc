@@ -2,6 +2,7 @@
 // and the symbolic verifier's speed.
 //
 //   symbolic_bench [--layers=N] [--alignment=N] [--verify-buffers=N] [PATH...]
+//   symbolic_bench --time-limits=0.1,1,0 [--alignment=N] [PATH...]
 //
 // PATH: a graph JSON file with dims, or a directory whose *.json files are
 // (in name order). Besides them, the generated workloads: a transformer
@@ -15,9 +16,13 @@
 // plan's worst ratio over every value of the dim, and where; the time to
 // plan and to verify. Then a summary table, and the verifier row: a plan
 // of 10^4 buffers proven and a mutated one refuted. Markdown throughout.
+// With --time-limits, only a table of PlanSymbolicMemory at each time limit
+// (0: none) per graph (the PATHs', else the generated ones): its CPU time
+// over the limit, which the budget keeps within about 1.1x.
 
 #include <algorithm>
 #include <chrono>
+#include <ctime>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -28,9 +33,13 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/string_view.h"
+#include "absl/time/time.h"
 #include "memplan/formats.h"
 #include "memplan/problem.h"
 #include "memplan/symbolic.h"
+#include "memplan/symbolic_planner.h"
 #include "workloads/symbolic_decoder.h"
 #include "workloads/symbolic_transformer.h"
 
@@ -87,36 +96,104 @@ int64_t PeakAt(const std::string& what, const SymbolicGraphPlan& plan,
   return Check(what, bucket->PeakAt(at));
 }
 
+// The four plans Measure() compares, the chosen one timed and verified.
+struct Plans {
+  SymbolicGraphPlan chosen, one, greedy;
+  SymbolicPlan upper;
+};
+
+Plans PlanAll(const Graph& g, SymbolicPlanMemoryOptions options,
+              Summary& summary) {
+  const std::string& name = g.name;
+  Plans plans;
+  auto start = std::chrono::steady_clock::now();
+  plans.chosen = Check(name, PlanSymbolicMemory(g, options));
+  summary.plan_seconds = Seconds(start);
+  start = std::chrono::steady_clock::now();
+  if (absl::Status s = VerifySymbolicGraphPlan(plans.chosen); !s.ok()) {
+    Fail(name, s);
+  }
+  summary.verify_seconds = Seconds(start);
+  options.max_buckets = 1;
+  plans.one = Check(name, PlanSymbolicMemory(g, options));
+  options.planner = "symbolic_greedy";
+  plans.greedy = Check(name, PlanSymbolicMemory(g, options));
+  plans.upper = Check(name, PlanSymbolicUpperBound(plans.chosen.problem));
+  return plans;
+}
+
+// The chosen plan's buckets of `dim`: "[1, 128], [129, 2048] in steps of 4".
+std::string BucketsText(const SymbolicGraphPlan& chosen,
+                        const std::string& dim) {
+  std::string text;
+  for (const SymbolicBucket& b : chosen.buckets) {
+    const DimRange r = b.dims.at(dim);
+    absl::StrAppend(&text, text.empty() ? "" : ", ", "[", r.min, ", ", r.max,
+                    "]");
+    if (auto step = b.steps.find(dim); step != b.steps.end()) {
+      absl::StrAppend(&text, " in steps of ", step->second);
+    }
+  }
+  return text;
+}
+
+// The dims with `dim` at s, the others at their maxima, and the lower bound
+// of the graph bound there (at least 1).
+std::pair<DimValues, double> BoundAt(const Graph& g, const Plans& plans,
+                                     const BuildOptions& build,
+                                     const std::string& dim, int64_t s) {
+  DimValues at;
+  for (const auto& [d, r] : plans.chosen.problem.dims) at[d] = r.max;
+  at[dim] = s;
+  const Problem bound =
+      Check(g.name, BuildProblem(Check(g.name, BindDims(g, at)), build));
+  return {at, static_cast<double>(std::max<int64_t>(1, LowerBound(bound)))};
+}
+
+// One row of the table: the plans' peaks at s over the lower bound there.
+void MeasureAt(const Graph& g, const Plans& plans, const BuildOptions& build,
+               const std::string& dim, int64_t s, bool last,
+               Summary& summary) {
+  const std::string& name = g.name;
+  const auto [at, lb] = BoundAt(g, plans, build, dim, s);
+  // The sizes as the chosen plan reserves them: its bucket's.
+  const SymbolicBucket* holding = plans.chosen.Find(at);
+  const SymbolicProblem bucket =
+      Check(name, holding->ProblemOf(plans.chosen.problem));
+  const double reserved = static_cast<double>(
+      LowerBound(Check(name, bucket.At(StepValues(at, holding->steps)))));
+  summary.reserve_worst = std::max(summary.reserve_worst, reserved / lb);
+  const int64_t peak = PeakAt(name, plans.chosen, at);
+  const int64_t one_peak = PeakAt(name, plans.one, at);
+  const int64_t greedy_peak = PeakAt(name, plans.greedy, at);
+  const int64_t upper_peak = Check(name, plans.upper.peak.Evaluate(at));
+  const double r = peak / lb;
+  summary.chosen_worst = std::max(summary.chosen_worst, r);
+  if (last) summary.chosen_end = r;
+  summary.one_worst = std::max(summary.one_worst, one_peak / lb);
+  summary.greedy_worst = std::max(summary.greedy_worst, greedy_peak / lb);
+  summary.upper_worst = std::max(summary.upper_worst, upper_peak / lb);
+  summary.meets = summary.meets && r <= 1.05 && (!last || r <= 1.02);
+  std::printf("| %lld | %.0f | %lld | %s | %lld | %s | %s | %lld | %s |\n",
+              static_cast<long long>(s), lb, static_cast<long long>(peak),
+              Ratio(r).c_str(), static_cast<long long>(one_peak),
+              Ratio(one_peak / lb).c_str(), Ratio(greedy_peak / lb).c_str(),
+              static_cast<long long>(upper_peak),
+              Ratio(upper_peak / lb).c_str());
+}
+
 Summary Measure(const Graph& g, Bytes alignment) {
   const std::string& name = g.name;
   SymbolicPlanMemoryOptions options;
   options.build.alignment = alignment;
-  auto start = std::chrono::steady_clock::now();
-  const SymbolicGraphPlan chosen = Check(name, PlanSymbolicMemory(g, options));
   Summary summary;
-  summary.plan_seconds = Seconds(start);
-  start = std::chrono::steady_clock::now();
-  if (absl::Status s = VerifySymbolicGraphPlan(chosen); !s.ok()) Fail(name, s);
-  summary.verify_seconds = Seconds(start);
-  options.max_buckets = 1;
-  const SymbolicGraphPlan one = Check(name, PlanSymbolicMemory(g, options));
-  options.planner = "symbolic_greedy";
-  const SymbolicGraphPlan greedy = Check(name, PlanSymbolicMemory(g, options));
-  const SymbolicPlan upper =
-      Check(name, PlanSymbolicUpperBound(chosen.problem));
-
+  const Plans plans = PlanAll(g, options, summary);
+  const SymbolicGraphPlan& chosen = plans.chosen;
   const std::string dim = chosen.problem.dims.begin()->first;
   const DimRange range = chosen.problem.dims.begin()->second;
   summary.graph = name;
   summary.buffers = chosen.problem.buffers.size();
-  for (const SymbolicBucket& b : chosen.buckets) {
-    const DimRange r = b.dims.at(dim);
-    summary.buckets += absl::StrCat(summary.buckets.empty() ? "" : ", ", "[",
-                                    r.min, ", ", r.max, "]");
-    if (auto step = b.steps.find(dim); step != b.steps.end()) {
-      absl::StrAppend(&summary.buckets, " in steps of ", step->second);
-    }
-  }
+  summary.buckets = BucketsText(chosen, dim);
   std::printf("### %s\n\n%zu buffers, %s in [%lld, %lld], alignment %lld; "
               "planner %s, %zu bucket%s: %s %s\n\n",
               name.c_str(), summary.buffers, dim.c_str(),
@@ -130,17 +207,6 @@ Summary Measure(const Graph& g, Bytes alignment) {
               "|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n",
               dim.c_str());
   summary.meets = true;
-  // The dims with the cut one at s, the others at their maxima, and the
-  // lower bound of the graph bound there (at least 1).
-  auto bound_at = [&](int64_t s) {
-    DimValues at;
-    for (const auto& [d, r] : chosen.problem.dims) at[d] = r.max;
-    at[dim] = s;
-    const Problem bound = Check(
-        name, BuildProblem(Check(name, BindDims(g, at)), options.build));
-    return std::pair{at, static_cast<double>(
-                             std::max<int64_t>(1, LowerBound(bound)))};
-  };
   // The listed values inside the range, and its maximum.
   std::vector<int64_t> values;
   for (int64_t s : kValues) {
@@ -148,35 +214,10 @@ Summary Measure(const Graph& g, Bytes alignment) {
   }
   if (values.empty() || values.back() != range.max) values.push_back(range.max);
   for (int64_t s : values) {
-    const auto [at, lb] = bound_at(s);
-    // The sizes as the chosen plan reserves them: its bucket's.
-    const SymbolicBucket* holding = chosen.Find(at);
-    const SymbolicProblem bucket =
-        Check(name, holding->ProblemOf(chosen.problem));
-    const double reserved = static_cast<double>(LowerBound(
-        Check(name, bucket.At(StepValues(at, holding->steps)))));
-    summary.reserve_worst = std::max(summary.reserve_worst, reserved / lb);
-    const int64_t peak = PeakAt(name, chosen, at);
-    const int64_t one_peak = PeakAt(name, one, at);
-    const int64_t greedy_peak = PeakAt(name, greedy, at);
-    const int64_t upper_peak = Check(name, upper.peak.Evaluate(at));
-    const double r = peak / lb;
-    summary.chosen_worst = std::max(summary.chosen_worst, r);
-    if (s == range.max) summary.chosen_end = r;
-    summary.one_worst = std::max(summary.one_worst, one_peak / lb);
-    summary.greedy_worst = std::max(summary.greedy_worst, greedy_peak / lb);
-    summary.upper_worst = std::max(summary.upper_worst, upper_peak / lb);
-    summary.meets = summary.meets && r <= 1.05 && (s != range.max || r <= 1.02);
-    std::printf("| %lld | %.0f | %lld | %s | %lld | %s | %s | %lld | %s |\n",
-                static_cast<long long>(s), lb, static_cast<long long>(peak),
-                Ratio(r).c_str(), static_cast<long long>(one_peak),
-                Ratio(one_peak / lb).c_str(),
-                Ratio(greedy_peak / lb).c_str(),
-                static_cast<long long>(upper_peak),
-                Ratio(upper_peak / lb).c_str());
+    MeasureAt(g, plans, options.build, dim, s, s == range.max, summary);
   }
   for (int64_t s = range.min; s <= range.max; ++s) {
-    const auto [at, lb] = bound_at(s);
+    const auto [at, lb] = BoundAt(g, plans, options.build, dim, s);
     const double r = static_cast<double>(PeakAt(name, chosen, at)) / lb;
     if (r > summary.every_worst) {
       summary.every_worst = r;
@@ -193,6 +234,48 @@ Summary Measure(const Graph& g, Bytes alignment) {
               summary.plan_seconds, summary.verify_seconds);
   std::fflush(stdout);
   return summary;
+}
+
+// CPU seconds this process has used.
+double CpuSeconds() {
+  timespec t{};
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+  return static_cast<double>(t.tv_sec) + 1e-9 * static_cast<double>(t.tv_nsec);
+}
+
+// PlanSymbolicMemory of each graph at each time limit: the CPU and wall
+// time it took over the limit (at most 1.1 is the contract), and the plan's
+// worst sampled peak / LB over its buckets against the unlimited one's.
+void TimeLimits(const std::vector<Graph>& graphs, Bytes alignment,
+                const std::vector<double>& limits) {
+  std::printf("### Time limits\n\n| graph | buffers | time limit | CPU | "
+              "CPU / limit | wall / limit | buckets | worst peak/LB |\n"
+              "|---|---:|---:|---:|---:|---:|---:|---:|\n");
+  for (const Graph& g : graphs) {
+    for (double limit : limits) {
+      SymbolicPlanMemoryOptions options;
+      options.build.alignment = alignment;
+      if (limit > 0) options.search.time_limit = absl::Seconds(limit);
+      const double cpu = CpuSeconds();
+      const auto start = std::chrono::steady_clock::now();
+      const SymbolicGraphPlan plan =
+          Check(g.name, PlanSymbolicMemory(g, options));
+      const double used = CpuSeconds() - cpu, wall = Seconds(start);
+      double worst = 0;
+      for (const SymbolicBucket& b : plan.buckets) {
+        worst = std::max(worst,
+                         Check(g.name, WorstSampledRatio(plan.problem, b)));
+      }
+      std::printf("| %s | %zu | %s | %.3f s | %s | %s | %zu | %s |\n",
+                  g.name.c_str(), plan.problem.buffers.size(),
+                  limit > 0 ? absl::StrCat(limit, " s").c_str() : "none",
+                  used, limit > 0 ? Ratio(used / limit).c_str() : "-",
+                  limit > 0 ? Ratio(wall / limit).c_str() : "-",
+                  plan.buckets.size(), Ratio(worst).c_str());
+      std::fflush(stdout);
+    }
+  }
+  std::printf("\n");
 }
 
 void VerifySpeed(int buffers) {
@@ -267,9 +350,14 @@ int main(int argc, char** argv) {
   int buffers = 10000;
   Bytes alignment = 64;
   std::vector<std::string> paths;
+  std::vector<double> limits;  // --time-limits=0.1,1: that table alone
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
-    if (arg.rfind("--layers=", 0) == 0) {
+    if (arg.rfind("--time-limits=", 0) == 0) {
+      for (absl::string_view l : absl::StrSplit(arg.substr(14), ',')) {
+        limits.push_back(std::atof(std::string(l).c_str()));
+      }
+    } else if (arg.rfind("--layers=", 0) == 0) {
       layers = std::atoi(arg.c_str() + 9);
     } else if (arg.rfind("--alignment=", 0) == 0) {
       alignment = std::atoll(arg.c_str() + 12);
@@ -285,10 +373,15 @@ int main(int argc, char** argv) {
       internal::SymbolicDecoder({.layers = layers})};
   graphs[0].name += "_encoder";
   graphs[1].name += "_kv_cache";
+  if (!limits.empty() && !paths.empty()) graphs.clear();
   for (const std::string& path : paths) {
     for (const std::string& file : JsonFiles(path)) {
       graphs.push_back(ReadGraph(file));
     }
+  }
+  if (!limits.empty()) {
+    TimeLimits(graphs, alignment, limits);
+    return 0;
   }
   std::vector<Summary> summaries;
   for (const Graph& g : graphs) summaries.push_back(Measure(g, alignment));

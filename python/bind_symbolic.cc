@@ -15,6 +15,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "absl/time/time.h"
 #include "memplan/dim_expr.h"
 #include "memplan/memplan.h"
 #include "memplan/problem.h"
@@ -383,9 +384,19 @@ void BindSymbolicPlan(py::module_& m) {
   m.def(
       "_plan_symbolic",
       [](const Graph& graph, int max_buckets, double target_ratio,
-         Bytes alignment, Bytes capacity, bool plan_inputs,
-         bool plan_outputs) {
+         Bytes alignment, Bytes capacity, bool plan_inputs, bool plan_outputs,
+         const std::string& planner, std::optional<double> time_limit,
+         std::optional<int64_t> work_limit) {
         SymbolicPlanMemoryOptions options;
+        if (!planner.empty()) options.planner = planner;
+        if (time_limit.has_value()) {
+          if (*time_limit < 0) throw py::value_error("time_limit is negative");
+          options.search.time_limit = absl::Seconds(*time_limit);
+        }
+        if (work_limit.has_value()) {
+          if (*work_limit < 0) throw py::value_error("work_limit is negative");
+          options.search.work_limit = *work_limit;
+        }
         BuildArgs args{.alignment = alignment,
                        .pools = std::nullopt,
                        .capacity = capacity,
@@ -412,7 +423,9 @@ void BindSymbolicPlan(py::module_& m) {
       py::arg("graph"), py::kw_only(), py::arg("max_buckets") = 4,
       py::arg("target_ratio") = 1.02, py::arg("alignment") = 1,
       py::arg("capacity") = 0, py::arg("plan_inputs") = true,
-      py::arg("plan_outputs") = true);
+      py::arg("plan_outputs") = true, py::arg("planner") = "",
+      py::arg("time_limit") = std::nullopt,
+      py::arg("work_limit") = std::nullopt);
 }
 
 }  // namespace

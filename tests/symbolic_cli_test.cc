@@ -12,6 +12,7 @@
 #include "memplan/formats.h"
 #include "memplan/memplan.h"
 #include "memplan/symbolic.h"
+#include "memplan/symbolic_planner.h"
 #include "memplan/verify.h"
 #include "nlohmann/json.hpp"
 #include "symbolic_graphs.h"
@@ -493,6 +494,46 @@ TEST(SymbolicToolTest, OnnxDimParamsGivenARangeArePlannedOverIt) {
   EXPECT_THAT(run.output, HasSubstr("sequence"));
 }
 #endif
+
+// The symbolic planners through the tool: listed by `memplan planners` in a
+// section of their own, their options given with --option and checked by
+// the registry, their effort bounded by --work-limit and --time-limit.
+TEST(SymbolicToolTest, SymbolicPlannersByNameWithOptionsAndLimits) {
+  testing::ToolRun run = RunTool("planners");
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  EXPECT_THAT(run.output, HasSubstr("planners of graphs with dims"));
+  for (const SymbolicPlannerInfo& info : RegisteredSymbolicPlanners()) {
+    EXPECT_THAT(run.output, HasSubstr(std::string(info.name) + " "));
+  }
+  run = RunTool("planners symbolic_search");
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  EXPECT_THAT(run.output, HasSubstr("  seed=int (default 1)"));
+  const std::string graph = WriteTemp("options.json", kAttention);
+  const std::string seeded = TempPath("options_seed.json");
+  // Options are checked before the input is read: they name the planner.
+  run = RunTool("plan " + graph +
+                " --planner=symbolic_search --option seed=1 --out=" + seeded);
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  const std::string plain = TempPath("options_plain.json");
+  ASSERT_EQ(RunTool("plan " + graph + " --out=" + plain).exit_code, 0);
+  EXPECT_EQ(ReadText(seeded), ReadText(plain));  // seed 1 is the default
+  run = RunTool("plan " + graph + " --planner=symbolic_search --option nope=1");
+  EXPECT_EQ(run.exit_code, 1) << run.output;
+  EXPECT_THAT(run.output, HasSubstr("--option: "));
+  EXPECT_THAT(run.output, HasSubstr("nope"));
+  run = RunTool("plan " + graph + " --planner=symbolic_greedy --option seed=2");
+  EXPECT_EQ(run.exit_code, 1) << run.output;
+  // Limits: a plan within them, verified as any other.
+  for (const char* limit : {"--work-limit=1", "--time-limit=0.001"}) {
+    const std::string out = TempPath("options_limited.json");
+    run = RunTool("plan " + graph + " " + limit + " --out=" + out);
+    ASSERT_EQ(run.exit_code, 0) << limit << ": " << run.output;
+    run = RunTool("verify " + graph + " " + out);
+    EXPECT_EQ(run.exit_code, 0) << limit << ": " << run.output;
+  }
+  run = RunTool("report " + graph + " --time-limit=0.001");
+  EXPECT_EQ(run.exit_code, 0) << run.output;
+}
 
 TEST(SymbolicToolTest, ClearErrors) {
   const std::string graph = WriteTemp("errors.json", kAttention);

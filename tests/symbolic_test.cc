@@ -714,7 +714,7 @@ TEST(SymbolicSearchTest, NeverWorseThanTheGreedyAndVerifiedEverywhere) {
   const DimRanges one = {{"seq", {1, 300}}};
   const DimRanges two = {{"batch", {1, 8}}, {"seq", {2, 64}}};
   SymbolicSearchOptions options;
-  options.budget = 1 << 16;
+  options.work_limit = SymbolicCandidateWork(1 << 16);
   for (uint64_t seed = 1; seed <= 12; ++seed) {
     const SymbolicProblem p =
         RandomSymbolicProblem(seed, 30, seed % 2 ? one : two);
@@ -751,13 +751,13 @@ TEST(SymbolicSearchTest, ImprovesOnTheGreedyOnADecoder) {
   absl::StatusOr<SymbolicPlan> greedy = PlanSymbolicGreedy(*p);
   ASSERT_TRUE(greedy.ok()) << greedy.status();
   SymbolicSearchOptions options;
-  options.budget = 1 << 18;
+  options.work_limit = SymbolicCandidateWork(1 << 18);
   absl::StatusOr<SymbolicPlan> search = PlanSymbolicSearch(*p, options);
   ASSERT_TRUE(search.ok()) << search.status();
   ExpectValidEverywhere(*p, *search);
   EXPECT_LT(*WorstSampledRatio(*p, *search), *WorstSampledRatio(*p, *greedy));
   // A budget of nothing still gives a verified plan, no worse.
-  options.budget = 0;
+  options.work_limit = 1;
   absl::StatusOr<SymbolicPlan> none = PlanSymbolicSearch(*p, options);
   ASSERT_TRUE(none.ok()) << none.status();
   ExpectValidEverywhere(*p, *none);

@@ -22,6 +22,7 @@
 #include "memplan/dim_expr.h"
 #include "memplan/memplan.h"
 #include "memplan/problem.h"
+#include "memplan/symbolic_planner.h"
 #include "memplan/types.h"
 
 namespace memplan {
@@ -190,51 +191,6 @@ struct SymbolicPlan {
 absl::Status VerifySymbolicPlan(const SymbolicProblem& problem,
                                 const SymbolicPlan& plan);
 
-struct SymbolicGreedyOptions {
-  // Dim values the candidates are compared at (besides the ranges' ends);
-  // empty: a few spread over each range.
-  std::vector<DimValues> samples;
-};
-
-// Greedy by size (at the dims' maxima; ties by id): each buffer goes to the
-// candidate offset (0, the top of a placed conflicting buffer, or the
-// envelope of all their tops) that the pairwise check proves valid against
-// every placed conflicting buffer, the one whose resulting peak relative to
-// the lower bound is smallest over the sample values. Verified before it
-// is returned. Not guaranteed close to the bound at every value.
-absl::StatusOr<SymbolicPlan> PlanSymbolicGreedy(
-    const SymbolicProblem& problem, const SymbolicGreedyOptions& options = {});
-
-struct SymbolicSearchOptions {
-  // The greedy's options; its samples are the search's too.
-  SymbolicGreedyOptions greedy;
-  // Counted work (candidate offsets tried and pairs checked), not time: the
-  // same problem and options give the same plan on any machine.
-  int64_t budget = int64_t{1} << 21;
-  // The search aims at peak / lower bound <= target_ratio at every sample
-  // and <= end_target_ratio at the dims' maxima: a sample's ratio counts as
-  // (ratio - 1) / (target - 1), and the worst such is minimised first.
-  double target_ratio = 1.05;
-  double end_target_ratio = 1.02;
-  uint64_t seed = 1;  // of the hill climb's moves
-};
-
-// Improves on PlanSymbolicGreedy: five placement orders (the greedy's three,
-// by size at the maxima times lifetime, by size at the middle of the box)
-// under three placement rules (the greedy's; candidates that add the
-// envelope of each top with the highest placed top at the minima and at
-// the maxima, compared by their sum or by their worst weighted sample
-// first), four peak expressions each (from the highest top at the maxima
-// or at the minima, raised by an envelope or by a proven constant), then a
-// hill climb over the best order (move the buffer at the peak of the worst
-// sample earlier, swap two, move one) within options.budget. Scored at more samples than the greedy
-// (the smallest values, and fractions 2^-j, 3*2^-j of the ranges).
-// Never worse than PlanSymbolicGreedy by WorstSampledRatio (it keeps the
-// greedy's plan when it finds nothing better), deterministic, verified
-// before it is returned; planner "symbolic_search".
-absl::StatusOr<SymbolicPlan> PlanSymbolicSearch(
-    const SymbolicProblem& problem, const SymbolicSearchOptions& options = {});
-
 // Buckets: the range of one dim cut into a few sub-ranges, each with a plan
 // of its own (of the problem narrowed to its ranges, SymbolicProblem::
 // Narrowed).
@@ -254,38 +210,7 @@ struct SymbolicBucket {
   absl::StatusOr<int64_t> PeakAt(const DimValues& values) const;
 };
 
-struct SymbolicBucketOptions {
-  int max_buckets = 4;
-  std::string dim;  // the dim to cut; empty: the one of largest max/min
-  SymbolicGreedyOptions greedy;
-  // When set, each candidate bucket is planned by PlanSymbolicSearch with
-  // 1/64 of its budget, the cuts may also fall at 3 * 2^k, and they
-  // minimise the search's score instead (the worst (peak / LB - 1) /
-  // (target - 1) over the search's samples, end_target_ratio at the maxima
-  // of the whole range); each chosen bucket is then planned again with the
-  // whole budget, and while fewer than max_buckets are chosen, the worst is
-  // cut at the last candidate end below its worst sample when both parts,
-  // planned with the whole budget, score better.
-  std::optional<SymbolicSearchOptions> search;
-  // Told the number of candidate buckets planned so far and their total,
-  // after each; it cannot change the plan.
-  std::function<void(int done, int total)> progress;
-};
-
-// Up to options.max_buckets buckets covering the dim's range, each planned
-// by PlanSymbolicGreedy on problem.Narrowed(bucket's dims) (so verified over
-// its own range, with sizes reserved over it). The cuts are chosen among
-// powers of two inside the range, by dynamic programming, to minimise the
-// largest peak/lower bound over the buckets' sample values (each dim at 0,
-// 1/1024, ..., 1/2 and all of its bucket's range), then the sum of the
-// buckets' ratios; fewer buckets win ties.
-absl::StatusOr<std::vector<SymbolicBucket>> PlanSymbolicBuckets(
-    const SymbolicProblem& problem, const SymbolicBucketOptions& options = {});
-
-// The upper-bound baseline: greedy_by_size planned at the dims' maxima,
-// its constant offsets used at every value. Verified.
-absl::StatusOr<SymbolicPlan> PlanSymbolicUpperBound(
-    const SymbolicProblem& problem);
+// The planners: memplan/symbolic_planner.h.
 
 // ---------------------------------------------------------------------------
 // The entry point: a symbolic graph planned once for every value of its dims.
@@ -300,10 +225,15 @@ struct SymbolicPlanMemoryOptions {
   // into buckets when they meet these targets, or lower the worst ratio.
   double target_ratio = 1.05;
   double end_target_ratio = 1.02;
-  // "symbolic_search" (PlanSymbolicSearch) or "symbolic_greedy".
+  // A symbolic planner's registry name (memplan/symbolic_planner.h) and
+  // its options as NAME=VALUE text.
   std::string planner = "symbolic_search";
+  PlannerOptions planner_options;
   SymbolicGreedyOptions greedy;
-  // The search's options; its `greedy` and targets are the ones above.
+  // The options every planner is solved with; its `greedy` and targets
+  // are the ones above, its seed the planner's option. Its budget bounds
+  // the whole planning: each plan gets the work limit (a candidate bucket
+  // 1/64 of it), and the time limit or deadline ends it all.
   SymbolicSearchOptions search;
   // Told what the planning has done, a line at a time (the plan of the
   // whole range, every tenth of the candidate buckets, the buckets kept),

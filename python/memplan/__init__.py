@@ -224,7 +224,8 @@ def plan(graph, planner=None, *, time_limit=None, work_limit=None,
 
 
 def plan_symbolic(graph, *, max_buckets=4, target_ratio=1.02, alignment=1,
-                  capacity=0, plan_inputs=True, plan_outputs=True):
+                  capacity=0, plan_inputs=True, plan_outputs=True,
+                  planner=None, time_limit=None, work_limit=None):
     """Plans a symbolic graph once for every value of its dims and returns a
     SymbolicPlan, proven over the whole ranges before it is returned.
 
@@ -240,7 +241,9 @@ def plan_symbolic(graph, *, max_buckets=4, target_ratio=1.02, alignment=1,
     plan.peak(seq=N) its arena bytes; plan.verify() proves the plan again.
     One pool (unbounded, or `capacity` bytes), no constants planned (as
     plan()'s default). A graph without dims raises DimError: plan it with
-    plan().
+    plan(). planner: "symbolic_search" (None: the default),
+    "symbolic_greedy" or "upper_bound"; time_limit and work_limit bound the
+    planning as plan()'s do.
     """
     graph = _input(graph)
     if not isinstance(graph, Graph):
@@ -253,7 +256,8 @@ def plan_symbolic(graph, *, max_buckets=4, target_ratio=1.02, alignment=1,
         graph, max_buckets=max_buckets, target_ratio=float(target_ratio),
         alignment=_size(alignment, "alignment"),
         capacity=_size(capacity, "capacity"), plan_inputs=plan_inputs,
-        plan_outputs=plan_outputs)
+        plan_outputs=plan_outputs, planner=planner or "",
+        time_limit=_seconds(time_limit, "time_limit"), work_limit=work_limit)
 
 
 def build_problem(graph, *, alignment=1, pools=None, capacity=0,

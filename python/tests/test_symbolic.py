@@ -205,3 +205,21 @@ def test_undeclared_dim_and_concrete_graph_are_refused():
         memplan.plan_symbolic(plain)
     with pytest.raises(memplan.DimError, match="max_buckets"):
         memplan.plan_symbolic(attention_like(), max_buckets=0)
+
+
+def test_plan_symbolic_by_planner_name_within_limits():
+    graph = attention_like(max_seq=2048, layers=4)
+    baseline = memplan.plan_symbolic(graph, alignment=64,
+                                     planner="upper_bound")
+    baseline.verify()
+    assert [b["planner"] for b in baseline.buckets] == ["upper_bound"]
+    for limits in ({"time_limit": 0.001}, {"time_limit": "1ms"},
+                   {"work_limit": 1}):
+        plan = memplan.plan_symbolic(graph, alignment=64, **limits)
+        plan.verify()
+        assert plan.peak(seq=2048) <= baseline.peak(seq=2048) * 2
+    with pytest.raises(ValueError, match="valid symbolic planners: "
+                                         "symbolic_search, symbolic_greedy"):
+        memplan.plan_symbolic(graph, planner="first_fit")
+    with pytest.raises(ValueError, match="time_limit"):
+        memplan.plan_symbolic(graph, time_limit=-1)

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <memory>
 #include <numeric>
 #include <string>
 #include <utility>
@@ -12,6 +13,7 @@
 #include "absl/strings/str_format.h"
 #include "base/status_macros.h"
 #include "memplan/symbolic.h"
+#include "memplan/symbolic_planner.h"
 #include "memplan/tensor_placement.h"
 #include "memplan/verify.h"
 
@@ -115,26 +117,21 @@ absl::StatusOr<SymbolicGraphPlan> PlanSymbolicMemory(
     return absl::InvalidArgumentError(absl::StrCat(
         "max_buckets is ", options.max_buckets, "; at least 1"));
   }
-  if (options.planner != "symbolic_search" &&
-      options.planner != "symbolic_greedy") {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "unknown symbolic planner \"", options.planner,
-        "\": symbolic_search or symbolic_greedy"));
-  }
-  SymbolicSearchOptions search = options.search;
-  search.greedy = options.greedy;
-  search.target_ratio = options.target_ratio;
-  search.end_target_ratio = options.end_target_ratio;
-  auto plan = [&](const SymbolicProblem& p) {
-    return options.planner == "symbolic_search"
-               ? PlanSymbolicSearch(p, search)
-               : PlanSymbolicGreedy(p, options.greedy);
-  };
+  MEMPLAN_ASSIGN_OR_RETURN(
+      const std::unique_ptr<SymbolicPlanner> planner,
+      CreateSymbolicPlanner(options.planner, options.planner_options));
+  SymbolicSearchOptions given = options.search;
+  given.greedy = options.greedy;
+  given.target_ratio = options.target_ratio;
+  given.end_target_ratio = options.end_target_ratio;
+  // One clock for the whole range's plan and the buckets'.
+  const SymbolicSearchOptions search = StartClock(given);
   SymbolicGraphPlan result;
   MEMPLAN_ASSIGN_OR_RETURN(result.problem,
                            BuildSymbolicProblem(graph, options.build));
   result.planner = options.planner;
-  MEMPLAN_ASSIGN_OR_RETURN(SymbolicPlan one, plan(result.problem));
+  MEMPLAN_ASSIGN_OR_RETURN(SymbolicPlan one,
+                           planner->Solve(result.problem, search));
   result.buckets.push_back(
       {.dims = result.problem.dims, .plan = std::move(one)});
   MEMPLAN_ASSIGN_OR_RETURN(Quality one_quality,
@@ -150,8 +147,6 @@ absl::StatusOr<SymbolicGraphPlan> PlanSymbolicMemory(
   }
   SymbolicBucketOptions cut;
   cut.max_buckets = options.max_buckets;
-  cut.greedy = options.greedy;
-  if (options.planner == "symbolic_search") cut.search = search;
   int told = 0;  // tenths of the candidates told
   if (options.progress) {
     cut.progress = [&](int done, int total) {
@@ -163,7 +158,7 @@ absl::StatusOr<SymbolicGraphPlan> PlanSymbolicMemory(
     };
   }
   MEMPLAN_ASSIGN_OR_RETURN(std::vector<SymbolicBucket> buckets,
-                           PlanSymbolicBuckets(result.problem, cut));
+                           planner->SolveBuckets(result.problem, search, cut));
   if (buckets.size() < 2) return result;
   MEMPLAN_ASSIGN_OR_RETURN(Quality cut_quality,
                            QualityOf(result.problem, buckets, options));

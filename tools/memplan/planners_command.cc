@@ -1,12 +1,18 @@
-// memplan planners [NAME]: what is registered, the default marked; with a
-// name, that planner's description and options.
+// memplan planners [NAME]: what is registered, the default marked, the
+// planners of graphs with dims in a section of their own; with a name, that
+// planner's description and options.
 
 #include <iostream>
 #include <string>
+#include <string_view>
+#include <vector>
 
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "commands.h"
 #include "memplan/planner.h"
+#include "memplan/symbolic_planner.h"
 
 namespace memplan::tool {
 namespace {
@@ -26,15 +32,16 @@ constexpr std::string_view KindName(PlannerKind kind) {
 // A planner's description and options, one option a line:
 //   start_share=double (default 0.1)
 //       the warm start's share of the work limit
-void PrintPlanner(const PlannerInfo& info) {
-  std::cout << info.name << ": " << info.description << "\n"
-            << "kind: " << KindName(info.kind) << "\n";
-  if (info.options.empty()) {
+void PrintPlanner(std::string_view name, std::string_view description,
+                  PlannerKind kind, const std::vector<PlannerOption>& options) {
+  std::cout << name << ": " << description << "\n"
+            << "kind: " << KindName(kind) << "\n";
+  if (options.empty()) {
     std::cout << "options: none\n";
     return;
   }
   std::cout << "options (memplan plan --option NAME=VALUE):\n";
-  for (const PlannerOption& option : info.options) {
+  for (const PlannerOption& option : options) {
     std::string type(OptionTypeName(option.type));
     if (option.type == OptionType::kEnum) {
       type.clear();
@@ -50,19 +57,47 @@ void PrintPlanner(const PlannerInfo& info) {
 
 absl::Status Check(const Arguments& args) {
   if (args.positional.empty()) return absl::OkStatus();
-  return CheckPlannerName("", args.positional[0]);
+  std::string symbolic;
+  for (const SymbolicPlannerInfo& info : RegisteredSymbolicPlanners()) {
+    if (info.name == args.positional[0]) return absl::OkStatus();
+    symbolic +=
+        absl::StrCat(symbolic.empty() ? "" : ", ", std::string(info.name));
+  }
+  const absl::Status s = CheckPlannerName("", args.positional[0]);
+  if (s.ok()) return s;
+  return absl::Status(s.code(), absl::StrCat(s.message(),
+                                             "; of graphs with dims: ",
+                                             symbolic));
 }
 
 absl::Status Run(const Arguments& args) {
   const std::string_view fallback = DefaultPlannerName();
   for (const PlannerInfo& info : RegisteredPlanners()) {
     if (!args.positional.empty()) {
-      if (info.name == args.positional[0]) PrintPlanner(info);
+      if (info.name == args.positional[0]) {
+        PrintPlanner(info.name, info.description, info.kind, info.options);
+      }
       continue;
     }
     std::cout << absl::StrFormat(
         "%-16s %s%s\n", info.name, info.description,
         info.name == fallback ? " [default]" : "");
+  }
+  const std::string_view symbolic = DefaultSymbolicPlannerName();
+  if (args.positional.empty()) {
+    std::cout << "\nplanners of graphs with dims (planned once for every "
+                 "value):\n";
+  }
+  for (const SymbolicPlannerInfo& info : RegisteredSymbolicPlanners()) {
+    if (!args.positional.empty()) {
+      if (info.name == args.positional[0]) {
+        PrintPlanner(info.name, info.description, info.kind, info.options);
+      }
+      continue;
+    }
+    std::cout << absl::StrFormat(
+        "%-16s %s%s\n", info.name, info.description,
+        info.name == symbolic ? " (the default)" : "");
   }
   return absl::OkStatus();
 }
@@ -75,7 +110,9 @@ Command PlannersCommand() {
       .synopsis = "[NAME]",
       .description =
           "Lists the registered planners with what each runs; [default] marks "
-          "the one plan and PlanMemory() use when none is named. With NAME, "
+          "the one plan and PlanMemory() use when none is named. The planners "
+          "of graphs with dims follow in a section of their own, the one of "
+          "PlanSymbolicMemory() marked (the default). With NAME, "
           "prints that planner's description and its options (NAME=TYPE, "
           "default, meaning), which `memplan plan --option NAME=VALUE` sets.",
       .min_positional = 0,

@@ -111,6 +111,9 @@ absl::Status RunSymbolic(const Arguments& args, const Graph& graph) {
   options.build = BuildOptionsFromFlags();
   const absl::Time start = absl::Now();
   options.progress = StageLines(ProgressWanted(args));
+  const PlanOptions limits = PlanOptionsFromFlags(args);
+  options.search.work_limit = limits.work_limit;
+  options.search.time_limit = limits.time_limit;
   absl::StatusOr<SymbolicGraphPlan> plan = PlanSymbolicMemory(graph, options);
   if (!plan.ok()) return plan.status();
   absl::StatusOr<GraphPlan> at = plan->At(graph, values);

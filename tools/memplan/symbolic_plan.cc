@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <iostream>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <utility>
@@ -15,6 +16,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "commands.h"
 #include "input.h"
 #include "progress.h"
 #include "symbolic_input.h"
@@ -22,6 +24,7 @@
 #include "memplan/formats.h"
 #include "memplan/problem.h"
 #include "memplan/symbolic.h"
+#include "memplan/symbolic_planner.h"
 #include "memplan/verify.h"
 
 ABSL_FLAG(int32_t, buckets, 4,
@@ -31,11 +34,20 @@ ABSL_FLAG(int32_t, buckets, 4,
 namespace memplan::tool {
 namespace {
 
-// The planners of symbolic graphs: the greedy (the default, with buckets)
-// and the upper-bound baseline.
-constexpr absl::string_view kSymbolicSearch = "symbolic_search";
-constexpr absl::string_view kSymbolicGreedy = "symbolic_greedy";
-constexpr absl::string_view kUpperBound = "upper_bound";
+// The symbolic planners' names as a sentence: "symbolic_search (the
+// default), symbolic_greedy or upper_bound".
+std::string SymbolicPlannerNames() {
+  std::string names;
+  const std::vector<SymbolicPlannerInfo> infos = RegisteredSymbolicPlanners();
+  for (size_t i = 0; i < infos.size(); ++i) {
+    if (i > 0) names += i + 1 == infos.size() ? " or " : ", ";
+    names += infos[i].name;
+    if (infos[i].name == DefaultSymbolicPlannerName()) {
+      names += " (the default)";
+    }
+  }
+  return names;
+}
 
 // A bucket's ranges, and the steps its expressions count dims in.
 std::string BucketText(const SymbolicBucket& b) {
@@ -83,28 +95,23 @@ absl::StatusOr<std::string> SymbolicSummary(const SymbolicGraphPlan& plan,
   return out;
 }
 
-absl::StatusOr<SymbolicGraphPlan> PlanSymbolic(const Graph& graph,
-                                               const BuildOptions& build,
-                                               bool progress) {
-  if (absl::GetFlag(FLAGS_planner) == kUpperBound) {
-    SymbolicGraphPlan plan;
-    absl::StatusOr<SymbolicProblem> problem = BuildSymbolicProblem(graph, build);
-    if (!problem.ok()) return problem.status();
-    plan.problem = *std::move(problem);
-    absl::StatusOr<SymbolicPlan> one = PlanSymbolicUpperBound(plan.problem);
-    if (!one.ok()) return one.status();
-    plan.planner = one->planner;
-    plan.buckets.push_back({.dims = plan.problem.dims, .plan = *std::move(one)});
-    return plan;
-  }
+// The symbolic plan of --planner (the registry's default when none) with
+// its --option values, within --time-limit and --work-limit.
+absl::StatusOr<SymbolicGraphPlan> PlanSymbolic(const Arguments& args,
+                                               const Graph& graph,
+                                               const BuildOptions& build) {
   SymbolicPlanMemoryOptions options;
   options.build = build;
   options.max_buckets = absl::GetFlag(FLAGS_buckets);
-  options.progress = StageLines(progress);
-  // The library's default (the search) unless the greedy is named.
-  if (absl::GetFlag(FLAGS_planner) == kSymbolicGreedy) {
-    options.planner = std::string(kSymbolicGreedy);
-  }
+  options.progress = StageLines(ProgressWanted(args));
+  options.planner = absl::GetFlag(FLAGS_planner);
+  if (options.planner.empty()) options.planner = DefaultSymbolicPlannerName();
+  absl::StatusOr<PlannerOptions> planner_options = PlannerOptionsFromFlags();
+  if (!planner_options.ok()) return planner_options.status();
+  options.planner_options = *std::move(planner_options);
+  const PlanOptions limits = PlanOptionsFromFlags(args);
+  options.search.work_limit = limits.work_limit;
+  options.search.time_limit = limits.time_limit;
   return PlanSymbolicMemory(graph, options);
 }
 
@@ -148,8 +155,12 @@ const std::vector<std::string>& SymbolicPlanFlags() {
 }
 
 bool IsSymbolicPlanner(absl::string_view planner) {
-  return planner == kSymbolicSearch || planner == kSymbolicGreedy ||
-         planner == kUpperBound;
+  for (const SymbolicPlannerInfo& info : RegisteredSymbolicPlanners()) {
+    if (info.name == std::string_view(planner.data(), planner.size())) {
+      return true;
+    }
+  }
+  return false;
 }
 
 absl::Status CheckSymbolicPlanFlags() {
@@ -196,18 +207,22 @@ absl::Status RunSymbolicPlan(const Arguments& args, const GraphInput& input,
     return absl::InvalidArgumentError(absl::StrCat(
         "--planner=", planner, " plans graphs at one value of their dims; \"",
         bound.name, "\" has dims ", RangesText(bound.dims),
-        ": plan it with ", kSymbolicSearch, " (the default), ", kSymbolicGreedy,
-        " or ", kUpperBound,
+        ": plan it with ", SymbolicPlannerNames(),
         ", or bind its dims with --dim"));
   }
   if (args.Given("reorder")) {
     return absl::InvalidArgumentError(
         "--reorder: a graph with dims is planned in its own op order");
   }
-  if (args.Given("option")) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "--option: ", kSymbolicSearch, ", ", kSymbolicGreedy, " and ", kUpperBound,
-        " take no options"));
+  // The planner's own options, checked by the registry as it builds it.
+  absl::StatusOr<PlannerOptions> given = PlannerOptionsFromFlags();
+  if (!given.ok()) return given.status();
+  if (absl::StatusOr<std::unique_ptr<SymbolicPlanner>> built =
+          CreateSymbolicPlanner(
+              planner.empty() ? DefaultSymbolicPlannerName() : planner, *given);
+      !built.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--option: ", built.status().message()));
   }
   // JSON (the plan file) or a C header of macros of the dims.
   const std::string out = absl::GetFlag(FLAGS_out);
@@ -231,7 +246,7 @@ absl::Status RunSymbolicPlan(const Arguments& args, const GraphInput& input,
   }
   const BuildOptions build = BuildOptionsFromFlags();
   absl::StatusOr<SymbolicGraphPlan> plan =
-      PlanSymbolic(bound, build, ProgressWanted(args));
+      PlanSymbolic(args, bound, build);
   if (!plan.ok()) return plan.status();
   if (absl::Status s = VerifySymbolicGraphPlan(*plan); !s.ok()) {
     return absl::InternalError(
