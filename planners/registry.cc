@@ -15,7 +15,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
-#include "base/budget.h"
+#include "effort/budget.h"
 #include "base/status_macros.h"
 #include "exact/exact_part.h"
 #include "memplan/compose.h"

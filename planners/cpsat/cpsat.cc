@@ -20,7 +20,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
-#include "base/budget.h"
+#include "effort/budget.h"
 #include "base/planner_util.h"
 #include "base/status_macros.h"
 #include "memplan/problem.h"

@@ -12,7 +12,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
-#include "base/budget.h"
+#include "effort/budget.h"
 #include "base/planner_util.h"
 #include "base/status_macros.h"
 #include "exact_part.h"

@@ -12,7 +12,7 @@
 
 #include "absl/status/status.h"
 #include "absl/time/time.h"
-#include "base/budget.h"
+#include "effort/budget.h"
 #include "memplan/planner.h"
 #include "memplan/types.h"
 
