@@ -13,7 +13,6 @@
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "gtest/gtest.h"
-#include "base/planner_util.h"
 #include "memplan/io.h"
 #include "memplan/memplan.h"
 #include "oracles.h"

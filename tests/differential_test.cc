@@ -22,7 +22,6 @@
 
 #include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
-#include "base/planner_util.h"
 #include "memplan/memplan.h"
 #include "memplan/planner.h"
 #include "memplan/problem.h"

@@ -11,7 +11,7 @@
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "effort/budget.h"
-#include "base/planner_util.h"
+#include "effort/set_up.h"
 #include "memplan/planner.h"
 
 namespace memplan {

@@ -15,7 +15,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "base/planner_util.h"
+#include "base/arith.h"
 #include "base/status_macros.h"
 #include "memplan/problem.h"
 #include "memplan/symbolic.h"

@@ -14,10 +14,10 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
-#include "placement/placement.h"
-#include "base/planner_util.h"
+#include "effort/set_up.h"
 #include "memplan/problem.h"
 #include "memplan/verify.h"
+#include "placement/placement.h"
 
 namespace memplan {
 namespace {
