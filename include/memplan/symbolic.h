@@ -26,17 +26,10 @@
 
 namespace memplan {
 
-// True when the graph declares dims or has a tensor with a symbolic size.
-bool IsSymbolic(const Graph& graph);
-
 // Checks the dims (names, ranges) and the symbolic sizes: each uses only
 // declared dims, has no negative term (DESIGN.md's grammar), and its value at
 // the dims' maxima fits in int64. The error names the tensor and the dim.
 absl::Status ValidateSymbolicSizes(const Graph& graph);
-
-// OK for a concrete graph; otherwise InvalidArgument naming the dims still
-// to bind: `graph "g" has symbolic dims seq: bind them with --dim seq=N`.
-absl::Status CheckConcrete(const Graph& graph);
 
 // The graph with the dims of `values` bound: every size that no longer uses
 // a dim becomes an integer, and the bound dims leave Graph::dims. Each value
