@@ -14,6 +14,7 @@
 #include "memplan/io.h"
 #include "memplan/planner.h"
 #include "memplan/problem.h"
+#include "memplan/registry.h"
 #include "memplan/reorder.h"
 #include "memplan/report.h"
 #include "memplan/report_html.h"

@@ -31,6 +31,7 @@
 #include "base/status_macros.h"
 #include "memplan/planner.h"
 #include "memplan/problem.h"
+#include "memplan/registry.h"
 #include "memplan/symbolic.h"
 #include "memplan/verify.h"
 #include "symbolic/binomial_poly.h"

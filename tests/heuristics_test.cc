@@ -16,6 +16,7 @@
 #include "hill_climb.h"
 #include "memplan/compose.h"
 #include "memplan/memplan.h"
+#include "memplan/registry.h"
 #include "memplan/synthetic.h"
 #include "memplan/verify.h"
 #include "placement/placement.h"

@@ -19,6 +19,7 @@
 #include "absl/status/statusor.h"
 #include "memplan/planner.h"
 #include "memplan/problem.h"
+#include "memplan/registry.h"
 #include "memplan/tensor_placement.h"
 #include "memplan/types.h"
 #include "memplan/verify.h"

@@ -19,6 +19,7 @@
 #include "absl/time/clock.h"
 #include "base/status_macros.h"
 #include "memplan/io.h"
+#include "memplan/registry.h"
 #include "memplan/verify.h"
 
 namespace memplan {

@@ -15,6 +15,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "base/status_macros.h"
+#include "memplan/registry.h"
 #include "memplan/reorder.h"
 
 namespace memplan {

@@ -7,6 +7,7 @@
 #include "absl/strings/str_format.h"
 #include "commands.h"
 #include "memplan/planner.h"
+#include "memplan/registry.h"
 
 namespace memplan::tool {
 namespace {
