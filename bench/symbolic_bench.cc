@@ -31,6 +31,8 @@
 #include "memplan/formats.h"
 #include "memplan/problem.h"
 #include "memplan/symbolic.h"
+#include "memplan/symbolic_memplan.h"
+#include "memplan/symbolic_verify.h"
 #include "workloads/symbolic_decoder.h"
 #include "workloads/symbolic_transformer.h"
 

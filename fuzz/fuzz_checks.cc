@@ -19,6 +19,7 @@
 #include "memplan/report.h"
 #include "memplan/report_html.h"
 #include "memplan/symbolic.h"
+#include "memplan/symbolic_verify.h"
 #include "memplan/types.h"
 #include "memplan/verify.h"
 #include "symbolic_graphs.h"

@@ -33,6 +33,7 @@
 #include "memplan/problem.h"
 #include "memplan/registry.h"
 #include "memplan/symbolic.h"
+#include "memplan/symbolic_verify.h"
 #include "memplan/verify.h"
 #include "symbolic/binomial_poly.h"
 

@@ -20,8 +20,8 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "memplan/dim_expr.h"
-#include "memplan/memplan.h"
 #include "memplan/problem.h"
+#include "memplan/tensor_placement.h"
 #include "memplan/types.h"
 
 namespace memplan {
@@ -173,16 +173,6 @@ struct SymbolicPlan {
                           const DimValues& values) const;
 };
 
-// Proves over the whole box of dim ranges that every offset is >= 0 and a
-// multiple of its buffer's alignment, that no two conflicting buffers share
-// a byte, and that every buffer lies under the peak and the pool's
-// capacity; or names the buffer or the pair and a value of the dims where
-// it fails. A pair that keeps no one side over the range, or a condition
-// the prover cannot decide within its budget, is refused as "not proven",
-// never accepted.
-absl::Status VerifySymbolicPlan(const SymbolicProblem& problem,
-                                const SymbolicPlan& plan);
-
 struct SymbolicGreedyOptions {
   // Dim values the candidates are compared at (besides the ranges' ends);
   // empty: a few spread over each range.
@@ -280,30 +270,6 @@ absl::StatusOr<std::vector<SymbolicBucket>> PlanSymbolicBuckets(
 absl::StatusOr<SymbolicPlan> PlanSymbolicUpperBound(
     const SymbolicProblem& problem);
 
-// ---------------------------------------------------------------------------
-// The entry point: a symbolic graph planned once for every value of its dims.
-
-struct SymbolicPlanMemoryOptions {
-  BuildOptions build;
-  // At most this many buckets (1: one plan over the whole range).
-  int max_buckets = 4;
-  // One plan is kept when its peak / lower bound is at most target_ratio at
-  // every sample value (the ranges' ends, and values spread over them) and
-  // at most end_target_ratio at the dims' maxima; otherwise the range is cut
-  // into buckets when they meet these targets, or lower the worst ratio.
-  double target_ratio = 1.05;
-  double end_target_ratio = 1.02;
-  // "symbolic_search" (PlanSymbolicSearch) or "symbolic_greedy".
-  std::string planner = "symbolic_search";
-  SymbolicGreedyOptions greedy;
-  // The search's options; its `greedy` and targets are the ones above.
-  SymbolicSearchOptions search;
-  // Told what the planning has done, a line at a time (the plan of the
-  // whole range, every tenth of the candidate buckets, the buckets kept),
-  // for a person waiting on it; it cannot change the plan.
-  std::function<void(std::string_view line)> progress;
-};
-
 // A plan of a symbolic graph: buckets that cover the dims' ranges, in order
 // of the cut dim's values, each a plan of problem.Narrowed(its dims),
 // proven over its own ranges.
@@ -324,20 +290,6 @@ struct SymbolicGraphPlan {
   absl::StatusOr<GraphPlan> At(const Graph& graph,
                                const DimValues& values) const;
 };
-
-// Builds the symbolic problem of `graph` (BuildSymbolicProblem), plans it
-// with options.planner (PlanSymbolicSearch by default) and, where one plan
-// misses the targets, cuts the range into buckets (cuts chosen by
-// PlanSymbolicBuckets, each bucket planned again by options.planner), and
-// verifies every bucket over its ranges. `planner` of the result names the
-// planner. A graph without dims is refused: plan it with PlanMemory().
-absl::StatusOr<SymbolicGraphPlan> PlanSymbolicMemory(
-    const Graph& graph, const SymbolicPlanMemoryOptions& options = {});
-
-// Proves that the buckets cover every value of the problem's dims exactly
-// once (each bucket's ranges inside the problem's), and every bucket's plan
-// over its ranges (VerifySymbolicPlan).
-absl::Status VerifySymbolicGraphPlan(const SymbolicGraphPlan& plan);
 
 // The largest peak / lower bound of `plan` over sample values of
 // `problem`'s ranges: each dim at its ends and at points spread between.

@@ -22,6 +22,7 @@
 #include "memplan/report.h"
 #include "memplan/report_html.h"
 #include "memplan/symbolic.h"
+#include "memplan/symbolic_memplan.h"
 #include "progress.h"
 #include "symbolic_input.h"
 
