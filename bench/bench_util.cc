@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "memplan/io.h"
+#include "memplan/registry.h"
 
 namespace memplan::bench {
 namespace {

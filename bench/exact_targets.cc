@@ -11,6 +11,7 @@
 #include "absl/time/time.h"
 #include "bench_util.h"
 #include "memplan/memplan.h"
+#include "memplan/registry.h"
 
 namespace memplan::bench {
 namespace {

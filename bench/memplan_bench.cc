@@ -126,6 +126,7 @@
 #include "absl/time/time.h"
 #include "bench_util.h"
 #include "memplan/memplan.h"
+#include "memplan/registry.h"
 #ifdef MEMPLAN_HAVE_CP
 #include "memplan/planners/cp.h"
 #endif

@@ -27,6 +27,7 @@
 #include "bench_util.h"
 #include "memplan/io.h"
 #include "memplan/memplan.h"
+#include "memplan/registry.h"
 #include "memplan/synthetic.h"
 
 namespace memplan::bench {

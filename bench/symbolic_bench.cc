@@ -40,6 +40,8 @@
 #include "memplan/problem.h"
 #include "memplan/symbolic.h"
 #include "memplan/symbolic_planner.h"
+#include "memplan/symbolic_memplan.h"
+#include "memplan/symbolic_verify.h"
 #include "workloads/symbolic_decoder.h"
 #include "workloads/symbolic_transformer.h"
 

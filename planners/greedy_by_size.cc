@@ -6,9 +6,9 @@
 #include <string>
 #include <vector>
 
-#include "placement/placement.h"
-#include "base/planner_util.h"
 #include "base/status_macros.h"
+#include "effort/set_up.h"
+#include "placement/placement.h"
 #include "planners.h"
 
 namespace memplan {

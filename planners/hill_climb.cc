@@ -11,11 +11,11 @@
 #include <vector>
 
 #include "absl/status/status.h"
-#include "placement/placement.h"
-#include "base/planner_util.h"
 #include "base/status_macros.h"
-#include "planners.h"
+#include "effort/set_up.h"
 #include "memplan/problem.h"
+#include "placement/placement.h"
+#include "planners.h"
 
 namespace memplan {
 namespace {

@@ -14,9 +14,10 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "base/planner_util.h"
-#include "planners.h"
+#include "base/arith.h"
 #include "memplan/problem.h"
+#include "model/problem_util.h"
+#include "planners.h"
 
 namespace memplan::internal {
 namespace {

@@ -15,17 +15,18 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
-#include "base/budget.h"
 #include "base/status_macros.h"
+#include "effort/budget.h"
 #include "exact/exact_part.h"
 #include "memplan/compose.h"
-#include "planners.h"
-#include "registry_options.h"
 #include "memplan/planner.h"
 #include "memplan/planners/caffe2.h"
 #include "memplan/planners/exact.h"
 #include "memplan/planners/greedy_by_size.h"
 #include "memplan/planners/hill_climb.h"
+#include "memplan/registry.h"
+#include "planners.h"
+#include "registry_options.h"
 
 namespace memplan {
 namespace {

@@ -12,6 +12,7 @@
 #include "memplan/memplan.h"
 #include "memplan/planner.h"
 #include "memplan/problem.h"
+#include "memplan/registry.h"
 #include "memplan/reorder.h"
 #include "memplan/verify.h"
 #include "module.h"

@@ -20,6 +20,8 @@
 #include "memplan/memplan.h"
 #include "memplan/problem.h"
 #include "memplan/symbolic.h"
+#include "memplan/symbolic_memplan.h"
+#include "memplan/symbolic_verify.h"
 #include "memplan/types.h"
 #include "memplan/verify.h"
 #include "module.h"

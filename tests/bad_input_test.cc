@@ -19,6 +19,7 @@
 #include "memplan/memplan.h"
 #include "memplan/planner.h"
 #include "memplan/problem.h"
+#include "memplan/registry.h"
 #include "memplan/verify.h"
 #include "test_util.h"
 

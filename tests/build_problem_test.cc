@@ -11,11 +11,12 @@
 #include "absl/strings/str_split.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "model/conflict_graph.h"
 #include "memplan/io.h"
 #include "memplan/planner.h"
 #include "memplan/problem.h"
+#include "memplan/registry.h"
 #include "memplan/verify.h"
+#include "model/conflict_graph.h"
 #include "test_util.h"
 
 namespace memplan {

@@ -11,6 +11,7 @@
 #include "absl/strings/str_split.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "memplan/registry.h"
 #include "test_util.h"
 
 namespace memplan {

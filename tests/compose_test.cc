@@ -15,11 +15,12 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
-#include "base/budget.h"
+#include "effort/budget.h"
 #include "gtest/gtest.h"
 #include "memplan/memplan.h"
 #include "memplan/planner.h"
 #include "memplan/problem.h"
+#include "memplan/registry.h"
 #include "memplan/verify.h"
 #include "test_util.h"
 

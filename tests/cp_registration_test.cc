@@ -11,6 +11,7 @@
 #include "gtest/gtest.h"
 #include "memplan/planner.h"
 #include "memplan/planners/cp.h"
+#include "memplan/registry.h"
 
 namespace memplan {
 namespace {

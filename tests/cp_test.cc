@@ -13,9 +13,9 @@
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "gtest/gtest.h"
-#include "base/planner_util.h"
 #include "memplan/io.h"
 #include "memplan/memplan.h"
+#include "memplan/registry.h"
 #include "oracles.h"
 #include "test_util.h"
 

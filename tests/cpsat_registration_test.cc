@@ -11,6 +11,7 @@
 #include "memplan/compose.h"
 #include "memplan/planner.h"
 #include "memplan/planners/cpsat.h"
+#include "memplan/registry.h"
 
 namespace memplan {
 namespace {

@@ -15,6 +15,7 @@
 #include "gtest/gtest.h"
 #include "memplan/io.h"
 #include "memplan/memplan.h"
+#include "memplan/registry.h"
 #include "oracles.h"
 #include "test_util.h"
 

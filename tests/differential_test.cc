@@ -22,10 +22,10 @@
 
 #include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
-#include "base/planner_util.h"
 #include "memplan/memplan.h"
 #include "memplan/planner.h"
 #include "memplan/problem.h"
+#include "memplan/registry.h"
 #include "memplan/verify.h"
 #include "oracles.h"
 #include "test_util.h"

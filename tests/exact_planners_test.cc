@@ -13,6 +13,7 @@
 #include "gtest/gtest.h"
 #include "memplan/planner.h"
 #include "memplan/problem.h"
+#include "memplan/registry.h"
 #include "memplan/verify.h"
 #include "oracles.h"
 #include "test_util.h"

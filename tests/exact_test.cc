@@ -18,6 +18,7 @@
 #include "absl/time/time.h"
 #include "gtest/gtest.h"
 #include "memplan/memplan.h"
+#include "memplan/registry.h"
 #include "oracles.h"
 #include "test_util.h"
 

@@ -10,7 +10,7 @@
 #include <utility>
 #include <vector>
 
-#include "base/planner_util.h"
+#include "base/arith.h"
 #include "gtest/gtest.h"
 
 namespace memplan {

@@ -13,7 +13,6 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "base/planner_util.h"
 #include "gtest/gtest.h"
 #include "memplan/problem.h"
 #include "placement/find_offset.h"

@@ -9,16 +9,17 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
+#include "effort/set_up.h"
 #include "gmock/gmock.h"
 #include "greedy_by_size.h"
 #include "gtest/gtest.h"
 #include "hill_climb.h"
 #include "memplan/compose.h"
-#include "placement/placement.h"
-#include "base/planner_util.h"
 #include "memplan/memplan.h"
+#include "memplan/registry.h"
 #include "memplan/synthetic.h"
 #include "memplan/verify.h"
+#include "placement/placement.h"
 #include "test_util.h"
 
 namespace memplan {

@@ -13,6 +13,7 @@
 #include "gtest/gtest.h"
 #include "memplan/load.h"
 #include "memplan/memplan.h"
+#include "memplan/registry.h"
 #include "memplan/reorder.h"
 #include "memplan/verify.h"
 #include "test_util.h"

@@ -14,6 +14,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "memplan/planner.h"
+#include "memplan/registry.h"
 #include "nlohmann/json.hpp"
 #include "test_util.h"
 

@@ -13,14 +13,16 @@
 #include <variant>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "absl/strings/str_cat.h"
 #include "memplan/io.h"
 #include "memplan/load.h"
 #include "memplan/memplan.h"
 #include "memplan/problem.h"
 #include "memplan/symbolic.h"
+#include "memplan/symbolic_memplan.h"
+#include "memplan/symbolic_verify.h"
 #include "memplan/verify.h"
 #include "onnx/onnx_pb.h"
 #include "test_util.h"

@@ -7,7 +7,7 @@
 #include <limits>
 #include <vector>
 
-#include "base/planner_util.h"
+#include "base/arith.h"
 #include "memplan/problem.h"
 
 namespace memplan::testing {

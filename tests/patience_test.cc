@@ -9,7 +9,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
-#include "base/budget.h"
+#include "effort/budget.h"
 #include "gtest/gtest.h"
 #include "memplan/compose.h"
 #include "memplan/memplan.h"

@@ -12,8 +12,8 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
+#include "base/arith.h"
 #include "gtest/gtest.h"
-#include "base/planner_util.h"
 #include "memplan/problem.h"
 #include "memplan/synthetic.h"
 #include "memplan/verify.h"

@@ -11,6 +11,7 @@
 #include "absl/time/time.h"
 #include "gtest/gtest.h"
 #include "memplan/memplan.h"
+#include "memplan/registry.h"
 #include "test_util.h"
 
 namespace memplan {

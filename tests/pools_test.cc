@@ -12,6 +12,7 @@
 #include "memplan/planner.h"
 #include "memplan/planners/exact.h"
 #include "memplan/problem.h"
+#include "memplan/registry.h"
 #include "memplan/verify.h"
 #include "oracles.h"
 #include "test_util.h"

@@ -12,6 +12,7 @@
 #include "gtest/gtest.h"
 #include "memplan/planner.h"
 #include "memplan/problem.h"
+#include "memplan/registry.h"
 #include "memplan/verify.h"
 #include "test_util.h"
 

@@ -17,6 +17,7 @@
 #include "gtest/gtest.h"
 #include "memplan/memplan.h"
 #include "memplan/planner.h"
+#include "memplan/registry.h"
 
 namespace memplan {
 namespace {

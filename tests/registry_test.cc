@@ -10,6 +10,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "memplan/planner.h"
+#include "memplan/registry.h"
 #include "memplan/verify.h"
 #include "test_util.h"
 

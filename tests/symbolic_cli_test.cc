@@ -13,6 +13,8 @@
 #include "memplan/memplan.h"
 #include "memplan/symbolic.h"
 #include "memplan/symbolic_planner.h"
+#include "memplan/symbolic_memplan.h"
+#include "memplan/symbolic_verify.h"
 #include "memplan/verify.h"
 #include "nlohmann/json.hpp"
 #include "symbolic_graphs.h"

@@ -11,6 +11,8 @@
 #include "gtest/gtest.h"
 #include "memplan/formats.h"
 #include "memplan/symbolic.h"
+#include "memplan/symbolic_verify.h"
+#include "memplan/symbolic_memplan.h"
 #include "symbolic_graphs.h"
 #include "workloads/symbolic_decoder.h"
 

@@ -15,6 +15,8 @@
 #include "memplan/load.h"
 #include "memplan/memplan.h"
 #include "memplan/problem.h"
+#include "memplan/symbolic_memplan.h"
+#include "memplan/symbolic_verify.h"
 #include "memplan/verify.h"
 #include "symbolic/binomial_poly.h"
 #include "symbolic_graphs.h"

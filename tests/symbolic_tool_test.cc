@@ -17,6 +17,8 @@
 #include "memplan/memplan.h"
 #include "memplan/problem.h"
 #include "memplan/symbolic.h"
+#include "memplan/symbolic_memplan.h"
+#include "memplan/symbolic_verify.h"
 #include "memplan/verify.h"
 #include "test_util.h"
 #include "workloads/symbolic_transformer.h"

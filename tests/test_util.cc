@@ -11,7 +11,7 @@
 
 #include "absl/algorithm/container.h"
 #include "absl/strings/str_cat.h"
-#include "base/planner_util.h"
+#include "base/arith.h"
 
 namespace memplan::testing {
 

@@ -19,6 +19,7 @@
 #include "absl/status/statusor.h"
 #include "memplan/planner.h"
 #include "memplan/problem.h"
+#include "memplan/registry.h"
 #include "memplan/tensor_placement.h"
 #include "memplan/types.h"
 #include "memplan/verify.h"
@@ -49,29 +50,6 @@ struct PlanMemoryOptions {
 // decides. Orders equal to an earlier candidate's are not planned again.
 inline constexpr char kPlacedOrdering[] = "placed";
 inline constexpr int kPlacedOptimalOps = 500;
-
-// A graph's plan by tensor name, with the problem it was solved on, so that
-// nobody needs to rebuild the problem to read it.
-struct GraphPlan {
-  Plan plan;        // plan.assignments index problem.buffers
-  Problem problem;  // the buffers (lifetimes in steps), pools and conflicts
-  // op_order[step] is the index in the caller's graph.ops of the op that runs
-  // at that step: the identity unless PlanMemoryOptions::reorder was set.
-  std::vector<int> op_order;
-  // The ordering that gave op_order: PlanMemoryOptions::reorder, or for
-  // kPlacedOrdering the one chosen ("" = the graph's own).
-  std::string reorder;
-  // One per tensor of the graph, in the graph's order.
-  std::vector<TensorPlacement> tensors;
-  // Indices into `tensors` sorted by name, for Find().
-  std::vector<int32_t> tensors_by_name;
-
-  // The tensor named `name`, or nullptr when the graph has none.
-  const TensorPlacement* Find(std::string_view name) const;
-  // Fills tensors_by_name from tensors.
-  void IndexTensors();
-  bool operator==(const GraphPlan&) const = default;
-};
 
 // Builds the problem of `graph` (after the op ordering, if any), plans and
 // verifies it, and places every tensor.

@@ -189,42 +189,6 @@ class OptionValues {
   std::map<std::string, Value, std::less<>> values_;
 };
 
-// Builds a planner from its checked options.
-using PlannerFactory = std::unique_ptr<Planner> (*)(const OptionValues&);
-
-struct PlannerInfo {
-  std::string_view name;
-  std::string_view description;  // one line: what it does
-  PlannerKind kind = PlannerKind::kHeuristic;
-  PlannerCost cost = PlannerCost::kLight;
-  std::vector<PlannerOption> options;  // its own options, in display order
-};
-
-// Every registered planner, in the registry's order.
-std::vector<PlannerInfo> RegisteredPlanners();
-
-// The planner `name` with `options` (each NAME=VALUE of one of its declared
-// options; the others keep their defaults). NotFound (listing the valid
-// names) when `name` is not registered; InvalidArgument naming the option
-// when a key is not one of the planner's options (listing them) or a value
-// does not parse as its type or lies outside its range.
-absl::StatusOr<std::unique_ptr<Planner>> CreatePlanner(
-    std::string_view name, const PlannerOptions& options = {});
-
-// Adds a planner to the registry, after the core's planners (`info`'s
-// strings are copied). Optional components register theirs through a call
-// of their own that a program makes before it looks planners up (the `cp`
-// planner of memplan::cp: RegisterCpPlanner(), memplan/planners/cp.h); a
-// program may register its own planners too. `make` receives the checked
-// options `info` declares (each option's default must parse). InvalidArgument
-// without a name or factory, or with a bad declaration; AlreadyExists when
-// the name is taken (the registry is unchanged: registering the same planner
-// twice fails harmlessly).
-absl::Status RegisterPlanner(const PlannerInfo& info, PlannerFactory make);
-
-// The planner PlanMemory() and the tool use when none is named.
-std::string_view DefaultPlannerName();
-
 }  // namespace memplan
 
 #endif  // MEMPLAN_PLANNER_H_

@@ -69,6 +69,13 @@ absl::Status ValidatePools(const std::vector<Pool>& pools);
 // the pool.
 absl::Status ValidateProblem(const Problem& problem);
 
+// True when the graph declares dims or has a tensor with a symbolic size.
+bool IsSymbolic(const Graph& graph);
+
+// OK for a concrete graph; otherwise InvalidArgument naming the dims still
+// to bind: `graph "g" has symbolic dims seq: bind them with --dim seq=N`.
+absl::Status CheckConcrete(const Graph& graph);
+
 // Sum of all buffer sizes: the peak of a plan without reuse.
 Bytes NaiveTotal(const Problem& problem);
 

@@ -20,24 +20,16 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "memplan/dim_expr.h"
-#include "memplan/memplan.h"
 #include "memplan/problem.h"
-#include "memplan/symbolic_planner.h"
+#include "memplan/tensor_placement.h"
 #include "memplan/types.h"
 
 namespace memplan {
-
-// True when the graph declares dims or has a tensor with a symbolic size.
-bool IsSymbolic(const Graph& graph);
 
 // Checks the dims (names, ranges) and the symbolic sizes: each uses only
 // declared dims, has no negative term (DESIGN.md's grammar), and its value at
 // the dims' maxima fits in int64. The error names the tensor and the dim.
 absl::Status ValidateSymbolicSizes(const Graph& graph);
-
-// OK for a concrete graph; otherwise InvalidArgument naming the dims still
-// to bind: `graph "g" has symbolic dims seq: bind them with --dim seq=N`.
-absl::Status CheckConcrete(const Graph& graph);
 
 // The graph with the dims of `values` bound: every size that no longer uses
 // a dim becomes an integer, and the bound dims leave Graph::dims. Each value
@@ -181,15 +173,6 @@ struct SymbolicPlan {
                           const DimValues& values) const;
 };
 
-// Proves over the whole box of dim ranges that every offset is >= 0 and a
-// multiple of its buffer's alignment, that no two conflicting buffers share
-// a byte, and that every buffer lies under the peak and the pool's
-// capacity; or names the buffer or the pair and a value of the dims where
-// it fails. A pair that keeps no one side over the range, or a condition
-// the prover cannot decide within its budget, is refused as "not proven",
-// never accepted.
-absl::Status VerifySymbolicPlan(const SymbolicProblem& problem,
-                                const SymbolicPlan& plan);
 
 // Buckets: the range of one dim cut into a few sub-ranges, each with a plan
 // of its own (of the problem narrowed to its ranges, SymbolicProblem::
@@ -212,35 +195,6 @@ struct SymbolicBucket {
 
 // The planners: memplan/symbolic_planner.h.
 
-// ---------------------------------------------------------------------------
-// The entry point: a symbolic graph planned once for every value of its dims.
-
-struct SymbolicPlanMemoryOptions {
-  BuildOptions build;
-  // At most this many buckets (1: one plan over the whole range).
-  int max_buckets = 4;
-  // One plan is kept when its peak / lower bound is at most target_ratio at
-  // every sample value (the ranges' ends, and values spread over them) and
-  // at most end_target_ratio at the dims' maxima; otherwise the range is cut
-  // into buckets when they meet these targets, or lower the worst ratio.
-  double target_ratio = 1.05;
-  double end_target_ratio = 1.02;
-  // A symbolic planner's registry name (memplan/symbolic_planner.h) and
-  // its options as NAME=VALUE text.
-  std::string planner = "symbolic_search";
-  PlannerOptions planner_options;
-  SymbolicGreedyOptions greedy;
-  // The options every planner is solved with; its `greedy` and targets
-  // are the ones above, its seed the planner's option. Its budget bounds
-  // the whole planning: each plan gets the work limit (a candidate bucket
-  // 1/64 of it), and the time limit or deadline ends it all.
-  SymbolicSearchOptions search;
-  // Told what the planning has done, a line at a time (the plan of the
-  // whole range, every tenth of the candidate buckets, the buckets kept),
-  // for a person waiting on it; it cannot change the plan.
-  std::function<void(std::string_view line)> progress;
-};
-
 // A plan of a symbolic graph: buckets that cover the dims' ranges, in order
 // of the cut dim's values, each a plan of problem.Narrowed(its dims),
 // proven over its own ranges.
@@ -261,20 +215,6 @@ struct SymbolicGraphPlan {
   absl::StatusOr<GraphPlan> At(const Graph& graph,
                                const DimValues& values) const;
 };
-
-// Builds the symbolic problem of `graph` (BuildSymbolicProblem), plans it
-// with options.planner (PlanSymbolicSearch by default) and, where one plan
-// misses the targets, cuts the range into buckets (cuts chosen by
-// PlanSymbolicBuckets, each bucket planned again by options.planner), and
-// verifies every bucket over its ranges. `planner` of the result names the
-// planner. A graph without dims is refused: plan it with PlanMemory().
-absl::StatusOr<SymbolicGraphPlan> PlanSymbolicMemory(
-    const Graph& graph, const SymbolicPlanMemoryOptions& options = {});
-
-// Proves that the buckets cover every value of the problem's dims exactly
-// once (each bucket's ranges inside the problem's), and every bucket's plan
-// over its ranges (VerifySymbolicPlan).
-absl::Status VerifySymbolicGraphPlan(const SymbolicGraphPlan& plan);
 
 // The largest peak / lower bound of `plan` over sample values of
 // `problem`'s ranges: each dim at its ends and at points spread between.

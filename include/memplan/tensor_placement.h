@@ -5,7 +5,9 @@
 #ifndef MEMPLAN_TENSOR_PLACEMENT_H_
 #define MEMPLAN_TENSOR_PLACEMENT_H_
 
+#include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -38,6 +40,29 @@ struct TensorPlacement {
 // the problem's buffers or a buffer names a tensor the graph lacks.
 absl::StatusOr<std::vector<TensorPlacement>> PlaceTensors(
     const Graph& graph, const Problem& problem, const Plan& plan);
+
+// A graph's plan by tensor name, with the problem it was solved on, so that
+// nobody needs to rebuild the problem to read it.
+struct GraphPlan {
+  Plan plan;        // plan.assignments index problem.buffers
+  Problem problem;  // the buffers (lifetimes in steps), pools and conflicts
+  // op_order[step] is the index in the caller's graph.ops of the op that runs
+  // at that step: the identity unless PlanMemoryOptions::reorder was set.
+  std::vector<int> op_order;
+  // The ordering that gave op_order: PlanMemoryOptions::reorder, or for
+  // kPlacedOrdering the one chosen ("" = the graph's own).
+  std::string reorder;
+  // One per tensor of the graph, in the graph's order.
+  std::vector<TensorPlacement> tensors;
+  // Indices into `tensors` sorted by name, for Find().
+  std::vector<int32_t> tensors_by_name;
+
+  // The tensor named `name`, or nullptr when the graph has none.
+  const TensorPlacement* Find(std::string_view name) const;
+  // Fills tensors_by_name from tensors.
+  void IndexTensors();
+  bool operator==(const GraphPlan&) const = default;
+};
 
 }  // namespace memplan
 

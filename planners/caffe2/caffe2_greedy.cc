@@ -10,11 +10,12 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "base/arith.h"
 #include "caffe2.h"
 #include "caffe2_objects.h"
-#include "base/planner_util.h"
-#include "planners.h"
 #include "memplan/problem.h"
+#include "model/problem_util.h"
+#include "planners.h"
 
 namespace memplan {
 

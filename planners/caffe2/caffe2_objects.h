@@ -10,7 +10,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "base/budget.h"
+#include "effort/budget.h"
 #include "caffe2.h"
 #include "memplan/planner.h"
 #include "memplan/types.h"

@@ -18,14 +18,15 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
-#include "placement/placement.h"
-#include "base/planner_util.h"
-#include "planners.h"
-#include "model/conflict_graph.h"
-#include "exact/preprocess.h"
 #include "base/status_macros.h"
+#include "effort/set_up.h"
+#include "exact/preprocess.h"
 #include "memplan/problem.h"
 #include "memplan/verify.h"
+#include "model/conflict_graph.h"
+#include "model/problem_util.h"
+#include "placement/placement.h"
+#include "planners.h"
 
 namespace memplan {
 namespace {

@@ -11,6 +11,7 @@
 #include "cp.h"
 #include "memplan/compose.h"
 #include "memplan/planner.h"
+#include "memplan/registry.h"
 #include "planners.h"
 
 namespace memplan {

@@ -9,6 +9,7 @@
 #include "cpsat.h"
 #include "memplan/compose.h"
 #include "memplan/planner.h"
+#include "memplan/registry.h"
 #include "planners.h"
 
 namespace memplan {

@@ -19,14 +19,15 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
+#include "effort/set_up.h"
 #include "exact_decompose.h"
 #include "exact_part.h"
 #include "exact_pools.h"
 #include "exact_search.h"
 #include "memplan/compose.h"
-#include "base/planner_util.h"
 #include "memplan/planner.h"
 #include "memplan/problem.h"
+#include "model/problem_util.h"
 
 namespace memplan {
 namespace {

@@ -12,16 +12,16 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
-#include "base/budget.h"
-#include "base/planner_util.h"
 #include "base/status_macros.h"
+#include "effort/budget.h"
+#include "exact/preprocess.h"
 #include "exact_part.h"
 #include "memplan/planners/caffe2.h"
 #include "memplan/planners/greedy_by_size.h"
 #include "memplan/planners/hill_climb.h"
 #include "memplan/problem.h"
 #include "memplan/verify.h"
-#include "exact/preprocess.h"
+#include "model/problem_util.h"
 #include "planners.h"
 
 namespace memplan::internal::exact {

@@ -9,7 +9,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "base/budget.h"
+#include "effort/budget.h"
 #include "exact.h"
 #include "exact_part.h"
 #include "exact_trees.h"

@@ -9,7 +9,7 @@
 #include <limits>
 #include <vector>
 
-#include "base/planner_util.h"
+#include "placement/cover_nodes.h"
 
 namespace memplan::internal::exact {
 

@@ -26,7 +26,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "base/budget.h"
+#include "effort/budget.h"
 #include "memplan/symbolic.h"
 #include "symbolic/binomial_poly.h"
 

@@ -10,11 +10,12 @@
 #include "absl/status/status.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
-#include "base/budget.h"
+#include "effort/budget.h"
 #include "base/status_macros.h"
 #include "memplan/planner.h"
 #include "memplan/symbolic.h"
 #include "memplan/symbolic_planner.h"
+#include "memplan/symbolic_verify.h"
 #include "symbolic/binomial_poly.h"
 #include "symbolic_planners/engine.h"
 

@@ -7,8 +7,10 @@
 #include "base/status_macros.h"
 #include "memplan/planner.h"
 #include "memplan/problem.h"
+#include "memplan/registry.h"
 #include "memplan/symbolic.h"
 #include "memplan/symbolic_planner.h"
+#include "memplan/symbolic_verify.h"
 #include "memplan/verify.h"
 
 namespace memplan {

@@ -19,7 +19,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
-#include "base/planner_util.h"
+#include "base/arith.h"
 #include "base/status_macros.h"
 #include "memplan/formats.h"
 #include "memplan/reorder.h"

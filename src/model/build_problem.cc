@@ -15,10 +15,9 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "base/planner_util.h"
+#include "base/arith.h"
 #include "base/status_macros.h"
 #include "memplan/problem.h"
-#include "memplan/symbolic.h"
 
 namespace memplan {
 namespace {
@@ -566,6 +565,35 @@ class Builder {
 };
 
 }  // namespace
+
+bool IsSymbolic(const Graph& graph) {
+  if (!graph.dims.empty()) return true;
+  for (const Tensor& t : graph.tensors) {
+    if (t.symbolic_size.has_value()) return true;
+  }
+  return false;
+}
+
+absl::Status CheckConcrete(const Graph& graph) {
+  if (!IsSymbolic(graph)) return absl::OkStatus();
+  std::vector<std::string> dims;
+  for (const auto& [name, range] : graph.dims) dims.push_back(name);
+  if (dims.empty()) {  // a symbolic size without declared dims
+    for (const Tensor& t : graph.tensors) {
+      if (t.symbolic_size.has_value()) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "tensor \"", t.name, "\" has the symbolic size \"",
+            t.symbolic_size->ToString(), "\" but the graph declares no dims"));
+      }
+    }
+  }
+  std::vector<std::string> flags;
+  for (const std::string& d : dims) flags.push_back(absl::StrCat("--dim ", d, "=N"));
+  return absl::InvalidArgumentError(absl::StrCat(
+      "graph \"", graph.name, "\" has symbolic dims ", absl::StrJoin(dims, ", "),
+      ": bind them with ", absl::StrJoin(flags, " "),
+      " (Python: dims={...}) to plan it at one size"));
+}
 
 absl::StatusOr<Problem> BuildProblem(const Graph& graph,
                                      const BuildOptions& options) {

@@ -13,9 +13,10 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
-#include "base/planner_util.h"
+#include "base/arith.h"
 #include "base/status_macros.h"
 #include "memplan/verify.h"
+#include "model/problem_util.h"
 
 namespace memplan {
 

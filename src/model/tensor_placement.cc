@@ -3,7 +3,11 @@
 
 #include "memplan/tensor_placement.h"
 
+#include <algorithm>
+#include <cstdint>
+#include <numeric>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
@@ -48,6 +52,23 @@ absl::StatusOr<std::vector<TensorPlacement>> PlaceTensors(
     }
   }
   return tensors;
+}
+
+const TensorPlacement* GraphPlan::Find(std::string_view name) const {
+  auto it = std::lower_bound(
+      tensors_by_name.begin(), tensors_by_name.end(), name,
+      [&](int32_t t, std::string_view n) { return tensors[t].name < n; });
+  if (it == tensors_by_name.end() || tensors[*it].name != name) return nullptr;
+  return &tensors[*it];
+}
+
+void GraphPlan::IndexTensors() {
+  tensors_by_name.resize(tensors.size());
+  std::iota(tensors_by_name.begin(), tensors_by_name.end(), 0);
+  std::sort(tensors_by_name.begin(), tensors_by_name.end(),
+            [&](int32_t a, int32_t b) {
+              return tensors[a].name < tensors[b].name;
+            });
 }
 
 }  // namespace memplan

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
-#include "base/planner_util.h"
+#include "base/arith.h"
 
 namespace memplan::internal {
 namespace {

@@ -26,7 +26,7 @@
 
 #include "absl/container/inlined_vector.h"
 #include "absl/status/statusor.h"
-#include "base/budget.h"
+#include "effort/budget.h"
 #include "base/status_macros.h"
 #include "memplan/problem.h"
 #include "memplan/reorder.h"

@@ -5,7 +5,8 @@
 #include <algorithm>
 #include <cstdint>
 
-#include "base/planner_util.h"
+#include "base/arith.h"
+#include "base/sort.h"
 
 namespace memplan::internal {
 

@@ -13,6 +13,7 @@
 #include <span>
 #include <utility>
 
+#include "base/arith.h"
 #include "placement/gaps_by_length.h"
 
 namespace memplan::internal {

@@ -74,10 +74,10 @@
 #include <utility>
 #include <vector>
 
-#include "base/planner_util.h"
 #include "memplan/placement.h"
 #include "memplan/types.h"
 #include "placement/counter.h"
+#include "placement/cover_nodes.h"
 #include "placement/node_pool.h"
 #include "placement/placement_index.h"
 #include "placement/run_cursor.h"

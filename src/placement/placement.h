@@ -42,7 +42,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "base/budget.h"
+#include "effort/budget.h"
 #include "memplan/placement.h"
 #include "memplan/planner.h"
 #include "memplan/types.h"

@@ -12,7 +12,7 @@
 #include <utility>
 #include <vector>
 
-#include "base/planner_util.h"
+#include "base/sort.h"
 
 namespace memplan::internal {
 

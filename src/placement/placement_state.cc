@@ -7,8 +7,8 @@
 #include <cstdint>
 
 #include "absl/strings/str_cat.h"
-#include "base/planner_util.h"
 #include "memplan/problem.h"
+#include "model/problem_util.h"
 #include "placement/gap_index.h"
 #include "placement/time_buckets.h"
 

@@ -18,7 +18,9 @@
 #include "absl/strings/str_join.h"
 #include "absl/time/clock.h"
 #include "base/status_macros.h"
-#include "memplan/io.h"
+#include "memplan/formats.h"
+#include "memplan/load.h"
+#include "memplan/registry.h"
 #include "memplan/verify.h"
 
 namespace memplan {

@@ -15,26 +15,10 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "base/status_macros.h"
+#include "memplan/registry.h"
 #include "memplan/reorder.h"
 
 namespace memplan {
-
-const TensorPlacement* GraphPlan::Find(std::string_view name) const {
-  auto it = std::lower_bound(
-      tensors_by_name.begin(), tensors_by_name.end(), name,
-      [&](int32_t t, std::string_view n) { return tensors[t].name < n; });
-  if (it == tensors_by_name.end() || tensors[*it].name != name) return nullptr;
-  return &tensors[*it];
-}
-
-void GraphPlan::IndexTensors() {
-  tensors_by_name.resize(tensors.size());
-  std::iota(tensors_by_name.begin(), tensors_by_name.end(), 0);
-  std::sort(tensors_by_name.begin(), tensors_by_name.end(),
-            [&](int32_t a, int32_t b) {
-              return tensors[a].name < tensors[b].name;
-            });
-}
 
 namespace {
 

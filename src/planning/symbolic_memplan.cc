@@ -16,13 +16,10 @@
 #include "memplan/symbolic_planner.h"
 #include "memplan/tensor_placement.h"
 #include "memplan/verify.h"
+#include "memplan/symbolic_memplan.h"
 
 namespace memplan {
 namespace {
-
-std::string RangeText(const DimRange& r) {
-  return absl::StrCat("[", r.min, ", ", r.max, "]");
-}
 
 // The worst sampled ratio over the buckets, each over its own ranges.
 absl::StatusOr<double> WorstOfBuckets(
@@ -59,52 +56,6 @@ absl::StatusOr<Quality> QualityOf(const SymbolicProblem& problem,
 }
 
 }  // namespace
-
-const SymbolicBucket* SymbolicGraphPlan::Find(const DimValues& values) const {
-  for (const SymbolicBucket& b : buckets) {
-    bool inside = true;
-    for (const auto& [name, range] : b.dims) {
-      auto it = values.find(name);
-      if (it == values.end() || it->second < range.min ||
-          it->second > range.max) {
-        inside = false;
-        break;
-      }
-    }
-    if (inside) return &b;
-  }
-  return nullptr;
-}
-
-absl::StatusOr<GraphPlan> SymbolicGraphPlan::At(
-    const Graph& graph, const DimValues& values) const {
-  MEMPLAN_RETURN_IF_ERROR(CheckDimValues(problem.dims, values));
-  for (const auto& [name, range] : problem.dims) {
-    if (!values.contains(name)) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "no value for dim \"", name, "\" (range ", RangeText(range),
-          "): give every dim of the plan a value"));
-    }
-  }
-  const SymbolicBucket* bucket = Find(values);
-  if (bucket == nullptr) {
-    return absl::InternalError("no bucket of the plan holds the values");
-  }
-  MEMPLAN_ASSIGN_OR_RETURN(Graph bound, BindDims(graph, values));
-  GraphPlan result;
-  MEMPLAN_ASSIGN_OR_RETURN(const SymbolicProblem sub,
-                           bucket->ProblemOf(problem));
-  const DimValues stepped = StepValues(values, bucket->steps);
-  MEMPLAN_ASSIGN_OR_RETURN(result.problem, sub.At(stepped));
-  MEMPLAN_ASSIGN_OR_RETURN(result.plan, bucket->plan.At(sub, stepped));
-  MEMPLAN_RETURN_IF_ERROR(VerifyPlan(result.problem, result.plan));
-  result.op_order.resize(bound.ops.size());
-  std::iota(result.op_order.begin(), result.op_order.end(), 0);
-  MEMPLAN_ASSIGN_OR_RETURN(result.tensors,
-                           PlaceTensors(bound, result.problem, result.plan));
-  result.IndexTensors();
-  return result;
-}
 
 absl::StatusOr<SymbolicGraphPlan> PlanSymbolicMemory(
     const Graph& graph, const SymbolicPlanMemoryOptions& options) {
@@ -172,72 +123,6 @@ absl::StatusOr<SymbolicGraphPlan> PlanSymbolicMemory(
                        result.buckets.size() == 1 ? one_quality.worst
                                                   : cut_quality.worst));
   return result;
-}
-
-absl::Status VerifySymbolicGraphPlan(const SymbolicGraphPlan& plan) {
-  const SymbolicProblem& problem = plan.problem;
-  if (plan.buckets.empty()) {
-    return absl::InvalidArgumentError("the plan has no bucket");
-  }
-  // The buckets cut one dim (any, when there is one bucket): every other dim
-  // keeps the problem's range, and the cut dim's ranges follow each other
-  // from the problem's minimum to its maximum.
-  std::string cut;
-  for (const SymbolicBucket& b : plan.buckets) {
-    if (b.dims.size() != problem.dims.size()) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "a bucket has ", b.dims.size(), " dims; the problem has ",
-          problem.dims.size()));
-    }
-    for (const auto& [name, range] : b.dims) {
-      auto it = problem.dims.find(name);
-      if (it == problem.dims.end()) {
-        return absl::InvalidArgumentError(
-            absl::StrCat("a bucket names dim \"", name,
-                         "\", which the problem does not have"));
-      }
-      if (range == it->second) continue;
-      if (!cut.empty() && cut != name) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            "the buckets narrow both \"", cut, "\" and \"", name,
-            "\": buckets may cut one dim only"));
-      }
-      cut = name;
-    }
-  }
-  if (plan.buckets.size() > 1 && cut.empty()) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        plan.buckets.size(), " buckets each cover the whole range"));
-  }
-  if (!cut.empty()) {
-    const DimRange whole = problem.dims.at(cut);
-    int64_t next = whole.min;
-    for (const SymbolicBucket& b : plan.buckets) {
-      const DimRange r = b.dims.at(cut);
-      if (r.min != next || r.max < r.min) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            "bucket ", RangeText(r), " of dim \"", cut, "\" should start at ",
-            next, ": the buckets must cover ", RangeText(whole),
-            " in order, each value once"));
-      }
-      next = r.max + 1;
-    }
-    if (next != whole.max + 1) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "the buckets of dim \"", cut, "\" end at ", next - 1,
-          ", before its maximum ", whole.max));
-    }
-  }
-  for (const SymbolicBucket& b : plan.buckets) {
-    MEMPLAN_ASSIGN_OR_RETURN(const SymbolicProblem sub, b.ProblemOf(problem));
-    if (absl::Status s = VerifySymbolicPlan(sub, b.plan); !s.ok()) {
-      if (plan.buckets.size() == 1) return s;
-      return absl::Status(s.code(), absl::StrCat("bucket ", cut, " in ",
-                                                 RangeText(b.dims.at(cut)),
-                                                 ": ", s.message()));
-    }
-  }
-  return absl::OkStatus();
 }
 
 }  // namespace memplan

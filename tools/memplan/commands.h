@@ -14,6 +14,7 @@
 #include "flags.h"
 #include "memplan/load.h"
 #include "memplan/planner.h"
+#include "memplan/registry.h"
 #include "memplan/reorder.h"
 #include "memplan/types.h"
 

@@ -9,6 +9,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "commands.h"
+#include "memplan/registry.h"
 
 namespace memplan::tool {
 

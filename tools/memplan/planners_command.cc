@@ -13,6 +13,7 @@
 #include "commands.h"
 #include "memplan/planner.h"
 #include "memplan/symbolic_planner.h"
+#include "memplan/registry.h"
 
 namespace memplan::tool {
 namespace {

@@ -15,6 +15,7 @@
 #include "flags.h"
 #include "memplan/planner.h"
 #include "memplan/problem.h"
+#include "memplan/symbolic_memplan.h"
 
 namespace memplan::tool {
 

@@ -15,13 +15,15 @@
 #include "absl/time/time.h"
 #include "commands.h"
 #include "input.h"
-#include "progress.h"
 #include "memplan/formats.h"
 #include "memplan/load.h"
 #include "memplan/memplan.h"
+#include "memplan/registry.h"
 #include "memplan/report.h"
 #include "memplan/report_html.h"
 #include "memplan/symbolic.h"
+#include "memplan/symbolic_memplan.h"
+#include "progress.h"
 #include "symbolic_input.h"
 
 ABSL_FLAG(std::string, html, "",

@@ -18,14 +18,16 @@
 #include "absl/strings/str_split.h"
 #include "commands.h"
 #include "input.h"
-#include "progress.h"
-#include "symbolic_input.h"
 #include "memplan/emit.h"
 #include "memplan/formats.h"
 #include "memplan/problem.h"
 #include "memplan/symbolic.h"
 #include "memplan/symbolic_planner.h"
+#include "memplan/symbolic_memplan.h"
+#include "memplan/symbolic_verify.h"
 #include "memplan/verify.h"
+#include "progress.h"
+#include "symbolic_input.h"
 
 ABSL_FLAG(int32_t, buckets, 4,
           "N: a graph with dims: at most N buckets (ranges of one dim, each "

@@ -15,6 +15,7 @@
 #include "absl/strings/string_view.h"
 #include "flags.h"
 #include "memplan/load.h"
+#include "memplan/symbolic_memplan.h"
 #include "memplan/types.h"
 
 namespace memplan::tool {

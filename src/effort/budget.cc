@@ -1,4 +1,4 @@
-// The budget of one Solve (see base/budget.h).
+// The budget of one Solve (see effort/budget.h).
 
 #include <algorithm>
 #include <cmath>
@@ -10,8 +10,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
-#include "base/budget.h"
-#include "base/planner_util.h"
+#include "effort/budget.h"
+#include "effort/set_up.h"
 #include "memplan/planner.h"
 
 namespace memplan {

@@ -7,6 +7,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -14,10 +15,10 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
-#include "placement/placement.h"
-#include "base/planner_util.h"
+#include "effort/set_up.h"
 #include "memplan/problem.h"
 #include "memplan/verify.h"
+#include "placement/placement.h"
 
 namespace memplan {
 namespace {
@@ -156,6 +157,97 @@ class FallbackPlanner : public Planner {
   std::unique_ptr<Planner> fallback_;
 };
 
+// One run of a composition's members: the smallest verified plan so far,
+// the first error, why the run ended early, and the patience spent.
+class MemberRun {
+ public:
+  // `options` are the composition's; its members run within `deadline`.
+  MemberRun(const Problem& problem, const PlanOptions& options,
+            absl::Time deadline, double pass_cost)
+      : problem_(problem),
+        options_(options),
+        later_(options),
+        pass_cost_(pass_cost),
+        patience_(static_cast<double>(options.patience)) {
+    later_.deadline = deadline;
+    // Progress: the caller hears of a plan only when it is smaller than any
+    // before, whichever member found it (a search reports its own).
+    if (options.progress) {
+      later_.progress = [this](const Progress& progress) {
+        if (progress.peak >= reported_) return;
+        reported_ = progress.peak;
+        options_.progress(progress);
+      };
+    }
+  }
+  MemberRun(const MemberRun&) = delete;
+  MemberRun& operator=(const MemberRun&) = delete;
+
+  // The options each member runs with.
+  const PlanOptions& later() const { return later_; }
+  const std::optional<Plan>& best() const { return best_; }
+
+  // Patience (PlanOptions::patience), in the pass cost: the first heuristic
+  // runs (the fittest of its list), a later one only when the passes since
+  // the last smaller plan, its own included, cost at most the patience. The
+  // searches count theirs themselves.
+  bool Patient() const {
+    return patience_ <= 0 || spent_ - gained_at_ + pass_cost_ <= patience_;
+  }
+  void SpendPass() { spent_ += pass_cost_; }
+
+  // Keeps `plan` when it is the smallest so far; false when the run ends.
+  bool Consider(const Planner& planner, absl::StatusOr<Plan> plan) {
+    plan = Verified(problem_, planner, std::move(plan));
+    if (!plan.ok()) {
+      if (absl::IsDeadlineExceeded(plan.status())) {
+        stopped_ = absl::StrCat(std::string(planner.name()), ": ",
+                                plan.status().message());
+        return false;
+      }
+      if (!first_error_.has_value()) first_error_ = plan.status();
+      return true;
+    }
+    if (!best_.has_value() || plan->peak < best_->peak) {
+      best_ = *std::move(plan);
+      gained_at_ = spent_;
+      if (later_.progress) {
+        later_.progress({.peak = best_->peak, .planner = planner.name()});
+      }
+    }
+    return true;
+  }
+
+  // A plan at the lower bound cannot be beaten.
+  bool AtLowerBound() const {
+    return best_.has_value() && best_->peak <= best_->lower_bound;
+  }
+
+  // The best plan, named `name`; without one, the first error or why the
+  // run stopped.
+  absl::StatusOr<Plan> Result(const std::string& name) && {
+    if (!best_.has_value()) {
+      return first_error_.value_or(absl::DeadlineExceededError(absl::StrCat(
+          name, " found no plan before its deadline (", stopped_, ")")));
+    }
+    best_->planner = name;
+    return *std::move(best_);
+  }
+
+ private:
+  const Problem& problem_;
+  const PlanOptions& options_;
+  PlanOptions later_;
+  const double pass_cost_;
+  const double patience_;
+  double spent_ = 0;
+  double gained_at_ = 0;
+  Bytes reported_ = std::numeric_limits<Bytes>::max();
+  std::optional<Plan> best_;
+  std::optional<absl::Status> first_error_;
+  std::string stopped_ = "no member finished";  // why the run ended early
+};
+
 class ChooseBestPlanner : public Planner {
  public:
   ChooseBestPlanner(std::string name,
@@ -210,23 +302,17 @@ class ChooseBestPlanner : public Planner {
   static constexpr absl::Duration kLastResortPerBuffer =
       absl::Nanoseconds(400);
 
-  // The smallest plan of the members, as the header says.
-  absl::StatusOr<Plan> SolveByMembers(const Problem& problem,
-                                      const PlanOptions& options) const {
-    const Budget budget(options);
-    PlanOptions later = options;
-    later.deadline = budget.deadline();
-    // Under a deadline that leaves no time for one placement pass, not even
-    // the pairs are counted.
-    if (absl::Status s = internal::TimeForSetUp(
-            budget, problem, internal::kPlacementSetUpPerBuffer, name_);
-        !s.ok()) {
-      return s;
-    }
+  // The members one Solve affords, decided up front in counted work so that
+  // the choice does not depend on the clock.
+  struct MemberChoice {
+    double pass_cost;  // a placement pass examines about twice the pairs
+    bool dense;        // too few passes for every heuristic: no searches
+    const std::vector<std::unique_ptr<Planner>>* pool;
+    int run;  // how many heuristics of *pool run
+  };
 
-    // The members the budget affords, decided up front in counted work so
-    // that the choice does not depend on the clock: a placement pass
-    // examines about twice the overlapping pairs.
+  MemberChoice ChooseMembers(const Problem& problem,
+                             const Budget& budget) const {
     const double work = static_cast<double>(budget.work_limit());
     const double pairs =
         static_cast<double>(internal::CountOverlappingPairs(problem));
@@ -245,77 +331,45 @@ class ChooseBestPlanner : public Planner {
     const int heuristics = static_cast<int>(pool.size());
     const int run = dense ? std::clamp(affordable / 2, 1, heuristics)
                           : heuristics;
+    return {.pass_cost = pass_cost, .dense = dense, .pool = &pool,
+            .run = run};
+  }
 
-    // Progress: the caller hears of a plan only when it is smaller than any
-    // before, whichever member found it (a search reports its own).
-    Bytes reported = std::numeric_limits<Bytes>::max();
-    if (options.progress) {
-      later.progress = [&reported, &options](const Progress& progress) {
-        if (progress.peak >= reported) return;
-        reported = progress.peak;
-        options.progress(progress);
-      };
+  // The smallest plan of the members, as the header says.
+  absl::StatusOr<Plan> SolveByMembers(const Problem& problem,
+                                      const PlanOptions& options) const {
+    const Budget budget(options);
+    // Under a deadline that leaves no time for one placement pass, not even
+    // the pairs are counted.
+    if (absl::Status s = internal::TimeForSetUp(
+            budget, problem, internal::kPlacementSetUpPerBuffer, name_);
+        !s.ok()) {
+      return s;
     }
-    // Patience (PlanOptions::patience), in the pass cost above: the first
-    // heuristic runs (the fittest of its list), a later one only when the
-    // passes since the last smaller plan, its own included, cost at most
-    // the patience. The searches count theirs themselves.
-    const double patience = static_cast<double>(options.patience);
-    double spent = 0;
-    double gained_at = 0;
-    auto patient = [&] {
-      return patience <= 0 || spent - gained_at + pass_cost <= patience;
-    };
-
-    std::optional<Plan> best;
-    std::optional<absl::Status> first_error;
-    std::string stopped = "no member finished";  // why the run ended early
-    // Keeps `plan` when it is the smallest so far; false when the run ends.
-    auto consider = [&](const Planner& planner, absl::StatusOr<Plan> plan) {
-      plan = Verified(problem, planner, std::move(plan));
-      if (!plan.ok()) {
-        if (absl::IsDeadlineExceeded(plan.status())) {
-          stopped = absl::StrCat(std::string(planner.name()), ": ",
-                                 plan.status().message());
-          return false;
-        }
-        if (!first_error.has_value()) first_error = plan.status();
-        return true;
-      }
-      if (!best.has_value() || plan->peak < best->peak) {
-        best = *std::move(plan);
-        gained_at = spent;
-        if (later.progress) {
-          later.progress({.peak = best->peak, .planner = planner.name()});
-        }
-      }
-      return true;
-    };
-    // A plan at the lower bound cannot be beaten.
-    auto at_lower_bound = [&] {
-      return best.has_value() && best->peak <= best->lower_bound;
-    };
+    const MemberChoice choice = ChooseMembers(problem, budget);
+    MemberRun members(problem, options, budget.deadline(), choice.pass_cost);
     bool going = true;
-    for (int i = 0; i < run && going && !at_lower_bound(); ++i) {
-      if (best.has_value() && (budget.OutOfTimeNow() || !patient())) break;
-      const Planner& planner = *pool[i];
-      spent += pass_cost;
-      going = consider(planner, planner.Solve(problem, later));
+    for (int i = 0; i < choice.run && going && !members.AtLowerBound(); ++i) {
+      if (members.best().has_value() &&
+          (budget.OutOfTimeNow() || !members.Patient())) {
+        break;
+      }
+      const Planner& planner = *(*choice.pool)[i];
+      members.SpendPass();
+      going =
+          members.Consider(planner, planner.Solve(problem, members.later()));
     }
-    for (size_t i = 0; i < searches_.size() && going && !dense; ++i) {
-      if (at_lower_bound()) break;
-      if (best.has_value() && budget.OutOfTimeNow()) break;
-      Incumbent incumbent =
-          best.has_value() ? Incumbent(*best) : Incumbent();
+    for (size_t i = 0; i < searches_.size() && going && !choice.dense; ++i) {
+      if (members.AtLowerBound()) break;
+      if (members.best().has_value() && budget.OutOfTimeNow()) break;
+      Incumbent incumbent = members.best().has_value()
+                                ? Incumbent(*members.best())
+                                : Incumbent();
       const SearchPlanner& search = *searches_[i];
-      going = consider(search, search.Search(problem, later, incumbent));
+      going = members.Consider(
+          search, search.Search(problem, members.later(), incumbent));
     }
-    if (!best.has_value()) {
-      return first_error.value_or(absl::DeadlineExceededError(absl::StrCat(
-          name_, " found no plan before its deadline (", stopped, ")")));
-    }
-    best->planner = name_;
-    return *std::move(best);
+    return std::move(members).Result(name_);
   }
 
   std::string name_;

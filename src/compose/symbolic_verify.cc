@@ -20,9 +20,14 @@
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
 #include "memplan/symbolic.h"
+#include "memplan/symbolic_verify.h"
+#include "symbolic/range_text.h"
 #include "symbolic/binomial_poly.h"
 
 namespace memplan {
+
+using internal::RangeText;
+
 namespace {
 
 using internal::BinomialPoly;
@@ -268,6 +273,72 @@ absl::Status VerifySymbolicPlan(const SymbolicProblem& problem,
                                 const SymbolicPlan& plan) {
   MEMPLAN_ASSIGN_OR_RETURN(DimBox box, DimBox::Of(problem.dims));
   return Verifier(problem, plan, std::move(box)).Run();
+}
+
+absl::Status VerifySymbolicGraphPlan(const SymbolicGraphPlan& plan) {
+  const SymbolicProblem& problem = plan.problem;
+  if (plan.buckets.empty()) {
+    return absl::InvalidArgumentError("the plan has no bucket");
+  }
+  // The buckets cut one dim (any, when there is one bucket): every other dim
+  // keeps the problem's range, and the cut dim's ranges follow each other
+  // from the problem's minimum to its maximum.
+  std::string cut;
+  for (const SymbolicBucket& b : plan.buckets) {
+    if (b.dims.size() != problem.dims.size()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "a bucket has ", b.dims.size(), " dims; the problem has ",
+          problem.dims.size()));
+    }
+    for (const auto& [name, range] : b.dims) {
+      auto it = problem.dims.find(name);
+      if (it == problem.dims.end()) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("a bucket names dim \"", name,
+                         "\", which the problem does not have"));
+      }
+      if (range == it->second) continue;
+      if (!cut.empty() && cut != name) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "the buckets narrow both \"", cut, "\" and \"", name,
+            "\": buckets may cut one dim only"));
+      }
+      cut = name;
+    }
+  }
+  if (plan.buckets.size() > 1 && cut.empty()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        plan.buckets.size(), " buckets each cover the whole range"));
+  }
+  if (!cut.empty()) {
+    const DimRange whole = problem.dims.at(cut);
+    int64_t next = whole.min;
+    for (const SymbolicBucket& b : plan.buckets) {
+      const DimRange r = b.dims.at(cut);
+      if (r.min != next || r.max < r.min) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "bucket ", RangeText(r), " of dim \"", cut, "\" should start at ",
+            next, ": the buckets must cover ", RangeText(whole),
+            " in order, each value once"));
+      }
+      next = r.max + 1;
+    }
+    if (next != whole.max + 1) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "the buckets of dim \"", cut, "\" end at ", next - 1,
+          ", before its maximum ", whole.max));
+    }
+  }
+  for (const SymbolicBucket& b : plan.buckets) {
+    MEMPLAN_ASSIGN_OR_RETURN(const SymbolicProblem sub, b.ProblemOf(problem));
+    if (absl::Status s = VerifySymbolicPlan(sub, b.plan); !s.ok()) {
+      if (plan.buckets.size() == 1) return s;
+      return absl::Status(s.code(), absl::StrCat("bucket ", cut, " in ",
+                                                 RangeText(b.dims.at(cut)),
+                                                 ": ", s.message()));
+    }
+  }
+  return absl::OkStatus();
 }
 
 }  // namespace memplan
