@@ -277,9 +277,12 @@ void AddOrderRun(const std::string& label, const Graph* graph,
         std::optional<WindowOrder> window;
         for (auto _ : state) {
           if (ordering == "optimal" || ordering == "optimal_1e10") {
-            absl::StatusOr<OptimalOrder> result = ComputeOptimalOpOrder(
-                *graph, {},
-                ordering == "optimal" ? kOptimalOrderWork : 10'000'000'000);
+            // "optimal_1e10": 10^10 steps for the search (10^9 units) and
+            // as many for the beams.
+            PlanOptions effort;
+            if (ordering != "optimal") effort.work_limit = 2'000'000'000;
+            absl::StatusOr<OptimalOrder> result =
+                ComputeOptimalOpOrder(*graph, {}, effort);
             if (!result.ok()) {
               state.SkipWithError(result.status().ToString().c_str());
               return;
@@ -312,7 +315,7 @@ void AddOrderRun(const std::string& label, const Graph* graph,
         const Bytes traced = BoundOf(*graph, identity);
         const Bytes peak = BoundOf(*graph, order);
         absl::StatusOr<std::optional<OrderLowerBound>> any =
-            LowerBoundOverOrders(*graph, {}, 100 * kOrderBoundWork);
+            LowerBoundOverOrders(*graph, {}, {.work_limit = 1'000'000'000});
         // Placed by the default planner: whether placement reaches the
         // order's bound (graphs of up to 2,500 ops, and every traced one).
         double placed = -1;

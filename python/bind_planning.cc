@@ -21,7 +21,8 @@ namespace memplan::python {
 std::optional<Graph> PlannedGraph(const py::object& input,
                                   const std::string& reorder,
                                   const BuildOptions& build,
-                                  std::vector<int>* op_order) {
+                                  std::vector<int>* op_order,
+                                  const PlanOptions& effort) {
   if (!py::isinstance<Graph>(input)) {
     if (!reorder.empty()) {
       throw py::value_error(
@@ -37,8 +38,10 @@ std::optional<Graph> PlannedGraph(const py::object& input,
     }
     return graph;
   }
-  if (op_order == nullptr) return Take(ReorderGraph(graph, reorder, build));
-  *op_order = Take(ComputeOpOrder(graph, reorder, build));
+  if (op_order == nullptr) {
+    return Take(ReorderGraph(graph, reorder, build, effort));
+  }
+  *op_order = Take(ComputeOpOrder(graph, reorder, build, effort));
   return PermuteOps(graph, *op_order);
 }
 
@@ -123,14 +126,6 @@ PlanResult RunPlanner(const py::object& input, const SolveArgs& solve,
     throw py::value_error(
         "an op ordering applies to graphs; a problem has no ops to reorder");
   }
-  // "placed" plans below, in each candidate order.
-  result.graph = PlannedGraph(input, placed ? "" : solve.reorder,
-                              result.build, &result.op_order);
-  if (!placed) {
-    result.problem = result.graph.has_value()
-                         ? Take(BuildProblem(*result.graph, result.build))
-                         : ProblemOf(input, result.build);
-  }
   PlanOptions options;
   if (solve.time_limit.has_value()) {
     if (*solve.time_limit < 0) throw py::value_error("time_limit is negative");
@@ -143,6 +138,16 @@ PlanResult RunPlanner(const py::object& input, const SolveArgs& solve,
   options.seed = solve.seed;
   if (solve.threads < 1) throw py::value_error("threads must be at least 1");
   options.threads = solve.threads;
+  // "placed" plans below, in each candidate order; the others share the
+  // limits with the planning.
+  result.graph = PlannedGraph(input, placed ? "" : solve.reorder,
+                              result.build, &result.op_order,
+                              SplitOrderingEffort(solve.reorder, options));
+  if (!placed) {
+    result.problem = result.graph.has_value()
+                         ? Take(BuildProblem(*result.graph, result.build))
+                         : ProblemOf(input, result.build);
+  }
   const std::string name = solve.planner.empty()
                                ? std::string(DefaultPlannerName())
                                : solve.planner;
@@ -268,31 +273,33 @@ void BindPlan(py::module_& m) {
       "_lower_bound_over_orders",
       [](const Graph& graph, Bytes alignment, bool plan_constants,
          bool plan_inputs, bool plan_outputs,
-         int64_t max_work) -> std::optional<std::pair<Bytes, std::string>> {
+         int64_t work_limit) -> std::optional<std::pair<Bytes, std::string>> {
         BuildArgs args{.alignment = alignment,
                        .plan_constants = plan_constants,
                        .plan_inputs = plan_inputs,
                        .plan_outputs = plan_outputs};
         std::optional<OrderLowerBound> bound =
-            Take(LowerBoundOverOrders(graph, args.Options(), max_work));
+            Take(LowerBoundOverOrders(graph, args.Options(),
+                                      {.work_limit = work_limit}));
         if (!bound.has_value()) return std::nullopt;
         return std::make_pair(
             bound->bytes,
             bound->op >= 0 ? graph.ops[bound->op].name : std::string());
       },
       py::arg("graph"), py::arg("alignment"), py::arg("plan_constants"),
-      py::arg("plan_inputs"), py::arg("plan_outputs"), py::arg("max_work"));
+      py::arg("plan_inputs"), py::arg("plan_outputs"), py::arg("work_limit"));
 
   m.def(
       "_optimal_op_order",
       [](const Graph& graph, Bytes alignment, bool plan_constants,
-         bool plan_inputs, bool plan_outputs, int64_t max_work) {
+         bool plan_inputs, bool plan_outputs, int64_t work_limit) {
         BuildArgs args{.alignment = alignment,
                        .plan_constants = plan_constants,
                        .plan_inputs = plan_inputs,
                        .plan_outputs = plan_outputs};
         OptimalOrder optimal =
-            Take(ComputeOptimalOpOrder(graph, args.Options(), max_work));
+            Take(ComputeOptimalOpOrder(graph, args.Options(),
+                                       {.work_limit = work_limit}));
         std::vector<std::string> names;
         names.reserve(optimal.order.size());
         for (int op : optimal.order) names.push_back(graph.ops[op].name);
@@ -300,7 +307,7 @@ void BindPlan(py::module_& m) {
                               optimal.proven, optimal.work);
       },
       py::arg("graph"), py::arg("alignment"), py::arg("plan_constants"),
-      py::arg("plan_inputs"), py::arg("plan_outputs"), py::arg("max_work"));
+      py::arg("plan_inputs"), py::arg("plan_outputs"), py::arg("work_limit"));
 
   m.def("_verify", &VerifyAgainst, py::arg("input"), py::arg("plan"));
 }

@@ -62,10 +62,20 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "memplan/planner.h"
 #include "memplan/problem.h"
 #include "memplan/types.h"
 
 namespace memplan {
+
+// Effort: "optimal", "window" and LowerBoundOverOrders() count their work
+// in work units (memplan/planner.h: kWorkPerSecond a second) against one
+// budget of `effort`, a PlanOptions of which they read work_limit,
+// time_limit and deadline (WorkLimit() and the clock, as planners do).
+// With none of them set each has a default work (no clock: the same graph
+// gets the same order on any machine); a search cut short by the work or
+// the clock returns the best order it knows, a bound nullopt. The other
+// orderings are linear and ignore it.
 
 // The valid ordering names.
 std::vector<std::string> OrderingNames();
@@ -75,7 +85,13 @@ std::vector<std::string> OrderingNames();
 // NotFound listing the valid names when `ordering` is unknown.
 absl::StatusOr<std::vector<int>> ComputeOpOrder(
     const Graph& graph, std::string_view ordering,
-    const BuildOptions& options = {});
+    const BuildOptions& options = {}, const PlanOptions& effort = {});
+
+// One limit for ordering a graph and planning it: when `plan` sets a work
+// limit, time limit or deadline and `ordering` searches ("optimal",
+// "window"), the effort for ComputeOpOrder() (half of each limit, and the
+// deadline) and `plan` keeps the other half; else {}, `plan` unchanged.
+PlanOptions SplitOrderingEffort(std::string_view ordering, PlanOptions& plan);
 
 // `graph` with its ops in `order` (as ComputeOpOrder() gives it: order[k] is
 // the index of the op that runs at step k, a permutation of the op indices).
@@ -84,7 +100,8 @@ Graph PermuteOps(const Graph& graph, const std::vector<int>& order);
 // The graph with its ops in the order ComputeOpOrder() gives.
 absl::StatusOr<Graph> ReorderGraph(const Graph& graph,
                                    std::string_view ordering,
-                                   const BuildOptions& options = {});
+                                   const BuildOptions& options = {},
+                                   const PlanOptions& effort = {});
 
 // A lower bound on the peak of every op ordering of a graph: the orders that
 // keep what the orderings above keep (data dependencies, the in-place
@@ -119,17 +136,17 @@ struct OrderLowerBound {
   // An op (index in graph.ops) where it is reached; -1 when it is the
   // graph outputs at the last step, whichever op runs there.
   int op = -1;
+  bool cut = false;  // the cuts stopped for want of work or time
+  int64_t work = 0;  // the work units counted
 };
 
-// About 2 * ops * (ops + edges) / 64 word operations (a quarter of a second
-// for a chain of 6 * 10^4 ops), then the cuts' work.
-inline constexpr int64_t kOrderBoundWork = 250'000'000;
-
-// nullopt when the computation would count more than `max_work` operations;
+// Cost: about 2 * ops * (ops + edges) / 1600 work units, then the cuts';
+// by default at most 10^7 units (a quarter of a second).
+// nullopt when the computation would pass the work or time of `effort`;
 // the errors of BuildProblem(graph, options) for a malformed graph.
 absl::StatusOr<std::optional<OrderLowerBound>> LowerBoundOverOrders(
     const Graph& graph, const BuildOptions& options = {},
-    int64_t max_work = kOrderBoundWork);
+    const PlanOptions& effort = {});
 
 // The order ComputeOpOrder(graph, "optimal", options) gives, with what is
 // known of it. `peak` is LowerBound(BuildProblem(PermuteOps(graph, order),
@@ -171,18 +188,18 @@ struct OptimalOrder {
   Bytes peak = 0;
   Bytes bound = 0;
   bool proven = false;
-  int64_t work = 0;  // the operations the search counted
+  bool cut = false;  // a segment's search stopped for want of work or time
+  int64_t work = 0;  // the work units counted (bound, "window", search)
 };
 
-// The search: about 1 s of CPU at most on graphs of 10^2 ops, some 5 x 10^6
-// states (200-300 MB). The beams may take as much work again. A random
-// stage of 64 ops needs 2-7 x 10^9 to be proven (3-11 s, 0.4-0.8 GB).
-inline constexpr int64_t kOptimalOrderWork = 500'000'000;
-
-// The errors of BuildProblem(graph, options) for a malformed graph.
+// Default work: 10^8 units, half for the search, half for the beams, plus
+// the bound's and "window"'s defaults. With a limit, the bound gets a tenth
+// of it, "window" a quarter of the rest, the search half of what is left
+// and the beams the remainder. Errors: those of BuildProblem(graph,
+// options) for a malformed graph.
 absl::StatusOr<OptimalOrder> ComputeOptimalOpOrder(
     const Graph& graph, const BuildOptions& options = {},
-    int64_t max_work = kOptimalOrderWork);
+    const PlanOptions& effort = {});
 
 // The order ComputeOpOrder(graph, "window", options) gives. `peak` is
 // LowerBound(BuildProblem(PermuteOps(graph, order), options)), at most that
@@ -231,20 +248,16 @@ struct WindowOrder {
   Bytes peak = 0;
   int passes = 0;    // rounds that lowered the model's peak, and the
                      // outputs deferred (one)
-  int64_t work = 0;  // the operations the rounds counted
+  bool cut = false;  // the rounds stopped for want of work or time
+  int64_t work = 0;  // the work units counted (the bound's and the rounds')
 };
 
-// The default work: kWindowWorkPerOp per op, at least kWindowMinWork.
-// About 2 x 10^8 a second on 2,500 ops (a quarter of a second), 7 x 10^7
-// on 10^5 (some 3.5 seconds).
-inline constexpr int64_t kWindowWorkPerOp = 2'500;
-inline constexpr int64_t kWindowMinWork = 50'000'000;
-
-// The errors of BuildProblem(graph, options) for a malformed graph.
-// `max_work` 0: the default.
+// Default work: 2,500 units per op, at least 5 x 10^7, plus the bound's
+// default. With a limit, the bound gets a tenth of it. Errors: those of
+// BuildProblem(graph, options) for a malformed graph.
 absl::StatusOr<WindowOrder> ComputeWindowOpOrder(
     const Graph& graph, const BuildOptions& options = {},
-    int64_t max_work = 0);
+    const PlanOptions& effort = {});
 
 }  // namespace memplan
 

@@ -55,6 +55,7 @@
 #include "memplan/reorder.h"
 #include "order/op_dag.h"
 #include "order/order_bound.h"
+#include "order/order_effort.h"
 #include "order/order_model.h"
 
 namespace memplan {
@@ -708,14 +709,19 @@ class SetTable {
 // order known, in the model) are never queued.
 class Search {
  public:
+  // `meter` counts the steps, `steps_before` of them before this search,
+  // and holds the deadline.
   Search(const PeakModel& model, Segment segment, Bytes floor,
-         Bytes incumbent, int64_t max_work)
+         Bytes incumbent, int64_t max_work, internal::StepMeter& meter,
+         int64_t steps_before)
       : model_(model, segment),
         words_(model_.words()),
         segment_(segment),
         floor_(floor),
         incumbent_(incumbent),
         max_work_(max_work),
+        meter_(meter),
+        steps_before_(steps_before),
         known_(words_, model_.ops()) {}
 
   SegmentSearch Run(Bytes start_live) {
@@ -733,7 +739,7 @@ class Search {
     while (!stacks_.empty()) {
       auto bucket = stacks_.begin();
       const Bytes key = bucket->first;
-      if (work_ > max_work_) {
+      if (work_ > max_work_ || meter_.OutOfTime(steps_before_ + work_)) {
         // Every order of the segment passes through a queued set with a
         // key at most its own: the least key bounds them all.
         result.frontier = key;
@@ -888,6 +894,8 @@ class Search {
   Bytes floor_;
   Bytes incumbent_;
   int64_t max_work_;
+  internal::StepMeter& meter_;
+  int64_t steps_before_;
   int64_t work_ = 0;
   struct Child {
     int op;
@@ -913,10 +921,10 @@ class Search {
 // the smallest running peak (then live bytes) are expanded by every ready
 // op, states reaching one set merged. Returns the segment's order of the
 // best complete state and its peak, nullopt past `max_work` (counted as the
-// search counts it).
+// search counts it) or the deadline of `meter` (which counts `work`).
 std::optional<std::pair<std::vector<int>, Bytes>> BeamOrder(
     const PeakModel& model, Segment segment, Bytes start_live, int width,
-    int64_t max_work, int64_t& work) {
+    int64_t max_work, int64_t& work, internal::StepMeter& meter) {
   const int m = segment.end - segment.begin;
   const int words = model.words();
   struct Entry {
@@ -955,7 +963,7 @@ std::optional<std::pair<std::vector<int>, Bytes>> BeamOrder(
           next[it->second] = candidate;
         }
       }
-      if (work > max_work) return std::nullopt;
+      if (work > max_work || meter.OutOfTime(work)) return std::nullopt;
     }
     std::vector<int> keep(next.size());
     std::iota(keep.begin(), keep.end(), 0);
@@ -986,7 +994,13 @@ std::optional<std::pair<std::vector<int>, Bytes>> BeamOrder(
 
 absl::StatusOr<OptimalOrder> ComputeOptimalOpOrder(const Graph& graph,
                                                    const BuildOptions& options,
-                                                   int64_t max_work) {
+                                                   const PlanOptions& effort) {
+  // One budget for every part: with no limit, each part has its default
+  // work; with one, the bound and "window" get shares of it, the search
+  // half of the rest and the beams what is left.
+  const bool limited = internal::HasLimit(effort);
+  Budget whole(
+      internal::WithDefaultWork(effort, internal::kOptimalDefaultWork));
   MEMPLAN_ASSIGN_OR_RETURN(const Problem problem, BuildProblem(graph, options));
   const OrderGraph grouped = BuildOrderGraph(graph, problem, options);
   const Dag& dag = grouped.dag;
@@ -1007,19 +1021,25 @@ absl::StatusOr<OptimalOrder> ComputeOptimalOpOrder(const Graph& graph,
   }
   // At the bound over all orders already (every bundled inference graph):
   // nothing to search.
+  Budget bound_budget(internal::PartEffort(whole, limited,
+                                           internal::kBoundDefaultWork, 0.1));
   MEMPLAN_ASSIGN_OR_RETURN(
       const std::optional<internal::OrderBounds> bounds,
-      internal::ComputeOrderBounds(graph, options, kOrderBoundWork));
+      internal::ComputeOrderBounds(graph, options, bound_budget));
+  whole.Tick(bound_budget.work_done());
   const Bytes any_bound = bounds.has_value() ? bounds->bound.bytes : 0;
   if (any_bound < result.peak) {
     // "window"'s order, where it is lower, is the incumbent instead: on
     // random stages too wide for the search below to finish, it is often
     // the lower one (a RandWire network of 980 ops: 0.816 of the traced
     // peak against the search's 0.896). Its work is its own, linear in the
-    // ops, and not counted in `work`. It starts from the bounds above.
+    // ops. It starts from the bounds above.
+    Budget window_budget(internal::PartEffort(
+        whole, limited, internal::WindowDefaultWork(graph), 0.25));
     MEMPLAN_ASSIGN_OR_RETURN(
         WindowOrder window,
-        internal::ComputeWindowOpOrder(graph, options, 0, bounds));
+        internal::ComputeWindowOpOrder(graph, options, window_budget, bounds));
+    whole.Tick(window_budget.work_done());
     if (window.peak < result.peak) {
       result.order = std::move(window.order);
       result.peak = window.peak;
@@ -1028,6 +1048,7 @@ absl::StatusOr<OptimalOrder> ComputeOptimalOpOrder(const Graph& graph,
   if (any_bound >= result.peak) {
     result.bound = result.peak;
     result.proven = true;
+    result.work = whole.work_done();
     return result;
   }
   // The segments, each searched on its own (Segments()); the incumbent's
@@ -1056,20 +1077,28 @@ absl::StatusOr<OptimalOrder> ComputeOptimalOpOrder(const Graph& graph,
   // bound over op orders, then the segments' minima as they are known).
   Bytes floor = any_bound;
   std::vector<int> unfinished;
+  const int64_t half = limited
+                           ? (whole.work_limit() - whole.work_done()) / 2
+                           : internal::kOptimalDefaultWork / 2;
+  const int64_t max_work = internal::StepsOf(std::max<int64_t>(0, half),
+                                             internal::kOptimalStepsPerUnit);
+  int64_t search_work = 0;
+  internal::StepMeter search_meter(whole, internal::kOptimalStepsPerUnit);
   for (int s : by_peak) {
     if (segment_peak[s] <= floor) continue;  // the incumbent's part will do
     // A search reaches a complete order no sooner than after looking at
     // the segment's ops once per op run: beyond the work left it cannot
     // finish (a wide fan), and is not started.
     const int64_t m = segments[s].end - segments[s].begin;
-    if (m * m > max_work - result.work) {
+    if (m * m > max_work - search_work ||
+        search_meter.OutOfTime(search_work)) {
       unfinished.push_back(s);
       continue;
     }
     Search search(model, segments[s], floor, segment_peak[s],
-                  max_work - result.work);
+                  max_work - search_work, search_meter, search_work);
     SegmentSearch found = search.Run(start_live[s]);
-    result.work += search.work();
+    search_work += search.work();
     if (!found.order.empty()) {
       parts[s] = std::move(found.order);
       segment_peak[s] = found.peak;
@@ -1085,15 +1114,22 @@ absl::StatusOr<OptimalOrder> ComputeOptimalOpOrder(const Graph& graph,
   // better part, with as much work again in all: 16 states per step, then
   // 4 times as many while the work lasts (none when a segment is too wide
   // for a beam to finish).
+  search_meter.Finish(search_work);
+  const int64_t left = whole.work_limit() - whole.work_done();
+  const int64_t max_beam_work =
+      limited ? internal::StepsOf(std::max<int64_t>(0, left),
+                                  internal::kOptimalStepsPerUnit)
+              : max_work;
   int64_t beam_work = 0;
+  internal::StepMeter beam_meter(whole, internal::kOptimalStepsPerUnit);
   for (int s : unfinished) {
     const int64_t m = segments[s].end - segments[s].begin;
     for (int64_t width = kBeamWidth;
          width <= kMaxBeamWidth && segment_peak[s] > floor; width *= 4) {
-      if (m * m * width > max_work - beam_work) break;
+      if (m * m * width > max_beam_work - beam_work) break;
       const std::optional<std::pair<std::vector<int>, Bytes>> beam =
           BeamOrder(model, segments[s], start_live[s], static_cast<int>(width),
-                    max_work - beam_work, beam_work);
+                    max_beam_work - beam_work, beam_work, beam_meter);
       if (!beam.has_value()) break;
       if (beam->second < segment_peak[s]) {
         parts[s] = beam->first;
@@ -1101,7 +1137,9 @@ absl::StatusOr<OptimalOrder> ComputeOptimalOpOrder(const Graph& graph,
       }
     }
   }
-  result.work += beam_work;
+  beam_meter.Finish(beam_work);
+  result.work = whole.work_done();
+  result.cut = !unfinished.empty();
   std::vector<int> order;
   order.reserve(graph.ops.size());
   for (const std::vector<int>& part : parts) {

@@ -31,12 +31,14 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/statusor.h"
+#include "base/budget.h"
 #include "base/status_macros.h"
 #include "memplan/problem.h"
 #include "memplan/reorder.h"
 #include "order/cut_bound.h"
 #include "order/op_dag.h"
 #include "order/order_bound.h"
+#include "order/order_effort.h"
 
 namespace memplan {
 namespace {
@@ -119,7 +121,9 @@ class Chunk {
 namespace internal {
 
 absl::StatusOr<std::optional<OrderBounds>> ComputeOrderBounds(
-    const Graph& graph, const BuildOptions& options, int64_t max_work) {
+    const Graph& graph, const BuildOptions& options, Budget& budget) {
+  StepMeter meter(budget, kBoundStepsPerUnit);
+  const int64_t max_work = meter.max_steps();
   // The ancestry's work from the data edges alone (at most one per input),
   // before building anything: a graph far beyond the work costs nothing.
   const int n = static_cast<int>(graph.ops.size());
@@ -153,12 +157,14 @@ absl::StatusOr<std::optional<OrderBounds>> ComputeOrderBounds(
   // The ancestry alone, before any work: one pass over the edges per chunk.
   int64_t work = chunks * (2 * (edges + n) * kChunkWords);
   if (work > max_work) return std::nullopt;
+  meter.Finish(work);
 
   OrderLowerBound bound;
   std::vector<Bytes> every_order(n, 0);  // per op, alive there in every order
   std::vector<uint64_t> descendants(static_cast<size_t>(n) * kChunkWords);
   std::vector<uint64_t> ancestors(static_cast<size_t>(n) * kChunkWords);
   for (int begin = 0; begin < n; begin += kChunkOps) {
+    if (meter.OutOfTime(work)) return std::nullopt;
     const int end = std::min(n, begin + kChunkOps);
     // Every edge points forward: only ops before the chunk's end precede
     // one of its ops, only ops from its beginning follow one.
@@ -194,7 +200,10 @@ absl::StatusOr<std::optional<OrderBounds>> ComputeOrderBounds(
       // Alive in every order means alive in the graph's order.
       if (group.last <= begin || group.first >= end) continue;
       work += chunk.Add(group, descendants, ancestors, covered);
-      if (work > max_work) return std::nullopt;
+      if (work > max_work || meter.OutOfTime(work)) {
+        meter.Finish(work);
+        return std::nullopt;
+      }
     }
     for (int v = begin; v < end; ++v) every_order[v] = chunk.live(v);
     const auto [bytes, op] = chunk.Max();
@@ -227,6 +236,9 @@ absl::StatusOr<std::optional<OrderBounds>> ComputeOrderBounds(
   internal::CutBound(dag, groups, ops_first,
                      std::min(max_work, work + internal::kCutBoundWork), work,
                      bound.bytes, bound.op);
+  bound.cut = work > max_work || meter.OutOfTime(work);
+  meter.Finish(work);
+  bound.work = (work + kBoundStepsPerUnit - 1) / kBoundStepsPerUnit;
   bounds.bound = bound;
   return bounds;
 }
@@ -234,10 +246,12 @@ absl::StatusOr<std::optional<OrderBounds>> ComputeOrderBounds(
 }  // namespace internal
 
 absl::StatusOr<std::optional<OrderLowerBound>> LowerBoundOverOrders(
-    const Graph& graph, const BuildOptions& options, int64_t max_work) {
+    const Graph& graph, const BuildOptions& options,
+    const PlanOptions& effort) {
+  Budget budget(internal::WithDefaultWork(effort, internal::kBoundDefaultWork));
   MEMPLAN_ASSIGN_OR_RETURN(
       const std::optional<internal::OrderBounds> bounds,
-      internal::ComputeOrderBounds(graph, options, max_work));
+      internal::ComputeOrderBounds(graph, options, budget));
   if (!bounds.has_value()) return std::nullopt;
   return bounds->bound;
 }

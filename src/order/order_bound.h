@@ -8,6 +8,7 @@
 #include <optional>
 
 #include "absl/status/statusor.h"
+#include "base/budget.h"
 #include "memplan/problem.h"
 #include "memplan/reorder.h"
 
@@ -22,14 +23,15 @@ struct OrderBounds {
   Bytes sums = 0;
 };
 
-// nullopt and errors as LowerBoundOverOrders().
+// nullopt and errors as LowerBoundOverOrders(), the work counted against
+// `budget` (order/order_effort.h).
 absl::StatusOr<std::optional<OrderBounds>> ComputeOrderBounds(
-    const Graph& graph, const BuildOptions& options, int64_t max_work);
+    const Graph& graph, const BuildOptions& options, Budget& budget);
 
-// ComputeWindowOpOrder() with `bounds`, ComputeOrderBounds() of the graph
-// and options with kOrderBoundWork, already known (window_order.cc).
+// ComputeWindowOpOrder() within `budget`, with `bounds` (ComputeOrderBounds()
+// of the graph and options) already known (window_order.cc).
 absl::StatusOr<WindowOrder> ComputeWindowOpOrder(
-    const Graph& graph, const BuildOptions& options, int64_t max_work,
+    const Graph& graph, const BuildOptions& options, Budget& budget,
     const std::optional<OrderBounds>& bounds);
 
 }  // namespace memplan::internal
