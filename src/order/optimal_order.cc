@@ -1013,10 +1013,10 @@ absl::StatusOr<OptimalOrder> ComputeOptimalOpOrder(const Graph& graph,
   std::iota(result.order.begin(), result.order.end(), 0);
   result.peak = LowerBound(problem);
   MEMPLAN_ASSIGN_OR_RETURN(
-      auto memory,
+      const auto memory,
       internal::MemoryOrder(graph, options, result.peak, grouped.index, dag));
   if (memory.second < result.peak) {
-    result.order = std::move(memory.first);
+    result.order = memory.first;
     result.peak = memory.second;
   }
   // At the bound over all orders already (every bundled inference graph):
@@ -1033,12 +1033,13 @@ absl::StatusOr<OptimalOrder> ComputeOptimalOpOrder(const Graph& graph,
     // random stages too wide for the search below to finish, it is often
     // the lower one (a RandWire network of 980 ops: 0.816 of the traced
     // peak against the search's 0.896). Its work is its own, linear in the
-    // ops. It starts from the bounds above.
+    // ops. It starts from the bounds above and "memory"'s order.
     Budget window_budget(internal::PartEffort(
         whole, limited, internal::WindowDefaultWork(graph), 0.25));
     MEMPLAN_ASSIGN_OR_RETURN(
         WindowOrder window,
-        internal::ComputeWindowOpOrder(graph, options, window_budget, bounds));
+        internal::ComputeWindowOpOrder(graph, options, window_budget, bounds,
+                                       &memory));
     whole.Tick(window_budget.work_done());
     if (window.peak < result.peak) {
       result.order = std::move(window.order);

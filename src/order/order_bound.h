@@ -6,6 +6,8 @@
 
 #include <cstdint>
 #include <optional>
+#include <utility>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "base/budget.h"
@@ -29,10 +31,12 @@ absl::StatusOr<std::optional<OrderBounds>> ComputeOrderBounds(
     const Graph& graph, const BuildOptions& options, Budget& budget);
 
 // ComputeWindowOpOrder() within `budget`, with `bounds` (ComputeOrderBounds()
-// of the graph and options) already known (window_order.cc).
+// of the graph and options) already known (window_order.cc), and
+// "memory"'s order with its peak when `memory` is not null.
 absl::StatusOr<WindowOrder> ComputeWindowOpOrder(
     const Graph& graph, const BuildOptions& options, Budget& budget,
-    const std::optional<OrderBounds>& bounds);
+    const std::optional<OrderBounds>& bounds,
+    const std::pair<std::vector<int>, Bytes>* memory = nullptr);
 
 }  // namespace memplan::internal
 

@@ -528,15 +528,25 @@ namespace internal {
 
 absl::StatusOr<WindowOrder> ComputeWindowOpOrder(
     const Graph& graph, const BuildOptions& options, Budget& budget,
-    const std::optional<OrderBounds>& bounds) {
+    const std::optional<OrderBounds>& bounds,
+    const std::pair<std::vector<int>, Bytes>* memory) {
   const int64_t start = budget.work_done();
   MEMPLAN_ASSIGN_OR_RETURN(const Problem problem, BuildProblem(graph, options));
   WindowOrder result;
-  MEMPLAN_ASSIGN_OR_RETURN(result.order,
-                           ComputeOpOrder(graph, "memory", options));
-  MEMPLAN_ASSIGN_OR_RETURN(result.peak,
-                           OrderPeak(graph, result.order, options));
+  if (memory != nullptr) {
+    result.order = memory->first;
+    result.peak = memory->second;
+  } else {
+    MEMPLAN_ASSIGN_OR_RETURN(result.order,
+                             ComputeOpOrder(graph, "memory", options));
+    MEMPLAN_ASSIGN_OR_RETURN(result.peak,
+                             OrderPeak(graph, result.order, options));
+  }
   if (graph.ops.size() < 2) return result;
+  if (budget.OutOfTimeNow()) {  // not even the model's set-up
+    result.cut = true;
+    return result;
+  }
   const OrderGraph grouped = BuildOrderGraph(graph, problem, options);
   Model model(graph, grouped.groups, grouped.group_of, grouped.dag);
   if (bounds.has_value() && bounds->bound.bytes >= result.peak) {
