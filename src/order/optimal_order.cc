@@ -989,32 +989,21 @@ std::optional<std::pair<std::vector<int>, Bytes>> BeamOrder(
   return std::make_pair(std::move(order), levels[m][0].peak);
 }
 
-
-}  // namespace
-
-absl::StatusOr<OptimalOrder> ComputeOptimalOpOrder(const Graph& graph,
-                                                   const BuildOptions& options,
-                                                   const PlanOptions& effort) {
-  // One budget for every part: with no limit, each part has its default
-  // work; with one, the bound and "window" get shares of it, the search
-  // half of the rest and the beams what is left.
-  const bool limited = internal::HasLimit(effort);
-  Budget whole(
-      internal::WithDefaultWork(effort, internal::kOptimalDefaultWork));
-  MEMPLAN_ASSIGN_OR_RETURN(const Problem problem, BuildProblem(graph, options));
-  const OrderGraph grouped = BuildOrderGraph(graph, problem, options);
-  const Dag& dag = grouped.dag;
-  const PeakModel model(graph, grouped.groups, grouped.group_of, dag);
-
-  // The incumbent: the graph's own order, "memory"'s or "window"'s,
-  // whichever is lowest.
-  OptimalOrder result;
+// The best order known before the search, into `result` (order and peak):
+// the graph's own, "memory"'s or, where the bound over orders is below
+// both, "window"'s, whichever is lowest. Returns that bound (0 when it was
+// not computed). The bound and "window" get their shares of `whole`.
+absl::StatusOr<Bytes> FindIncumbent(const Graph& graph,
+                                    const BuildOptions& options,
+                                    const Problem& problem,
+                                    const OrderGraph& grouped, Budget& whole,
+                                    bool limited, OptimalOrder& result) {
   result.order.resize(graph.ops.size());
   std::iota(result.order.begin(), result.order.end(), 0);
   result.peak = LowerBound(problem);
-  MEMPLAN_ASSIGN_OR_RETURN(
-      const auto memory,
-      internal::MemoryOrder(graph, options, result.peak, grouped.index, dag));
+  MEMPLAN_ASSIGN_OR_RETURN(const auto memory,
+                           internal::MemoryOrder(graph, options, result.peak,
+                                                 grouped.index, grouped.dag));
   if (memory.second < result.peak) {
     result.order = memory.first;
     result.peak = memory.second;
@@ -1046,104 +1035,152 @@ absl::StatusOr<OptimalOrder> ComputeOptimalOpOrder(const Graph& graph,
       result.peak = window.peak;
     }
   }
+  return any_bound;
+}
+
+// The segments of an order (Segments()) and what the searches learn of
+// them: every valid order runs the segments in turn, so the order's steps
+// [begin, end) are the segment's ops.
+struct SegmentParts {
+  std::vector<Segment> segments;
+  std::vector<Bytes> start_live;        // bytes alive where each starts
+  std::vector<Bytes> peak;              // its best part's model peak
+  std::vector<std::vector<int>> parts;  // its best part
+  // No order's model peak, nor its real one, is below it (the bound over
+  // op orders, then the segments' minima as they are known).
+  Bytes floor = 0;
+  std::vector<int> unfinished;  // segments whose search did not finish
+};
+
+SegmentParts SplitIntoSegments(const PeakModel& model, const Dag& dag,
+                               const std::vector<int>& order, Bytes floor) {
+  SegmentParts state;
+  state.segments = Segments(dag);
+  const int s_count = static_cast<int>(state.segments.size());
+  state.start_live.assign(s_count, 0);
+  state.peak.assign(s_count, 0);
+  model.Profile(order, state.segments, state.start_live, state.peak);
+  state.parts.resize(s_count);
+  for (int s = 0; s < s_count; ++s) {
+    state.parts[s].assign(order.begin() + state.segments[s].begin,
+                          order.begin() + state.segments[s].end);
+  }
+  state.floor = floor;
+  return state;
+}
+
+// The search of each segment, the highest peak first (once its minimum is
+// known, the others need only stay below it, which they mostly do at
+// once), within half of the work `whole` has left (with no limit, half of
+// the default).
+void SearchSegments(const PeakModel& model, Budget& whole, bool limited,
+                    SegmentParts& state) {
+  std::vector<int> by_peak(state.segments.size());
+  std::iota(by_peak.begin(), by_peak.end(), 0);
+  std::stable_sort(by_peak.begin(), by_peak.end(), [&](int a, int b) {
+    return state.peak[a] > state.peak[b];
+  });
+  const int64_t half = limited
+                           ? (whole.work_limit() - whole.work_done()) / 2
+                           : internal::kOptimalDefaultWork / 2;
+  const int64_t max_work = internal::StepsOf(std::max<int64_t>(0, half),
+                                             internal::kOptimalStepsPerUnit);
+  int64_t work = 0;
+  internal::StepMeter meter(whole, internal::kOptimalStepsPerUnit);
+  for (int s : by_peak) {
+    if (state.peak[s] <= state.floor) continue;  // the incumbent's will do
+    // A search reaches a complete order no sooner than after looking at
+    // the segment's ops once per op run: beyond the work left it cannot
+    // finish (a wide fan), and is not started.
+    const Segment segment = state.segments[s];
+    const int64_t m = segment.end - segment.begin;
+    if (m * m > max_work - work || meter.OutOfTime(work)) {
+      state.unfinished.push_back(s);
+      continue;
+    }
+    Search search(model, segment, state.floor, state.peak[s],
+                  max_work - work, meter, work);
+    SegmentSearch found = search.Run(state.start_live[s]);
+    work += search.work();
+    if (!found.order.empty()) {
+      state.parts[s] = std::move(found.order);
+      state.peak[s] = found.peak;
+      state.floor = std::max(state.floor, found.peak);
+    } else if (found.finished) {
+      state.floor = std::max(state.floor, state.peak[s]);
+    } else {
+      state.floor = std::max(state.floor, found.frontier);
+      state.unfinished.push_back(s);
+    }
+  }
+  meter.Finish(work);
+}
+
+// Unfinished segments: beams over the same model may still find a better
+// part, with the work `whole` has left (with no limit, as much as the
+// search had): 16 states per step, then 4 times as many while the work
+// lasts (none when a segment is too wide for a beam to finish).
+void BeamSegments(const PeakModel& model, Budget& whole, bool limited,
+                  SegmentParts& state) {
+  const int64_t left = whole.work_limit() - whole.work_done();
+  const int64_t max_work = internal::StepsOf(
+      limited ? std::max<int64_t>(0, left) : internal::kOptimalDefaultWork / 2,
+      internal::kOptimalStepsPerUnit);
+  int64_t work = 0;
+  internal::StepMeter meter(whole, internal::kOptimalStepsPerUnit);
+  for (int s : state.unfinished) {
+    const Segment segment = state.segments[s];
+    const int64_t m = segment.end - segment.begin;
+    for (int64_t width = kBeamWidth;
+         width <= kMaxBeamWidth && state.peak[s] > state.floor; width *= 4) {
+      if (m * m * width > max_work - work) break;
+      const std::optional<std::pair<std::vector<int>, Bytes>> beam =
+          BeamOrder(model, segment, state.start_live[s],
+                    static_cast<int>(width), max_work - work, work, meter);
+      if (!beam.has_value()) break;
+      if (beam->second < state.peak[s]) {
+        state.parts[s] = beam->first;
+        state.peak[s] = beam->second;
+      }
+    }
+  }
+  meter.Finish(work);
+}
+
+}  // namespace
+
+absl::StatusOr<OptimalOrder> ComputeOptimalOpOrder(const Graph& graph,
+                                                   const BuildOptions& options,
+                                                   const PlanOptions& effort) {
+  // One budget for every part: with no limit, each part has its default
+  // work; with one, the bound and "window" get shares of it, the search
+  // half of the rest and the beams what is left.
+  const bool limited = internal::HasLimit(effort);
+  Budget whole(
+      internal::WithDefaultWork(effort, internal::kOptimalDefaultWork));
+  MEMPLAN_ASSIGN_OR_RETURN(const Problem problem, BuildProblem(graph, options));
+  const OrderGraph grouped = BuildOrderGraph(graph, problem, options);
+  const PeakModel model(graph, grouped.groups, grouped.group_of, grouped.dag);
+  OptimalOrder result;
+  MEMPLAN_ASSIGN_OR_RETURN(
+      const Bytes any_bound,
+      FindIncumbent(graph, options, problem, grouped, whole, limited, result));
   if (any_bound >= result.peak) {
     result.bound = result.peak;
     result.proven = true;
     result.work = whole.work_done();
     return result;
   }
-  // The segments, each searched on its own (Segments()); the incumbent's
-  // model peak and starting bytes per segment. Every valid order runs the
-  // segments in turn, so the incumbent's steps [begin, end) are the
-  // segment's ops.
-  const std::vector<Segment> segments = Segments(dag);
-  const int s_count = static_cast<int>(segments.size());
-  std::vector<Bytes> start_live(s_count, 0);
-  std::vector<Bytes> segment_peak(s_count, 0);
-  model.Profile(result.order, segments, start_live, segment_peak);
-  std::vector<std::vector<int>> parts(s_count);
-
-  for (int s = 0; s < s_count; ++s) {
-    parts[s].assign(result.order.begin() + segments[s].begin,
-                    result.order.begin() + segments[s].end);
-  }
-  // The segment of the highest peak first: once its minimum is known, the
-  // others need only stay below it, which they mostly do at once.
-  std::vector<int> by_peak(s_count);
-  std::iota(by_peak.begin(), by_peak.end(), 0);
-  std::stable_sort(by_peak.begin(), by_peak.end(), [&](int a, int b) {
-    return segment_peak[a] > segment_peak[b];
-  });
-  // `floor`: no order's model peak, nor its real one, is below it (the
-  // bound over op orders, then the segments' minima as they are known).
-  Bytes floor = any_bound;
-  std::vector<int> unfinished;
-  const int64_t half = limited
-                           ? (whole.work_limit() - whole.work_done()) / 2
-                           : internal::kOptimalDefaultWork / 2;
-  const int64_t max_work = internal::StepsOf(std::max<int64_t>(0, half),
-                                             internal::kOptimalStepsPerUnit);
-  int64_t search_work = 0;
-  internal::StepMeter search_meter(whole, internal::kOptimalStepsPerUnit);
-  for (int s : by_peak) {
-    if (segment_peak[s] <= floor) continue;  // the incumbent's part will do
-    // A search reaches a complete order no sooner than after looking at
-    // the segment's ops once per op run: beyond the work left it cannot
-    // finish (a wide fan), and is not started.
-    const int64_t m = segments[s].end - segments[s].begin;
-    if (m * m > max_work - search_work ||
-        search_meter.OutOfTime(search_work)) {
-      unfinished.push_back(s);
-      continue;
-    }
-    Search search(model, segments[s], floor, segment_peak[s],
-                  max_work - search_work, search_meter, search_work);
-    SegmentSearch found = search.Run(start_live[s]);
-    search_work += search.work();
-    if (!found.order.empty()) {
-      parts[s] = std::move(found.order);
-      segment_peak[s] = found.peak;
-      floor = std::max(floor, found.peak);
-    } else if (found.finished) {
-      floor = std::max(floor, segment_peak[s]);
-    } else {
-      floor = std::max(floor, found.frontier);
-      unfinished.push_back(s);
-    }
-  }
-  // Unfinished segments: beams over the same model may still find a
-  // better part, with as much work again in all: 16 states per step, then
-  // 4 times as many while the work lasts (none when a segment is too wide
-  // for a beam to finish).
-  search_meter.Finish(search_work);
-  const int64_t left = whole.work_limit() - whole.work_done();
-  const int64_t max_beam_work =
-      limited ? internal::StepsOf(std::max<int64_t>(0, left),
-                                  internal::kOptimalStepsPerUnit)
-              : max_work;
-  int64_t beam_work = 0;
-  internal::StepMeter beam_meter(whole, internal::kOptimalStepsPerUnit);
-  for (int s : unfinished) {
-    const int64_t m = segments[s].end - segments[s].begin;
-    for (int64_t width = kBeamWidth;
-         width <= kMaxBeamWidth && segment_peak[s] > floor; width *= 4) {
-      if (m * m * width > max_beam_work - beam_work) break;
-      const std::optional<std::pair<std::vector<int>, Bytes>> beam =
-          BeamOrder(model, segments[s], start_live[s], static_cast<int>(width),
-                    max_beam_work - beam_work, beam_work, beam_meter);
-      if (!beam.has_value()) break;
-      if (beam->second < segment_peak[s]) {
-        parts[s] = beam->first;
-        segment_peak[s] = beam->second;
-      }
-    }
-  }
-  beam_meter.Finish(beam_work);
+  // Each segment searched on its own, from the incumbent's parts.
+  SegmentParts state =
+      SplitIntoSegments(model, grouped.dag, result.order, any_bound);
+  SearchSegments(model, whole, limited, state);
+  BeamSegments(model, whole, limited, state);
   result.work = whole.work_done();
-  result.cut = !unfinished.empty();
+  result.cut = !state.unfinished.empty();
   std::vector<int> order;
   order.reserve(graph.ops.size());
-  for (const std::vector<int>& part : parts) {
+  for (const std::vector<int>& part : state.parts) {
     order.insert(order.end(), part.begin(), part.end());
   }
   if (order != result.order) {
@@ -1154,7 +1191,7 @@ absl::StatusOr<OptimalOrder> ComputeOptimalOpOrder(const Graph& graph,
       result.peak = peak;
     }
   }
-  result.bound = std::min(floor, result.peak);
+  result.bound = std::min(state.floor, result.peak);
   result.proven = result.bound == result.peak;
   return result;
 }
