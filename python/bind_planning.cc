@@ -219,6 +219,13 @@ void VerifyAgainst(const py::object& input, const PlanResult& result) {
   Check(VerifyPlan(problem, result.plan));
 }
 
+// Options granting `work_limit` work units (0: the default).
+PlanOptions WorkLimited(int64_t work_limit) {
+  PlanOptions options;
+  options.work_limit = work_limit;
+  return options;
+}
+
 void BindPlan(py::module_& m) {
   m.def(
       "_plan",
@@ -280,7 +287,7 @@ void BindPlan(py::module_& m) {
                        .plan_outputs = plan_outputs};
         std::optional<OrderLowerBound> bound =
             Take(LowerBoundOverOrders(graph, args.Options(),
-                                      {.work_limit = work_limit}));
+                                      WorkLimited(work_limit)));
         if (!bound.has_value()) return std::nullopt;
         return std::make_pair(
             bound->bytes,
@@ -299,7 +306,7 @@ void BindPlan(py::module_& m) {
                        .plan_outputs = plan_outputs};
         OptimalOrder optimal =
             Take(ComputeOptimalOpOrder(graph, args.Options(),
-                                       {.work_limit = work_limit}));
+                                       WorkLimited(work_limit)));
         std::vector<std::string> names;
         names.reserve(optimal.order.size());
         for (int op : optimal.order) names.push_back(graph.ops[op].name);
