@@ -67,6 +67,9 @@ absl::StatusOr<std::vector<int>> ComputeOpOrder(
 // limit, time limit or deadline and `ordering` searches ("optimal",
 // "window"), the effort for ComputeOpOrder() (half of each limit, and the
 // deadline) and `plan` keeps the other half; else {}, `plan` unchanged.
+// An order cut short by such a limit is not the one the ordering's name
+// gives by default, which is what a plan file records (see `memplan
+// verify`).
 PlanOptions SplitOrderingEffort(std::string_view ordering, PlanOptions& plan);
 
 // `graph` with its ops in `order` (as ComputeOpOrder() gives it: order[k] is
