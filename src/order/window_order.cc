@@ -531,12 +531,17 @@ absl::StatusOr<WindowOrder> ComputeWindowOpOrder(
     const std::optional<OrderBounds>& bounds,
     const std::pair<std::vector<int>, Bytes>* memory) {
   const int64_t start = budget.work_done();
-  MEMPLAN_ASSIGN_OR_RETURN(const Problem problem, BuildProblem(graph, options));
   WindowOrder result;
   if (memory != nullptr) {
     result.order = memory->first;
     result.peak = memory->second;
-  } else {
+    if (budget.OutOfTimeNow()) {  // not even the model's set-up
+      result.cut = true;
+      return result;
+    }
+  }
+  MEMPLAN_ASSIGN_OR_RETURN(const Problem problem, BuildProblem(graph, options));
+  if (memory == nullptr) {
     MEMPLAN_ASSIGN_OR_RETURN(result.order,
                              ComputeOpOrder(graph, "memory", options));
     MEMPLAN_ASSIGN_OR_RETURN(result.peak,
