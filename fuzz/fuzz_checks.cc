@@ -157,7 +157,7 @@ absl::Status CheckGraphJson(std::string_view input) {
     // The bound over op orders (its cuts included) is at most the bound of
     // the graph's own order, which is one of those orders.
     absl::StatusOr<std::optional<OrderLowerBound>> any_order =
-        LowerBoundOverOrders(*graph, options, /*max_work=*/1'000'000);
+        LowerBoundOverOrders(*graph, options, {.work_limit = 40'000});
     if (!any_order.ok()) {
       return Broken("LowerBoundOverOrders refused a graph BuildProblem took",
                     any_order.status());

@@ -78,6 +78,11 @@ absl::StatusOr<OptionValues> ParseOptions(
   for (const auto& [name, value] : given) {
     bool known = false;
     for (const PlannerOption& option : declared) known |= option.name == name;
+    if (!known && name == "workers") {  // one name per knob
+      return absl::InvalidArgumentError(absl::StrCat(
+          "planner \"", std::string(planner),
+          "\" has no option \"workers\": the thread count is \"threads\""));
+    }
     if (!known) {
       return absl::InvalidArgumentError(
           absl::StrCat("planner \"", std::string(planner),

@@ -22,7 +22,8 @@ namespace memplan::python {
 std::optional<Graph> PlannedGraph(const py::object& input,
                                   const std::string& reorder,
                                   const BuildOptions& build,
-                                  std::vector<int>* op_order) {
+                                  std::vector<int>* op_order,
+                                  const PlanOptions& effort) {
   if (!py::isinstance<Graph>(input)) {
     if (!reorder.empty()) {
       throw py::value_error(
@@ -38,8 +39,10 @@ std::optional<Graph> PlannedGraph(const py::object& input,
     }
     return graph;
   }
-  if (op_order == nullptr) return Take(ReorderGraph(graph, reorder, build));
-  *op_order = Take(ComputeOpOrder(graph, reorder, build));
+  if (op_order == nullptr) {
+    return Take(ReorderGraph(graph, reorder, build, effort));
+  }
+  *op_order = Take(ComputeOpOrder(graph, reorder, build, effort));
   return PermuteOps(graph, *op_order);
 }
 
@@ -195,15 +198,17 @@ PlanResult RunPlanner(const py::object& input, const SolveArgs& solve,
     throw py::value_error(
         "an op ordering applies to graphs; a problem has no ops to reorder");
   }
-  // "placed" plans below, in each candidate order.
+  PlanOptions options = PlanOptionsOf(solve);
+  // "placed" plans below, in each candidate order; the others share the
+  // limits with the planning.
   result.graph = PlannedGraph(input, placed ? "" : solve.reorder,
-                              result.build, &result.op_order);
+                              result.build, &result.op_order,
+                              SplitOrderingEffort(solve.reorder, options));
   if (!placed) {
     result.problem = result.graph.has_value()
                          ? Take(BuildProblem(*result.graph, result.build))
                          : ProblemOf(input, result.build);
   }
-  PlanOptions options = PlanOptionsOf(solve);
   const std::string name =
       solve.planner.empty() ? std::string(DefaultPlannerName()) : solve.planner;
   std::optional<py::error_already_set> progress_error;
@@ -234,6 +239,13 @@ void VerifyAgainst(const py::object& input, const PlanResult& result) {
     }
   }
   Check(VerifyPlan(problem, result.plan));
+}
+
+// Options granting `work_limit` work units (0: the default).
+PlanOptions WorkLimited(int64_t work_limit) {
+  PlanOptions options;
+  options.work_limit = work_limit;
+  return options;
 }
 
 // _plan's arguments default to what memplan.plan's do.
@@ -299,13 +311,14 @@ void BindOrderFunctions(py::module_& m) {
       "_lower_bound_over_orders",
       [](const Graph& graph, Bytes alignment, bool plan_constants,
          bool plan_inputs, bool plan_outputs,
-         int64_t max_work) -> std::optional<std::pair<Bytes, std::string>> {
+         int64_t work_limit) -> std::optional<std::pair<Bytes, std::string>> {
         BuildArgs args{.alignment = alignment,
                        .plan_constants = plan_constants,
                        .plan_inputs = plan_inputs,
                        .plan_outputs = plan_outputs};
         std::optional<OrderLowerBound> bound =
-            Take(LowerBoundOverOrders(graph, args.Options(), max_work));
+            Take(LowerBoundOverOrders(graph, args.Options(),
+                                      WorkLimited(work_limit)));
         if (!bound.has_value()) return std::nullopt;
         return std::make_pair(
             bound->bytes,
@@ -313,18 +326,19 @@ void BindOrderFunctions(py::module_& m) {
       },
       py::arg("graph"), py::kw_only(), py::arg("alignment") = 1,
       py::arg("plan_constants") = false, py::arg("plan_inputs") = true,
-      py::arg("plan_outputs") = true, py::arg("max_work") = 250'000'000);
+      py::arg("plan_outputs") = true, py::arg("work_limit") = 0);
 
   m.def(
       "_optimal_op_order",
       [](const Graph& graph, Bytes alignment, bool plan_constants,
-         bool plan_inputs, bool plan_outputs, int64_t max_work) {
+         bool plan_inputs, bool plan_outputs, int64_t work_limit) {
         BuildArgs args{.alignment = alignment,
                        .plan_constants = plan_constants,
                        .plan_inputs = plan_inputs,
                        .plan_outputs = plan_outputs};
         OptimalOrder optimal =
-            Take(ComputeOptimalOpOrder(graph, args.Options(), max_work));
+            Take(ComputeOptimalOpOrder(graph, args.Options(),
+                                       WorkLimited(work_limit)));
         std::vector<std::string> names;
         names.reserve(optimal.order.size());
         for (int op : optimal.order) names.push_back(graph.ops[op].name);
@@ -333,7 +347,7 @@ void BindOrderFunctions(py::module_& m) {
       },
       py::arg("graph"), py::kw_only(), py::arg("alignment") = 1,
       py::arg("plan_constants") = false, py::arg("plan_inputs") = true,
-      py::arg("plan_outputs") = true, py::arg("max_work") = 500'000'000);
+      py::arg("plan_outputs") = true, py::arg("work_limit") = 0);
 }
 
 void BindPlannerRegistry(py::module_& m) {

@@ -120,11 +120,13 @@ struct BuildArgs {
 };
 
 // The graph planned for `input` (a Graph, in the op order `reorder` names,
-// empty = its own) with its op order, or nullopt for a Problem.
+// empty = its own) with its op order, or nullopt for a Problem; the
+// ordering within `effort` (memplan/reorder.h).
 std::optional<Graph> PlannedGraph(const py::object& input,
                                   const std::string& reorder,
                                   const BuildOptions& build,
-                                  std::vector<int>* op_order);
+                                  std::vector<int>* op_order,
+                                  const PlanOptions& effort = {});
 
 // The Problem of a Graph (built with `build`, after the op ordering) or a
 // Problem as given (then only its pools and capacity may change).

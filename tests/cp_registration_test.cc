@@ -42,6 +42,14 @@ TEST(CpRegistrationTest, TheCallRegistersCpOnce) {
       CreatePlanner("cp", {{"lowest_offset_first", "true"}});
   ASSERT_TRUE(cp.ok()) << cp.status();
   EXPECT_EQ((*cp)->name(), "cp");
+  // One name per knob: "threads", as cpsat's; "workers" is refused.
+  EXPECT_TRUE(CreatePlanner("cp", {{"threads", "2"}}).ok());
+  absl::StatusOr<std::unique_ptr<Planner>> workers =
+      CreatePlanner("cp", {{"workers", "2"}});
+  EXPECT_EQ(workers.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(std::string(workers.status().message()).find("\"threads\""),
+            std::string::npos)
+      << workers.status();
 }
 
 }  // namespace

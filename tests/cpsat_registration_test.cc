@@ -39,10 +39,17 @@ TEST(CpsatRegistrationTest, TheCallRegistersCpsatOnce) {
   EXPECT_EQ(RegisteredPlanners().size(), core + 1);
   EXPECT_EQ(RegisteredPlanners().back().name, "cpsat");
   absl::StatusOr<std::unique_ptr<Planner>> cpsat =
-      CreatePlanner("cpsat", {{"workers", "2"}});
+      CreatePlanner("cpsat", {{"threads", "2"}});
   ASSERT_TRUE(cpsat.ok()) << cpsat.status();
-  EXPECT_EQ(CreatePlanner("cpsat", {{"workers", "0"}}).status().code(),
+  EXPECT_EQ(CreatePlanner("cpsat", {{"threads", "-1"}}).status().code(),
             absl::StatusCode::kInvalidArgument);
+  // One name per knob: the old name is refused, naming the new one.
+  absl::StatusOr<std::unique_ptr<Planner>> workers =
+      CreatePlanner("cpsat", {{"workers", "2"}});
+  EXPECT_EQ(workers.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(std::string(workers.status().message()).find("\"threads\""),
+            std::string::npos)
+      << workers.status();
 }
 
 TEST(CpsatRegistrationTest, MissingLibraryIsFailedPreconditionNamingIt) {

@@ -55,7 +55,7 @@ TEST(CpsatTest, RegisteredAfterTheCorePlanners) {
   EXPECT_EQ(found, 1);
   EXPECT_EQ(RegisteredPlanners().back().name, "cpsat");
   absl::StatusOr<std::unique_ptr<Planner>> cpsat =
-      CreatePlanner("cpsat", {{"workers", "1"}, {"warm_start", "false"}});
+      CreatePlanner("cpsat", {{"threads", "1"}, {"warm_start", "false"}});
   ASSERT_TRUE(cpsat.ok()) << cpsat.status();
   EXPECT_EQ((*cpsat)->name(), "cpsat");
 }

@@ -477,8 +477,9 @@ TEST(MemplanToolTest, StatsSaysWhetherTheOptimalOrderIsProven) {
               HasSubstr("any op order: at least 641866592 bytes"));
   EXPECT_THAT(at_bound.output,
               HasSubstr("op order: proven optimal, 641866592 bytes\n"));
-  EXPECT_THAT(at_bound.output,
-              HasSubstr("no order below 641866592 bytes, 0 operations"));
+  // Its work: the bound's and "window"'s, in work units.
+  EXPECT_THAT(at_bound.output, HasSubstr("no order below 641866592 bytes, "));
+  EXPECT_THAT(at_bound.output, HasSubstr(" work units\n"));
   // Above it, proven by the search: the NASNet-style cells.
   ToolRun searched = RunTool("stats " + Data("order/nasnet_seed1.json") +
                              " --reorder=optimal");
@@ -490,6 +491,16 @@ TEST(MemplanToolTest, StatsSaysWhetherTheOptimalOrderIsProven) {
   ToolRun memory = RunTool("stats " + Data("training/resnet18_train.json") +
                            " --reorder=memory");
   EXPECT_THAT(memory.output, Not(HasSubstr("\nop order:")));
+  // --work-limit bounds the search: cut short, not proven, within it.
+  ToolRun limited = RunTool("stats " + Data("order/randwire_seed1.json") +
+                            " --reorder=optimal --work-limit=20000");
+  EXPECT_EQ(limited.exit_code, 0) << limited.output;
+  EXPECT_THAT(limited.output, HasSubstr("not proven optimal"));
+  const size_t at = limited.output.find(" bytes, ", limited.output.find(
+                                                      "op order search:"));
+  ASSERT_NE(at, std::string::npos) << limited.output;
+  EXPECT_LE(std::stoll(limited.output.substr(at + 8)), 20000 + 2000)
+      << limited.output;
 }
 
 // plan --reorder=placed keeps the order of the smallest placed peak, says

@@ -196,7 +196,7 @@ TEST(OrderBoundTest, WritesNarrowTheOrdersAndRaiseTheBound) {
 TEST(OrderBoundTest, GivesUpBeyondItsWork) {
   const Graph g = InterleavedChains();
   absl::StatusOr<std::optional<OrderLowerBound>> none =
-      LowerBoundOverOrders(g, {}, /*max_work=*/10);
+      LowerBoundOverOrders(g, {}, {.work_limit = 1});
   ASSERT_TRUE(none.ok()) << none.status();
   EXPECT_FALSE(none->has_value());
   Graph bad = g;

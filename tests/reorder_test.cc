@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <numeric>
+#include <optional>
 #include <random>
 #include <set>
 #include <string>
@@ -14,6 +15,8 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
 #include "gtest/gtest.h"
 #include "memplan/io.h"
 #include "memplan/memplan.h"
@@ -24,7 +27,11 @@ namespace memplan {
 namespace {
 
 using testing::O;
+using testing::OrderBound;
+using testing::OwnOrMemoryBound;
 using testing::T;
+using testing::ValidOrders;
+using testing::WithWrites;
 
 std::vector<std::string> OpNames(const Graph& graph) {
   std::vector<std::string> names;
@@ -486,6 +493,139 @@ TEST(ReorderTest, MemoryNeverRaisesTheLowerBoundOfTheOptionsUsed) {
     EXPECT_LE(result->plan.lower_bound, LowerBound(*original)) << seed;
   }
   EXPECT_GT(reordered_count, 0);  // the test exercises actual reorders
+}
+
+
+// Counted work, one unit for every search over orders (memplan/reorder.h):
+// granted a work limit, each counts at most the limit plus one step of its
+// own, says when the limit cut it short, does no worse with ten times the
+// work, and is deterministic.
+TEST(OrderEffortTest, OptimalCountsItsWorkWithinTheLimit) {
+  int cut = 0;
+  for (uint64_t seed = 0; seed < 12; ++seed) {
+    const Graph graph = WithWrites(testing::RandomGraph(seed, 60), seed);
+    if (!BuildProblem(graph).ok()) continue;
+    SCOPED_TRACE(absl::StrCat("seed ", seed));
+    std::optional<OptimalOrder> less;
+    for (int64_t limit : {3'000, 30'000, 300'000}) {
+      absl::StatusOr<OptimalOrder> a =
+          ComputeOptimalOpOrder(graph, {}, {.work_limit = limit});
+      absl::StatusOr<OptimalOrder> b =
+          ComputeOptimalOpOrder(graph, {}, {.work_limit = limit});
+      ASSERT_TRUE(a.ok() && b.ok());
+      EXPECT_EQ(a->order, b->order);
+      EXPECT_EQ(a->work, b->work);
+      // A step: one state's expansion, each of 60 ops looked at and run
+      // (under 60 * 200 steps, 10 a unit), in the search or a beam.
+      EXPECT_LE(a->work, limit + 2 * 60 * 200 / 10);
+      EXPECT_GT(a->work, 0);
+      EXPECT_EQ(a->peak, OrderBound(graph, a->order));
+      if (a->cut) {
+        ++cut;
+        EXPECT_FALSE(a->proven);
+      }
+      if (less.has_value()) EXPECT_LE(a->peak, less->peak);
+      less = *std::move(a);
+    }
+  }
+  EXPECT_GT(cut, 0);  // the limit bites
+}
+
+TEST(OrderEffortTest, WindowCountsItsWorkWithinTheLimit) {
+  int cut = 0;
+  for (uint64_t seed = 0; seed < 12; ++seed) {
+    const Graph graph =
+        WithWrites(testing::RandomGraph(seed, 300), seed, /*one_in=*/8);
+    if (!BuildProblem(graph).ok()) continue;
+    SCOPED_TRACE(absl::StrCat("seed ", seed));
+    Bytes less = OwnOrMemoryBound(graph);
+    for (int64_t limit : {5'000, 50'000, 5'000'000}) {
+      absl::StatusOr<WindowOrder> window =
+          ComputeWindowOpOrder(graph, {}, {.work_limit = limit});
+      ASSERT_TRUE(window.ok()) << window.status();
+      // A step: a beam level of 256 states, each trying 64 positions and
+      // looking at their lists (a unit a step).
+      EXPECT_LE(window->work, limit + 256 * 64 * 64);
+      EXPECT_EQ(window->peak, OrderBound(graph, window->order));
+      if (window->cut) ++cut;
+      EXPECT_LE(window->peak, less);
+      less = window->peak;
+    }
+  }
+  EXPECT_GT(cut, 0);
+}
+
+TEST(OrderEffortTest, TheBoundCountsItsWorkWithinTheLimit) {
+  int cut = 0;
+  for (uint64_t seed = 0; seed < 12; ++seed) {
+    const Graph graph = WithWrites(testing::RandomGraph(seed, 200), seed);
+    if (!BuildProblem(graph).ok()) continue;
+    SCOPED_TRACE(absl::StrCat("seed ", seed));
+    absl::StatusOr<std::optional<OrderLowerBound>> full =
+        LowerBoundOverOrders(graph);
+    ASSERT_TRUE(full.ok() && full->has_value());
+    EXPECT_FALSE((*full)->cut);
+    Bytes last = 0;
+    for (int64_t limit : {1, 500, 2'000, 20'000}) {
+      absl::StatusOr<std::optional<OrderLowerBound>> bound =
+          LowerBoundOverOrders(graph, {}, {.work_limit = limit});
+      ASSERT_TRUE(bound.ok()) << bound.status();
+      if (!bound->has_value()) continue;  // not even the sums fit
+      // A step: one minimum cut, within the graph's edges and ops (25
+      // steps a unit).
+      EXPECT_LE((*bound)->work, limit + 40 * 200);
+      EXPECT_LE((*bound)->bytes, (*full)->bytes);
+      EXPECT_GE((*bound)->bytes, last);  // more work, no weaker
+      last = (*bound)->bytes;
+      if ((*bound)->cut) ++cut;
+    }
+    EXPECT_EQ(*LowerBoundOverOrders(graph, {}, {.work_limit = 1}),
+              std::nullopt);
+  }
+  EXPECT_GT(cut, 0);
+}
+
+// Without a limit the defaults give what the step counts gave before they
+// were work units: on darts_seed1, "optimal" proves 688128 bytes and
+// "window" reaches 720896, over a bound of 655360 (as `memplan stats`
+// --reorder=optimal and =window gave them).
+TEST(OrderEffortTest, TheDefaultsGiveTheBundledResults) {
+  absl::StatusOr<std::string> text =
+      ReadFile(testing::DataPath("order/darts_seed1.json"));
+  ASSERT_TRUE(text.ok()) << text.status();
+  absl::StatusOr<Graph> graph = ParseGraphJson(*text);
+  ASSERT_TRUE(graph.ok()) << graph.status();
+  absl::StatusOr<OptimalOrder> optimal = ComputeOptimalOpOrder(*graph);
+  ASSERT_TRUE(optimal.ok()) << optimal.status();
+  EXPECT_EQ(optimal->peak, 688128);
+  EXPECT_TRUE(optimal->proven);
+  EXPECT_FALSE(optimal->cut);
+  absl::StatusOr<WindowOrder> window = ComputeWindowOpOrder(*graph);
+  ASSERT_TRUE(window.ok()) << window.status();
+  EXPECT_EQ(window->peak, 720896);
+  absl::StatusOr<std::optional<OrderLowerBound>> bound =
+      LowerBoundOverOrders(*graph);
+  ASSERT_TRUE(bound.ok() && bound->has_value());
+  EXPECT_EQ((*bound)->bytes, 655360);
+}
+
+// A deadline bounds the searches too: one already passed leaves "optimal"
+// and "window" their starting orders, still valid.
+TEST(OrderEffortTest, APassedDeadlineStopsTheSearches) {
+  const Graph graph = WithWrites(testing::RandomGraph(3, 300), 3, 8);
+  ASSERT_TRUE(BuildProblem(graph).ok());
+  PlanOptions effort;
+  effort.deadline = absl::Now() - absl::Seconds(1);
+  absl::StatusOr<OptimalOrder> optimal =
+      ComputeOptimalOpOrder(graph, {}, effort);
+  ASSERT_TRUE(optimal.ok()) << optimal.status();
+  EXPECT_TRUE(ValidOrders(graph).Valid(optimal->order));
+  EXPECT_LE(optimal->peak, OwnOrMemoryBound(graph));
+  absl::StatusOr<WindowOrder> window = ComputeWindowOpOrder(graph, {}, effort);
+  ASSERT_TRUE(window.ok()) << window.status();
+  EXPECT_TRUE(window->cut);
+  EXPECT_LE(window->passes, 1);
+  EXPECT_TRUE(ValidOrders(graph).Valid(window->order));
 }
 
 }  // namespace

@@ -36,6 +36,7 @@
 #include "absl/status/statusor.h"
 #include "memplan/dim_expr.h"
 #include "memplan/formats.h"
+#include "memplan/planner.h"
 #include "memplan/problem.h"
 #include "memplan/types.h"
 
@@ -57,6 +58,9 @@ struct LoadOptions {
   // problem is built; empty = the file's own order. A buffer CSV has no ops:
   // an ordering is then InvalidArgument.
   std::string reorder;
+  // The effort `reorder` may spend (ComputeOpOrder()'s, memplan/reorder.h):
+  // default, no limit.
+  PlanOptions order_effort;
   std::vector<GraphImporter> importers;
   // Graph JSON: values of the graph's symbolic dims (BindDims() of
   // memplan/symbolic.h). An importer binds its format's own dims itself

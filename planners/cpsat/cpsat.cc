@@ -556,7 +556,9 @@ std::string CpsatPlanner::Parameters(const PlanOptions& options,
                                      const Budget& budget,
                                      double deterministic_seconds) const {
   Writer parameters;
-  parameters.Int(f::kParamNumWorkers, std::max(1, options_.workers));
+  parameters.Int(f::kParamNumWorkers,
+                 std::max(1, options_.threads > 0 ? options_.threads
+                                                  : options.threads));
   parameters.Int(f::kParamRandomSeed,
                  static_cast<int64_t>(options.seed & 0x7fffffff));
   parameters.Double(f::kParamMaxDeterministicTime, deterministic_seconds);

@@ -44,7 +44,7 @@
 //     bounds it; the start is returned, with the counter "model_too_large";
 //   * a wall-clock limit (max_time_in_seconds) only when the caller sets a
 //     time limit or deadline;
-//   * workers > 1 runs CP-SAT's portfolio, which is not deterministic.
+//   * threads > 1 runs CP-SAT's portfolio, which is not deterministic.
 // proven_optimal: CP-SAT's OPTIMAL status, or its objective bound reaching
 // the plan's peak; the bound, in bytes, is the plan's "objective_bound"
 // counter (with "conflicts" and "branches"). INFEASIBLE under capacities is
@@ -70,8 +70,9 @@
 namespace memplan {
 
 struct CpsatOptions {
-  // CP-SAT's workers (num_workers). More than 1 is not deterministic.
-  int workers = 1;
+  // CP-SAT's worker threads (num_workers); 0 = PlanOptions::threads. More
+  // than 1 is not deterministic.
+  int threads = 0;
   // Bound on the model: above this many buffers with bytes no model is
   // built and the warm start plan is returned, not proven optimal (proven
   // when it meets the lower bound). 0: no bound.

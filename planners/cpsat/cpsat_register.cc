@@ -21,8 +21,10 @@ constexpr double kCpsatStartShare = 0.5;
 std::vector<PlannerOption> CpsatOptionList() {
   const CpsatOptions d;
   return {
-      IntOption("workers", d.workers,
-                "CP-SAT's workers (more than 1 is not deterministic)", 1, 256),
+      IntOption("threads", d.threads,
+                "worker threads (0: PlanOptions' threads; more than 1 is not "
+                "deterministic)",
+                0, 256),
       IntOption("max_buffers", d.max_buffers,
                 "above this many buffers with bytes no model is built (0: no "
                 "bound)",
@@ -41,7 +43,7 @@ std::vector<PlannerOption> CpsatOptionList() {
 
 std::unique_ptr<Planner> RegisteredCpsat(const OptionValues& values) {
   CpsatOptions options;
-  options.workers = static_cast<int>(values.Int("workers"));
+  options.threads = static_cast<int>(values.Int("threads"));
   options.max_buffers = values.Int("max_buffers");
   options.max_pairs_per_second = values.Int("max_pairs_per_second");
   std::unique_ptr<SearchPlanner> search = MakeCpsatPlanner(options);

@@ -272,15 +272,17 @@ def build_problem(graph, *, alignment=1, pools=None, capacity=0,
 
 def lower_bound_over_orders(graph, *, alignment=1, plan_constants=False,
                             plan_inputs=True, plan_outputs=True,
-                            max_work=250_000_000):
+                            work_limit=0):
     """The lower bound over op orders of `graph`: no order of its ops that
     keeps its dependencies, writes, in-place merges and pinned ops (those
-    reordering keeps) needs fewer bytes in one pool. Returns (bytes, op name
-    where it is reached; "" when it is the graph outputs, all alive at the
-    last step), or None when it would count more than `max_work` operations
-    (about 2 * ops * (ops + edges) / 64, then at most 2e7 for a minimum cut
-    per op on graphs of up to 8192 ops: the fewest bytes any order holds
-    while that op runs)."""
+    reordering keeps) needs fewer bytes in one pool. Returns (bytes, op
+    name where it is reached; "" when it is the graph outputs, all alive at
+    the last step), or None when it would count more than `work_limit` work
+    units (0: the default, 10**7; about 2 * ops * (ops + edges) / 1600, then
+    at most 8e5 for a minimum cut per op on graphs of up to 8192 ops: the
+    fewest bytes any order holds while that op runs)."""
+    if work_limit < 0:
+        raise ValueError(f"work_limit must be >= 0, got {work_limit}")
     graph = _input(graph)
     if not isinstance(graph, Graph):
         raise TypeError("lower_bound_over_orders needs a graph (a Problem "
@@ -288,7 +290,7 @@ def lower_bound_over_orders(graph, *, alignment=1, plan_constants=False,
     return _memplan._lower_bound_over_orders(
         graph, alignment=_size(alignment, "alignment"),
         plan_constants=plan_constants, plan_inputs=plan_inputs,
-        plan_outputs=plan_outputs, max_work=max_work)
+        plan_outputs=plan_outputs, work_limit=work_limit)
 
 
 class OptimalOrder(_collections.namedtuple(
@@ -296,29 +298,30 @@ class OptimalOrder(_collections.namedtuple(
     """What optimal_op_order() knows of the order it found: `order` the op
     names in their new order, `peak` its lower bound in bytes (the most
     alive at one step), `bound` bytes no valid order needs fewer of,
-    `proven` whether the two meet, `work` the operations the search
+    `proven` whether the two meet, `work` the work units the search
     counted."""
     __slots__ = ()
 
 
 def optimal_op_order(graph, *, alignment=1, plan_constants=False,
                      plan_inputs=True, plan_outputs=True,
-                     max_work=500_000_000):
+                     work_limit=0):
     """The order reorder="optimal" gives `graph`, with what is known of it,
     as an OptimalOrder: never worse than the graph's order or "memory"'s,
-    proven optimal where the search finishes within `max_work` operations
-    (counted, not timed: the same graph gets the same order). Keeps what
+    proven optimal where the search finishes within `work_limit` work units
+    (0: the default, 10**8; counted, not timed: the same graph gets the same
+    order). Keeps what
     every ordering keeps (dependencies, writes, in-place merges)."""
     graph = _input(graph)
     if not isinstance(graph, Graph):
         raise TypeError("optimal_op_order needs a graph (a Problem has no "
                         "ops to order)")
-    if max_work < 0:
-        raise ValueError(f"max_work must be >= 0, got {max_work}")
+    if work_limit < 0:
+        raise ValueError(f"work_limit must be >= 0, got {work_limit}")
     return OptimalOrder(*_memplan._optimal_op_order(
         graph, alignment=_size(alignment, "alignment"),
         plan_constants=plan_constants, plan_inputs=plan_inputs,
-        plan_outputs=plan_outputs, max_work=max_work))
+        plan_outputs=plan_outputs, work_limit=work_limit))
 
 
 def verify(graph, plan):

@@ -184,7 +184,8 @@ absl::StatusOr<ParsedInput> ParseInput(const std::string& path,
 
 absl::StatusOr<LoadedInput> BuildInput(ParsedInput parsed,
                                        const BuildOptions& build,
-                                       const std::string& reorder) {
+                                       const std::string& reorder,
+                                       const PlanOptions& effort = {}) {
   LoadedInput input;
   input.content_hash = std::move(parsed.content_hash);
   if (!parsed.graph.has_value()) {
@@ -210,7 +211,7 @@ absl::StatusOr<LoadedInput> BuildInput(ParsedInput parsed,
   }
   if (!reorder.empty()) {
     MEMPLAN_ASSIGN_OR_RETURN(input.op_order,
-                             ComputeOpOrder(graph, reorder, build));
+                             ComputeOpOrder(graph, reorder, build, effort));
     graph = PermuteOps(graph, input.op_order);
   } else {
     input.op_order.resize(graph.ops.size());
@@ -304,7 +305,8 @@ absl::StatusOr<LoadedInput> Load(const std::string& path,
                                  const LoadOptions& options) {
   return WithinMemory(path, [&]() -> absl::StatusOr<LoadedInput> {
     MEMPLAN_ASSIGN_OR_RETURN(ParsedInput parsed, ParseInput(path, options));
-    return BuildInput(std::move(parsed), options.build, options.reorder);
+    return BuildInput(std::move(parsed), options.build, options.reorder,
+                      options.order_effort);
   });
 }
 

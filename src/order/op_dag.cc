@@ -185,76 +185,70 @@ Dag BuildDag(const Graph& graph,
   return dag;
 }
 
-// The view groups: see op_dag.h.
-std::vector<ViewGroup> ViewGroups(
-    const Graph& graph, const Problem& problem, const BuildOptions& options,
-    const absl::flat_hash_map<std::string, int>& index,
-    std::vector<int>* group_of_tensor) {
+namespace {
+
+// Per tensor: the op that makes it (kNone for none), the op it is scratch
+// of, and the ops that read it, in order, once each.
+struct TensorUses {
+  std::vector<int> producer;
+  std::vector<int> scratch_op;
+  std::vector<std::vector<int>> readers;
+};
+
+TensorUses UsesOf(const Graph& graph,
+                  const absl::flat_hash_map<std::string, int>& index) {
   const int t_count = static_cast<int>(graph.tensors.size());
-  const int n = static_cast<int>(graph.ops.size());
-  UnionFind views(t_count);
-  for (const Op& op : graph.ops) {
-    for (const OperandPair& pair : op.alias) {
-      views.Unite(TensorIndex(index, op.outputs[pair.output]),
-                  TensorIndex(index, op.inputs[pair.input]));
-    }
-  }
-  std::vector<bool> planned(t_count, false);
-  for (const Buffer& buffer : problem.buffers) {
-    for (const std::string& name : buffer.tensors) {
-      planned[TensorIndex(index, name)] = true;
-    }
-  }
-  std::vector<int> producer(t_count, kNone);
-  std::vector<int> scratch_op(t_count, kNone);
-  std::vector<std::vector<int>> readers(t_count);
-  for (int i = 0; i < n; ++i) {
+  TensorUses uses{.producer = std::vector<int>(t_count, kNone),
+                  .scratch_op = std::vector<int>(t_count, kNone),
+                  .readers = std::vector<std::vector<int>>(t_count)};
+  for (int i = 0; i < static_cast<int>(graph.ops.size()); ++i) {
     for (const std::string& name : graph.ops[i].outputs) {
-      producer[TensorIndex(index, name)] = i;
+      uses.producer[TensorIndex(index, name)] = i;
     }
     for (const std::string& name : graph.ops[i].scratch) {
-      scratch_op[TensorIndex(index, name)] = i;
+      uses.scratch_op[TensorIndex(index, name)] = i;
     }
     for (const std::string& name : graph.ops[i].inputs) {
-      std::vector<int>& r = readers[TensorIndex(index, name)];
+      std::vector<int>& r = uses.readers[TensorIndex(index, name)];
       if (r.empty() || r.back() != i) r.push_back(i);
     }
   }
-  std::vector<int> group_of_root(t_count, kNone);
-  std::vector<ViewGroup> groups;
-  std::vector<Bytes> alignment;
-  std::vector<int> group_of(t_count, kNone);
-  for (int t = 0; t < t_count; ++t) {
-    if (!planned[t]) continue;
-    const int root = views.Find(t);
-    if (group_of_root[root] == kNone) {
-      group_of_root[root] = static_cast<int>(groups.size());
-      groups.emplace_back();
-      alignment.push_back(options.alignment);
-    }
-    const int g = group_of[t] = group_of_root[root];
-    ViewGroup& group = groups[g];
-    const Tensor& tensor = graph.tensors[t];
-    group.size = std::max(group.size, tensor.size);  // a view spans no more
-    alignment[g] = std::max(alignment[g], tensor.alignment);
-    // As BuildProblem's lifetimes: [start, last reader + 1), outputs to the
-    // end, a tensor nobody reads over its producer's step alone.
-    int start = producer[t];
-    if (tensor.kind == TensorKind::kScratch) start = scratch_op[t];
-    if (start == kNone) {
-      group.from_start = true;
-    } else {
-      group.starts.push_back(start);
-    }
-    group.ends.insert(group.ends.end(), readers[t].begin(), readers[t].end());
-    if (tensor.kind == TensorKind::kOutput) group.to_end = true;
-    if (readers[t].empty() && start != kNone) group.ends.push_back(start);
-    const Step first = start == kNone ? 0 : start;
-    Step last = readers[t].empty() ? first + 1 : readers[t].back() + 1;
-    if (tensor.kind == TensorKind::kOutput) last = n;
-    group.first = std::min(group.first, first);
-    group.last = std::max({group.last, last, first + 1});
+  return uses;
+}
+
+// Adds tensor `t` (of an n-op graph) to `group`: its size, and its
+// lifetime as BuildProblem's: [start, last reader + 1), outputs to the
+// end, a tensor nobody reads over its producer's step alone.
+void AddTensor(const Graph& graph, int t, const TensorUses& uses,
+               ViewGroup& group) {
+  const int n = static_cast<int>(graph.ops.size());
+  const Tensor& tensor = graph.tensors[t];
+  const std::vector<int>& readers = uses.readers[t];
+  group.size = std::max(group.size, tensor.size);  // a view spans no more
+  int start = uses.producer[t];
+  if (tensor.kind == TensorKind::kScratch) start = uses.scratch_op[t];
+  if (start == kNone) {
+    group.from_start = true;
+  } else {
+    group.starts.push_back(start);
   }
+  group.ends.insert(group.ends.end(), readers.begin(), readers.end());
+  if (tensor.kind == TensorKind::kOutput) group.to_end = true;
+  if (readers.empty() && start != kNone) group.ends.push_back(start);
+  const Step first = start == kNone ? 0 : start;
+  Step last = readers.empty() ? first + 1 : readers.back() + 1;
+  if (tensor.kind == TensorKind::kOutput) last = n;
+  group.first = std::min(group.first, first);
+  group.last = std::max({group.last, last, first + 1});
+}
+
+// The groups' sizes aligned, their merge sets (the groups an in-place hint
+// may join), their start and end ops sorted and unique.
+void FinishGroups(const Graph& graph,
+                  const absl::flat_hash_map<std::string, int>& index,
+                  const std::vector<int>& group_of,
+                  const std::vector<Bytes>& alignment,
+                  std::vector<ViewGroup>& groups) {
   UnionFind merges(static_cast<int>(groups.size()));
   for (const Op& op : graph.ops) {
     for (const OperandPair& pair : op.inplace) {
@@ -272,6 +266,47 @@ std::vector<ViewGroup> ViewGroups(
       ops->erase(std::unique(ops->begin(), ops->end()), ops->end());
     }
   }
+}
+
+}  // namespace
+
+// The view groups: see op_dag.h.
+std::vector<ViewGroup> ViewGroups(
+    const Graph& graph, const Problem& problem, const BuildOptions& options,
+    const absl::flat_hash_map<std::string, int>& index,
+    std::vector<int>* group_of_tensor) {
+  const int t_count = static_cast<int>(graph.tensors.size());
+  UnionFind views(t_count);
+  for (const Op& op : graph.ops) {
+    for (const OperandPair& pair : op.alias) {
+      views.Unite(TensorIndex(index, op.outputs[pair.output]),
+                  TensorIndex(index, op.inputs[pair.input]));
+    }
+  }
+  std::vector<bool> planned(t_count, false);
+  for (const Buffer& buffer : problem.buffers) {
+    for (const std::string& name : buffer.tensors) {
+      planned[TensorIndex(index, name)] = true;
+    }
+  }
+  const TensorUses uses = UsesOf(graph, index);
+  std::vector<int> group_of_root(t_count, kNone);
+  std::vector<ViewGroup> groups;
+  std::vector<Bytes> alignment;
+  std::vector<int> group_of(t_count, kNone);
+  for (int t = 0; t < t_count; ++t) {
+    if (!planned[t]) continue;
+    const int root = views.Find(t);
+    if (group_of_root[root] == kNone) {
+      group_of_root[root] = static_cast<int>(groups.size());
+      groups.emplace_back();
+      alignment.push_back(options.alignment);
+    }
+    const int g = group_of[t] = group_of_root[root];
+    alignment[g] = std::max(alignment[g], graph.tensors[t].alignment);
+    AddTensor(graph, t, uses, groups[g]);
+  }
+  FinishGroups(graph, index, group_of, alignment, groups);
   if (group_of_tensor != nullptr) *group_of_tensor = std::move(group_of);
   return groups;
 }

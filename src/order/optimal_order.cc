@@ -55,6 +55,7 @@
 #include "memplan/reorder.h"
 #include "order/op_dag.h"
 #include "order/order_bound.h"
+#include "order/order_effort.h"
 #include "order/order_model.h"
 
 namespace memplan {
@@ -708,14 +709,19 @@ class SetTable {
 // order known, in the model) are never queued.
 class Search {
  public:
+  // `meter` counts the steps, `steps_before` of them before this search,
+  // and holds the deadline.
   Search(const PeakModel& model, Segment segment, Bytes floor,
-         Bytes incumbent, int64_t max_work)
+         Bytes incumbent, int64_t max_work, internal::StepMeter& meter,
+         int64_t steps_before)
       : model_(model, segment),
         words_(model_.words()),
         segment_(segment),
         floor_(floor),
         incumbent_(incumbent),
         max_work_(max_work),
+        meter_(meter),
+        steps_before_(steps_before),
         known_(words_, model_.ops()) {}
 
   SegmentSearch Run(Bytes start_live) {
@@ -733,7 +739,7 @@ class Search {
     while (!stacks_.empty()) {
       auto bucket = stacks_.begin();
       const Bytes key = bucket->first;
-      if (work_ > max_work_) {
+      if (work_ > max_work_ || meter_.OutOfTime(steps_before_ + work_)) {
         // Every order of the segment passes through a queued set with a
         // key at most its own: the least key bounds them all.
         result.frontier = key;
@@ -888,6 +894,8 @@ class Search {
   Bytes floor_;
   Bytes incumbent_;
   int64_t max_work_;
+  internal::StepMeter& meter_;
+  int64_t steps_before_;
   int64_t work_ = 0;
   struct Child {
     int op;
@@ -913,10 +921,10 @@ class Search {
 // the smallest running peak (then live bytes) are expanded by every ready
 // op, states reaching one set merged. Returns the segment's order of the
 // best complete state and its peak, nullopt past `max_work` (counted as the
-// search counts it).
+// search counts it) or the deadline of `meter` (which counts `work`).
 std::optional<std::pair<std::vector<int>, Bytes>> BeamOrder(
     const PeakModel& model, Segment segment, Bytes start_live, int width,
-    int64_t max_work, int64_t& work) {
+    int64_t max_work, int64_t& work, internal::StepMeter& meter) {
   const int m = segment.end - segment.begin;
   const int words = model.words();
   struct Entry {
@@ -955,7 +963,7 @@ std::optional<std::pair<std::vector<int>, Bytes>> BeamOrder(
           next[it->second] = candidate;
         }
       }
-      if (work > max_work) return std::nullopt;
+      if (work > max_work || meter.OutOfTime(work)) return std::nullopt;
     }
     std::vector<int> keep(next.size());
     std::iota(keep.begin(), keep.end(), 0);
@@ -981,130 +989,198 @@ std::optional<std::pair<std::vector<int>, Bytes>> BeamOrder(
   return std::make_pair(std::move(order), levels[m][0].peak);
 }
 
-
-}  // namespace
-
-absl::StatusOr<OptimalOrder> ComputeOptimalOpOrder(const Graph& graph,
-                                                   const BuildOptions& options,
-                                                   int64_t max_work) {
-  MEMPLAN_ASSIGN_OR_RETURN(const Problem problem, BuildProblem(graph, options));
-  const OrderGraph grouped = BuildOrderGraph(graph, problem, options);
-  const Dag& dag = grouped.dag;
-  const PeakModel model(graph, grouped.groups, grouped.group_of, dag);
-
-  // The incumbent: the graph's own order, "memory"'s or "window"'s,
-  // whichever is lowest.
-  OptimalOrder result;
+// The best order known before the search, into `result` (order and peak):
+// the graph's own, "memory"'s or, where the bound over orders is below
+// both, "window"'s, whichever is lowest. Returns that bound (0 when it was
+// not computed). The bound and "window" get their shares of `whole`.
+absl::StatusOr<Bytes> FindIncumbent(const Graph& graph,
+                                    const BuildOptions& options,
+                                    const Problem& problem,
+                                    const OrderGraph& grouped, Budget& whole,
+                                    bool limited, OptimalOrder& result) {
   result.order.resize(graph.ops.size());
   std::iota(result.order.begin(), result.order.end(), 0);
   result.peak = LowerBound(problem);
-  MEMPLAN_ASSIGN_OR_RETURN(
-      auto memory,
-      internal::MemoryOrder(graph, options, result.peak, grouped.index, dag));
+  MEMPLAN_ASSIGN_OR_RETURN(const auto memory,
+                           internal::MemoryOrder(graph, options, result.peak,
+                                                 grouped.index, grouped.dag));
   if (memory.second < result.peak) {
-    result.order = std::move(memory.first);
+    result.order = memory.first;
     result.peak = memory.second;
   }
   // At the bound over all orders already (every bundled inference graph):
   // nothing to search.
+  Budget bound_budget(internal::PartEffort(whole, limited,
+                                           internal::kBoundDefaultWork, 0.1));
   MEMPLAN_ASSIGN_OR_RETURN(
       const std::optional<internal::OrderBounds> bounds,
-      internal::ComputeOrderBounds(graph, options, kOrderBoundWork));
+      internal::ComputeOrderBounds(graph, options, bound_budget));
+  whole.Tick(bound_budget.work_done());
   const Bytes any_bound = bounds.has_value() ? bounds->bound.bytes : 0;
   if (any_bound < result.peak) {
     // "window"'s order, where it is lower, is the incumbent instead: on
     // random stages too wide for the search below to finish, it is often
     // the lower one (a RandWire network of 980 ops: 0.816 of the traced
     // peak against the search's 0.896). Its work is its own, linear in the
-    // ops, and not counted in `work`. It starts from the bounds above.
+    // ops. It starts from the bounds above and "memory"'s order.
+    Budget window_budget(internal::PartEffort(
+        whole, limited, internal::WindowDefaultWork(graph), 0.25));
     MEMPLAN_ASSIGN_OR_RETURN(
         WindowOrder window,
-        internal::ComputeWindowOpOrder(graph, options, 0, bounds));
+        internal::ComputeWindowOpOrder(graph, options, window_budget, bounds,
+                                       &memory));
+    whole.Tick(window_budget.work_done());
     if (window.peak < result.peak) {
       result.order = std::move(window.order);
       result.peak = window.peak;
     }
   }
-  if (any_bound >= result.peak) {
-    result.bound = result.peak;
-    result.proven = true;
-    return result;
-  }
-  // The segments, each searched on its own (Segments()); the incumbent's
-  // model peak and starting bytes per segment. Every valid order runs the
-  // segments in turn, so the incumbent's steps [begin, end) are the
-  // segment's ops.
-  const std::vector<Segment> segments = Segments(dag);
-  const int s_count = static_cast<int>(segments.size());
-  std::vector<Bytes> start_live(s_count, 0);
-  std::vector<Bytes> segment_peak(s_count, 0);
-  model.Profile(result.order, segments, start_live, segment_peak);
-  std::vector<std::vector<int>> parts(s_count);
+  return any_bound;
+}
 
+// The segments of an order (Segments()) and what the searches learn of
+// them: every valid order runs the segments in turn, so the order's steps
+// [begin, end) are the segment's ops.
+struct SegmentParts {
+  std::vector<Segment> segments;
+  std::vector<Bytes> start_live;        // bytes alive where each starts
+  std::vector<Bytes> peak;              // its best part's model peak
+  std::vector<std::vector<int>> parts;  // its best part
+  // No order's model peak, nor its real one, is below it (the bound over
+  // op orders, then the segments' minima as they are known).
+  Bytes floor = 0;
+  std::vector<int> unfinished;  // segments whose search did not finish
+};
+
+SegmentParts SplitIntoSegments(const PeakModel& model, const Dag& dag,
+                               const std::vector<int>& order, Bytes floor) {
+  SegmentParts state;
+  state.segments = Segments(dag);
+  const int s_count = static_cast<int>(state.segments.size());
+  state.start_live.assign(s_count, 0);
+  state.peak.assign(s_count, 0);
+  model.Profile(order, state.segments, state.start_live, state.peak);
+  state.parts.resize(s_count);
   for (int s = 0; s < s_count; ++s) {
-    parts[s].assign(result.order.begin() + segments[s].begin,
-                    result.order.begin() + segments[s].end);
+    state.parts[s].assign(order.begin() + state.segments[s].begin,
+                          order.begin() + state.segments[s].end);
   }
-  // The segment of the highest peak first: once its minimum is known, the
-  // others need only stay below it, which they mostly do at once.
-  std::vector<int> by_peak(s_count);
+  state.floor = floor;
+  return state;
+}
+
+// The search of each segment, the highest peak first (once its minimum is
+// known, the others need only stay below it, which they mostly do at
+// once), within half of the work `whole` has left (with no limit, half of
+// the default).
+void SearchSegments(const PeakModel& model, Budget& whole, bool limited,
+                    SegmentParts& state) {
+  std::vector<int> by_peak(state.segments.size());
   std::iota(by_peak.begin(), by_peak.end(), 0);
   std::stable_sort(by_peak.begin(), by_peak.end(), [&](int a, int b) {
-    return segment_peak[a] > segment_peak[b];
+    return state.peak[a] > state.peak[b];
   });
-  // `floor`: no order's model peak, nor its real one, is below it (the
-  // bound over op orders, then the segments' minima as they are known).
-  Bytes floor = any_bound;
-  std::vector<int> unfinished;
+  const int64_t half = limited
+                           ? (whole.work_limit() - whole.work_done()) / 2
+                           : internal::kOptimalDefaultWork / 2;
+  const int64_t max_work = internal::StepsOf(std::max<int64_t>(0, half),
+                                             internal::kOptimalStepsPerUnit);
+  int64_t work = 0;
+  internal::StepMeter meter(whole, internal::kOptimalStepsPerUnit);
   for (int s : by_peak) {
-    if (segment_peak[s] <= floor) continue;  // the incumbent's part will do
+    if (state.peak[s] <= state.floor) continue;  // the incumbent's will do
     // A search reaches a complete order no sooner than after looking at
     // the segment's ops once per op run: beyond the work left it cannot
     // finish (a wide fan), and is not started.
-    const int64_t m = segments[s].end - segments[s].begin;
-    if (m * m > max_work - result.work) {
-      unfinished.push_back(s);
+    const Segment segment = state.segments[s];
+    const int64_t m = segment.end - segment.begin;
+    if (m * m > max_work - work || meter.OutOfTime(work)) {
+      state.unfinished.push_back(s);
       continue;
     }
-    Search search(model, segments[s], floor, segment_peak[s],
-                  max_work - result.work);
-    SegmentSearch found = search.Run(start_live[s]);
-    result.work += search.work();
+    Search search(model, segment, state.floor, state.peak[s],
+                  max_work - work, meter, work);
+    SegmentSearch found = search.Run(state.start_live[s]);
+    work += search.work();
     if (!found.order.empty()) {
-      parts[s] = std::move(found.order);
-      segment_peak[s] = found.peak;
-      floor = std::max(floor, found.peak);
+      state.parts[s] = std::move(found.order);
+      state.peak[s] = found.peak;
+      state.floor = std::max(state.floor, found.peak);
     } else if (found.finished) {
-      floor = std::max(floor, segment_peak[s]);
+      state.floor = std::max(state.floor, state.peak[s]);
     } else {
-      floor = std::max(floor, found.frontier);
-      unfinished.push_back(s);
+      state.floor = std::max(state.floor, found.frontier);
+      state.unfinished.push_back(s);
     }
   }
-  // Unfinished segments: beams over the same model may still find a
-  // better part, with as much work again in all: 16 states per step, then
-  // 4 times as many while the work lasts (none when a segment is too wide
-  // for a beam to finish).
-  int64_t beam_work = 0;
-  for (int s : unfinished) {
-    const int64_t m = segments[s].end - segments[s].begin;
+  meter.Finish(work);
+}
+
+// Unfinished segments: beams over the same model may still find a better
+// part, with the work `whole` has left (with no limit, as much as the
+// search had): 16 states per step, then 4 times as many while the work
+// lasts (none when a segment is too wide for a beam to finish).
+void BeamSegments(const PeakModel& model, Budget& whole, bool limited,
+                  SegmentParts& state) {
+  const int64_t left = whole.work_limit() - whole.work_done();
+  const int64_t max_work = internal::StepsOf(
+      limited ? std::max<int64_t>(0, left) : internal::kOptimalDefaultWork / 2,
+      internal::kOptimalStepsPerUnit);
+  int64_t work = 0;
+  internal::StepMeter meter(whole, internal::kOptimalStepsPerUnit);
+  for (int s : state.unfinished) {
+    const Segment segment = state.segments[s];
+    const int64_t m = segment.end - segment.begin;
     for (int64_t width = kBeamWidth;
-         width <= kMaxBeamWidth && segment_peak[s] > floor; width *= 4) {
-      if (m * m * width > max_work - beam_work) break;
+         width <= kMaxBeamWidth && state.peak[s] > state.floor; width *= 4) {
+      if (m * m * width > max_work - work) break;
       const std::optional<std::pair<std::vector<int>, Bytes>> beam =
-          BeamOrder(model, segments[s], start_live[s], static_cast<int>(width),
-                    max_work - beam_work, beam_work);
+          BeamOrder(model, segment, state.start_live[s],
+                    static_cast<int>(width), max_work - work, work, meter);
       if (!beam.has_value()) break;
-      if (beam->second < segment_peak[s]) {
-        parts[s] = beam->first;
-        segment_peak[s] = beam->second;
+      if (beam->second < state.peak[s]) {
+        state.parts[s] = beam->first;
+        state.peak[s] = beam->second;
       }
     }
   }
-  result.work += beam_work;
+  meter.Finish(work);
+}
+
+}  // namespace
+
+absl::StatusOr<OptimalOrder> ComputeOptimalOpOrder(const Graph& graph,
+                                                   const BuildOptions& options,
+                                                   const PlanOptions& effort) {
+  // One budget for every part: with no limit, each part has its default
+  // work; with one, the bound and "window" get shares of it, the search
+  // half of the rest and the beams what is left.
+  const bool limited = internal::HasLimit(effort);
+  Budget whole(
+      internal::WithDefaultWork(effort, internal::kOptimalDefaultWork));
+  MEMPLAN_ASSIGN_OR_RETURN(const Problem problem, BuildProblem(graph, options));
+  const OrderGraph grouped = BuildOrderGraph(graph, problem, options);
+  const PeakModel model(graph, grouped.groups, grouped.group_of, grouped.dag);
+  OptimalOrder result;
+  MEMPLAN_ASSIGN_OR_RETURN(
+      const Bytes any_bound,
+      FindIncumbent(graph, options, problem, grouped, whole, limited, result));
+  if (any_bound >= result.peak) {
+    result.bound = result.peak;
+    result.proven = true;
+    result.work = whole.work_done();
+    return result;
+  }
+  // Each segment searched on its own, from the incumbent's parts.
+  SegmentParts state =
+      SplitIntoSegments(model, grouped.dag, result.order, any_bound);
+  SearchSegments(model, whole, limited, state);
+  BeamSegments(model, whole, limited, state);
+  result.work = whole.work_done();
+  result.cut = !state.unfinished.empty();
   std::vector<int> order;
   order.reserve(graph.ops.size());
-  for (const std::vector<int>& part : parts) {
+  for (const std::vector<int>& part : state.parts) {
     order.insert(order.end(), part.begin(), part.end());
   }
   if (order != result.order) {
@@ -1115,7 +1191,7 @@ absl::StatusOr<OptimalOrder> ComputeOptimalOpOrder(const Graph& graph,
       result.peak = peak;
     }
   }
-  result.bound = std::min(floor, result.peak);
+  result.bound = std::min(state.floor, result.peak);
   result.proven = result.bound == result.peak;
   return result;
 }

@@ -31,12 +31,14 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/statusor.h"
+#include "effort/budget.h"
 #include "base/status_macros.h"
 #include "memplan/problem.h"
 #include "memplan/reorder.h"
 #include "order/cut_bound.h"
 #include "order/op_dag.h"
 #include "order/order_bound.h"
+#include "order/order_effort.h"
 
 namespace memplan {
 namespace {
@@ -114,18 +116,122 @@ class Chunk {
   std::vector<Bytes> live_;
 };
 
+// Fills, for the chunk [begin, end) of the order, `descendants[x]` (the
+// chunk's ops that x precedes or is) and `ancestors[x]` (those that precede
+// x or are it), kChunkWords words per op.
+void FillChunkAncestry(const Dag& dag,
+                       const std::vector<std::vector<int>>& pred, int begin,
+                       int end, std::vector<uint64_t>& descendants,
+                       std::vector<uint64_t>& ancestors) {
+  const int n = static_cast<int>(pred.size());
+  // Every edge points forward: only ops before the chunk's end precede
+  // one of its ops, only ops from its beginning follow one.
+  for (int x = end - 1; x >= 0; --x) {
+    uint64_t* d = &descendants[static_cast<size_t>(x) * kChunkWords];
+    std::fill(d, d + kChunkWords, 0);
+    if (x >= begin) d[(x - begin) / 64] |= uint64_t{1} << ((x - begin) % 64);
+    for (int s : dag.succ[x]) {
+      if (s >= end) break;  // sorted
+      const uint64_t* ds = &descendants[static_cast<size_t>(s) * kChunkWords];
+      for (int w = 0; w < kChunkWords; ++w) d[w] |= ds[w];
+    }
+  }
+  for (int x = begin; x < n; ++x) {
+    uint64_t* a = &ancestors[static_cast<size_t>(x) * kChunkWords];
+    std::fill(a, a + kChunkWords, 0);
+    if (x < end) a[(x - begin) / 64] |= uint64_t{1} << ((x - begin) % 64);
+    for (int p : pred[x]) {
+      if (p < begin) continue;
+      const uint64_t* ap = &ancestors[static_cast<size_t>(p) * kChunkWords];
+      for (int w = 0; w < kChunkWords; ++w) a[w] |= ap[w];
+    }
+  }
+}
+
+// The groups' indices, each merge set's groups together, largest first.
+std::vector<int> ByMergeSet(const std::vector<ViewGroup>& groups) {
+  std::vector<int> by_set(groups.size());
+  std::iota(by_set.begin(), by_set.end(), 0);
+  std::sort(by_set.begin(), by_set.end(), [&](int a, int b) {
+    if (groups[a].merge_set != groups[b].merge_set) {
+      return groups[a].merge_set < groups[b].merge_set;
+    }
+    if (groups[a].size != groups[b].size) return groups[a].size > groups[b].size;
+    return a < b;
+  });
+  return by_set;
+}
+
+// Every order's last step holds every graph output: the largest of each
+// merge set's (`by_set` as ByMergeSet() gives it).
+Bytes OutputsAtTheEnd(const std::vector<ViewGroup>& groups,
+                      const std::vector<int>& by_set) {
+  Bytes outputs = 0;
+  int set = kNone;
+  for (int g : by_set) {
+    if (!groups[g].to_end || groups[g].merge_set == set) continue;
+    set = groups[g].merge_set;
+    outputs += groups[g].size;
+  }
+  return outputs;
+}
+
+// The sums: per op, the bytes alive there in every order (into
+// `every_order`), chunk by chunk, and the largest of them in `bound`.
+// False when `work` (counted by `meter`) passes `max_work` or the deadline.
+bool SumsOverChunks(const Dag& dag, const std::vector<std::vector<int>>& pred,
+                    const std::vector<ViewGroup>& groups,
+                    const std::vector<int>& by_set, int64_t max_work,
+                    internal::StepMeter& meter, int64_t& work,
+                    std::vector<Bytes>& every_order, OrderLowerBound& bound) {
+  const int n = static_cast<int>(pred.size());
+  every_order.assign(n, 0);
+  std::vector<uint64_t> descendants(static_cast<size_t>(n) * kChunkWords);
+  std::vector<uint64_t> ancestors(static_cast<size_t>(n) * kChunkWords);
+  for (int begin = 0; begin < n; begin += kChunkOps) {
+    if (meter.OutOfTime(work)) return false;
+    const int end = std::min(n, begin + kChunkOps);
+    FillChunkAncestry(dag, pred, begin, end, descendants, ancestors);
+    Chunk chunk(begin, end);
+    uint64_t covered[kChunkWords];
+    int set = kNone;
+    for (int g : by_set) {
+      const ViewGroup& group = groups[g];
+      if (group.merge_set != set) {
+        set = group.merge_set;
+        std::fill(covered, covered + kChunkWords, 0);
+      }
+      // Alive in every order means alive in the graph's order.
+      if (group.last <= begin || group.first >= end) continue;
+      work += chunk.Add(group, descendants, ancestors, covered);
+      if (work > max_work || meter.OutOfTime(work)) return false;
+    }
+    for (int v = begin; v < end; ++v) every_order[v] = chunk.live(v);
+    const auto [bytes, op] = chunk.Max();
+    if (bytes > bound.bytes) {
+      bound.bytes = bytes;
+      bound.op = op;
+    }
+  }
+  return true;
+}
+
 }  // namespace
 
 namespace internal {
 
 absl::StatusOr<std::optional<OrderBounds>> ComputeOrderBounds(
-    const Graph& graph, const BuildOptions& options, int64_t max_work) {
+    const Graph& graph, const BuildOptions& options, Budget& budget) {
+  StepMeter meter(budget, kBoundStepsPerUnit);
+  const int64_t max_work = meter.max_steps();
   // The ancestry's work from the data edges alone (at most one per input),
   // before building anything: a graph far beyond the work costs nothing.
   const int n = static_cast<int>(graph.ops.size());
   const int64_t chunks = (n + kChunkOps - 1) / kChunkOps;
   int64_t inputs = 0;
-  for (const Op& op : graph.ops) inputs += static_cast<int64_t>(op.inputs.size());
+  for (const Op& op : graph.ops) {
+    inputs += static_cast<int64_t>(op.inputs.size());
+  }
   if (chunks * 2 * (inputs + n) * kChunkWords > max_work) return std::nullopt;
   MEMPLAN_ASSIGN_OR_RETURN(const Problem problem, BuildProblem(graph, options));
   absl::flat_hash_map<std::string, int> index;
@@ -140,79 +246,20 @@ absl::StatusOr<std::optional<OrderBounds>> ComputeOrderBounds(
     edges += static_cast<int64_t>(dag.succ[x].size());
   }
   std::vector<ViewGroup> groups = ViewGroups(graph, problem, options, index);
-  // Each merge set's groups together, largest first.
-  std::vector<int> by_set(groups.size());
-  std::iota(by_set.begin(), by_set.end(), 0);
-  std::sort(by_set.begin(), by_set.end(), [&](int a, int b) {
-    if (groups[a].merge_set != groups[b].merge_set) {
-      return groups[a].merge_set < groups[b].merge_set;
-    }
-    if (groups[a].size != groups[b].size) return groups[a].size > groups[b].size;
-    return a < b;
-  });
+  const std::vector<int> by_set = ByMergeSet(groups);
   // The ancestry alone, before any work: one pass over the edges per chunk.
   int64_t work = chunks * (2 * (edges + n) * kChunkWords);
   if (work > max_work) return std::nullopt;
-
+  meter.Finish(work);
   OrderLowerBound bound;
-  std::vector<Bytes> every_order(n, 0);  // per op, alive there in every order
-  std::vector<uint64_t> descendants(static_cast<size_t>(n) * kChunkWords);
-  std::vector<uint64_t> ancestors(static_cast<size_t>(n) * kChunkWords);
-  for (int begin = 0; begin < n; begin += kChunkOps) {
-    const int end = std::min(n, begin + kChunkOps);
-    // Every edge points forward: only ops before the chunk's end precede
-    // one of its ops, only ops from its beginning follow one.
-    for (int x = end - 1; x >= 0; --x) {
-      uint64_t* d = &descendants[static_cast<size_t>(x) * kChunkWords];
-      std::fill(d, d + kChunkWords, 0);
-      if (x >= begin) d[(x - begin) / 64] |= uint64_t{1} << ((x - begin) % 64);
-      for (int s : dag.succ[x]) {
-        if (s >= end) break;  // sorted
-        const uint64_t* ds = &descendants[static_cast<size_t>(s) * kChunkWords];
-        for (int w = 0; w < kChunkWords; ++w) d[w] |= ds[w];
-      }
-    }
-    for (int x = begin; x < n; ++x) {
-      uint64_t* a = &ancestors[static_cast<size_t>(x) * kChunkWords];
-      std::fill(a, a + kChunkWords, 0);
-      if (x < end) a[(x - begin) / 64] |= uint64_t{1} << ((x - begin) % 64);
-      for (int p : pred[x]) {
-        if (p < begin) continue;
-        const uint64_t* ap = &ancestors[static_cast<size_t>(p) * kChunkWords];
-        for (int w = 0; w < kChunkWords; ++w) a[w] |= ap[w];
-      }
-    }
-    Chunk chunk(begin, end);
-    uint64_t covered[kChunkWords];
-    int set = kNone;
-    for (int g : by_set) {
-      const ViewGroup& group = groups[g];
-      if (group.merge_set != set) {
-        set = group.merge_set;
-        std::fill(covered, covered + kChunkWords, 0);
-      }
-      // Alive in every order means alive in the graph's order.
-      if (group.last <= begin || group.first >= end) continue;
-      work += chunk.Add(group, descendants, ancestors, covered);
-      if (work > max_work) return std::nullopt;
-    }
-    for (int v = begin; v < end; ++v) every_order[v] = chunk.live(v);
-    const auto [bytes, op] = chunk.Max();
-    if (bytes > bound.bytes) {
-      bound.bytes = bytes;
-      bound.op = op;
-    }
+  std::vector<Bytes> every_order;
+  if (!SumsOverChunks(dag, pred, groups, by_set, max_work, meter, work,
+                      every_order, bound)) {
+    meter.Finish(work);
+    return std::nullopt;
   }
-  // Every order's last step holds every graph output: the largest of each
-  // merge set's (by_set has them largest first).
-  Bytes outputs = 0;
-  int set = kNone;
-  for (int g : by_set) {
-    if (!groups[g].to_end || groups[g].merge_set == set) continue;
-    set = groups[g].merge_set;
-    outputs += groups[g].size;
-  }
-  if (outputs > bound.bytes) {
+  if (const Bytes outputs = OutputsAtTheEnd(groups, by_set);
+      outputs > bound.bytes) {
     bound.bytes = outputs;
     bound.op = kNone;  // no one op: the last step, whichever op runs there
   }
@@ -227,6 +274,9 @@ absl::StatusOr<std::optional<OrderBounds>> ComputeOrderBounds(
   internal::CutBound(dag, groups, ops_first,
                      std::min(max_work, work + internal::kCutBoundWork), work,
                      bound.bytes, bound.op);
+  bound.cut = work > max_work || meter.OutOfTime(work);
+  meter.Finish(work);
+  bound.work = (work + kBoundStepsPerUnit - 1) / kBoundStepsPerUnit;
   bounds.bound = bound;
   return bounds;
 }
@@ -234,10 +284,12 @@ absl::StatusOr<std::optional<OrderBounds>> ComputeOrderBounds(
 }  // namespace internal
 
 absl::StatusOr<std::optional<OrderLowerBound>> LowerBoundOverOrders(
-    const Graph& graph, const BuildOptions& options, int64_t max_work) {
+    const Graph& graph, const BuildOptions& options,
+    const PlanOptions& effort) {
+  Budget budget(internal::WithDefaultWork(effort, internal::kBoundDefaultWork));
   MEMPLAN_ASSIGN_OR_RETURN(
       const std::optional<internal::OrderBounds> bounds,
-      internal::ComputeOrderBounds(graph, options, max_work));
+      internal::ComputeOrderBounds(graph, options, budget));
   if (!bounds.has_value()) return std::nullopt;
   return bounds->bound;
 }

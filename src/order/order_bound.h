@@ -6,8 +6,11 @@
 
 #include <cstdint>
 #include <optional>
+#include <utility>
+#include <vector>
 
 #include "absl/status/statusor.h"
+#include "effort/budget.h"
 #include "memplan/problem.h"
 #include "memplan/reorder.h"
 
@@ -22,15 +25,18 @@ struct OrderBounds {
   Bytes sums = 0;
 };
 
-// nullopt and errors as LowerBoundOverOrders().
+// nullopt and errors as LowerBoundOverOrders(), the work counted against
+// `budget` (order/order_effort.h).
 absl::StatusOr<std::optional<OrderBounds>> ComputeOrderBounds(
-    const Graph& graph, const BuildOptions& options, int64_t max_work);
+    const Graph& graph, const BuildOptions& options, Budget& budget);
 
-// ComputeWindowOpOrder() with `bounds`, ComputeOrderBounds() of the graph
-// and options with kOrderBoundWork, already known (window_order.cc).
+// ComputeWindowOpOrder() within `budget`, with `bounds` (ComputeOrderBounds()
+// of the graph and options) already known (window_order.cc), and
+// "memory"'s order with its peak when `memory` is not null.
 absl::StatusOr<WindowOrder> ComputeWindowOpOrder(
-    const Graph& graph, const BuildOptions& options, int64_t max_work,
-    const std::optional<OrderBounds>& bounds);
+    const Graph& graph, const BuildOptions& options, Budget& budget,
+    const std::optional<OrderBounds>& bounds,
+    const std::pair<std::vector<int>, Bytes>* memory = nullptr);
 
 }  // namespace memplan::internal
 

@@ -20,6 +20,7 @@
 #include "base/status_macros.h"
 #include "memplan/problem.h"
 #include "order/op_dag.h"
+#include "order/order_effort.h"
 
 namespace memplan {
 namespace {
@@ -252,7 +253,8 @@ Graph PermuteOps(const Graph& graph, const std::vector<int>& order) {
 
 absl::StatusOr<std::vector<int>> ComputeOpOrder(const Graph& graph,
                                                 std::string_view ordering,
-                                                const BuildOptions& options) {
+                                                const BuildOptions& options,
+                                                const PlanOptions& effort) {
   const std::vector<std::string> names = OrderingNames();
   if (std::find(names.begin(), names.end(), ordering) == names.end()) {
     return absl::NotFoundError(
@@ -261,12 +263,12 @@ absl::StatusOr<std::vector<int>> ComputeOpOrder(const Graph& graph,
   }
   if (ordering == "optimal") {
     MEMPLAN_ASSIGN_OR_RETURN(OptimalOrder optimal,
-                             ComputeOptimalOpOrder(graph, options));
+                             ComputeOptimalOpOrder(graph, options, effort));
     return std::move(optimal.order);
   }
   if (ordering == "window") {
     MEMPLAN_ASSIGN_OR_RETURN(WindowOrder window,
-                             ComputeWindowOpOrder(graph, options));
+                             ComputeWindowOpOrder(graph, options, effort));
     return std::move(window.order);
   }
   // BuildProblem names the first malformed item (and checks the order).
@@ -313,11 +315,30 @@ absl::StatusOr<std::pair<std::vector<int>, Bytes>> MemoryOrder(
 
 }  // namespace internal
 
+PlanOptions SplitOrderingEffort(std::string_view ordering, PlanOptions& plan) {
+  if (!internal::HasLimit(plan) ||
+      (ordering != "optimal" && ordering != "window")) {
+    return {};
+  }
+  PlanOptions effort;
+  effort.deadline = plan.deadline;
+  if (plan.work_limit > 0) {
+    effort.work_limit = std::max<int64_t>(1, plan.work_limit / 2);
+    plan.work_limit = std::max<int64_t>(1, plan.work_limit - effort.work_limit);
+  }
+  if (plan.time_limit != absl::InfiniteDuration()) {
+    effort.time_limit = plan.time_limit / 2;
+    plan.time_limit -= effort.time_limit;
+  }
+  return effort;
+}
+
 absl::StatusOr<Graph> ReorderGraph(const Graph& graph,
                                    std::string_view ordering,
-                                   const BuildOptions& options) {
+                                   const BuildOptions& options,
+                                   const PlanOptions& effort) {
   MEMPLAN_ASSIGN_OR_RETURN(const std::vector<int> order,
-                           ComputeOpOrder(graph, ordering, options));
+                           ComputeOpOrder(graph, ordering, options, effort));
   return PermuteOps(graph, order);
 }
 

@@ -32,6 +32,7 @@
 #include "memplan/reorder.h"
 #include "order/op_dag.h"
 #include "order/order_bound.h"
+#include "order/order_effort.h"
 #include "order/order_model.h"
 
 namespace memplan {
@@ -333,14 +334,14 @@ std::vector<int> DeferOutputs(const Model& model, const Dag& dag,
   std::vector<int> pos(n);  // of each op in `order`
   for (int k = 0; k < n; ++k) pos[order[k]] = k;
   bool moved = true;
-  while (moved && !budget.WorkSpent()) {
+  while (moved && !budget.Expired()) {
     moved = false;
     std::vector<int> tried;
     for (int k = n - 1; k >= 0; --k) {
       if (starts_output[order[k]]) tried.push_back(order[k]);
     }
     for (int op : tried) {
-      if (budget.WorkSpent()) break;
+      if (budget.Expired()) break;
       const std::vector<int> moving = Closure(dag, pos, op, kMaxMoved);
       if (moving.empty()) continue;  // too many to move
       const int size = static_cast<int>(moving.size());
@@ -400,7 +401,7 @@ std::optional<std::vector<int>> Pass(const Model& model,
                            s.set.f, s.set.mask);
   };
   for (int k = 0; k < length; ++k) {
-    if (budget.WorkSpent()) return std::nullopt;
+    if (budget.Expired()) return std::nullopt;
     next.clear();
     int64_t work = 0;
     for (int e = 0; e < static_cast<int>(states.size()); ++e) {
@@ -460,7 +461,7 @@ int Rounds(Model& model, Bytes target, std::vector<int>& order,
       {.width = 64, .beam = 256, .radius = 512}};
   std::vector<Bytes> during, before;
   bool lowered = true;
-  while (lowered && !budget.WorkSpent()) {
+  while (lowered && !budget.Expired()) {
     // Every step at the peak must come down: each in a segment of its own
     // (segments that meet are one), the rest of the order unchanged.
     const Bytes ceiling = model.PeakOf(order, &during, &before);
@@ -505,25 +506,52 @@ int Rounds(Model& model, Bytes target, std::vector<int>& order,
 
 absl::StatusOr<WindowOrder> ComputeWindowOpOrder(const Graph& graph,
                                                  const BuildOptions& options,
-                                                 int64_t max_work) {
+                                                 const PlanOptions& effort) {
+  // With a limit, the bound gets a tenth of it and the rounds the rest.
+  const bool limited = internal::HasLimit(effort);
+  Budget budget(
+      internal::WithDefaultWork(effort, internal::WindowDefaultWork(graph)));
+  Budget bound_budget(internal::PartEffort(budget, limited,
+                                           internal::kBoundDefaultWork, 0.1));
   MEMPLAN_ASSIGN_OR_RETURN(
       const std::optional<internal::OrderBounds> bounds,
-      internal::ComputeOrderBounds(graph, options, kOrderBoundWork));
-  return internal::ComputeWindowOpOrder(graph, options, max_work, bounds);
+      internal::ComputeOrderBounds(graph, options, bound_budget));
+  if (limited) budget.Tick(bound_budget.work_done());
+  MEMPLAN_ASSIGN_OR_RETURN(
+      WindowOrder window,
+      internal::ComputeWindowOpOrder(graph, options, budget, bounds));
+  if (!limited) window.work += bound_budget.work_done();
+  return window;
 }
 
 namespace internal {
 
 absl::StatusOr<WindowOrder> ComputeWindowOpOrder(
-    const Graph& graph, const BuildOptions& options, int64_t max_work,
-    const std::optional<OrderBounds>& bounds) {
-  MEMPLAN_ASSIGN_OR_RETURN(const Problem problem, BuildProblem(graph, options));
+    const Graph& graph, const BuildOptions& options, Budget& budget,
+    const std::optional<OrderBounds>& bounds,
+    const std::pair<std::vector<int>, Bytes>* memory) {
+  const int64_t start = budget.work_done();
   WindowOrder result;
-  MEMPLAN_ASSIGN_OR_RETURN(result.order,
-                           ComputeOpOrder(graph, "memory", options));
-  MEMPLAN_ASSIGN_OR_RETURN(result.peak,
-                           OrderPeak(graph, result.order, options));
+  if (memory != nullptr) {
+    result.order = memory->first;
+    result.peak = memory->second;
+    if (budget.OutOfTimeNow()) {  // not even the model's set-up
+      result.cut = true;
+      return result;
+    }
+  }
+  MEMPLAN_ASSIGN_OR_RETURN(const Problem problem, BuildProblem(graph, options));
+  if (memory == nullptr) {
+    MEMPLAN_ASSIGN_OR_RETURN(result.order,
+                             ComputeOpOrder(graph, "memory", options));
+    MEMPLAN_ASSIGN_OR_RETURN(result.peak,
+                             OrderPeak(graph, result.order, options));
+  }
   if (graph.ops.size() < 2) return result;
+  if (budget.OutOfTimeNow()) {  // not even the model's set-up
+    result.cut = true;
+    return result;
+  }
   const OrderGraph grouped = BuildOrderGraph(graph, problem, options);
   Model model(graph, grouped.groups, grouped.group_of, grouped.dag);
   if (bounds.has_value() && bounds->bound.bytes >= result.peak) {
@@ -532,11 +560,6 @@ absl::StatusOr<WindowOrder> ComputeWindowOpOrder(
   // Running peaks up to what every order holds count as equal.
   const Bytes target = bounds.has_value() ? bounds->sums : 0;
 
-  if (max_work <= 0) {
-    max_work = std::max(kWindowMinWork,
-                        kWindowWorkPerOp * static_cast<int64_t>(graph.ops.size()));
-  }
-  Budget budget(PlanOptions{.work_limit = max_work});
   // The rounds from "memory"'s order; then from theirs with the outputs
   // deferred (DeferOutputs()), when that moves any. The lower of the two
   // by the real measure is kept.
@@ -558,7 +581,8 @@ absl::StatusOr<WindowOrder> ComputeWindowOpOrder(
       result.peak = peak;
     }
   }
-  result.work = budget.work_done();
+  result.work = budget.work_done() - start;
+  result.cut = budget.WorkSpent() || budget.OutOfTimeNow();
   return result;
 }
 

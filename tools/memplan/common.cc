@@ -132,8 +132,8 @@ std::string OrderBoundLine(const LoadedInput& input,
                            const std::optional<OrderLowerBound>& bound) {
   if (!input.graph.has_value()) return "";
   if (!bound.has_value()) {
-    return absl::StrCat("any op order: not computed (more than ",
-                        kOrderBoundWork, " operations for this graph)");
+    return "any op order: not computed (more work than its default for this "
+           "graph)";
   }
   if (bound->op < 0) {
     return absl::StrFormat(

@@ -34,12 +34,14 @@ ABSL_FLAG(std::string, planner, "",
           "NAME: the planner (memplan planners lists them; empty = the "
           "default)");
 ABSL_FLAG(memplan::tool::TimeLimit, time_limit, {},
-          "SECONDS: wall-clock limit per plan (or a duration such as 500ms); "
-          "a limit makes results depend on the machine's speed");
+          "SECONDS: wall-clock limit per plan (or a duration such as 500ms), "
+          "--reorder=optimal or window included (half of it); a limit makes "
+          "results depend on the machine's speed");
 ABSL_FLAG(int64_t, work_limit, 0,
           "N: counted effort per plan in work units, the one budget of every "
-          "planner (about 40 million a second; 0 = 400 million, or 40 "
-          "million per second of --time-limit); the same on any machine");
+          "planner and of --reorder=optimal or window (half of it; about 40 "
+          "million a second; 0 = 400 million, or 40 million per second of "
+          "--time-limit); the same on any machine");
 ABSL_FLAG(bool, quiet, false,
           "no progress lines on stderr while planning");
 ABSL_FLAG(bool, progress, false,

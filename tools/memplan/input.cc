@@ -199,12 +199,14 @@ bool AnyBuildFlagGiven(const Arguments& args) {
 absl::StatusOr<LoadedInput> LoadToolInput(const std::string& path,
                                           const BuildOptions& options,
                                           const std::string& reorder,
-                                          std::string* import_report) {
+                                          std::string* import_report,
+                                          const PlanOptions& effort) {
 #ifdef MEMPLAN_HAVE_ONNX
   OnnxImportStats stats;
   absl::StatusOr<LoadOptions> load =
       ToolLoadOptions(path, options, reorder, &stats);
   if (!load.ok()) return load.status();
+  load->order_effort = effort;
   absl::StatusOr<LoadedInput> input = Load(path, *load);
   if (input.ok() && absl::EndsWith(path, ".onnx") && import_report != nullptr) {
     *import_report = ImportReport(stats);
@@ -214,6 +216,7 @@ absl::StatusOr<LoadedInput> LoadToolInput(const std::string& path,
   (void)import_report;
   absl::StatusOr<LoadOptions> load = ToolLoadOptions(path, options, reorder);
   if (!load.ok()) return load.status();
+  load->order_effort = effort;
   return Load(path, *load);
 #endif
 }

@@ -156,7 +156,9 @@ absl::Status Run(const Arguments& args) {
               << (reorder.empty() ? "the graph's own" : reorder)
               << " (the smallest placed peak)\n";
   } else {
-    input = LoadToolInput(args.positional[0]);
+    // --reorder's search and the planning share the limits.
+    input = LoadToolInput(args.positional[0], BuildOptionsFromFlags(), reorder,
+                          nullptr, SplitOrderingEffort(reorder, options.plan));
     if (!input.ok()) {
       // A graph JSON with dims --dim leaves unbound: one plan for them all.
       Graph bound;

@@ -191,6 +191,7 @@ absl::Status RunSymbolic(const Arguments& args, const Graph& graph) {
 absl::Status Run(const Arguments& args) {
   absl::StatusOr<LoadedInput> input;
   BuildOptions build = BuildOptionsFromFlags();
+  PlanOptions plan_options = PlanOptionsFromFlags(args);
   std::vector<Plan> plans;
   HtmlReportInput html;
   absl::StatusOr<bool> own_plan = IsCsvPlan(args.positional[0]);
@@ -222,7 +223,10 @@ absl::Status Run(const Arguments& args) {
     if (plan->planner.empty()) plan->planner = "plan file";
     plans.push_back(std::move(*plan));
   } else {
-    input = LoadToolInput(args.positional[0]);
+    // --reorder's search and the planning share the limits.
+    const std::string reorder = absl::GetFlag(FLAGS_reorder);
+    input = LoadToolInput(args.positional[0], build, reorder, nullptr,
+                          SplitOrderingEffort(reorder, plan_options));
     if (!input.ok()) return input.status();
   }
   std::vector<std::string> planners = absl::GetFlag(FLAGS_planners);
@@ -230,7 +234,7 @@ absl::Status Run(const Arguments& args) {
     planners.push_back(absl::GetFlag(FLAGS_planner));
   }
   PlanMemoryOptions options;
-  options.plan = PlanOptionsFromFlags(args);
+  options.plan = plan_options;
   if (!args.Given("planners")) {  // --option is --planner's (Check)
     absl::StatusOr<PlannerOptions> planner_options = PlannerOptionsFromFlags();
     if (!planner_options.ok()) return planner_options.status();

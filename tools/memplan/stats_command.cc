@@ -21,7 +21,10 @@
 namespace memplan::tool {
 namespace {
 
-absl::Status Check(const Arguments&) { return CheckInputFlags(); }
+absl::Status Check(const Arguments&) {
+  if (absl::Status s = CheckPlanningFlags(); !s.ok()) return s;
+  return CheckInputFlags();
+}
 
 // memonger's statistics: the bytes of the shared-object planners' plans.
 void PrintSharedObjects(const Problem& problem) {
@@ -159,11 +162,13 @@ absl::Status Run(const Arguments& args) {
   std::string import_report;
   // With --reorder=optimal the search runs once, on the graph as given:
   // its order is applied here, and what it knows is said below.
-  const bool optimal_order = absl::GetFlag(FLAGS_reorder) == "optimal";
-  absl::StatusOr<LoadedInput> input =
-      optimal_order ? LoadToolInput(args.positional[0], BuildOptionsFromFlags(),
-                                    "", &import_report)
-                    : LoadToolInput(args.positional[0], &import_report);
+  // --time-limit and --work-limit bound the ordering.
+  const std::string reorder = absl::GetFlag(FLAGS_reorder);
+  const bool optimal_order = reorder == "optimal";
+  const PlanOptions effort = PlanOptionsFromFlags(args);
+  absl::StatusOr<LoadedInput> input = LoadToolInput(
+      args.positional[0], BuildOptionsFromFlags(),
+      optimal_order ? "" : reorder, &import_report, effort);
   if (!input.ok()) return input.status();
   if (optimal_order && !input->graph.has_value()) {
     // A buffer CSV has no ops to order: the error --reorder gives.
@@ -173,7 +178,7 @@ absl::Status Run(const Arguments& args) {
   std::optional<OptimalOrder> optimal;
   if (optimal_order && input->graph.has_value()) {
     absl::StatusOr<OptimalOrder> found =
-        ComputeOptimalOpOrder(*input->graph, BuildOptionsFromFlags());
+        ComputeOptimalOpOrder(*input->graph, BuildOptionsFromFlags(), effort);
     if (!found.ok()) return found.status();
     optimal = *std::move(found);
     input->graph = PermuteOps(*input->graph, optimal->order);
@@ -220,7 +225,7 @@ absl::Status Run(const Arguments& args) {
                                       optimal->bound
                                 : 0.0));
     std::cout << absl::StrFormat(
-        "op order search: no order below %d bytes, %d operations of work\n",
+        "op order search: no order below %d bytes, %d work units\n",
         optimal->bound, optimal->work);
   }
   if (absl::GetFlag(FLAGS_shared_objects)) PrintSharedObjects(problem);
@@ -253,6 +258,8 @@ Command StatsCommand() {
   };
   command.flags = InputFlags();
   command.flags.push_back("shared_objects");
+  command.flags.push_back("time_limit");
+  command.flags.push_back("work_limit");
   command.flags.push_back("at");
   return command;
 }
