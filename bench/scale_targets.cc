@@ -211,11 +211,10 @@ void RunReach(benchmark::State& state, const Problem& problem, Bytes height) {
   state.counters["peak"] = static_cast<double>(last->peak);
 }
 
-}  // namespace
-
-void RegisterTargets(const std::vector<Workload>& bundled) {
-  // Every planner with the default work limit and no clock: the limit
-  // bounds each at any density (about 10 s of work on a typical core).
+// Every planner with the default work limit and no clock: the limit bounds
+// each at any density (about 10 s of work on a typical core); exact and best
+// under a one-second limit on the same inputs.
+void RegisterLimitTargets() {
   for (const std::string_view kind : {"all_alive", "random_intervals"}) {
     for (const PlannerInfo& info : RegisteredPlanners()) {
       const int64_t n = 100000;
@@ -233,7 +232,6 @@ void RegisterTargets(const std::vector<Workload>& bundled) {
           ->Unit(benchmark::kSecond);
     }
   }
-  // exact and best under a one-second limit on them.
   for (const std::string_view kind : {"all_alive", "random_intervals"}) {
     for (const std::string name : {"exact", "best"}) {
       const int64_t n = 100000;
@@ -247,6 +245,11 @@ void RegisterTargets(const std::vector<Workload>& bundled) {
           }));
     }
   }
+}
+
+// greedy_by_size on dense training inputs, the whole tool, and every
+// planner under a one-second limit on the largest synthetic inputs.
+void RegisterSyntheticTargets() {
   for (int64_t n : {10000, 100000, 1000000}) {
     ThreeRuns(benchmark::RegisterBenchmark(
         absl::StrCat("BM_target_greedy_by_size_dense_training/", n).c_str(),
@@ -286,9 +289,14 @@ void RegisterTargets(const std::vector<Workload>& bundled) {
           }));
     }
   }
-  // The default planner, as it answers by default (no time limit, its own
-  // patience), on every bundled input: --memplan_option=patience=0 gives
-  // the same rows with its whole budget.
+}
+
+// The default planner, as it answers by default (no time limit, its own
+// patience), on every bundled input: --memplan_option=patience=0 gives the
+// same rows with its whole budget. Then when it first reaches the heights of
+// MiniMalloc's D and J that its whole budget reached before (1.0218x and
+// 1.0424x the bound).
+void RegisterBestTargets(const std::vector<Workload>& bundled) {
   for (const Workload& w : bundled) {
     ThreeRuns(benchmark::RegisterBenchmark(
         absl::StrCat("BM_target_best_", w.name).c_str(),
@@ -297,8 +305,6 @@ void RegisterTargets(const std::vector<Workload>& bundled) {
           RunPlanner(state, "best", w.problem, "", PlanOptions{});
         }));
   }
-  // When the default first reaches the heights of MiniMalloc's D and J
-  // that its whole budget reached before (1.0218x and 1.0424x the bound).
   for (const Workload& w : bundled) {
     const Bytes height = w.name == "minimalloc_D"   ? 1007616
                          : w.name == "minimalloc_J" ? 1031168
@@ -310,8 +316,11 @@ void RegisterTargets(const std::vector<Workload>& bundled) {
           RunReach(state, w.problem, height);
         }));
   }
-  // exact on MiniMalloc's set: under the benchmark capacity (all 11 in a
-  // row, and J alone), and minimising D and J with the exact targets' limit.
+}
+
+// exact on MiniMalloc's set: under the benchmark capacity (all 11 in a row,
+// and J alone), and minimising D and J with the exact targets' limit.
+void RegisterExactScaleTargets(const std::vector<Workload>& bundled) {
   const absl::Duration limit = settings().exact_time_limit;
   AddExactRun("BM_target_exact_capacity_minimalloc_all",
               {.problems = MiniMallocProblems(bundled),
@@ -338,6 +347,15 @@ void RegisterTargets(const std::vector<Workload>& bundled) {
                  .planner = "exact",
                  .time_limit = limit});
   }
+}
+
+}  // namespace
+
+void RegisterTargets(const std::vector<Workload>& bundled) {
+  RegisterLimitTargets();
+  RegisterSyntheticTargets();
+  RegisterBestTargets(bundled);
+  RegisterExactScaleTargets(bundled);
 }
 
 }  // namespace memplan::bench
