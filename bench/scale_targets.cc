@@ -212,11 +212,10 @@ void RunReach(benchmark::State& state, const Problem& problem, Bytes height) {
   state.counters["peak"] = static_cast<double>(last->peak);
 }
 
-}  // namespace
-
-void RegisterTargets(const std::vector<Workload>& bundled) {
-  // Every planner with the default work limit and no clock: the limit
-  // bounds each at any density (about 10 s of work on a typical core).
+// Every planner with the default work limit and no clock: the limit bounds
+// each at any density (about 10 s of work on a typical core); exact and best
+// under a one-second limit on the same inputs.
+void RegisterLimitTargets() {
   for (const std::string_view kind : {"all_alive", "random_intervals"}) {
     for (const PlannerInfo& info : RegisteredPlanners()) {
       const int64_t n = 100000;
@@ -234,7 +233,6 @@ void RegisterTargets(const std::vector<Workload>& bundled) {
           ->Unit(benchmark::kSecond);
     }
   }
-  // exact and best under a one-second limit on them.
   for (const std::string_view kind : {"all_alive", "random_intervals"}) {
     for (const std::string name : {"exact", "best"}) {
       const int64_t n = 100000;
@@ -248,6 +246,11 @@ void RegisterTargets(const std::vector<Workload>& bundled) {
           }));
     }
   }
+}
+
+// greedy_by_size on dense training inputs, the whole tool, and every
+// planner under a one-second limit on the largest synthetic inputs.
+void RegisterSyntheticTargets() {
   for (int64_t n : {10000, 100000, 1000000}) {
     ThreeRuns(benchmark::RegisterBenchmark(
         absl::StrCat("BM_target_greedy_by_size_dense_training/", n).c_str(),
@@ -287,9 +290,14 @@ void RegisterTargets(const std::vector<Workload>& bundled) {
           }));
     }
   }
-  // The default planner, as it answers by default (no time limit, its own
-  // patience), on every bundled input: --memplan_option=patience=0 gives
-  // the same rows with its whole budget.
+}
+
+// The default planner, as it answers by default (no time limit, its own
+// patience), on every bundled input: --memplan_option=patience=0 gives the
+// same rows with its whole budget. Then when it first reaches the heights of
+// MiniMalloc's D and J that its whole budget reached before (1.0218x and
+// 1.0424x the bound).
+void RegisterBestTargets(const std::vector<Workload>& bundled) {
   for (const Workload& w : bundled) {
     ThreeRuns(benchmark::RegisterBenchmark(
         absl::StrCat("BM_target_best_", w.name).c_str(),
@@ -298,8 +306,6 @@ void RegisterTargets(const std::vector<Workload>& bundled) {
           RunPlanner(state, "best", w.problem, "", PlanOptions{});
         }));
   }
-  // When the default first reaches the heights of MiniMalloc's D and J
-  // that its whole budget reached before (1.0218x and 1.0424x the bound).
   for (const Workload& w : bundled) {
     const Bytes height = w.name == "minimalloc_D"   ? 1007616
                          : w.name == "minimalloc_J" ? 1031168
@@ -311,8 +317,11 @@ void RegisterTargets(const std::vector<Workload>& bundled) {
           RunReach(state, w.problem, height);
         }));
   }
-  // exact on MiniMalloc's set: under the benchmark capacity (all 11 in a
-  // row, and J alone), and minimising D and J with the exact targets' limit.
+}
+
+// exact on MiniMalloc's set: under the benchmark capacity (all 11 in a row,
+// and J alone), and minimising D and J with the exact targets' limit.
+void RegisterExactScaleTargets(const std::vector<Workload>& bundled) {
   const absl::Duration limit = settings().exact_time_limit;
   AddExactRun("BM_target_exact_capacity_minimalloc_all",
               {.problems = MiniMallocProblems(bundled),
@@ -339,6 +348,15 @@ void RegisterTargets(const std::vector<Workload>& bundled) {
                  .planner = "exact",
                  .time_limit = limit});
   }
+}
+
+}  // namespace
+
+void RegisterTargets(const std::vector<Workload>& bundled) {
+  RegisterLimitTargets();
+  RegisterSyntheticTargets();
+  RegisterBestTargets(bundled);
+  RegisterExactScaleTargets(bundled);
 }
 
 }  // namespace memplan::bench

@@ -111,8 +111,28 @@ class Climber {
     }
     std::sort(earlier_.begin(), earlier_.end());
 
-    int first = 0;  // the first changed position
     std::vector<BufferId> saved_order;
+    const int first = Perturb(rng, at, saved_order);
+    if (first < 0) return false;
+    return Replace(first, saved_order);
+  }
+
+  // Ticks the work done since the last call in the attached budget.
+  void Sync() { budget_->Tick(work() - budget_->work_done()); }
+
+ private:
+  struct Saved {
+    BufferId buffer;
+    PoolId pool;
+    Offset offset;
+  };
+
+  // Changes the order around the top buffer at position `at` (earlier_
+  // holds the buffers beneath it that come before it); saves the order from
+  // the first changed position, which it returns (-1: no change).
+  int Perturb(std::mt19937_64& rng, int at,
+              std::vector<BufferId>& saved_order) {
+    int first = 0;
     const uint64_t move = rng() % 3;
     if (!earlier_.empty() && move == 0) {
       // Swap the top buffer with one beneath it.
@@ -135,9 +155,15 @@ class Climber {
       std::rotate(order_.begin() + first, order_.begin() + at,
                   order_.begin() + at + 1);
     } else {
-      return false;
+      return -1;
     }
+    return first;
+  }
 
+  // Places the order's suffix from `first` again; keeps the new placement
+  // when it is no worse (true), or restores `saved_order` and the old
+  // placement.
+  bool Replace(int first, const std::vector<BufferId>& saved_order) {
     saved_.clear();
     for (int i = first; i < static_cast<int>(order_.size()); ++i) {
       const BufferId b = order_[i];
@@ -175,15 +201,6 @@ class Climber {
     return false;
   }
 
-  // Ticks the work done since the last call in the attached budget.
-  void Sync() { budget_->Tick(work() - budget_->work_done()); }
-
- private:
-  struct Saved {
-    BufferId buffer;
-    PoolId pool;
-    Offset offset;
-  };
   const PlacementIndex& index_;
   PlacementState state_;
   std::vector<BufferId> order_;
@@ -268,7 +285,14 @@ class HillClimbPlanner : public SearchPlanner {
           absl::InvalidArgumentError("hill_climb has no start"));
     }
 
-    Climber& climber = *best_start;
+    return Climb(*best_start, options, clock, lower_bound);
+  }
+
+ private:
+  // Rounds of the climb from `climber`'s start until the lower bound, the
+  // rounds without gain, the budget or the patience run out.
+  Plan Climb(Climber& climber, const PlanOptions& options,
+             const Budget& clock, Bytes lower_bound) const {
     PlanOptions climb_options = options;
     climb_options.time_limit = absl::InfiniteDuration();
     climb_options.deadline = clock.deadline();
@@ -296,7 +320,6 @@ class HillClimbPlanner : public SearchPlanner {
     return plan;
   }
 
- private:
   HillClimbOptions options_;
 };
 

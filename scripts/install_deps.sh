@@ -20,6 +20,8 @@ packages=(cmake ninja-build g++ libabsl-dev libgtest-dev libgmock-dev
           libonnx-dev
           chromium
           chromium-driver
+          clang-format-14
+          black
 )
 # Optional parts, installed when named: install_deps.sh python fuzz
 venv=0

@@ -42,22 +42,9 @@ def run(bench, data_dir):
     return results
 
 
-def main():
-    here = os.path.dirname(os.path.abspath(__file__))
-    root = os.path.dirname(here)
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--bench", default=os.path.join(
-        root, "build-release", "bench", "memplan_bench"))
-    parser.add_argument("--data", default=os.path.join(root, "bench", "data"))
-    parser.add_argument("--out", default=os.path.join(root, "bench",
-                                                      "order_results.md"))
-    args = parser.parse_args()
-    with open(os.path.join(args.data, "order", "summary.jsonl")) as f:
-        graphs = [json.loads(line) for line in f]
-    load = os.getloadavg()
-    results = run(args.bench, args.data)
-
-    lines = [
+def header_lines(load):
+    """The page's title, its introduction and the table's header."""
+    return [
         "# Op orderings on graphs where the order matters",
         "",
         f"`python3 scripts/order_results.py` ({datetime.date.today()}, "
@@ -80,34 +67,37 @@ def main():
         "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|"
         "---:|---:|",
     ]
-    ratios = {}
-    placed = []  # (graph, ordering, placed peak, order's bound)
-    for g in graphs:
-        name = g["name"]
-        row = {o: results.get((name, o)) for o in ORDERINGS}
-        if any(r is None for r in row.values()):
-            continue
-        traced = row["traced"]["traced"]
-        cells = [name, g["set"], str(int(row["traced"]["ops"])),
-                 str(int(traced))]
-        for o in ORDERINGS:
-            placed.append((name, o, row[o].get("placed", -1), row[o]["peak"]))
-        for o in ORDERINGS[1:]:
-            peak = row[o]["peak"]
-            ratio = peak / traced
-            ratios.setdefault((g["set"], o), []).append(ratio)
-            cells += [str(int(peak)), f"{ratio:.3f}"]
-            if o == "optimal":
-                cells += ["yes" if row[o].get("proven") else "no",
-                          f"{row[o]['real_time']:.0f}"]
-        any_order = row["traced"]["any_order"]
-        if any_order > 0:
-            ratios.setdefault((g["set"], "any"), []).append(any_order / traced)
-            cells += [str(int(any_order)), f"{any_order / traced:.3f}"]
-        else:
-            cells += ["-", "-"]
-        lines.append("| " + " | ".join(cells) + " |")
-    lines += [
+
+
+def graph_row(g, row, ratios, placed):
+    """The table's row of graph `g` (its results by ordering in `row`);
+    adds its ratios to `ratios` and its placed peaks to `placed`."""
+    name = g["name"]
+    traced = row["traced"]["traced"]
+    cells = [name, g["set"], str(int(row["traced"]["ops"])),
+             str(int(traced))]
+    for o in ORDERINGS:
+        placed.append((name, o, row[o].get("placed", -1), row[o]["peak"]))
+    for o in ORDERINGS[1:]:
+        peak = row[o]["peak"]
+        ratio = peak / traced
+        ratios.setdefault((g["set"], o), []).append(ratio)
+        cells += [str(int(peak)), f"{ratio:.3f}"]
+        if o == "optimal":
+            cells += ["yes" if row[o].get("proven") else "no",
+                      f"{row[o]['real_time']:.0f}"]
+    any_order = row["traced"]["any_order"]
+    if any_order > 0:
+        ratios.setdefault((g["set"], "any"), []).append(any_order / traced)
+        cells += [str(int(any_order)), f"{any_order / traced:.3f}"]
+    else:
+        cells += ["-", "-"]
+    return "| " + " | ".join(cells) + " |"
+
+
+def means_lines(ratios):
+    """The geometric means of the ratios per set."""
+    lines = [
         "",
         "Geometric means of *x traced*:",
         "",
@@ -123,8 +113,14 @@ def main():
             v = ratios.get((key, o))
             cells.append(f"{geomean(v):.3f}" if v else "-")
         lines.append("| " + " | ".join(cells) + " |")
+    return lines
+
+
+def placed_lines(placed):
+    """How many orders the default planner placed at their lower bound, and
+    the ones above it."""
     above = [p for p in placed if p[2] != p[3]]
-    lines += [
+    lines = [
         "",
         f"Placed: the default planner (`PlanMemory`, verified) placed "
         f"{len(placed) - len(above)} of the {len(placed)} orders above at "
@@ -136,6 +132,34 @@ def main():
                   "|---|---|---:|---:|"]
         lines += [f"| {n} | {o} | {int(p)} | {int(b)} |"
                   for n, o, p, b in above]
+    return lines
+
+
+def main():
+    here = os.path.dirname(os.path.abspath(__file__))
+    root = os.path.dirname(here)
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--bench", default=os.path.join(
+        root, "build-release", "bench", "memplan_bench"))
+    parser.add_argument("--data", default=os.path.join(root, "bench", "data"))
+    parser.add_argument("--out", default=os.path.join(root, "bench",
+                                                      "order_results.md"))
+    args = parser.parse_args()
+    with open(os.path.join(args.data, "order", "summary.jsonl")) as f:
+        graphs = [json.loads(line) for line in f]
+    load = os.getloadavg()
+    results = run(args.bench, args.data)
+
+    lines = header_lines(load)
+    ratios = {}
+    placed = []  # (graph, ordering, placed peak, order's bound)
+    for g in graphs:
+        row = {o: results.get((g["name"], o)) for o in ORDERINGS}
+        if any(r is None for r in row.values()):
+            continue
+        lines.append(graph_row(g, row, ratios, placed))
+    lines += means_lines(ratios)
+    lines += placed_lines(placed)
     lines.append("")
     with open(args.out, "w") as f:
         f.write("\n".join(lines))

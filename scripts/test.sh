@@ -13,9 +13,10 @@ bash scripts/install_deps.sh python
 # The pybind11 that .venv builds memplan with (requirements.txt).
 pybind11_dir=$(.venv/bin/python -m pybind11 --cmakedir)
 # -O1 -g1: on two cores the sanitizer build compiles in about 60 % of the
-# time of RelWithDebInfo's -O2 -g, and reports keep their file:line.
+# time of RelWithDebInfo's -O2 -g, and reports keep their file:line. No
+# NDEBUG: the code base's asserts run in the test suite.
 cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-  "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 -g1 -DNDEBUG" \
+  "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 -g1" \
   -DMEMPLAN_SANITIZE=ON -DMEMPLAN_BUILD_BENCH=OFF \
   -DMEMPLAN_BUILD_PYTHON=ON "-DPython3_EXECUTABLE=$PWD/.venv/bin/python" \
   "-Dpybind11_DIR=$pybind11_dir" "-DMEMPLAN_VENV=$PWD/.venv"

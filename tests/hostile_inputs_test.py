@@ -65,11 +65,17 @@ def make_cases(d, scale):
     """(name, arguments, input path, substring stderr must hold or None).
     The bombs and floods are `scale` times smaller (under ASan, to keep the
     suite within minutes)."""
-    cases = []
 
     def path(name):
         return os.path.join(d, name)
 
+    return (bomb_cases(path, scale) + huge_cases(path) +
+            not_a_graph_cases(path, scale))
+
+
+def bomb_cases(path, scale):
+    """Compressed bombs and whitespace floods."""
+    cases = []
     # Compressed bombs: 1 MB that decompresses to 1 GiB (within the default
     # limit, so read and refused by the parser), and one above a lower limit.
     p = path("zeros.json.gz")
@@ -95,6 +101,12 @@ def make_cases(d, scale):
     cases.append(("file_over_limit", ["stats", p, "--max-input-size=1MiB"], p,
                   "more than 1048576 bytes"))
     cases.append(("whitespace_flood", ["stats", p], p, None))
+    return cases
+
+
+def huge_cases(path):
+    """Huge steps, sizes and names, deep nesting, 10^6 ops, 10^5 buffers."""
+    cases = []
     # Huge steps and sizes.
     p = path("huge_steps.csv")
     with open(p, "w") as f:
@@ -138,6 +150,13 @@ def make_cases(d, scale):
     cases.append(("overlapping_1e5",
                   ["plan", p, "--planner=greedy_by_size",
                    "--out=" + path("overlapping.plan.csv")], p, None))
+    return cases
+
+
+def not_a_graph_cases(path, scale):
+    """Files that are not files, text that is not JSON, a plan that is a
+    bomb."""
+    cases = []
     # Files that are not files.
     p = path("zero.json")
     os.symlink("/dev/zero", p)

@@ -96,13 +96,14 @@ std::unique_ptr<Planner> WithPatience(std::unique_ptr<Planner> planner,
 // planners), then of `searches`, each started from the smallest plan so far.
 //   * Every member gets the whole budget of the options: best is never
 //     worse than any member on its own.
-//   * Dense problems, where one placement pass (about twice the overlapping
+//   * Dense problems: where one placement pass (about twice the overlapping
 //     pairs of buffers, in work units) costs more than a sixteenth of the
-//     budget per heuristic, run fewer heuristics (the first always) and no
-//     searches; from `dense_heuristics` instead when there are any (the
-//     ones fittest for dense problems first) and the buffers overlap 256
-//     others each on average (a problem dense only for its size, 10^6
-//     short intervals, keeps the usual list).
+//     budget per heuristic, fewer heuristics run (the first always) and no
+//     searches.
+//   * Those heuristics come from `dense_heuristics` (the fittest for dense
+//     problems first) when it is not empty and the buffers overlap 256
+//     others each on average; a problem dense only for its size (10^6 short
+//     intervals) keeps the usual list.
 //   * Once a plan meets the lower bound, no further member runs.
 //   * Patience (PlanOptions::patience): the first heuristic runs, a later
 //     one only when the passes since the last smaller plan, its own

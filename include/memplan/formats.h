@@ -116,9 +116,9 @@ absl::StatusOr<SymbolicGraphPlan> ParseSymbolicPlanJson(
 // Limits on what the readers take in, so that a hostile file ends in an
 // error naming it instead of exhausting memory or never ending.
 //
-// The most bytes a file may hold, after decompression: 2 GiB by default (a
-// graph JSON of 10^6 buffers is about 1.3 GB). The tool's --max-input-size
-// and Python's max_input_size raise it.
+// The most bytes a file may hold, after decompression: 2 GiB by default,
+// room for a graph JSON of 10^6 buffers. The tool's --max-input-size and
+// Python's max_input_size raise it.
 inline constexpr int64_t kDefaultMaxInputBytes = int64_t{2} << 30;
 // The most bytes a name (of a tensor, op, pool, dim or buffer) may hold; in
 // JSON, any string.

@@ -22,9 +22,9 @@ enum class PlacementOrder {
   kSizeThenId,  // bytes; ties by id alone (a stable sort of the buffer list)
   kSizeClass,   // sizes in classes of powers of 4 ([4^k, 4^(k+1)) bytes),
                 // the largest class first; in a class, the longest lifetime
-                // first. Long-lived small buffers then go below the short-lived
-                // ones of their class instead of on top of everything
-                // (the trace S_1: 1.0005x the lower bound, by size 1.0158x).
+                // first. Long-lived small buffers then go below the
+                // short-lived ones of their class instead of on top of
+                // everything.
 };
 
 }  // namespace memplan

@@ -60,13 +60,14 @@ absl::StatusOr<std::vector<Pool>> ResolvePools(
 // Unique non-empty names, non-negative capacities, power-of-two alignments.
 absl::Status ValidatePools(const std::vector<Pool>& pools);
 
-// Checks a Problem made by hand or read from a file: positive pool list,
-// power-of-two alignments, sizes that are multiples of their alignment,
-// 0 <= start < end, valid pool and buffer references, every tensor span
-// inside its buffer, the limits above, and fixed placements that can be
-// honoured (aligned, in an allowed pool, inside its capacity, no two
-// conflicting fixed buffers sharing a byte). The error names the buffer and
-// the pool.
+// Checks a Problem made by hand or read from a file; the error names the
+// buffer and the pool:
+//   * a non-empty pool list, power-of-two alignments, sizes that are
+//     multiples of their alignment, 0 <= start < end;
+//   * valid pool and buffer references, every tensor span inside its
+//     buffer, the limits above;
+//   * fixed placements that can be honoured: aligned, in an allowed pool,
+//     inside its capacity, no two conflicting fixed buffers sharing a byte.
 absl::Status ValidateProblem(const Problem& problem);
 
 // True when the graph declares dims or has a tensor with a symbolic size.

@@ -22,15 +22,17 @@
 // budget); the search only looks for strictly smaller plans, so cp never
 // returns anything worse. When the incumbent meets the lower bound it is
 // returned at once, proven optimal.
-// Search: branch and bound on the peak. The brancher takes the largest
-// buffer (ties: lowest offset, then id) and either places it at its lowest
-// feasible offset or postpones it: a postponed buffer is chosen again only
-// once propagation raises its lowest offset, and a node where every open
-// buffer is postponed fails. Sound because any plan can be pushed down until
-// each buffer rests on 0 or on a conflicting buffer, without raising the
-// peak. Symmetry: buffers of equal size, alignment and conflicts are
-// interchangeable, so postponing one postpones its twins at the same offset.
-// Proven optimal when the search space is exhausted. Limits:
+// Search: branch and bound on the peak, proven optimal when the search
+// space is exhausted.
+//   * The brancher takes the largest buffer (ties: lowest offset, then id)
+//     and places it at its lowest feasible offset or postpones it.
+//   * A postponed buffer is chosen again only once propagation raises its
+//     lowest offset; a node where every open buffer is postponed fails.
+//     Sound: any plan can be pushed down until each buffer rests on 0 or on
+//     a conflicting buffer, without raising the peak.
+//   * Symmetry: buffers of equal size, alignment and conflicts are
+//     interchangeable; postponing one postpones its twins at that offset.
+// Cost and limits:
 //   * one pool only (several pools: Unimplemented);
 //   * CpOptions::max_conflicting_pairs (default 100000) bounds the model:
 //     above it, the warm start plan is returned unproven, no model built;
@@ -76,13 +78,14 @@ struct CpOptions {
   bool lowest_offset_first = false;
   // Bound on the model, checked before anything is built: the conflicting
   // pairs (lifetime overlaps between buffers with bytes, counted by a sweep
-  // in O(n log n), plus the explicit conflicts). Every pair is an entry of
-  // the conflict graph and a reified disjunction in every Gecode space the
-  // search keeps, so memory grows with the pairs (about 1.8 GB at 2 x 10^5
-  // pairs; bench/NOTES.md). Above the bound no model is built:
-  // the warm start plan is returned, not proven optimal (proven when it
-  // meets the lower bound); without a warm start plan, the warm start's
-  // error or Unimplemented. 0: no bound.
+  // in O(n log n), plus the explicit conflicts).
+  //   * Memory grows with the pairs: each is an entry of the conflict graph
+  //     and a reified disjunction in every Gecode space the search keeps
+  //     (measurements: bench/NOTES.md).
+  //   * Above the bound no model is built: the warm start plan is returned,
+  //     not proven optimal (proven when it meets the lower bound); without
+  //     one, the warm start's error or Unimplemented.
+  // 0: no bound.
   int64_t max_conflicting_pairs = 100000;
   // Bound on the redundant cliques: the sum of their sizes. Cliques past it
   // are left out (the model stays exact, it only propagates less).

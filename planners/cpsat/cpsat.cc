@@ -518,6 +518,100 @@ Plan StartAsPlan(const Problem& problem, Plan start) {
   return plan;
 }
 
+// The linear constraint "held in the pool <= value", which fixes a pool's
+// minimum for the stages that follow.
+Writer AtMost(const PoolBytesTerm& held, int64_t value) {
+  Writer at_most;
+  at_most.Packed(f::kLinearVars, held.vars);
+  at_most.Packed(f::kLinearCoeffs, held.coeffs);
+  const int64_t domain[] = {std::numeric_limits<int64_t>::min() / 4, value};
+  at_most.Packed(f::kLinearDomain, domain);
+  Writer constraint;
+  constraint.Message(f::kConstraintLinear, at_most);
+  return constraint;
+}
+
+// The plan of the stages across pools, or the warm start when it spills no
+// more; proven when nothing spills or it spills as little as a proven
+// solution.
+absl::StatusOr<Plan> BestAcrossPools(const Problem& problem,
+                                     std::optional<Plan> found,
+                                     std::optional<Plan> warm, bool proven,
+                                     int64_t conflicts, int64_t branches,
+                                     int stages) {
+  if (!found.has_value() && !warm.has_value()) {
+    return absl::DeadlineExceededError(
+        "the cpsat planner found no plan within its budget and proved none "
+        "impossible");
+  }
+  const std::vector<Bytes> found_bytes =
+      found.has_value() ? PoolBytes(problem, *found) : std::vector<Bytes>();
+  Plan best = !found.has_value() ||
+                      (warm.has_value() && !SpillsLess(problem, *found, *warm))
+                  ? *std::move(warm)
+                  : *std::move(found);
+  // A start that spills as much as a proven solution is as proven.
+  const bool spills_least =
+      found_bytes.size() > 0 && proven && PoolBytes(problem, best) == found_bytes;
+  best = FinishPlan(problem, std::move(best), false);
+  best.proven_optimal = spills_least || NothingSpilled(problem, best);
+  best.counters["conflicts"] = conflicts;
+  best.counters["branches"] = branches;
+  best.counters["stages"] = stages;
+  return best;
+}
+
+// The plan to start from: the incumbent, and across pools the plan that
+// spills least of it and the heuristics' (best keeps the smallest peak),
+// each with the whole budget as best's members. `warm_error` gets why
+// there is none.
+std::optional<Plan> WarmStart(const Problem& problem,
+                              const PlanOptions& options, Incumbent& start,
+                              CpsatStats& stats, absl::Status& warm_error) {
+  std::optional<Plan> warm;
+  if (!start.none()) {
+    const absl::StatusOr<Plan>& plan = start.Get();
+    if (plan.ok()) {
+      warm = *plan;
+      stats.used_warm_start = true;
+    } else {
+      warm_error = plan.status();
+    }
+  }
+  if (problem.pools.size() > 1 && !start.none()) {
+    for (Plan& plan : internal::HeuristicPlans(problem, options)) {
+      if (!warm.has_value() || SpillsLess(problem, plan, *warm)) {
+        warm = std::move(plan);
+        warm_error = absl::OkStatus();
+      }
+    }
+    stats.used_warm_start = warm.has_value();
+  }
+  return warm;
+}
+
+// A model CP-SAT cannot search within the budget: `pairs` of buffers alive
+// together, more than max_pairs_per_second in `seconds`. The warm start
+// as the plan, with counters that say why.
+absl::StatusOr<Plan> ModelTooLarge(const Problem& problem, int64_t pairs,
+                                   int64_t max_pairs_per_second,
+                                   double seconds, std::optional<Plan> warm,
+                                   const absl::Status& warm_error) {
+  if (!warm.has_value()) {
+    return absl::ResourceExhaustedError(absl::StrCat(
+        "the cpsat model of ", pairs,
+        " pairs of buffers alive together is too large for the budget (",
+        max_pairs_per_second,
+        " pairs per CP-SAT deterministic second, ", seconds,
+        " seconds) and there is no warm start plan",
+        warm_error.ok() ? "" : "; the warm start: ", warm_error.message()));
+  }
+  Plan plan = StartAsPlan(problem, *std::move(warm));
+  plan.counters["model_too_large"] = 1;
+  plan.counters["pairs"] = pairs;
+  return plan;
+}
+
 class CpsatPlanner : public SearchPlanner {
  public:
   CpsatPlanner(const CpsatOptions& options, CpsatStats* stats)
@@ -547,6 +641,13 @@ class CpsatPlanner : public SearchPlanner {
                                         std::optional<Plan> warm,
                                         const absl::Status& warm_error,
                                         CpsatStats& stats) const;
+  absl::StatusOr<Plan> SolveOnePool(const Problem& problem,
+                                    const PlanOptions& options,
+                                    const Budget& budget, const Model& model,
+                                    const Writer& hint,
+                                    std::optional<Plan> warm,
+                                    const absl::Status& warm_error,
+                                    CpsatStats& stats) const;
 
   CpsatOptions options_;
   CpsatStats* stats_;
@@ -575,29 +676,9 @@ absl::StatusOr<Plan> CpsatPlanner::SolveImpl(const Problem& problem,
                                              Incumbent& start,
                                              CpsatStats& stats) const {
   Budget budget(options);
-  std::optional<Plan> warm;
   absl::Status warm_error = absl::OkStatus();
-  if (!start.none()) {
-    const absl::StatusOr<Plan>& plan = start.Get();
-    if (plan.ok()) {
-      warm = *plan;
-      stats.used_warm_start = true;
-    } else {
-      warm_error = plan.status();
-    }
-  }
-  if (problem.pools.size() > 1 && !start.none()) {
-    // Across pools the start is the plan that spills least of best's and
-    // the heuristics' (best keeps the smallest peak), each with the whole
-    // budget as best's members.
-    for (Plan& plan : internal::HeuristicPlans(problem, options)) {
-      if (!warm.has_value() || SpillsLess(problem, plan, *warm)) {
-        warm = std::move(plan);
-        warm_error = absl::OkStatus();
-      }
-    }
-    stats.used_warm_start = warm.has_value();
-  }
+  std::optional<Plan> warm =
+      WarmStart(problem, options, start, stats, warm_error);
   if (warm.has_value() && warm->peak <= LowerBound(problem) &&
       (problem.pools.size() == 1 || NothingSpilled(problem, *warm))) {
     return internal::StartAsPlanOf(problem, *std::move(warm), kName);
@@ -638,19 +719,8 @@ absl::StatusOr<Plan> CpsatPlanner::SolveImpl(const Problem& problem,
   if (options_.max_pairs_per_second > 0 &&
       static_cast<double>(pairs) >
           static_cast<double>(options_.max_pairs_per_second) * seconds) {
-    if (!warm.has_value()) {
-      return absl::ResourceExhaustedError(absl::StrCat(
-          "the cpsat model of ", pairs,
-          " pairs of buffers alive together is too large for the budget (",
-          options_.max_pairs_per_second,
-          " pairs per CP-SAT deterministic second, ", seconds,
-          " seconds) and there is no warm start plan",
-          warm_error.ok() ? "" : "; the warm start: ", warm_error.message()));
-    }
-    Plan plan = StartAsPlan(problem, *std::move(warm));
-    plan.counters["model_too_large"] = 1;
-    plan.counters["pairs"] = pairs;
-    return plan;
+    return ModelTooLarge(problem, pairs, options_.max_pairs_per_second,
+                         seconds, std::move(warm), warm_error);
   }
   MEMPLAN_ASSIGN_OR_RETURN(Model model, BuildModel(problem, warm));
   const Writer hint = warm.has_value() ? Hint(problem, *warm, model) : Writer();
@@ -666,7 +736,15 @@ absl::StatusOr<Plan> CpsatPlanner::SolveImpl(const Problem& problem,
     return SolveAcrossPools(problem, options, budget, model, hint,
                             std::move(warm), warm_error, stats);
   }
+  return SolveOnePool(problem, options, budget, model, hint, std::move(warm),
+                      warm_error, stats);
+}
 
+// One pool: the sum of the tops minimised in one solve.
+absl::StatusOr<Plan> CpsatPlanner::SolveOnePool(
+    const Problem& problem, const PlanOptions& options, const Budget& budget,
+    const Model& model, const Writer& hint, std::optional<Plan> warm,
+    const absl::Status& warm_error, CpsatStats& stats) const {
   const std::string library =
       options_.library.empty() ? CpsatDefaultLibrary() : options_.library;
   MEMPLAN_ASSIGN_OR_RETURN(
@@ -760,36 +838,12 @@ absl::StatusOr<Plan> CpsatPlanner::SolveAcrossPools(
       proven = false;
       break;
     }
-    Writer at_most;  // held in p <= its minimum, for the stages that follow
-    at_most.Packed(f::kLinearVars, held.vars);
-    at_most.Packed(f::kLinearCoeffs, held.coeffs);
-    const int64_t domain[] = {std::numeric_limits<int64_t>::min() / 4, value};
-    at_most.Packed(f::kLinearDomain, domain);
-    Writer constraint;
-    constraint.Message(f::kConstraintLinear, at_most);
-    fixed_stages.push_back(constraint);
+    // Held in p <= its minimum, for the stages that follow.
+    fixed_stages.push_back(AtMost(held, value));
     stage_hint = Hint(response.solution);
   }
-  if (!found.has_value() && !warm.has_value()) {
-    return absl::DeadlineExceededError(
-        "the cpsat planner found no plan within its budget and proved none "
-        "impossible");
-  }
-  const std::vector<Bytes> found_bytes =
-      found.has_value() ? PoolBytes(problem, *found) : std::vector<Bytes>();
-  Plan best = !found.has_value() ||
-                      (warm.has_value() && !SpillsLess(problem, *found, *warm))
-                  ? *std::move(warm)
-                  : *std::move(found);
-  // A start that spills as much as a proven solution is as proven.
-  const bool spills_least =
-      found_bytes.size() > 0 && proven && PoolBytes(problem, best) == found_bytes;
-  best = FinishPlan(problem, std::move(best), false);
-  best.proven_optimal = spills_least || NothingSpilled(problem, best);
-  best.counters["conflicts"] = conflicts;
-  best.counters["branches"] = branches;
-  best.counters["stages"] = stages;
-  return best;
+  return BestAcrossPools(problem, std::move(found), std::move(warm), proven,
+                         conflicts, branches, stages);
 }
 
 }  // namespace

@@ -26,34 +26,32 @@
 // greedy_by_size's, else naive's) with half of the work limit; the plan is
 // CP-SAT's solution hint, returned when CP-SAT finds nothing better. A
 // start at the lower bound is returned at once, proven optimal.
-// Budget and determinism:
-//   * CP-SAT's deterministic time limit (max_deterministic_time, in its
-//     "deterministic seconds") is the work limit over 8 * kWorkPerSecond:
-//     a deterministic second of CP-SAT on these models costs about 8 s of
-//     one core (measured on MiniMalloc's C), so that the work limit keeps
+// Cost and determinism:
+//   * CP-SAT's deterministic time limit (max_deterministic_time) is the
+//     work limit over 8 * kWorkPerSecond, so that the work limit keeps
 //     meaning about kWorkPerSecond per core-second;
 //   * one worker and random_seed from PlanOptions::seed by default: the same
-//     problem and options give the same plan on any machine;
+//     problem and options give the same plan on any machine; threads > 1
+//     runs CP-SAT's portfolio, which is not deterministic;
 //   * several pools share that one deterministic budget across their
 //     stages (each stage gets what the ones before left);
-//   * a model too large for the budget is not built (CpsatOptions::
-//     max_pairs_per_second): CP-SAT's deterministic time hardly counts the
-//     no-overlap propagation, so where the buffers alive together are many
-//     its CPU time per deterministic second grows far past 8 s (about 300 s
-//     on mobilenet_v2_train across two pools) and the limit no longer
-//     bounds it; the start is returned, with the counter "model_too_large";
+//   * no model is built when it is too large for the budget
+//     (CpsatOptions::max_pairs_per_second): deterministic time hardly
+//     counts the no-overlap propagation, which grows with the buffers alive
+//     together. The start is returned, with the counter "model_too_large";
 //   * a wall-clock limit (max_time_in_seconds) only when the caller sets a
-//     time limit or deadline;
-//   * threads > 1 runs CP-SAT's portfolio, which is not deterministic.
-// proven_optimal: CP-SAT's OPTIMAL status, or its objective bound reaching
-// the plan's peak; the bound, in bytes, is the plan's "objective_bound"
-// counter (with "conflicts" and "branches"). INFEASIBLE under capacities is
-// ResourceExhausted. The plan CP-SAT returns goes through the verifier
-// before it is used; one it rejects is dropped for the warm start (or an
-// InternalError without one).
+//     time limit or deadline.
+// Results:
+//   * proven_optimal: CP-SAT's OPTIMAL status, or its objective bound
+//     reaching the plan's peak; counters "objective_bound" (bytes),
+//     "conflicts" and "branches";
+//   * INFEASIBLE under capacities is ResourceExhausted;
+//   * CP-SAT's plan goes through the verifier; one it rejects is dropped for
+//     the warm start (or an InternalError without one).
 // OR-tools is reached through the C entry point of the library the ortools
 // Python package carries (no C++ headers there): ortools_library.h, and the
 // messages' wire format, wire.h.
+// Measurements behind the constants: bench/NOTES.md.
 
 #ifndef MEMPLAN_PLANNERS_CPSAT_H_
 #define MEMPLAN_PLANNERS_CPSAT_H_

@@ -448,85 +448,21 @@ class ExactPlanner : public SearchPlanner {
       bool ignored = false;
       Probe1(run, part, part.room, &ignored);
     }
-    auto all_parts_planned = [&] {
-      for (const Part& part : run.d.parts) {
-        if (part.hi >= kInf) return false;
-      }
-      return true;
-    };
-    // The parts' plan is smaller than any before: its height was below
-    // the best one when it was probed.
-    auto gained = [&] {
-      run.budget.Improved(PartsHeight(run) * run.d.granule, name());
-      return PartsHeight(run);
-    };
-    auto best_height = [&]() -> int64_t {
-      int64_t h = kInf;
-      if (all_parts_planned()) h = PartsHeight(run);
-      if (best.has_value()) {
-        h = std::min(h, (best->peak + run.d.granule - 1) / run.d.granule);
-      }
-      return h;
-    };
     // The first descent may already be below the start.
-    if (all_parts_planned() &&
+    if (AllPartsPlanned(run) &&
         (!best.has_value() || PartsHeight(run) * run.d.granule < best->peak)) {
-      gained();
+      Gained(run);
     }
-    if (all_parts_planned()) {
+    if (AllPartsPlanned(run)) {
       int64_t limit = options_.first_node_limit;
       for (int round = 1; !run.OutOfBudget(); ++round) {
-        const int64_t lo = PartsLower(run);
-        int64_t hi = best_height();
-        if (lo >= hi) break;
-        bool limit_hit = false;
-        // The lower bound first: at a height without slack the inference
-        // prunes hardest, so a plan there (MiniMalloc's K: 87 ms) is often
-        // found where a looser probe wanders for a minute. Unless the caller
-        // has just probed it (lower_bound_probed): then last, from the
-        // first round whose searches are longer than the caller's.
-        if (!options_.lower_bound_probed &&
-            Probe(run, lo, limit, &limit_hit) == ProbeResult::kFeasible) {
-          hi = gained();
-        }
-        // Then down from the top, for as long as plans come: a plan found
-        // under a loose height often lies well below it.
-        int64_t a = PartsLower(run) > lo ? PartsLower(run) : lo + 1;
-        while (a < hi && !run.OutOfBudget() &&
-               Probe(run, hi - 1, limit, &limit_hit) ==
-                   ProbeResult::kFeasible) {
-          hi = gained();
-        }
-        // Then bisection in between. A probe that runs out of nodes costs
-        // the whole round's limit, so only a few of them are made per round.
-        int64_t top = hi - 2;
-        for (int unknown = 0; a <= top && unknown < kUnknownProbesPerRound &&
-                              !run.OutOfBudget();) {
-          const int64_t mid = a + (top - a) / 2;
-          const ProbeResult r = Probe(run, mid, limit, &limit_hit);
-          if (r == ProbeResult::kFeasible) {
-            hi = gained();
-            top = hi - 1;
-          } else {
-            if (r == ProbeResult::kUnknown) ++unknown;
-            a = mid + 1;
-          }
-        }
-        // (And in any round that would be the last.)
-        if (options_.lower_bound_probed &&
-            (round > kLowerBoundProbedRounds || !limit_hit) &&
-            PartsLower(run) < hi && !run.OutOfBudget() &&
-            Probe(run, PartsLower(run), limit, &limit_hit) ==
-                ProbeResult::kFeasible) {
-          gained();
-        }
-        if (!limit_hit) break;
+        if (!MinimiseRound(run, round, limit, best)) break;
         limit *= options_.node_limit_growth;
       }
     }
-    const bool proven = run.d.complete && all_parts_planned() &&
+    const bool proven = run.d.complete && AllPartsPlanned(run) &&
                         PartsLower(run) >= PartsHeight(run);
-    if (all_parts_planned()) {
+    if (AllPartsPlanned(run)) {
       Plan composed = Compose(run);
       if (!best.has_value() || composed.peak <= best->peak)
         best = std::move(composed);
@@ -538,6 +474,81 @@ class ExactPlanner : public SearchPlanner {
     }
     return Finish(run, *std::move(best),
                   proven && best->peak <= PartsHeight(run) * run.d.granule);
+  }
+
+  // One round of Minimise's probes under node limit `limit`: the lower
+  // bound, down from the top, bisection in between. Returns whether another
+  // round, with a larger limit, is worth it: a probe hit the limit.
+  bool MinimiseRound(Run& run, int round, int64_t limit,
+                     const std::optional<Plan>& best) const {
+    const int64_t lo = PartsLower(run);
+    int64_t hi = BestHeight(run, best);
+    if (lo >= hi) return false;
+    bool limit_hit = false;
+    // The lower bound first: at a height without slack the inference
+    // prunes hardest, so a plan there (MiniMalloc's K: 87 ms) is often
+    // found where a looser probe wanders for a minute. Unless the caller
+    // has just probed it (lower_bound_probed): then last, from the
+    // first round whose searches are longer than the caller's.
+    if (!options_.lower_bound_probed &&
+        Probe(run, lo, limit, &limit_hit) == ProbeResult::kFeasible) {
+      hi = Gained(run);
+    }
+    // Then down from the top, for as long as plans come: a plan found
+    // under a loose height often lies well below it.
+    int64_t a = PartsLower(run) > lo ? PartsLower(run) : lo + 1;
+    while (a < hi && !run.OutOfBudget() &&
+           Probe(run, hi - 1, limit, &limit_hit) == ProbeResult::kFeasible) {
+      hi = Gained(run);
+    }
+    // Then bisection in between. A probe that runs out of nodes costs
+    // the whole round's limit, so only a few of them are made per round.
+    int64_t top = hi - 2;
+    for (int unknown = 0; a <= top && unknown < kUnknownProbesPerRound &&
+                          !run.OutOfBudget();) {
+      const int64_t mid = a + (top - a) / 2;
+      const ProbeResult r = Probe(run, mid, limit, &limit_hit);
+      if (r == ProbeResult::kFeasible) {
+        hi = Gained(run);
+        top = hi - 1;
+      } else {
+        if (r == ProbeResult::kUnknown) ++unknown;
+        a = mid + 1;
+      }
+    }
+    // (And in any round that would be the last.)
+    if (options_.lower_bound_probed &&
+        (round > kLowerBoundProbedRounds || !limit_hit) &&
+        PartsLower(run) < hi && !run.OutOfBudget() &&
+        Probe(run, PartsLower(run), limit, &limit_hit) ==
+            ProbeResult::kFeasible) {
+      Gained(run);
+    }
+    return limit_hit;
+  }
+
+  static bool AllPartsPlanned(const Run& run) {
+    for (const Part& part : run.d.parts) {
+      if (part.hi >= kInf) return false;
+    }
+    return true;
+  }
+
+  // The parts' plan is smaller than any before (its height was below the
+  // best one when it was probed): reports it, returns its height.
+  int64_t Gained(Run& run) const {
+    run.budget.Improved(PartsHeight(run) * run.d.granule, name());
+    return PartsHeight(run);
+  }
+
+  // The height to beat: the parts' plan's, or the best plan's if lower.
+  static int64_t BestHeight(const Run& run, const std::optional<Plan>& best) {
+    int64_t h = kInf;
+    if (AllPartsPlanned(run)) h = PartsHeight(run);
+    if (best.has_value()) {
+      h = std::min(h, (best->peak + run.d.granule - 1) / run.d.granule);
+    }
+    return h;
   }
 
   // A search of one part with no node limit but the run's budget.

@@ -22,11 +22,9 @@ inline constexpr int kNumOrders = 4;
 
 // Work units (PlanOptions::work_limit) of one search node in a part of `n`
 // buffers, so that the count ends about when the clock would
-// (kWorkPerSecond). Measured: a node costs about 7.5 ns per buffer of its
-// part plus 0.2 us (D, 213 buffers: 570k nodes/s; J, 409: 310k/s), n/4 + 32
-// units being 6.25 ns per buffer plus 0.8 us; parts of a thousand buffers
-// and more cost up to twice that per buffer (somas_resnet50, 1042: 82k/s),
-// where a time limit, when set, ends the search first.
+// (kWorkPerSecond): a node's cost grows linearly with its part's buffers.
+// Where a part's nodes cost more than this, a time limit, when set, ends
+// the search first. Measurements: bench/NOTES.md.
 inline int64_t NodeWork(int64_t n) { return n / 4 + 32; }
 
 inline uint64_t Mix(uint64_t x) {  // splitmix64's finaliser

@@ -126,6 +126,10 @@ class PoolSearch {
   absl::Status Classify();
   std::vector<std::vector<BufferId>> Parts() const;
   bool SearchPart(const std::vector<BufferId>& part);
+  absl::Status TakeStartPlacement(const std::vector<BufferId>& part,
+                                  const std::vector<Plan>& starts,
+                                  bool planned);
+  absl::StatusOr<Plan> Finish(const std::vector<Plan>& starts, bool proven);
   void Dfs(int k);
   std::vector<Bytes> NodeBound(int k);
   Bytes Absorbable(const std::vector<BufferId>& flexible);
@@ -281,29 +285,46 @@ absl::StatusOr<Plan> PoolSearch::Run(Incumbent& incumbent) {
           times_.back(), ")"));
     }
     proven = proven && part_proven;
-    // Parts share no step (nor an explicit conflict), so a start's
-    // placement of a part goes with the others' placements as it is.
-    const Plan* from = nullptr;
-    std::vector<Bytes> least = best_held_;
-    for (const Plan& start : starts) {
-      std::vector<Bytes> held(pools_, 0);
-      for (BufferId b : part) held[start.assignments[b].pool] += Size(b);
-      if ((!planned && from == nullptr) || LexLess(held, least)) {
-        from = &start;
-        least = held;
-      }
-    }
-    if (from != nullptr) {
-      for (BufferId b : part) {
-        pool_of_[b] = from->assignments[b].pool;
-        offset_of_[b] = from->assignments[b].offset;
-      }
-    } else if (!planned) {
-      return absl::DeadlineExceededError(
-          "the exact planner found no plan across the pools within its "
-          "budget, and no heuristic planner gave one");
+    MEMPLAN_RETURN_IF_ERROR(TakeStartPlacement(part, starts, planned));
+  }
+  return Finish(starts, proven);
+}
+
+// The part's placement in the start that holds less in the faster pools
+// than the search's (best_held_), if one does, or in the first start when
+// the search found no plan. Parts share no step (nor an explicit conflict),
+// so a start's placement of a part goes with the others' placements as it
+// is.
+absl::Status PoolSearch::TakeStartPlacement(const std::vector<BufferId>& part,
+                                            const std::vector<Plan>& starts,
+                                            bool planned) {
+  const Plan* from = nullptr;
+  std::vector<Bytes> least = best_held_;
+  for (const Plan& start : starts) {
+    std::vector<Bytes> held(pools_, 0);
+    for (BufferId b : part) held[start.assignments[b].pool] += Size(b);
+    if ((!planned && from == nullptr) || LexLess(held, least)) {
+      from = &start;
+      least = held;
     }
   }
+  if (from != nullptr) {
+    for (BufferId b : part) {
+      pool_of_[b] = from->assignments[b].pool;
+      offset_of_[b] = from->assignments[b].offset;
+    }
+  } else if (!planned) {
+    return absl::DeadlineExceededError(
+        "the exact planner found no plan across the pools within its "
+        "budget, and no heuristic planner gave one");
+  }
+  return absl::OkStatus();
+}
+
+// The plan of the pools the search decided, or the start that spills less,
+// with its statistics and counters.
+absl::StatusOr<Plan> PoolSearch::Finish(const std::vector<Plan>& starts,
+                                        bool proven) {
   const Plan* start = nullptr;
   for (const Plan& s : starts) {
     if (start == nullptr || SpillsLess(problem_, s, *start)) start = &s;

@@ -224,69 +224,73 @@ std::string RangeText(const DimRange& range) {
   return absl::StrCat("[", range.min, ", ", range.max, "]");
 }
 
-}  // namespace
+// The dim the buckets cut: the one whose range the first bucket narrows;
+// empty for a plan of one bucket.
+std::string CutDim(const SymbolicGraphPlan& plan) {
+  if (plan.buckets.size() <= 1) return "";
+  for (const auto& [dim, range] : plan.problem.dims) {
+    auto it = plan.buckets.front().dims.find(dim);
+    if (it != plan.buckets.front().dims.end() && !(it->second == range)) {
+      return dim;
+    }
+  }
+  return "";
+}
 
-std::string SymbolicPlanToCHeader(const SymbolicGraphPlan& plan,
-                                  const Graph& graph, std::string_view name,
-                                  std::string_view prefix_text) {
-  const SymbolicProblem& problem = plan.problem;
-  if (plan.buckets.empty()) {  // PlanSymbolicMemory always gives one
-    return "#error \"memplan: a symbolic plan without buckets\"\n";
-  }
-  const std::string prefix = Identifier(prefix_text);
-  const std::string guard =
-      absl::StrCat(prefix, "_", Identifier(name), "_PLAN_H_");
-  std::map<std::string, std::string> parameter;
-  std::vector<std::string> parameters;
-  for (const auto& [dim, range] : problem.dims) {
-    parameters.push_back(ParameterName(dim));
-    parameter[dim] = parameters.back();
-  }
-  const std::string params = absl::StrJoin(parameters, ", ");
-  // The dim the buckets cut: the one whose range the first bucket narrows.
-  std::string cut;
-  if (plan.buckets.size() > 1) {
-    for (const auto& [dim, range] : problem.dims) {
-      auto it = plan.buckets.front().dims.find(dim);
-      if (it != plan.buckets.front().dims.end() && !(it->second == range)) {
-        cut = dim;
-        break;
+// The C expressions of a symbolic plan's macros: one expression per bucket,
+// chosen by the cut dim's value. The buckets cover its range in order, so
+// each one's maximum separates it from the next.
+class BucketedExpressions {
+ public:
+  BucketedExpressions(const SymbolicGraphPlan& plan,
+                      const std::map<std::string, std::string>& parameter)
+      : plan_(plan), parameter_(parameter), cut_(CutDim(plan)) {
+    // What each bucket's expressions take for a dim: the parameter, and for
+    // a dim it counts in steps of m, parameter / m and parameter % m.
+    argument_.assign(plan.buckets.size(), parameter);
+    for (size_t b = 0; b < plan.buckets.size(); ++b) {
+      for (const auto& [dim, step] : plan.buckets[b].steps) {
+        if (!parameter.contains(dim) || step < 2) continue;
+        for (const auto& [name, op] : {std::pair{StepDivName(dim), " / "},
+                                       std::pair{StepModName(dim), " % "}}) {
+          argument_[b][name] =
+              absl::StrCat("(int64_t)(", parameter.at(dim), ")", op,
+                           "INT64_C(", step, ")");
+        }
       }
     }
   }
-  // One expression per bucket, chosen by the cut dim's value: the buckets
-  // cover its range in order, so each one's maximum separates it from the
-  // next.
-  // What each bucket's expressions take for a dim: the parameter, and for a
-  // dim it counts in steps of m, parameter / m and parameter % m.
-  std::vector<std::map<std::string, std::string>> argument(plan.buckets.size(),
-                                                           parameter);
-  for (size_t b = 0; b < plan.buckets.size(); ++b) {
-    for (const auto& [dim, step] : plan.buckets[b].steps) {
-      if (!parameter.contains(dim) || step < 2) continue;
-      for (const auto& [name, op] :
-           {std::pair{StepDivName(dim), " / "}, std::pair{StepModName(dim), " % "}}) {
-        argument[b][name] = absl::StrCat("(int64_t)(", parameter.at(dim), ")",
-                                         op, "INT64_C(", step, ")");
-      }
-    }
-  }
-  auto by_bucket = [&](const std::vector<DimExpr>& exprs) {
-    if (cut.empty()) return CExpression(exprs.front(), argument.front());
+
+  const std::string& cut() const { return cut_; }
+
+  // `exprs` holds one expression per bucket.
+  std::string operator()(const std::vector<DimExpr>& exprs) const {
+    if (cut_.empty()) return CExpression(exprs.front(), argument_.front());
     std::string out = "(";
-    for (size_t b = 0; b + 1 < plan.buckets.size(); ++b) {
-      absl::StrAppend(&out, "(int64_t)(", parameter.at(cut), ") <= INT64_C(",
-                      plan.buckets[b].dims.at(cut).max, ") ? ",
-                      CExpression(exprs[b], argument[b]), " : ");
+    for (size_t b = 0; b + 1 < plan_.buckets.size(); ++b) {
+      absl::StrAppend(&out, "(int64_t)(", parameter_.at(cut_),
+                      ") <= INT64_C(", plan_.buckets[b].dims.at(cut_).max,
+                      ") ? ", CExpression(exprs[b], argument_[b]), " : ");
     }
-    return absl::StrCat(out, CExpression(exprs.back(), argument.back()), ")");
-  };
+    return absl::StrCat(out, CExpression(exprs.back(), argument_.back()), ")");
+  }
 
+ private:
+  const SymbolicGraphPlan& plan_;
+  const std::map<std::string, std::string>& parameter_;
+  const std::string cut_;
+  std::vector<std::map<std::string, std::string>> argument_;
+};
+
+// The opening comment of a symbolic plan's header: dims, buckets, peaks.
+std::string SymbolicHeaderComment(const SymbolicGraphPlan& plan,
+                                  std::string_view name,
+                                  const std::string& cut) {
   std::string out = absl::StrCat(
       "/* Memory plan of ", CommentText(name),
       ", written by memplan: one plan for every value of the dims.\n",
       " * Planner ", CommentText(plan.planner), "; one pool.\n");
-  for (const auto& [dim, range] : problem.dims) {
+  for (const auto& [dim, range] : plan.problem.dims) {
     absl::StrAppend(&out, " * dim ", CommentText(dim), ": ", RangeText(range),
                     "\n");
   }
@@ -316,39 +320,36 @@ std::string SymbolicPlanToCHeader(const SymbolicGraphPlan& plan,
     }
     absl::StrAppend(&out, "\n");
   }
-  absl::StrAppend(
-      &out,
-      " * The macros take the dims in this order and hold for values inside "
-      "the\n * ranges only; int64_t arithmetic. Offsets are bytes from the "
-      "arena's base;\n * -1: not planned (the runtime places it). */\n",
-      "#ifndef ", guard, "\n#define ", guard, "\n\n#include <stdint.h>\n\n");
-  std::set<std::string> used;
-  auto unique = [&](const std::string& base) {
+  return out;
+}
+
+// Macro names made unique by a suffix _2, _3, ... when two would clash.
+class UniqueIds {
+ public:
+  std::string operator()(const std::string& base) {
     std::string id = base;
-    for (int k = 2; !used.insert(id).second; ++k) {
+    for (int k = 2; !used_.insert(id).second; ++k) {
       id = absl::StrCat(base, "_", k);
     }
     return id;
-  };
-  for (const auto& [dim, range] : problem.dims) {
-    const std::string id = absl::StrCat(prefix, "_DIM_", Identifier(dim));
-    absl::StrAppend(&out, "#define ", unique(id + "_MIN"), " INT64_C(",
-                    range.min, ")\n#define ", unique(id + "_MAX"),
-                    " INT64_C(", range.max, ")\n");
   }
-  std::vector<DimExpr> peaks;
-  for (const SymbolicBucket& b : plan.buckets) peaks.push_back(b.plan.peak);
-  absl::StrAppendFormat(&out,
-                        "/* pool \"%s\": capacity %d (0: unbounded), "
-                        "alignment %d */\n#define %s(%s) %s\n\n",
-                        CommentText(problem.pool.name), problem.pool.capacity,
-                        problem.pool.alignment,
-                        unique(absl::StrCat(prefix, "_ARENA_SIZE")), params,
-                        by_bucket(peaks));
+
+ private:
+  std::set<std::string> used_;
+};
+
+// One comment and one offset macro per tensor of `graph`.
+std::string TensorOffsetMacros(const SymbolicGraphPlan& plan,
+                               const Graph& graph, const std::string& prefix,
+                               const std::string& params,
+                               const BucketedExpressions& by_bucket,
+                               UniqueIds& unique) {
+  const SymbolicProblem& problem = plan.problem;
   std::map<std::string, size_t> buffer_of;
   for (size_t i = 0; i < problem.buffers.size(); ++i) {
     for (const std::string& t : problem.buffers[i].tensors) buffer_of[t] = i;
   }
+  std::string out;
   for (const Tensor& tensor : graph.tensors) {
     const std::string id =
         unique(absl::StrCat(prefix, "_", Identifier(tensor.name)));
@@ -379,6 +380,54 @@ std::string SymbolicPlanToCHeader(const SymbolicGraphPlan& plan,
     absl::StrAppend(&out, "#define ", unique(id + "_OFFSET"), "(", params,
                     ") ", offset_expr, "\n");
   }
+  return out;
+}
+
+}  // namespace
+
+std::string SymbolicPlanToCHeader(const SymbolicGraphPlan& plan,
+                                  const Graph& graph, std::string_view name,
+                                  std::string_view prefix_text) {
+  const SymbolicProblem& problem = plan.problem;
+  if (plan.buckets.empty()) {  // PlanSymbolicMemory always gives one
+    return "#error \"memplan: a symbolic plan without buckets\"\n";
+  }
+  const std::string prefix = Identifier(prefix_text);
+  const std::string guard =
+      absl::StrCat(prefix, "_", Identifier(name), "_PLAN_H_");
+  std::map<std::string, std::string> parameter;
+  std::vector<std::string> parameters;
+  for (const auto& [dim, range] : problem.dims) {
+    parameters.push_back(ParameterName(dim));
+    parameter[dim] = parameters.back();
+  }
+  const std::string params = absl::StrJoin(parameters, ", ");
+  const BucketedExpressions by_bucket(plan, parameter);
+
+  std::string out = SymbolicHeaderComment(plan, name, by_bucket.cut());
+  absl::StrAppend(
+      &out,
+      " * The macros take the dims in this order and hold for values inside "
+      "the\n * ranges only; int64_t arithmetic. Offsets are bytes from the "
+      "arena's base;\n * -1: not planned (the runtime places it). */\n",
+      "#ifndef ", guard, "\n#define ", guard, "\n\n#include <stdint.h>\n\n");
+  UniqueIds unique;
+  for (const auto& [dim, range] : problem.dims) {
+    const std::string id = absl::StrCat(prefix, "_DIM_", Identifier(dim));
+    absl::StrAppend(&out, "#define ", unique(id + "_MIN"), " INT64_C(",
+                    range.min, ")\n#define ", unique(id + "_MAX"),
+                    " INT64_C(", range.max, ")\n");
+  }
+  std::vector<DimExpr> peaks;
+  for (const SymbolicBucket& b : plan.buckets) peaks.push_back(b.plan.peak);
+  absl::StrAppendFormat(&out,
+                        "/* pool \"%s\": capacity %d (0: unbounded), "
+                        "alignment %d */\n#define %s(%s) %s\n\n",
+                        CommentText(problem.pool.name), problem.pool.capacity,
+                        problem.pool.alignment,
+                        unique(absl::StrCat(prefix, "_ARENA_SIZE")), params,
+                        by_bucket(peaks));
+  out += TensorOffsetMacros(plan, graph, prefix, params, by_bucket, unique);
   absl::StrAppend(&out, "\n#endif  /* ", guard, " */\n");
   return out;
 }

@@ -557,6 +557,64 @@ absl::StatusOr<size_t> MatchBuffer(
   return it->second;
 }
 
+// A bucket's "steps": dim -> the step it is counted in.
+absl::Status ReadSteps(const Json& steps, const std::string& where,
+                       const SymbolicProblem& problem,
+                       SymbolicBucket& bucket) {
+  if (!steps.is_object()) {
+    return absl::InvalidArgumentError(
+        where + ": \"steps\" must be an object of dim: step");
+  }
+  for (const auto& [name, step] : steps.items()) {
+    if (!problem.dims.contains(name)) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          where, ": \"steps\" names dim \"", name,
+          "\", which the graph does not have"));
+    }
+    if (!step.is_number_integer() || step.get<int64_t>() < 2 ||
+        step.get<int64_t>() > (int64_t{1} << 20)) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          where, ": the step of dim \"", name, "\" is ", step.dump(),
+          "; an integer in [2, 2^20]"));
+    }
+    bucket.steps[name] = step.get<int64_t>();
+  }
+  return absl::OkStatus();
+}
+
+// The sizes a bucket gives (optional) are the graph's, reserved over the
+// bucket's ranges.
+absl::Status CheckBucketSizes(const Json& sizes, const std::string& where,
+                              const SymbolicProblem& problem,
+                              const SymbolicBucket& bucket,
+                              const DimRanges& expr_dims,
+                              const std::vector<size_t>& index,
+                              const std::vector<std::string>& names) {
+  if (!sizes.is_array() || sizes.size() != index.size()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        where, ": \"sizes\" must be an array of ", index.size(),
+        " expressions, one per buffer"));
+  }
+  absl::StatusOr<SymbolicProblem> narrowed = bucket.ProblemOf(problem);
+  if (!narrowed.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(where, ": ", narrowed.status().message()));
+  }
+  for (size_t i = 0; i < index.size(); ++i) {
+    const std::string what =
+        absl::StrCat(where, " size of buffer \"", names[i], "\"");
+    MEMPLAN_ASSIGN_OR_RETURN(DimExpr size, ReadExpr(sizes[i], expr_dims, what));
+    const DimExpr& reserved = narrowed->buffers[index[i]].size;
+    if (size != reserved) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(what, " is ", size.ToString(), "; the graph's, ",
+                       "reserved over the bucket's ranges, is ",
+                       reserved.ToString()));
+    }
+  }
+  return absl::OkStatus();
+}
+
 absl::StatusOr<SymbolicBucket> ReadBucket(const Json& j, size_t k,
                                           const SymbolicProblem& problem,
                                           const std::vector<size_t>& index,
@@ -570,24 +628,7 @@ absl::StatusOr<SymbolicBucket> ReadBucket(const Json& j, size_t k,
   if (dims == j.end()) return absl::InvalidArgumentError(where + " has no \"dims\"");
   MEMPLAN_ASSIGN_OR_RETURN(bucket.dims, DimsFromJson(*dims, where + ": "));
   if (auto steps = j.find("steps"); steps != j.end()) {
-    if (!steps->is_object()) {
-      return absl::InvalidArgumentError(
-          where + ": \"steps\" must be an object of dim: step");
-    }
-    for (const auto& [name, step] : steps->items()) {
-      if (!problem.dims.contains(name)) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            where, ": \"steps\" names dim \"", name,
-            "\", which the graph does not have"));
-      }
-      if (!step.is_number_integer() || step.get<int64_t>() < 2 ||
-          step.get<int64_t>() > (int64_t{1} << 20)) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            where, ": the step of dim \"", name, "\" is ", step.dump(),
-            "; an integer in [2, 2^20]"));
-      }
-      bucket.steps[name] = step.get<int64_t>();
-    }
+    MEMPLAN_RETURN_IF_ERROR(ReadSteps(*steps, where, problem, bucket));
   }
   // The dims the bucket's expressions may use: a dim counted in steps is
   // replaced by its quotient and remainder (SymbolicProblem::Stepped).
@@ -614,34 +655,113 @@ absl::StatusOr<SymbolicBucket> ReadBucket(const Json& j, size_t k,
         ReadExpr((*offsets)[i], *expr_dims,
                  absl::StrCat(where, " offset of buffer \"", names[i], "\"")));
   }
-  // The sizes the file gives (optional) are the graph's, reserved over the
-  // bucket's ranges.
   if (auto sizes = j.find("sizes"); sizes != j.end()) {
-    if (!sizes->is_array() || sizes->size() != index.size()) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          where, ": \"sizes\" must be an array of ", index.size(),
-          " expressions, one per buffer"));
-    }
-    absl::StatusOr<SymbolicProblem> narrowed = bucket.ProblemOf(problem);
-    if (!narrowed.ok()) {
-      return absl::InvalidArgumentError(
-          absl::StrCat(where, ": ", narrowed.status().message()));
-    }
-    for (size_t i = 0; i < index.size(); ++i) {
-      const std::string what =
-          absl::StrCat(where, " size of buffer \"", names[i], "\"");
-      MEMPLAN_ASSIGN_OR_RETURN(DimExpr size,
-                               ReadExpr((*sizes)[i], *expr_dims, what));
-      const DimExpr& reserved = narrowed->buffers[index[i]].size;
-      if (size != reserved) {
-        return absl::InvalidArgumentError(
-            absl::StrCat(what, " is ", size.ToString(), "; the graph's, ",
-                         "reserved over the bucket's ranges, is ",
-                         reserved.ToString()));
-      }
-    }
+    MEMPLAN_RETURN_IF_ERROR(CheckBucketSizes(*sizes, where, problem, bucket,
+                                             *expr_dims, index, names));
   }
   return bucket;
+}
+
+// The file's buffers matched to the problem's: `index` gets the problem's
+// buffer of each file buffer, `names` its name. Each buffer is placed once.
+absl::Status MatchBuffers(const Json& buffers, const SymbolicProblem& rebuilt,
+                          std::vector<size_t>& index,
+                          std::vector<std::string>& names) {
+  absl::flat_hash_map<std::string, size_t> by_name;
+  for (size_t b = 0; b < rebuilt.buffers.size(); ++b) {
+    by_name.emplace(rebuilt.buffers[b].name, b);
+  }
+  std::vector<bool> seen(rebuilt.buffers.size(), false);
+  for (size_t i = 0; i < buffers.size(); ++i) {
+    MEMPLAN_ASSIGN_OR_RETURN(size_t b,
+                             MatchBuffer(buffers[i], i, rebuilt, by_name));
+    if (seen[b]) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "the plan places buffer \"", rebuilt.buffers[b].name, "\" twice"));
+    }
+    seen[b] = true;
+    index.push_back(b);
+    names.push_back(rebuilt.buffers[b].name);
+  }
+  for (size_t b = 0; b < rebuilt.buffers.size(); ++b) {
+    if (!seen[b]) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "the plan does not place buffer \"", rebuilt.buffers[b].name,
+          "\" of the graph"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+// A plan of one bucket: "peak" and each buffer's "offset".
+absl::StatusOr<SymbolicBucket> ReadSingleBucket(
+    const Json& root, const Json& buffers, const SymbolicProblem& rebuilt,
+    const std::vector<size_t>& index, const std::vector<std::string>& names) {
+  SymbolicBucket bucket;
+  bucket.dims = rebuilt.dims;
+  auto peak = root.find("peak");
+  if (peak == root.end()) {
+    return absl::InvalidArgumentError(
+        "the plan has neither \"peak\" nor \"buckets\"");
+  }
+  MEMPLAN_ASSIGN_OR_RETURN(bucket.plan.peak,
+                           ReadExpr(*peak, rebuilt.dims, "the plan's peak"));
+  bucket.plan.offsets.resize(rebuilt.buffers.size());
+  for (size_t i = 0; i < index.size(); ++i) {
+    const std::string what = absl::StrCat("buffer \"", names[i], "\" offset");
+    auto offset = buffers[i].find("offset");
+    if (offset == buffers[i].end()) {
+      return absl::InvalidArgumentError(what + " is missing");
+    }
+    MEMPLAN_ASSIGN_OR_RETURN(bucket.plan.offsets[index[i]],
+                             ReadExpr(*offset, rebuilt.dims, what));
+  }
+  return bucket;
+}
+
+// A plan of "buckets", each with its peak and offsets.
+absl::Status ReadBuckets(const Json& root, const Json& buckets,
+                         const Json& buffers, const SymbolicProblem& rebuilt,
+                         const std::vector<size_t>& index,
+                         const std::vector<std::string>& names,
+                         SymbolicGraphPlan& plan) {
+  if (!buckets.is_array() || buckets.empty()) {
+    return absl::InvalidArgumentError(
+        "the plan's \"buckets\" must be a non-empty array");
+  }
+  if (root.contains("peak")) {
+    return absl::InvalidArgumentError(
+        "a plan with \"buckets\" has a peak per bucket, not \"peak\"");
+  }
+  for (size_t i = 0; i < index.size(); ++i) {
+    if (buffers[i].contains("offset")) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "buffer \"", names[i], "\" has an \"offset\"; with \"buckets\" ",
+          "each bucket gives the offsets"));
+    }
+  }
+  for (size_t k = 0; k < buckets.size(); ++k) {
+    MEMPLAN_ASSIGN_OR_RETURN(SymbolicBucket bucket,
+                             ReadBucket(buckets[k], k, rebuilt, index, names));
+    plan.buckets.push_back(std::move(bucket));
+  }
+  return absl::OkStatus();
+}
+
+// The naive total the file claims (optional) is the sum of the sizes it
+// lists.
+absl::Status CheckNaiveTotal(const Json& root, const SymbolicProblem& rebuilt) {
+  auto naive = root.find("naive_total");
+  if (naive == root.end()) return absl::OkStatus();
+  MEMPLAN_ASSIGN_OR_RETURN(
+      DimExpr claimed, ReadExpr(*naive, rebuilt.dims, "the plan's naive_total"));
+  MEMPLAN_ASSIGN_OR_RETURN(DimExpr total, NaiveTotal(rebuilt));
+  if (claimed != total) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "the plan claims naive_total ", claimed.ToString(),
+        "; its buffers' sizes sum to ", total.ToString()));
+  }
+  return absl::OkStatus();
 }
 
 }  // namespace
@@ -666,88 +786,21 @@ absl::StatusOr<SymbolicGraphPlan> ParseSymbolicPlanJson(
   if (buffers == root.end() || !buffers->is_array()) {
     return absl::InvalidArgumentError("the plan has no \"buffers\" array");
   }
-  absl::flat_hash_map<std::string, size_t> by_name;
-  for (size_t b = 0; b < rebuilt.buffers.size(); ++b) {
-    by_name.emplace(rebuilt.buffers[b].name, b);
-  }
   std::vector<size_t> index;  // the problem's buffer of each file buffer
   std::vector<std::string> names;
-  std::vector<bool> seen(rebuilt.buffers.size(), false);
-  for (size_t i = 0; i < buffers->size(); ++i) {
-    MEMPLAN_ASSIGN_OR_RETURN(size_t b,
-                             MatchBuffer((*buffers)[i], i, rebuilt, by_name));
-    if (seen[b]) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "the plan places buffer \"", rebuilt.buffers[b].name, "\" twice"));
-    }
-    seen[b] = true;
-    index.push_back(b);
-    names.push_back(rebuilt.buffers[b].name);
-  }
-  for (size_t b = 0; b < rebuilt.buffers.size(); ++b) {
-    if (!seen[b]) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "the plan does not place buffer \"", rebuilt.buffers[b].name,
-          "\" of the graph"));
-    }
-  }
+  MEMPLAN_RETURN_IF_ERROR(MatchBuffers(*buffers, rebuilt, index, names));
   auto buckets = root.find("buckets");
-  if (buckets == root.end()) {  // one plan: "peak" and each buffer's "offset"
-    SymbolicBucket bucket;
-    bucket.dims = rebuilt.dims;
-    auto peak = root.find("peak");
-    if (peak == root.end()) {
-      return absl::InvalidArgumentError(
-          "the plan has neither \"peak\" nor \"buckets\"");
-    }
-    MEMPLAN_ASSIGN_OR_RETURN(bucket.plan.peak,
-                             ReadExpr(*peak, rebuilt.dims, "the plan's peak"));
-    bucket.plan.offsets.resize(rebuilt.buffers.size());
-    for (size_t i = 0; i < index.size(); ++i) {
-      const std::string what = absl::StrCat("buffer \"", names[i], "\" offset");
-      auto offset = (*buffers)[i].find("offset");
-      if (offset == (*buffers)[i].end()) {
-        return absl::InvalidArgumentError(what + " is missing");
-      }
-      MEMPLAN_ASSIGN_OR_RETURN(bucket.plan.offsets[index[i]],
-                               ReadExpr(*offset, rebuilt.dims, what));
-    }
+  if (buckets == root.end()) {
+    MEMPLAN_ASSIGN_OR_RETURN(
+        SymbolicBucket bucket,
+        ReadSingleBucket(root, *buffers, rebuilt, index, names));
     plan.buckets.push_back(std::move(bucket));
   } else {
-    if (!buckets->is_array() || buckets->empty()) {
-      return absl::InvalidArgumentError(
-          "the plan's \"buckets\" must be a non-empty array");
-    }
-    if (root.contains("peak")) {
-      return absl::InvalidArgumentError(
-          "a plan with \"buckets\" has a peak per bucket, not \"peak\"");
-    }
-    for (size_t i = 0; i < index.size(); ++i) {
-      if ((*buffers)[i].contains("offset")) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            "buffer \"", names[i], "\" has an \"offset\"; with \"buckets\" ",
-            "each bucket gives the offsets"));
-      }
-    }
-    for (size_t k = 0; k < buckets->size(); ++k) {
-      MEMPLAN_ASSIGN_OR_RETURN(
-          SymbolicBucket bucket,
-          ReadBucket((*buckets)[k], k, rebuilt, index, names));
-      plan.buckets.push_back(std::move(bucket));
-    }
+    MEMPLAN_RETURN_IF_ERROR(
+        ReadBuckets(root, *buckets, *buffers, rebuilt, index, names, plan));
   }
   for (SymbolicBucket& bucket : plan.buckets) bucket.plan.planner = plan.planner;
-  // The naive total the file claims is the sum of the sizes it lists.
-  if (auto naive = root.find("naive_total"); naive != root.end()) {
-    MEMPLAN_ASSIGN_OR_RETURN(
-        DimExpr claimed, ReadExpr(*naive, rebuilt.dims, "the plan's naive_total"));
-    MEMPLAN_ASSIGN_OR_RETURN(DimExpr total, NaiveTotal(rebuilt));
-    if (claimed != total) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "the plan claims naive_total ", claimed.ToString(),
-          "; its buffers' sizes sum to ", total.ToString()));
-    }
-  }
+  MEMPLAN_RETURN_IF_ERROR(CheckNaiveTotal(root, rebuilt));
   return plan;
 }
 

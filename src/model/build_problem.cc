@@ -246,6 +246,11 @@ class Builder {
         use_[t].scratch_op = i;
       }
     }
+    return CheckTensorsHaveOps();
+  }
+
+  // Every activation and output has a producer, every scratch tensor an op.
+  absl::Status CheckTensorsHaveOps() const {
     for (int t = 0; t < static_cast<int>(graph_.tensors.size()); ++t) {
       const Tensor& tensor = graph_.tensors[t];
       const bool needs_producer = tensor.kind == TensorKind::kActivation ||

@@ -162,18 +162,9 @@ std::vector<int64_t> CheckValues(const Grid& grid, int d) {
   return values;
 }
 
-}  // namespace
-
-absl::StatusOr<Graph> ImportOverRanges(const DimRanges& ranges,
-                                       const ImportAt& import,
-                                       OnnxImportStats* stats) {
-  MEMPLAN_RETURN_IF_ERROR(ValidateDimRanges(ranges));
-  if (static_cast<int>(ranges.size()) > kMaxRangedDims) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(ranges.size(), " dims are given ranges; at most ",
-                     kMaxRangedDims, " are supported (bind the others with "
-                                     "--dim NAME=VALUE)"));
-  }
+// The interpolation grid over `ranges`: up to kInterpolationPoints values
+// of each dim from its minimum.
+absl::StatusOr<Grid> MakeGrid(const DimRanges& ranges) {
   Grid grid;
   MEMPLAN_ASSIGN_OR_RETURN(grid.box, DimBox::Of(ranges));
   for (const auto& [name, range] : ranges) {
@@ -187,18 +178,27 @@ absl::StatusOr<Graph> ImportOverRanges(const DimRanges& ranges,
     grid.stride.push_back(grid.size);
     grid.size *= grid.points.back();
   }
+  return grid;
+}
 
-  // The imports at the grid: the first is the structure and the shapes.
-  const DimValues at_min = grid.box.ValuesAt(grid.Coordinates(0));
-  MEMPLAN_ASSIGN_OR_RETURN(Graph first, ImportAtValues(import, at_min, stats));
-  const Graph structure = Structure(first);
-  const size_t n = first.tensors.size();
-  std::vector<std::vector<int64_t>> sizes(n, std::vector<int64_t>(grid.size));
-  std::vector<std::vector<bool>> varies(n);
-  for (size_t i = 0; i < n; ++i) {
-    varies[i].assign(first.tensors[i].shape.size(), false);
+// What the imports gave: the first import (at the all-minimum point), its
+// structure, every tensor's size at each grid point and which of its shape's
+// dimensions varied.
+struct Samples {
+  Samples(Graph first_graph, DimValues at, int64_t grid_size)
+      : first(std::move(first_graph)),
+        structure(Structure(first)),
+        at_min(std::move(at)),
+        n(first.tensors.size()),
+        sizes(n, std::vector<int64_t>(grid_size)),
+        varies(n) {
+    for (size_t i = 0; i < n; ++i) {
+      varies[i].assign(first.tensors[i].shape.size(), false);
+    }
   }
-  auto record = [&](const Graph& g, int64_t index, const DimValues& at) {
+
+  // Records the import `g` at `at`, grid point `index` (-1: off the grid).
+  absl::Status Record(const Graph& g, int64_t index, const DimValues& at) {
     if (!(Structure(g) == structure)) {
       return StructureChanged(structure, at_min, Structure(g), at);
     }
@@ -210,61 +210,62 @@ absl::StatusOr<Graph> ImportOverRanges(const DimRanges& ranges,
       }
     }
     return absl::OkStatus();
-  };
-  MEMPLAN_RETURN_IF_ERROR(record(first, 0, at_min));
-  for (int64_t index = 1; index < grid.size; ++index) {
-    const DimValues at = grid.box.ValuesAt(grid.Coordinates(index));
-    MEMPLAN_ASSIGN_OR_RETURN(Graph g, ImportAtValues(import, at, nullptr));
-    MEMPLAN_RETURN_IF_ERROR(record(g, index, at));
   }
 
-  // Each size interpolated: degree at most kMaxImportDegree in each sampled
-  // dim, the difference past it zero.
-  Graph result = first;
-  result.dims = ranges;
-  for (size_t i = 0; i < n; ++i) {
-    Tensor& t = result.tensors[i];
-    absl::StatusOr<BinomialPoly> poly =
-        BinomialPoly::FromValues(grid.points, sizes[i]);
-    if (!poly.ok()) {  // overflow, its only failure
-      return absl::InvalidArgumentError(absl::StrCat(
-          "tensor \"", t.name, "\": a size difference overflows"));
-    }
-    for (int d = 0; d < grid.dims(); ++d) {
-      if (!grid.Sampled(d)) continue;
-      for (const auto& [key, c] : poly->terms()) {
-        if (BinomialPoly::Power(key, d) != grid.points[d] - 1) continue;
-        std::vector<std::string> seen;
-        for (int j = 0; j < grid.points[d]; ++j) {
-          seen.push_back(absl::StrCat(sizes[i][j * grid.stride[d]]));
-        }
-        return absl::InvalidArgumentError(absl::StrCat(
-            "tensor \"", t.name, "\": its size is no polynomial of degree <= ",
-            kMaxImportDegree, " in dim \"", grid.box.names[d], "\" (",
-            grid.box.names[d], " = ", grid.box.min[d], "..",
-            grid.box.min[d] + grid.points[d] - 1, " gives ",
-            absl::StrJoin(seen, ", "), " bytes)",
-            BindAdvice({grid.box.names[d]})));
+  Graph first;
+  Graph structure;
+  DimValues at_min;
+  size_t n;
+  std::vector<std::vector<int64_t>> sizes;
+  std::vector<std::vector<bool>> varies;
+};
+
+// The size of tensor `t` interpolated from `sizes` (its sizes at the grid
+// points): degree at most kMaxImportDegree in each sampled dim, the
+// difference past it zero. Sets t.symbolic_size (and t.size to 0) unless
+// the size is constant.
+absl::Status InterpolateSize(const Grid& grid,
+                             const std::vector<int64_t>& sizes, Tensor& t) {
+  absl::StatusOr<BinomialPoly> poly =
+      BinomialPoly::FromValues(grid.points, sizes);
+  if (!poly.ok()) {  // overflow, its only failure
+    return absl::InvalidArgumentError(absl::StrCat(
+        "tensor \"", t.name, "\": a size difference overflows"));
+  }
+  for (int d = 0; d < grid.dims(); ++d) {
+    if (!grid.Sampled(d)) continue;
+    for (const auto& [key, c] : poly->terms()) {
+      if (BinomialPoly::Power(key, d) != grid.points[d] - 1) continue;
+      std::vector<std::string> seen;
+      for (int j = 0; j < grid.points[d]; ++j) {
+        seen.push_back(absl::StrCat(sizes[j * grid.stride[d]]));
       }
-    }
-    if (!poly->HasIntegerExpr()) {
       return absl::InvalidArgumentError(absl::StrCat(
-          "tensor \"", t.name,
-          "\": its size is no polynomial with integer coefficients in dims ",
-          absl::StrJoin(grid.box.names, ", "), BindAdvice(grid.box.names)));
+          "tensor \"", t.name, "\": its size is no polynomial of degree <= ",
+          kMaxImportDegree, " in dim \"", grid.box.names[d], "\" (",
+          grid.box.names[d], " = ", grid.box.min[d], "..",
+          grid.box.min[d] + grid.points[d] - 1, " gives ",
+          absl::StrJoin(seen, ", "), " bytes)",
+          BindAdvice({grid.box.names[d]})));
     }
-    MEMPLAN_ASSIGN_OR_RETURN(DimExpr size, poly->ToExpr(grid.box));
-    if (size.IsConstant()) continue;  // the size it has everywhere
-    t.size = 0;
-    t.symbolic_size = std::move(size);
   }
-  if (absl::Status valid = ValidateSymbolicSizes(result); !valid.ok()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(valid.message(), BindAdvice(grid.box.names)));
+  if (!poly->HasIntegerExpr()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "tensor \"", t.name,
+        "\": its size is no polynomial with integer coefficients in dims ",
+        absl::StrJoin(grid.box.names, ", "), BindAdvice(grid.box.names)));
   }
+  MEMPLAN_ASSIGN_OR_RETURN(DimExpr size, poly->ToExpr(grid.box));
+  if (size.IsConstant()) return absl::OkStatus();  // the size everywhere
+  t.size = 0;
+  t.symbolic_size = std::move(size);
+  return absl::OkStatus();
+}
 
-  // Fresh imports: the minimum and the check values of each dim, every
-  // combination but the all-minimum point.
+// Fresh imports check `result`'s sizes: the minimum and the check values of
+// each dim, every combination but the all-minimum point.
+absl::Status CheckFreshValues(const Grid& grid, const ImportAt& import,
+                              const Graph& result, Samples& samples) {
   std::vector<std::vector<int64_t>> values(grid.dims());
   int64_t combinations = 1;
   for (int d = 0; d < grid.dims(); ++d) {
@@ -281,14 +282,14 @@ absl::StatusOr<Graph> ImportOverRanges(const DimRanges& ranges,
       rest /= count;
     }
     MEMPLAN_ASSIGN_OR_RETURN(Graph g, ImportAtValues(import, at, nullptr));
-    MEMPLAN_RETURN_IF_ERROR(record(g, -1, at));
-    for (size_t i = 0; i < n; ++i) {
+    MEMPLAN_RETURN_IF_ERROR(samples.Record(g, -1, at));
+    for (size_t i = 0; i < samples.n; ++i) {
       const Tensor& t = result.tensors[i];
       absl::StatusOr<int64_t> expected =
           t.symbolic_size.has_value() ? t.symbolic_size->Evaluate(at)
                                       : absl::StatusOr<int64_t>(t.size);
       if (expected.ok() && *expected == g.tensors[i].size) continue;
-      const std::vector<std::string> dims = Differing(at_min, at);
+      const std::vector<std::string> dims = Differing(samples.at_min, at);
       return absl::InvalidArgumentError(absl::StrCat(
           "tensor \"", t.name, "\": its size is ",
           t.symbolic_size.has_value() ? t.symbolic_size->ToString()
@@ -303,11 +304,50 @@ absl::StatusOr<Graph> ImportOverRanges(const DimRanges& ranges,
           BindAdvice(dims)));
     }
   }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<Graph> ImportOverRanges(const DimRanges& ranges,
+                                       const ImportAt& import,
+                                       OnnxImportStats* stats) {
+  MEMPLAN_RETURN_IF_ERROR(ValidateDimRanges(ranges));
+  if (static_cast<int>(ranges.size()) > kMaxRangedDims) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(ranges.size(), " dims are given ranges; at most ",
+                     kMaxRangedDims, " are supported (bind the others with "
+                                     "--dim NAME=VALUE)"));
+  }
+  MEMPLAN_ASSIGN_OR_RETURN(const Grid grid, MakeGrid(ranges));
+
+  // The imports at the grid: the first is the structure and the shapes.
+  const DimValues at_min = grid.box.ValuesAt(grid.Coordinates(0));
+  MEMPLAN_ASSIGN_OR_RETURN(Graph first, ImportAtValues(import, at_min, stats));
+  Samples samples(std::move(first), at_min, grid.size);
+  MEMPLAN_RETURN_IF_ERROR(samples.Record(samples.first, 0, at_min));
+  for (int64_t index = 1; index < grid.size; ++index) {
+    const DimValues at = grid.box.ValuesAt(grid.Coordinates(index));
+    MEMPLAN_ASSIGN_OR_RETURN(Graph g, ImportAtValues(import, at, nullptr));
+    MEMPLAN_RETURN_IF_ERROR(samples.Record(g, index, at));
+  }
+
+  Graph result = samples.first;
+  result.dims = ranges;
+  for (size_t i = 0; i < samples.n; ++i) {
+    MEMPLAN_RETURN_IF_ERROR(
+        InterpolateSize(grid, samples.sizes[i], result.tensors[i]));
+  }
+  if (absl::Status valid = ValidateSymbolicSizes(result); !valid.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(valid.message(), BindAdvice(grid.box.names)));
+  }
+  MEMPLAN_RETURN_IF_ERROR(CheckFreshValues(grid, import, result, samples));
   // Shapes: -1 where a dim's value varied among the imports.
-  for (size_t i = 0; i < n; ++i) {
+  for (size_t i = 0; i < samples.n; ++i) {
     Tensor& t = result.tensors[i];
     for (size_t d = 0; d < t.shape.size(); ++d) {
-      if (varies[i][d]) t.shape[d] = -1;
+      if (samples.varies[i][d]) t.shape[d] = -1;
     }
   }
   return result;

@@ -48,31 +48,20 @@ absl::Status CheckAllGiven(const DimRanges& dims, const DimValues& values) {
   return absl::OkStatus();
 }
 
-}  // namespace
+// The bytes alive after a step's events where something starts.
+struct Candidate {
+  BinomialPoly bytes;
+  Step step;
+  int64_t at_max;  // the value at the dims' maxima
+};
 
-absl::StatusOr<DimExpr> SymbolicNaiveTotal(const SymbolicProblem& problem) {
-  DimExpr total;
-  for (const SymbolicBuffer& b : problem.buffers) {
-    MEMPLAN_ASSIGN_OR_RETURN(total, Add(total, b.size));
-  }
-  return total;
-}
-
-absl::StatusOr<SymbolicBound> SymbolicLowerBound(
-    const SymbolicProblem& problem) {
-  MEMPLAN_ASSIGN_OR_RETURN(DimBox box, DimBox::Of(problem.dims));
-  const std::vector<int64_t> widths = box.Widths();
-  // Each buffer's reserve in the binomial basis, once.
-  std::vector<BinomialPoly> sizes;
-  sizes.reserve(problem.buffers.size());
-  for (const SymbolicBuffer& b : problem.buffers) {
-    MEMPLAN_ASSIGN_OR_RETURN(BinomialPoly p,
-                             BinomialPoly::FromExpr(b.size, box));
-    sizes.push_back(p.Restrict(widths));
-  }
-  // Events by step, ends before starts (lifetimes are half-open); the bytes
-  // alive after a step's events are a candidate when something starts
-  // there (after ends alone they are a subset of the step before's).
+// Events by step, ends before starts (lifetimes are half-open); the bytes
+// alive after a step's events are a candidate when something starts there
+// (after ends alone they are a subset of the step before's). `sizes` holds
+// each buffer's reserve in the binomial basis.
+absl::StatusOr<std::vector<Candidate>> AliveCandidates(
+    const SymbolicProblem& problem, const std::vector<BinomialPoly>& sizes,
+    const std::vector<int64_t>& widths) {
   struct Event {
     Step step;
     bool start;
@@ -88,11 +77,6 @@ absl::StatusOr<SymbolicBound> SymbolicLowerBound(
     if (a.step != b.step) return a.step < b.step;
     return a.start < b.start;
   });
-  struct Candidate {
-    BinomialPoly bytes;
-    Step step;
-    int64_t at_max;  // the value at the dims' maxima
-  };
   std::vector<Candidate> candidates;
   BinomialPoly live;
   for (size_t e = 0; e < events.size();) {
@@ -116,6 +100,14 @@ absl::StatusOr<SymbolicBound> SymbolicLowerBound(
     }
     candidates.push_back({live, step, at_max});
   }
+  return candidates;
+}
+
+// The candidates no other one is proven to reach on the box, in the order
+// of their values at the maxima (largest first). Sorts `candidates` and
+// drops repeated polynomials (keeping the first step of each).
+std::vector<const Candidate*> Undominated(std::vector<Candidate>& candidates,
+                                          const std::vector<int64_t>& widths) {
   // Distinct polynomials (the first step of each), largest at the maxima
   // first: a piece is more often reached by one before it.
   std::stable_sort(candidates.begin(), candidates.end(),
@@ -158,12 +150,42 @@ absl::StatusOr<SymbolicBound> SymbolicLowerBound(
       }
     }
   }
+  std::vector<const Candidate*> pieces;
+  for (size_t i = 0; i < kept.size(); ++i) {
+    if (!drop[i]) pieces.push_back(kept[i]);
+  }
+  return pieces;
+}
+
+}  // namespace
+
+absl::StatusOr<DimExpr> SymbolicNaiveTotal(const SymbolicProblem& problem) {
+  DimExpr total;
+  for (const SymbolicBuffer& b : problem.buffers) {
+    MEMPLAN_ASSIGN_OR_RETURN(total, Add(total, b.size));
+  }
+  return total;
+}
+
+absl::StatusOr<SymbolicBound> SymbolicLowerBound(
+    const SymbolicProblem& problem) {
+  MEMPLAN_ASSIGN_OR_RETURN(DimBox box, DimBox::Of(problem.dims));
+  const std::vector<int64_t> widths = box.Widths();
+  // Each buffer's reserve in the binomial basis, once.
+  std::vector<BinomialPoly> sizes;
+  sizes.reserve(problem.buffers.size());
+  for (const SymbolicBuffer& b : problem.buffers) {
+    MEMPLAN_ASSIGN_OR_RETURN(BinomialPoly p,
+                             BinomialPoly::FromExpr(b.size, box));
+    sizes.push_back(p.Restrict(widths));
+  }
+  MEMPLAN_ASSIGN_OR_RETURN(std::vector<Candidate> candidates,
+                           AliveCandidates(problem, sizes, widths));
   SymbolicBound bound;
   bound.dims = problem.dims;
-  for (size_t i = 0; i < kept.size(); ++i) {
-    if (drop[i]) continue;
-    MEMPLAN_ASSIGN_OR_RETURN(DimExpr bytes, kept[i]->bytes.ToExpr(box));
-    bound.pieces.push_back({std::move(bytes), kept[i]->step});
+  for (const Candidate* c : Undominated(candidates, widths)) {
+    MEMPLAN_ASSIGN_OR_RETURN(DimExpr bytes, c->bytes.ToExpr(box));
+    bound.pieces.push_back({std::move(bytes), c->step});
   }
   return bound;
 }

@@ -164,6 +164,28 @@ std::string AbslUnparseFlag(const PoolSpecs& specs) {
   return absl::StrJoin(parts, ",");
 }
 
+namespace {
+
+// Sets each flag of `values` (abseil name -> text), which joins `given`.
+absl::Status SetFlags(const std::map<std::string, std::string>& values,
+                      std::set<std::string>& given) {
+  for (const auto& [name, value] : values) {
+    absl::CommandLineFlag* flag = absl::FindCommandLineFlag(name);
+    std::string error;
+    if (!flag->ParseFrom(value, &error)) {
+      // abseil says "Illegal value 'x' specified for flag 'y'; <reason>".
+      const size_t reason = error.find("; ");
+      if (reason != std::string::npos) error = error.substr(reason + 2);
+      return absl::InvalidArgumentError(absl::StrCat(
+          "--", CommandLineName(name), "=", value, ": ", error));
+    }
+    given.insert(name);
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
 absl::StatusOr<Arguments> ParseArguments(
     const std::vector<std::string>& args,
     const std::vector<std::string>& allowed) {
@@ -235,18 +257,7 @@ absl::StatusOr<Arguments> ParseArguments(
       values[name] = *value;
     }
   }
-  for (const auto& [name, value] : values) {
-    absl::CommandLineFlag* flag = absl::FindCommandLineFlag(name);
-    std::string error;
-    if (!flag->ParseFrom(value, &error)) {
-      // abseil says "Illegal value 'x' specified for flag 'y'; <reason>".
-      const size_t reason = error.find("; ");
-      if (reason != std::string::npos) error = error.substr(reason + 2);
-      return absl::InvalidArgumentError(absl::StrCat(
-          "--", CommandLineName(name), "=", value, ": ", error));
-    }
-    result.given.insert(name);
-  }
+  if (absl::Status s = SetFlags(values, result.given); !s.ok()) return s;
   return result;
 }
 

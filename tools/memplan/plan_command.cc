@@ -135,6 +135,40 @@ absl::StatusOr<std::string> PlanPlaced(const std::string& path,
   return best->reorder;
 }
 
+// The plan file's text, in the format of --out (or --format).
+absl::StatusOr<std::string> PlanText(const Arguments& args,
+                                     const LoadedInput& input,
+                                     const Plan& plan,
+                                     const std::string& reorder) {
+  const Graph* graph = input.graph.has_value() ? &*input.graph : nullptr;
+  std::string text;
+  const OutputFormat format = *FormatOf(args);
+  if (format == OutputFormat::kCsv) {
+    text = BufferCsvText(input.problem, &plan);
+  } else if (format == OutputFormat::kCHeader) {
+    text = PlanToCHeader(
+        input.problem, plan, graph,
+        std::filesystem::path(args.positional[0]).filename().string());
+  } else if (format == OutputFormat::kTflmOffline) {
+    absl::StatusOr<std::vector<int32_t>> offsets =
+        TflmOfflinePlan(input.problem, plan, graph);
+    if (!offsets.ok()) return offsets.status();
+    text = TflmOfflinePlanBytes(*offsets);
+  } else {
+    PlanJsonOptions json;
+    json.provenance = PlanProvenance{
+        .input = args.positional[0],
+        .input_hash = input.content_hash,
+        .build = BuildOptionsFromFlags(),
+        .reorder = reorder,
+    };
+    json.graph = graph;
+    json.wall_time = absl::GetFlag(FLAGS_wall_time);
+    text = PlanToJson(input.problem, plan, json);
+  }
+  return text;
+}
+
 absl::Status Run(const Arguments& args) {
   PlanMemoryOptions options;
   options.planner = absl::GetFlag(FLAGS_planner);
@@ -177,35 +211,11 @@ absl::Status Run(const Arguments& args) {
     if (!plan.ok()) return plan.status();
   }
   const std::string out = absl::GetFlag(FLAGS_out);
-  const Graph* graph = input->graph.has_value() ? &*input->graph : nullptr;
-  std::string text;
-  const OutputFormat format = *FormatOf(args);
-  if (format == OutputFormat::kCsv) {
-    text = BufferCsvText(input->problem, &*plan);
-  } else if (format == OutputFormat::kCHeader) {
-    text = PlanToCHeader(
-        input->problem, *plan, graph,
-        std::filesystem::path(args.positional[0]).filename().string());
-  } else if (format == OutputFormat::kTflmOffline) {
-    absl::StatusOr<std::vector<int32_t>> offsets =
-        TflmOfflinePlan(input->problem, *plan, graph);
-    if (!offsets.ok()) return offsets.status();
-    text = TflmOfflinePlanBytes(*offsets);
-  } else {
-    PlanJsonOptions json;
-    json.provenance = PlanProvenance{
-        .input = args.positional[0],
-        .input_hash = input->content_hash,
-        .build = BuildOptionsFromFlags(),
-        .reorder = reorder,
-    };
-    json.graph = graph;
-    json.wall_time = absl::GetFlag(FLAGS_wall_time);
-    text = PlanToJson(input->problem, *plan, json);
-  }
+  absl::StatusOr<std::string> text = PlanText(args, *input, *plan, reorder);
+  if (!text.ok()) return text.status();
   if (out.empty()) {
-    std::cout << text;
-  } else if (absl::Status s = WriteFile(out, text); !s.ok()) {
+    std::cout << *text;
+  } else if (absl::Status s = WriteFile(out, *text); !s.ok()) {
     return s;
   }
   const std::string graph_out = absl::GetFlag(FLAGS_graph_out);

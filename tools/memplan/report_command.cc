@@ -15,6 +15,7 @@
 #include "absl/time/time.h"
 #include "commands.h"
 #include "input.h"
+#include "progress.h"
 #include "memplan/formats.h"
 #include "memplan/load.h"
 #include "memplan/memplan.h"
@@ -23,7 +24,6 @@
 #include "memplan/report_html.h"
 #include "memplan/symbolic.h"
 #include "memplan/symbolic_memplan.h"
-#include "progress.h"
 #include "symbolic_input.h"
 
 ABSL_FLAG(std::string, html, "",
@@ -84,15 +84,11 @@ absl::StatusOr<bool> IsCsvPlan(const std::string& path) {
   return csv->plan.has_value();
 }
 
-// The report of a graph with symbolic dims: its symbolic plan
-// (PlanSymbolicMemory), one plan for every value of the dims, shown at the
-// values of --dim, the other dims at their maxima.
-absl::Status RunSymbolic(const Arguments& args, const Graph& graph) {
-  if (args.Given("reorder")) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "--reorder: graph \"", graph.name, "\" has symbolic dims (",
-        RangesText(graph.dims), "), planned in its own op order"));
-  }
+// The values of the dims a symbolic report is shown at: those of --dim, the
+// other dims at their maxima (listed in `at_max`).
+absl::StatusOr<DimValues> ShownValues(const Arguments& args,
+                                      const Graph& graph,
+                                      std::vector<std::string>& at_max) {
   absl::StatusOr<DimValues> given = DimFlagValues();
   if (!given.ok()) return given.status();
   // An ONNX model's importer has bound the dims --dim gives a value: they
@@ -105,10 +101,68 @@ absl::Status RunSymbolic(const Arguments& args, const Graph& graph) {
     return absl::InvalidArgumentError(absl::StrCat("--dim: ", s.message()));
   }
   DimValues values = *given;
-  std::vector<std::string> at_max;
   for (const auto& [name, range] : graph.dims) {
     if (values.emplace(name, range.max).second) at_max.push_back(name);
   }
+  return values;
+}
+
+// The lines above a symbolic report: the plan's buckets, the values shown,
+// the arena there against the lower bound `lb` and the upper-bound plan's
+// `baseline`.
+std::string SymbolicHead(const Graph& graph, const SymbolicGraphPlan& plan,
+                         const SymbolicBucket& bucket,
+                         const DimValues& values,
+                         const std::vector<std::string>& at_max,
+                         int64_t arena, Bytes lb, int64_t baseline) {
+  auto ratio = [&](int64_t bytes) {
+    return lb > 0 ? absl::StrFormat("%.3f", static_cast<double>(bytes) / lb)
+                  : std::string("-");
+  };
+  std::string head = absl::StrCat("symbolic plan of \"", graph.name,
+                                  "\", one plan valid for every value of ",
+                                  RangesText(plan.problem.dims), ": ");
+  if (plan.buckets.size() == 1) {
+    absl::StrAppend(&head, "one bucket, the same offsets over the whole "
+                           "range\n");
+  } else {
+    std::vector<std::string> ranges;
+    for (const SymbolicBucket& b : plan.buckets) {
+      ranges.push_back(RangesText(b.dims));
+    }
+    absl::StrAppend(&head, plan.buckets.size(), " buckets (",
+                    absl::StrJoin(ranges, "; "), "), this value in ",
+                    RangesText(bucket.dims), "\n");
+  }
+  absl::StrAppend(&head, "shown at ", ValuesText(values));
+  if (!at_max.empty()) {
+    absl::StrAppend(&head, " (", absl::StrJoin(at_max, ", "),
+                    at_max.size() == 1 ? " at its" : " at their",
+                    " maximum; --dim NAME=VALUE for another value)");
+  }
+  absl::StrAppend(
+      &head, "\narena there: ", arena, " bytes, the bucket's peak ",
+      bucket.plan.peak.ToString(), StepsText(bucket.steps), " (",
+      ratio(arena),
+      " x the lower bound ", lb, "); the upper-bound plan (planned at the "
+      "maxima, used at every value): ", baseline, " bytes (", ratio(baseline),
+      " x)\n\n");
+  return head;
+}
+
+// The report of a graph with symbolic dims: its symbolic plan
+// (PlanSymbolicMemory), one plan for every value of the dims, shown at the
+// values of --dim, the other dims at their maxima.
+absl::Status RunSymbolic(const Arguments& args, const Graph& graph) {
+  if (args.Given("reorder")) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--reorder: graph \"", graph.name, "\" has symbolic dims (",
+        RangesText(graph.dims), "), planned in its own op order"));
+  }
+  std::vector<std::string> at_max;
+  absl::StatusOr<DimValues> shown = ShownValues(args, graph, at_max);
+  if (!shown.ok()) return shown.status();
+  const DimValues& values = *shown;
   SymbolicPlanMemoryOptions options;
   options.build = BuildOptionsFromFlags();
   const absl::Time start = absl::Now();
@@ -139,38 +193,8 @@ absl::Status RunSymbolic(const Arguments& args, const Graph& graph) {
   absl::StatusOr<PlanReport> report =
       AnalyzePlan(at->problem, at->plan, &*bound);
   if (!report.ok()) return report.status();
-  auto ratio = [&](int64_t bytes) {
-    return lb > 0 ? absl::StrFormat("%.3f", static_cast<double>(bytes) / lb)
-                  : std::string("-");
-  };
-  std::string head = absl::StrCat("symbolic plan of \"", graph.name,
-                                  "\", one plan valid for every value of ",
-                                  RangesText(plan->problem.dims), ": ");
-  if (plan->buckets.size() == 1) {
-    absl::StrAppend(&head, "one bucket, the same offsets over the whole "
-                           "range\n");
-  } else {
-    std::vector<std::string> ranges;
-    for (const SymbolicBucket& b : plan->buckets) {
-      ranges.push_back(RangesText(b.dims));
-    }
-    absl::StrAppend(&head, plan->buckets.size(), " buckets (",
-                    absl::StrJoin(ranges, "; "), "), this value in ",
-                    RangesText(bucket->dims), "\n");
-  }
-  absl::StrAppend(&head, "shown at ", ValuesText(values));
-  if (!at_max.empty()) {
-    absl::StrAppend(&head, " (", absl::StrJoin(at_max, ", "),
-                    at_max.size() == 1 ? " at its" : " at their",
-                    " maximum; --dim NAME=VALUE for another value)");
-  }
-  absl::StrAppend(
-      &head, "\narena there: ", *arena, " bytes, the bucket's peak ",
-      bucket->plan.peak.ToString(), StepsText(bucket->steps), " (",
-      ratio(*arena),
-      " x the lower bound ", lb, "); the upper-bound plan (planned at the "
-      "maxima, used at every value): ", *baseline, " bytes (", ratio(*baseline),
-      " x)\n\n");
+  const std::string head = SymbolicHead(graph, *plan, *bucket, values, at_max,
+                                        *arena, lb, *baseline);
   const std::string path = absl::GetFlag(FLAGS_html);
   if (path.empty()) {
     std::cout << head << FormatTextReport(*report);
@@ -188,47 +212,37 @@ absl::Status RunSymbolic(const Arguments& args, const Graph& graph) {
   return absl::OkStatus();
 }
 
-absl::Status Run(const Arguments& args) {
-  absl::StatusOr<LoadedInput> input;
-  BuildOptions build = BuildOptionsFromFlags();
-  PlanOptions plan_options = PlanOptionsFromFlags(args);
-  std::vector<Plan> plans;
-  HtmlReportInput html;
-  absl::StatusOr<bool> own_plan = IsCsvPlan(args.positional[0]);
-  if (!own_plan.ok()) return own_plan.status();
-  // A symbolic graph, with no PLAN and no planner named: its symbolic plan.
-  if (args.positional.size() == 1 && !*own_plan && !args.Given("planner") &&
-      !args.Given("planners") && !args.Given("option")) {
-    absl::StatusOr<std::optional<Graph>> symbolic =
-        ReadSymbolicGraph(args.positional[0], /*bind_values=*/false);
-    if (!symbolic.ok()) return symbolic.status();
-    if (symbolic->has_value()) return RunSymbolic(args, **symbolic);
+// PLAN, which joins `plans`, and the input it was made of.
+absl::Status ReadReportedPlan(const Arguments& args,
+                              absl::StatusOr<LoadedInput>& input,
+                              BuildOptions& build, std::vector<Plan>& plans) {
+  // INPUT as PLAN was made of it, as verify reads it.
+  absl::StatusOr<PlanFile> file =
+      ReadPlanFile(args.positional.back(), ReadOptionsFromFlags());
+  if (!file.ok()) return file.status();
+  absl::StatusOr<PlanInput> of_plan =
+      LoadInputOfPlan(args.positional[0], *file, args);
+  if (!of_plan.ok()) return of_plan.status();
+  // What the plan holds for besides INPUT's own declarations.
+  for (const std::string& note : of_plan->build.notes) {
+    std::cerr << file->path << ": " << note << "\n";
   }
-  if (args.positional.size() == 2 || *own_plan) {
-    // INPUT as PLAN was made of it, as verify reads it.
-    absl::StatusOr<PlanFile> file =
-        ReadPlanFile(args.positional.back(), ReadOptionsFromFlags());
-    if (!file.ok()) return file.status();
-    absl::StatusOr<PlanInput> of_plan =
-        LoadInputOfPlan(args.positional[0], *file, args);
-    if (!of_plan.ok()) return of_plan.status();
-    // What the plan holds for besides INPUT's own declarations.
-    for (const std::string& note : of_plan->build.notes) {
-      std::cerr << file->path << ": " << note << "\n";
-    }
-    input = std::move(of_plan->input);
-    build = of_plan->build.build;
-    absl::StatusOr<Plan> plan = ParseToolPlan(*file, input->problem);
-    if (!plan.ok()) return plan.status();
-    if (plan->planner.empty()) plan->planner = "plan file";
-    plans.push_back(std::move(*plan));
-  } else {
-    // --reorder's search and the planning share the limits.
-    const std::string reorder = absl::GetFlag(FLAGS_reorder);
-    input = LoadToolInput(args.positional[0], build, reorder, nullptr,
-                          SplitOrderingEffort(reorder, plan_options));
-    if (!input.ok()) return input.status();
-  }
+  input = std::move(of_plan->input);
+  build = of_plan->build.build;
+  absl::StatusOr<Plan> plan = ParseToolPlan(*file, input->problem);
+  if (!plan.ok()) return plan.status();
+  if (plan->planner.empty()) plan->planner = "plan file";
+  plans.push_back(std::move(*plan));
+  return absl::OkStatus();
+}
+
+// The plans of --planner or --planners, which join `plans`; a planner of
+// --planners that fails joins html.failures. `made_here` says when the
+// default planner made a plan here.
+absl::Status PlanWithEach(const Arguments& args, const LoadedInput& input,
+                          const PlanOptions& plan_options,
+                          std::vector<Plan>& plans, HtmlReportInput& html,
+                          std::string& made_here) {
   std::vector<std::string> planners = absl::GetFlag(FLAGS_planners);
   if (planners.empty() && plans.empty()) {
     planners.push_back(absl::GetFlag(FLAGS_planner));
@@ -242,14 +256,13 @@ absl::Status Run(const Arguments& args) {
   }
   // A plan of the default planner made here says so: best searches only
   // while its searches still find smaller plans (its option patience).
-  std::string made_here;
   for (const std::string& name : planners) {
     options.planner = name;
     absl::StatusOr<Plan> plan;
     {
-      ProgressLines progress(input->problem, ProgressWanted(args));
+      ProgressLines progress(input.problem, ProgressWanted(args));
       options.plan.progress = progress.Callback();
-      plan = PlanMemory(input->problem, options);
+      plan = PlanMemory(input.problem, options);
     }
     if (plan.ok() && (name.empty() || name == DefaultPlannerName()) &&
         !args.Given("option")) {
@@ -268,23 +281,14 @@ absl::Status Run(const Arguments& args) {
       return plan.status();
     }
   }
-  const Graph* graph = input->graph.has_value() ? &*input->graph : nullptr;
-  absl::StatusOr<std::optional<OrderLowerBound>> order_bound =
-      InputOrderBound(*input, build);
-  if (!order_bound.ok()) return order_bound.status();
-  for (const Plan& plan : plans) {
-    absl::StatusOr<PlanReport> report =
-        AnalyzePlan(input->problem, plan, graph);
-    if (!report.ok()) return report.status();
-    if (order_bound->has_value()) {
-      report->order_lower_bound = (*order_bound)->bytes;
-      if ((*order_bound)->op >= 0) {
-        report->order_lower_bound_op = absl::StrCat(
-            "\"", graph->ops[(*order_bound)->op].name, "\"");
-      }
-    }
-    html.plans.push_back(std::move(*report));
-  }
+  return absl::OkStatus();
+}
+
+// The text reports on stdout, or the HTML report written to --html.
+absl::Status WriteReports(const Arguments& args, const LoadedInput& input,
+                          const std::vector<Plan>& plans,
+                          HtmlReportInput& html,
+                          const std::string& made_here) {
   const std::string path = absl::GetFlag(FLAGS_html);
   if (path.empty()) {
     std::cout << made_here;
@@ -304,13 +308,68 @@ absl::Status Run(const Arguments& args) {
   }
   std::cerr << made_here;
   for (const Plan& plan : plans) {
-    std::cerr << path << ": " << PlanSummary(input->problem, plan) << "\n";
+    std::cerr << path << ": " << PlanSummary(input.problem, plan) << "\n";
   }
   for (const HtmlPlanFailure& failure : html.failures) {
     std::cerr << path << ": planner " << failure.planner
               << ": no plan: " << failure.message << "\n";
   }
   return absl::OkStatus();
+}
+
+absl::Status Run(const Arguments& args) {
+  absl::StatusOr<LoadedInput> input;
+  BuildOptions build = BuildOptionsFromFlags();
+  // What is left of the limits for planning once --reorder took its share.
+  PlanOptions plan_options = PlanOptionsFromFlags(args);
+  std::vector<Plan> plans;
+  HtmlReportInput html;
+  absl::StatusOr<bool> own_plan = IsCsvPlan(args.positional[0]);
+  if (!own_plan.ok()) return own_plan.status();
+  // A symbolic graph, with no PLAN and no planner named: its symbolic plan.
+  if (args.positional.size() == 1 && !*own_plan && !args.Given("planner") &&
+      !args.Given("planners") && !args.Given("option")) {
+    absl::StatusOr<std::optional<Graph>> symbolic =
+        ReadSymbolicGraph(args.positional[0], /*bind_values=*/false);
+    if (!symbolic.ok()) return symbolic.status();
+    if (symbolic->has_value()) return RunSymbolic(args, **symbolic);
+  }
+  if (args.positional.size() == 2 || *own_plan) {
+    if (absl::Status s = ReadReportedPlan(args, input, build, plans);
+        !s.ok()) {
+      return s;
+    }
+  } else {
+    // --reorder's search and the planning share the limits.
+    const std::string reorder = absl::GetFlag(FLAGS_reorder);
+    input = LoadToolInput(args.positional[0], build, reorder, nullptr,
+                          SplitOrderingEffort(reorder, plan_options));
+    if (!input.ok()) return input.status();
+  }
+  std::string made_here;
+  if (absl::Status s = PlanWithEach(args, *input, plan_options, plans, html,
+                                    made_here);
+      !s.ok()) {
+    return s;
+  }
+  const Graph* graph = input->graph.has_value() ? &*input->graph : nullptr;
+  absl::StatusOr<std::optional<OrderLowerBound>> order_bound =
+      InputOrderBound(*input, build);
+  if (!order_bound.ok()) return order_bound.status();
+  for (const Plan& plan : plans) {
+    absl::StatusOr<PlanReport> report =
+        AnalyzePlan(input->problem, plan, graph);
+    if (!report.ok()) return report.status();
+    if (order_bound->has_value()) {
+      report->order_lower_bound = (*order_bound)->bytes;
+      if ((*order_bound)->op >= 0) {
+        report->order_lower_bound_op = absl::StrCat(
+            "\"", graph->ops[(*order_bound)->op].name, "\"");
+      }
+    }
+    html.plans.push_back(std::move(*report));
+  }
+  return WriteReports(args, *input, plans, html, made_here);
 }
 
 }  // namespace

@@ -66,6 +66,36 @@ std::string Table(const std::vector<std::vector<std::string>>& rows) {
   return out;
 }
 
+// The table's rows: values, figures, and the piece that gives the bound,
+// which `shown` marks.
+absl::StatusOr<std::vector<std::vector<std::string>>> BoundRows(
+    const DimRanges& dims, const std::vector<DimValues>& points,
+    const DimExpr& naive, const SymbolicBound& bound,
+    std::vector<bool>& shown) {
+  std::vector<std::vector<std::string>> rows(1);
+  for (const auto& [name, range] : dims) rows[0].push_back(name);
+  for (const char* title : {"naive total", "lower bound", "at step"}) {
+    rows[0].push_back(title);
+  }
+  for (const DimValues& at : points) {
+    std::vector<std::string> row;
+    for (const auto& [name, value] : at) row.push_back(absl::StrCat(value));
+    absl::StatusOr<int64_t> total = naive.Evaluate(at);
+    absl::StatusOr<Bytes> lb = bound.Evaluate(at);
+    absl::StatusOr<int> piece = bound.Largest(at);
+    if (!total.ok()) return total.status();
+    if (!lb.ok()) return lb.status();
+    if (!piece.ok()) return piece.status();
+    row.push_back(absl::StrCat(*total));
+    row.push_back(absl::StrCat(*lb));
+    row.push_back(*piece < 0 ? std::string("-")
+                             : absl::StrCat(bound.pieces[*piece].step));
+    if (*piece >= 0) shown[*piece] = true;
+    rows.push_back(std::move(row));
+  }
+  return rows;
+}
+
 // A graph with dims left unbound: its figures as functions of the dims,
 // and their values at the ranges' ends and at --at's values.
 absl::Status RunSymbolic(const Arguments& args, const Graph& graph) {
@@ -100,29 +130,10 @@ absl::Status RunSymbolic(const Arguments& args, const Graph& graph) {
                                problem->pool.alignment)
             << "naive total: " << naive->ToString()
             << " (the buffers' sizes, each reserved for every value)\n";
-  // The table's rows: values, figures, and the piece that gives the bound.
-  std::vector<std::vector<std::string>> rows(1);
-  for (const auto& [name, range] : problem->dims) rows[0].push_back(name);
-  for (const char* title : {"naive total", "lower bound", "at step"}) {
-    rows[0].push_back(title);
-  }
   std::vector<bool> shown(bound->pieces.size(), false);
-  for (const DimValues& at : *points) {
-    std::vector<std::string> row;
-    for (const auto& [name, value] : at) row.push_back(absl::StrCat(value));
-    absl::StatusOr<int64_t> total = naive->Evaluate(at);
-    absl::StatusOr<Bytes> lb = bound->Evaluate(at);
-    absl::StatusOr<int> piece = bound->Largest(at);
-    if (!total.ok()) return total.status();
-    if (!lb.ok()) return lb.status();
-    if (!piece.ok()) return piece.status();
-    row.push_back(absl::StrCat(*total));
-    row.push_back(absl::StrCat(*lb));
-    row.push_back(*piece < 0 ? std::string("-")
-                             : absl::StrCat(bound->pieces[*piece].step));
-    if (*piece >= 0) shown[*piece] = true;
-    rows.push_back(std::move(row));
-  }
+  absl::StatusOr<std::vector<std::vector<std::string>>> rows =
+      BoundRows(problem->dims, *points, *naive, *bound, shown);
+  if (!rows.ok()) return rows.status();
   // The pieces that give the bound at a value of the table, then the
   // others by their value at the maxima, up to kShown in all.
   constexpr size_t kShown = 8;
@@ -150,7 +161,7 @@ absl::Status RunSymbolic(const Arguments& args, const Graph& graph) {
     std::cout << "  and " << bound->pieces.size() - count
               << " more, none the largest at the values below\n";
   }
-  std::cout << Table(rows);
+  std::cout << Table(*rows);
   return absl::OkStatus();
 }
 
