@@ -125,7 +125,7 @@ void ThreeRuns(benchmark::internal::Benchmark* b);
 // One of the exact planner's targets (see the top of memplan_bench.cc).
 struct ExactRun {
   std::vector<const Problem*> problems;
-  Bytes capacity = 0;  // 0: minimise
+  Bytes capacity = 0;      // 0: minimise
   PlannerOptions options;  // the planner's own (warm_start=false: exact's
                            // search alone)
   std::string planner = "exact";  // or a registered planner to compare with

@@ -195,7 +195,8 @@ bool ParseOwnFlags(int* argc, char** argv) {
       bool declared = false;
       for (const PlannerInfo& info : RegisteredPlanners()) {
         for (const PlannerOption& option : info.options) {
-          declared |= eq != std::string::npos && option.name == v->substr(0, eq);
+          declared |=
+              eq != std::string::npos && option.name == v->substr(0, eq);
         }
       }
       if (!declared) {

@@ -74,8 +74,8 @@ Graph RandWireGraph(uint64_t seed, int stages, int nodes,
       if (two_ops) {
         const std::string sum = absl::StrCat(name(i), "sum");
         g.tensors.push_back(Tensor{.name = sum, .size = size});
-        g.ops.push_back(Op{.name = sum, .type = "Sum", .inputs = op.inputs,
-                           .outputs = {sum}});
+        g.ops.push_back(Op{
+            .name = sum, .type = "Sum", .inputs = op.inputs, .outputs = {sum}});
         op.type = "Conv";
         op.inputs = {sum};
       }
@@ -90,8 +90,9 @@ Graph RandWireGraph(uint64_t seed, int stages, int nodes,
     out.outputs.push_back(out.name);
     g.tensors.push_back(Tensor{.name = out.name,
                                .size = base,
-                               .kind = s + 1 == stages ? TensorKind::kOutput
-                                                       : TensorKind::kActivation});
+                               .kind = s + 1 == stages
+                                           ? TensorKind::kOutput
+                                           : TensorKind::kActivation});
     previous = out.name;
     g.ops.push_back(std::move(out));
   }
@@ -116,7 +117,9 @@ Graph CellGraph(uint64_t seed, int cells, int blocks, bool nasnet) {
   g.tensors.push_back(
       Tensor{.name = "input", .size = 1 << 18, .kind = TensorKind::kInput});
   g.tensors.push_back(Tensor{.name = "stem", .size = 2 * size});
-  g.ops.push_back(Op{.name = "stem", .type = "Conv", .inputs = {"input"},
+  g.ops.push_back(Op{.name = "stem",
+                     .type = "Conv",
+                     .inputs = {"input"},
                      .outputs = {"stem"}});
   std::string before = "stem";
   std::string last = "stem";
@@ -125,8 +128,10 @@ Graph CellGraph(uint64_t seed, int cells, int blocks, bool nasnet) {
     auto add = [&](const std::string& name, Bytes bytes, const char* type,
                    std::vector<std::string> inputs) {
       g.tensors.push_back(Tensor{.name = name, .size = bytes});
-      g.ops.push_back(Op{.name = name, .type = type,
-                         .inputs = std::move(inputs), .outputs = {name}});
+      g.ops.push_back(Op{.name = name,
+                         .type = type,
+                         .inputs = std::move(inputs),
+                         .outputs = {name}});
     };
     const std::string cell = absl::StrCat("c", c);
     std::vector<std::string> states = {cell + "p0", cell + "p1"};
@@ -164,7 +169,9 @@ Graph CellGraph(uint64_t seed, int cells, int blocks, bool nasnet) {
   }
   g.tensors.push_back(
       Tensor{.name = "logits", .size = 4096, .kind = TensorKind::kOutput});
-  g.ops.push_back(Op{.name = "head", .type = "Linear", .inputs = {last},
+  g.ops.push_back(Op{.name = "head",
+                     .type = "Linear",
+                     .inputs = {last},
                      .outputs = {"logits"}});
   return g;
 }
@@ -174,7 +181,8 @@ Graph CellGraph(uint64_t seed, int cells, int blocks, bool nasnet) {
 Graph FanGraph(int width) {
   Graph g;
   g.name = absl::StrCat("fan_", width);
-  g.tensors.push_back(Tensor{.name = "x", .size = 64, .kind = TensorKind::kInput});
+  g.tensors.push_back(
+      Tensor{.name = "x", .size = 64, .kind = TensorKind::kInput});
   Op join{.name = "join", .type = "Concat", .outputs = {"y"}};
   for (int b = 0; b < width; ++b) {
     g.tensors.push_back(Tensor{.name = absl::StrCat("big", b), .size = 4096});
@@ -191,7 +199,8 @@ Graph FanGraph(int width) {
                        .inputs = {absl::StrCat("big", b)},
                        .outputs = {absl::StrCat("small", b)}});
   }
-  g.tensors.push_back(Tensor{.name = "y", .size = 64, .kind = TensorKind::kOutput});
+  g.tensors.push_back(
+      Tensor{.name = "y", .size = 64, .kind = TensorKind::kOutput});
   g.ops.push_back(std::move(join));
   return g;
 }
@@ -242,8 +251,9 @@ Graph CellChainGraph(uint64_t seed, int cells) {
     proj.outputs.push_back(proj.name);
     g.tensors.push_back(Tensor{.name = proj.name,
                                .size = size,
-                               .kind = c + 1 == cells ? TensorKind::kOutput
-                                                      : TensorKind::kActivation});
+                               .kind = c + 1 == cells
+                                           ? TensorKind::kOutput
+                                           : TensorKind::kActivation});
     before = last;
     last = proj.name;
     g.ops.push_back(std::move(proj));
@@ -333,9 +343,9 @@ void AddOrderRun(const std::string& label, const Graph* graph,
         state.counters["peak"] = static_cast<double>(peak);
         state.counters["ratio"] =
             traced > 0 ? static_cast<double>(peak) / traced : 1.0;
-        state.counters["any_order"] =
-            any.ok() && any->has_value() ? static_cast<double>((*any)->bytes)
-                                         : -1.0;
+        state.counters["any_order"] = any.ok() && any->has_value()
+                                          ? static_cast<double>((*any)->bytes)
+                                          : -1.0;
         if (optimal.has_value()) {
           state.counters["proven"] = optimal->proven ? 1 : 0;
           state.counters["bound"] = static_cast<double>(optimal->bound);

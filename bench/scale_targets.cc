@@ -78,10 +78,9 @@ void RunTool(benchmark::State& state, const std::string& planner,
     max_rss_mb = std::max(max_rss_mb, usage.ru_maxrss / 1024.0);
     // The child's CPU time, which a loaded machine stretches less than
     // the wall time.
-    child_cpu_s = absl::ToDoubleSeconds(absl::DurationFromTimeval(
-                      usage.ru_utime)) +
-                  absl::ToDoubleSeconds(absl::DurationFromTimeval(
-                      usage.ru_stime));
+    child_cpu_s =
+        absl::ToDoubleSeconds(absl::DurationFromTimeval(usage.ru_utime)) +
+        absl::ToDoubleSeconds(absl::DurationFromTimeval(usage.ru_stime));
   }
   std::filesystem::remove(csv);
   std::filesystem::remove(out);
@@ -220,14 +219,14 @@ void RegisterLimitTargets() {
     for (const PlannerInfo& info : RegisteredPlanners()) {
       const int64_t n = 100000;
       const std::string name(info.name);
-      benchmark::RegisterBenchmark(
-          absl::StrCat("BM_target_work_limit_", name, "_", std::string(kind),
-                       "/", n)
-              .c_str(),
-          [name, kind, n](benchmark::State& state) {
-            RunPlanner(state, name, WorkLimitProblem(kind, n), "",
-                       PlanOptions{});
-          })
+      benchmark::RegisterBenchmark(absl::StrCat("BM_target_work_limit_", name,
+                                                "_", std::string(kind), "/", n)
+                                       .c_str(),
+                                   [name, kind, n](benchmark::State& state) {
+                                     RunPlanner(state, name,
+                                                WorkLimitProblem(kind, n), "",
+                                                PlanOptions{});
+                                   })
           ->Iterations(1)
           ->UseRealTime()
           ->Unit(benchmark::kSecond);

@@ -22,9 +22,9 @@
 
 #include <algorithm>
 #include <chrono>
-#include <ctime>
 #include <cstdio>
 #include <cstdlib>
+#include <ctime>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -39,8 +39,8 @@
 #include "memplan/formats.h"
 #include "memplan/problem.h"
 #include "memplan/symbolic.h"
-#include "memplan/symbolic_planner.h"
 #include "memplan/symbolic_memplan.h"
+#include "memplan/symbolic_planner.h"
 #include "memplan/symbolic_verify.h"
 #include "workloads/symbolic_decoder.h"
 #include "workloads/symbolic_transformer.h"
@@ -154,8 +154,7 @@ std::pair<DimValues, double> BoundAt(const Graph& g, const Plans& plans,
 
 // One row of the table: the plans' peaks at s over the lower bound there.
 void MeasureAt(const Graph& g, const Plans& plans, const BuildOptions& build,
-               const std::string& dim, int64_t s, bool last,
-               Summary& summary) {
+               const std::string& dim, int64_t s, bool last, Summary& summary) {
   const std::string& name = g.name;
   const auto [at, lb] = BoundAt(g, plans, build, dim, s);
   // The sizes as the chosen plan reserves them: its bucket's.
@@ -196,18 +195,19 @@ Summary Measure(const Graph& g, Bytes alignment) {
   summary.graph = name;
   summary.buffers = chosen.problem.buffers.size();
   summary.buckets = BucketsText(chosen, dim);
-  std::printf("### %s\n\n%zu buffers, %s in [%lld, %lld], alignment %lld; "
-              "planner %s, %zu bucket%s: %s %s\n\n",
-              name.c_str(), summary.buffers, dim.c_str(),
-              static_cast<long long>(range.min),
-              static_cast<long long>(range.max),
-              static_cast<long long>(alignment), chosen.planner.c_str(),
-              chosen.buckets.size(), chosen.buckets.size() == 1 ? "" : "s",
-              dim.c_str(), summary.buckets.c_str());
-  std::printf("| %s | LB(s) | chosen peak(s) | / LB | one plan | / LB | "
-              "greedy one plan / LB | upper bound | / LB |\n"
-              "|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n",
-              dim.c_str());
+  std::printf(
+      "### %s\n\n%zu buffers, %s in [%lld, %lld], alignment %lld; "
+      "planner %s, %zu bucket%s: %s %s\n\n",
+      name.c_str(), summary.buffers, dim.c_str(),
+      static_cast<long long>(range.min), static_cast<long long>(range.max),
+      static_cast<long long>(alignment), chosen.planner.c_str(),
+      chosen.buckets.size(), chosen.buckets.size() == 1 ? "" : "s", dim.c_str(),
+      summary.buckets.c_str());
+  std::printf(
+      "| %s | LB(s) | chosen peak(s) | / LB | one plan | / LB | "
+      "greedy one plan / LB | upper bound | / LB |\n"
+      "|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n",
+      dim.c_str());
   summary.meets = true;
   // The listed values inside the range, and its maximum.
   std::vector<int64_t> values;
@@ -226,12 +226,12 @@ Summary Measure(const Graph& g, Bytes alignment) {
       summary.every_worst_at = s;
     }
   }
-  std::printf("\nworst chosen peak / LB over every %s in [%lld, %lld]: %s at "
-              "%s = %lld\n",
-              dim.c_str(), static_cast<long long>(range.min),
-              static_cast<long long>(range.max),
-              Ratio(summary.every_worst).c_str(), dim.c_str(),
-              static_cast<long long>(summary.every_worst_at));
+  std::printf(
+      "\nworst chosen peak / LB over every %s in [%lld, %lld]: %s at "
+      "%s = %lld\n",
+      dim.c_str(), static_cast<long long>(range.min),
+      static_cast<long long>(range.max), Ratio(summary.every_worst).c_str(),
+      dim.c_str(), static_cast<long long>(summary.every_worst_at));
   std::printf("\nplanned in %.3f s, verified in %.3f s\n\n",
               summary.plan_seconds, summary.verify_seconds);
   std::fflush(stdout);
@@ -250,9 +250,10 @@ double CpuSeconds() {
 // worst sampled peak / LB over its buckets against the unlimited one's.
 void TimeLimits(const std::vector<Graph>& graphs, Bytes alignment,
                 const std::vector<double>& limits) {
-  std::printf("### Time limits\n\n| graph | buffers | time limit | CPU | "
-              "CPU / limit | wall / limit | buckets | worst peak/LB |\n"
-              "|---|---:|---:|---:|---:|---:|---:|---:|\n");
+  std::printf(
+      "### Time limits\n\n| graph | buffers | time limit | CPU | "
+      "CPU / limit | wall / limit | buckets | worst peak/LB |\n"
+      "|---|---:|---:|---:|---:|---:|---:|---:|\n");
   for (const Graph& g : graphs) {
     for (double limit : limits) {
       SymbolicPlanMemoryOptions options;
@@ -265,13 +266,13 @@ void TimeLimits(const std::vector<Graph>& graphs, Bytes alignment,
       const double used = CpuSeconds() - cpu, wall = Seconds(start);
       double worst = 0;
       for (const SymbolicBucket& b : plan.buckets) {
-        worst = std::max(worst,
-                         Check(g.name, WorstSampledRatio(plan.problem, b)));
+        worst =
+            std::max(worst, Check(g.name, WorstSampledRatio(plan.problem, b)));
       }
       std::printf("| %s | %zu | %s | %.3f s | %s | %s | %zu | %s |\n",
                   g.name.c_str(), plan.problem.buffers.size(),
-                  limit > 0 ? absl::StrCat(limit, " s").c_str() : "none",
-                  used, limit > 0 ? Ratio(used / limit).c_str() : "-",
+                  limit > 0 ? absl::StrCat(limit, " s").c_str() : "none", used,
+                  limit > 0 ? Ratio(used / limit).c_str() : "-",
                   limit > 0 ? Ratio(wall / limit).c_str() : "-",
                   plan.buckets.size(), Ratio(worst).c_str());
       std::fflush(stdout);
@@ -283,8 +284,8 @@ void TimeLimits(const std::vector<Graph>& graphs, Bytes alignment,
 void VerifySpeed(int buffers) {
   // No KV cache: 14 short-lived buffers a layer.
   const int layers = (buffers + 13) / 14;
-  const Graph g = internal::SymbolicTransformer(
-      {.layers = layers, .kv_cache = false});
+  const Graph g =
+      internal::SymbolicTransformer({.layers = layers, .kv_cache = false});
   BuildOptions build;
   build.alignment = 64;
   const SymbolicProblem p = Check(g.name, BuildSymbolicProblem(g, build));
@@ -387,23 +388,23 @@ int main(int argc, char** argv) {
   }
   std::vector<Summary> summaries;
   for (const Graph& g : graphs) summaries.push_back(Measure(g, alignment));
-  std::printf("### Summary\n\n| graph | buffers | buckets | chosen: worst "
-              "peak/LB | at the maximum | one plan | greedy one plan | upper "
-              "bound | reserved LB / LB | every value: worst (at) | plan | "
-              "verify | targets |\n"
-              "|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|"
-              "\n");
+  std::printf(
+      "### Summary\n\n| graph | buffers | buckets | chosen: worst "
+      "peak/LB | at the maximum | one plan | greedy one plan | upper "
+      "bound | reserved LB / LB | every value: worst (at) | plan | "
+      "verify | targets |\n"
+      "|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|"
+      "\n");
   for (const Summary& s : summaries) {
-    std::printf("| %s | %zu | %s | %s | %s | %s | %s | %s | %s | %s (%lld) | "
-                "%.2f s | %.3f s | %s |\n",
-                s.graph.c_str(), s.buffers, s.buckets.c_str(),
-                Ratio(s.chosen_worst).c_str(), Ratio(s.chosen_end).c_str(),
-                Ratio(s.one_worst).c_str(), Ratio(s.greedy_worst).c_str(),
-                Ratio(s.upper_worst).c_str(), Ratio(s.reserve_worst).c_str(),
-                Ratio(s.every_worst).c_str(),
-                static_cast<long long>(s.every_worst_at), s.plan_seconds,
-                s.verify_seconds,
-                s.meets ? "met" : "missed");
+    std::printf(
+        "| %s | %zu | %s | %s | %s | %s | %s | %s | %s | %s (%lld) | "
+        "%.2f s | %.3f s | %s |\n",
+        s.graph.c_str(), s.buffers, s.buckets.c_str(),
+        Ratio(s.chosen_worst).c_str(), Ratio(s.chosen_end).c_str(),
+        Ratio(s.one_worst).c_str(), Ratio(s.greedy_worst).c_str(),
+        Ratio(s.upper_worst).c_str(), Ratio(s.reserve_worst).c_str(),
+        Ratio(s.every_worst).c_str(), static_cast<long long>(s.every_worst_at),
+        s.plan_seconds, s.verify_seconds, s.meets ? "met" : "missed");
   }
   std::printf("\n");
   VerifySpeed(buffers);

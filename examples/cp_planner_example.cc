@@ -19,14 +19,11 @@ int main() {
   }
   memplan::Graph graph{
       .name = "branches",
-      .tensors = {{.name = "x",
-                   .size = 1024,
-                   .kind = memplan::TensorKind::kInput},
-                  {.name = "a", .size = 4096},
-                  {.name = "b", .size = 2048},
-                  {.name = "y",
-                   .size = 1024,
-                   .kind = memplan::TensorKind::kOutput}},
+      .tensors =
+          {{.name = "x", .size = 1024, .kind = memplan::TensorKind::kInput},
+           {.name = "a", .size = 4096},
+           {.name = "b", .size = 2048},
+           {.name = "y", .size = 1024, .kind = memplan::TensorKind::kOutput}},
       .ops = {{.name = "split", .inputs = {"x"}, .outputs = {"a", "b"}},
               {.name = "join", .inputs = {"a", "b"}, .outputs = {"y"}}},
   };

@@ -1,5 +1,5 @@
-// libFuzzer harness: CheckBufferCsv (fuzz/fuzz_checks.h) on every input; a broken
-// promise aborts, so libFuzzer keeps the input.
+// libFuzzer harness: CheckBufferCsv (fuzz/fuzz_checks.h) on every input; a
+// broken promise aborts, so libFuzzer keeps the input.
 #include <cstddef>
 #include <cstdint>
 

@@ -39,9 +39,11 @@ absl::Status Broken(absl::string_view what, const absl::Status& status) {
 absl::Status CheckError(absl::string_view reader, const absl::Status& status) {
   if (status.ok()) return absl::OkStatus();
   if (status.message().empty()) {
-    return absl::InternalError(absl::StrCat(reader, " failed without a message"));
+    return absl::InternalError(
+        absl::StrCat(reader, " failed without a message"));
   }
-  if (status.code() == absl::StatusCode::kInternal) return Broken(reader, status);
+  if (status.code() == absl::StatusCode::kInternal)
+    return Broken(reader, status);
   return absl::OkStatus();
 }
 
@@ -74,8 +76,8 @@ struct PlanProblems {
 const PlanProblems& PlanReaderProblems() {
   static const PlanProblems* problems = [] {
     auto* out = new PlanProblems;
-    absl::StatusOr<std::string> seed =
-        ReadFile(std::string(MEMPLAN_FUZZ_DATA_DIR) + "/seed/seed000_model.json");
+    absl::StatusOr<std::string> seed = ReadFile(
+        std::string(MEMPLAN_FUZZ_DATA_DIR) + "/seed/seed000_model.json");
     if (!seed.ok()) {
       out->status = seed.status();
       return out;
@@ -106,8 +108,9 @@ const PlanProblems& PlanReaderProblems() {
 // 64.
 const absl::StatusOr<SymbolicProblem>& SymbolicReaderProblem() {
   static const auto* const problem = new absl::StatusOr<SymbolicProblem>(
-      [] () -> absl::StatusOr<SymbolicProblem> {
-        absl::StatusOr<Graph> graph = ParseGraphJson(::memplan::testing::kAttention);
+      []() -> absl::StatusOr<SymbolicProblem> {
+        absl::StatusOr<Graph> graph =
+            ParseGraphJson(::memplan::testing::kAttention);
         if (!graph.ok()) return graph.status();
         return BuildSymbolicProblem(*graph, {.alignment = 64});
       }());
@@ -118,8 +121,10 @@ const absl::StatusOr<SymbolicProblem>& SymbolicReaderProblem() {
 // the verifier proves writes and reads back the same.
 absl::Status CheckSymbolicPlanJson(std::string_view input) {
   const absl::StatusOr<SymbolicProblem>& problem = SymbolicReaderProblem();
-  if (!problem.ok()) return Broken("the fixed symbolic problem", problem.status());
-  absl::StatusOr<SymbolicGraphPlan> plan = ParseSymbolicPlanJson(input, *problem);
+  if (!problem.ok())
+    return Broken("the fixed symbolic problem", problem.status());
+  absl::StatusOr<SymbolicGraphPlan> plan =
+      ParseSymbolicPlanJson(input, *problem);
   if (!plan.ok()) return CheckError("ParseSymbolicPlanJson", plan.status());
   absl::Status verified = VerifySymbolicGraphPlan(*plan);
   if (!verified.ok()) return CheckError("VerifySymbolicGraphPlan", verified);
@@ -140,7 +145,8 @@ absl::Status CheckGraphJson(std::string_view input) {
   absl::StatusOr<Graph> graph = ParseGraphJson(input);
   if (!graph.ok()) return CheckError("ParseGraphJson", graph.status());
   absl::StatusOr<Graph> again = ParseGraphJson(GraphToJson(*graph));
-  if (!again.ok()) return Broken("a graph read does not read back", again.status());
+  if (!again.ok())
+    return Broken("a graph read does not read back", again.status());
   if (!(*again == *graph)) {
     return absl::InternalError("a graph read reads back different");
   }
@@ -153,7 +159,8 @@ absl::Status CheckGraphJson(std::string_view input) {
       continue;
     }
     absl::Status valid = ValidateProblem(*problem);
-    if (!valid.ok()) return Broken("BuildProblem built an invalid problem", valid);
+    if (!valid.ok())
+      return Broken("BuildProblem built an invalid problem", valid);
     // The bound over op orders (its cuts included) is at most the bound of
     // the graph's own order, which is one of those orders.
     absl::StatusOr<std::optional<OrderLowerBound>> any_order =
@@ -176,14 +183,18 @@ absl::Status CheckBufferCsv(std::string_view input) {
   absl::StatusOr<BufferCsv> csv = ParseBufferCsv(input);
   if (!csv.ok()) return CheckError("ParseBufferCsv", csv.status());
   absl::Status valid = ValidateProblem(csv->problem);
-  if (!valid.ok()) return Broken("ParseBufferCsv read an invalid problem", valid);
+  if (!valid.ok())
+    return Broken("ParseBufferCsv read an invalid problem", valid);
   const Plan* plan = csv->plan ? &*csv->plan : nullptr;
   if (plan != nullptr) {
-    absl::Status error = CheckError("VerifyPlan", VerifyPlan(csv->problem, *plan));
+    absl::Status error =
+        CheckError("VerifyPlan", VerifyPlan(csv->problem, *plan));
     if (!error.ok()) return error;
   }
-  absl::StatusOr<BufferCsv> again = ParseBufferCsv(BufferCsvText(csv->problem, plan));
-  if (!again.ok()) return Broken("a CSV read does not read back", again.status());
+  absl::StatusOr<BufferCsv> again =
+      ParseBufferCsv(BufferCsvText(csv->problem, plan));
+  if (!again.ok())
+    return Broken("a CSV read does not read back", again.status());
   if (!(again->problem.buffers == csv->problem.buffers)) {
     return absl::InternalError("a CSV read reads back different buffers");
   }
@@ -213,10 +224,13 @@ absl::Status CheckPlanJson(std::string_view input) {
       if (!error.ok()) return error;
       continue;
     }
-    absl::StatusOr<Plan> again = ParsePlanJson(PlanToJson(problem, *plan), problem);
-    if (!again.ok()) return Broken("a valid plan does not read back", again.status());
+    absl::StatusOr<Plan> again =
+        ParsePlanJson(PlanToJson(problem, *plan), problem);
+    if (!again.ok())
+      return Broken("a valid plan does not read back", again.status());
     if (again->assignments != plan->assignments) {
-      return absl::InternalError("a valid plan reads back different assignments");
+      return absl::InternalError(
+          "a valid plan reads back different assignments");
     }
   }
   return absl::OkStatus();
@@ -228,7 +242,8 @@ absl::Status CheckPlanGreedy(std::string_view input) {
   if (first != std::string_view::npos && input[first] == '{') {
     absl::StatusOr<Graph> graph = ParseGraphJson(input);
     if (!graph.ok()) return CheckError("ParseGraphJson", graph.status());
-    absl::StatusOr<Problem> built = BuildProblem(*graph, {.plan_constants = true});
+    absl::StatusOr<Problem> built =
+        BuildProblem(*graph, {.plan_constants = true});
     if (!built.ok()) return CheckError("BuildProblem", built.status());
     problem = *std::move(built);
   } else {
@@ -236,18 +251,19 @@ absl::Status CheckPlanGreedy(std::string_view input) {
     if (!csv.ok()) return CheckError("ParseBufferCsv", csv.status());
     problem = std::move(csv->problem);
   }
-  absl::StatusOr<std::unique_ptr<Planner>> planner = CreatePlanner("greedy_by_size");
+  absl::StatusOr<std::unique_ptr<Planner>> planner =
+      CreatePlanner("greedy_by_size");
   if (!planner.ok()) return Broken("greedy_by_size", planner.status());
   absl::StatusOr<Plan> plan = (*planner)->Solve(problem, PlanOptions{});
   if (!plan.ok()) return CheckError("greedy_by_size", plan.status());
   absl::Status verified = VerifyPlan(problem, *plan);
   if (!verified.ok()) {
-    return Broken("greedy_by_size returned a plan the verifier rejects", verified);
+    return Broken("greedy_by_size returned a plan the verifier rejects",
+                  verified);
   }
   if (plan->peak < plan->lower_bound) {
-    return absl::InternalError(absl::StrCat("peak ", plan->peak,
-                                            " below the lower bound ",
-                                            plan->lower_bound));
+    return absl::InternalError(absl::StrCat(
+        "peak ", plan->peak, " below the lower bound ", plan->lower_bound));
   }
   return absl::OkStatus();
 }
@@ -293,11 +309,10 @@ absl::Status CheckReport(std::string_view input) {
       AnalyzePlan(problem, *plan, graph.has_value() ? &*graph : nullptr);
   if (!report.ok()) return CheckError("AnalyzePlan", report.status());
   for (const TextReportOptions& options :
-       {TextReportOptions{},
-        TextReportOptions{.width = 20,
-                          .max_table_rows = 3,
-                          .max_chart_rows = 2,
-                          .max_peak_tensors = 1}}) {
+       {TextReportOptions{}, TextReportOptions{.width = 20,
+                             .max_table_rows = 3,
+                             .max_chart_rows = 2,
+                             .max_peak_tensors = 1}}) {
     if (FormatTextReport(*report, options).empty()) {
       return absl::InternalError("an empty text report");
     }

@@ -14,7 +14,6 @@
 namespace memplan {
 namespace {
 
-
 class GreedyPlanner : public Planner {
  public:
   explicit GreedyPlanner(const GreedyOptions& options) : options_(options) {}

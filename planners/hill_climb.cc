@@ -43,8 +43,8 @@ class Climber {
   // still going at the deadline is abandoned (DeadlineExceeded), as is one
   // whose cost reaches `cost_limit` (Aborted).
   absl::Status Start(Budget& budget, int64_t cost_limit) {
-    if (absl::Status s = internal::PlaceAll(state_, order_, fit_, &budget,
-                                            cost_limit);
+    if (absl::Status s =
+            internal::PlaceAll(state_, order_, fit_, &budget, cost_limit);
         !s.ok()) {
       return s;
     }
@@ -291,8 +291,8 @@ class HillClimbPlanner : public SearchPlanner {
  private:
   // Rounds of the climb from `climber`'s start until the lower bound, the
   // rounds without gain, the budget or the patience run out.
-  Plan Climb(Climber& climber, const PlanOptions& options,
-             const Budget& clock, Bytes lower_bound) const {
+  Plan Climb(Climber& climber, const PlanOptions& options, const Budget& clock,
+             Bytes lower_bound) const {
     PlanOptions climb_options = options;
     climb_options.time_limit = absl::InfiniteDuration();
     climb_options.deadline = clock.deadline();

@@ -78,9 +78,9 @@ absl::StatusOr<Plan> NaiveAfterSpentPass(const Problem& problem,
                                          int64_t pass_work) {
   absl::StatusOr<Plan> plan = NaivePlanner().Solve(problem, options);
   if (!plan.ok()) {
-    return absl::Status(plan.status().code(),
-                        absl::StrCat(plan.status().message(), " (after ",
-                                     why.message(), ")"));
+    return absl::Status(
+        plan.status().code(),
+        absl::StrCat(plan.status().message(), " (after ", why.message(), ")"));
   }
   plan->counters["pass_abandoned"] = 1;
   plan->counters["pass_work"] = pass_work;

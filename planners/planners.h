@@ -1,6 +1,6 @@
 // Factories of the built-in planners that have no options of their own, one
-// per planners/<name>.cc; the registry (planners/registry.cc) lists them with the
-// planners whose factories are public (memplan/planners/<name>.h).
+// per planners/<name>.cc; the registry (planners/registry.cc) lists them with
+// the planners whose factories are public (memplan/planners/<name>.h).
 
 #ifndef MEMPLAN_PLANNERS_PLANNERS_H_
 #define MEMPLAN_PLANNERS_PLANNERS_H_
@@ -11,7 +11,6 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-
 #include "memplan/planner.h"
 
 namespace memplan::internal {

@@ -4,6 +4,8 @@
 // programs add explicitly through RegisterPlanner().
 // Options are checked and parsed in registry_options.cc.
 
+#include "memplan/registry.h"
+
 #include <algorithm>
 #include <deque>
 #include <limits>
@@ -24,7 +26,6 @@
 #include "memplan/planners/exact.h"
 #include "memplan/planners/greedy_by_size.h"
 #include "memplan/planners/hill_climb.h"
-#include "memplan/registry.h"
 #include "planners.h"
 #include "registry_options.h"
 
@@ -78,14 +79,14 @@ class LowerBoundTry : public SearchPlanner {
     capped.work_limit =
         std::max<int64_t>(1, std::min(WorkLimit(options), max_work_));
     if (nodes_per_buffer_ > 0) {
-      capped.work_limit = std::min(
-          capped.work_limit,
-          std::max<int64_t>(1, nodes_per_buffer_ * n *
-                                   internal::exact::NodeWork(n)));
+      capped.work_limit =
+          std::min(capped.work_limit,
+                   std::max<int64_t>(1, nodes_per_buffer_ * n *
+                                            internal::exact::NodeWork(n)));
     }
     if (options.patience > 0 && Enough(problem, incumbent, enough_)) {
-      capped.work_limit =
-          std::min(capped.work_limit, std::max<int64_t>(1, options.patience / 4));
+      capped.work_limit = std::min(capped.work_limit,
+                                   std::max<int64_t>(1, options.patience / 4));
     }
     return search_->Search(problem, capped, incumbent);
   }
@@ -117,9 +118,8 @@ class PatientExact : public SearchPlanner {
     }
     const auto n = static_cast<int64_t>(problem.buffers.size());
     PlanOptions patient = options;
-    patient.patience =
-        std::max(options.patience,
-                 nodes_per_buffer_ * n * internal::exact::NodeWork(n));
+    patient.patience = std::max(
+        options.patience, nodes_per_buffer_ * n * internal::exact::NodeWork(n));
     return search_->Search(problem, patient, incumbent);
   }
 
@@ -274,8 +274,7 @@ std::vector<PlannerOption> ExactOptionList() {
       DoubleOption("start_share", kExactStartShare,
                    "the warm start's share of the work limit", 0, 1),
       IntOption("start_work", kExactStartWork,
-                "the warm start's work units at most (0: its share alone)",
-                0),
+                "the warm start's work units at most (0: its share alone)", 0),
   };
 }
 
@@ -283,11 +282,11 @@ std::unique_ptr<Planner> Exact(const OptionValues& values) {
   ExactOptions options;
   options.first_node_limit = values.Int("first_node_limit");
   options.node_limit_growth = values.Int("node_limit_growth");
-  options.restarts_per_round = values.Bool("restarts")
-                                   ? static_cast<int>(std::min<int64_t>(
-                                         values.Int("restarts_per_round"),
-                                         std::numeric_limits<int>::max()))
-                                   : 0;
+  options.restarts_per_round =
+      values.Bool("restarts")
+          ? static_cast<int>(std::min<int64_t>(values.Int("restarts_per_round"),
+                                               std::numeric_limits<int>::max()))
+          : 0;
   options.lower_bound_only = values.Bool("lower_bound_only");
   options.section_inference = values.Bool("section_inference");
   options.incremental_inference = values.Bool("incremental_inference");
@@ -318,12 +317,12 @@ std::unique_ptr<Planner> HillClimb(const OptionValues& values) {
 }
 
 std::vector<PlannerOption> Caffe2DpOptionList() {
-  return {IntOption("dp_max_work", Caffe2Options{}.dp_max_work,
-                    absl::StrCat("work units of the dynamic program (within "
-                                 "the work limit; a node costs ",
-                                 kCaffe2DpNodeWork,
-                                 ") before the greedy places the rest"),
-                    0)};
+  return {IntOption(
+      "dp_max_work", Caffe2Options{}.dp_max_work,
+      absl::StrCat("work units of the dynamic program (within "
+                   "the work limit; a node costs ",
+                   kCaffe2DpNodeWork, ") before the greedy places the rest"),
+      0)};
 }
 
 std::unique_ptr<Planner> Caffe2Dp(const OptionValues& values) {
@@ -342,27 +341,39 @@ const std::vector<Entry>& Entries() {
   using enum PlannerKind;
   using enum PlannerCost;
   static const std::vector<Entry>* entries = new std::vector<Entry>{
-      {{"naive", "every buffer its own bytes, one after another (no reuse)",
-        kHeuristic, kLight, {}},
+      {{"naive",
+        "every buffer its own bytes, one after another (no reuse)",
+        kHeuristic,
+        kLight,
+        {}},
        [](const OptionValues&) { return internal::MakeNaivePlanner(); }},
       {{"greedy_by_size",
         "largest first, each in the smallest gap that fits (Pisarchyk & Lee "
         "2020)",
-        kHeuristic, kLight, {}},
+        kHeuristic,
+        kLight,
+        {}},
        [](const OptionValues&) { return MakeGreedyPlanner({}); }},
-      {{"first_fit", "largest first, each at the lowest offset that fits",
-        kHeuristic, kLight, {}},
+      {{"first_fit",
+        "largest first, each at the lowest offset that fits",
+        kHeuristic,
+        kLight,
+        {}},
        [](const OptionValues&) { return internal::MakeFirstFitPlanner(); }},
       {{"position_greedy",
         "largest first (ties in buffer order), jumping past overlapping "
         "buffers",
-        kHeuristic, kLight, {}},
+        kHeuristic,
+        kLight,
+        {}},
        [](const OptionValues&) {
          return internal::MakePositionGreedyPlanner();
        }},
       {{"caffe2_greedy",
         "memonger's greedy: shared objects by last use, closest size first",
-        kHeuristic, kLight, {}},
+        kHeuristic,
+        kLight,
+        {}},
        [](const OptionValues&) { return MakeCaffe2GreedyPlanner({}); }},
       {{"caffe2_dp",
         "memonger's dynamic program over shared objects, budgeted; never "
@@ -384,10 +395,10 @@ const std::vector<Entry>& Entries() {
         "plan",
         kSearch, kBudgeted, BestOptionList()},
        [](const OptionValues& values) {
-         return WithPatience(Best(values.Int("lower_bound_try_work"),
-                                  kLowerBoundTryNodesPerBuffer,
-                                  values.Double("enough")),
-                             values.Int("patience"));
+         return WithPatience(
+             Best(values.Int("lower_bound_try_work"),
+                  kLowerBoundTryNodesPerBuffer, values.Double("enough")),
+             values.Int("patience"));
        }},
       {{"exact",
         "branch-and-bound over canonical placements from best's plan; proves "
@@ -428,7 +439,8 @@ std::vector<const Entry*> AllEntries() {
 std::string ValidNames() {
   std::string valid;
   for (const Entry* e : AllEntries()) {
-    absl::StrAppend(&valid, valid.empty() ? "" : ", ", std::string(e->info.name));
+    absl::StrAppend(&valid, valid.empty() ? "" : ", ",
+                    std::string(e->info.name));
   }
   return valid;
 }
@@ -441,9 +453,9 @@ const Entry* Find(std::string_view name) {
 }
 
 absl::Status UnknownPlanner(std::string_view name) {
-  return absl::NotFoundError(absl::StrCat("unknown planner \"",
-                                          std::string(name),
-                                          "\"; valid planners: ", ValidNames()));
+  return absl::NotFoundError(
+      absl::StrCat("unknown planner \"", std::string(name),
+                   "\"; valid planners: ", ValidNames()));
 }
 
 }  // namespace
@@ -451,9 +463,9 @@ absl::Status UnknownPlanner(std::string_view name) {
 namespace internal {
 
 std::unique_ptr<Planner> MakeHeuristicStart() {
-  return WithFallback(Best(kLowerBoundTryWork, 0, 0),
-                      WithFallback(MakeGreedyPlanner({}),
-                                   internal::MakeNaivePlanner()));
+  return WithFallback(
+      Best(kLowerBoundTryWork, 0, 0),
+      WithFallback(MakeGreedyPlanner({}), internal::MakeNaivePlanner()));
 }
 
 }  // namespace internal
@@ -463,17 +475,17 @@ absl::Status RegisterPlanner(const PlannerInfo& info, PlannerFactory make) {
     return absl::InvalidArgumentError(
         "RegisterPlanner needs a name and a factory");
   }
-  MEMPLAN_RETURN_IF_ERROR(
-      internal::CheckDeclarations(info.name, info.options));
+  MEMPLAN_RETURN_IF_ERROR(internal::CheckDeclarations(info.name, info.options));
   AddedPlanners& added = Added();
   std::lock_guard<std::mutex> lock(added.mutex);
   bool taken = false;
   for (const Entry& e : Entries()) taken = taken || e.info.name == info.name;
-  for (const AddedEntry& a : added.entries) taken = taken || a.name == info.name;
+  for (const AddedEntry& a : added.entries)
+    taken = taken || a.name == info.name;
   if (taken) {
-    return absl::AlreadyExistsError(absl::StrCat(
-        "a planner named \"", std::string(info.name),
-        "\" is already registered"));
+    return absl::AlreadyExistsError(absl::StrCat("a planner named \"",
+                                                 std::string(info.name),
+                                                 "\" is already registered"));
   }
   AddedEntry& a = added.entries.emplace_back();
   a.name = std::string(info.name);

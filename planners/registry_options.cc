@@ -19,7 +19,8 @@ namespace {
 
 std::string Range(const PlannerOption& option) {
   const bool low = std::isfinite(option.min), high = std::isfinite(option.max);
-  if (low && high) return absl::StrCat(" from ", option.min, " to ", option.max);
+  if (low && high)
+    return absl::StrCat(" from ", option.min, " to ", option.max);
   if (low) return absl::StrCat(" of at least ", option.min);
   if (high) return absl::StrCat(" of at most ", option.max);
   return "";
@@ -84,10 +85,9 @@ absl::StatusOr<OptionValues> ParseOptions(
           "\" has no option \"workers\": the thread count is \"threads\""));
     }
     if (!known) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("planner \"", std::string(planner),
-                       "\" has no option \"", name,
-                       "\" (", Names(declared), ")"));
+      return absl::InvalidArgumentError(absl::StrCat(
+          "planner \"", std::string(planner), "\" has no option \"", name,
+          "\" (", Names(declared), ")"));
     }
   }
   OptionValues values;
@@ -97,11 +97,11 @@ absl::StatusOr<OptionValues> ParseOptions(
         it == given.end() ? option.default_value : it->second;
     absl::StatusOr<OptionValues::Value> value = ParseValue(option, text);
     if (!value.ok()) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "planner \"", std::string(planner), "\", option ", option.name, "=",
-          text, ": ", value.status().message(), " (",
-          std::string(OptionTypeName(option.type)),
-          ": ", option.description, ")"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("planner \"", std::string(planner), "\", option ",
+                       option.name, "=", text, ": ", value.status().message(),
+                       " (", std::string(OptionTypeName(option.type)), ": ",
+                       option.description, ")"));
     }
     values.Set(option.name, *std::move(value));
   }
@@ -114,11 +114,10 @@ absl::Status CheckDeclarations(std::string_view planner,
   for (const PlannerOption& option : declared) {
     if (option.name.empty() || !names.insert(option.name).second ||
         (option.type == OptionType::kEnum && option.choices.empty())) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("planner \"", std::string(planner), "\": option \"",
-                       option.name,
-                       "\" is unnamed, declared twice or an enum without "
-                       "choices"));
+      return absl::InvalidArgumentError(absl::StrCat(
+          "planner \"", std::string(planner), "\": option \"", option.name,
+          "\" is unnamed, declared twice or an enum without "
+          "choices"));
     }
   }
   return ParseOptions(planner, declared, {}).status();

@@ -81,10 +81,9 @@ Graph ReadOnnx(const py::object& source,
 // read_plan: the plan file `path` for `input` (a Graph, a Problem, or the
 // path of the file planned).
 PlanResult ReadPlan(const py::object& input, const std::string& path,
-                    bool recorded, const std::string& reorder,
-                    Bytes alignment, std::optional<std::vector<Pool>> pools,
-                    Bytes capacity, bool plan_constants, bool plan_inputs,
-                    bool plan_outputs) {
+                    bool recorded, const std::string& reorder, Bytes alignment,
+                    std::optional<std::vector<Pool>> pools, Bytes capacity,
+                    bool plan_constants, bool plan_inputs, bool plan_outputs) {
   BuildArgs args{.alignment = alignment,
                  .pools = std::move(pools),
                  .capacity = capacity,
@@ -118,8 +117,7 @@ PlanResult ReadPlan(const py::object& input, const std::string& path,
     if (recorded) {
       // The build options the plan file records, applied to the
       // input's own declarations as `memplan verify` applies them.
-      if (std::optional<PlanProvenance> p =
-              Take(RecordedProvenance(file));
+      if (std::optional<PlanProvenance> p = Take(RecordedProvenance(file));
           p.has_value()) {
         const Graph* graph = py::isinstance<Graph>(input)
                                  ? &input.cast<const Graph&>()
@@ -127,21 +125,20 @@ PlanResult ReadPlan(const py::object& input, const std::string& path,
         absl::StatusOr<PlanBuild> build =
             ApplyRecordedBuild(*p, graph, DeclaredPools(input));
         if (!build.ok()) {
-          Raise(absl::Status(
-              build.status().code(),
-              absl::StrCat(path, ": ", build.status().message())));
+          Raise(
+              absl::Status(build.status().code(),
+                           absl::StrCat(path, ": ", build.status().message())));
         }
         result.build = build->build;
         result.reorder = build->reorder;
         result.notes = build->notes;
       }
     }
-    result.graph = PlannedGraph(input, result.reorder, result.build,
-                                &result.op_order);
-    result.problem =
-        result.graph.has_value()
-            ? Take(BuildProblem(*result.graph, result.build))
-            : ProblemOf(input, result.build);
+    result.graph =
+        PlannedGraph(input, result.reorder, result.build, &result.op_order);
+    result.problem = result.graph.has_value()
+                         ? Take(BuildProblem(*result.graph, result.build))
+                         : ProblemOf(input, result.build);
   }
   absl::StatusOr<Plan> plan = ParsePlanFile(file, result.problem);
   if (!plan.ok()) {
@@ -188,18 +185,18 @@ py::tuple ReadBufferCsv(const std::string& path, Bytes max_input_size) {
 }
 
 void BindGraphFiles(py::module_& m) {
-  m.def("graph_from_json", [](const std::string& text) {
-    return Take(ParseGraphJson(text));
-  }, py::arg("text"), "a memplan-graph-v1 JSON text as a Graph");
-  m.def("graph_to_json", &GraphToJson, py::arg("graph"));
   m.def(
-      "read_graph", &ReadGraph, py::arg("path"),
-      py::arg("max_input_size") = kDefaultMaxInputBytes,
-      py::arg("dims") = std::map<std::string, int64_t>{},
-      py::arg("dim_ranges") = PyDimRanges{},
-      "a memplan-graph-v1 file (.json or .json.gz) of at most "
-      "max_input_size bytes (decompressed), its symbolic dims narrowed to "
-      "dim_ranges ({name: (min, max)}) and bound to the values of dims");
+      "graph_from_json",
+      [](const std::string& text) { return Take(ParseGraphJson(text)); },
+      py::arg("text"), "a memplan-graph-v1 JSON text as a Graph");
+  m.def("graph_to_json", &GraphToJson, py::arg("graph"));
+  m.def("read_graph", &ReadGraph, py::arg("path"),
+        py::arg("max_input_size") = kDefaultMaxInputBytes,
+        py::arg("dims") = std::map<std::string, int64_t>{},
+        py::arg("dim_ranges") = PyDimRanges{},
+        "a memplan-graph-v1 file (.json or .json.gz) of at most "
+        "max_input_size bytes (decompressed), its symbolic dims narrowed to "
+        "dim_ranges ({name: (min, max)}) and bound to the values of dims");
   m.def(
       "write_graph",
       [](const Graph& graph, const std::string& path) {
@@ -209,11 +206,10 @@ void BindGraphFiles(py::module_& m) {
 }
 
 void BindBufferCsv(py::module_& m) {
-  m.def(
-      "read_buffer_csv", &ReadBufferCsv, py::arg("path"),
-      py::arg("max_input_size") = kDefaultMaxInputBytes,
-      "a buffer CSV (id,lower,upper,size[,offset]) of at most max_input_size "
-      "bytes (decompressed) as (Problem, PlanResult or None)");
+  m.def("read_buffer_csv", &ReadBufferCsv, py::arg("path"),
+        py::arg("max_input_size") = kDefaultMaxInputBytes,
+        "a buffer CSV (id,lower,upper,size[,offset]) of at most max_input_size "
+        "bytes (decompressed) as (Problem, PlanResult or None)");
   m.attr("DEFAULT_MAX_INPUT_SIZE") = kDefaultMaxInputBytes;
   m.attr("MAX_NAME_BYTES") = kMaxNameBytes;
   m.def(

@@ -15,8 +15,7 @@ namespace memplan::python {
 
 void PlanResult::Index() {
   buffer_of_tensor.clear();
-  for (BufferId b = 0; b < static_cast<BufferId>(problem.buffers.size());
-       ++b) {
+  for (BufferId b = 0; b < static_cast<BufferId>(problem.buffers.size()); ++b) {
     buffer_of_tensor.emplace(problem.buffers[b].name, b);
     for (const std::string& t : problem.buffers[b].tensors) {
       buffer_of_tensor.emplace(t, b);
@@ -50,8 +49,8 @@ void PlanResult::Index() {
 namespace {
 
 NamedPlacement PlacementOf(const PlanResult& r, const TensorPlacement& t) {
-  return NamedPlacement{.tensor = t,
-                   .pool = t.planned() ? r.problem.pools[t.pool].name : ""};
+  return NamedPlacement{
+      .tensor = t, .pool = t.planned() ? r.problem.pools[t.pool].name : ""};
 }
 
 py::dict BufferDict(const PlanResult& r, BufferId b) {
@@ -70,15 +69,15 @@ py::dict BufferDict(const PlanResult& r, BufferId b) {
 
 void BindTensorPlacement(py::module_& m) {
   py::class_<NamedPlacement>(m, "TensorPlacement",
-                        "Where one tensor of the graph lives (the C++ "
-                        "TensorPlacement, with its pool's name)")
+                             "Where one tensor of the graph lives (the C++ "
+                             "TensorPlacement, with its pool's name)")
       .def_property_readonly(
           "name", [](const NamedPlacement& p) { return p.tensor.name; })
-      .def_property_readonly("kind",
-                             [](const NamedPlacement& p) {
-                               return std::string(
-                                   TensorKindName(p.tensor.kind));
-                             })
+      .def_property_readonly(
+          "kind",
+          [](const NamedPlacement& p) {
+            return std::string(TensorKindName(p.tensor.kind));
+          })
       .def_property_readonly(
           "size", [](const NamedPlacement& p) { return p.tensor.size; },
           "the tensor's own bytes (its buffer may be larger)")
@@ -124,16 +123,14 @@ void BindTensorPlacement(py::module_& m) {
         return absl::StrCat("TensorPlacement(\"", p.tensor.name, "\", pool=\"",
                             p.pool, "\", offset=", p.tensor.offset, ")");
       });
-
 }
 
 void DefPlanPlacements(py::class_<PlanResult>& cls) {
-  cls
-      .def_property_readonly(
-          "graph",
-          [](const PlanResult& r) -> std::optional<Graph> { return r.graph; },
-          "the graph as planned (its ops in the order planned); None for a "
-          "problem")
+  cls.def_property_readonly(
+         "graph",
+         [](const PlanResult& r) -> std::optional<Graph> { return r.graph; },
+         "the graph as planned (its ops in the order planned); None for a "
+         "problem")
       .def_property_readonly(
           "notes", [](const PlanResult& r) { return r.notes; },
           "read_plan: what the plan file records that the input does not "
@@ -173,9 +170,8 @@ void DefPlanPlacements(py::class_<PlanResult>& cls) {
 }
 
 void DefPlanQueries(py::class_<PlanResult>& cls) {
-  cls
-      .def_property_readonly("peak",
-                             [](const PlanResult& r) { return r.plan.peak; })
+  cls.def_property_readonly("peak",
+                            [](const PlanResult& r) { return r.plan.peak; })
       .def_property_readonly(
           "lower_bound", [](const PlanResult& r) { return r.plan.lower_bound; })
       .def_property_readonly(
@@ -243,38 +239,37 @@ void DefPlanQueries(py::class_<PlanResult>& cls) {
 }
 
 void DefPlanEdits(py::class_<PlanResult>& cls) {
-  cls
-      .def(
-          "moved",
-          [](const PlanResult& r, const std::string& tensor, Offset offset,
-             std::optional<std::string> pool) {
-            PlanResult moved = r;
-            const BufferId b = moved.Find(tensor);
-            for (Assignment& a : moved.plan.assignments) {
-              if (a.buffer != b) continue;
-              a.offset = offset;
-              if (pool.has_value()) {
-                PoolId p = 0;
-                while (p < static_cast<PoolId>(moved.problem.pools.size()) &&
-                       moved.problem.pools[p].name != *pool) {
-                  ++p;
-                }
-                if (p == static_cast<PoolId>(moved.problem.pools.size())) {
-                  throw py::value_error(
-                      absl::StrCat("unknown pool \"", *pool, "\""));
-                }
-                a.pool = p;
-              }
-            }
-            moved.plan.proven_optimal = false;
-            moved.plan.pool_used.clear();
-            ComputePlanStatistics(moved.problem, moved.plan);
-            moved.plan.proven_optimal = false;
-            moved.Index();
-            return moved;
-          },
-          py::arg("tensor"), py::arg("offset"), py::arg("pool") = py::none(),
-          "a copy of the plan with the buffer of `tensor` moved (not verified)")
+  cls.def(
+         "moved",
+         [](const PlanResult& r, const std::string& tensor, Offset offset,
+            std::optional<std::string> pool) {
+           PlanResult moved = r;
+           const BufferId b = moved.Find(tensor);
+           for (Assignment& a : moved.plan.assignments) {
+             if (a.buffer != b) continue;
+             a.offset = offset;
+             if (pool.has_value()) {
+               PoolId p = 0;
+               while (p < static_cast<PoolId>(moved.problem.pools.size()) &&
+                      moved.problem.pools[p].name != *pool) {
+                 ++p;
+               }
+               if (p == static_cast<PoolId>(moved.problem.pools.size())) {
+                 throw py::value_error(
+                     absl::StrCat("unknown pool \"", *pool, "\""));
+               }
+               a.pool = p;
+             }
+           }
+           moved.plan.proven_optimal = false;
+           moved.plan.pool_used.clear();
+           ComputePlanStatistics(moved.problem, moved.plan);
+           moved.plan.proven_optimal = false;
+           moved.Index();
+           return moved;
+         },
+         py::arg("tensor"), py::arg("offset"), py::arg("pool") = py::none(),
+         "a copy of the plan with the buffer of `tensor` moved (not verified)")
       .def(
           "verify",
           [](const PlanResult& r) { Check(VerifyPlan(r.problem, r.plan)); },
@@ -291,12 +286,11 @@ void BindPlanResult(py::module_& m) {
   DefPlanQueries(cls);
   DefPlanEdits(cls);
   DefPlanEmitters(cls);
-  cls
-      .def("__repr__", [](const PlanResult& r) {
-        return absl::StrCat("PlanResult(planner=\"", r.plan.planner,
-                            "\", peak=", r.plan.peak,
-                            ", lower_bound=", r.plan.lower_bound, ")");
-      });
+  cls.def("__repr__", [](const PlanResult& r) {
+    return absl::StrCat("PlanResult(planner=\"", r.plan.planner,
+                        "\", peak=", r.plan.peak,
+                        ", lower_bound=", r.plan.lower_bound, ")");
+  });
 }
 
 }  // namespace memplan::python

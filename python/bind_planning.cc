@@ -49,8 +49,8 @@ std::optional<Graph> PlannedGraph(const py::object& input,
 Problem ProblemOf(const py::object& input, const BuildOptions& build,
                   const std::string& reorder) {
   if (py::isinstance<Graph>(input)) {
-    return Take(BuildProblem(*PlannedGraph(input, reorder, build, nullptr),
-                             build));
+    return Take(
+        BuildProblem(*PlannedGraph(input, reorder, build, nullptr), build));
   }
   if (py::isinstance<Problem>(input)) {
     if (!reorder.empty()) PlannedGraph(input, reorder, build, nullptr);
@@ -98,9 +98,9 @@ std::string OptionText(const std::string& name, const py::handle& value) {
     return py::repr(value).cast<std::string>();
   }
   if (py::isinstance<py::str>(value)) return value.cast<std::string>();
-  throw py::type_error(absl::StrCat(
-      "option ", name, ": expected bool, int, float or str, got ",
-      py::type::of(value).attr("__name__").cast<std::string>()));
+  throw py::type_error(
+      absl::StrCat("option ", name, ": expected bool, int, float or str, got ",
+                   py::type::of(value).attr("__name__").cast<std::string>()));
 }
 
 PlannerOptions OptionsOf(const py::dict& options) {
@@ -201,8 +201,8 @@ PlanResult RunPlanner(const py::object& input, const SolveArgs& solve,
   PlanOptions options = PlanOptionsOf(solve);
   // "placed" plans below, in each candidate order; the others share the
   // limits with the planning.
-  result.graph = PlannedGraph(input, placed ? "" : solve.reorder,
-                              result.build, &result.op_order,
+  result.graph = PlannedGraph(input, placed ? "" : solve.reorder, result.build,
+                              &result.op_order,
                               SplitOrderingEffort(solve.reorder, options));
   if (!placed) {
     result.problem = result.graph.has_value()
@@ -227,9 +227,9 @@ void VerifyAgainst(const py::object& input, const PlanResult& result) {
   const Problem problem = ProblemOf(input, result.build, result.reorder);
   // The plan must place this problem's buffers: match them by name, in order.
   if (problem.buffers.size() != result.problem.buffers.size()) {
-    throw py::value_error(absl::StrCat(
-        "the plan places ", result.problem.buffers.size(),
-        " buffers, the graph has ", problem.buffers.size()));
+    throw py::value_error(
+        absl::StrCat("the plan places ", result.problem.buffers.size(),
+                     " buffers, the graph has ", problem.buffers.size()));
   }
   for (size_t b = 0; b < problem.buffers.size(); ++b) {
     if (problem.buffers[b].name != result.problem.buffers[b].name) {
@@ -316,13 +316,12 @@ void BindOrderFunctions(py::module_& m) {
                        .plan_constants = plan_constants,
                        .plan_inputs = plan_inputs,
                        .plan_outputs = plan_outputs};
-        std::optional<OrderLowerBound> bound =
-            Take(LowerBoundOverOrders(graph, args.Options(),
-                                      WorkLimited(work_limit)));
+        std::optional<OrderLowerBound> bound = Take(LowerBoundOverOrders(
+            graph, args.Options(), WorkLimited(work_limit)));
         if (!bound.has_value()) return std::nullopt;
-        return std::make_pair(
-            bound->bytes,
-            bound->op >= 0 ? graph.ops[bound->op].name : std::string());
+        return std::make_pair(bound->bytes, bound->op >= 0
+                                                ? graph.ops[bound->op].name
+                                                : std::string());
       },
       py::arg("graph"), py::kw_only(), py::arg("alignment") = 1,
       py::arg("plan_constants") = false, py::arg("plan_inputs") = true,
@@ -336,9 +335,8 @@ void BindOrderFunctions(py::module_& m) {
                        .plan_constants = plan_constants,
                        .plan_inputs = plan_inputs,
                        .plan_outputs = plan_outputs};
-        OptimalOrder optimal =
-            Take(ComputeOptimalOpOrder(graph, args.Options(),
-                                       WorkLimited(work_limit)));
+        OptimalOrder optimal = Take(ComputeOptimalOpOrder(
+            graph, args.Options(), WorkLimited(work_limit)));
         std::vector<std::string> names;
         names.reserve(optimal.order.size());
         for (int op : optimal.order) names.push_back(graph.ops[op].name);
@@ -351,13 +349,16 @@ void BindOrderFunctions(py::module_& m) {
 }
 
 void BindPlannerRegistry(py::module_& m) {
-  m.def("planners", [] {
-    py::dict out;
-    for (const PlannerInfo& info : RegisteredPlanners()) {
-      out[py::str(std::string(info.name))] = std::string(info.description);
-    }
-    return out;
-  }, "{name: description} of every registered planner, in registry order");
+  m.def(
+      "planners",
+      [] {
+        py::dict out;
+        for (const PlannerInfo& info : RegisteredPlanners()) {
+          out[py::str(std::string(info.name))] = std::string(info.description);
+        }
+        return out;
+      },
+      "{name: description} of every registered planner, in registry order");
   m.def(
       "planner_options",
       [](const std::string& name) {
@@ -381,8 +382,7 @@ void BindPlannerRegistry(py::module_& m) {
       py::arg("name"),
       "the options planner `name` declares: [{name, type, default, "
       "description}], which plan(..., options={...}) sets");
-  m.def("default_planner",
-        [] { return std::string(DefaultPlannerName()); });
+  m.def("default_planner", [] { return std::string(DefaultPlannerName()); });
 }
 
 }  // namespace

@@ -19,8 +19,8 @@ namespace {
 // PlanToJson with the graph's tensor table and, when `input` names the file
 // planned, the provenance the tool records (so that `memplan verify` needs
 // no flags).
-std::string PlanJson(const PlanResult& r, const std::optional<std::string>& input,
-                     bool wall_time) {
+std::string PlanJson(const PlanResult& r,
+                     const std::optional<std::string>& input, bool wall_time) {
   PlanJsonOptions options;
   options.graph = r.GraphOrNull();
   options.wall_time = wall_time;
@@ -34,8 +34,8 @@ std::string PlanJson(const PlanResult& r, const std::optional<std::string>& inpu
   return PlanToJson(r.problem, r.plan, options);
 }
 
-TextReportOptions TextOptions(int width, int max_table_rows,
-                              int max_chart_rows, int max_peak_tensors) {
+TextReportOptions TextOptions(int width, int max_table_rows, int max_chart_rows,
+                              int max_peak_tensors) {
   if (width < 40) throw py::value_error("width must be at least 40");
   return TextReportOptions{.width = width,
                            .max_table_rows = max_table_rows,
@@ -61,10 +61,9 @@ PlanReport Analyze(const PlanResult& r) {
   return report;
 }
 
-std::string HtmlReport(const std::vector<const PlanResult*>& plans,
-                       const std::string& title,
-                       const std::vector<std::pair<std::string, std::string>>&
-                           failures) {
+std::string HtmlReport(
+    const std::vector<const PlanResult*>& plans, const std::string& title,
+    const std::vector<std::pair<std::string, std::string>>& failures) {
   HtmlReportInput input;
   input.title = title;
   for (const PlanResult* r : plans) {
@@ -80,8 +79,8 @@ std::string HtmlReport(const std::vector<const PlanResult*>& plans,
         throw py::value_error(absl::StrCat(
             "the plans of one report must place the same buffers: buffer ", b,
             " is \"", x.name, "\" in the first plan, \"", y.name,
-            "\" (or of another size or lifetime) in plan \"",
-            r->plan.planner, "\""));
+            "\" (or of another size or lifetime) in plan \"", r->plan.planner,
+            "\""));
       }
     }
     input.plans.push_back(Analyze(*r));
@@ -95,19 +94,17 @@ std::string HtmlReport(const std::vector<const PlanResult*>& plans,
 }  // namespace
 
 void DefPlanEmitters(py::class_<PlanResult>& cls) {
-  cls
-      .def("to_json", &PlanJson, py::arg("input") = py::none(),
-           py::arg("wall_time") = false,
-           "memplan-plan-v1 JSON as the tool writes it: with a graph, every "
-           "tensor's place; with `input` (the path of the file planned), its "
-           "name and hash and the build options, so that `memplan verify` "
-           "needs no flags")
-      .def("to_csv",
-           [](const PlanResult& r) {
-             return BufferCsvText(r.problem, &r.plan);
-           },
-           "the buffer CSV with an offset column (and a pool column for "
-           "several pools)")
+  cls.def("to_json", &PlanJson, py::arg("input") = py::none(),
+          py::arg("wall_time") = false,
+          "memplan-plan-v1 JSON as the tool writes it: with a graph, every "
+          "tensor's place; with `input` (the path of the file planned), its "
+          "name and hash and the build options, so that `memplan verify` "
+          "needs no flags")
+      .def(
+          "to_csv",
+          [](const PlanResult& r) { return BufferCsvText(r.problem, &r.plan); },
+          "the buffer CSV with an offset column (and a pool column for "
+          "several pools)")
       .def(
           "to_c_header",
           [](const PlanResult& r, const std::string& name,

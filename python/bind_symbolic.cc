@@ -78,11 +78,10 @@ DimValues ValuesFrom(const py::kwargs& values) {
   for (const auto& [key, value] : values) {
     const std::string name = key.cast<std::string>();
     if (!py::isinstance<py::int_>(value) || py::isinstance<py::bool_>(value)) {
-      PyErr_SetString(
-          g_dim_error,
-          absl::StrCat("dim \"", name, "\": expected an int, got ",
-                       py::repr(value).cast<std::string>())
-              .c_str());
+      PyErr_SetString(g_dim_error,
+                      absl::StrCat("dim \"", name, "\": expected an int, got ",
+                                   py::repr(value).cast<std::string>())
+                          .c_str());
       throw py::error_already_set();
     }
     out[name] = value.cast<int64_t>();
@@ -107,8 +106,8 @@ struct SymbolicPlanResult {
         PyErr_SetString(
             g_dim_error,
             absl::StrCat("no value for dim \"", name, "\" (range [", range.min,
-                         ", ", range.max, "]): give every dim, e.g. at(",
-                         name, "=", range.min, ")")
+                         ", ", range.max, "]): give every dim, e.g. at(", name,
+                         "=", range.min, ")")
                 .c_str());
         throw py::error_already_set();
       }
@@ -139,9 +138,9 @@ Plan OwnPlan(const Problem& own, const GraphPlan& at) {
   for (BufferId b = 0; b < static_cast<BufferId>(own.buffers.size()); ++b) {
     auto it = by_name.find(own.buffers[b].name);
     if (it == by_name.end()) {
-      Check(absl::InternalError(absl::StrCat(
-          "buffer \"", own.buffers[b].name,
-          "\" of the bound graph is not in the symbolic plan")));
+      Check(absl::InternalError(
+          absl::StrCat("buffer \"", own.buffers[b].name,
+                       "\" of the bound graph is not in the symbolic plan")));
     }
     const Assignment& a = *it->second;
     plan.assignments.push_back(
@@ -367,8 +366,8 @@ void BindSymbolicPlanChecks(SymbolicPlanClass& plan) {
           absl::StrAppend(&dims, dims.empty() ? "" : ", ", name, " in [",
                           range.min, ", ", range.max, "]");
         }
-        return absl::StrCat("SymbolicPlan(\"", r.graph.name, "\", ", dims,
-                            ", ", r.plan.buckets.size(), " bucket",
+        return absl::StrCat("SymbolicPlan(\"", r.graph.name, "\", ", dims, ", ",
+                            r.plan.buckets.size(), " bucket",
                             r.plan.buckets.size() == 1 ? "" : "s", ")");
       });
 }
@@ -408,8 +407,8 @@ void BindSymbolicPlan(py::module_& m) {
         options.build = args.Options();
         options.max_buckets = max_buckets;
         options.target_ratio = target_ratio;
-        SymbolicPlanResult result{.plan = {}, .graph = graph,
-                                  .build = options.build};
+        SymbolicPlanResult result{
+            .plan = {}, .graph = graph, .build = options.build};
         absl::StatusOr<SymbolicGraphPlan> plan;
         {
           py::gil_scoped_release release;
@@ -433,8 +432,8 @@ void BindSymbolicPlan(py::module_& m) {
 }  // namespace
 
 void BindSymbolic(py::module_& m) {
-  py::tuple bases = py::make_tuple(py::handle(g_error),
-                                   py::handle(PyExc_ValueError));
+  py::tuple bases =
+      py::make_tuple(py::handle(g_error), py::handle(PyExc_ValueError));
   g_dim_error = PyErr_NewExceptionWithDoc(
       "memplan.DimError",
       "A symbolic graph's dims or sizes, or a value given for a dim, are "

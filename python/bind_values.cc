@@ -18,14 +18,14 @@ namespace memplan::python {
 TensorKind KindFrom(const py::object& kind) {
   if (py::isinstance<TensorKind>(kind)) return kind.cast<TensorKind>();
   const std::string name = py::str(kind);
-  for (TensorKind k : {TensorKind::kActivation, TensorKind::kInput,
-                       TensorKind::kOutput, TensorKind::kConstant,
-                       TensorKind::kScratch}) {
+  for (TensorKind k :
+       {TensorKind::kActivation, TensorKind::kInput, TensorKind::kOutput,
+        TensorKind::kConstant, TensorKind::kScratch}) {
     if (TensorKindName(k) == name) return k;
   }
-  throw py::value_error(absl::StrCat(
-      "unknown tensor kind \"", name,
-      "\"; valid: activation, input, output, constant, scratch"));
+  throw py::value_error(
+      absl::StrCat("unknown tensor kind \"", name,
+                   "\"; valid: activation, input, output, constant, scratch"));
 }
 
 namespace {
@@ -95,8 +95,8 @@ void BindTensor(py::module_& m) {
             if (!f.has_value()) {
               t.fixed.reset();
             } else {
-              t.fixed = FixedTensorPlacement{.pool = f->first,
-                                             .offset = f->second};
+              t.fixed =
+                  FixedTensorPlacement{.pool = f->first, .offset = f->second};
             }
           })
       .def_readwrite("shape", &Tensor::shape)
@@ -106,7 +106,6 @@ void BindTensor(py::module_& m) {
         return absl::StrCat("Tensor(\"", t.name, "\", ", t.size, ", kind=\"",
                             std::string(TensorKindName(t.kind)), "\")");
       });
-
 }
 
 void BindOpAndPool(py::module_& m) {
@@ -129,7 +128,8 @@ void BindOpAndPool(py::module_& m) {
            }),
            py::arg("name"), py::arg("inputs") = std::vector<std::string>{},
            py::arg("outputs") = std::vector<std::string>{}, py::kw_only(),
-           py::arg("type") = "", py::arg("scratch") = std::vector<std::string>{},
+           py::arg("type") = "",
+           py::arg("scratch") = std::vector<std::string>{},
            py::arg("inplace") = std::vector<std::pair<int, int>>{},
            py::arg("alias") = std::vector<std::pair<int, int>>{},
            py::arg("writes") = std::vector<int>{}, py::arg("pinned") = false)
@@ -170,25 +170,24 @@ void BindOpAndPool(py::module_& m) {
         return absl::StrCat("Pool(\"", p.name, "\", capacity=", p.capacity,
                             ", alignment=", p.alignment, ")");
       });
-
 }
 
 void BindGraphAndProblem(py::module_& m) {
   py::class_<Graph>(m, "Graph")
-      .def(py::init([](std::string name, std::vector<Tensor> tensors,
-                       std::vector<Op> ops, std::vector<Pool> pools,
-                       std::vector<std::pair<std::string, std::string>>
-                           conflicts) {
-             Graph g{.name = std::move(name),
-                     .tensors = std::move(tensors),
-                     .ops = std::move(ops),
-                     .pools = std::move(pools),
-                     .conflicts = {}};
-             for (auto& [a, b] : conflicts) {
-               g.conflicts.push_back(TensorConflict{.a = a, .b = b});
-             }
-             return g;
-           }),
+      .def(py::init(
+               [](std::string name, std::vector<Tensor> tensors,
+                  std::vector<Op> ops, std::vector<Pool> pools,
+                  std::vector<std::pair<std::string, std::string>> conflicts) {
+                 Graph g{.name = std::move(name),
+                         .tensors = std::move(tensors),
+                         .ops = std::move(ops),
+                         .pools = std::move(pools),
+                         .conflicts = {}};
+                 for (auto& [a, b] : conflicts) {
+                   g.conflicts.push_back(TensorConflict{.a = a, .b = b});
+                 }
+                 return g;
+               }),
            py::kw_only(), py::arg("name") = "",
            py::arg("tensors") = std::vector<Tensor>{},
            py::arg("ops") = std::vector<Op>{},
@@ -203,7 +202,8 @@ void BindGraphAndProblem(py::module_& m) {
           "conflicts",
           [](const Graph& g) {
             std::vector<std::pair<std::string, std::string>> out;
-            for (const TensorConflict& c : g.conflicts) out.emplace_back(c.a, c.b);
+            for (const TensorConflict& c : g.conflicts)
+              out.emplace_back(c.a, c.b);
             return out;
           },
           [](Graph& g, std::vector<std::pair<std::string, std::string>> cs) {
@@ -244,7 +244,6 @@ void BindGraphAndProblem(py::module_& m) {
         return absl::StrCat("Problem(\"", p.name, "\", ", p.buffers.size(),
                             " buffers)");
       });
-
 }
 
 }  // namespace

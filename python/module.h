@@ -142,12 +142,12 @@ TensorKind KindFrom(const py::object& kind);  // bind_values.cc
 
 // The parts of the module, in the order PYBIND11_MODULE calls them (the
 // classes before the functions whose signatures name them).
-void BindErrors(py::module_& m);    // bind_errors.cc
-void BindValues(py::module_& m);    // bind_values.cc: Tensor ... Problem
+void BindErrors(py::module_& m);      // bind_errors.cc
+void BindValues(py::module_& m);      // bind_values.cc: Tensor ... Problem
 void BindPlanResult(py::module_& m);  // bind_plan_result.cc
-void BindPlanning(py::module_& m);  // bind_planning.cc: _plan, planners
-void BindFormats(py::module_& m);   // bind_formats.cc: readers, writers
-void BindReports(py::module_& m);   // bind_reports.cc: report_html
+void BindPlanning(py::module_& m);    // bind_planning.cc: _plan, planners
+void BindFormats(py::module_& m);     // bind_formats.cc: readers, writers
+void BindReports(py::module_& m);     // bind_reports.cc: report_html
 // bind_symbolic.cc: Graph.dims, Tensor.symbolic_size, SymbolicPlan
 void BindSymbolic(py::module_& m);
 

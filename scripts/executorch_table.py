@@ -41,7 +41,10 @@ import memplan
 import memplan.executorch as met
 from executorch.exir import ExecutorchBackendConfig, to_edge
 from executorch.exir.memory_planning import (
-    MemoryPlanningAlgorithmSuite, _is_out_var_node, naive)
+    MemoryPlanningAlgorithmSuite,
+    _is_out_var_node,
+    naive,
+)
 from executorch.exir.passes import MemoryPlanningPass
 from executorch.exir.tensor import TensorSpec
 from executorch.runtime import Runtime
@@ -56,8 +59,11 @@ class RMSNorm(nn.Module):
         self.weight = nn.Parameter(torch.ones(dim))
 
     def forward(self, x):
-        return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + self.eps) \
+        return (
+            x
+            * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + self.eps)
             * self.weight
+        )
 
 
 def _rotate(x, cos, sin):  # rotary embedding, rotate-half form
@@ -107,8 +113,9 @@ class DecoderLayer(nn.Module):
         self.w3 = nn.Linear(dim, hidden, bias=False)
 
     def forward(self, h, cos, sin, input_pos, mask):
-        h = h + self.attention(self.attention_norm(h), cos, sin, input_pos,
-                               mask)
+        h = h + self.attention(
+            self.attention_norm(h), cos, sin, input_pos, mask
+        )
         x = self.ffn_norm(h)
         return h + self.w2(nn.functional.silu(self.w1(x)) * self.w3(x))
 
@@ -119,12 +126,14 @@ class LlamaDecoder(nn.Module):
     writes the S new positions into every layer's cache and returns the
     logits of the S tokens."""
 
-    def __init__(self, vocab=512, dim=128, layers=2, heads=4, hidden=352,
-                 context=CONTEXT):
+    def __init__(
+        self, vocab=512, dim=128, layers=2, heads=4, hidden=352, context=CONTEXT
+    ):
         super().__init__()
         self.embedding = nn.Embedding(vocab, dim)
         self.layers = nn.ModuleList(
-            DecoderLayer(dim, heads, hidden, context) for _ in range(layers))
+            DecoderLayer(dim, heads, hidden, context) for _ in range(layers)
+        )
         self.norm = RMSNorm(dim)
         self.output = nn.Linear(dim, vocab, bias=False)
         head_dim = dim // heads
@@ -133,8 +142,9 @@ class LlamaDecoder(nn.Module):
         angles = torch.cat([angles, angles], dim=-1)
         self.register_buffer("cos", angles.cos(), persistent=False)
         self.register_buffer("sin", angles.sin(), persistent=False)
-        self.register_buffer("positions", torch.arange(context),
-                             persistent=False)
+        self.register_buffer(
+            "positions", torch.arange(context), persistent=False
+        )
 
     def forward(self, tokens, input_pos):
         cos, sin = self.cos[input_pos], self.sin[input_pos]
@@ -150,6 +160,7 @@ def _vision(name, **kwargs):
         torch.manual_seed(0)
         model = getattr(torchvision.models, name)(weights=None, **kwargs)
         return model.eval(), (torch.randn(1, 3, size, size),)
+
     return build
 
 
@@ -157,8 +168,14 @@ def _vit(size):
     torch.manual_seed(0)
     size = max(32, size // 16 * 16)
     model = torchvision.models.VisionTransformer(
-        image_size=size, patch_size=16, num_layers=4, num_heads=4,
-        hidden_dim=128, mlp_dim=512, num_classes=1000)
+        image_size=size,
+        patch_size=16,
+        num_layers=4,
+        num_heads=4,
+        hidden_dim=128,
+        mlp_dim=512,
+        num_classes=1000,
+    )
     # torchvision starts the head at zero: outputs would be all zeros.
     nn.init.normal_(model.heads.head.weight, std=0.02)
     return model.eval(), (torch.randn(1, 3, size, size),)
@@ -166,11 +183,12 @@ def _vit(size):
 
 def _transformer_encoder(size):
     torch.manual_seed(0)
-    layer = nn.TransformerEncoderLayer(d_model=128, nhead=4,
-                                       dim_feedforward=512, dropout=0.0,
-                                       batch_first=True)
-    model = nn.TransformerEncoder(layer, num_layers=4,
-                                  enable_nested_tensor=False)
+    layer = nn.TransformerEncoderLayer(
+        d_model=128, nhead=4, dim_feedforward=512, dropout=0.0, batch_first=True
+    )
+    model = nn.TransformerEncoder(
+        layer, num_layers=4, enable_nested_tensor=False
+    )
     seq = 128 if size >= 128 else 32
     return model.eval(), (torch.randn(1, seq, 128),)
 
@@ -198,8 +216,9 @@ def every_other_result_to_arena_2(graph_module):
     """A custom pool pass: the result of every other out-variant op goes to
     mem_id 2 (ExecuTorch keeps a mem_id set before memory planning)."""
     tagged = 0
-    for i, node in enumerate(n for n in graph_module.graph.nodes
-                             if _is_out_var_node(n)):
+    for i, node in enumerate(
+        n for n in graph_module.graph.nodes if _is_out_var_node(n)
+    ):
         spec = node.meta.get("spec")
         if i % 2 and isinstance(spec, TensorSpec) and not spec.const:
             spec.mem_id = 2
@@ -215,6 +234,7 @@ def with_pool_pass(memory_planning_pass, tag):
     def run(graph_module, graph_signature=None):
         tag(graph_module)
         return plan(graph_module, graph_signature)
+
     memory_planning_pass.run = run
     return memory_planning_pass
 
@@ -245,19 +265,22 @@ def export(model, inputs, memory_planning_pass):
         edge = to_edge(torch.export.export(model, inputs))
     if memory_planning_pass is None:
         memory_planning_pass = MemoryPlanningPass()
-    return edge.to_executorch(ExecutorchBackendConfig(
-        memory_planning_pass=memory_planning_pass))
+    return edge.to_executorch(
+        ExecutorchBackendConfig(memory_planning_pass=memory_planning_pass)
+    )
 
 
 def naive_pass():
     return MemoryPlanningPass(
-        memory_planning_algo=MemoryPlanningAlgorithmSuite(algo_list=[naive]))
+        memory_planning_algo=MemoryPlanningAlgorithmSuite(algo_list=[naive])
+    )
 
 
 def arena_sizes(program):
     """non_const_buffer_sizes of the program's first execution plan."""
-    return list(program.executorch_program.execution_plan[0]
-                .non_const_buffer_sizes)
+    return list(
+        program.executorch_program.execution_plan[0].non_const_buffer_sizes
+    )
 
 
 def run(program, inputs):
@@ -291,8 +314,12 @@ def measure(name, build, image_size, bench_data=None, with_naive=True):
     tag = POOL_PASSES.get(name)
 
     def tagged(memory_planning_pass):
-        return (memory_planning_pass if tag is None else
-                with_pool_pass(memory_planning_pass, tag))
+        return (
+            memory_planning_pass
+            if tag is None
+            else with_pool_pass(memory_planning_pass, tag)
+        )
+
     mp = met.memory_planning_pass()
     planned = export(model, inputs, tagged(mp))
     default = export(model, inputs, tagged(MemoryPlanningPass()))
@@ -310,8 +337,8 @@ def measure(name, build, image_size, bench_data=None, with_naive=True):
         "naive": naive,
         "naive_error": naive_error,
         "arenas": dict(mp.algorithm.arenas),
-        "equal": len(ours) == len(theirs) and all(
-            torch.equal(a, b) for a, b in zip(ours, theirs)),
+        "equal": len(ours) == len(theirs)
+        and all(torch.equal(a, b) for a, b in zip(ours, theirs)),
         "eager_error": close(ours, eager),
     }
     if bench_data:
@@ -328,24 +355,39 @@ def rows(result):
     out = []
     for mem_id in range(1, len(result["greedy"])):
         arena = result["arenas"].get(mem_id)
-        naive = (result["naive"][mem_id] if result["naive"] is not None
-                 else "fails")
-        out.append((result["model"], mem_id, result["memplan"][mem_id],
-                    result["greedy"][mem_id], naive,
-                    lower_bound(arena) if arena else 0,
-                    "yes" if result["equal"] else "NO"))
+        naive = (
+            result["naive"][mem_id] if result["naive"] is not None else "fails"
+        )
+        out.append(
+            (
+                result["model"],
+                mem_id,
+                result["memplan"][mem_id],
+                result["greedy"][mem_id],
+                naive,
+                lower_bound(arena) if arena else 0,
+                "yes" if result["equal"] else "NO",
+            )
+        )
     return out
 
 
 def markdown(results):
-    lines = ["| model | arena | memplan | ExecuTorch greedy | naive | "
-             "lower bound | outputs equal |",
-             "|---|---:|---:|---:|---:|---:|---|"]
+    lines = [
+        "| model | arena | memplan | ExecuTorch greedy | naive | "
+        "lower bound | outputs equal |",
+        "|---|---:|---:|---:|---:|---:|---|",
+    ]
     for result in results:
         for row in rows(result):
-            lines.append("| " + " | ".join(
-                f"{v:,}" if isinstance(v, int) and i >= 2 else str(v)
-                for i, v in enumerate(row)) + " |")
+            lines.append(
+                "| "
+                + " | ".join(
+                    f"{v:,}" if isinstance(v, int) and i >= 2 else str(v)
+                    for i, v in enumerate(row)
+                )
+                + " |"
+            )
     return "\n".join(lines)
 
 
@@ -363,18 +405,23 @@ def program_graph(name, arenas):
             inputs.extend(op.inputs)
             outputs.extend(op.outputs)
     return memplan.Graph(
-        name=name, tensors=tensors, pools=pools,
-        ops=[memplan.Op(f"node{s}", *ops[s]) for s in sorted(ops)])
+        name=name,
+        tensors=tensors,
+        pools=pools,
+        ops=[memplan.Op(f"node{s}", *ops[s]) for s in sorted(ops)],
+    )
 
 
 def write_bench_input(name, arenas, directory):
     os.makedirs(directory, exist_ok=True)
     graph = program_graph(name, arenas)
     data = graph.to_dict()
-    data["source"] = (f"ExecuTorch {_executorch_version()} TensorSpecs of "
-                      f"{name} (scripts/executorch_table.py): one op per "
-                      "graph node, one pool per mem_id arena, sizes aligned "
-                      "to 16 bytes")
+    data["source"] = (
+        f"ExecuTorch {_executorch_version()} TensorSpecs of "
+        f"{name} (scripts/executorch_table.py): one op per "
+        "graph node, one pool per mem_id arena, sizes aligned "
+        "to 16 bytes"
+    )
     text = graph_json_text(data)
     path = os.path.join(directory, f"{name}.json")
     if len(text) > 2_000_000:
@@ -388,41 +435,72 @@ def write_bench_input(name, arenas, directory):
 def graph_json_text(data):
     """memplan-graph-v1 text as bench/data keeps it: compact, one tensor
     and one op a line."""
+
     def dump(value):
         return json.dumps(value, separators=(",", ":"))
-    head = [f"{dump(k)}:{dump(v)}," for k, v in data.items()
-            if k not in ("tensors", "ops")]
+
+    head = [
+        f"{dump(k)}:{dump(v)},"
+        for k, v in data.items()
+        if k not in ("tensors", "ops")
+    ]
     return "\n".join(
-        ["{", *head, '"tensors":[',
-         ",\n".join(dump(t) for t in data["tensors"]), "],", '"ops":[',
-         ",\n".join(dump(op) for op in data["ops"]), "]", "}"])
+        [
+            "{",
+            *head,
+            '"tensors":[',
+            ",\n".join(dump(t) for t in data["tensors"]),
+            "],",
+            '"ops":[',
+            ",\n".join(dump(op) for op in data["ops"]),
+            "]",
+            "}",
+        ]
+    )
 
 
 def write_summary(results, directory):
     with open(os.path.join(directory, "summary.csv"), "w", newline="") as f:
         out = csv.writer(f)
-        out.writerow(["model", "arena", "specs", "memplan_best",
-                      "executorch_greedy", "executorch_naive", "lower_bound",
-                      "outputs_equal"])
+        out.writerow(
+            [
+                "model",
+                "arena",
+                "specs",
+                "memplan_best",
+                "executorch_greedy",
+                "executorch_naive",
+                "lower_bound",
+                "outputs_equal",
+            ]
+        )
         for result in results:
             for row in rows(result):
                 arena = result["arenas"].get(row[1])
-                out.writerow([row[0], row[1], arena.specs if arena else 0,
-                              *row[2:]])
+                out.writerow(
+                    [row[0], row[1], arena.specs if arena else 0, *row[2:]]
+                )
 
 
 def _executorch_version():
     from importlib.metadata import version
+
     return version("executorch")
 
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--models", default=",".join(MODELS),
-                        help="comma-separated, of: " + ", ".join(MODELS))
+    parser.add_argument(
+        "--models",
+        default=",".join(MODELS),
+        help="comma-separated, of: " + ", ".join(MODELS),
+    )
     parser.add_argument("--image-size", type=int, default=224)
-    parser.add_argument("--bench-data", default=None,
-                        help="directory for the specs as memplan inputs")
+    parser.add_argument(
+        "--bench-data",
+        default=None,
+        help="directory for the specs as memplan inputs",
+    )
     args = parser.parse_args(argv)
     names = [n for n in args.models.split(",") if n]
     unknown = [n for n in names if n not in MODELS]
@@ -432,19 +510,27 @@ def main(argv=None):
     results = []
     for name in names:
         print(f"{name} ...", file=sys.stderr, flush=True)
-        results.append(measure(name, MODELS[name], args.image_size,
-                               args.bench_data))
+        results.append(
+            measure(name, MODELS[name], args.image_size, args.bench_data)
+        )
         r = results[-1]
-        print(f"  memplan {r['memplan']} greedy {r['greedy']} naive "
-              f"{r['naive'] or r['naive_error']} equal {r['equal']} "
-              f"eager {r['eager_error']:.2e}", file=sys.stderr, flush=True)
+        print(
+            f"  memplan {r['memplan']} greedy {r['greedy']} naive "
+            f"{r['naive'] or r['naive_error']} equal {r['equal']} "
+            f"eager {r['eager_error']:.2e}",
+            file=sys.stderr,
+            flush=True,
+        )
     if args.bench_data:
         write_summary(results, args.bench_data)
     print(markdown(results))
-    bad = [r["model"] for r in results if not r["equal"]
-           or r["eager_error"] > 1e-3 or any(
-               row[2] > row[3] or row[5] < row[3] == row[2]
-               for row in rows(r))]
+    bad = [
+        r["model"]
+        for r in results
+        if not r["equal"]
+        or r["eager_error"] > 1e-3
+        or any(row[2] > row[3] or row[5] < row[3] == row[2] for row in rows(r))
+    ]
     if bad:
         print("not met on: " + ", ".join(bad), file=sys.stderr)
         return 1

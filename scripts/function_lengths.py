@@ -30,11 +30,24 @@ import os
 import re
 import sys
 
-CONTROL = {"if", "for", "while", "switch", "catch", "return", "sizeof",
-           "alignof", "decltype", "noexcept", "static_assert", "requires"}
+CONTROL = {
+    "if",
+    "for",
+    "while",
+    "switch",
+    "catch",
+    "return",
+    "sizeof",
+    "alignof",
+    "decltype",
+    "noexcept",
+    "static_assert",
+    "requires",
+}
 QUALIFIERS = re.compile(
     r"(\s*(const|override|final|noexcept(\([^()]*\))?|mutable|volatile|&|&&"
-    r"|->\s*[\w:<>,*&\s]+))*\s*$")
+    r"|->\s*[\w:<>,*&\s]+))*\s*$"
+)
 
 
 def strip(text):
@@ -53,7 +66,7 @@ def strip(text):
             j = n if j < 0 else j + 2
             out.append(re.sub(r"[^\n]", " ", text[i:j]))
             i = j
-        elif c == 'R' and text.startswith('R"', i):
+        elif c == "R" and text.startswith('R"', i):
             m = re.match(r'R"([^(\s]*)\(', text[i:])
             end = text.find(")" + m.group(1) + '"', i) if m else -1
             j = n if end < 0 else end + len(m.group(1)) + 2
@@ -81,10 +94,10 @@ def function_name(before):
     code = before.rstrip()
     # A constructor's initialiser list: "Name(args) : a_(x), b_{y}".
     m = re.search(r"\)\s*:\s*[\w:]+\s*[({][\s\S]*$", code)
-    if m and not re.search(r"[;{}]", code[m.start():]):
-        code = code[:m.start() + 1]
+    if m and not re.search(r"[;{}]", code[m.start() :]):
+        code = code[: m.start() + 1]
     q = QUALIFIERS.search(code)
-    code = code[:q.start()] if q else code
+    code = code[: q.start()] if q else code
     if not code.endswith(")"):
         return None
     depth, i = 0, len(code) - 1
@@ -99,7 +112,7 @@ def function_name(before):
     m = re.search(r"(~?[\w:]+|operator\s*\S+)\s*$", code[:i])
     if not m or m.group(1).split("::")[-1] in CONTROL:
         return None
-    if code[:m.start()].rstrip().endswith("]"):  # a lambda
+    if code[: m.start()].rstrip().endswith("]"):  # a lambda
         return None
     return m.group(1), m.start()
 
@@ -108,7 +121,7 @@ def functions(path):
     text = strip(open(path, encoding="utf-8").read())
     results = []
     stack = []  # per open brace: None, or (name, first line) of a function
-    last = 0    # where the current statement began
+    last = 0  # where the current statement began
     in_function = 0
     for i, c in enumerate(text):
         if c == "{":
@@ -130,8 +143,9 @@ def functions(path):
                 in_function -= 1
                 if entry and entry[0]:
                     end = text.count("\n", 0, i) + 1
-                    results.append((end - entry[1] + 1, path, entry[1],
-                                    entry[0]))
+                    results.append(
+                        (end - entry[1] + 1, path, entry[1], entry[0])
+                    )
             last = i + 1
         elif c == ";":
             last = i + 1
@@ -146,8 +160,14 @@ def python_functions(path):
     def visit(node, prefix):
         for child in ast.iter_child_nodes(node):
             if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                results.append((child.end_lineno - child.lineno + 1, path,
-                                child.lineno, prefix + child.name))
+                results.append(
+                    (
+                        child.end_lineno - child.lineno + 1,
+                        path,
+                        child.lineno,
+                        prefix + child.name,
+                    )
+                )
             elif isinstance(child, ast.ClassDef):
                 visit(child, prefix + child.name + ".")
             elif not isinstance(child, ast.Lambda):
@@ -166,10 +186,17 @@ def source_files(paths):
     for p in paths:
         if os.path.isdir(p):
             for root, dirs, names in os.walk(p):
-                dirs[:] = sorted(d for d in dirs if d not in SKIPPED_DIRS
-                                 and not d.startswith((".", "build")))
-                files += [os.path.join(root, f) for f in sorted(names)
-                          if f.endswith(SOURCE_SUFFIXES)]
+                dirs[:] = sorted(
+                    d
+                    for d in dirs
+                    if d not in SKIPPED_DIRS
+                    and not d.startswith((".", "build"))
+                )
+                files += [
+                    os.path.join(root, f)
+                    for f in sorted(names)
+                    if f.endswith(SOURCE_SUFFIXES)
+                ]
         else:
             files.append(p)
     return files
@@ -205,11 +232,15 @@ def gate(found, limit, allowed, root, scanned):
     for file, name in sorted(allowed - matched):
         if file not in scanned:
             continue
-        print(f"allowlist entry no longer needed: {file} {name}",
-              file=sys.stderr)
+        print(
+            f"allowlist entry no longer needed: {file} {name}", file=sys.stderr
+        )
     for length, path, line, name in over:
-        print(f"{path}:{line}: {name} is {length} lines (limit: under "
-              f"{limit}; split it)", file=sys.stderr)
+        print(
+            f"{path}:{line}: {name} is {length} lines (limit: under "
+            f"{limit}; split it)",
+            file=sys.stderr,
+        )
     return 1 if over else 0
 
 
@@ -219,17 +250,20 @@ def main():
     parser.add_argument("--top", type=int, default=10)
     parser.add_argument("--max", type=int, default=0)
     parser.add_argument("--allow", help="allowlist file (see above)")
-    parser.add_argument("--root", default=os.path.join(
-        os.path.dirname(os.path.abspath(__file__)), ".."),
-        help="the directory allowlist paths are relative to")
+    parser.add_argument(
+        "--root",
+        default=os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."),
+        help="the directory allowlist paths are relative to",
+    )
     args = parser.parse_args()
     found = []
     files = sorted(source_files(args.paths))
     for path in files:
-        found += (python_functions(path) if path.endswith(".py")
-                  else functions(path))
+        found += (
+            python_functions(path) if path.endswith(".py") else functions(path)
+        )
     found.sort(key=lambda f: (-f[0], f[1], f[2]))
-    for length, path, line, name in found[:args.top]:
+    for length, path, line, name in found[: args.top]:
         print(f"{length:5d}  {path}:{line}  {name}")
     if not args.max:
         return 0

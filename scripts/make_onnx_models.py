@@ -25,8 +25,9 @@ import onnx
 import torch
 import torchvision
 
-OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "bench",
-                   "data", "onnx")
+OUT = os.path.join(
+    os.path.dirname(os.path.abspath(__file__)), "..", "bench", "data", "onnx"
+)
 
 
 def strip_weights(model, weights_file):
@@ -34,10 +35,12 @@ def strip_weights(model, weights_file):
         elements = 1
         for d in init.dims:
             elements *= d
-        floating = init.data_type in (onnx.TensorProto.FLOAT,
-                                      onnx.TensorProto.FLOAT16,
-                                      onnx.TensorProto.DOUBLE,
-                                      onnx.TensorProto.BFLOAT16)
+        floating = init.data_type in (
+            onnx.TensorProto.FLOAT,
+            onnx.TensorProto.FLOAT16,
+            onnx.TensorProto.DOUBLE,
+            onnx.TensorProto.BFLOAT16,
+        )
         if not floating or elements <= 16:
             continue
         init.ClearField("raw_data")
@@ -46,28 +49,48 @@ def strip_weights(model, weights_file):
         init.ClearField("int32_data")
         init.data_location = onnx.TensorProto.EXTERNAL
         del init.external_data[:]
-        for key, value in (("location", weights_file), ("offset", "0"),
-                           ("length", str(elements * 4))):
+        for key, value in (
+            ("location", weights_file),
+            ("offset", "0"),
+            ("length", str(elements * 4)),
+        ):
             entry = init.external_data.add()
             entry.key = key
             entry.value = value
     return model
 
 
-def export(module, args, name, opset, input_names, output_names,
-           dynamic_axes=None, doc=""):
+def export(
+    module,
+    args,
+    name,
+    opset,
+    input_names,
+    output_names,
+    dynamic_axes=None,
+    doc="",
+):
     torch.manual_seed(0)
     buffer = io.BytesIO()
-    torch.onnx.export(module.eval(), args, buffer, opset_version=opset,
-                      input_names=input_names, output_names=output_names,
-                      dynamic_axes=dynamic_axes, do_constant_folding=True)
+    torch.onnx.export(
+        module.eval(),
+        args,
+        buffer,
+        opset_version=opset,
+        input_names=input_names,
+        output_names=output_names,
+        dynamic_axes=dynamic_axes,
+        do_constant_folding=True,
+    )
     model = onnx.load_from_string(buffer.getvalue())
     strip_weights(model, name + ".weights")
     model.doc_string = doc
     path = os.path.join(OUT, name + ".onnx")
     onnx.save(model, path)
-    print(f"{path}: {len(model.graph.node)} nodes, opset {opset}, "
-          f"{os.path.getsize(path)} bytes")
+    print(
+        f"{path}: {len(model.graph.node)} nodes, opset {opset}, "
+        f"{os.path.getsize(path)} bytes"
+    )
 
 
 class Views(torch.nn.Module):
@@ -100,33 +123,72 @@ def main():
     os.makedirs(OUT, exist_ok=True)
     torch.manual_seed(0)
     layer = torch.nn.TransformerEncoderLayer(
-        d_model=64, nhead=4, dim_feedforward=128, dropout=0.0,
-        batch_first=True)
+        d_model=64, nhead=4, dim_feedforward=128, dropout=0.0, batch_first=True
+    )
     encoder = torch.nn.TransformerEncoder(layer, num_layers=2)
     tokens = torch.randn(2, 10, 64)
     for opset in (13, 14, 15, 16, 17):
-        export(encoder, (tokens,), f"transformer_encoder_opset{opset}", opset,
-               ["tokens"], ["encoded"],
-               {"tokens": {0: "batch", 1: "sequence"},
-                "encoded": {0: "batch", 1: "sequence"}},
-               "torch.nn.TransformerEncoder: 2 layers, d_model 64, 4 heads, "
-               "feed-forward 128, batch_first; symbolic batch and sequence")
+        export(
+            encoder,
+            (tokens,),
+            f"transformer_encoder_opset{opset}",
+            opset,
+            ["tokens"],
+            ["encoded"],
+            {
+                "tokens": {0: "batch", 1: "sequence"},
+                "encoded": {0: "batch", 1: "sequence"},
+            },
+            "torch.nn.TransformerEncoder: 2 layers, d_model 64, 4 heads, "
+            "feed-forward 128, batch_first; symbolic batch and sequence",
+        )
     image = torch.randn(1, 3, 64, 64)
     resnet = torchvision.models.resnet18(weights=None, num_classes=10)
     for opset in (13, 14, 15, 16, 17):
-        export(resnet, (image,), f"resnet18_opset{opset}", opset, ["image"],
-               ["logits"], None,
-               "torchvision resnet18(weights=None, num_classes=10), 1x3x64x64")
-    mobilenet = torchvision.models.mobilenet_v3_small(weights=None,
-                                                      num_classes=10)
-    export(mobilenet, (image,), "mobilenet_v3_small_opset17", 17, ["image"],
-           ["logits"], {"image": {0: "batch"}, "logits": {0: "batch"}},
-           "torchvision mobilenet_v3_small(weights=None, num_classes=10), "
-           "batch x3x64x64, symbolic batch")
-    export(Views(), (torch.randn(1, 3, 16, 16),), "views", 13, ["x"], ["y"],
-           None, "convolutions joined by Reshape, Flatten, Squeeze, Unsqueeze")
-    export(DataDependent(), (torch.randn(4, 4),), "nonzero", 13, ["x"], ["y"],
-           None, "NonZero: an output shape that inference cannot resolve")
+        export(
+            resnet,
+            (image,),
+            f"resnet18_opset{opset}",
+            opset,
+            ["image"],
+            ["logits"],
+            None,
+            "torchvision resnet18(weights=None, num_classes=10), 1x3x64x64",
+        )
+    mobilenet = torchvision.models.mobilenet_v3_small(
+        weights=None, num_classes=10
+    )
+    export(
+        mobilenet,
+        (image,),
+        "mobilenet_v3_small_opset17",
+        17,
+        ["image"],
+        ["logits"],
+        {"image": {0: "batch"}, "logits": {0: "batch"}},
+        "torchvision mobilenet_v3_small(weights=None, num_classes=10), "
+        "batch x3x64x64, symbolic batch",
+    )
+    export(
+        Views(),
+        (torch.randn(1, 3, 16, 16),),
+        "views",
+        13,
+        ["x"],
+        ["y"],
+        None,
+        "convolutions joined by Reshape, Flatten, Squeeze, Unsqueeze",
+    )
+    export(
+        DataDependent(),
+        (torch.randn(4, 4),),
+        "nonzero",
+        13,
+        ["x"],
+        ["y"],
+        None,
+        "NonZero: an output shape that inference cannot resolve",
+    )
     return 0
 
 

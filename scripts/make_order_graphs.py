@@ -45,52 +45,80 @@ for seed in (1, 2, 3):
         "irregular",
         f"RandWire, WS(32, 4, 0.75) x 3 stages, 32-128 channels, seed "
         f"{seed}, 1x3x64x64",
-        lambda seed=seed: (order_models.irregular("randwire", seed),
-                           torch.randn(1, 3, 64, 64), False))
+        lambda seed=seed: (
+            order_models.irregular("randwire", seed),
+            torch.randn(1, 3, 64, 64),
+            False,
+        ),
+    )
 for seed in (1, 2, 3):
     GRAPHS[f"nasnet_seed{seed}"] = (
         "irregular",
         f"NASNet-style cells (5 nodes, random genotype), 5 cells, 16 "
         f"channels, seed {seed}, 1x3x32x32",
-        lambda seed=seed: (order_models.irregular("nasnet", seed, channels=16),
-                           torch.randn(1, 3, 32, 32), False))
+        lambda seed=seed: (
+            order_models.irregular("nasnet", seed, channels=16),
+            torch.randn(1, 3, 32, 32),
+            False,
+        ),
+    )
 for seed in (1, 2, 3):
     GRAPHS[f"darts_seed{seed}"] = (
         "irregular",
         f"DARTS-style cells (4 nodes, random genotype), 8 cells, 16 "
         f"channels, seed {seed}, 1x3x32x32",
-        lambda seed=seed: (order_models.irregular("darts", seed, cells=8,
-                                                  channels=16),
-                           torch.randn(1, 3, 32, 32), False))
+        lambda seed=seed: (
+            order_models.irregular("darts", seed, cells=8, channels=16),
+            torch.randn(1, 3, 32, 32),
+            False,
+        ),
+    )
 GRAPHS["unet"] = (
-    "inference", "U-Net, depth 4, 16-256 channels, 1x3x128x128",
-    lambda: ((torch.manual_seed(0), order_models.UNet().eval())[1],
-             torch.randn(1, 3, 128, 128), False))
+    "inference",
+    "U-Net, depth 4, 16-256 channels, 1x3x128x128",
+    lambda: (
+        (torch.manual_seed(0), order_models.UNet().eval())[1],
+        torch.randn(1, 3, 128, 128),
+        False,
+    ),
+)
 GRAPHS["googlenet"] = (
-    "inference", "torchvision googlenet(weights=None, aux_logits=False), "
-    "1x3x224x224",
-    lambda: (vision("googlenet", aux_logits=False, init_weights=True).eval(),
-             torch.randn(1, 3, 224, 224), False))
+    "inference",
+    "torchvision googlenet(weights=None, aux_logits=False), " "1x3x224x224",
+    lambda: (
+        vision("googlenet", aux_logits=False, init_weights=True).eval(),
+        torch.randn(1, 3, 224, 224),
+        False,
+    ),
+)
 GRAPHS["inception_v3"] = (
-    "inference", "torchvision inception_v3(weights=None, aux_logits=False), "
-    "1x3x299x299",
-    lambda: (vision("inception_v3", aux_logits=False,
-                    init_weights=True).eval(),
-             torch.randn(1, 3, 299, 299), False))
+    "inference",
+    "torchvision inception_v3(weights=None, aux_logits=False), " "1x3x299x299",
+    lambda: (
+        vision("inception_v3", aux_logits=False, init_weights=True).eval(),
+        torch.randn(1, 3, 299, 299),
+        False,
+    ),
+)
 # At 64x64 the gradients alive at the last step are most of a training
 # step's peak; at the resolution the models are trained at (224x224) the
 # activations outweigh them.
-STEPS = ([(model, 64, "") for model in
-          ("mobilenet_v2", "resnet18", "convnext_tiny", "swin_t")] +
-         [(model, 224, "_224") for model in ("convnext_tiny", "swin_t")])
+STEPS = [
+    (model, 64, "")
+    for model in ("mobilenet_v2", "resnet18", "convnext_tiny", "swin_t")
+] + [(model, 224, "_224") for model in ("convnext_tiny", "swin_t")]
 for model, side, suffix in STEPS:
     GRAPHS[f"{model}_step{suffix}"] = (
-        "training", f"torchvision {model}(weights=None, num_classes=10), one "
+        "training",
+        f"torchvision {model}(weights=None, num_classes=10), one "
         "training step (forward, cross-entropy, backward; train mode), "
         f"2x3x{side}x{side}",
         lambda model=model, side=side: (
             vision(model, num_classes=10).train(),
-            torch.randn(2, 3, side, side), True))
+            torch.randn(2, 3, side, side),
+            True,
+        ),
+    )
 
 
 def make(name, out_dir):
@@ -98,8 +126,13 @@ def make(name, out_dir):
     torch.manual_seed(0)
     model, x, training = build()
     start = time.perf_counter()
-    traced = mt.trace(model, (x,), training=training, name=name,
-                      loss_fn=cross_entropy if training else None)
+    traced = mt.trace(
+        model,
+        (x,),
+        training=training,
+        name=name,
+        loss_fn=cross_entropy if training else None,
+    )
     graph = traced.graph
     text = memplan.graph_to_json(graph)
     path = os.path.join(out_dir, name + ".json")
@@ -112,8 +145,11 @@ def make(name, out_dir):
     traced_bound = memplan.plan(graph, "naive").lower_bound
     any_order = memplan.lower_bound_over_orders(graph)
     row = {
-        "name": name, "set": group, "what": what,
-        "file": os.path.basename(path), "ops": len(graph.ops),
+        "name": name,
+        "set": group,
+        "what": what,
+        "file": os.path.basename(path),
+        "ops": len(graph.ops),
         "tensors": len(graph.tensors),
         "pinned": sum(1 for o in graph.ops if o.pinned),
         "writes": sum(1 for o in graph.ops if o.writes),
@@ -179,21 +215,29 @@ def write_readme(out_dir, rows):
             f"| {r['name']} | {r['set']} | {r['ops']} | {r['tensors']} | "
             f"{r['pinned']} | {r['writes']} | {r['traced']} | "
             f"{r['any_order'] if r['any_order'] is not None else '-'} | "
-            f"`{r['file']}` ({r['bytes'] // 1024} KiB) | {r['what']} |")
+            f"`{r['file']}` ({r['bytes'] // 1024} KiB) | {r['what']} |"
+        )
     with open(os.path.join(out_dir, "README.md"), "w") as f:
-        f.write(README.format(torch=torch.__version__.split("+")[0],
-                              torchvision=torchvision.__version__.split("+")[0],
-                              rows="\n".join(lines), count=len(rows),
-                              total=sum(r["bytes"] for r in rows) / 1e6,
-                              seconds=sum(r["seconds"] for r in rows)))
+        f.write(
+            README.format(
+                torch=torch.__version__.split("+")[0],
+                torchvision=torchvision.__version__.split("+")[0],
+                rows="\n".join(lines),
+                count=len(rows),
+                total=sum(r["bytes"] for r in rows) / 1e6,
+                seconds=sum(r["seconds"] for r in rows),
+            )
+        )
 
 
 def main():
     here = os.path.dirname(os.path.abspath(__file__))
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("out_dir", nargs="?",
-                        default=os.path.join(here, "..", "bench", "data",
-                                             "order"))
+    parser.add_argument(
+        "out_dir",
+        nargs="?",
+        default=os.path.join(here, "..", "bench", "data", "order"),
+    )
     parser.add_argument("--only", nargs="*", choices=list(GRAPHS))
     args = parser.parse_args()
     torch.set_num_threads(1)

@@ -32,8 +32,11 @@ _spec.loader.exec_module(sm)
 
 # name -> (trace, the dim, inputs at a value of it)
 GRAPHS = {
-    "transformer_encoder": (sm.trace_encoder, "seq",
-                            lambda n: (sm.encoder_input(n),)),
+    "transformer_encoder": (
+        sm.trace_encoder,
+        "seq",
+        lambda n: (sm.encoder_input(n),),
+    ),
     "llama_decoder": (sm.trace_llama, "seq", lambda n: (sm.llama_input(n),)),
     "llama_decoder_kv": (sm.trace_llama_kv, "cache", sm.kv_inputs),
 }
@@ -51,20 +54,31 @@ def check(traced, dim, inputs):
         memplan.verify(memplan.bind_dims(traced.graph, **{dim: value}), at)
         out = mt.run_in_arena(traced, at, x)
         ref = traced.run(x)
-        for a, b in zip(out if isinstance(out, tuple) else (out,),
-                        ref if isinstance(ref, tuple) else (ref,)):
+        for a, b in zip(
+            out if isinstance(out, tuple) else (out,),
+            ref if isinstance(ref, tuple) else (ref,),
+        ):
             if not torch.equal(a, b):
-                raise SystemExit(f"{traced.graph.name}: the arena's outputs "
-                                 f"differ from an ordinary run at "
-                                 f"{dim}={value}")
+                raise SystemExit(
+                    f"{traced.graph.name}: the arena's outputs "
+                    f"differ from an ordinary run at "
+                    f"{dim}={value}"
+                )
     return plan
 
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("out", nargs="?", default=str(
-        pathlib.Path(__file__).resolve().parents[1] / "bench" / "data" /
-        "symbolic"))
+    parser.add_argument(
+        "out",
+        nargs="?",
+        default=str(
+            pathlib.Path(__file__).resolve().parents[1]
+            / "bench"
+            / "data"
+            / "symbolic"
+        ),
+    )
     parser.add_argument("--only", nargs="*", choices=sorted(GRAPHS))
     args = parser.parse_args()
     torch.set_num_threads(1)
@@ -78,10 +92,13 @@ def main():
         lo, hi = traced.dims[dim]
         ratios = ", ".join(
             f"{v}: {plan.peak(**{dim: v}) / plan.lower_bound(**{dim: v}):.3f}"
-            for v in (lo, 7, 64, 500, hi))
-        print(f"{name}: {len(traced.graph.tensors)} tensors, "
-              f"{len(traced.graph.ops)} ops, {dim} in [{lo}, {hi}], "
-              f"{len(plan.buckets)} buckets; peak / lower bound at {ratios}")
+            for v in (lo, 7, 64, 500, hi)
+        )
+        print(
+            f"{name}: {len(traced.graph.tensors)} tensors, "
+            f"{len(traced.graph.ops)} ops, {dim} in [{lo}, {hi}], "
+            f"{len(plan.buckets)} buckets; peak / lower bound at {ratios}"
+        )
 
 
 if __name__ == "__main__":

@@ -23,10 +23,19 @@ class SepConv(nn.Module):
         pad = dilation * (kernel - 1) // 2
         self.op = nn.Sequential(
             nn.ReLU(),
-            nn.Conv2d(channels, channels, kernel, stride, pad,
-                      dilation=dilation, groups=channels, bias=False),
+            nn.Conv2d(
+                channels,
+                channels,
+                kernel,
+                stride,
+                pad,
+                dilation=dilation,
+                groups=channels,
+                bias=False,
+            ),
             nn.Conv2d(channels, channels, 1, bias=False),
-            nn.BatchNorm2d(channels))
+            nn.BatchNorm2d(channels),
+        )
 
     def forward(self, x):
         return self.op(x)
@@ -43,8 +52,10 @@ def watts_strogatz(nodes, k, p, rng):
     for i in range(nodes):
         for d in range(1, k // 2 + 1):
             a, b = i, (i + d) % nodes
-            free = any(c != a and (min(a, c), max(a, c)) not in edges
-                       for c in range(nodes))
+            free = any(
+                c != a and (min(a, c), max(a, c)) not in edges
+                for c in range(nodes)
+            )
             if rng.random() < p and free:
                 b = rng.randrange(nodes)
                 while b == a or (min(a, b), max(a, b)) in edges:
@@ -69,18 +80,32 @@ class RandWireStage(nn.Module):
         self.sinks = [i for i in range(nodes) if i not in succ]
         # A node without predecessors has no weight to learn.
         self.weights = nn.ParameterList(
-            [nn.Parameter(torch.zeros(max(1, len(ps))),
-                          requires_grad=bool(ps)) for ps in self.pred])
+            [
+                nn.Parameter(
+                    torch.zeros(max(1, len(ps))), requires_grad=bool(ps)
+                )
+                for ps in self.pred
+            ]
+        )
         self.ops = nn.ModuleList()
         for ps in self.pred:
             first = not ps
-            self.ops.append(nn.Sequential(
-                nn.ReLU(),
-                nn.Conv2d(c_in if first else c_out,
-                          c_in if first else c_out, 3, 2 if first else 1, 1,
-                          groups=c_in if first else c_out, bias=False),
-                nn.Conv2d(c_in if first else c_out, c_out, 1, bias=False),
-                nn.BatchNorm2d(c_out)))
+            self.ops.append(
+                nn.Sequential(
+                    nn.ReLU(),
+                    nn.Conv2d(
+                        c_in if first else c_out,
+                        c_in if first else c_out,
+                        3,
+                        2 if first else 1,
+                        1,
+                        groups=c_in if first else c_out,
+                        bias=False,
+                    ),
+                    nn.Conv2d(c_in if first else c_out, c_out, 1, bias=False),
+                    nn.BatchNorm2d(c_out),
+                )
+            )
 
     def forward(self, x):
         out = []
@@ -108,14 +133,19 @@ class RandWire(nn.Module):
         rng = random.Random(seed)
         self.stem = nn.Sequential(
             nn.Conv2d(3, channels, 3, 2, 1, bias=False),
-            nn.BatchNorm2d(channels))
+            nn.BatchNorm2d(channels),
+        )
         blocks, c = [], channels
         for s in range(stages):
             blocks.append(RandWireStage(c, channels << (s + 1), nodes, rng))
             c = channels << (s + 1)
         self.stages = nn.Sequential(*blocks)
-        self.head = nn.Sequential(nn.ReLU(), nn.AdaptiveAvgPool2d(1),
-                                  nn.Flatten(), nn.Linear(c, classes))
+        self.head = nn.Sequential(
+            nn.ReLU(),
+            nn.AdaptiveAvgPool2d(1),
+            nn.Flatten(),
+            nn.Linear(c, classes),
+        )
 
     def forward(self, x):
         return self.head(self.stages(self.stem(x)))
@@ -147,10 +177,11 @@ def make_op(name, channels, stride):
     if name == "skip":
         if stride == 1:
             return nn.Identity()
-        return nn.Sequential(nn.ReLU(),
-                             nn.Conv2d(channels, channels, 1, stride,
-                                       bias=False),
-                             nn.BatchNorm2d(channels))
+        return nn.Sequential(
+            nn.ReLU(),
+            nn.Conv2d(channels, channels, 1, stride, bias=False),
+            nn.BatchNorm2d(channels),
+        )
     raise ValueError(name)
 
 
@@ -178,17 +209,20 @@ def random_genotype(rng, ops, nodes, style):
 class ReLUConvBN(nn.Module):
     def __init__(self, c_in, c_out, stride=1):
         super().__init__()
-        self.op = nn.Sequential(nn.ReLU(),
-                                nn.Conv2d(c_in, c_out, 1, stride, bias=False),
-                                nn.BatchNorm2d(c_out))
+        self.op = nn.Sequential(
+            nn.ReLU(),
+            nn.Conv2d(c_in, c_out, 1, stride, bias=False),
+            nn.BatchNorm2d(c_out),
+        )
 
     def forward(self, x):
         return self.op(x)
 
 
 class Cell(nn.Module):
-    def __init__(self, genotype, concat, c_pp, c_p, channels, reduction,
-                 reduction_prev):
+    def __init__(
+        self, genotype, concat, c_pp, c_p, channels, reduction, reduction_prev
+    ):
         super().__init__()
         self.pre0 = ReLUConvBN(c_pp, channels, 2 if reduction_prev else 1)
         self.pre1 = ReLUConvBN(c_p, channels)
@@ -196,8 +230,9 @@ class Cell(nn.Module):
         self.ops = nn.ModuleList()
         for pairs in genotype:
             for name, i in pairs:
-                self.ops.append(make_op(
-                    name, channels, 2 if reduction and i < 2 else 1))
+                self.ops.append(
+                    make_op(name, channels, 2 if reduction and i < 2 else 1)
+                )
 
     def forward(self, s0, s1):
         states = [self.pre0(s0), self.pre1(s1)]
@@ -214,8 +249,9 @@ class CellNetwork(nn.Module):
     """A stem and `cells` cells (reduction at a third and two thirds), the
     normal and the reduction genotype drawn from `seed`."""
 
-    def __init__(self, seed, style, cells=5, channels=8, nodes=None,
-                 classes=10):
+    def __init__(
+        self, seed, style, cells=5, channels=8, nodes=None, classes=10
+    ):
         super().__init__()
         rng = random.Random(seed)
         ops = DARTS_OPS if style == "darts" else NASNET_OPS
@@ -223,8 +259,9 @@ class CellNetwork(nn.Module):
         normal = random_genotype(rng, ops, nodes, style)
         reduce = random_genotype(rng, ops, nodes, style)
         c_stem = 3 * channels
-        self.stem = nn.Sequential(nn.Conv2d(3, c_stem, 3, 1, 1, bias=False),
-                                  nn.BatchNorm2d(c_stem))
+        self.stem = nn.Sequential(
+            nn.Conv2d(3, c_stem, 3, 1, 1, bias=False), nn.BatchNorm2d(c_stem)
+        )
         c_pp, c_p, c = c_stem, c_stem, channels
         self.cells = nn.ModuleList()
         reduction_prev = False
@@ -233,12 +270,14 @@ class CellNetwork(nn.Module):
             if reduction:
                 c *= 2
             genotype, concat = reduce if reduction else normal
-            self.cells.append(Cell(genotype, concat, c_pp, c_p, c, reduction,
-                                   reduction_prev))
+            self.cells.append(
+                Cell(genotype, concat, c_pp, c_p, c, reduction, reduction_prev)
+            )
             reduction_prev = reduction
             c_pp, c_p = c_p, c * len(concat)
-        self.head = nn.Sequential(nn.AdaptiveAvgPool2d(1), nn.Flatten(),
-                                  nn.Linear(c_p, classes))
+        self.head = nn.Sequential(
+            nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(c_p, classes)
+        )
 
     def forward(self, x):
         s0 = s1 = self.stem(x)
@@ -255,9 +294,12 @@ class CellNetwork(nn.Module):
 def double_conv(c_in, c_out):
     return nn.Sequential(
         nn.Conv2d(c_in, c_out, 3, padding=1, bias=False),
-        nn.BatchNorm2d(c_out), nn.ReLU(),
+        nn.BatchNorm2d(c_out),
+        nn.ReLU(),
         nn.Conv2d(c_out, c_out, 3, padding=1, bias=False),
-        nn.BatchNorm2d(c_out), nn.ReLU())
+        nn.BatchNorm2d(c_out),
+        nn.ReLU(),
+    )
 
 
 class UNet(nn.Module):

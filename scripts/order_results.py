@@ -17,9 +17,11 @@ import os
 import subprocess
 
 ORDERINGS = ["traced", "reverse_postorder", "memory", "window", "optimal"]
-SETS = [("irregular", "irregularly wired (RandWire, NASNet, DARTS-style)"),
-        ("inference", "other inference graphs"),
-        ("training", "training steps")]
+SETS = [
+    ("irregular", "irregularly wired (RandWire, NASNet, DARTS-style)"),
+    ("inference", "other inference graphs"),
+    ("training", "training steps"),
+]
 
 
 def geomean(values):
@@ -29,15 +31,23 @@ def geomean(values):
 
 def run(bench, data_dir):
     out = subprocess.run(
-        [bench, "--memplan_order_targets", f"--memplan_data_dir={data_dir}",
-         "--benchmark_filter=BM_order_.*_order_", "--benchmark_format=json"],
-        check=True, capture_output=True, text=True)
+        [
+            bench,
+            "--memplan_order_targets",
+            f"--memplan_data_dir={data_dir}",
+            "--benchmark_filter=BM_order_.*_order_",
+            "--benchmark_format=json",
+        ],
+        check=True,
+        capture_output=True,
+        text=True,
+    )
     results = {}
     for b in json.loads(out.stdout)["benchmarks"]:
         name = b["name"].split("/")[0]
-        rest = name[len("BM_order_"):]
+        rest = name[len("BM_order_") :]
         ordering = next(o for o in ORDERINGS if rest.startswith(o + "_order_"))
-        graph = rest[len(ordering + "_order_"):]
+        graph = rest[len(ordering + "_order_") :]
         results[(graph, ordering)] = b
     return results
 
@@ -74,8 +84,7 @@ def graph_row(g, row, ratios, placed):
     adds its ratios to `ratios` and its placed peaks to `placed`."""
     name = g["name"]
     traced = row["traced"]["traced"]
-    cells = [name, g["set"], str(int(row["traced"]["ops"])),
-             str(int(traced))]
+    cells = [name, g["set"], str(int(row["traced"]["ops"])), str(int(traced))]
     for o in ORDERINGS:
         placed.append((name, o, row[o].get("placed", -1), row[o]["peak"]))
     for o in ORDERINGS[1:]:
@@ -84,8 +93,10 @@ def graph_row(g, row, ratios, placed):
         ratios.setdefault((g["set"], o), []).append(ratio)
         cells += [str(int(peak)), f"{ratio:.3f}"]
         if o == "optimal":
-            cells += ["yes" if row[o].get("proven") else "no",
-                      f"{row[o]['real_time']:.0f}"]
+            cells += [
+                "yes" if row[o].get("proven") else "no",
+                f"{row[o]['real_time']:.0f}",
+            ]
     any_order = row["traced"]["any_order"]
     if any_order > 0:
         ratios.setdefault((g["set"], "any"), []).append(any_order / traced)
@@ -124,14 +135,17 @@ def placed_lines(placed):
         "",
         f"Placed: the default planner (`PlanMemory`, verified) placed "
         f"{len(placed) - len(above)} of the {len(placed)} orders above at "
-        f"their lower bound" + (", every one." if not above else
-                                 "; above it:"),
+        f"their lower bound" + (", every one." if not above else "; above it:"),
     ]
     if above:
-        lines += ["", "| graph | ordering | placed | lower bound |",
-                  "|---|---|---:|---:|"]
-        lines += [f"| {n} | {o} | {int(p)} | {int(b)} |"
-                  for n, o, p, b in above]
+        lines += [
+            "",
+            "| graph | ordering | placed | lower bound |",
+            "|---|---|---:|---:|",
+        ]
+        lines += [
+            f"| {n} | {o} | {int(p)} | {int(b)} |" for n, o, p, b in above
+        ]
     return lines
 
 
@@ -139,11 +153,14 @@ def main():
     here = os.path.dirname(os.path.abspath(__file__))
     root = os.path.dirname(here)
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--bench", default=os.path.join(
-        root, "build-release", "bench", "memplan_bench"))
+    parser.add_argument(
+        "--bench",
+        default=os.path.join(root, "build-release", "bench", "memplan_bench"),
+    )
     parser.add_argument("--data", default=os.path.join(root, "bench", "data"))
-    parser.add_argument("--out", default=os.path.join(root, "bench",
-                                                      "order_results.md"))
+    parser.add_argument(
+        "--out", default=os.path.join(root, "bench", "order_results.md")
+    )
     args = parser.parse_args()
     with open(os.path.join(args.data, "order", "summary.jsonl")) as f:
         graphs = [json.loads(line) for line in f]

@@ -23,8 +23,14 @@ import sys
 import tempfile
 
 POOLS = ["--pool=fast:256KiB:64", "--pool=dram:0:64"]
-HEURISTICS = ["greedy_by_size", "first_fit", "position_greedy",
-              "caffe2_greedy", "caffe2_dp", "hill_climb"]
+HEURISTICS = [
+    "greedy_by_size",
+    "first_fit",
+    "position_greedy",
+    "caffe2_greedy",
+    "caffe2_dp",
+    "hill_climb",
+]
 SEARCHES = ["best", "exact", "cpsat"]
 
 
@@ -32,11 +38,15 @@ def plan(tool, path, planner, out):
     """Runs `memplan plan`; returns (fast bytes, proven, cpu seconds) or
     (None, error, cpu seconds)."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    run = subprocess.run([tool, "plan", path, "--planner=" + planner,
-                          "--out=" + out] + POOLS,
-                         capture_output=True, text=True)
+    run = subprocess.run(
+        [tool, "plan", path, "--planner=" + planner, "--out=" + out] + POOLS,
+        capture_output=True,
+        text=True,
+    )
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    cpu = (after.ru_utime - before.ru_utime) + (
+        after.ru_stime - before.ru_stime
+    )
     if run.returncode != 0:
         return None, run.stderr.strip().splitlines()[-1:], cpu
     with open(out) as f:
@@ -48,10 +58,13 @@ def plan(tool, path, planner, out):
 def main():
     tool = os.path.abspath(sys.argv[1])
     runs = int(sys.argv[2]) if len(sys.argv) > 2 else 3
-    inputs = sys.argv[3:] or sorted(glob.glob("bench/data/models/*.json")) + \
-        sorted(glob.glob("bench/data/training/*.json"))
-    print("| input | best heuristic | fast bytes | best (default) | exact | "
-          "exact s | cpsat | cpsat s | exact, cpsat >= heuristic |")
+    inputs = sys.argv[3:] or sorted(
+        glob.glob("bench/data/models/*.json")
+    ) + sorted(glob.glob("bench/data/training/*.json"))
+    print(
+        "| input | best heuristic | fast bytes | best (default) | exact | "
+        "exact s | cpsat | cpsat s | exact, cpsat >= heuristic |"
+    )
     print("|---|---|---:|---:|---:|---:|---:|---:|---|")
     with tempfile.TemporaryDirectory() as tmp:
         out = os.path.join(tmp, "plan.json")
@@ -72,14 +85,30 @@ def main():
                 else:
                     # best's proven_optimal is about its peak, not the spill.
                     proven = proven and s != "best"
-                    cells[s] = (str(fast) + (" proven" if proven else ""),
-                                "", cpu, fast)
-            ok = [cells[s][3] is not None and cells[s][3] >= best_h
-                  for s in ("exact", "cpsat")]
-            print("| %s | %s | %d | %s | %s | %.2f | %s | %.2f | %s |" % (
-                name, best_name, best_h, cells["best"][0], cells["exact"][0],
-                cells["exact"][2], cells["cpsat"][0], cells["cpsat"][2],
-                ", ".join("yes" if o else "NO" for o in ok)))
+                    cells[s] = (
+                        str(fast) + (" proven" if proven else ""),
+                        "",
+                        cpu,
+                        fast,
+                    )
+            ok = [
+                cells[s][3] is not None and cells[s][3] >= best_h
+                for s in ("exact", "cpsat")
+            ]
+            print(
+                "| %s | %s | %d | %s | %s | %.2f | %s | %.2f | %s |"
+                % (
+                    name,
+                    best_name,
+                    best_h,
+                    cells["best"][0],
+                    cells["exact"][0],
+                    cells["exact"][2],
+                    cells["cpsat"][0],
+                    cells["cpsat"][2],
+                    ", ".join("yes" if o else "NO" for o in ok),
+                )
+            )
             sys.stdout.flush()
 
 

@@ -34,7 +34,9 @@ def distinct(n, _rng):
 
 def staggered(n, rng):
     for i in range(n):
-        yield i, rng.randrange(n), n + rng.randrange(n), rng.randrange(1, 1 << 16)
+        yield i, rng.randrange(n), n + rng.randrange(n), rng.randrange(
+            1, 1 << 16
+        )
 
 
 def uniform(n, rng):
@@ -52,9 +54,13 @@ def intervals(n, rng):
 
 
 def main():
-    kinds = {"overlapping": overlapping, "distinct": distinct,
-             "staggered": staggered, "uniform": uniform,
-             "intervals": intervals}
+    kinds = {
+        "overlapping": overlapping,
+        "distinct": distinct,
+        "staggered": staggered,
+        "uniform": uniform,
+        "intervals": intervals,
+    }
     if len(sys.argv) not in (4, 5) or sys.argv[1] not in kinds:
         sys.exit(__doc__)
     kind, n, out = sys.argv[1], int(sys.argv[2]), sys.argv[3]

@@ -21,10 +21,15 @@ class Encoder(torch.nn.Module):
     def __init__(self):
         super().__init__()
         layer = torch.nn.TransformerEncoderLayer(
-            D_MODEL, HEADS, dim_feedforward=2 * D_MODEL, dropout=0.0,
-            batch_first=True)
+            D_MODEL,
+            HEADS,
+            dim_feedforward=2 * D_MODEL,
+            dropout=0.0,
+            batch_first=True,
+        )
         self.encoder = torch.nn.TransformerEncoder(
-            layer, LAYERS, enable_nested_tensor=False)
+            layer, LAYERS, enable_nested_tensor=False
+        )
 
     def forward(self, x):
         return self.encoder(x)
@@ -37,8 +42,11 @@ class RMSNorm(torch.nn.Module):
         self.eps = eps
 
     def forward(self, x):
-        return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + self.eps) * \
-            self.weight
+        return (
+            x
+            * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + self.eps)
+            * self.weight
+        )
 
 
 def rotate_half(x):
@@ -76,6 +84,7 @@ class Attention(torch.nn.Module):
         """One new token x (1, 1, D_MODEL) at position `past` (the caches'
         length) attending to the caches and itself; returns the output and
         the caches grown by one."""
+
         def heads(t):
             return t.view(1, 1, HEADS, self.head).transpose(1, 2)
 
@@ -114,8 +123,9 @@ class Block(torch.nn.Module):
         return x + self.mlp(self.mlp_norm(x))
 
     def step(self, x, cos, sin, k_cache, v_cache):
-        h, keys, values = self.attention.step(self.attention_norm(x), cos,
-                                              sin, k_cache, v_cache)
+        h, keys, values = self.attention.step(
+            self.attention_norm(x), cos, sin, k_cache, v_cache
+        )
         x = x + h
         return x + self.mlp(self.mlp_norm(x)), keys, values
 
@@ -159,7 +169,7 @@ class LlamaDecoderStep(torch.nn.Module):
     def forward(self, token, k_cache, v_cache):
         d = self.decoder
         past = k_cache.shape[3]
-        cos, sin = d.cos[past:past + 1], d.sin[past:past + 1]
+        cos, sin = d.cos[past : past + 1], d.sin[past : past + 1]
         x = d.embed(token)
         keys, values = [], []
         for i, block in enumerate(d.blocks):
@@ -187,9 +197,11 @@ def kv_inputs(cache, seed=1):
     """A token and random caches of length `cache`."""
     generator = torch.Generator().manual_seed(seed)
     shape = (LAYERS, 1, HEADS, cache, D_MODEL // HEADS)
-    return (torch.randint(0, VOCAB, (1, 1), generator=generator),
-            torch.randn(shape, generator=generator),
-            torch.randn(shape, generator=generator))
+    return (
+        torch.randint(0, VOCAB, (1, 1), generator=generator),
+        torch.randn(shape, generator=generator),
+        torch.randn(shape, generator=generator),
+    )
 
 
 def encoder_input(seq, seed=1):
@@ -205,23 +217,38 @@ def llama_input(seq, seed=1):
 def trace_encoder(mt, example_seq=64):
     """The encoder traced with seq in [1, MAX_SEQ], symbolic."""
     seq = torch.export.Dim("seq", min=1, max=MAX_SEQ)
-    return mt.trace(encoder(), (encoder_input(example_seq),),
-                    name="transformer_encoder",
-                    dynamic_shapes={"x": {1: seq}}, symbolic=True)
+    return mt.trace(
+        encoder(),
+        (encoder_input(example_seq),),
+        name="transformer_encoder",
+        dynamic_shapes={"x": {1: seq}},
+        symbolic=True,
+    )
 
 
 def trace_llama(mt, example_seq=64):
     seq = torch.export.Dim("seq", min=1, max=MAX_SEQ)
-    return mt.trace(llama_decoder(), (llama_input(example_seq),),
-                    name="llama_decoder",
-                    dynamic_shapes={"tokens": {1: seq}}, symbolic=True)
+    return mt.trace(
+        llama_decoder(),
+        (llama_input(example_seq),),
+        name="llama_decoder",
+        dynamic_shapes={"tokens": {1: seq}},
+        symbolic=True,
+    )
 
 
 def trace_llama_kv(mt, example_cache=64):
     """The decoding step traced with the cache length in [1, MAX_SEQ - 1]
     (the new token's position indexes the rotary tables)."""
     cache = torch.export.Dim("cache", min=1, max=MAX_SEQ - 1)
-    return mt.trace(llama_decoder_step(), kv_inputs(example_cache),
-                    name="llama_decoder_kv",
-                    dynamic_shapes={"token": None, "k_cache": {3: cache},
-                                    "v_cache": {3: cache}}, symbolic=True)
+    return mt.trace(
+        llama_decoder_step(),
+        kv_inputs(example_cache),
+        name="llama_decoder_kv",
+        dynamic_shapes={
+            "token": None,
+            "k_cache": {3: cache},
+            "v_cache": {3: cache},
+        },
+        symbolic=True,
+    )

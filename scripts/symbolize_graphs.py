@@ -30,8 +30,18 @@ GRAPHS = [
     ("bench/data/executorch/llama_kv_cache_2048.json", 2048, (1, 2048)),
 ]
 
-WIDTH = {"float32": 4, "float16": 2, "bfloat16": 2, "int64": 8, "int32": 4,
-         "int16": 2, "int8": 1, "uint8": 1, "bool": 1, "float64": 8}
+WIDTH = {
+    "float32": 4,
+    "float16": 2,
+    "bfloat16": 2,
+    "int64": 8,
+    "int32": 4,
+    "int16": 2,
+    "int8": 1,
+    "uint8": 1,
+    "bool": 1,
+    "float64": 8,
+}
 
 
 class Refused(Exception):
@@ -49,16 +59,19 @@ def symbolize_tensor(t, length):
     power = 0
     for d in shape:
         if not isinstance(d, int):
-            raise Refused(f'tensor "{t["name"]}": shape {shape} is not integral')
+            raise Refused(
+                f'tensor "{t["name"]}": shape {shape} is not integral'
+            )
         if d == length:
             power += 1
         else:
             constant *= d
-    if constant * length ** power != t["size"]:
+    if constant * length**power != t["size"]:
         raise Refused(
             f'tensor "{t["name"]}": shape {shape} of {dtype} gives '
-            f'{constant * length ** power} bytes at seq={length}, the graph '
-            f'says {t["size"]}')
+            f"{constant * length ** power} bytes at seq={length}, the graph "
+            f'says {t["size"]}'
+        )
     out = dict(t)
     out["shape"] = ["seq" if d == length else d for d in shape]
     out["size"] = "*".join([str(constant)] + ["seq"] * power)
@@ -73,18 +86,29 @@ def symbolize(path, length, lo, hi):
     out = dict(g)
     out["name"] = g["name"] + "_seq"
     out["dims"] = {"seq": {"min": lo, "max": hi}}
-    out["source"] = (f"{path} made symbolic by scripts/symbolize_graphs.py: "
-                     f"dims of {length} are seq. " + g.get("source", ""))
+    out["source"] = (
+        f"{path} made symbolic by scripts/symbolize_graphs.py: "
+        f"dims of {length} are seq. " + g.get("source", "")
+    )
     out["tensors"] = [symbolize_tensor(t, length) for t in g["tensors"]]
     changed = sum(1 for a, b in zip(g["tensors"], out["tensors"]) if a is not b)
-    others = sorted({d for t in out["tensors"] for d in t.get("shape") or []
-                     if isinstance(d, int)})
+    others = sorted(
+        {
+            d
+            for t in out["tensors"]
+            for d in t.get("shape") or []
+            if isinstance(d, int)
+        }
+    )
     return out, changed, len(g["tensors"]), others
 
 
 def main():
-    out_dir = sys.argv[1] if len(sys.argv) > 1 else os.path.join(
-        ROOT, "bench/data/symbolic_bundled")
+    out_dir = (
+        sys.argv[1]
+        if len(sys.argv) > 1
+        else os.path.join(ROOT, "bench/data/symbolic_bundled")
+    )
     os.makedirs(out_dir, exist_ok=True)
     lines = [
         "# Bundled graphs made symbolic",
@@ -115,9 +139,11 @@ def main():
         with open(os.path.join(out_dir, name), "w") as f:
             json.dump(g, f, indent=1, sort_keys=True)
             f.write("\n")
-        lines.append(f"| {name} | `{path}` | {length} | [{lo}, {hi}] | "
-                     f"{changed} of {total} | "
-                     f"{', '.join(map(str, others))} |")
+        lines.append(
+            f"| {name} | `{path}` | {length} | [{lo}, {hi}] | "
+            f"{changed} of {total} | "
+            f"{', '.join(map(str, others))} |"
+        )
         print(f"{name}: {changed} of {total} tensors symbolic")
     with open(os.path.join(out_dir, "README.md"), "w") as f:
         f.write("\n".join(lines) + "\n")

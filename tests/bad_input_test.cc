@@ -54,17 +54,19 @@ const std::string kHead =
 // Graph JSON.
 
 TEST(BadGraphJsonTest, NumbersThatFitNoDoubleAreAnErrorNotAnAbort) {
-  EXPECT_THAT(ErrorOf(ParseGraphJson(kHead + R"({"name":"t","size":1e400}]})")
-                          .status()),
-              HasSubstr("1e400"));
+  EXPECT_THAT(
+      ErrorOf(
+          ParseGraphJson(kHead + R"({"name":"t","size":1e400}]})").status()),
+      HasSubstr("1e400"));
   EXPECT_THAT(
       ErrorOf(ParseGraphJson(
                   R"({"format":"memplan-graph-v1","tensors":[],"ops":[],)"
                   R"("pools":[{"name":"p","capacity":-1e400}]})")
                   .status()),
       HasSubstr("malformed JSON"));
-  Problem problem{.buffers = {Buffer{.name = "a", .size = 4, .lifetime = {0, 1}}},
-                  .pools = {Pool{.name = "default"}}};
+  Problem problem{
+      .buffers = {Buffer{.name = "a", .size = 4, .lifetime = {0, 1}}},
+      .pools = {Pool{.name = "default"}}};
   EXPECT_THAT(
       ErrorOf(ParsePlanJson(R"({"format":"memplan-plan-v1","peak":1e400,)"
                             R"("buffers":[{"name":"a","offset":0}]})",
@@ -79,10 +81,11 @@ TEST(BadGraphJsonTest, DuplicateKeysAreNamed) {
                              R"("ops":[],"ops":[]})")
                   .status()),
       HasSubstr("key \"ops\" appears twice"));
-  EXPECT_THAT(ErrorOf(ParseGraphJson(kHead + R"({"name":"t","size":1,"size":2}]})")
-                          .status()),
-              HasSubstr("key \"size\" appears twice in an object under "
-                        "\"tensors\""));
+  EXPECT_THAT(
+      ErrorOf(ParseGraphJson(kHead + R"({"name":"t","size":1,"size":2}]})")
+                  .status()),
+      HasSubstr("key \"size\" appears twice in an object under "
+                "\"tensors\""));
 }
 
 TEST(BadGraphJsonTest, UnknownKeysAreNamedWithWhereTheyAre) {
@@ -96,31 +99,36 @@ TEST(BadGraphJsonTest, UnknownKeysAreNamedWithWhereTheyAre) {
     text.replace(text.find(from), from.size(), to);
     return ParseGraphJson(text).status();
   };
-  EXPECT_THAT(ErrorOf(with(R"("outputs":["y"]})",
-                           R"("outputs":["y"],"scrach":[]})")),
-              HasSubstr("op \"op\" has unknown key \"scrach\""));
-  EXPECT_THAT(ErrorOf(with(R"("kind":"input"})", R"("kind":"input","align":8})")),
-              HasSubstr("tensor \"x\" has unknown key \"align\""));
+  EXPECT_THAT(
+      ErrorOf(with(R"("outputs":["y"]})", R"("outputs":["y"],"scrach":[]})")),
+      HasSubstr("op \"op\" has unknown key \"scrach\""));
+  EXPECT_THAT(
+      ErrorOf(with(R"("kind":"input"})", R"("kind":"input","align":8})")),
+      HasSubstr("tensor \"x\" has unknown key \"align\""));
   EXPECT_THAT(ErrorOf(with(R"("ops":[)", R"("pool":[],"ops":[)")),
               HasSubstr("the graph has unknown key \"pool\""));
   EXPECT_THAT(ErrorOf(with(R"("ops":[)",
                            R"("pools":[{"name":"p","capacty":8}],"ops":[)")),
               HasSubstr("pool \"p\" has unknown key \"capacty\""));
-  EXPECT_THAT(ErrorOf(with(R"("kind":"input"})",
-                           R"("kind":"input","fixed":{"offset":0,"pol":"p"}})")),
-              HasSubstr("tensor \"x\": \"fixed\" has unknown key \"pol\""));
+  EXPECT_THAT(
+      ErrorOf(with(R"("kind":"input"})",
+                   R"("kind":"input","fixed":{"offset":0,"pol":"p"}})")),
+      HasSubstr("tensor \"x\": \"fixed\" has unknown key \"pol\""));
 }
 
 // ---------------------------------------------------------------------------
 // Buffer CSV.
 
 TEST(BadCsvTest, NumbersAreDigitsWithAnOptionalMinus) {
-  EXPECT_THAT(ErrorOf(ParseBufferCsv("id,lower,upper,size\na,0,1,+4\n").status()),
-              HasSubstr("CSV line 2, column 4 (\"size\"): \"+4\""));
-  EXPECT_THAT(ErrorOf(ParseBufferCsv("id,lower,upper,size\na,0,1 0,4\n").status()),
-              HasSubstr("column 3 (\"upper\")"));
-  EXPECT_THAT(ErrorOf(ParseBufferCsv("id,lower,upper,size\na,0,1,1e400\n").status()),
-              HasSubstr("column 4 (\"size\")"));
+  EXPECT_THAT(
+      ErrorOf(ParseBufferCsv("id,lower,upper,size\na,0,1,+4\n").status()),
+      HasSubstr("CSV line 2, column 4 (\"size\"): \"+4\""));
+  EXPECT_THAT(
+      ErrorOf(ParseBufferCsv("id,lower,upper,size\na,0,1 0,4\n").status()),
+      HasSubstr("column 3 (\"upper\")"));
+  EXPECT_THAT(
+      ErrorOf(ParseBufferCsv("id,lower,upper,size\na,0,1,1e400\n").status()),
+      HasSubstr("column 4 (\"size\")"));
   EXPECT_THAT(ErrorOf(ParseBufferCsv("id,lower,upper,size\na,0,1,"
                                      "9223372036854775808\n")
                           .status()),
@@ -132,8 +140,9 @@ TEST(BadCsvTest, NumbersAreDigitsWithAnOptionalMinus) {
 }
 
 TEST(BadCsvTest, NegativeAndOverflowingSteps) {
-  EXPECT_THAT(ErrorOf(ParseBufferCsv("id,lower,upper,size\na,-3,1,4\n").status()),
-              HasSubstr("CSV line 2: buffer \"a\" has a negative lower -3"));
+  EXPECT_THAT(
+      ErrorOf(ParseBufferCsv("id,lower,upper,size\na,-3,1,4\n").status()),
+      HasSubstr("CSV line 2: buffer \"a\" has a negative lower -3"));
   EXPECT_THAT(
       ErrorOf(ParseBufferCsv("id,lower,upper,size\na,0,9223372036854775807,4\n")
                   .status()),
@@ -146,7 +155,8 @@ TEST(BadCsvTest, NegativeAndOverflowingSteps) {
 
 TEST(BadCsvTest, ColumnsTheFormatDoesNotDefineAreNamed) {
   EXPECT_THAT(
-      ErrorOf(ParseBufferCsv("id,lower,upper,size,colour\na,0,1,4,red\n").status()),
+      ErrorOf(
+          ParseBufferCsv("id,lower,upper,size,colour\na,0,1,4,red\n").status()),
       HasSubstr("unknown column \"colour\""));
   EXPECT_THAT(ErrorOf(ParseBufferCsv("id,lower,upper,size,size\n").status()),
               HasSubstr("column \"size\" repeats column \"size\""));
@@ -156,8 +166,9 @@ TEST(BadCsvTest, ColumnsTheFormatDoesNotDefineAreNamed) {
               HasSubstr("not a mix"));
   EXPECT_THAT(ErrorOf(ParseBufferCsv("id,lower,upper,size,pool\n").status()),
               HasSubstr("a pool column belongs to a plan"));
-  EXPECT_THAT(ErrorOf(ParseBufferCsv("id,lower,upper,size\n\"a,0,1,4\n").status()),
-              HasSubstr("not closed"));
+  EXPECT_THAT(
+      ErrorOf(ParseBufferCsv("id,lower,upper,size\n\"a,0,1,4\n").status()),
+      HasSubstr("not closed"));
 }
 
 TEST(BadCsvTest, AcceptedVariantsReadAsDocumented) {
@@ -174,38 +185,49 @@ TEST(BadCsvTest, AcceptedVariantsReadAsDocumented) {
   ASSERT_TRUE(closed.ok()) << closed.status();
   EXPECT_EQ(closed->problem.buffers[0].lifetime, (Lifetime{0, 3}));
   EXPECT_EQ(closed->problem.buffers[1].lifetime, (Lifetime{3, 4}));
-  EXPECT_THAT(ErrorOf(ParseBufferCsv("buffer,start,end,size\na,3,2,4\n").status()),
-              HasSubstr("has start 3 > end 2"));
+  EXPECT_THAT(
+      ErrorOf(ParseBufferCsv("buffer,start,end,size\na,3,2,4\n").status()),
+      HasSubstr("has start 3 > end 2"));
 }
 
 TEST(BadCsvTest, NamesWithCommasQuotesAndNewlinesReadBack) {
-  Problem problem{
-      .buffers = {Buffer{.name = "a,b", .tensors = {"a,b"}, .size = 4,
-                         .lifetime = {0, 2}},
-                  Buffer{.name = "line\nbreak", .tensors = {"line\nbreak"},
-                         .size = 8, .lifetime = {1, 3}},
-                  Buffer{.name = "say \"hi\"", .tensors = {"say \"hi\""},
-                         .size = 8, .lifetime = {0, 1}},
-                  Buffer{.name = " padded ", .tensors = {" padded "}, .size = 8,
-                         .lifetime = {0, 1}}},
-      .pools = {Pool{.name = "default"}}};
+  Problem problem{.buffers = {Buffer{.name = "a,b",
+                                     .tensors = {"a,b"},
+                                     .size = 4,
+                                     .lifetime = {0, 2}},
+                              Buffer{.name = "line\nbreak",
+                                     .tensors = {"line\nbreak"},
+                                     .size = 8,
+                                     .lifetime = {1, 3}},
+                              Buffer{.name = "say \"hi\"",
+                                     .tensors = {"say \"hi\""},
+                                     .size = 8,
+                                     .lifetime = {0, 1}},
+                              Buffer{.name = " padded ",
+                                     .tensors = {" padded "},
+                                     .size = 8,
+                                     .lifetime = {0, 1}}},
+                  .pools = {Pool{.name = "default"}}};
   absl::StatusOr<BufferCsv> back = ParseBufferCsv(BufferCsvText(problem));
   ASSERT_TRUE(back.ok()) << back.status();
   EXPECT_EQ(back->problem, problem);
 }
 
 TEST(BadCsvTest, IdsThatAreNotUtf8AreRejectedAndNeverThrowInJson) {
-  EXPECT_THAT(ErrorOf(ParseBufferCsv("id,lower,upper,size\n\xff\xfe,0,1,4\n").status()),
-              HasSubstr("CSV line 2: the id is not valid UTF-8"));
+  EXPECT_THAT(
+      ErrorOf(ParseBufferCsv("id,lower,upper,size\n\xff\xfe,0,1,4\n").status()),
+      HasSubstr("CSV line 2: the id is not valid UTF-8"));
   EXPECT_THAT(
       ErrorOf(ParseBufferCsv("id,lower,upper,size\n\xc0\x80,0,1,4\n").status()),
       HasSubstr("not valid UTF-8"));  // an overlong encoding of NUL
-  ASSERT_TRUE(ParseBufferCsv("id,lower,upper,size\n\xc3\xa9t\xc3\xa9,0,1,4\n").ok());
+  ASSERT_TRUE(
+      ParseBufferCsv("id,lower,upper,size\n\xc3\xa9t\xc3\xa9,0,1,4\n").ok());
   // A problem made in code with such a name still writes (with replacement
   // characters) instead of throwing.
-  Problem problem{.buffers = {Buffer{.name = "\xff", .tensors = {"\xff"},
-                                     .size = 4, .lifetime = {0, 1}}},
-                  .pools = {Pool{.name = "default"}}};
+  Problem problem{
+      .buffers = {Buffer{
+          .name = "\xff", .tensors = {"\xff"}, .size = 4, .lifetime = {0, 1}}},
+      .pools = {Pool{.name = "default"}}};
   absl::StatusOr<Plan> plan = PlanMemory(problem, {.planner = "naive"});
   ASSERT_TRUE(plan.ok()) << plan.status();
   const std::string json = PlanToJson(problem, *plan);
@@ -213,10 +235,11 @@ TEST(BadCsvTest, IdsThatAreNotUtf8AreRejectedAndNeverThrowInJson) {
 }
 
 TEST(BadCsvTest, AMultiPoolPlanWrittenAsCsvReadsBack) {
-  testing::RandomProblemOptions options{.buffers = 40, .pools = 3,
-                                        .capacity = 2000};
+  testing::RandomProblemOptions options{
+      .buffers = 40, .pools = 3, .capacity = 2000};
   const Problem problem = testing::RandomProblem(7, options);
-  absl::StatusOr<Plan> plan = PlanMemory(problem, {.planner = "greedy_by_size"});
+  absl::StatusOr<Plan> plan =
+      PlanMemory(problem, {.planner = "greedy_by_size"});
   ASSERT_TRUE(plan.ok()) << plan.status();
   std::set<PoolId> used;
   for (const Assignment& a : plan->assignments) used.insert(a.pool);
@@ -234,10 +257,10 @@ TEST(BadCsvTest, AMultiPoolPlanWrittenAsCsvReadsBack) {
   other.replace(p0, 4, ",hbm\n");
   EXPECT_THAT(ErrorOf(ParsePlanCsv(other, problem).status()),
               HasSubstr("in unknown pool \"hbm\""));
-  EXPECT_THAT(ErrorOf(ParsePlanCsv("id,lower,upper,size,offset\nzz,0,1,4,0\n",
-                                   problem)
-                          .status()),
-              HasSubstr("\"zz\""));
+  EXPECT_THAT(
+      ErrorOf(ParsePlanCsv("id,lower,upper,size,offset\nzz,0,1,4,0\n", problem)
+                  .status()),
+      HasSubstr("\"zz\""));
 }
 
 TEST(BadCsvTest, AnInputWithAnOffsetColumnIsNoInput) {
@@ -328,10 +351,10 @@ TEST(HostileInputTest, AFileLargerThanTheLimitIsResourceExhausted) {
 
 TEST(HostileInputTest, DeepNestingIsAnErrorNotAStackOverflow) {
   const int depth = 1000000;
-  EXPECT_THAT(ErrorOf(ParseGraphJson(std::string(depth, '[') +
-                                     std::string(depth, ']'))
-                          .status()),
-              HasSubstr("nested deeper than"));
+  EXPECT_THAT(
+      ErrorOf(ParseGraphJson(std::string(depth, '[') + std::string(depth, ']'))
+                  .status()),
+      HasSubstr("nested deeper than"));
   std::string objects;
   for (int i = 0; i < depth; ++i) objects += R"({"a":)";
   objects += "1" + std::string(depth, '}');
@@ -378,8 +401,9 @@ TEST(HostileInputTest, AlignmentZeroInAGraphIsAnErrorNamingTheTensor) {
       ErrorOf(ParseGraphJson(kHead + R"({"name":"t","size":8,"alignment":0}]})")
                   .status()),
       HasSubstr("tensor \"t\" has alignment 0"));
-  EXPECT_TRUE(ParseGraphJson(kHead + R"({"name":"t","size":8,"alignment":null}]})")
-                  .ok());
+  EXPECT_TRUE(
+      ParseGraphJson(kHead + R"({"name":"t","size":8,"alignment":null}]})")
+          .ok());
 }
 
 // ---------------------------------------------------------------------------
@@ -399,9 +423,10 @@ TEST(BadProblemTest, AbsurdAlignmentsAndCapacitiesAreRejectedUpFront) {
               HasSubstr("pool \"default\" has alignment 4611686018427387904, "
                         "more than the largest supported"));
   for (const PlannerInfo& info : RegisteredPlanners()) {
-    EXPECT_THAT(ErrorOf(PlanMemory(problem, {.planner = std::string(info.name)})
-                            .status()),
-                HasSubstr("pool \"default\" has alignment"))
+    EXPECT_THAT(
+        ErrorOf(
+            PlanMemory(problem, {.planner = std::string(info.name)}).status()),
+        HasSubstr("pool \"default\" has alignment"))
         << info.name;
   }
   problem = TwoBuffers();
@@ -422,7 +447,8 @@ TEST(BadProblemTest, AbsurdAlignmentsAndCapacitiesAreRejectedUpFront) {
               HasSubstr("alignment 1099511627776 is more than the largest"));
   // From the tool's pool flag and a graph's pools alike.
   Graph graph = testing::RandomGraph(2);
-  graph.pools = {Pool{.name = "p", .capacity = 0, .alignment = int64_t{1} << 62}};
+  graph.pools = {
+      Pool{.name = "p", .capacity = 0, .alignment = int64_t{1} << 62}};
   EXPECT_THAT(ErrorOf(BuildProblem(graph).status()),
               HasSubstr("pool \"p\" has alignment"));
 }
@@ -439,7 +465,8 @@ TEST(BadProblemTest, LifetimesAtTheInt64LimitsAndNegativeSteps) {
   EXPECT_THAT(ErrorOf(ValidateProblem(problem)), HasSubstr("[-1, 2)"));
   problem.buffers[0].lifetime = {0, kMaxStep};
   EXPECT_TRUE(ValidateProblem(problem).ok());
-  absl::StatusOr<Plan> plan = PlanMemory(problem, {.planner = "greedy_by_size"});
+  absl::StatusOr<Plan> plan =
+      PlanMemory(problem, {.planner = "greedy_by_size"});
   ASSERT_TRUE(plan.ok()) << plan.status();
   EXPECT_EQ(plan->peak, 128);
 }
@@ -450,8 +477,9 @@ TEST(BadProblemTest, APlanOffsetOfInt64MaxIsRejectedWithoutOverflow) {
   plan.assignments = {{.buffer = 0, .pool = 0, .offset = kInt64Max},
                       {.buffer = 1, .pool = 0, .offset = 0}};
   ComputePlanStatistics(problem, plan);
-  EXPECT_THAT(ErrorOf(VerifyPlan(problem, plan)),
-              HasSubstr("buffer \"a\" at offset 9223372036854775807 overflows"));
+  EXPECT_THAT(
+      ErrorOf(VerifyPlan(problem, plan)),
+      HasSubstr("buffer \"a\" at offset 9223372036854775807 overflows"));
   absl::StatusOr<Plan> parsed = ParsePlanJson(
       R"({"format":"memplan-plan-v1","buffers":[{"name":"a","offset":9223372036854775807},)"
       R"({"name":"b","offset":0}]})",
@@ -484,21 +512,24 @@ TEST(BadProblemTest, FixedPlacementsThatCannotBeHonoured) {
   problem = TwoBuffers();
   problem.pools[0].capacity = 100;
   problem.buffers[1].fixed = Placement{.pool = 0, .offset = 64};
-  ExpectFixedError(problem, "buffer \"b\" is fixed at bytes [64, 128) of pool "
-                            "\"default\", beyond its capacity 100");
+  ExpectFixedError(problem,
+                   "buffer \"b\" is fixed at bytes [64, 128) of pool "
+                   "\"default\", beyond its capacity 100");
 
   problem = TwoBuffers();
   problem.pools[0].alignment = 64;
   problem.buffers[1].fixed = Placement{.pool = 0, .offset = 32};
-  ExpectFixedError(problem, "buffer \"b\" has fixed offset 32, not a "
-                            "non-negative multiple of 64");
+  ExpectFixedError(problem,
+                   "buffer \"b\" has fixed offset 32, not a "
+                   "non-negative multiple of 64");
 
   problem = TwoBuffers();
   problem.pools.push_back(Pool{.name = "slow"});
   problem.buffers[1].pools = {0};
   problem.buffers[1].fixed = Placement{.pool = 1, .offset = 0};
-  ExpectFixedError(problem, "buffer \"b\" is fixed in pool \"slow\", which it "
-                            "is not allowed in");
+  ExpectFixedError(problem,
+                   "buffer \"b\" is fixed in pool \"slow\", which it "
+                   "is not allowed in");
 
   problem = TwoBuffers();  // touching lifetimes may share bytes
   problem.buffers[1].lifetime = {2, 3};
@@ -510,11 +541,16 @@ TEST(BadProblemTest, FixedPlacementsThatCannotBeHonoured) {
 }
 
 TEST(BadProblemTest, FixedPlacementsFromAGraphNameTheTensorAndThePool) {
-  Graph graph{.tensors = {{.name = "x", .size = 64, .kind = TensorKind::kInput,
-                           .fixed = FixedTensorPlacement{.pool = "", .offset = 0}},
-                          {.name = "y", .size = 64, .kind = TensorKind::kOutput,
-                           .fixed = FixedTensorPlacement{.pool = "", .offset = 0}}},
-              .ops = {{.name = "op", .inputs = {"x"}, .outputs = {"y"}}}};
+  Graph graph{
+      .tensors = {{.name = "x",
+                   .size = 64,
+                   .kind = TensorKind::kInput,
+                   .fixed = FixedTensorPlacement{.pool = "", .offset = 0}},
+                  {.name = "y",
+                   .size = 64,
+                   .kind = TensorKind::kOutput,
+                   .fixed = FixedTensorPlacement{.pool = "", .offset = 0}}},
+      .ops = {{.name = "op", .inputs = {"x"}, .outputs = {"y"}}}};
   EXPECT_THAT(ErrorOf(PlanMemory(graph, {}).status()),
               HasSubstr("\"x\" (alive [0, 1), bytes [0, 64)) and \"y\""));
   graph.tensors[1].fixed->offset = 64;

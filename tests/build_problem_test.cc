@@ -453,18 +453,19 @@ TEST(BuildProblemErrorsTest, HintsOutOfRangeAndBadConflicts) {
 
 TEST(BuildProblemErrorsTest, AViewSpanningMoreThanItsBufferIsInvalid) {
   // y (200 bytes) declared a view of x (100 bytes), t planned after it.
-  Graph graph{.tensors = {{.name = "in", .size = 8, .kind = kIn},
-                          {.name = "x", .size = 100},
-                          {.name = "y", .size = 200},
-                          {.name = "t", .size = 100},
-                          {.name = "out", .size = 8, .kind = kOut}},
-              .ops = {{.name = "op0", .inputs = {"in"}, .outputs = {"x"}},
-                      {.name = "reshape",
-                       .inputs = {"x"},
-                       .outputs = {"y"},
-                       .alias = {{.output = 0, .input = 0}}},
-                      {.name = "op2", .inputs = {"y"}, .outputs = {"t"}},
-                      {.name = "op3", .inputs = {"t", "y"}, .outputs = {"out"}}}};
+  Graph graph{
+      .tensors = {{.name = "in", .size = 8, .kind = kIn},
+                  {.name = "x", .size = 100},
+                  {.name = "y", .size = 200},
+                  {.name = "t", .size = 100},
+                  {.name = "out", .size = 8, .kind = kOut}},
+      .ops = {{.name = "op0", .inputs = {"in"}, .outputs = {"x"}},
+              {.name = "reshape",
+               .inputs = {"x"},
+               .outputs = {"y"},
+               .alias = {{.output = 0, .input = 0}}},
+              {.name = "op2", .inputs = {"y"}, .outputs = {"t"}},
+              {.name = "op3", .inputs = {"t", "y"}, .outputs = {"out"}}}};
   ExpectInvalid(graph,
                 "view \"y\" of \"x\" (op \"reshape\") spans 200 bytes, more "
                 "than the 100 bytes of its base");
@@ -477,8 +478,9 @@ TEST(BuildProblemErrorsTest, AViewSpanningMoreThanItsBufferIsInvalid) {
                       .outputs = {"z"},
                       .alias = {{.output = 0, .input = 0}}});
   graph.ops.back().inputs.push_back("z");
-  ExpectInvalid(graph, "view \"z\" of \"y\" (op \"slice\") spans 150 bytes, "
-                       "more than the 100 bytes of buffer \"x\"");
+  ExpectInvalid(graph,
+                "view \"z\" of \"y\" (op \"slice\") spans 150 bytes, "
+                "more than the 100 bytes of buffer \"x\"");
   // A view no larger than its base is fine; its span is its own size.
   graph.tensors.back().size = 40;
   absl::StatusOr<Problem> problem = BuildProblem(graph);
@@ -507,14 +509,15 @@ Graph ViewAndInPlaceOnOneOutput() {
                   {.name = "b", .size = 64},
                   {.name = "c", .size = 64},
                   {.name = "y", .size = 64, .kind = kOut}},
-      .ops = {{.name = "op0", .inputs = {"p"}, .outputs = {"a"}, .scratch = {"s"}},
-              {.name = "op1", .inputs = {"a"}, .outputs = {"b"}},
-              {.name = "op2",
-               .inputs = {"p", "b"},
-               .outputs = {"c"},
-               .inplace = {{.output = 0, .input = 1}},
-               .alias = {{.output = 0, .input = 0}}},
-              {.name = "op3", .inputs = {"c"}, .outputs = {"y"}}},
+      .ops =
+          {{.name = "op0", .inputs = {"p"}, .outputs = {"a"}, .scratch = {"s"}},
+           {.name = "op1", .inputs = {"a"}, .outputs = {"b"}},
+           {.name = "op2",
+            .inputs = {"p", "b"},
+            .outputs = {"c"},
+            .inplace = {{.output = 0, .input = 1}},
+            .alias = {{.output = 0, .input = 0}}},
+           {.name = "op3", .inputs = {"c"}, .outputs = {"y"}}},
   };
 }
 
@@ -719,9 +722,8 @@ TEST(MergeTest, RandomGraphsKeepEveryTensorInsideItsBuffer) {
         for (size_t j = 0; j < i; ++j) {
           const Buffer& u = *own[b.tensors[j]];
           if (root(t.name) == root(u.name)) continue;
-          const Step together =
-              std::min(t.lifetime.end, u.lifetime.end) -
-              std::max(t.lifetime.start, u.lifetime.start);
+          const Step together = std::min(t.lifetime.end, u.lifetime.end) -
+                                std::max(t.lifetime.start, u.lifetime.start);
           EXPECT_LE(together, 1) << seed << ": " << t.name << " and " << u.name
                                  << " share buffer " << b.name;
         }

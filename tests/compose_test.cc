@@ -136,9 +136,9 @@ TEST(WithFallbackTest, DoesNotRunTheFallbackWhenThePrimarySucceeds) {
   const Problem problem = Stack();
   auto fallback = std::make_unique<Fixed>("second", Stacked(problem, 0, "b"));
   const Fixed* fallback_ptr = fallback.get();
-  const std::unique_ptr<Planner> planner = WithFallback(
-      std::make_unique<Fixed>("first", Stacked(problem, 1, "a")),
-      std::move(fallback));
+  const std::unique_ptr<Planner> planner =
+      WithFallback(std::make_unique<Fixed>("first", Stacked(problem, 1, "a")),
+                   std::move(fallback));
   absl::StatusOr<Plan> plan = planner->Solve(problem, {});
   ASSERT_TRUE(plan.ok());
   EXPECT_EQ(plan->planner, "a");
@@ -148,8 +148,10 @@ TEST(WithFallbackTest, DoesNotRunTheFallbackWhenThePrimarySucceeds) {
 TEST(ChooseBestTest, KeepsTheSmallestValidPlanAndNamesIt) {
   const Problem problem = Stack();
   std::vector<std::unique_ptr<Planner>> heuristics;
-  heuristics.push_back(std::make_unique<Fixed>("high", Stacked(problem, 8, "")));
-  heuristics.push_back(std::make_unique<Fixed>("invalid", Overlapping(problem)));
+  heuristics.push_back(
+      std::make_unique<Fixed>("high", Stacked(problem, 8, "")));
+  heuristics.push_back(
+      std::make_unique<Fixed>("invalid", Overlapping(problem)));
   heuristics.push_back(std::make_unique<Fixed>("low", Stacked(problem, 0, "")));
   heuristics.push_back(
       std::make_unique<Fixed>("also_low", Stacked(problem, 0, "")));
@@ -164,7 +166,8 @@ TEST(ChooseBestTest, KeepsTheSmallestValidPlanAndNamesIt) {
 TEST(ChooseBestTest, WithoutAnyPlanReturnsTheFirstError) {
   const Problem problem = Stack();
   std::vector<std::unique_ptr<Planner>> heuristics;
-  heuristics.push_back(std::make_unique<Fixed>("invalid", Overlapping(problem)));
+  heuristics.push_back(
+      std::make_unique<Fixed>("invalid", Overlapping(problem)));
   heuristics.push_back(
       std::make_unique<Fixed>("full", absl::ResourceExhaustedError("full")));
   absl::StatusOr<Plan> plan =
@@ -178,8 +181,10 @@ TEST(ChooseBestTest, SearchesStartFromTheBestPlanAndStopAtTheLowerBound) {
   // Above the lower bound (7): the search runs from the best plan so far.
   {
     std::vector<std::unique_ptr<Planner>> heuristics;
-    heuristics.push_back(std::make_unique<Fixed>("high", Stacked(problem, 8, "")));
-    heuristics.push_back(std::make_unique<Fixed>("mid", Stacked(problem, 2, "")));
+    heuristics.push_back(
+        std::make_unique<Fixed>("high", Stacked(problem, 8, "")));
+    heuristics.push_back(
+        std::make_unique<Fixed>("mid", Stacked(problem, 2, "")));
     std::vector<std::unique_ptr<SearchPlanner>> searches;
     searches.push_back(std::make_unique<EchoSearch>());
     absl::StatusOr<Plan> plan =
@@ -301,8 +306,8 @@ TEST(WarmStartedTest, TheSearchGetsTheHeuristicsPlanAndTheRestOfTheWork) {
   const EchoSearch* capped_ptr = capped_search.get();
   auto capped_start = std::make_unique<Fixed>("start", start);
   const Fixed* capped_start_ptr = capped_start.get();
-  const std::unique_ptr<Planner> capped = WarmStarted(
-      std::move(capped_search), std::move(capped_start), 0.25, 100);
+  const std::unique_ptr<Planner> capped =
+      WarmStarted(std::move(capped_search), std::move(capped_start), 0.25, 100);
   ASSERT_TRUE(capped->Solve(problem, {.work_limit = 1000}).ok());
   EXPECT_EQ(capped_start_ptr->seen_work_limit(), 100);
   EXPECT_EQ(capped_ptr->seen_work_limit_, 900);
@@ -384,7 +389,8 @@ TEST(DeterminismTest, TheDefaultPlannerIgnoresTheMachinesLoad) {
   for (unsigned i = 0; i < 2 * cores; ++i) {
     load.emplace_back([&stop] {
       volatile uint64_t x = 0;
-      while (!stop.load(std::memory_order_relaxed)) x = x * 6364136223846793005u + 1;
+      while (!stop.load(std::memory_order_relaxed))
+        x = x * 6364136223846793005u + 1;
     });
   }
   absl::StatusOr<Plan> busy = planner->Solve(problem, options);

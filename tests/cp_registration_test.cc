@@ -18,7 +18,8 @@ namespace {
 
 int CpEntries() {
   int found = 0;
-  for (const PlannerInfo& info : RegisteredPlanners()) found += info.name == "cp";
+  for (const PlannerInfo& info : RegisteredPlanners())
+    found += info.name == "cp";
   return found;
 }
 

@@ -80,10 +80,12 @@ Problem SeedProblem() {
 // nothing).
 TEST(CpTest, LinkingTheComponentRegistersCp) {
   int found = 0;
-  for (const PlannerInfo& info : RegisteredPlanners()) found += info.name == "cp";
+  for (const PlannerInfo& info : RegisteredPlanners())
+    found += info.name == "cp";
   EXPECT_EQ(found, 1);
   // After the core's planners (and before cpsat when that is built too).
-  EXPECT_EQ(RegisteredPlanners().back().name, MEMPLAN_HAVE_CPSAT ? "cpsat" : "cp");
+  EXPECT_EQ(RegisteredPlanners().back().name,
+            MEMPLAN_HAVE_CPSAT ? "cpsat" : "cp");
   absl::StatusOr<std::unique_ptr<Planner>> cp = CreatePlanner("cp");
   ASSERT_TRUE(cp.ok()) << cp.status();
   EXPECT_EQ((*cp)->name(), "cp");
@@ -270,7 +272,8 @@ TEST(CpTest, SeveralPoolsAreUnimplemented) {
   options.buffers = 10;
   options.pools = 2;
   options.capacity = 2000;
-  absl::StatusOr<Plan> plan = SolveCp(RandomProblem(5, options), CpTestOptions{});
+  absl::StatusOr<Plan> plan =
+      SolveCp(RandomProblem(5, options), CpTestOptions{});
   ASSERT_FALSE(plan.ok());
   EXPECT_EQ(plan.status().code(), absl::StatusCode::kUnimplemented);
   EXPECT_NE(plan.status().message().find("2 pools"), std::string::npos)
@@ -416,8 +419,8 @@ TEST(CpTest, ExplicitConflictsCountTowardsThePairBound) {
   cp_options.warm_start = {"naive"};
   cp_options.max_conflicting_pairs = 2;
   CpStats stats;
-  absl::StatusOr<Plan> plan =
-      SolveCp(ExplicitTriangle(0), cp_options, testing::CountedWork(10), &stats);
+  absl::StatusOr<Plan> plan = SolveCp(ExplicitTriangle(0), cp_options,
+                                      testing::CountedWork(10), &stats);
   ASSERT_TRUE(plan.ok()) << plan.status();
   EXPECT_EQ(stats.conflicting_pairs, 3);
   EXPECT_TRUE(stats.model_too_large);

@@ -28,12 +28,13 @@ using ::memplan::testing::RandomProblemOptions;
 
 // Solves with the search alone (warm_start false) or from the registered
 // heuristic start, and checks the plan with the verifier.
-absl::StatusOr<Plan> SolveCpsat(const Problem& problem, bool warm_start,
-                                CpsatStats* stats = nullptr,
-                                PlanOptions options = testing::CountedWork(10)) {
+absl::StatusOr<Plan> SolveCpsat(
+    const Problem& problem, bool warm_start, CpsatStats* stats = nullptr,
+    PlanOptions options = testing::CountedWork(10)) {
   std::unique_ptr<Planner> planner;
   if (warm_start) {
-    absl::StatusOr<std::unique_ptr<Planner>> registered = CreatePlanner("cpsat");
+    absl::StatusOr<std::unique_ptr<Planner>> registered =
+        CreatePlanner("cpsat");
     if (!registered.ok()) return registered.status();
     planner = *std::move(registered);
   } else {
@@ -115,12 +116,11 @@ TEST(CpsatTest, CapacityFitsOnlyTheOptimumOrNothing) {
   EXPECT_EQ(plan->peak, 24);
 
   // Greedy by size needs 10 bytes here, the optimum is 7 (cp_test.cc).
-  Problem trap{
-      .buffers = {Buffer{.name = "a", .size = 4, .lifetime = {0, 1}},
-                  Buffer{.name = "b", .size = 3, .lifetime = {0, 3}},
-                  Buffer{.name = "c", .size = 3, .lifetime = {2, 4}},
-                  Buffer{.name = "d", .size = 4, .lifetime = {3, 5}}},
-      .pools = {Pool{.name = "default", .capacity = 7}}};
+  Problem trap{.buffers = {Buffer{.name = "a", .size = 4, .lifetime = {0, 1}},
+                           Buffer{.name = "b", .size = 3, .lifetime = {0, 3}},
+                           Buffer{.name = "c", .size = 3, .lifetime = {2, 4}},
+                           Buffer{.name = "d", .size = 4, .lifetime = {3, 5}}},
+               .pools = {Pool{.name = "default", .capacity = 7}}};
   for (bool warm : {false, true}) {
     plan = SolveCpsat(trap, warm);
     ASSERT_TRUE(plan.ok()) << plan.status();
@@ -214,7 +214,8 @@ TEST(CpsatTest, SameInputSamePlan) {
 }
 
 TEST(CpsatTest, NeverWorseThanTheWarmStart) {
-  for (const char* name : {"minimalloc/A.1048576.csv", "minimalloc/B.1048576.csv"}) {
+  for (const char* name :
+       {"minimalloc/A.1048576.csv", "minimalloc/B.1048576.csv"}) {
     SCOPED_TRACE(name);
     absl::StatusOr<Problem> problem = LoadProblem(name, {});
     ASSERT_TRUE(problem.ok()) << problem.status();
@@ -224,8 +225,8 @@ TEST(CpsatTest, NeverWorseThanTheWarmStart) {
     absl::StatusOr<Plan> best = PlanMemory(*problem, best_options);
     ASSERT_TRUE(best.ok()) << best.status();
     // cpsat's start is best with half of its work.
-    absl::StatusOr<Plan> plan = SolveCpsat(*problem, true, nullptr,
-                                           testing::CountedWork(1));
+    absl::StatusOr<Plan> plan =
+        SolveCpsat(*problem, true, nullptr, testing::CountedWork(1));
     ASSERT_TRUE(plan.ok()) << plan.status();
     EXPECT_LE(plan->peak, best->peak);
   }
@@ -304,13 +305,14 @@ TEST(CpsatTest, ModelTooLargeForTheBudgetReturnsTheStart) {
     const Problem problem = RandomProblem(seed, options);
     const int64_t pairs = PairsByBruteForce(problem);
     ASSERT_GT(pairs, 0);
-    absl::StatusOr<std::unique_ptr<Planner>> guarded = CreatePlanner(
-        "cpsat", {{"max_pairs_per_second", "1"}});
+    absl::StatusOr<std::unique_ptr<Planner>> guarded =
+        CreatePlanner("cpsat", {{"max_pairs_per_second", "1"}});
     ASSERT_TRUE(guarded.ok()) << guarded.status();
     absl::StatusOr<Plan> start =
         (*guarded)->Solve(problem, testing::CountedWork(1));
     ASSERT_TRUE(start.ok()) << start.status();
-    EXPECT_TRUE(VerifyPlan(problem, *start).ok()) << VerifyPlan(problem, *start);
+    EXPECT_TRUE(VerifyPlan(problem, *start).ok())
+        << VerifyPlan(problem, *start);
     EXPECT_EQ(start->planner, "cpsat");
     if (!start->counters.contains("model_too_large")) {
       // A start that needs no search (at the lower bound, nothing
@@ -334,8 +336,8 @@ TEST(CpsatTest, ModelTooLargeForTheBudgetReturnsTheStart) {
   CpsatOptions bounded;
   bounded.max_pairs_per_second = 1;
   CpsatStats stats;
-  absl::StatusOr<Plan> none = MakeCpsatPlanner(bounded, &stats)->Solve(
-      problem, testing::CountedWork(1));
+  absl::StatusOr<Plan> none = MakeCpsatPlanner(bounded, &stats)
+                                  ->Solve(problem, testing::CountedWork(1));
   ASSERT_FALSE(none.ok());
   EXPECT_EQ(none.status().code(), absl::StatusCode::kResourceExhausted);
   EXPECT_NE(none.status().message().find("pairs"), std::string::npos);

@@ -52,19 +52,27 @@ def main(path):
     constants = re.findall(r"inline constexpr int k(\w+) = (\d+);", text)
     checked = 0
     for name, number in constants:
-        prefix = next(p for p in sorted(MESSAGES, key=len, reverse=True)
-                      if name.startswith(p))
-        rest = name[len(prefix):]
+        prefix = next(
+            p
+            for p in sorted(MESSAGES, key=len, reverse=True)
+            if name.startswith(p)
+        )
+        rest = name[len(prefix) :]
         message = MESSAGES[prefix].DESCRIPTOR
         field_name = RENAMED.get((prefix, rest), snake(rest))
         field = message.fields_by_name.get(field_name)
         if field is None:
             sys.exit(f"{message.full_name} has no field {field_name} (k{name})")
         if field.number != int(number):
-            sys.exit(f"{message.full_name}.{field_name} is field {field.number}, "
-                     f"wire.h says {number}")
-        if field.type not in VARINT | {FD.TYPE_DOUBLE, FD.TYPE_MESSAGE,
-                                       FD.TYPE_STRING}:
+            sys.exit(
+                f"{message.full_name}.{field_name} is field {field.number}, "
+                f"wire.h says {number}"
+            )
+        if field.type not in VARINT | {
+            FD.TYPE_DOUBLE,
+            FD.TYPE_MESSAGE,
+            FD.TYPE_STRING,
+        }:
             sys.exit(f"{message.full_name}.{field_name}: type {field.type}")
         checked += 1
     # A few that must be what the wire code assumes.

@@ -65,17 +65,16 @@ std::map<std::string, Plan> PlanWithEveryPlanner(const Problem& problem,
                   code == absl::StatusCode::kInvalidArgument ||
                   code == absl::StatusCode::kDeadlineExceeded)
           << plan.status();
-      const bool bounded = std::any_of(
-          problem.pools.begin(), problem.pools.end(),
-          [](const Pool& p) { return p.capacity > 0; });
+      const bool bounded =
+          std::any_of(problem.pools.begin(), problem.pools.end(),
+                      [](const Pool& p) { return p.capacity > 0; });
       if (problem.pools.size() == 1 && !bounded) {
         ADD_FAILURE() << "an unbounded single pool always has a plan: "
                       << plan.status();
       }
       continue;
     }
-    EXPECT_TRUE(VerifyPlan(problem, *plan).ok())
-        << VerifyPlan(problem, *plan);
+    EXPECT_TRUE(VerifyPlan(problem, *plan).ok()) << VerifyPlan(problem, *plan);
     if (problem.pools.size() == 1) EXPECT_GE(plan->peak, lower_bound);
     plans.emplace(std::string(info.name), std::move(*plan));
   }
@@ -97,7 +96,8 @@ void CheckAgainstBruteForce(const Problem& problem,
   bool complete = problem.conflicts.empty();
   for (BufferId b = 0; b < static_cast<BufferId>(problem.buffers.size()); ++b) {
     if (problem.buffers[b].fixed.has_value() ||
-        EffectiveAlignment(problem, b, 0) != EffectiveAlignment(problem, 0, 0)) {
+        EffectiveAlignment(problem, b, 0) !=
+            EffectiveAlignment(problem, 0, 0)) {
       complete = false;
     }
   }
@@ -133,7 +133,8 @@ void CheckAgainstBruteForce(const Problem& problem,
     absl::StatusOr<Plan> plan =
         PlanMemory(bounded, **exact, testing::CountedWork(5));
     if (capacity == optimum) {
-      ASSERT_TRUE(plan.ok()) << "capacity " << capacity << ": " << plan.status();
+      ASSERT_TRUE(plan.ok())
+          << "capacity " << capacity << ": " << plan.status();
       EXPECT_TRUE(VerifyPlan(bounded, *plan).ok());
     } else {
       EXPECT_EQ(plan.status().code(), absl::StatusCode::kResourceExhausted)

@@ -40,9 +40,9 @@ TEST(DimExprTest, ParsesAndPrintsCanonically) {
 }
 
 TEST(DimExprTest, ParseErrorsNameTheTextAndPosition) {
-  for (const char* bad : {"", "32*", "32 seq", "2seq", "seq +", "*seq",
-                          "seq ** 2", "seq^2", "(seq)", "99999999999999999999",
-                          "--seq"}) {
+  for (const char* bad :
+       {"", "32*", "32 seq", "2seq", "seq +", "*seq", "seq ** 2", "seq^2",
+        "(seq)", "99999999999999999999", "--seq"}) {
     absl::StatusOr<DimExpr> e = DimExpr::Parse(bad);
     ASSERT_FALSE(e.ok()) << bad;
     EXPECT_EQ(e.status().code(), absl::StatusCode::kInvalidArgument);
@@ -108,7 +108,8 @@ TEST(DimExprTest, Arithmetic) {
   EXPECT_EQ(*Multiply(P("seq"), P("0")), DimExpr());
   const DimExpr big(std::numeric_limits<int64_t>::max());
   EXPECT_FALSE(Add(big, P("1")).ok());
-  EXPECT_FALSE(Subtract(DimExpr(std::numeric_limits<int64_t>::min()), P("1")).ok());
+  EXPECT_FALSE(
+      Subtract(DimExpr(std::numeric_limits<int64_t>::min()), P("1")).ok());
   EXPECT_FALSE(Multiply(big, P("2*seq")).ok());
   EXPECT_THAT(Add(big, P("1")).status().message(), HasSubstr("overflows"));
 }

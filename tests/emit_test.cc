@@ -92,7 +92,8 @@ std::string CompileAndRun(const std::string& header,
                " -std=c99 -Wall -Wextra -Werror -pedantic -o " + exe + " " + c,
            &output)) {
     ADD_FAILURE() << "the header does not compile:\n"
-                  << output << "\n" << header;
+                  << output << "\n"
+                  << header;
     return "";
   }
   EXPECT_TRUE(Run(exe, &output)) << output;
@@ -174,17 +175,17 @@ void CheckHeader(const Graph& graph, int max_buckets, int want_buckets) {
 }
 
 TEST(SymbolicCHeaderTest, OneBucketCompilesAndCarriesThePlan) {
-  CheckHeader(internal::SymbolicTransformer({.layers = 2, .width = 64,
-                                             .heads = 2, .min_seq = 1,
-                                             .max_seq = 600}),
-              1, 1);
+  CheckHeader(
+      internal::SymbolicTransformer(
+          {.layers = 2, .width = 64, .heads = 2, .min_seq = 1, .max_seq = 600}),
+      1, 1);
 }
 
 TEST(SymbolicCHeaderTest, BucketsCompileAndCarryThePlan) {
-  CheckHeader(internal::SymbolicTransformer({.layers = 2, .width = 64,
-                                             .heads = 2, .min_seq = 1,
-                                             .max_seq = 600}),
-              4, 2);
+  CheckHeader(
+      internal::SymbolicTransformer(
+          {.layers = 2, .width = 64, .heads = 2, .min_seq = 1, .max_seq = 600}),
+      4, 2);
 }
 
 // A bucket counted in steps: its macros take seq / step and seq % step,
@@ -212,10 +213,8 @@ TEST(SymbolicCHeaderTest, StepsCompileAndCarryThePlan) {
       SymbolicPlanToCHeader(*plan, graph, graph.name, "memplan");
   EXPECT_THAT(header, HasSubstr("seq counted in steps of 4 (seq_div = seq / "
                                 "4, seq_mod = seq % 4)"));
-  EXPECT_THAT(header,
-              HasSubstr("*(int64_t)((int64_t)(seq) / INT64_C(4))"));
-  EXPECT_THAT(header,
-              HasSubstr("*(int64_t)((int64_t)(seq) % INT64_C(4))"));
+  EXPECT_THAT(header, HasSubstr("*(int64_t)((int64_t)(seq) / INT64_C(4))"));
+  EXPECT_THAT(header, HasSubstr("*(int64_t)((int64_t)(seq) % INT64_C(4))"));
   CheckHeaderOf(&*plan, graph, "transformer_steps");
 }
 
@@ -225,7 +224,8 @@ TEST(SymbolicCHeaderTest, NamesAndUnplannedTensors) {
   Graph g;
   g.name = "odd";
   g.dims = {{"int", {1, 8}}};
-  g.tensors = {{.name = "in", .kind = TensorKind::kInput,
+  g.tensors = {{.name = "in",
+                .kind = TensorKind::kInput,
                 .symbolic_size = *DimExpr::Parse("16*int")},
                {.name = "w", .size = 32, .kind = TensorKind::kConstant},
                {.name = "a.b", .symbolic_size = *DimExpr::Parse("int*int")},
@@ -245,8 +245,8 @@ TEST(SymbolicCHeaderTest, NamesAndUnplannedTensors) {
   EXPECT_THAT(header, ::testing::Not(HasSubstr("x*/y")));
   const std::vector<std::string> macros = OffsetMacros(header);
   ASSERT_EQ(macros.size(), 4u);
-  const std::vector<DimValues> points = {{{"int", 1}}, {{"int", 5}},
-                                         {{"int", 8}}};
+  const std::vector<DimValues> points = {
+      {{"int", 1}}, {{"int", 5}}, {{"int", 8}}};
   EXPECT_EQ(CompileAndRun(header, macros, points, "odd"),
             Expected(*plan, g, points));
 }
@@ -260,12 +260,14 @@ TEST(SymbolicCHeaderTest, TwoDims) {
   auto size = [](const char* text) { return *DimExpr::Parse(text); };
   // The scores (seq*seq) outgrow the MLP's activations (seq) inside the
   // range, and x and r live across both: a case for buckets.
-  g.tensors = {{.name = "x", .kind = TensorKind::kInput,
+  g.tensors = {{.name = "x",
+                .kind = TensorKind::kInput,
                 .symbolic_size = size("64*batch*seq")},
                {.name = "scores", .symbolic_size = size("4*batch*seq*seq")},
                {.name = "r", .symbolic_size = size("64*batch*seq")},
                {.name = "h", .symbolic_size = size("256*batch*seq + 32")},
-               {.name = "y", .kind = TensorKind::kOutput,
+               {.name = "y",
+                .kind = TensorKind::kOutput,
                 .symbolic_size = size("64*batch*seq")}};
   g.ops = {{.name = "attend", .inputs = {"x"}, .outputs = {"scores"}},
            {.name = "mix", .inputs = {"x", "scores"}, .outputs = {"r"}},
@@ -281,13 +283,14 @@ TEST(SymbolicCHeaderTest, TwoDims) {
     if (buckets > 1) EXPECT_GE(plan->buckets.size(), 2u);
     const std::string header = SymbolicPlanToCHeader(*plan, g, "batched");
     EXPECT_THAT(header, HasSubstr("#define MEMPLAN_ARENA_SIZE(batch, seq) "));
-    EXPECT_THAT(header, HasSubstr(" * dim batch: [1, 6]\n * dim seq: [1, 100]"));
+    EXPECT_THAT(header,
+                HasSubstr(" * dim batch: [1, 6]\n * dim seq: [1, 100]"));
     const std::vector<std::string> macros = OffsetMacros(header);
     ASSERT_EQ(macros.size(), 5u);
     std::vector<DimValues> points;
     for (int64_t batch = 1; batch <= 6; ++batch) {
-      for (int64_t seq : {1, 2, 3, 8, 15, 16, 17, 31, 32, 33, 63, 64, 65, 99,
-                          100}) {
+      for (int64_t seq :
+           {1, 2, 3, 8, 15, 16, 17, 31, 32, 33, 63, 64, 65, 99, 100}) {
         points.push_back({{"batch", batch}, {"seq", seq}});
       }
     }

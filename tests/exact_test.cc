@@ -3,7 +3,6 @@
 // and MiniMalloc instances under their capacity.
 
 #include "exact/exact.h"
-#include "exact/exact_part.h"
 
 #include <algorithm>
 #include <cstdint>
@@ -16,6 +15,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
+#include "exact/exact_part.h"
 #include "gtest/gtest.h"
 #include "memplan/memplan.h"
 #include "memplan/registry.h"
@@ -313,10 +313,10 @@ TEST(ExactTest, LowerBoundOnlyFindsAPlanAtMaxLiveOrSaysWhy) {
     for (Buffer& b : chain.buffers) b.size *= 1 + static_cast<Bytes>(seed % 3);
     if (seed % 2 == 0) {
       const Step start = static_cast<Step>(seed % 6);
-      chain.buffers.push_back(Buffer{
-          .name = "x",
-          .size = 1 + static_cast<Bytes>(seed % 5),
-          .lifetime = {start, start + 1 + static_cast<Step>(seed % 4)}});
+      chain.buffers.push_back(
+          Buffer{.name = "x",
+                 .size = 1 + static_cast<Bytes>(seed % 5),
+                 .lifetime = {start, start + 1 + static_cast<Step>(seed % 4)}});
     }
     problems.push_back(chain);
   }
@@ -359,8 +359,8 @@ TEST(ExactTest, LowerBoundOnlyFindsAPlanAtMaxLiveOrSaysWhy) {
   // Out of nodes before a plan: not a proof.
   absl::StatusOr<Problem> somas = LoadProblem("traces/somas_resnet50.csv");
   ASSERT_TRUE(somas.ok()) << somas.status();
-  const int64_t node_work = internal::exact::NodeWork(
-      static_cast<int64_t>(somas->buffers.size()));
+  const int64_t node_work =
+      internal::exact::NodeWork(static_cast<int64_t>(somas->buffers.size()));
   absl::StatusOr<Plan> cut =
       MakeExactPlanner({.lower_bound_only = true})
           ->Solve(*somas, PlanOptions{.work_limit = 100 * node_work});
@@ -497,8 +497,7 @@ TEST(ExactTest, AfterACallersProbeOfTheBoundItStillProvesTheOptimum) {
     const Problem problem = seed % 2 == 0 ? TightSmallProblem(seed)
                                           : SmallRandomProblem(seed, false);
     if (problem.buffers.empty()) continue;
-    absl::StatusOr<Plan> plan =
-        search->Solve(problem, testing::CountedWork(5));
+    absl::StatusOr<Plan> plan = search->Solve(problem, testing::CountedWork(5));
     ASSERT_TRUE(plan.ok()) << plan.status();
     EXPECT_TRUE(VerifyPlan(problem, *plan).ok());
     EXPECT_EQ(plan->peak, OptimumByEveryOffset(problem));
@@ -605,8 +604,8 @@ TEST(ExactTest, NodeLimitsMakeItDeterministic) {
   absl::StatusOr<Problem> problem = LoadProblem("minimalloc/A.1048576.csv");
   ASSERT_TRUE(problem.ok()) << problem.status();
   // A node costs NodeWork(n) units of the work limit: 20000 nodes' worth.
-  const int64_t node_work = internal::exact::NodeWork(
-      static_cast<int64_t>(problem->buffers.size()));
+  const int64_t node_work =
+      internal::exact::NodeWork(static_cast<int64_t>(problem->buffers.size()));
   const int64_t node_limit = 20000;
   PlanOptions plan_options;
   plan_options.work_limit = node_limit * node_work;

@@ -99,8 +99,7 @@ TEST(FindOffsetTest, MatchesTheFreeRangesOfAByteMap) {
     obstacles = Sorted(obstacles);
     const Bytes size = 1 + static_cast<Bytes>(rng() % 40);
     const Bytes alignment = Bytes{1} << (rng() % 5);
-    const Bytes capacity =
-        rng() % 2 == 0 ? 0 : static_cast<Bytes>(rng() % 500);
+    const Bytes capacity = rng() % 2 == 0 ? 0 : static_cast<Bytes>(rng() % 500);
     for (Fit fit : {Fit::kBest, Fit::kFirst}) {
       ASSERT_EQ(FindOffset(obstacles, size, alignment, capacity, fit),
                 Reference(obstacles, size, alignment, capacity, fit))
@@ -125,10 +124,9 @@ TEST(FindOffsetTest, SortByOffsetSortsByBeginOnBothPaths) {
       obstacles[i].buffer = static_cast<BufferId>(i);
     }
     std::vector<Obstacle> want = obstacles;
-    std::stable_sort(want.begin(), want.end(),
-                     [](const Obstacle& a, const Obstacle& b) {
-                       return a.begin < b.begin;
-                     });
+    std::stable_sort(
+        want.begin(), want.end(),
+        [](const Obstacle& a, const Obstacle& b) { return a.begin < b.begin; });
     SortByOffset(obstacles, scratch);
     ASSERT_EQ(obstacles.size(), want.size());
     for (size_t i = 0; i < n; ++i) {

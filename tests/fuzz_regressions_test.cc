@@ -18,7 +18,8 @@ namespace {
 
 namespace fs = std::filesystem;
 
-std::vector<std::string> Inputs(const std::string& kind, const std::string& harness) {
+std::vector<std::string> Inputs(const std::string& kind,
+                                const std::string& harness) {
   std::vector<std::string> paths;
   const fs::path dir = fs::path(MEMPLAN_FUZZ_DIR) / kind / harness;
   if (!fs::is_directory(dir)) return paths;

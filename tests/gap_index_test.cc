@@ -30,7 +30,7 @@ using internal::PlacementIndex;
 
 struct Options {
   int buffers = 1200;
-  bool nested = true;         // training-like nested lifetimes
+  bool nested = true;           // training-like nested lifetimes
   bool random_offsets = false;  // fragmented: offsets off the greedy rule
   bool aligned = false;
   Bytes capacity = 0;
@@ -115,8 +115,8 @@ void ExpectSearchesMatchFindOffset(uint64_t seed, const Options& options,
     size_t merged = 0;
     for (const auto& run : extra) {
       if (merged > 0 && run.first <= extra[merged - 1].second) {
-        extra[merged - 1].second = std::max(extra[merged - 1].second,
-                                            run.second);
+        extra[merged - 1].second =
+            std::max(extra[merged - 1].second, run.second);
       } else {
         extra[merged++] = run;
       }
@@ -154,9 +154,8 @@ TEST(GapIndexTest, FirstFitMatchesFindOffsetOnNestedLifetimes) {
 // the largest out of the sweep and reads its gaps by length.
 TEST(GapIndexTest, BothFitsMatchFindOffsetOnFragmentedPlacements) {
   for (uint64_t seed = 0; seed < 4; ++seed) {
-    const Options options{.nested = seed % 2 == 0,
-                          .random_offsets = true,
-                          .aligned = seed >= 2};
+    const Options options{
+        .nested = seed % 2 == 0, .random_offsets = true, .aligned = seed >= 2};
     for (Fit fit : {Fit::kBest, Fit::kFirst})
       ExpectSearchesMatchFindOffset(seed, options, fit);
   }

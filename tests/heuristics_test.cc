@@ -2,9 +2,9 @@
 // best against the heuristics it runs, and quality on the bundled models.
 
 #include <algorithm>
-#include <utility>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -130,8 +130,7 @@ TEST(HillClimbTest, ImprovesOnItsStartAndIsDeterministic) {
   // The ties case above with hill_climb restricted to position_greedy's
   // start: the climb must find the two-level plan.
   HillClimbOptions options;
-  options.starts = {{.order = PlacementOrder::kSizeThenId,
-                     .fit = Fit::kFirst}};
+  options.starts = {{.order = PlacementOrder::kSizeThenId, .fit = Fit::kFirst}};
   const Problem problem = TiesProblem();
   absl::StatusOr<Plan> plan = MakeHillClimbPlanner(options)->Solve(problem, {});
   ASSERT_TRUE(plan.ok()) << plan.status();
@@ -309,28 +308,23 @@ TEST(QualityTest, BestIsNeverWorseThanTheHeuristicsItRuns) {
   const std::unique_ptr<Planner> best_planner = *std::move(created);
   std::vector<std::unique_ptr<Planner>> heuristics;
   for (PlacementOrder order :
-       {PlacementOrder::kSize, PlacementOrder::kArea,
-        PlacementOrder::kLifetime,
+       {PlacementOrder::kSize, PlacementOrder::kArea, PlacementOrder::kLifetime,
         PlacementOrder::kSizeThenId, PlacementOrder::kSizeClass}) {
     for (Fit fit : {Fit::kBest, Fit::kFirst}) {
-      if (order == PlacementOrder::kSizeThenId &&
-          fit == Fit::kBest)
-        continue;
+      if (order == PlacementOrder::kSizeThenId && fit == Fit::kBest) continue;
       heuristics.push_back(MakeGreedyPlanner({.order = order, .fit = fit}));
     }
   }
   heuristics.push_back(MakeHillClimbPlanner({}));
   for (const auto& [name, problem] : corpus) {
     SCOPED_TRACE(name);
-    absl::StatusOr<Plan> best_or =
-        best_planner->Solve(problem, budget);
+    absl::StatusOr<Plan> best_or = best_planner->Solve(problem, budget);
     ASSERT_TRUE(best_or.ok()) << best_or.status();
     ASSERT_TRUE(VerifyPlan(problem, *best_or).ok());
     const Plan& best = *best_or;
     for (const auto& heuristic : heuristics) {
       SCOPED_TRACE(std::string(heuristic->name()));
-      absl::StatusOr<Plan> plan =
-          heuristic->Solve(problem, budget);
+      absl::StatusOr<Plan> plan = heuristic->Solve(problem, budget);
       if (!plan.ok()) continue;  // best only has to beat the ones that succeed
       ASSERT_TRUE(VerifyPlan(problem, *plan).ok());
       EXPECT_LE(best.peak, plan->peak);
@@ -343,9 +337,9 @@ TEST(QualityTest, BestIsNeverWorseThanTheHeuristicsItRuns) {
 // best once answered ResourceExhausted on such graphs where caffe2_dp fits.
 Problem TwoPoolGraph(uint64_t seed, Bytes fast, Bytes slow) {
   Graph graph = testing::RandomGraph(seed, 8 + static_cast<int>(seed % 9));
-  graph.pools = {
-      Pool{.name = "fast", .capacity = fast + static_cast<Bytes>(seed % 7) * 250},
-      Pool{.name = "slow", .capacity = slow}};
+  graph.pools = {Pool{.name = "fast",
+                      .capacity = fast + static_cast<Bytes>(seed % 7) * 250},
+                 Pool{.name = "slow", .capacity = slow}};
   absl::StatusOr<Problem> problem = BuildProblem(graph, BuildOptions{});
   EXPECT_TRUE(problem.ok()) << problem.status();
   return problem.ok() ? *problem : Problem{};
@@ -371,8 +365,8 @@ Problem TwoPoolProblem(uint64_t seed, Bytes fast) {
 // Every plan goes through the verifier.
 void ExpectBestNeverWorse(const Problem& problem) {
   const PlanOptions budget{.work_limit = 12'000'000};
-  const absl::StatusOr<Plan> best = (*CreatePlanner("best"))->Solve(
-      problem, budget);
+  const absl::StatusOr<Plan> best =
+      (*CreatePlanner("best"))->Solve(problem, budget);
   if (best.ok()) {
     EXPECT_TRUE(VerifyPlan(problem, *best).ok());
   }
@@ -393,13 +387,15 @@ TEST(QualityTest, BestFitsTwoPoolGraphsWhereCaffe2DpDoes) {
   // 1500): the greedy placements and the hill climb ran out of room;
   // caffe2_dp's shared objects fit.
   for (const auto& [seed, slow] :
-       std::vector<std::pair<uint64_t, Bytes>>{
-           {1765, 600}, {1835, 600}, {623, 1000}, {777, 1000},
-           {1660, 1000}, {98, 1500}}) {
+       std::vector<std::pair<uint64_t, Bytes>>{{1765, 600},
+                                               {1835, 600},
+                                               {623, 1000},
+                                               {777, 1000},
+                                               {1660, 1000},
+                                               {98, 1500}}) {
     SCOPED_TRACE(absl::StrCat("seed ", seed, ", slow ", slow));
     const Problem problem = TwoPoolGraph(seed, 100, slow);
-    absl::StatusOr<Plan> dp =
-        (*CreatePlanner("caffe2_dp"))->Solve(problem, {});
+    absl::StatusOr<Plan> dp = (*CreatePlanner("caffe2_dp"))->Solve(problem, {});
     ASSERT_TRUE(dp.ok()) << dp.status();
     ASSERT_TRUE(VerifyPlan(problem, *dp).ok());
     absl::StatusOr<Plan> greedy =
@@ -470,8 +466,7 @@ TEST(QualityTest, SizeClassesTakeTheTraceS1NearItsLowerBound) {
   const Problem problem = *LoadProblem("traces/S_1.csv");
   // The default budget (0): under the sanitizers a pass over S_1 takes
   // seconds.
-  const Plan by_size =
-      MustPlan(problem, "greedy_by_size", 0);
+  const Plan by_size = MustPlan(problem, "greedy_by_size", 0);
   absl::StatusOr<Plan> by_class = PlanMemory(
       problem, *MakeGreedyPlanner({.order = PlacementOrder::kSizeClass}), {});
   ASSERT_TRUE(by_class.ok()) << by_class.status();

@@ -45,15 +45,21 @@ def write_gzip_of(path, chunk, count, head=b"", tail=b""):
 
 def chain_graph(n):
     """A graph of n ops, each reading the previous one's output."""
-    parts = ['{"format": "memplan-graph-v1", "name": "chain", "tensors": [',
-             '{"name": "t0", "size": 64, "kind": "input"}']
+    parts = [
+        '{"format": "memplan-graph-v1", "name": "chain", "tensors": [',
+        '{"name": "t0", "size": 64, "kind": "input"}',
+    ]
     for i in range(1, n + 1):
         kind = "output" if i == n else "activation"
         parts.append(f',{{"name": "t{i}", "size": 64, "kind": "{kind}"}}')
     parts.append('], "ops": [')
-    parts.append(",".join(
-        f'{{"name": "op{i}", "type": "Relu", "inputs": ["t{i - 1}"], '
-        f'"outputs": ["t{i}"]}}' for i in range(1, n + 1)))
+    parts.append(
+        ",".join(
+            f'{{"name": "op{i}", "type": "Relu", "inputs": ["t{i - 1}"], '
+            f'"outputs": ["t{i}"]}}'
+            for i in range(1, n + 1)
+        )
+    )
     parts.append("]}\n")
     return "".join(parts)
 
@@ -69,8 +75,11 @@ def make_cases(d, scale):
     def path(name):
         return os.path.join(d, name)
 
-    return (bomb_cases(path, scale) + huge_cases(path) +
-            not_a_graph_cases(path, scale))
+    return (
+        bomb_cases(path, scale)
+        + huge_cases(path)
+        + not_a_graph_cases(path, scale)
+    )
 
 
 def bomb_cases(path, scale):
@@ -86,9 +95,14 @@ def bomb_cases(path, scale):
     cases.append(("gzip_bomb_csv", ["stats", p], p, None))
     p = path("over_limit.json.gz")
     write_gzip_of(p, b" " * MIB, 256, tail=SMALL_GRAPH.encode())
-    cases.append(("gzip_over_limit",
-                  ["stats", p, "--max-input-size=64MiB"], p,
-                  "decompresses to more than 67108864 bytes"))
+    cases.append(
+        (
+            "gzip_over_limit",
+            ["stats", p, "--max-input-size=64MiB"],
+            p,
+            "decompresses to more than 67108864 bytes",
+        )
+    )
     # Whitespace floods before a valid graph: compressed (1 GiB) and plain.
     p = path("flood.json.gz")
     write_gzip_of(p, b" " * MIB, 1024 // scale, tail=SMALL_GRAPH.encode())
@@ -98,8 +112,14 @@ def bomb_cases(path, scale):
         for _ in range(256 // scale):
             f.write(b"\n" * MIB)
         f.write(SMALL_GRAPH.encode())
-    cases.append(("file_over_limit", ["stats", p, "--max-input-size=1MiB"], p,
-                  "more than 1048576 bytes"))
+    cases.append(
+        (
+            "file_over_limit",
+            ["stats", p, "--max-input-size=1MiB"],
+            p,
+            "more than 1048576 bytes",
+        )
+    )
     cases.append(("whitespace_flood", ["stats", p], p, None))
     return cases
 
@@ -112,8 +132,9 @@ def huge_cases(path):
     with open(p, "w") as f:
         f.write("id,lower,upper,size\n")
         f.write("a,0,9223372036854775807,1\n")
-        f.write("b,9223372036854775806,9223372036854775807,"
-                "9223372036854775807\n")
+        f.write(
+            "b,9223372036854775806,9223372036854775807," "9223372036854775807\n"
+        )
         f.write("c,4611686018427387904,9223372036854775807,1024\n")
     cases.append(("huge_steps", ["plan", p], p, None))
     # Huge names: 200 MB of one tensor name, and of one CSV id.
@@ -125,8 +146,9 @@ def huge_cases(path):
         f.write('", "size": 1}], "ops": []}\n')
     cases.append(("huge_name_json", ["stats", p], p, "longer than the limit"))
     p = path("huge_name.csv.gz")
-    write_gzip_of(p, b"n" * MIB, 200, head=b"id,lower,upper,size\n",
-                  tail=b",0,1,1\n")
+    write_gzip_of(
+        p, b"n" * MIB, 200, head=b"id,lower,upper,size\n", tail=b",0,1,1\n"
+    )
     cases.append(("huge_name_csv", ["stats", p], p, "longer than the limit"))
     # 10^6 nested arrays, and objects.
     p = path("deep_arrays.json")
@@ -147,9 +169,19 @@ def huge_cases(path):
     with open(p, "w") as f:
         f.write("id,lower,upper,size\n")
         f.writelines(f"b{i},0,10,{i % 977 + 1}\n" for i in range(10**5))
-    cases.append(("overlapping_1e5",
-                  ["plan", p, "--planner=greedy_by_size",
-                   "--out=" + path("overlapping.plan.csv")], p, None))
+    cases.append(
+        (
+            "overlapping_1e5",
+            [
+                "plan",
+                p,
+                "--planner=greedy_by_size",
+                "--out=" + path("overlapping.plan.csv"),
+            ],
+            p,
+            None,
+        )
+    )
     return cases
 
 
@@ -197,14 +229,20 @@ def run_case(binary, name, args, input_path, expect, asan):
     start = time.monotonic()
     try:
         result = subprocess.run(
-            [binary] + args, capture_output=True, timeout=TIME_LIMIT,
-            preexec_fn=None if asan else limit_memory)
+            [binary] + args,
+            capture_output=True,
+            timeout=TIME_LIMIT,
+            preexec_fn=None if asan else limit_memory,
+        )
     except subprocess.TimeoutExpired:
         return f"{name}: did not end within {TIME_LIMIT} s"
     seconds = time.monotonic() - start
     stderr = result.stderr.decode("utf-8", "replace")
-    print(f"{name}: exit {result.returncode} in {seconds:.1f} s: "
-          f"{stderr.strip()[:300]}", flush=True)
+    print(
+        f"{name}: exit {result.returncode} in {seconds:.1f} s: "
+        f"{stderr.strip()[:300]}",
+        flush=True,
+    )
     if result.returncode < 0:
         return f"{name}: killed by signal {-result.returncode}"
     if result.returncode not in (0, 1, 2):
@@ -214,7 +252,7 @@ def run_case(binary, name, args, input_path, expect, asan):
     if len(stderr) > 4096:
         return f"{name}: {len(stderr)} bytes on stderr"
     if expect is not None and expect not in stderr:
-        return f"{name}: stderr lacks \"{expect}\""
+        return f'{name}: stderr lacks "{expect}"'
     return None
 
 
@@ -227,22 +265,26 @@ def main():
     only = set(sys.argv[2:])
     asan = asan_build(binary)
     if asan:
-        print("AddressSanitizer build: no ulimit -v (ASan reserves address "
-              "space and reports running out itself); time limits only")
+        print(
+            "AddressSanitizer build: no ulimit -v (ASan reserves address "
+            "space and reports running out itself); time limits only"
+        )
     failures = []
     with tempfile.TemporaryDirectory(prefix="memplan_hostile_") as d:
         cases = make_cases(d, 4 if asan else 1)
         last_use = {case[2]: i for i, case in enumerate(cases)}
         for i, (name, args, input_path, expect) in enumerate(cases):
             if not only or name in only:
-                failure = run_case(binary, name, args, input_path, expect,
-                                   asan)
+                failure = run_case(binary, name, args, input_path, expect, asan)
                 if failure is not None:
                     failures.append(failure)
             # Free the disk of the big inputs as soon as they are done.
-            if (last_use[input_path] == i and os.path.isfile(input_path)
-                    and not os.path.islink(input_path)
-                    and os.path.getsize(input_path) > 64 * MIB):
+            if (
+                last_use[input_path] == i
+                and os.path.isfile(input_path)
+                and not os.path.islink(input_path)
+                and os.path.getsize(input_path) > 64 * MIB
+            ):
                 os.remove(input_path)
     for failure in failures:
         print("FAILED", failure)

@@ -469,22 +469,23 @@ TEST(LoadTest, AnImporterReadsItsFilesBytes) {
   options.reorder = "memory";
   options.importers.push_back(
       {.extension = ".fake",
-       .import = [&](const std::string& name, std::string_view contents)
-           -> absl::StatusOr<Graph> {
+       .import = [&](const std::string& name,
+                     std::string_view contents) -> absl::StatusOr<Graph> {
          ++calls;
          EXPECT_EQ(name, path);
          EXPECT_EQ(contents, bytes);
          return *graph;
        }});
   // A name no importer reads: the error lists every type, the importer's too.
-  EXPECT_THAT(ErrorOf(Load(testing::DataPath("models/README.md"), options)
-                          .status()),
-              HasSubstr("(expected .json, .json.gz, .csv, .csv.gz, .fake)"));
+  EXPECT_THAT(
+      ErrorOf(Load(testing::DataPath("models/README.md"), options).status()),
+      HasSubstr("(expected .json, .json.gz, .csv, .csv.gz, .fake)"));
   absl::StatusOr<LoadedInput> input = Load(path, options);
   ASSERT_TRUE(input.ok()) << input.status();
   EXPECT_EQ(calls, 1);
   EXPECT_EQ(input->content_hash, ContentHash(bytes));
-  absl::StatusOr<Graph> reordered = ReorderGraph(*graph, "memory", options.build);
+  absl::StatusOr<Graph> reordered =
+      ReorderGraph(*graph, "memory", options.build);
   ASSERT_TRUE(reordered.ok()) << reordered.status();
   EXPECT_EQ(input->graph, *reordered);
   EXPECT_EQ(input->problem, *BuildProblem(*reordered, options.build));
@@ -495,8 +496,8 @@ TEST(LoadTest, ABufferCsvHasNoOpsToReorder) {
   LoadOptions options;
   options.reorder = "memory";
   EXPECT_THAT(
-      ErrorOf(Load(testing::DataPath("minimalloc/input.12.csv"), options)
-                  .status()),
+      ErrorOf(
+          Load(testing::DataPath("minimalloc/input.12.csv"), options).status()),
       HasSubstr("a buffer CSV has no ops"));
 }
 
@@ -537,8 +538,7 @@ struct PlanOfGraph {
 
 PlanOfGraph WritePlanOfGraph(const std::string& name, const std::string& pools,
                              const std::string& build,
-                             const std::string& buffers,
-                             int x_alignment = 0) {
+                             const std::string& buffers, int x_alignment = 0) {
   PlanOfGraph out;
   out.graph_path = TempPath(name + "_graph.json");
   const std::string graph = absl::StrCat(
@@ -583,8 +583,8 @@ TEST(LoadInputOfPlanTest, ARecordedPoolNeverLoosensADeclaredOne) {
               AllOf(HasSubstr(unbounded.plan.path),
                     HasSubstr("plan records pool \"sram\" with capacity 0; "
                               "the graph declares capacity 1024")));
-  PlanOfGraph larger = WritePlanOfGraph(
-      "larger", sram, R"({"capacity": 8192})", kAllPlaced);
+  PlanOfGraph larger =
+      WritePlanOfGraph("larger", sram, R"({"capacity": 8192})", kAllPlaced);
   EXPECT_THAT(ErrorOf(InputOf(larger).status()),
               HasSubstr("with capacity 8192; the graph declares capacity "
                         "1024"));
@@ -610,9 +610,9 @@ TEST(LoadInputOfPlanTest, ARecordedPoolNeverLoosensADeclaredOne) {
       kAllPlaced);
   absl::StatusOr<PlanInput> input = InputOf(tighter);
   ASSERT_TRUE(input.ok()) << input.status();
-  EXPECT_EQ(input->input.problem.pools,
-            (std::vector<Pool>{{.name = "sram", .capacity = 768,
-                                .alignment = 64}}));
+  EXPECT_EQ(
+      input->input.problem.pools,
+      (std::vector<Pool>{{.name = "sram", .capacity = 768, .alignment = 64}}));
   EXPECT_THAT(input->build.notes,
               ::testing::ElementsAre(HasSubstr("pool \"sram\" of 768 bytes"),
                                      HasSubstr("pool \"sram\" aligned to 64")));
@@ -626,8 +626,8 @@ TEST(LoadInputOfPlanTest, ARecordedPoolNeverLoosensADeclaredOne) {
   EXPECT_TRUE(input->build.recorded);
   EXPECT_TRUE(input->build.notes.empty());
   EXPECT_EQ(input->input.problem.pools[0].name, "sram");
-  for (const PlanOfGraph* p : {&unbounded, &larger, &coarse, &other, &tighter,
-                               &open}) {
+  for (const PlanOfGraph* p :
+       {&unbounded, &larger, &coarse, &other, &tighter, &open}) {
     std::remove(p->graph_path.c_str());
   }
 }

@@ -35,12 +35,30 @@ ALLOWED = {
     "formats": {"base", "dims", "model", "symbolic"},
     "workloads": {"base", "dims", "model", "symbolic"},
     "compose": {"base", "dims", "model", "effort", "placement", "symbolic"},
-    "planners": {"base", "dims", "model", "effort", "placement", "order",
-                 "symbolic", "compose"},
-    "planning": {"base", "dims", "model", "effort", "placement", "order",
-                 "symbolic", "compose", "planners", "formats", "load"},
-    "load": {"base", "dims", "model", "effort", "order", "symbolic",
-             "formats"},
+    "planners": {
+        "base",
+        "dims",
+        "model",
+        "effort",
+        "placement",
+        "order",
+        "symbolic",
+        "compose",
+    },
+    "planning": {
+        "base",
+        "dims",
+        "model",
+        "effort",
+        "placement",
+        "order",
+        "symbolic",
+        "compose",
+        "planners",
+        "formats",
+        "load",
+    },
+    "load": {"base", "dims", "model", "effort", "order", "symbolic", "formats"},
     "report": {"base", "dims", "model", "formats", "compose"},
     "onnx": {"base", "dims", "model", "formats", "symbolic", "load"},
 }
@@ -61,11 +79,26 @@ SPLIT_PENDING = {"memplan/symbolic.h": "planners"}
 
 INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]+"([^"]+)"', re.M)
 NAME = re.compile(
-    r"((?:\w+\s*::\s*)*(?:operator\s*(?:\(\)|[^\s\w(]+)|~?\w+))\s*\(")
+    r"((?:\w+\s*::\s*)*(?:operator\s*(?:\(\)|[^\s\w(]+)|~?\w+))\s*\("
+)
 CALL = re.compile(r"(?<![\w.>:])(?:\w+::)*(\w+)\s*\(")
-KEYWORDS = {"if", "for", "while", "switch", "return", "sizeof", "alignof",
-            "decltype", "static_assert", "catch", "defined", "noexcept",
-            "alignas", "typeid", "requires"}
+KEYWORDS = {
+    "if",
+    "for",
+    "while",
+    "switch",
+    "return",
+    "sizeof",
+    "alignof",
+    "decltype",
+    "static_assert",
+    "catch",
+    "defined",
+    "noexcept",
+    "alignas",
+    "typeid",
+    "requires",
+}
 
 
 def strip(text):
@@ -83,10 +116,13 @@ def strip(text):
             j = n if j < 0 else j + 2
             out.append("\n" * text.count("\n", i, j))
             i = j
-        elif c == "R" and text.startswith('R"', i) and (
-                i == 0 or not (text[i - 1].isalnum() or text[i - 1] == "_")):
+        elif (
+            c == "R"
+            and text.startswith('R"', i)
+            and (i == 0 or not (text[i - 1].isalnum() or text[i - 1] == "_"))
+        ):
             k = text.find("(", i)
-            end = ")" + text[i + 2:k] + '"'
+            end = ")" + text[i + 2 : k] + '"'
             j = text.find(end, k)
             j = n if j < 0 else j + len(end)
             out.append('""' + "\n" * text.count("\n", i, j))
@@ -132,7 +168,7 @@ def function_name(head):
     or None when it names no function."""
     head = re.sub(r"^\s*template\s*<[^;{]*?>\s*(?=[\w~])", "", head)
     m = NAME.search(head)
-    if not m or "=" in head[:m.start()]:
+    if not m or "=" in head[: m.start()]:
         return None
     name = re.sub(r"\s+", "", m.group(1))
     last = name.split("::")[-1]
@@ -163,28 +199,41 @@ def scan(text):
                 name = re.sub(r"^\s*(inline\s+)?namespace\s*", "", head)
                 stack.extend(name.strip().split("::") if name.strip() else [""])
                 i += 1
-            elif c == "{" and (head.count("(") > head.count(")") or
-                               head.rstrip().endswith("=")):
+            elif c == "{" and (
+                head.count("(") > head.count(")") or head.rstrip().endswith("=")
+            ):
                 i = skip_block(text, i)  # a default argument, an initializer
                 continue
             elif c == "{" and re.match(r'^\s*extern\s*""\s*$', head):
                 stack.append("extern")
                 i += 1
             else:
-                cls = re.match(r"^\s*(?:template\s*<.*>\s*)?(?:class|struct)\s+"
-                               r"(?:\[\[\w+\]\]\s*)?(\w+)\s*(?:final\s*)?"
-                               r"(?::[^(]*)?$", head, re.S)
+                cls = re.match(
+                    r"^\s*(?:template\s*<.*>\s*)?(?:class|struct)\s+"
+                    r"(?:\[\[\w+\]\]\s*)?(\w+)\s*(?:final\s*)?"
+                    r"(?::[^(]*)?$",
+                    head,
+                    re.S,
+                )
                 name = None if cls else function_name(head)
                 if cls and c == "{":
                     items.append(("class", _key(ns, cls.group(1)), local, i))
-                    body = text[i + 1:skip_block(text, i) - 1]
-                    items.extend(("member", key.split("::")[-1], True, i)
-                                 for kind, key, _, _ in scan(body)
-                                 if kind in ("def", "decl"))
+                    body = text[i + 1 : skip_block(text, i) - 1]
+                    items.extend(
+                        ("member", key.split("::")[-1], True, i)
+                        for kind, key, _, _ in scan(body)
+                        if kind in ("def", "decl")
+                    )
                 elif name:
                     kind = "def" if c == "{" else "decl"
-                    items.append((kind, _key(ns, name), local,
-                                  start + len(head) - len(head.lstrip())))
+                    items.append(
+                        (
+                            kind,
+                            _key(ns, name),
+                            local,
+                            start + len(head) - len(head.lstrip()),
+                        )
+                    )
                 i = skip_block(text, i) if c == "{" else i + 1
             start = i
         else:
@@ -216,8 +265,12 @@ class Tree:
         self.root = root
         self.allowed = allowed
         self.sources = sorted(
-            p for d in ("src", "planners") if (root / d).is_dir()
-            for p in (root / d).rglob("*") if p.suffix in (".h", ".cc", ".inc"))
+            p
+            for d in ("src", "planners")
+            if (root / d).is_dir()
+            for p in (root / d).rglob("*")
+            if p.suffix in (".h", ".cc", ".inc")
+        )
         self.stripped = {p: strip(p.read_text()) for p in self.sources}
         self.defined_in = {}  # qualified key -> layers (non-local defs)
         self.class_in = {}  # qualified class -> layers defining a member
@@ -253,8 +306,11 @@ class Tree:
                 continue
             found = {}  # layer -> a declaration it defines
             for kind, key, _, _ in scan(strip(path.read_text())):
-                where = (self.defined_in.get(key, set()) if kind == "decl"
-                         else self.class_in.get(key, set()))
+                where = (
+                    self.defined_in.get(key, set())
+                    if kind == "decl"
+                    else self.class_in.get(key, set())
+                )
                 for layer in where:
                     found.setdefault(layer, key)
             pending = SPLIT_PENDING.get(header)
@@ -262,22 +318,29 @@ class Tree:
                 del found[pending]
             if header in HEADER_ONLY:
                 if found:
-                    errors.append(f"include/{header}: listed as header-only "
-                                  f"(layer \"{HEADER_ONLY[header]}\") but "
-                                  f"layer {sorted(found)} defines "
-                                  f"{sorted(found.values())[0]}")
+                    errors.append(
+                        f"include/{header}: listed as header-only "
+                        f'(layer "{HEADER_ONLY[header]}") but '
+                        f"layer {sorted(found)} defines "
+                        f"{sorted(found.values())[0]}"
+                    )
                 layers[header] = HEADER_ONLY[header]
             elif len(found) == 1:
                 layers[header] = next(iter(found))
             elif not found:
-                errors.append(f"include/{header}: no layer defines what it "
-                              "declares: add it to HEADER_ONLY (or "
-                              "UMBRELLAS) in tests/layers_test.py")
+                errors.append(
+                    f"include/{header}: no layer defines what it "
+                    "declares: add it to HEADER_ONLY (or "
+                    "UMBRELLAS) in tests/layers_test.py"
+                )
             else:
-                named = ", ".join(f"\"{l}\" ({k})"
-                                  for l, k in sorted(found.items()))
-                errors.append(f"include/{header}: declares functions of "
-                              f"several layers: {named}; split it")
+                named = ", ".join(
+                    f'"{l}" ({k})' for l, k in sorted(found.items())
+                )
+                errors.append(
+                    f"include/{header}: declares functions of "
+                    f"several layers: {named}; split it"
+                )
         return layers
 
     def include_layer(self, header, including_dir, headers):
@@ -302,17 +365,20 @@ class Tree:
             header = m.group(1)
             where = f"{rel}:{line_of(path.read_text(), m.start())}"
             if header in UMBRELLAS:
-                errors.append(f"{where}: includes the umbrella \"{header}\"; "
-                              "include the headers it gathers")
+                errors.append(
+                    f'{where}: includes the umbrella "{header}"; '
+                    "include the headers it gathers"
+                )
                 continue
             target = self.include_layer(header, path.parent, headers)
             if target is None or target == layer:
                 continue
             if target not in self.allowed[layer]:
                 errors.append(
-                    f"{where}: layer \"{layer}\" includes \"{header}\" of "
-                    f"layer \"{target}\" (allowed: "
-                    f"{sorted(self.allowed[layer]) or 'none'})")
+                    f'{where}: layer "{layer}" includes "{header}" of '
+                    f'layer "{target}" (allowed: '
+                    f"{sorted(self.allowed[layer]) or 'none'})"
+                )
 
     def check_calls(self, path, layer, errors):
         rel = path.relative_to(self.root)
@@ -324,10 +390,11 @@ class Tree:
             target = next(iter(where))
             if target != layer and target not in self.allowed[layer]:
                 errors.append(
-                    f"{rel}:{line_of(text, m.start())}: layer \"{layer}\" "
+                    f'{rel}:{line_of(text, m.start())}: layer "{layer}" '
                     f"calls {m.group(1)}(), defined only in layer "
-                    f"\"{target}\" (allowed: "
-                    f"{sorted(self.allowed[layer]) or 'none'})")
+                    f'"{target}" (allowed: '
+                    f"{sorted(self.allowed[layer]) or 'none'})"
+                )
 
     def check(self):
         errors = []
@@ -336,11 +403,15 @@ class Tree:
             rel = path.relative_to(self.root)
             layer = layer_of(rel)
             if layer is None:
-                errors.append(f"{rel}: not in a layer folder "
-                              "(src/<layer>/ or planners/)")
+                errors.append(
+                    f"{rel}: not in a layer folder "
+                    "(src/<layer>/ or planners/)"
+                )
             elif layer not in self.allowed:
-                errors.append(f"{rel}: unknown layer \"{layer}\" (add it to "
-                              "tests/layers_test.py and src/README.md)")
+                errors.append(
+                    f'{rel}: unknown layer "{layer}" (add it to '
+                    "tests/layers_test.py and src/README.md)"
+                )
             else:
                 self.check_includes(path, layer, headers, errors)
                 self.check_calls(path, layer, errors)
@@ -355,15 +426,23 @@ class Tree:
                 inc = m.group(1)
                 if not inc.startswith("memplan/"):
                     if inc.split("/")[0] in self.allowed:
-                        errors.append(f"include/{header}: a public header "
-                                      f"includes the internal \"{inc}\"")
+                        errors.append(
+                            f"include/{header}: a public header "
+                            f'includes the internal "{inc}"'
+                        )
                     continue
                 target = headers.get(inc)
-                if (layer is None or target is None or target == layer or
-                        target in self.allowed[layer]):
+                if (
+                    layer is None
+                    or target is None
+                    or target == layer
+                    or target in self.allowed[layer]
+                ):
                     continue
-                errors.append(f"include/{header}: of layer \"{layer}\", "
-                              f"includes \"{inc}\" of layer \"{target}\"")
+                errors.append(
+                    f'include/{header}: of layer "{layer}", '
+                    f'includes "{inc}" of layer "{target}"'
+                )
 
 
 def check_order(allowed):
@@ -372,17 +451,21 @@ def check_order(allowed):
     errors = []
     for layer, below in allowed.items():
         for other in sorted(below - set(allowed)):
-            errors.append(f"ALLOWED: \"{layer}\" may use the unknown "
-                          f"layer \"{other}\"")
+            errors.append(
+                f'ALLOWED: "{layer}" may use the unknown ' f'layer "{other}"'
+            )
+
     def reaches(start, target, seen):
         for other in allowed.get(start, ()):
-            if other == target or (other not in seen and
-                                   reaches(other, target, seen | {other})):
+            if other == target or (
+                other not in seen and reaches(other, target, seen | {other})
+            ):
                 return True
         return False
+
     for layer in allowed:
         if reaches(layer, layer, set()):
-            errors.append(f"ALLOWED: layer \"{layer}\" is in a cycle")
+            errors.append(f'ALLOWED: layer "{layer}" is in a cycle')
     return errors
 
 
@@ -391,26 +474,24 @@ def self_test():
     two layers, on a fixture tree; and pass a clean one."""
     files = {
         "include/memplan/low.h": "namespace memplan {\nint Low();\n}\n",
-        "include/memplan/high.h":
-            "namespace memplan {\nclass High { int Get(); };\n"
-            "int HighFree(int x);\n}\n",
-        "include/memplan/both.h":
-            "namespace memplan {\nint Low2();\nint High2();\n}\n",
+        "include/memplan/high.h": "namespace memplan {\nclass High { int Get(); };\n"
+        "int HighFree(int x);\n}\n",
+        "include/memplan/both.h": "namespace memplan {\nint Low2();\nint High2();\n}\n",
         "src/lo/low.cc": '#include "memplan/low.h"\nnamespace memplan {\n'
-                         "int Low() { return 1; }\nint Low2() { return 2; }\n"
-                         "}  // namespace memplan\n",
+        "int Low() { return 1; }\nint Low2() { return 2; }\n"
+        "}  // namespace memplan\n",
         "src/hi/high.cc": '#include "memplan/high.h"\n#include "lo/x.h"\n'
-                          "namespace memplan {\n"
-                          "int High::Get() { return Low(); }\n"
-                          "int HighFree(int x) { return x; }\n"
-                          "int High2() { return 3; }\n}\n",
+        "namespace memplan {\n"
+        "int High::Get() { return Low(); }\n"
+        "int HighFree(int x) { return x; }\n"
+        "int High2() { return 3; }\n}\n",
         "src/lo/x.h": "// ok\n",
         "src/lo/bad.cc": '#include "memplan/high.h"\n#include "hi/y.h"\n'
-                         "namespace memplan {\nnamespace {\n"
-                         "int Local() { return 0; }\n}\n"
-                         "int Bad() {\n  // HighFree(1) in a comment\n"
-                         '  const char* s = "HighFree(2)";\n'
-                         "  return Local() + HighFree(3);\n}\n}\n",
+        "namespace memplan {\nnamespace {\n"
+        "int Local() { return 0; }\n}\n"
+        "int Bad() {\n  // HighFree(1) in a comment\n"
+        '  const char* s = "HighFree(2)";\n'
+        "  return Local() + HighFree(3);\n}\n}\n",
         "src/hi/y.h": "// ok\n",
     }
     with tempfile.TemporaryDirectory() as tmp:
@@ -420,24 +501,29 @@ def self_test():
             (root / name).write_text(text)
         errors, headers = Tree(root, {"lo": set(), "hi": {"lo"}}).check()
     expected = [
-        'include/memplan/both.h: declares functions of several layers: '
+        "include/memplan/both.h: declares functions of several layers: "
         '"hi" (memplan::High2), "lo" (memplan::Low2); split it',
         'src/lo/bad.cc:1: layer "lo" includes "memplan/high.h" of layer '
         '"hi" (allowed: none)',
         'src/lo/bad.cc:2: layer "lo" includes "hi/y.h" of layer "hi" '
-        '(allowed: none)',
+        "(allowed: none)",
         'src/lo/bad.cc:10: layer "lo" calls HighFree(), defined only in '
         'layer "hi" (allowed: none)',
     ]
     problems = []
     if sorted(errors) != sorted(expected):
-        problems.append("self-test: expected\n  " + "\n  ".join(expected) +
-                        "\ngot\n  " + "\n  ".join(errors))
+        problems.append(
+            "self-test: expected\n  "
+            + "\n  ".join(expected)
+            + "\ngot\n  "
+            + "\n  ".join(errors)
+        )
     if headers != {"memplan/low.h": "lo", "memplan/high.h": "hi"}:
         problems.append(f"self-test: header layers {headers}")
     if check_order({"lo": {"hi"}, "hi": {"lo"}}) != [
-            'ALLOWED: layer "lo" is in a cycle',
-            'ALLOWED: layer "hi" is in a cycle']:
+        'ALLOWED: layer "lo" is in a cycle',
+        'ALLOWED: layer "hi" is in a cycle',
+    ]:
         problems.append("self-test: a cycle of layers went unseen")
     return problems
 
@@ -451,18 +537,25 @@ def main():
     errors, headers = tree.check()
     for header, pending in SPLIT_PENDING.items():
         path = ROOT / "include" / header
-        keys = {k for kind, k, _, _ in scan(strip(path.read_text()))
-                if kind == "decl"}
+        keys = {
+            k
+            for kind, k, _, _ in scan(strip(path.read_text()))
+            if kind == "decl"
+        }
         if not any(pending in tree.defined_in.get(k, ()) for k in keys):
-            print(f"note: include/{header} no longer declares functions of "
-                  f"\"{pending}\": drop it from SPLIT_PENDING")
+            print(
+                f"note: include/{header} no longer declares functions of "
+                f'"{pending}": drop it from SPLIT_PENDING'
+            )
     for e in errors:
         print(e)
     if "-v" in sys.argv:
         for header, layer in sorted(headers.items()):
             print(f"{header}: {layer}")
-    print(f"layers: {len(tree.sources)} files and {len(headers)} public "
-          f"headers checked, {len(errors)} violations")
+    print(
+        f"layers: {len(tree.sources)} files and {len(headers)} public "
+        f"headers checked, {len(errors)} violations"
+    )
     return 1 if errors else 0
 
 

@@ -76,7 +76,8 @@ void ExpectConsistent(const Graph& graph, const GraphPlan& result) {
       const Buffer& bx = result.problem.buffers[x.buffer];
       const Buffer& by = result.problem.buffers[y.buffer];
       if (!Overlaps(bx.lifetime, by.lifetime)) continue;
-      EXPECT_TRUE(x.offset + x.size <= y.offset || y.offset + y.size <= x.offset)
+      EXPECT_TRUE(x.offset + x.size <= y.offset ||
+                  y.offset + y.size <= x.offset)
           << x.name << " and " << y.name << " share bytes";
     }
   }
@@ -140,7 +141,8 @@ TEST(PlanMemoryTest, BundledModelWithAndWithoutConstants) {
   ASSERT_TRUE(graph.ok()) << graph.status();
   for (const bool constants : {false, true}) {
     for (const char* reorder : {"", "memory"}) {
-      PlanMemoryOptions options{.planner = "greedy_by_size", .reorder = reorder};
+      PlanMemoryOptions options{.planner = "greedy_by_size",
+                                .reorder = reorder};
       options.build.plan_constants = constants;
       options.build.alignment = 4;
       absl::StatusOr<GraphPlan> result = PlanMemory(*graph, options);

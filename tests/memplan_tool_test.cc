@@ -61,10 +61,9 @@ TEST(MemplanToolTest, PlannersNameListsItsOptions) {
     if (info.name != "exact") continue;
     for (const PlannerOption& option : info.options) {
       const std::string type(OptionTypeName(option.type));
-      EXPECT_THAT(run.output,
-                  HasSubstr(absl::StrCat("  ", option.name, "=", type,
-                                         " (default ", option.default_value,
-                                         ")")));
+      EXPECT_THAT(run.output, HasSubstr(absl::StrCat(
+                                  "  ", option.name, "=", type, " (default ",
+                                  option.default_value, ")")));
     }
   }
   EXPECT_THAT(run.output, HasSubstr("  section_inference=bool (default true)"));
@@ -92,9 +91,10 @@ TEST(MemplanToolTest, OutAndGraphOutMayNotNameOneFile) {
   const std::string dir = ::testing::TempDir();
   for (const std::string& graph_out :
        {out, dir + "/./memplan_tool_test_same.json"}) {
-    ToolRun run = RunTool("plan " + Data("models/resnet18.json") +
-                          " --planner=greedy_by_size --reorder=memory --out=" +
-                          out + " --graph-out=" + graph_out);
+    ToolRun run =
+        RunTool("plan " + Data("models/resnet18.json") +
+                " --planner=greedy_by_size --reorder=memory --out=" + out +
+                " --graph-out=" + graph_out);
     EXPECT_EQ(run.exit_code, 2) << run.output;
     EXPECT_THAT(run.output, HasSubstr("name one file")) << run.output;
   }
@@ -206,8 +206,8 @@ TEST(MemplanToolTest, ExactOptionsFromTheCommandLine) {
   EXPECT_NE(starved.exit_code, 0);
   EXPECT_THAT(starved.output, HasSubstr("time or node limit"));
   // report takes its --planner's options the same way.
-  ToolRun report = RunTool("report " + input +
-                           " --planner=exact --option symmetry=false");
+  ToolRun report =
+      RunTool("report " + input + " --planner=exact --option symmetry=false");
   EXPECT_EQ(report.exit_code, 0) << report.output;
 }
 
@@ -326,8 +326,10 @@ TEST(MemplanToolTest, HelpForTheToolAndEveryCommandOnStdout) {
   EXPECT_THAT(plan.output, HasSubstr("--time-limit=SECONDS"));
   EXPECT_THAT(plan.output, HasSubstr("--option=NAME=VALUE"));
   EXPECT_THAT(plan.output, HasSubstr("--capacity=SIZE"));
-  EXPECT_THAT(RunToolStdout("stats --help").output, HasSubstr("--shared-objects"));
-  EXPECT_THAT(RunToolStdout("stats --help").output, Not(HasSubstr("--planner=")));
+  EXPECT_THAT(RunToolStdout("stats --help").output,
+              HasSubstr("--shared-objects"));
+  EXPECT_THAT(RunToolStdout("stats --help").output,
+              Not(HasSubstr("--planner=")));
   ToolRun version = RunToolStdout("--version");
   EXPECT_EQ(version.exit_code, 0);
   EXPECT_THAT(version.output, ::testing::StartsWith("memplan "));
@@ -336,24 +338,24 @@ TEST(MemplanToolTest, HelpForTheToolAndEveryCommandOnStdout) {
 TEST(MemplanToolTest, UsageErrorsExitTwoOtherErrorsOne) {
   const std::string input = Data("minimalloc/input.12.csv");
   const std::vector<std::string> usage_errors = {
-           "",
-           "frobnicate",
-           "plan",
-           "plan " + input + " " + input,
-           "plan " + input + " --bogus",
-           "plan " + input + " --planners=naive",  // a compare flag
-           "plan " + input + " --planner",         // no value
-           "plan " + input + " --planner=nope",
-           "plan " + input + " --time-limit=nan",
-           "plan " + input + " --time-limit=inf",
-           "plan " + input + " --time-limit=-1",
-           "plan " + input + " --time-limit=soon",
-           "plan " + input + " --threads=0",
-           "plan " + input + " --capacity=12Q",
-           "plan " + input + " --reorder=fastest",
-           "stats " + input + " --planner=naive",
-           "compare",
-           "compare " + input + " --format=xml",
+      "",
+      "frobnicate",
+      "plan",
+      "plan " + input + " " + input,
+      "plan " + input + " --bogus",
+      "plan " + input + " --planners=naive",  // a compare flag
+      "plan " + input + " --planner",         // no value
+      "plan " + input + " --planner=nope",
+      "plan " + input + " --time-limit=nan",
+      "plan " + input + " --time-limit=inf",
+      "plan " + input + " --time-limit=-1",
+      "plan " + input + " --time-limit=soon",
+      "plan " + input + " --threads=0",
+      "plan " + input + " --capacity=12Q",
+      "plan " + input + " --reorder=fastest",
+      "stats " + input + " --planner=naive",
+      "compare",
+      "compare " + input + " --format=xml",
   };
   for (const std::string& args : usage_errors) {
     ToolRun run = RunTool(args);
@@ -361,9 +363,8 @@ TEST(MemplanToolTest, UsageErrorsExitTwoOtherErrorsOne) {
     EXPECT_THAT(run.output, HasSubstr("--help")) << args;
   }
   EXPECT_EQ(RunTool("plan /nonexistent.json").exit_code, 1);
-  EXPECT_EQ(RunTool("plan " + input + " --planner=naive --capacity=12")
-                .exit_code,
-            1);
+  EXPECT_EQ(
+      RunTool("plan " + input + " --planner=naive --capacity=12").exit_code, 1);
 }
 
 // --flag value and --flag=value are the same; sizes take units.
@@ -372,10 +373,12 @@ TEST(MemplanToolTest, FlagSpellingsAndSizeUnits) {
   const std::string a = Temp("spelled_a.json"), b = Temp("spelled_b.json");
   ToolRun equals = RunTool("plan " + input +
                            " --planner=greedy_by_size --alignment=64 "
-                           "--capacity=8MiB --out=" + a);
+                           "--capacity=8MiB --out=" +
+                           a);
   ToolRun spaced = RunTool("plan " + input +
                            " --planner greedy_by_size --alignment 64 "
-                           "--capacity 8388608 --out " + b);
+                           "--capacity 8388608 --out " +
+                           b);
   ASSERT_EQ(equals.exit_code, 0) << equals.output;
   ASSERT_EQ(spaced.exit_code, 0) << spaced.output;
   nlohmann::json plan_a = nlohmann::json::parse(Slurp(a));
@@ -390,8 +393,8 @@ TEST(MemplanToolTest, FlagSpellingsAndSizeUnits) {
   EXPECT_THAT(small.output, HasSubstr("capacity 2097152"));
   ToolRun decimal = RunTool("plan " + input + " --capacity=2MB");
   EXPECT_THAT(decimal.output, HasSubstr("capacity 2000000"));
-  ToolRun pools = RunTool("stats " + input +
-                          " --pool=sram:512KiB:16 --pool dram:1G:64");
+  ToolRun pools =
+      RunTool("stats " + input + " --pool=sram:512KiB:16 --pool dram:1G:64");
   ASSERT_EQ(pools.exit_code, 0) << pools.output;
   EXPECT_THAT(pools.output,
               HasSubstr("pool sram: capacity 524288, alignment 16"));
@@ -424,7 +427,8 @@ TEST(MemplanToolTest, TheLowerBoundOverOpOrders) {
   EXPECT_THAT(stats.output, HasSubstr("lower bound: 6422528\n"));
   EXPECT_THAT(stats.output,
               HasSubstr("any op order: at least 6422528 bytes (at op \""));
-  ToolRun training = RunTool("stats " + Data("training/mobilenet_v2_train.json"));
+  ToolRun training =
+      RunTool("stats " + Data("training/mobilenet_v2_train.json"));
   EXPECT_THAT(training.output, HasSubstr("lower bound: 643832672\n"));
   // Its traced order's bound: the fewest bytes any order holds while "mean"
   // runs (a cut over the ops free to run before it or after).
@@ -433,14 +437,13 @@ TEST(MemplanToolTest, TheLowerBoundOverOpOrders) {
                         "\"mean\")"));
   // convnext_tiny's gradients, all alive at the last step of every order,
   // are more than any one op holds.
-  ToolRun gradients =
-      RunTool("stats " + Data("order/convnext_tiny_step.json"));
+  ToolRun gradients = RunTool("stats " + Data("order/convnext_tiny_step.json"));
   EXPECT_THAT(gradients.output,
               HasSubstr("any op order: at least 111311276 bytes (the graph "
                         "outputs, all alive at the last step)\n"));
-  ToolRun gradients_report = RunTool(
-      "report " + Data("order/convnext_tiny_step.json") +
-      " --planner=greedy_by_size");
+  ToolRun gradients_report =
+      RunTool("report " + Data("order/convnext_tiny_step.json") +
+              " --planner=greedy_by_size");
   EXPECT_THAT(gradients_report.output,
               HasSubstr("any op order: at least 111311276 bytes (the graph "
                         "outputs"));
@@ -469,9 +472,9 @@ TEST(MemplanToolTest, StatsSaysWhetherTheOptimalOrderIsProven) {
   EXPECT_THAT(proven.output,
               HasSubstr("op order search: no order below 232468228 bytes, "));
   // At the bound over op orders: proven without a search.
-  ToolRun at_bound = RunTool("stats " +
-                             Data("training/mobilenet_v2_train.json") +
-                             " --reorder=optimal");
+  ToolRun at_bound =
+      RunTool("stats " + Data("training/mobilenet_v2_train.json") +
+              " --reorder=optimal");
   EXPECT_EQ(at_bound.exit_code, 0) << at_bound.output;
   EXPECT_THAT(at_bound.output,
               HasSubstr("any op order: at least 641866592 bytes"));
@@ -484,7 +487,8 @@ TEST(MemplanToolTest, StatsSaysWhetherTheOptimalOrderIsProven) {
   ToolRun searched = RunTool("stats " + Data("order/nasnet_seed1.json") +
                              " --reorder=optimal");
   EXPECT_EQ(searched.exit_code, 0) << searched.output;
-  EXPECT_THAT(searched.output, HasSubstr("any op order: at least 458752 bytes"));
+  EXPECT_THAT(searched.output,
+              HasSubstr("any op order: at least 458752 bytes"));
   EXPECT_THAT(searched.output,
               HasSubstr("op order: proven optimal, 524288 bytes\n"));
   // Other orderings say nothing of it.
@@ -496,8 +500,8 @@ TEST(MemplanToolTest, StatsSaysWhetherTheOptimalOrderIsProven) {
                             " --reorder=optimal --work-limit=20000");
   EXPECT_EQ(limited.exit_code, 0) << limited.output;
   EXPECT_THAT(limited.output, HasSubstr("not proven optimal"));
-  const size_t at = limited.output.find(" bytes, ", limited.output.find(
-                                                      "op order search:"));
+  const size_t at =
+      limited.output.find(" bytes, ", limited.output.find("op order search:"));
   ASSERT_NE(at, std::string::npos) << limited.output;
   EXPECT_LE(std::stoll(limited.output.substr(at + 8)), 20000 + 2000)
       << limited.output;
@@ -508,9 +512,9 @@ TEST(MemplanToolTest, StatsSaysWhetherTheOptimalOrderIsProven) {
 // take no "placed".
 TEST(MemplanToolTest, PlacedRecordsTheOrderingItChose) {
   const std::string out = Temp("resnet18_train_placed.json");
-  ToolRun run = RunTool("plan " + Data("training/resnet18_train.json") +
-                        " --planner=greedy_by_size --reorder=placed --out=" +
-                        out);
+  ToolRun run =
+      RunTool("plan " + Data("training/resnet18_train.json") +
+              " --planner=greedy_by_size --reorder=placed --out=" + out);
   ASSERT_EQ(run.exit_code, 0) << run.output;
   EXPECT_THAT(run.output,
               HasSubstr("op order: window (the smallest placed peak)\n"));
@@ -531,13 +535,14 @@ TEST(MemplanToolTest, MultiPoolSummaryReportsEachPool) {
   const std::string out = Temp("alexnet_pools.json");
   ToolRun run = RunTool("plan " + input +
                         " --planner=greedy_by_size --pool=sram:1M:16 "
-                        "--pool=dram:0:64 --out=" + out);
+                        "--pool=dram:0:64 --out=" +
+                        out);
   ASSERT_EQ(run.exit_code, 0) << run.output;
   EXPECT_THAT(run.output, ::testing::ContainsRegex("sram [0-9]+ of 1048576 "
                                                    "bytes, dram [0-9]+ bytes"));
   EXPECT_THAT(run.output, Not(HasSubstr("lower bound")));
-  ToolRun verify = RunTool("verify " + input + " " + out +
-                           " --pool=sram:1M:16,dram:0:64");
+  ToolRun verify =
+      RunTool("verify " + input + " " + out + " --pool=sram:1M:16,dram:0:64");
   EXPECT_EQ(verify.exit_code, 0) << verify.output;
 }
 
@@ -699,9 +704,9 @@ TEST(MemplanToolTest, VerifyKeepsTheCapacityTheGraphDeclares) {
                           "graph declares capacity 1024"));
   }
   // Placed inside the 1024 bytes, the same record is a plan of the graph's.
-  const std::string inside = HandPlan(
-      "sram_inside.json", input, hash, R"({"capacity": 1024})",
-      R"([{"name": "x", "offset": 0}, {"name": "y", "offset": 256},
+  const std::string inside =
+      HandPlan("sram_inside.json", input, hash, R"({"capacity": 1024})",
+               R"([{"name": "x", "offset": 0}, {"name": "y", "offset": 256},
           {"name": "z", "offset": 0}])");
   ToolRun run = RunTool("verify " + input + " " + inside);
   EXPECT_EQ(run.exit_code, 0) << run.output;
@@ -715,9 +720,9 @@ TEST(MemplanToolTest, VerifyNamesInputsLeftToTheCaller) {
   const std::string input = Temp("inputs_graph.json");
   std::string hash;
   WriteSramGraph(input, &hash);
-  const std::string plan = HandPlan(
-      "inputs_left.json", input, hash, R"({"plan_inputs": false})",
-      R"([{"name": "y", "offset": 0}, {"name": "z", "offset": 256}])");
+  const std::string plan =
+      HandPlan("inputs_left.json", input, hash, R"({"plan_inputs": false})",
+               R"([{"name": "y", "offset": 0}, {"name": "z", "offset": 256}])");
   ToolRun run = RunTool("verify " + input + " " + plan);
   EXPECT_EQ(run.exit_code, 0) << run.output;
   EXPECT_THAT(run.output,
@@ -740,16 +745,16 @@ TEST(MemplanToolTest, VerifyKeepsATensorsOwnAlignment) {
   const std::string input = Temp("aligned_graph.json");
   std::string hash;
   WriteSramGraph(input, &hash, /*x_alignment=*/64);
-  const std::string low = HandPlan(
-      "align_low.json", input, hash, R"({"alignment": 1})",
-      R"([{"name": "x", "offset": 32}, {"name": "y", "offset": 512},
+  const std::string low =
+      HandPlan("align_low.json", input, hash, R"({"alignment": 1})",
+               R"([{"name": "x", "offset": 32}, {"name": "y", "offset": 512},
           {"name": "z", "offset": 0}])");
   ToolRun run = RunTool("verify " + input + " " + low);
   EXPECT_EQ(run.exit_code, 1) << run.output;
   EXPECT_THAT(run.output, HasSubstr("\"x\""));
-  const std::string high = HandPlan(
-      "align_high.json", input, hash, R"({"alignment": 128})",
-      R"([{"name": "x", "offset": 0}, {"name": "y", "offset": 256},
+  const std::string high =
+      HandPlan("align_high.json", input, hash, R"({"alignment": 128})",
+               R"([{"name": "x", "offset": 0}, {"name": "y", "offset": 256},
           {"name": "z", "offset": 0}])");
   run = RunTool("verify " + input + " " + high);
   EXPECT_EQ(run.exit_code, 0) << run.output;
@@ -904,8 +909,10 @@ TEST(MemplanToolTest, TflmOfflinePlanIsTheInt32Array) {
     unplanned += values[i + 3] == -1;
   }
   EXPECT_GT(unplanned, 0);  // the constants are the runtime's
-  ToolRun pools = RunTool(plan + "--pool=a:1M --pool=b --format=tflm-offline "
-                                 "--out=" + bin);
+  ToolRun pools = RunTool(plan +
+                          "--pool=a:1M --pool=b --format=tflm-offline "
+                          "--out=" +
+                          bin);
   EXPECT_EQ(pools.exit_code, 1);
   EXPECT_THAT(pools.output, HasSubstr("one arena"));
   EXPECT_EQ(RunTool(plan + "--format=tflm-offline").exit_code, 2);

@@ -520,8 +520,7 @@ TEST_P(ExportedModelTest, SequenceRangeBindsToTheImportsAtEachValue) {
   OnnxImportStats stats;
   absl::StatusOr<Graph> symbolic = ImportOnnx(path, options, &stats);
   ASSERT_TRUE(symbolic.ok()) << symbolic.status();
-  EXPECT_EQ(symbolic->dims,
-            (DimRanges{{"sequence", {.min = 1, .max = 2048}}}));
+  EXPECT_EQ(symbolic->dims, (DimRanges{{"sequence", {.min = 1, .max = 2048}}}));
   EXPECT_GT(stats.views, 0);
   ASSERT_TRUE(ValidateSymbolicSizes(*symbolic).ok());
   int quadratic = 0;
@@ -537,8 +536,7 @@ TEST_P(ExportedModelTest, SequenceRangeBindsToTheImportsAtEachValue) {
   EXPECT_EQ(symbolic->tensors.front().symbolic_size,
             DimExpr::Parse("256*sequence").value());
   for (int64_t sequence : {1, 2, 3, 7, 64, 500, 1023, 2048}) {
-    absl::StatusOr<Graph> bound =
-        BindDims(*symbolic, {{"sequence", sequence}});
+    absl::StatusOr<Graph> bound = BindDims(*symbolic, {{"sequence", sequence}});
     ASSERT_TRUE(bound.ok()) << bound.status();
     absl::StatusOr<Graph> imported =
         TransformerAt(path, {{"batch", 1}, {"sequence", sequence}});
@@ -652,8 +650,8 @@ TEST(SymbolicOnnxErrorTest, ADivisionSeenInTheFirstValuesIsRefused) {
   // Bound, the same model imports.
   options.dim_ranges.clear();
   options.dims = {{"sequence", 9}};
-  absl::StatusOr<Graph> bound = ImportOnnxFromBytes(StridedModel(2).Bytes(),
-                                                    options);
+  absl::StatusOr<Graph> bound =
+      ImportOnnxFromBytes(StridedModel(2).Bytes(), options);
   ASSERT_TRUE(bound.ok()) << bound.status();
   EXPECT_EQ(bound->tensors.back().size, 5 * 4);
 }
@@ -757,20 +755,18 @@ TEST(DimArgumentsTest, ValuesAndRanges) {
       ParseDimArguments({"batch=2", "sequence=1:2048", "heads=0:4"});
   ASSERT_TRUE(parsed.ok()) << parsed.status();
   EXPECT_EQ(parsed->values, (DimValues{{"batch", 2}}));
-  EXPECT_EQ(parsed->ranges,
-            (DimRanges{{"sequence", {.min = 1, .max = 2048}},
-                       {"heads", {.min = 0, .max = 4}}}));
-  for (const char* bad : {"sequence=1:", "sequence=:8", "sequence=1:2:3",
-                          "sequence=a:b", "sequence=-1:4", "=1:4",
-                          "sequence", "sequence=0"}) {
+  EXPECT_EQ(parsed->ranges, (DimRanges{{"sequence", {.min = 1, .max = 2048}},
+                                       {"heads", {.min = 0, .max = 4}}}));
+  for (const char* bad :
+       {"sequence=1:", "sequence=:8", "sequence=1:2:3", "sequence=a:b",
+        "sequence=-1:4", "=1:4", "sequence", "sequence=0"}) {
     absl::Status status = ParseDimArguments({bad}).status();
     EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument) << bad;
     EXPECT_THAT(status.message(), HasSubstr(absl::StrCat("--dim=", bad)));
     EXPECT_THAT(status.message(), HasSubstr("NAME=MIN:MAX"));
   }
   absl::Status reversed = ParseDimArguments({"sequence=9:2"}).status();
-  EXPECT_THAT(reversed.message(),
-              HasSubstr("min 9 is larger than its max 2"));
+  EXPECT_THAT(reversed.message(), HasSubstr("min 9 is larger than its max 2"));
   absl::Status both =
       ParseDimArguments({"sequence=1:2048", "sequence=128"}).status();
   EXPECT_THAT(both.message(), HasSubstr("\"sequence\" is given both a value "
@@ -875,18 +871,18 @@ TEST(OnnxImportErrorTest, DamagedModelsGiveAStatus) {
 
 // The tool reads .onnx wherever it takes an INPUT.
 TEST(OnnxToolTest, PlanCopyViewsGivesTheDerivedGraphsTotals) {
-  const testing::ToolRun run = testing::RunTool(
-      "plan " + testing::DataPath("onnx/resnet50.light.onnx") +
-      " --onnx-views=copy --planner=greedy_by_size --out=" +
-      ::testing::TempDir() + "/resnet50.light.plan.json");
+  const testing::ToolRun run =
+      testing::RunTool("plan " + testing::DataPath("onnx/resnet50.light.onnx") +
+                       " --onnx-views=copy --planner=greedy_by_size --out=" +
+                       ::testing::TempDir() + "/resnet50.light.plan.json");
   EXPECT_EQ(run.exit_code, 0) << run.output;
   EXPECT_THAT(run.output, HasSubstr("naive total 106393504"));
   EXPECT_THAT(run.output, HasSubstr("lower bound 9633792"));
 }
 
 TEST(OnnxToolTest, StatsPrintsTheImportersCounts) {
-  const testing::ToolRun run =
-      testing::RunTool("stats " + testing::DataPath("onnx/resnet50.light.onnx"));
+  const testing::ToolRun run = testing::RunTool(
+      "stats " + testing::DataPath("onnx/resnet50.light.onnx"));
   EXPECT_EQ(run.exit_code, 0) << run.output;
   EXPECT_THAT(run.output, HasSubstr("onnx nodes: 122"));
   EXPECT_THAT(run.output,

@@ -213,8 +213,8 @@ PoolsOptimum OptimumAcrossPools(const Problem& problem) {
         if (capacity > 0 && peak > capacity) fits = false;
         total += peak;
       }
-      if (fits && (!best.fits || below(bytes, best.bytes) ||
-                   total < best.peak)) {
+      if (fits &&
+          (!best.fits || below(bytes, best.bytes) || total < best.peak)) {
         best = {.fits = true, .bytes = bytes, .peak = total};
       }
     }

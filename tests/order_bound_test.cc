@@ -50,7 +50,8 @@ TEST(OrderBoundTest, NoValidOrderOfARandomGraphIsBelowTheBound) {
     Graph graph = testing::RandomGraph(seed, 6);
     std::mt19937_64 rng(seed);
     for (Op& op : graph.ops) {
-      if (rng() % 4 == 0) op.writes = {static_cast<int>(rng() % op.inputs.size())};
+      if (rng() % 4 == 0)
+        op.writes = {static_cast<int>(rng() % op.inputs.size())};
     }
     // Pins from their own stream, so the graphs are those the bound was
     // first proven on, with pins on some.
@@ -88,8 +89,12 @@ TEST(OrderBoundTest, NoValidOrderOfARandomGraphIsBelowTheBound) {
 // best order's peak.
 Graph InterleavedChains() {
   Graph g;
-  g.tensors = {T("x", 10, TensorKind::kInput), T("a1", 1000), T("b1", 1000),
-               T("a2", 1),  T("b2", 1),  T("y", 1, TensorKind::kOutput)};
+  g.tensors = {T("x", 10, TensorKind::kInput),
+               T("a1", 1000),
+               T("b1", 1000),
+               T("a2", 1),
+               T("b2", 1),
+               T("y", 1, TensorKind::kOutput)};
   g.ops = {O("fa1", {"x"}, {"a1"}), O("fb1", {"x"}, {"b1"}),
            O("fa2", {"a1"}, {"a2"}), O("fb2", {"b1"}, {"b2"}),
            O("join", {"a2", "b2"}, {"y"})};
@@ -118,8 +123,11 @@ TEST(OrderBoundTest, TheCutsHoldAtTheLargestSizes) {
   constexpr Bytes kSmall = Bytes{1} << 58;
   constexpr Bytes kLarge = Bytes{1} << 60;
   Graph g;
-  g.tensors = {T("x", kSmall, TensorKind::kInput), T("a1", kLarge),
-               T("b1", kLarge), T("a2", kSmall), T("b2", kSmall),
+  g.tensors = {T("x", kSmall, TensorKind::kInput),
+               T("a1", kLarge),
+               T("b1", kLarge),
+               T("a2", kSmall),
+               T("b2", kSmall),
                T("y", 1, TensorKind::kOutput)};
   g.ops = {O("fa1", {"x"}, {"a1"}), O("fb1", {"x"}, {"b1"}),
            O("fa2", {"a1"}, {"a2"}), O("fb2", {"b1"}, {"b2"}),
@@ -138,8 +146,8 @@ TEST(OrderBoundTest, EveryGraphOutputIsAliveAtTheLastStep) {
   g.tensors = {T("x", 10, TensorKind::kInput), T("a", 1),
                T("ga", 1000, TensorKind::kOutput), T("b", 1),
                T("gb", 1000, TensorKind::kOutput)};
-  g.ops = {O("fa", {"x"}, {"a"}), O("ha", {"a"}, {"ga"}),
-           O("fb", {"x"}, {"b"}), O("hb", {"b"}, {"gb"})};
+  g.ops = {O("fa", {"x"}, {"a"}), O("ha", {"a"}, {"ga"}), O("fb", {"x"}, {"b"}),
+           O("hb", {"b"}, {"gb"})};
   const ValidOrders valid(g);
   EXPECT_EQ(BestValidBound(g, valid), 1000 + 1000 + 1);
   absl::StatusOr<std::optional<OrderLowerBound>> bound =
@@ -159,8 +167,8 @@ TEST(OrderBoundTest, AFanInHoldsEveryBranch) {
   for (int i = 0; i < 5; ++i) {
     const std::string name = absl::StrCat("b", i);
     g.tensors.push_back(Tensor{.name = name, .size = 100});
-    g.ops.push_back(Op{.name = absl::StrCat("f", i), .inputs = {"x"},
-                       .outputs = {name}});
+    g.ops.push_back(
+        Op{.name = absl::StrCat("f", i), .inputs = {"x"}, .outputs = {name}});
     branches.push_back(name);
   }
   g.ops.push_back(Op{.name = "sum", .inputs = branches, .outputs = {"y"}});
@@ -171,14 +179,21 @@ TEST(OrderBoundTest, AFanInHoldsEveryBranch) {
 // branch that would otherwise run first, and the bound says so.
 TEST(OrderBoundTest, WritesNarrowTheOrdersAndRaiseTheBound) {
   Graph g;
-  g.tensors = {T("x", 10, TensorKind::kInput), T("a", 1000), T("r", 1),
-               T("big", 500), T("w", 1000), T("y", 1, TensorKind::kOutput)};
+  g.tensors = {T("x", 10, TensorKind::kInput),
+               T("a", 1000),
+               T("r", 1),
+               T("big", 500),
+               T("w", 1000),
+               T("y", 1, TensorKind::kOutput)};
   // read: a -> r; make: x -> big; write: a is written in place (w is a view
   // of a) after big is made; join reads r, big and w.
   g.ops = {O("fa", {"x"}, {"a"}), O("make", {"x"}, {"big"}),
            O("read", {"a"}, {"r"}),
-           Op{.name = "write", .inputs = {"a", "big"}, .outputs = {"w"},
-              .alias = {{.output = 0, .input = 0}}, .writes = {0}},
+           Op{.name = "write",
+              .inputs = {"a", "big"},
+              .outputs = {"w"},
+              .alias = {{.output = 0, .input = 0}},
+              .writes = {0}},
            O("join", {"r", "big", "w"}, {"y"})};
   const Bytes with_write = BoundOf(g);
   Graph free = g;

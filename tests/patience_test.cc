@@ -10,12 +10,12 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
 #include "effort/budget.h"
+#include "exact/exact.h"
+#include "greedy_by_size.h"
 #include "gtest/gtest.h"
 #include "memplan/compose.h"
 #include "memplan/memplan.h"
 #include "memplan/planner.h"
-#include "exact/exact.h"
-#include "greedy_by_size.h"
 #include "memplan/problem.h"
 #include "memplan/verify.h"
 #include "test_util.h"
@@ -31,14 +31,14 @@ using ::memplan::testing::LoadProblem;
 // not complete with explicit conflicts: it cannot prove 8192, and without
 // patience it searched its whole budget (8 s) for a smaller plan.
 Problem ChainWithOneConflict() {
-  const std::vector<Bytes> sizes = {4096, 256, 512,  1024, 768, 2048, 384,
+  const std::vector<Bytes> sizes = {4096, 256,  512, 1024, 768,  2048, 384,
                                     640,  1536, 896, 320,  1280, 4096};
   Problem problem;
   for (size_t i = 0; i < sizes.size(); ++i) {
-    problem.buffers.push_back({.name = absl::StrCat("t", i),
-                               .size = sizes[i],
-                               .lifetime = {static_cast<Step>(i),
-                                            static_cast<Step>(i + 2)}});
+    problem.buffers.push_back(
+        {.name = absl::StrCat("t", i),
+         .size = sizes[i],
+         .lifetime = {static_cast<Step>(i), static_cast<Step>(i + 2)}});
   }
   problem.pools = {{.name = "default"}};
   problem.conflicts = {{.a = 0, .b = 12}};
@@ -122,12 +122,12 @@ struct FullBudget {
 };
 
 TEST(PatienceTest, TheDefaultIsWithinItsRatioOfTheWholeBudget) {
-  for (const FullBudget& full : std::vector<FullBudget>{
-           {"training/mobilenet_v2_train.json", 643832672},
-           {"traces/S_1.csv", 1499410684},
-           {"traces/somas_resnet50.csv", 1515472556},
-           {"minimalloc/C.1048576.csv", 1039360},
-           {"minimalloc/K.1048576.csv", 1048576}}) {
+  for (const FullBudget& full :
+       std::vector<FullBudget>{{"training/mobilenet_v2_train.json", 643832672},
+                               {"traces/S_1.csv", 1499410684},
+                               {"traces/somas_resnet50.csv", 1515472556},
+                               {"minimalloc/C.1048576.csv", 1039360},
+                               {"minimalloc/K.1048576.csv", 1048576}}) {
     SCOPED_TRACE(full.input);
     absl::StatusOr<Problem> problem = LoadProblem(full.input);
     ASSERT_TRUE(problem.ok()) << problem.status();

@@ -68,8 +68,8 @@ TEST(PlacementIndexTest, StepsRanksAndKeysMatchTheirDefinitions) {
               ends_by_start = 0, overlapping = 0;
       for (BufferId o : nonempty) {
         const Buffer& y = problem.buffers[o];
-        start_rank += std::tie(y.lifetime.start, o) <
-                      std::tie(x.lifetime.start, b);
+        start_rank +=
+            std::tie(y.lifetime.start, o) < std::tie(x.lifetime.start, b);
         end_rank += std::tie(y.lifetime.end, o) < std::tie(x.lifetime.end, b);
         starts_before_end += y.lifetime.start < x.lifetime.end;
         ends_by_start += y.lifetime.end <= x.lifetime.start;
@@ -125,8 +125,8 @@ TEST(PlacementIndexTest, FilesEachBufferAtTheFinestLevelThatHoldsIt) {
             int64_t{keys.first_slice} >> shift,
             (int64_t{keys.last_slice} - 1) >> shift};
       };
-      ASSERT_EQ(touched(f.level), (std::pair<int64_t, int64_t>{f.first,
-                                                               f.last}));
+      ASSERT_EQ(touched(f.level),
+                (std::pair<int64_t, int64_t>{f.first, f.last}));
       ASSERT_TRUE(f.last - f.first < PlacementIndex::kMaxBuckets ||
                   f.level == levels - 1);
       for (int l = 0; l < f.level; ++l) {

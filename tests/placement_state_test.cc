@@ -27,15 +27,18 @@ using ::testing::HasSubstr;
 // The header's sketch: pool 0 (capacity 64) holds a [0, 16) and b
 // [32, 64) while x (24 bytes) is alive; x goes to pool 1.
 Problem HeaderExample() {
-  return Problem{
-      .buffers = {{.name = "a", .size = 16, .lifetime = {0, 4},
-                   .fixed = Placement{.pool = 0, .offset = 0}},
-                  {.name = "b", .size = 32, .lifetime = {1, 5},
-                   .fixed = Placement{.pool = 0, .offset = 32}},
-                  {.name = "x", .size = 24, .lifetime = {2, 3}},
-                  {.name = "y", .size = 16, .lifetime = {2, 3}},
-                  {.name = "z", .size = 0, .lifetime = {2, 3}}},
-      .pools = {{.name = "fast", .capacity = 64}, {.name = "slow"}}};
+  return Problem{.buffers = {{.name = "a",
+                              .size = 16,
+                              .lifetime = {0, 4},
+                              .fixed = Placement{.pool = 0, .offset = 0}},
+                             {.name = "b",
+                              .size = 32,
+                              .lifetime = {1, 5},
+                              .fixed = Placement{.pool = 0, .offset = 32}},
+                             {.name = "x", .size = 24, .lifetime = {2, 3}},
+                             {.name = "y", .size = 16, .lifetime = {2, 3}},
+                             {.name = "z", .size = 0, .lifetime = {2, 3}}},
+                 .pools = {{.name = "fast", .capacity = 64}, {.name = "slow"}}};
 }
 
 TEST(PlacementStateTest, TheHeaderExample) {

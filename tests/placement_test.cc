@@ -145,9 +145,8 @@ std::vector<std::pair<PlacementOrder, Fit>> AllVariants() {
 
 std::vector<std::string> BundledInputs() {
   std::vector<std::string> all;
-  for (const auto& list :
-       {testing::ModelGraphs(), testing::TrainingGraphs(),
-        testing::MinimallocCsvs(), testing::TraceCsvs()}) {
+  for (const auto& list : {testing::ModelGraphs(), testing::TrainingGraphs(),
+                           testing::MinimallocCsvs(), testing::TraceCsvs()}) {
     all.insert(all.end(), list.begin(), list.end());
   }
   return all;
@@ -201,9 +200,10 @@ TEST(PlacementTest, IndexedAndListedSearchesAgreeOnEveryBundledInput) {
     const bool large = problem->buffers.size() > 5000;
     for (const auto& [order, fit] : AllVariants()) {
       if (large && order != PlacementOrder::kSize) continue;
-      ExpectSearchesAgree(*problem, order, fit,
-                          absl::StrCat(input, " order ", static_cast<int>(order),
-                                       " fit ", static_cast<int>(fit)));
+      ExpectSearchesAgree(
+          *problem, order, fit,
+          absl::StrCat(input, " order ", static_cast<int>(order), " fit ",
+                       static_cast<int>(fit)));
     }
   }
 }
@@ -230,9 +230,9 @@ TEST(PlacementTest, SearchesMatchTheBruteForceRule) {
   ASSERT_GT(problems.size(), 60u);
   for (const auto& [name, problem] : problems) {
     for (const auto& [order, fit] : AllVariants()) {
-      const std::string what = absl::StrCat(name, " order ",
-                                            static_cast<int>(order), " fit ",
-                                            static_cast<int>(fit));
+      const std::string what =
+          absl::StrCat(name, " order ", static_cast<int>(order), " fit ",
+                       static_cast<int>(fit));
       const std::vector<BufferId> sorted =
           internal::SortedBuffers(problem, order);
       const std::optional<std::vector<Assignment>> reference =
@@ -262,9 +262,9 @@ TEST(PlacementTest, SearchesAgreeOnDenseTrainingAndIntervals) {
           SyntheticProblem(kind, {.buffers = n, .seed = 3});
       ASSERT_TRUE(problem.ok()) << problem.status();
       for (Fit fit : {Fit::kBest, Fit::kFirst}) {
-        ExpectSearchesAgree(*problem, PlacementOrder::kSize, fit,
-                            absl::StrCat(problem->name, " fit ",
-                                         static_cast<int>(fit)));
+        ExpectSearchesAgree(
+            *problem, PlacementOrder::kSize, fit,
+            absl::StrCat(problem->name, " fit ", static_cast<int>(fit)));
       }
     }
   }

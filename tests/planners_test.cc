@@ -195,7 +195,8 @@ TEST_P(PlannerTest, ABufferThatFitsNowhereIsResourceExhausted) {
 TEST(NaivePlannerTest, PlansEveryBundledInputAtTheNaiveTotal) {
   std::vector<std::string> inputs = testing::ModelGraphs();
   for (const std::vector<std::string>& more :
-       {testing::TrainingGraphs(), testing::TraceCsvs(), testing::MinimallocCsvs()}) {
+       {testing::TrainingGraphs(), testing::TraceCsvs(),
+        testing::MinimallocCsvs()}) {
     inputs.insert(inputs.end(), more.begin(), more.end());
   }
   for (const std::string& path : inputs) {

@@ -37,7 +37,8 @@ TEST(PoolAllocatorTest, CopiesAndRebindsShareThePool) {
 
 TEST(PoolAllocatorTest, ContainersTakeTheirNodesFromThePool) {
   NodePool pool;
-  std::list<int64_t, PoolAllocator<int64_t>> list{PoolAllocator<int64_t>(&pool)};
+  std::list<int64_t, PoolAllocator<int64_t>> list{
+      PoolAllocator<int64_t>(&pool)};
   for (int64_t i = 0; i < 1000; ++i) list.push_back(i);
   EXPECT_EQ(pool.num_blocks(), 1u);
   int64_t sum = 0;

@@ -32,16 +32,16 @@ bool Below(const std::vector<Bytes>& a, const std::vector<Bytes>& b) {
 // 3 to 7 buffers in 2 or 3 pools; the pools but the last have a small
 // capacity. By seed: alignments, explicit conflicts, a fixed buffer.
 Problem SmallPoolsProblem(uint64_t seed) {
-  return testing::RandomProblem(
-      seed, {.buffers = 3 + static_cast<int>(seed % 5),
-             .horizon = 6,
-             .max_lifetime = 4,
-             .max_size = 8,
-             .pools = seed % 3 == 0 ? 3 : 2,
-             .capacity = 6 + static_cast<Bytes>(seed % 7),
-             .alignments = seed % 4 == 0,
-             .explicit_conflicts = seed % 5 == 0 ? 2 : 0,
-             .fixed = seed % 6 == 0 ? 1 : 0});
+  return testing::RandomProblem(seed,
+                                {.buffers = 3 + static_cast<int>(seed % 5),
+                                 .horizon = 6,
+                                 .max_lifetime = 4,
+                                 .max_size = 8,
+                                 .pools = seed % 3 == 0 ? 3 : 2,
+                                 .capacity = 6 + static_cast<Bytes>(seed % 7),
+                                 .alignments = seed % 4 == 0,
+                                 .explicit_conflicts = seed % 5 == 0 ? 2 : 0,
+                                 .fixed = seed % 6 == 0 ? 1 : 0});
 }
 
 // What exact's search proves on: no fixed buffers, no explicit conflicts,
@@ -176,12 +176,12 @@ TEST_P(AcrossPoolsTest, FixedBuffersInTheFastPoolCountWhenAlive) {
 TEST_P(AcrossPoolsTest, NeverSpillsMoreThanTheHeuristicsAndIsDeterministic) {
   for (uint64_t seed = 1; seed <= 4; ++seed) {
     SCOPED_TRACE(absl::StrCat("seed ", seed));
-    const Problem problem = testing::RandomProblem(
-        seed, {.buffers = 60,
-               .max_size = 400,
-               .pools = 2,
-               .capacity = 1500,
-               .alignments = seed % 2 == 0});
+    const Problem problem =
+        testing::RandomProblem(seed, {.buffers = 60,
+                                      .max_size = 400,
+                                      .pools = 2,
+                                      .capacity = 1500,
+                                      .alignments = seed % 2 == 0});
     const PlanOptions options = testing::CountedWork(0.5);
     absl::StatusOr<Plan> plan = Solve(GetParam(), problem, options);
     ASSERT_TRUE(plan.ok()) << plan.status();
@@ -219,9 +219,10 @@ TEST(AtTheBoundTest, AcrossPoolsOnlyWhenNothingSitsLaterThanItCould) {
   // the second pool. Max-live: 10 bytes.
   Problem problem;
   problem.pools = {{.name = "sram", .capacity = 16}, {.name = "dram"}};
-  problem.buffers = {{.name = "a", .size = 4, .lifetime = {0, 2}},
-                     {.name = "b", .size = 4, .lifetime = {1, 3}},
-                     {.name = "c", .size = 2, .lifetime = {0, 3}, .pools = {1}}};
+  problem.buffers = {
+      {.name = "a", .size = 4, .lifetime = {0, 2}},
+      {.name = "b", .size = 4, .lifetime = {1, 3}},
+      {.name = "c", .size = 2, .lifetime = {0, 3}, .pools = {1}}};
   ASSERT_EQ(LowerBound(problem), 10);
   auto plan_of = [&](PoolId a_pool, Offset a_offset) {
     Plan plan;

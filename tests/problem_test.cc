@@ -13,9 +13,9 @@
 #include "absl/status/status.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "model/conflict_graph.h"
 #include "memplan/types.h"
 #include "memplan/verify.h"
+#include "model/conflict_graph.h"
 #include "test_util.h"
 
 namespace memplan {

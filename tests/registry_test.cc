@@ -1,6 +1,8 @@
 // The registry: every planner by name, with what it is and the options it
 // declares, and the errors of names and options it does not know.
 
+#include "memplan/registry.h"
+
 #include <memory>
 #include <set>
 #include <string>
@@ -10,7 +12,6 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "memplan/planner.h"
-#include "memplan/registry.h"
 #include "memplan/verify.h"
 #include "test_util.h"
 
@@ -73,7 +74,8 @@ TEST(RegistryTest, BuildsItsCompositionsWithACallersOptions) {
   ASSERT_TRUE(exact.ok()) << exact.status();
   EXPECT_EQ((*exact)->name(), "exact");
   const Problem problem = *testing::LoadProblem("minimalloc/A.1048576.csv");
-  absl::StatusOr<Plan> plan = (*exact)->Solve(problem, {.work_limit = 4'000'000});
+  absl::StatusOr<Plan> plan =
+      (*exact)->Solve(problem, {.work_limit = 4'000'000});
   ASSERT_TRUE(plan.ok()) << plan.status();
   EXPECT_TRUE(VerifyPlan(problem, *plan).ok());
   EXPECT_GT(plan->counters.at("nodes"), 0);  // the caller's search ran

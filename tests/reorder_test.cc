@@ -165,8 +165,8 @@ TEST(ReorderTest, MemoryRunsAWideFanBranchByBranch) {
     const std::string b = absl::StrCat("b", i);
     g.tensors.push_back(Tensor{.name = a, .size = 1000});
     g.tensors.push_back(Tensor{.name = b, .size = 8});
-    g.ops.push_back(Op{.name = absl::StrCat("fa", i), .inputs = {"x"},
-                       .outputs = {a}});
+    g.ops.push_back(
+        Op{.name = absl::StrCat("fa", i), .inputs = {"x"}, .outputs = {a}});
     sum.inputs.push_back(b);
   }
   for (int i = 0; i < 2000; ++i) {
@@ -225,10 +225,9 @@ Graph WrittenGraph(std::string read, std::string written) {
       .tensors = {T("x", 1, TensorKind::kInput), T("a", 100), T("v", 100),
                   T("r", 150), T("a2", 100), T("b", 100), T("c", 1),
                   T("out", 1, TensorKind::kOutput)},
-      .ops = {O("A", {"x"}, {"a"}), O("V", {"a"}, {"v"}),
-              O("R", {read}, {"r"}), O("W", {written}, {"a2"}),
-              O("B", {"a2"}, {"b"}), O("C", {"b"}, {"c"}),
-              O("F", {"r", "c"}, {"out"})}};
+      .ops = {O("A", {"x"}, {"a"}), O("V", {"a"}, {"v"}), O("R", {read}, {"r"}),
+              O("W", {written}, {"a2"}), O("B", {"a2"}, {"b"}),
+              O("C", {"b"}, {"c"}), O("F", {"r", "c"}, {"out"})}};
   graph.ops[1].alias = {{.output = 0, .input = 0}};  // v is a view of a
   graph.ops[3].alias = {{.output = 0, .input = 0}};
   graph.ops[3].writes = {0};
@@ -263,8 +262,7 @@ TEST(ReorderTest, AReaderStaysBeforeAnInPlaceWriterOfItsBytes) {
       unwritten.ops[3].writes.clear();
       absl::StatusOr<std::vector<int>> free = ComputeOpOrder(unwritten, name);
       ASSERT_TRUE(free.ok()) << free.status();
-      const std::vector<std::string> free_names =
-          OpNamesInOrder(graph, *free);
+      const std::vector<std::string> free_names = OpNamesInOrder(graph, *free);
       if (std::find(free_names.begin(), free_names.end(), "R") >
           std::find(free_names.begin(), free_names.end(), "W")) {
         ++moved_unwritten[name];
@@ -378,7 +376,8 @@ TEST(ReorderTest, EveryOrderingKeepsPinnedOpsInTheirOrder) {
     std::vector<int> pinned;
     for (int i = 0; i < static_cast<int>(graph.ops.size()); ++i) {
       Op& op = graph.ops[i];
-      if (rng() % 4 == 0) op.writes = {static_cast<int>(rng() % op.inputs.size())};
+      if (rng() % 4 == 0)
+        op.writes = {static_cast<int>(rng() % op.inputs.size())};
       if (rng() % 3 == 0) {
         op.pinned = true;
         pinned.push_back(i);
@@ -487,14 +486,13 @@ TEST(ReorderTest, MemoryNeverRaisesTheLowerBoundOfTheOptionsUsed) {
     EXPECT_LE(LowerBound(*problem), LowerBound(*original)) << seed;
     if (reordered->ops != graph.ops) ++reordered_count;
     absl::StatusOr<GraphPlan> result = PlanMemory(
-        graph, {.build = options, .planner = "greedy_by_size",
-                .reorder = "memory"});
+        graph,
+        {.build = options, .planner = "greedy_by_size", .reorder = "memory"});
     ASSERT_TRUE(result.ok()) << seed << ": " << result.status();
     EXPECT_LE(result->plan.lower_bound, LowerBound(*original)) << seed;
   }
   EXPECT_GT(reordered_count, 0);  // the test exercises actual reorders
 }
-
 
 // Counted work, one unit for every search over orders (memplan/reorder.h):
 // granted a work limit, each counts at most the limit plus one step of its

@@ -41,6 +41,7 @@ def check(condition, message):
 # ---------------------------------------------------------------------------
 # WebDriver over HTTP.
 
+
 class Browser:
     def __init__(self, chromium, chromedriver, work):
         with socket.socket() as s:
@@ -49,7 +50,9 @@ class Browser:
         self.log = open(os.path.join(work, "chromedriver.log"), "w")
         self.driver = subprocess.Popen(
             [chromedriver, "--port=%d" % self.port, "--allowed-ips=127.0.0.1"],
-            stdout=self.log, stderr=subprocess.STDOUT)
+            stdout=self.log,
+            stderr=subprocess.STDOUT,
+        )
         self.base = "http://127.0.0.1:%d" % self.port
         deadline = time.time() + 30
         while True:
@@ -62,47 +65,69 @@ class Browser:
                 raise RuntimeError("chromedriver did not start")
             time.sleep(0.1)
         self.profile = tempfile.mkdtemp(prefix="memplan-chromium-", dir=work)
-        caps = {"capabilities": {"alwaysMatch": {
-            "browserName": "chrome",
-            "goog:chromeOptions": {
-                "binary": chromium,
-                "args": ["--headless", "--no-sandbox", "--disable-gpu",
-                         "--disable-quic", "--no-first-run",
-                         "--disable-background-networking",
-                         "--disable-component-update", "--disable-sync",
-                         "--disable-dev-shm-usage",
-                         "--user-data-dir=" + self.profile,
-                         "--window-size=1400,1000"],
-            }}}}
-        self.session = self._call("POST", "/session", caps)["value"]["sessionId"]
+        caps = {
+            "capabilities": {
+                "alwaysMatch": {
+                    "browserName": "chrome",
+                    "goog:chromeOptions": {
+                        "binary": chromium,
+                        "args": [
+                            "--headless",
+                            "--no-sandbox",
+                            "--disable-gpu",
+                            "--disable-quic",
+                            "--no-first-run",
+                            "--disable-background-networking",
+                            "--disable-component-update",
+                            "--disable-sync",
+                            "--disable-dev-shm-usage",
+                            "--user-data-dir=" + self.profile,
+                            "--window-size=1400,1000",
+                        ],
+                    },
+                }
+            }
+        }
+        self.session = self._call("POST", "/session", caps)["value"][
+            "sessionId"
+        ]
 
     def _call(self, method, path, body=None):
         data = None if body is None else json.dumps(body).encode()
         request = urllib.request.Request(
-            self.base + path, data=data, method=method,
-            headers={"Content-Type": "application/json"})
+            self.base + path,
+            data=data,
+            method=method,
+            headers={"Content-Type": "application/json"},
+        )
         try:
             with urllib.request.urlopen(request, timeout=120) as response:
                 return json.loads(response.read())
         except urllib.error.HTTPError as error:
-            raise RuntimeError("%s %s: %s" % (method, path, error.read()[:2000]))
+            raise RuntimeError(
+                "%s %s: %s" % (method, path, error.read()[:2000])
+            )
 
     def cmd(self, method, path, body=None):
-        return self._call(method, "/session/%s%s" % (self.session, path),
-                          body)["value"]
+        return self._call(method, "/session/%s%s" % (self.session, path), body)[
+            "value"
+        ]
 
     def open(self, path):
         self.cmd("POST", "/url", {"url": "file://" + os.path.abspath(path)})
 
     def js(self, script, *args):
-        return self.cmd("POST", "/execute/sync",
-                        {"script": script, "args": list(args)})
+        return self.cmd(
+            "POST", "/execute/sync", {"script": script, "args": list(args)}
+        )
 
     def wait_ready(self, seconds):
         start = time.time()
         while time.time() - start < seconds:
-            if self.js("return !!(window.memplanReport && "
-                       "window.memplanReport.ready);"):
+            if self.js(
+                "return !!(window.memplanReport && "
+                "window.memplanReport.ready);"
+            ):
                 return time.time() - start
             time.sleep(0.05)
         return None
@@ -117,37 +142,75 @@ class Browser:
             if done(value):
                 return value
             if time.time() > deadline:
-                check(False, "%s: not within %g s (last seen: %r)"
-                      % (what, seconds, value))
+                check(
+                    False,
+                    "%s: not within %g s (last seen: %r)"
+                    % (what, seconds, value),
+                )
                 return value
             time.sleep(0.05)
 
     def mouse_to(self, x, y):
-        self.cmd("POST", "/actions", {"actions": [{
-            "type": "pointer", "id": "mouse",
-            "parameters": {"pointerType": "mouse"},
-            "actions": [{"type": "pointerMove", "duration": 0,
-                         "x": int(round(x)), "y": int(round(y)),
-                         "origin": "viewport"}]}]})
+        self.cmd(
+            "POST",
+            "/actions",
+            {
+                "actions": [
+                    {
+                        "type": "pointer",
+                        "id": "mouse",
+                        "parameters": {"pointerType": "mouse"},
+                        "actions": [
+                            {
+                                "type": "pointerMove",
+                                "duration": 0,
+                                "x": int(round(x)),
+                                "y": int(round(y)),
+                                "origin": "viewport",
+                            }
+                        ],
+                    }
+                ]
+            },
+        )
 
     def wheel(self, x, y, delta):
-        self.cmd("POST", "/actions", {"actions": [{
-            "type": "wheel", "id": "wheel",
-            "actions": [{"type": "scroll", "duration": 0,
-                         "x": int(round(x)), "y": int(round(y)),
-                         "deltaX": 0, "deltaY": delta,
-                         "origin": "viewport"}]}]})
+        self.cmd(
+            "POST",
+            "/actions",
+            {
+                "actions": [
+                    {
+                        "type": "wheel",
+                        "id": "wheel",
+                        "actions": [
+                            {
+                                "type": "scroll",
+                                "duration": 0,
+                                "x": int(round(x)),
+                                "y": int(round(y)),
+                                "deltaX": 0,
+                                "deltaY": delta,
+                                "origin": "viewport",
+                            }
+                        ],
+                    }
+                ]
+            },
+        )
         self.cmd("DELETE", "/actions")
 
     def screenshot(self, css=None):
         """The page, or the first element matching `css`, as PNG bytes."""
         if css is None:
             return base64.b64decode(self.cmd("GET", "/screenshot"))
-        found = self.cmd("POST", "/element",
-                         {"using": "css selector", "value": css})
+        found = self.cmd(
+            "POST", "/element", {"using": "css selector", "value": css}
+        )
         element = list(found.values())[0]
         return base64.b64decode(
-            self.cmd("GET", "/element/%s/screenshot" % element))
+            self.cmd("GET", "/element/%s/screenshot" % element)
+        )
 
     def close(self):
         try:
@@ -167,18 +230,21 @@ class Browser:
 # A PNG decoder (8-bit RGB or RGBA, non-interlaced: what Chromium writes), to
 # count the colours of a screenshot.
 
+
 def png_pixels(png):
     assert png[:8] == b"\x89PNG\r\n\x1a\n", "not a PNG"
     pos, idat, width, height, channels = 8, b"", 0, 0, 0
     while pos < len(png):
-        length, kind = struct.unpack(">I4s", png[pos:pos + 8])
-        chunk = png[pos + 8:pos + 8 + length]
+        length, kind = struct.unpack(">I4s", png[pos : pos + 8])
+        chunk = png[pos + 8 : pos + 8 + length]
         pos += 12 + length
         if kind == b"IHDR":
             width, height, depth, color, _, _, interlace = struct.unpack(
-                ">IIBBBBB", chunk)
-            assert depth == 8 and color in (2, 6) and interlace == 0, \
-                "unexpected PNG format"
+                ">IIBBBBB", chunk
+            )
+            assert (
+                depth == 8 and color in (2, 6) and interlace == 0
+            ), "unexpected PNG format"
             channels = 3 if color == 2 else 4
         elif kind == b"IDAT":
             idat += chunk
@@ -187,7 +253,7 @@ def png_pixels(png):
     rows, previous, at = [], bytearray(stride), 0
     for _ in range(height):
         kind = raw[at]
-        line = bytearray(raw[at + 1:at + 1 + stride])
+        line = bytearray(raw[at + 1 : at + 1 + stride])
         at += 1 + stride
         for i in range(stride):
             left = line[i - channels] if i >= channels else 0
@@ -202,7 +268,13 @@ def png_pixels(png):
             elif kind == 4:
                 p = left + up - up_left
                 pa, pb, pc = abs(p - left), abs(p - up), abs(p - up_left)
-                pred = left if pa <= pb and pa <= pc else up if pb <= pc else up_left
+                pred = (
+                    left
+                    if pa <= pb and pa <= pc
+                    else up
+                    if pb <= pc
+                    else up_left
+                )
                 line[i] = (line[i] + pred) & 255
         rows.append(bytes(line))
         previous = line
@@ -214,7 +286,7 @@ def colour_stats(png):
     colours, not_white = set(), 0
     for row in rows[::2]:
         for x in range(0, width * channels, channels * 2):
-            pixel = row[x:x + 3]
+            pixel = row[x : x + 3]
             colours.add(pixel)
             if pixel != b"\xff\xff\xff":
                 not_white += 1
@@ -223,12 +295,16 @@ def colour_stats(png):
 
 # ---------------------------------------------------------------------------
 
+
 def run_tool(tool, *args):
-    result = subprocess.run([tool] + list(args), capture_output=True, text=True,
-                            timeout=600)
+    result = subprocess.run(
+        [tool] + list(args), capture_output=True, text=True, timeout=600
+    )
     if result.returncode != 0:
-        raise RuntimeError("memplan %s failed (%d): %s" %
-                           (" ".join(args), result.returncode, result.stderr))
+        raise RuntimeError(
+            "memplan %s failed (%d): %s"
+            % (" ".join(args), result.returncode, result.stderr)
+        )
     return result
 
 
@@ -237,10 +313,15 @@ PLACEMENTS = "return window.memplanReport.placements();"
 
 def hover_check(browser, plan_index, buffer_id, tensor, what):
     """Moves the mouse over a buffer and checks the tooltip names it."""
-    center = browser.js("return window.memplanReport.bufferCenter(arguments[0],"
-                        " arguments[1]);", plan_index, buffer_id)
-    if not check(center is not None, what + ": buffer %d has no rectangle" %
-                 buffer_id):
+    center = browser.js(
+        "return window.memplanReport.bufferCenter(arguments[0],"
+        " arguments[1]);",
+        plan_index,
+        buffer_id,
+    )
+    if not check(
+        center is not None, what + ": buffer %d has no rectangle" % buffer_id
+    ):
         return None
     browser.mouse_to(center["x"], center["y"])
     tip = None
@@ -248,16 +329,21 @@ def hover_check(browser, plan_index, buffer_id, tensor, what):
         tip = browser.js(
             "const t = document.getElementById('tooltip');"
             "return {hidden: t.hidden, text: t.textContent,"
-            " buffer: t.dataset.buffer, tensor: t.dataset.tensor};")
+            " buffer: t.dataset.buffer, tensor: t.dataset.tensor};"
+        )
         if not tip["hidden"]:
             break
         time.sleep(0.05)
     check(not tip["hidden"], what + ": no tooltip over buffer %d" % buffer_id)
-    check(tip["buffer"] == str(buffer_id),
-          what + ": tooltip shows buffer %s, expected %d" % (tip["buffer"],
-                                                              buffer_id))
-    check(tensor in tip["text"],
-          what + ": tooltip %r does not name %r" % (tip["text"][:300], tensor))
+    check(
+        tip["buffer"] == str(buffer_id),
+        what
+        + ": tooltip shows buffer %s, expected %d" % (tip["buffer"], buffer_id),
+    )
+    check(
+        tensor in tip["text"],
+        what + ": tooltip %r does not name %r" % (tip["text"][:300], tensor),
+    )
     return tip
 
 
@@ -265,8 +351,7 @@ def zoom_check(browser, n):
     """The wheel zooms in: fewer steps in view, what is out of view culled.
     The redraw comes on a later animation frame: polled for, 10 s at most."""
     center = browser.js("return window.memplanReport.bufferCenter(0, 0);")
-    view = ("return document.querySelector('canvas.placement')"
-            ".dataset.view;")
+    view = "return document.querySelector('canvas.placement')" ".dataset.view;"
     before = browser.js(view)
 
     def width(v):
@@ -274,35 +359,55 @@ def zoom_check(browser, n):
         return high - low
 
     browser.wheel(center["x"] + 5, center["y"], -600)
-    after = browser.poll(view, lambda v: width(v) < width(before), 10,
-                         "resnet50: the wheel zooms in (view %s)" % before)
-    browser.poll("return window.memplanReport.placements()[0];",
-                 lambda p: p["drawn"] + p["culled"] == n and p["culled"] > 0,
-                 10, "resnet50: zoomed in to %s, the steps out of view are "
-                 "culled (%d buffers)" % (after, n))
+    after = browser.poll(
+        view,
+        lambda v: width(v) < width(before),
+        10,
+        "resnet50: the wheel zooms in (view %s)" % before,
+    )
+    browser.poll(
+        "return window.memplanReport.placements()[0];",
+        lambda p: p["drawn"] + p["culled"] == n and p["culled"] > 0,
+        10,
+        "resnet50: zoomed in to %s, the steps out of view are "
+        "culled (%d buffers)" % (after, n),
+    )
 
 
 def test_resnet50(browser, tool, data, work):
     graph_path = os.path.join(data, "models", "resnet50.json")
     plan_path = os.path.join(work, "resnet50.plan.json")
     html = os.path.join(work, "resnet50.html")
-    run_tool(tool, "plan", graph_path, "--planner=greedy_by_size",
-             "--out=" + plan_path)
+    run_tool(
+        tool,
+        "plan",
+        graph_path,
+        "--planner=greedy_by_size",
+        "--out=" + plan_path,
+    )
     run_tool(tool, "report", graph_path, plan_path, "--html=" + html)
     plan = json.load(open(plan_path))
     graph = json.load(open(graph_path))
     browser.open(html)
     check(browser.wait_ready(30) is not None, "resnet50: the report never ran")
     placements = browser.js(PLACEMENTS)
-    check(len(placements) == 1, "resnet50: %d placement pictures, expected 1"
-          % len(placements))
+    check(
+        len(placements) == 1,
+        "resnet50: %d placement pictures, expected 1" % len(placements),
+    )
     n = len(plan["buffers"])
     p = placements[0]
-    check(p["buffers"] == n and p["drawn"] == n and p["aggregated"] == 0 and
-          p["culled"] == 0,
-          "resnet50: drew %s, expected one rectangle per buffer (%d)" % (p, n))
-    canvas = browser.js("const c = document.querySelector('canvas.placement');"
-                        "return [c.dataset.buffers, c.dataset.drawn];")
+    check(
+        p["buffers"] == n
+        and p["drawn"] == n
+        and p["aggregated"] == 0
+        and p["culled"] == 0,
+        "resnet50: drew %s, expected one rectangle per buffer (%d)" % (p, n),
+    )
+    canvas = browser.js(
+        "const c = document.querySelector('canvas.placement');"
+        "return [c.dataset.buffers, c.dataset.drawn];"
+    )
     check(canvas == [str(n), str(n)], "resnet50: canvas data %s" % canvas)
     shown = browser.js(
         "const s = document.querySelector('section.plan');"
@@ -312,18 +417,27 @@ def test_resnet50(browser, tool, data, work):
         " proven: s.querySelector('.stat-proven').textContent,"
         " heading: s.querySelector('.peak-heading').textContent,"
         " firstPeak: s.querySelector('table.peak-tensors tr[data-buffer] td')"
-        "   .textContent};")
-    check(shown["peak"] == str(plan["peak"]) and
-          "peak %d bytes" % plan["peak"] in shown["peakText"],
-          "resnet50: peak shown %s, plan %d" % (shown, plan["peak"]))
-    check(shown["bound"] == str(plan["lower_bound"]) and
-          "lower bound %d bytes" % plan["lower_bound"] in shown["boundText"],
-          "resnet50: lower bound shown %s, plan %d" % (shown,
-                                                        plan["lower_bound"]))
-    check(("yes" if plan["proven_optimal"] else "no") in shown["proven"],
-          "resnet50: proven optimal shown as %r" % shown["proven"])
-    check("%d bytes" % plan["lower_bound"] in shown["heading"],
-          "resnet50: the peak step heading %r" % shown["heading"])
+        "   .textContent};"
+    )
+    check(
+        shown["peak"] == str(plan["peak"])
+        and "peak %d bytes" % plan["peak"] in shown["peakText"],
+        "resnet50: peak shown %s, plan %d" % (shown, plan["peak"]),
+    )
+    check(
+        shown["bound"] == str(plan["lower_bound"])
+        and "lower bound %d bytes" % plan["lower_bound"] in shown["boundText"],
+        "resnet50: lower bound shown %s, plan %d"
+        % (shown, plan["lower_bound"]),
+    )
+    check(
+        ("yes" if plan["proven_optimal"] else "no") in shown["proven"],
+        "resnet50: proven optimal shown as %r" % shown["proven"],
+    )
+    check(
+        "%d bytes" % plan["lower_bound"] in shown["heading"],
+        "resnet50: the peak step heading %r" % shown["heading"],
+    )
 
     # A real mouse over the largest buffer; its producer and a reader are
     # named from the graph.
@@ -333,11 +447,15 @@ def test_resnet50(browser, tool, data, work):
     producer = [op["name"] for op in graph["ops"] if tensor in op["outputs"]]
     readers = [op["name"] for op in graph["ops"] if tensor in op["inputs"]]
     if tip is not None and producer:
-        check(producer[0] in tip["text"],
-              "resnet50: the tooltip lacks the producer %s" % producer[0])
+        check(
+            producer[0] in tip["text"],
+            "resnet50: the tooltip lacks the producer %s" % producer[0],
+        )
     if tip is not None and readers:
-        check(readers[0] in tip["text"],
-              "resnet50: the tooltip lacks the reader %s" % readers[0])
+        check(
+            readers[0] in tip["text"],
+            "resnet50: the tooltip lacks the reader %s" % readers[0],
+        )
 
     zoom_check(browser, n)
 
@@ -345,32 +463,48 @@ def test_resnet50(browser, tool, data, work):
     with open(os.path.join(work, "resnet50.png"), "wb") as f:
         f.write(png)
     colours, covered = colour_stats(png)
-    check(colours >= 8 and covered > 0.05,
-          "resnet50: the screenshot looks blank (%d colours, %.3f not white)"
-          % (colours, covered))
+    check(
+        colours >= 8 and covered > 0.05,
+        "resnet50: the screenshot looks blank (%d colours, %.3f not white)"
+        % (colours, covered),
+    )
 
 
 def test_side_by_side(browser, tool, data, work):
     graph_path = os.path.join(data, "models", "resnet18.json")
     html = os.path.join(work, "resnet18.html")
-    run_tool(tool, "report", graph_path, "--planners=naive,greedy_by_size",
-             "--html=" + html)
+    run_tool(
+        tool,
+        "report",
+        graph_path,
+        "--planners=naive,greedy_by_size",
+        "--html=" + html,
+    )
     browser.open(html)
     check(browser.wait_ready(30) is not None, "side by side: never ran")
     plans = browser.js(
         "return [...document.querySelectorAll('section.plan')].map("
-        "s => [s.dataset.planner, +s.dataset.peak]);")
-    check([p[0] for p in plans] == ["naive", "greedy_by_size"],
-          "side by side: plans %s" % plans)
-    check(len(plans) == 2 and plans[0][1] > plans[1][1],
-          "side by side: naive's peak should exceed greedy's: %s" % plans)
-    rows = browser.js("return document.querySelectorAll("
-                      "'#compare-table tr[data-planner]').length;")
+        "s => [s.dataset.planner, +s.dataset.peak]);"
+    )
+    check(
+        [p[0] for p in plans] == ["naive", "greedy_by_size"],
+        "side by side: plans %s" % plans,
+    )
+    check(
+        len(plans) == 2 and plans[0][1] > plans[1][1],
+        "side by side: naive's peak should exceed greedy's: %s" % plans,
+    )
+    rows = browser.js(
+        "return document.querySelectorAll("
+        "'#compare-table tr[data-planner]').length;"
+    )
     check(rows == 2, "side by side: %d rows in the comparison" % rows)
     placements = browser.js(PLACEMENTS)
-    check(len(placements) == 2 and
-          all(p["drawn"] == p["buffers"] > 0 for p in placements),
-          "side by side: drew %s" % placements)
+    check(
+        len(placements) == 2
+        and all(p["drawn"] == p["buffers"] > 0 for p in placements),
+        "side by side: drew %s" % placements,
+    )
 
 
 def test_pools(browser, tool, data, work):
@@ -379,8 +513,14 @@ def test_pools(browser, tool, data, work):
     plan_path = os.path.join(work, "pools.plan.json")
     html = os.path.join(work, "pools.html")
     flags = ["--pool=sram:4000000:64", "--pool=dram:0:64"]
-    run_tool(tool, "plan", graph_path, "--planner=greedy_by_size",
-             "--out=" + plan_path, *flags)
+    run_tool(
+        tool,
+        "plan",
+        graph_path,
+        "--planner=greedy_by_size",
+        "--out=" + plan_path,
+        *flags,
+    )
     run_tool(tool, "report", graph_path, plan_path, "--html=" + html, *flags)
     plan = json.load(open(plan_path))
     per_pool = {}
@@ -390,25 +530,35 @@ def test_pools(browser, tool, data, work):
     check(browser.wait_ready(30) is not None, "pools: never ran")
     placements = browser.js(PLACEMENTS)
     drawn = {p["pool"]: p["drawn"] for p in placements}
-    check(drawn == per_pool and len(per_pool) == 2,
-          "pools: drew %s, the plan has %s" % (drawn, per_pool))
-    series = browser.js("return [...document.querySelectorAll('canvas.live')]"
-                        ".map(c => c.dataset.series);")
+    check(
+        drawn == per_pool and len(per_pool) == 2,
+        "pools: drew %s, the plan has %s" % (drawn, per_pool),
+    )
+    series = browser.js(
+        "return [...document.querySelectorAll('canvas.live')]"
+        ".map(c => c.dataset.series);"
+    )
     check(series == ["all", "sram", "dram"], "pools: live curves %s" % series)
 
 
 def test_injection(browser, tool, work):
-    evil = "</script><script>window.__pwned=1</script><img src=x onerror=\"window.__pwned=2\">"
+    evil = '</script><script>window.__pwned=1</script><img src=x onerror="window.__pwned=2">'
     graph = {
-        "format": "memplan-graph-v1", "name": "evil<b>",
+        "format": "memplan-graph-v1",
+        "name": "evil<b>",
         "tensors": [
             {"name": "in", "size": 64, "kind": "input"},
             {"name": evil, "size": 4096},
-            {"name": "out", "size": 64, "kind": "output"}],
+            {"name": "out", "size": 64, "kind": "output"},
+        ],
         "ops": [
-            {"name": "<img src=y onerror=\"window.__pwned=3\">",
-             "inputs": ["in"], "outputs": [evil]},
-            {"name": "use", "inputs": [evil], "outputs": ["out"]}],
+            {
+                "name": '<img src=y onerror="window.__pwned=3">',
+                "inputs": ["in"],
+                "outputs": [evil],
+            },
+            {"name": "use", "inputs": [evil], "outputs": ["out"]},
+        ],
     }
     graph_path = os.path.join(work, "evil.json")
     with open(graph_path, "w") as f:
@@ -417,8 +567,9 @@ def test_injection(browser, tool, work):
     run_tool(tool, "report", graph_path, "--planner=naive", "--html=" + html)
     browser.open(html)
     check(browser.wait_ready(30) is not None, "injection: the report never ran")
-    pwned = browser.js("return window.__pwned === undefined ? null : "
-                       "window.__pwned;")
+    pwned = browser.js(
+        "return window.__pwned === undefined ? null : " "window.__pwned;"
+    )
     check(pwned is None, "injection: a name ran script (%s)" % pwned)
     images = browser.js("return document.images.length;")
     check(images == 0, "injection: %d <img> elements made from names" % images)
@@ -430,23 +581,33 @@ def test_compressed_time(browser, tool, work):
     far = 2305843009213693951
     csv = os.path.join(work, "far.csv")
     with open(csv, "w") as f:
-        f.write("id,lower,upper,size\n0,0,%d,16\n1,5,%d,32\n2,100,100000000,8\n"
-                % (far, far - 951))
+        f.write(
+            "id,lower,upper,size\n0,0,%d,16\n1,5,%d,32\n2,100,100000000,8\n"
+            % (far, far - 951)
+        )
     html = os.path.join(work, "far.html")
     run_tool(tool, "report", csv, "--planner=naive", "--html=" + html)
     browser.open(html)
-    check(browser.wait_ready(30) is not None, "compressed: the report never ran")
-    summary = browser.js("return document.getElementById('summary').textContent;")
-    check("3 buffers over %d steps" % far in summary and
-          "time compressed to the 5 steps" in summary,
-          "compressed: summary %r" % summary)
+    check(
+        browser.wait_ready(30) is not None, "compressed: the report never ran"
+    )
+    summary = browser.js(
+        "return document.getElementById('summary').textContent;"
+    )
+    check(
+        "3 buffers over %d steps" % far in summary
+        and "time compressed to the 5 steps" in summary,
+        "compressed: summary %r" % summary,
+    )
 
 
 def test_s1(browser, tool, data, work):
     csv = os.path.join(data, "traces", "S_1.csv")
     plan_path = os.path.join(work, "S_1.plan.json")
     html = os.path.join(work, "S_1.html")
-    run_tool(tool, "plan", csv, "--planner=greedy_by_size", "--out=" + plan_path)
+    run_tool(
+        tool, "plan", csv, "--planner=greedy_by_size", "--out=" + plan_path
+    )
     run_tool(tool, "report", csv, plan_path, "--html=" + html)
     plan = json.load(open(plan_path))
     n = len(plan["buffers"])
@@ -459,25 +620,35 @@ def test_s1(browser, tool, data, work):
         return
     print("S_1: %d buffers loaded and drawn in %.2f s" % (n, took))
     p = browser.js(PLACEMENTS)[0]
-    check(p["buffers"] == n == 28526 and p["drawn"] == n and
-          p["aggregated"] == 0,
-          "S_1: drew %s, expected one rectangle per buffer (%d)" % (p, n))
-    shown = browser.js("const s = document.querySelector('section.plan');"
-                       "return [s.dataset.peak, s.dataset.lowerBound];")
-    check(shown == [str(plan["peak"]), str(plan["lower_bound"])],
-          "S_1: peak and bound shown %s, plan %d %d" %
-          (shown, plan["peak"], plan["lower_bound"]))
+    check(
+        p["buffers"] == n == 28526 and p["drawn"] == n and p["aggregated"] == 0,
+        "S_1: drew %s, expected one rectangle per buffer (%d)" % (p, n),
+    )
+    shown = browser.js(
+        "const s = document.querySelector('section.plan');"
+        "return [s.dataset.peak, s.dataset.lowerBound];"
+    )
+    check(
+        shown == [str(plan["peak"]), str(plan["lower_bound"])],
+        "S_1: peak and bound shown %s, plan %d %d"
+        % (shown, plan["peak"], plan["lower_bound"]),
+    )
+
     # At this zoom a step is a few hundredths of a pixel: the buffer of the
     # largest area is one the mouse can single out.
     def area(b):
         buffer = plan["buffers"][b]
         return (buffer["size"] * (buffer["end"] - buffer["start"]), -b)
+
     largest = max(range(n), key=area)
-    hover_check(browser, 0, largest, plan["buffers"][largest]["tensors"][0],
-                "S_1")
+    hover_check(
+        browser, 0, largest, plan["buffers"][largest]["tensors"][0], "S_1"
+    )
     colours, covered = colour_stats(browser.screenshot("canvas.placement"))
-    check(colours >= 8 and covered > 0.05,
-          "S_1: the screenshot looks blank (%d colours)" % colours)
+    check(
+        colours >= 8 and covered > 0.05,
+        "S_1: the screenshot looks blank (%d colours)" % colours,
+    )
 
 
 def test_aggregation(browser, tool, work):
@@ -504,13 +675,18 @@ def test_aggregation(browser, tool, work):
     html = os.path.join(work, "many.html")
     run_tool(tool, "report", path, plan_path, "--html=" + html)
     browser.open(html)
-    check(browser.wait_ready(60) is not None,
-          "aggregation: the report did not render within 60 s")
+    check(
+        browser.wait_ready(60) is not None,
+        "aggregation: the report did not render within 60 s",
+    )
     p = browser.js(PLACEMENTS)[0]
-    check(p["buffers"] == 60001 and
-          p["drawn"] + p["aggregated"] + p["culled"] == 60001 and
-          p["aggregated"] > 50000 and p["drawn"] >= 1,
-          "aggregation: drew %s" % p)
+    check(
+        p["buffers"] == 60001
+        and p["drawn"] + p["aggregated"] + p["culled"] == 60001
+        and p["aggregated"] > 50000
+        and p["drawn"] >= 1,
+        "aggregation: drew %s" % p,
+    )
     hover_check(browser, 0, 60000, "60000", "aggregation")
 
 
@@ -522,28 +698,44 @@ def main():
     for name in ("chromium", "chromedriver"):
         path = getattr(args, name)
         if not (os.path.isfile(path) and os.access(path, os.X_OK)):
-            print("FAIL: %s not found (%r): install the Debian packages "
-                  "chromium and chromium-driver (scripts/install_deps.sh)"
-                  % (name, path))
+            print(
+                "FAIL: %s not found (%r): install the Debian packages "
+                "chromium and chromium-driver (scripts/install_deps.sh)"
+                % (name, path)
+            )
             return 1
     os.makedirs(args.work, exist_ok=True)
     browser = Browser(args.chromium, args.chromedriver, args.work)
     try:
         for name, test in [
-                ("resnet50", lambda: test_resnet50(browser, args.tool,
-                                                   args.data, args.work)),
-                ("side by side", lambda: test_side_by_side(
-                    browser, args.tool, args.data, args.work)),
-                ("pools", lambda: test_pools(browser, args.tool, args.data,
-                                             args.work)),
-                ("injection", lambda: test_injection(browser, args.tool,
-                                                     args.work)),
-                ("compressed time", lambda: test_compressed_time(
-                    browser, args.tool, args.work)),
-                ("S_1", lambda: test_s1(browser, args.tool, args.data,
-                                        args.work)),
-                ("aggregation", lambda: test_aggregation(browser, args.tool,
-                                                         args.work))]:
+            (
+                "resnet50",
+                lambda: test_resnet50(browser, args.tool, args.data, args.work),
+            ),
+            (
+                "side by side",
+                lambda: test_side_by_side(
+                    browser, args.tool, args.data, args.work
+                ),
+            ),
+            (
+                "pools",
+                lambda: test_pools(browser, args.tool, args.data, args.work),
+            ),
+            (
+                "injection",
+                lambda: test_injection(browser, args.tool, args.work),
+            ),
+            (
+                "compressed time",
+                lambda: test_compressed_time(browser, args.tool, args.work),
+            ),
+            ("S_1", lambda: test_s1(browser, args.tool, args.data, args.work)),
+            (
+                "aggregation",
+                lambda: test_aggregation(browser, args.tool, args.work),
+            ),
+        ]:
             print("--- " + name, flush=True)
             start = time.time()
             try:

@@ -407,7 +407,6 @@ TEST(ReportHtmlTest, BytesThatAreNotUtf8BecomeReplacementCharacters) {
   EXPECT_EQ(data["buffers"]["tensors"][0][0], "bad\xEF\xBF\xBD\xEF\xBF\xBD");
 }
 
-
 // The tool's report command, run as a user runs it.
 std::string Slurp(const std::string& path) {
   std::ifstream in(path);
@@ -456,9 +455,9 @@ TEST(ReportToolTest, BuildsTheInputAsThePlanRecords) {
 
 TEST(ReportToolTest, WritesOnePageWithEveryPlanAsked) {
   const std::string html = ::testing::TempDir() + "/report_tool.html";
-  testing::ToolRun run = testing::RunTool(
-      "report " + testing::DataPath("models/resnet18.json") +
-      " --planners=naive,greedy_by_size --html=" + html);
+  testing::ToolRun run =
+      testing::RunTool("report " + testing::DataPath("models/resnet18.json") +
+                       " --planners=naive,greedy_by_size --html=" + html);
   ASSERT_EQ(run.exit_code, 0) << run.output;
   const nlohmann::json data = PageData(Slurp(html));
   ASSERT_EQ(data["plans"].size(), 2u);
@@ -488,9 +487,9 @@ TEST(ReportToolTest, UsageErrorsExitWithTwo) {
 
 TEST(ReportToolTest, APlanOfAnotherInputIsAnError) {
   const std::string plan = ::testing::TempDir() + "/report_tool_other.json";
-  testing::ToolRun run = testing::RunTool(
-      "plan " + testing::DataPath("models/resnet18.json") +
-      " --planner=naive --out=" + plan);
+  testing::ToolRun run =
+      testing::RunTool("plan " + testing::DataPath("models/resnet18.json") +
+                       " --planner=naive --out=" + plan);
   ASSERT_EQ(run.exit_code, 0) << run.output;
   run = testing::RunTool("report " + testing::DataPath("models/alexnet.json") +
                          " " + plan);
@@ -514,8 +513,7 @@ TEST(ReportTest, LongLifetimesAreCompressedToTheirEvents) {
   ASSERT_TRUE(report.ok()) << report.status();
   // Rows start at 0, 5, 10^8 and 2^61 - 7; the real end is 2^61.
   EXPECT_EQ(report->steps, 4);
-  EXPECT_THAT(report->step_times,
-              ElementsAre(0, 5, 100000000, kFar - 7, kFar));
+  EXPECT_THAT(report->step_times, ElementsAre(0, 5, 100000000, kFar - 7, kFar));
   EXPECT_THAT(report->live, ElementsAre(16, 48, 32, 40));
   EXPECT_EQ(report->max_live, 48);
   EXPECT_THAT(report->peak_steps, ElementsAre(1));

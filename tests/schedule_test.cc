@@ -62,8 +62,7 @@ TEST(ScheduleTest, AProvenOrderIsTheMinimumOverEveryValidOrder) {
     if (!BuildProblem(graph, options).ok()) continue;
     SCOPED_TRACE(absl::StrCat("seed ", seed));
     ++graphs;
-    absl::StatusOr<OptimalOrder> result =
-        ComputeOptimalOpOrder(graph, options);
+    absl::StatusOr<OptimalOrder> result = ComputeOptimalOpOrder(graph, options);
     ASSERT_TRUE(result.ok()) << result.status();
     const ValidOrders valid(graph);
     ASSERT_TRUE(valid.Valid(result->order));
@@ -156,8 +155,8 @@ Graph Stacked(uint64_t seed) {
   }
   g.tensors.push_back(
       Tensor{.name = "y", .size = 1, .kind = TensorKind::kOutput});
-  g.ops.push_back(Op{.name = "last", .inputs = {available.back()},
-                     .outputs = {"y"}});
+  g.ops.push_back(
+      Op{.name = "last", .inputs = {available.back()}, .outputs = {"y"}});
   return g;
 }
 
@@ -196,7 +195,8 @@ TEST(ScheduleTest, EachPartOfAStackedGraphIsSearchedAndProvenOnItsOwn) {
 Graph WovenChains(uint64_t seed, int chains, int length) {
   std::mt19937_64 rng(seed);
   Graph g;
-  g.tensors.push_back(Tensor{.name = "x", .size = 64, .kind = TensorKind::kInput});
+  g.tensors.push_back(
+      Tensor{.name = "x", .size = 64, .kind = TensorKind::kInput});
   std::vector<std::string> made;
   std::vector<bool> read;
   for (int i = 0; i < length; ++i) {
@@ -223,7 +223,8 @@ Graph WovenChains(uint64_t seed, int chains, int length) {
   for (size_t t = 0; t < made.size(); ++t) {
     if (!read[t]) last.inputs.push_back(made[t]);
   }
-  g.tensors.push_back(Tensor{.name = "y", .size = 1, .kind = TensorKind::kOutput});
+  g.tensors.push_back(
+      Tensor{.name = "y", .size = 1, .kind = TensorKind::kOutput});
   g.ops.push_back(std::move(last));
   return g;
 }
@@ -257,10 +258,9 @@ Bytes BestOverDownsets(const Graph& g) {
     Bytes bytes = 0;
     for (int t = 0; t <= n; ++t) {
       const bool made = t == n || set[t];
-      const bool wanted =
-          (t < n && readers[t].empty()) ||
-          std::any_of(readers[t].begin(), readers[t].end(),
-                      [&](int r) { return !set[r]; });
+      const bool wanted = (t < n && readers[t].empty()) ||
+                          std::any_of(readers[t].begin(), readers[t].end(),
+                                      [&](int r) { return !set[r]; });
       if (made && wanted) bytes += size[t];
     }
     return bytes;
@@ -296,8 +296,8 @@ TEST(ScheduleTest, ProvesTheMinimumOverEveryOrderOfWovenChains) {
   for (const auto& [chains, length] : shapes) {
     int searched = 0;
     for (uint64_t seed = 0; seed < 8; ++seed) {
-      SCOPED_TRACE(absl::StrCat(chains, " chains of ", length, ", seed ",
-                                seed));
+      SCOPED_TRACE(
+          absl::StrCat(chains, " chains of ", length, ", seed ", seed));
       const Graph graph = WovenChains(seed, chains, length);
       absl::StatusOr<OptimalOrder> result = ComputeOptimalOpOrder(graph);
       ASSERT_TRUE(result.ok()) << result.status();
@@ -313,8 +313,12 @@ TEST(ScheduleTest, ProvesTheMinimumOverEveryOrderOfWovenChains) {
 
 TEST(ScheduleTest, ProvesTheOrderOfInterleavedChains) {
   Graph g;
-  g.tensors = {T("x", 10, TensorKind::kInput), T("a1", 1000), T("b1", 1000),
-               T("a2", 1),  T("b2", 1),  T("y", 1, TensorKind::kOutput)};
+  g.tensors = {T("x", 10, TensorKind::kInput),
+               T("a1", 1000),
+               T("b1", 1000),
+               T("a2", 1),
+               T("b2", 1),
+               T("y", 1, TensorKind::kOutput)};
   g.ops = {O("fa1", {"x"}, {"a1"}), O("fb1", {"x"}, {"b1"}),
            O("fa2", {"a1"}, {"a2"}), O("fb2", {"b1"}, {"b2"}),
            O("join", {"a2", "b2"}, {"y"})};
@@ -333,7 +337,8 @@ TEST(ScheduleTest, ProvesTheOrderOfInterleavedChains) {
 // but one branch at a time holds more.
 Graph Fan(int width) {
   Graph g;
-  g.tensors.push_back(Tensor{.name = "x", .size = 8, .kind = TensorKind::kInput});
+  g.tensors.push_back(
+      Tensor{.name = "x", .size = 8, .kind = TensorKind::kInput});
   Op join{.name = "join", .outputs = {"y"}};
   for (int b = 0; b < width; ++b) {
     const std::string big = absl::StrCat("big", b);
@@ -353,7 +358,8 @@ Graph Fan(int width) {
                        .inputs = {absl::StrCat("big", b)},
                        .outputs = {absl::StrCat("small", b)}});
   }
-  g.tensors.push_back(Tensor{.name = "y", .size = 1, .kind = TensorKind::kOutput});
+  g.tensors.push_back(
+      Tensor{.name = "y", .size = 1, .kind = TensorKind::kOutput});
   g.ops.push_back(std::move(join));
   return g;
 }
@@ -398,11 +404,11 @@ TEST(ScheduleTest, StagesOfFansAreProvenOneByOne) {
       const std::string down = absl::StrCat("s", s, "small", b);
       g.ops.push_back(Op{.name = down, .inputs = {up}, .outputs = {down}});
     }
-    g.tensors.push_back(
-        Tensor{.name = join.outputs[0],
-               .size = 8,
-               .kind = s + 1 == stages ? TensorKind::kOutput
-                                       : TensorKind::kActivation});
+    g.tensors.push_back(Tensor{.name = join.outputs[0],
+                               .size = 8,
+                               .kind = s + 1 == stages
+                                           ? TensorKind::kOutput
+                                           : TensorKind::kActivation});
     input = join.outputs[0];
     g.ops.push_back(std::move(join));
   }

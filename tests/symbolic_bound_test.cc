@@ -62,9 +62,12 @@ int CheckEverywhere(const SymbolicProblem& problem) {
 
 TEST(SymbolicBoundTest, TransformerAtEveryLength) {
   for (const bool kv_cache : {false, true}) {
-    const Graph g = internal::SymbolicTransformer(
-        {.layers = 2, .width = 32, .heads = 2, .min_seq = 1, .max_seq = 300,
-         .kv_cache = kv_cache});
+    const Graph g = internal::SymbolicTransformer({.layers = 2,
+                                                   .width = 32,
+                                                   .heads = 2,
+                                                   .min_seq = 1,
+                                                   .max_seq = 300,
+                                                   .kv_cache = kv_cache});
     absl::StatusOr<SymbolicProblem> p = BuildSymbolicProblem(g);
     ASSERT_TRUE(p.ok()) << p.status();
     const int pieces = CheckEverywhere(*p);
@@ -76,7 +79,8 @@ TEST(SymbolicBoundTest, TransformerAtEveryLength) {
 }
 
 TEST(SymbolicBoundTest, KeepsTheCrossingStepsOnly) {
-  SymbolicProblem p{.name = "cross", .dims = {{"seq", {1, 200}}},
+  SymbolicProblem p{.name = "cross",
+                    .dims = {{"seq", {1, 200}}},
                     .pool = {.name = "default", .alignment = 1}};
   p.buffers = {{.name = "lin", .size = E("100*seq"), .lifetime = {0, 1}},
                {.name = "sq", .size = E("seq*seq"), .lifetime = {1, 2}},
@@ -102,7 +106,8 @@ TEST(SymbolicBoundTest, KeepsTheCrossingStepsOnly) {
 }
 
 TEST(SymbolicBoundTest, EmptyProblemIsZero) {
-  SymbolicProblem p{.name = "empty", .dims = {{"seq", {1, 4}}},
+  SymbolicProblem p{.name = "empty",
+                    .dims = {{"seq", {1, 4}}},
                     .pool = {.name = "default", .alignment = 1}};
   EXPECT_EQ(CheckEverywhere(p), 0);
 }

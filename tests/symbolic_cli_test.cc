@@ -12,8 +12,8 @@
 #include "memplan/formats.h"
 #include "memplan/memplan.h"
 #include "memplan/symbolic.h"
-#include "memplan/symbolic_planner.h"
 #include "memplan/symbolic_memplan.h"
+#include "memplan/symbolic_planner.h"
 #include "memplan/symbolic_verify.h"
 #include "memplan/verify.h"
 #include "nlohmann/json.hpp"
@@ -130,28 +130,24 @@ TEST(SymbolicPlanJsonTest, StepsReadBackAndAreChecked) {
   Json bare = j;
   bare["buckets"][1].erase("steps");
   bare["buckets"][1].erase("sizes");
-  EXPECT_THAT(ParseSymbolicPlanJson(bare.dump(), plan->problem)
-                  .status()
-                  .message(),
-              HasSubstr("uses dim \"seq_div\", which the plan's dims do not "
-                        "declare"));
+  EXPECT_THAT(
+      ParseSymbolicPlanJson(bare.dump(), plan->problem).status().message(),
+      HasSubstr("uses dim \"seq_div\", which the plan's dims do not "
+                "declare"));
   // Another step than the sizes were reserved with is refused.
   Json wrong = j;
   wrong["buckets"][1]["steps"]["seq"] = 2;
-  EXPECT_THAT(ParseSymbolicPlanJson(wrong.dump(), plan->problem)
-                  .status()
-                  .message(),
-              HasSubstr("plan bucket #1 size of buffer"));
+  EXPECT_THAT(
+      ParseSymbolicPlanJson(wrong.dump(), plan->problem).status().message(),
+      HasSubstr("plan bucket #1 size of buffer"));
   wrong["buckets"][1]["steps"]["seq"] = 1;
-  EXPECT_THAT(ParseSymbolicPlanJson(wrong.dump(), plan->problem)
-                  .status()
-                  .message(),
-              HasSubstr("the step of dim \"seq\" is 1; an integer in [2, 2^20]"));
+  EXPECT_THAT(
+      ParseSymbolicPlanJson(wrong.dump(), plan->problem).status().message(),
+      HasSubstr("the step of dim \"seq\" is 1; an integer in [2, 2^20]"));
   wrong["buckets"][1]["steps"] = {{"len", 4}};
-  EXPECT_THAT(ParseSymbolicPlanJson(wrong.dump(), plan->problem)
-                  .status()
-                  .message(),
-              HasSubstr("\"steps\" names dim \"len\""));
+  EXPECT_THAT(
+      ParseSymbolicPlanJson(wrong.dump(), plan->problem).status().message(),
+      HasSubstr("\"steps\" names dim \"len\""));
 }
 
 TEST(SymbolicPlanJsonTest, BucketsReadBackTheSamePlan) {
@@ -252,7 +248,8 @@ TEST(SymbolicPlanJsonTest, ReaderNamesWhatDoesNotMatchTheGraph) {
   Json two = Json::parse(SymbolicPlanToJson(TwoBuckets(plan)));
   j = two;
   j["buckets"][1]["offsets"][scores] = "7*";
-  EXPECT_THAT(error(j), HasSubstr("plan bucket #1 offset of buffer \"scores\""));
+  EXPECT_THAT(error(j),
+              HasSubstr("plan bucket #1 offset of buffer \"scores\""));
   j = two;
   j["buckets"][0]["offsets"].erase(0);
   EXPECT_THAT(error(j), HasSubstr("plan bucket #0: \"offsets\" must be an "
@@ -268,12 +265,14 @@ TEST(SymbolicPlanJsonTest, ReaderNamesWhatDoesNotMatchTheGraph) {
 TEST(SymbolicToolTest, PlansAndVerifiesOverTheRange) {
   const std::string graph = WriteTemp("attn.json", kAttention);
   const std::string plan = TempPath("attn_plan.json");
-  testing::ToolRun run = RunTool("plan " + graph + " --alignment=64 --out=" +
-                                 plan + " --at seq=7 --at seq=500");
+  testing::ToolRun run =
+      RunTool("plan " + graph + " --alignment=64 --out=" + plan +
+              " --at seq=7 --at seq=500");
   ASSERT_EQ(run.exit_code, 0) << run.output;
   EXPECT_THAT(run.output, HasSubstr("planner symbolic_search"));
   // The greedy alone, by name.
-  testing::ToolRun greedy = RunTool("plan " + graph + " --alignment=64 "
+  testing::ToolRun greedy = RunTool("plan " + graph +
+                                    " --alignment=64 "
                                     "--planner=symbolic_greedy --out=" +
                                     TempPath("attn_greedy.json"));
   ASSERT_EQ(greedy.exit_code, 0) << greedy.output;
@@ -295,8 +294,8 @@ TEST(SymbolicToolTest, PlansAndVerifiesOverTheRange) {
   EXPECT_EQ(run.exit_code, 0) << run.output;
   // At one value: the plan evaluated there, against the graph bound there.
   for (int seq : {1, 7, 2048}) {
-    run = RunTool("verify " + graph + " " + plan + " --dim seq=" +
-                  std::to_string(seq));
+    run = RunTool("verify " + graph + " " + plan +
+                  " --dim seq=" + std::to_string(seq));
     ASSERT_EQ(run.exit_code, 0) << run.output;
     EXPECT_THAT(run.output, HasSubstr("at seq=" + std::to_string(seq)));
   }
@@ -367,7 +366,8 @@ TEST(SymbolicToolTest, VerifyRefusesEditedSizes) {
 TEST(SymbolicToolTest, VerifiesAPlanWithBuckets) {
   const std::string graph = WriteTemp("buckets.json", kAttention);
   const SymbolicGraphPlan two = TwoBuckets(AttentionPlan());
-  const std::string plan = WriteTemp("buckets_plan.json", SymbolicPlanToJson(two));
+  const std::string plan =
+      WriteTemp("buckets_plan.json", SymbolicPlanToJson(two));
   testing::ToolRun run = RunTool("verify " + graph + " " + plan);
   ASSERT_EQ(run.exit_code, 0) << run.output;
   EXPECT_THAT(run.output, HasSubstr("2 buckets"));
@@ -391,24 +391,23 @@ TEST(SymbolicToolTest, PlansWithBucketsOnATransformer) {
       {.layers = 1, .width = 64, .heads = 4, .max_seq = 2048});
   const std::string graph = WriteTemp("transformer.json", GraphToJson(g));
   const std::string plan = TempPath("transformer_plan.json");
-  testing::ToolRun run = RunTool("plan " + graph +
-                                 " --alignment=64 --buckets=4 --out=" + plan);
+  testing::ToolRun run =
+      RunTool("plan " + graph + " --alignment=64 --buckets=4 --out=" + plan);
   ASSERT_EQ(run.exit_code, 0) << run.output;
   const Json j = Json::parse(ReadText(plan));
   const size_t buckets = j.contains("buckets") ? j["buckets"].size() : 1;
   EXPECT_LE(buckets, 4u);
   run = RunTool("verify " + plan);
   ASSERT_EQ(run.exit_code, 0) << run.output;
-  EXPECT_THAT(run.output,
-              HasSubstr(std::to_string(buckets) +
-                        (buckets == 1 ? " bucket" : " buckets")));
+  EXPECT_THAT(run.output, HasSubstr(std::to_string(buckets) +
+                                    (buckets == 1 ? " bucket" : " buckets")));
   for (int seq : {1, 300, 2048}) {
     run = RunTool("verify " + plan + " --dim seq=" + std::to_string(seq));
     EXPECT_EQ(run.exit_code, 0) << run.output;
   }
   // The baseline: the plan at the maxima, the same peak everywhere.
-  run = RunTool("plan " + graph + " --alignment=64 --planner=upper_bound --out=" +
-                plan);
+  run = RunTool("plan " + graph +
+                " --alignment=64 --planner=upper_bound --out=" + plan);
   ASSERT_EQ(run.exit_code, 0) << run.output;
   EXPECT_THAT(run.output, HasSubstr("planner upper_bound"));
   run = RunTool("verify " + plan);
@@ -539,8 +538,7 @@ TEST(SymbolicToolTest, SymbolicPlannersByNameWithOptionsAndLimits) {
 
 TEST(SymbolicToolTest, ClearErrors) {
   const std::string graph = WriteTemp("errors.json", kAttention);
-  testing::ToolRun run =
-      RunTool("plan " + graph + " --planner=greedy_by_size");
+  testing::ToolRun run = RunTool("plan " + graph + " --planner=greedy_by_size");
   EXPECT_EQ(run.exit_code, 1) << run.output;
   EXPECT_THAT(run.output, HasSubstr("symbolic_search (the default), "
                                     "symbolic_greedy or upper_bound"));
@@ -579,8 +577,8 @@ TEST(SymbolicToolTest, ClearErrors) {
             0);
   run = RunTool("verify " + bound + " " + plan);
   EXPECT_EQ(run.exit_code, 1) << run.output;
-  EXPECT_THAT(run.output, HasSubstr("is a plan over dims, and " + bound +
-                                    " has none"));
+  EXPECT_THAT(run.output,
+              HasSubstr("is a plan over dims, and " + bound + " has none"));
   EXPECT_THAT(run.output, Not(HasSubstr("valid plan")));
 }
 

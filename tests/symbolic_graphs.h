@@ -6,7 +6,8 @@
 namespace memplan::testing {
 
 // q and k (512*seq bytes each) feed scores (32*seq*seq + 64), read by out.
-inline constexpr char kAttention[] = R"({"format": "memplan-graph-v1", "name": "attn",
+inline constexpr char kAttention[] =
+    R"({"format": "memplan-graph-v1", "name": "attn",
  "dims": {"seq": {"min": 1, "max": 2048}},
  "tensors": [{"name": "x", "size": "512*seq", "kind": "input", "shape": ["seq", 128]},
              {"name": "q", "size": "512*seq"},

@@ -11,8 +11,8 @@
 #include "gtest/gtest.h"
 #include "memplan/formats.h"
 #include "memplan/symbolic.h"
-#include "memplan/symbolic_verify.h"
 #include "memplan/symbolic_memplan.h"
+#include "memplan/symbolic_verify.h"
 #include "symbolic_graphs.h"
 #include "workloads/symbolic_decoder.h"
 
@@ -26,9 +26,12 @@ using testing::kAttention;
 // A decoder layer of 8 heads up to seq 256, aligned to 64: the search's
 // hill climb finds better plans than its first tries there.
 SymbolicProblem Decoder() {
-  const Graph g = internal::SymbolicDecoder(
-      {.layers = 1, .width = 64, .heads = 8, .mlp = 176, .vocab = 1000,
-       .max_seq = 256});
+  const Graph g = internal::SymbolicDecoder({.layers = 1,
+                                             .width = 64,
+                                             .heads = 8,
+                                             .mlp = 176,
+                                             .vocab = 1000,
+                                             .max_seq = 256});
   BuildOptions build;
   build.alignment = 64;
   absl::StatusOr<SymbolicProblem> p = BuildSymbolicProblem(g, build);
@@ -134,9 +137,12 @@ TEST(SymbolicSearchWorkTest, DefaultLimitIsTheSearchOfTwoToTheTwentyOne) {
 }
 
 TEST(SymbolicSearchWorkTest, TimeLimitEndsThePlanningWithAVerifiedPlan) {
-  const Graph g = internal::SymbolicDecoder(
-      {.layers = 2, .width = 64, .heads = 8, .mlp = 176, .vocab = 1000,
-       .max_seq = 2048});
+  const Graph g = internal::SymbolicDecoder({.layers = 2,
+                                             .width = 64,
+                                             .heads = 8,
+                                             .mlp = 176,
+                                             .vocab = 1000,
+                                             .max_seq = 2048});
   for (const char* planner : {"symbolic_search", "symbolic_greedy"}) {
     SymbolicPlanMemoryOptions options;
     options.build.alignment = 64;

@@ -28,8 +28,8 @@ namespace memplan {
 namespace {
 
 using ::testing::HasSubstr;
-using testing::RunTool;
 using testing::kAttention;
+using testing::RunTool;
 
 std::string WriteTemp(const std::string& name, const std::string& text) {
   const std::string path = ::testing::TempDir() + "/symbolic_test_" + name;
@@ -60,10 +60,10 @@ TEST(SymbolicGraphTest, ReadsDimsAndSymbolicSizes) {
 
 TEST(SymbolicGraphTest, BadDimsAndSizesNameTheItem) {
   auto error = [](const std::string& dims, const std::string& size) {
-    const std::string text = absl::StrCat(
-        R"({"format": "memplan-graph-v1", "dims": )", dims,
-        R"(, "tensors": [{"name": "t", "size": )", size,
-        R"(, "kind": "input"}], "ops": []})");
+    const std::string text =
+        absl::StrCat(R"({"format": "memplan-graph-v1", "dims": )", dims,
+                     R"(, "tensors": [{"name": "t", "size": )", size,
+                     R"(, "kind": "input"}], "ops": []})");
     absl::StatusOr<Graph> g = ParseGraphJson(text);
     EXPECT_FALSE(g.ok()) << text;
     return std::string(g.status().message());
@@ -79,13 +79,14 @@ TEST(SymbolicGraphTest, BadDimsAndSizesNameTheItem) {
               HasSubstr("dim \"seq\""));
   EXPECT_THAT(error(R"({"seq": {"min": 1, "max": 8, "step": 2}})", R"("seq")"),
               HasSubstr("step"));
-  EXPECT_THAT(error(R"({"seq": {"min": 1, "max": 8}})", R"("64 - seq")"),
-              HasSubstr("tensor \"t\": size \"-seq + 64\" has a negative term"));
+  EXPECT_THAT(
+      error(R"({"seq": {"min": 1, "max": 8}})", R"("64 - seq")"),
+      HasSubstr("tensor \"t\": size \"-seq + 64\" has a negative term"));
   EXPECT_THAT(error(R"({"seq": {"min": 1, "max": 8}})", R"("4*seq +")"),
               HasSubstr("tensor \"t\": size: expression \"4*seq +\""));
-  EXPECT_THAT(error(R"({"seq": {"min": 1, "max": 4611686018427387904}})",
-                    R"("4*seq")"),
-              HasSubstr("tensor \"t\": size \"4*seq\" exceeds the largest"));
+  EXPECT_THAT(
+      error(R"({"seq": {"min": 1, "max": 4611686018427387904}})", R"("4*seq")"),
+      HasSubstr("tensor \"t\": size \"4*seq\" exceeds the largest"));
   EXPECT_THAT(error(R"([1, 2])", R"("4*seq")"), HasSubstr("\"dims\""));
 }
 
@@ -189,8 +190,7 @@ TEST(SymbolicGraphTest, LoadBindsDims) {
 TEST(SymbolicGraphTest, ToolPlansWithDim) {
   const std::string path = WriteTemp("tool_attn.json", kAttention);
   const std::string plan = ::testing::TempDir() + "/symbolic_test_plan.json";
-  testing::ToolRun run =
-      RunTool("plan " + path + " --dim seq=7 --out=" + plan);
+  testing::ToolRun run = RunTool("plan " + path + " --dim seq=7 --out=" + plan);
   ASSERT_EQ(run.exit_code, 0) << run.output;
   run = RunTool("verify " + path + " " + plan + " --dim seq=7");
   EXPECT_EQ(run.exit_code, 0) << run.output;
@@ -303,8 +303,8 @@ TEST(BinomialPolyTest, ProvesOrRefutesNonNegativityExactly) {
   int proven = 0, refuted = 0;
   for (int trial = 0; trial < 400; ++trial) {
     // Shifted up by a random constant, so that both answers occur.
-    const DimExpr e = *Add(RandomExpr(rng, 9),
-                           DimExpr(static_cast<int64_t>(rng() % 20000)));
+    const DimExpr e =
+        *Add(RandomExpr(rng, 9), DimExpr(static_cast<int64_t>(rng() % 20000)));
     const BinomialPoly p = *BinomialPoly::FromExpr(e, box);
     int64_t smallest = INT64_MAX;
     for (int64_t a = 0; a <= 40; ++a) {
@@ -315,7 +315,8 @@ TEST(BinomialPolyTest, ProvesOrRefutesNonNegativityExactly) {
     int64_t budget = 100000;
     const SignProof proof = internal::ProveNonNegative(p, {40, 5}, &budget);
     ASSERT_NE(proof.result, SignProof::kUnknown) << e.ToString();
-    EXPECT_EQ(proof.result == SignProof::kProven, smallest >= 0) << e.ToString();
+    EXPECT_EQ(proof.result == SignProof::kProven, smallest >= 0)
+        << e.ToString();
     if (proof.result == SignProof::kRefuted) {
       ++refuted;
       EXPECT_LT(*e.Evaluate(box.ValuesAt(proof.point)), 0) << e.ToString();
@@ -400,8 +401,9 @@ TEST(SymbolicProblemTest, NarrowedReservesAgainExactAtTheNewMinima) {
   BuildOptions build;
   build.alignment = 64;
   const SymbolicProblem whole = *BuildSymbolicProblem(g, build);
-  const size_t k = whole.buffers[0].name == "k" ? 0
-                   : whole.buffers[1].name == "k" ? 1 : 2;
+  const size_t k = whole.buffers[0].name == "k"   ? 0
+                   : whole.buffers[1].name == "k" ? 1
+                                                  : 2;
   ASSERT_EQ(whole.buffers[k].name, "k");
   EXPECT_EQ(whole.buffers[k].size.ToString(), "64*cache");
   absl::StatusOr<SymbolicProblem> two = whole.Narrowed({{"cache", {2, 2}}});
@@ -443,10 +445,13 @@ TEST(SymbolicProblemTest, NarrowedReserveIsNeverAboveTheWholeOne) {
     const int64_t a1 = a0 + static_cast<int64_t>(rng() % (31 - a0));
     const int64_t b0 = 2 + static_cast<int64_t>(rng() % 8);
     const DimRanges sub = {{"a", {a0, a1}}, {"b", {b0, 9}}};
-    SymbolicProblem p{.name = "one", .dims = dims,
+    SymbolicProblem p{.name = "one",
+                      .dims = dims,
                       .pool = {.name = "default", .alignment = alignment}};
-    p.buffers = {{.name = "t", .size = *ReserveSize(size, alignment, dims),
-                  .alignment = alignment, .lifetime = {0, 1},
+    p.buffers = {{.name = "t",
+                  .size = *ReserveSize(size, alignment, dims),
+                  .alignment = alignment,
+                  .lifetime = {0, 1},
                   .tensor_size = size}};
     absl::StatusOr<SymbolicProblem> narrowed = p.Narrowed(sub);
     ASSERT_TRUE(narrowed.ok()) << narrowed.status();
@@ -485,8 +490,8 @@ TEST(SymbolicProblemTest, SteppedCountsADimInSteps) {
   const DimValues steps = {{"seq", 4}};
   absl::StatusOr<SymbolicProblem> stepped = high.Stepped(steps);
   ASSERT_TRUE(stepped.ok()) << stepped.status();
-  EXPECT_EQ(stepped->dims, (DimRanges{{"seq_div", {24, 512}},
-                                      {"seq_mod", {0, 3}}}));
+  EXPECT_EQ(stepped->dims,
+            (DimRanges{{"seq_div", {24, 512}}, {"seq_mod", {0, 3}}}));
   size_t scores = 0;
   while (whole.buffers[scores].name != "scores") ++scores;
   EXPECT_EQ(*stepped->buffers[scores].tensor_size,
@@ -529,14 +534,16 @@ TEST(SymbolicProblemTest, SteppedCountsADimInSteps) {
 
 // a [0, 2) and b [1, 3) conflict; c [2, 4) conflicts with b only.
 SymbolicProblem ThreeBuffers() {
-  SymbolicProblem p{.name = "three", .dims = {{"seq", {1, 100}}},
+  SymbolicProblem p{.name = "three",
+                    .dims = {{"seq", {1, 100}}},
                     .pool = {.name = "default", .alignment = 64}};
-  p.buffers = {{.name = "a", .size = E("64*seq"), .alignment = 64,
-                .lifetime = {0, 2}},
-               {.name = "b", .size = E("128*seq + 64"), .alignment = 64,
-                .lifetime = {1, 3}},
-               {.name = "c", .size = E("64*seq"), .alignment = 64,
-                .lifetime = {2, 4}}};
+  p.buffers = {
+      {.name = "a", .size = E("64*seq"), .alignment = 64, .lifetime = {0, 2}},
+      {.name = "b",
+       .size = E("128*seq + 64"),
+       .alignment = 64,
+       .lifetime = {1, 3}},
+      {.name = "c", .size = E("64*seq"), .alignment = 64, .lifetime = {2, 4}}};
   return p;
 }
 
@@ -556,12 +563,14 @@ std::string Refusal(const SymbolicProblem& p, const SymbolicPlan& plan) {
 TEST(SymbolicVerifyTest, AcceptsValidPlans) {
   const SymbolicProblem p = ThreeBuffers();
   // b above a; c reuses a's bytes.
-  EXPECT_TRUE(VerifySymbolicPlan(p, Offsets({"0", "64*seq", "0"},
-                                            "192*seq + 64")).ok());
+  EXPECT_TRUE(
+      VerifySymbolicPlan(p, Offsets({"0", "64*seq", "0"}, "192*seq + 64"))
+          .ok());
   // b at the bottom, a and c above it.
-  EXPECT_TRUE(VerifySymbolicPlan(p, Offsets({"128*seq + 64", "0",
-                                             "128*seq + 64"},
-                                            "192*seq + 64")).ok());
+  EXPECT_TRUE(
+      VerifySymbolicPlan(
+          p, Offsets({"128*seq + 64", "0", "128*seq + 64"}, "192*seq + 64"))
+          .ok());
   // Constant offsets at the maxima; a larger peak.
   EXPECT_TRUE(VerifySymbolicPlan(p, Offsets({"0", "6400", "0"}, "19264")).ok());
 }
@@ -582,10 +591,10 @@ TEST(SymbolicVerifyTest, RefutesWithTheFailingValue) {
   EXPECT_THAT(Refusal(p, Offsets({"0", "32*seq + 32", "0"}, "192*seq + 64")),
               HasSubstr("buffer \"b\": offset \"32*seq + 32\" is not a "
                         "multiple of its alignment 64 at seq=2"));
-  EXPECT_THAT(Refusal(p, Offsets({"0", "64*seq", "64 - 64*seq"},
-                                 "192*seq + 64")),
-              HasSubstr("buffer \"c\" has a negative offset \"-64*seq + 64\" "
-                        "at seq=100"));
+  EXPECT_THAT(
+      Refusal(p, Offsets({"0", "64*seq", "64 - 64*seq"}, "192*seq + 64")),
+      HasSubstr("buffer \"c\" has a negative offset \"-64*seq + 64\" "
+                "at seq=100"));
   EXPECT_THAT(Refusal(p, Offsets({"0", "64*seq"}, "1")),
               HasSubstr("2 offsets for 3 buffers"));
   SymbolicProblem small = p;
@@ -600,16 +609,16 @@ TEST(SymbolicVerifyTest, AcceptsEitherSideWhenBothHoldAtTheMinimum) {
   // b" holds over the whole range: a's offset minus b's top is
   // seq*(seq - 2)^2 + seq >= 0, whose binomial coefficients are not all
   // >= 0, so it takes the prover.
-  SymbolicProblem p{.name = "empty_at_min", .dims = {{"seq", {0, 50}}},
+  SymbolicProblem p{.name = "empty_at_min",
+                    .dims = {{"seq", {0, 50}}},
                     .pool = {.name = "default", .alignment = 1}};
-  p.buffers = {{.name = "a", .size = E("8*seq"), .alignment = 1,
-                .lifetime = {0, 2}},
-               {.name = "b", .size = E("8*seq"), .alignment = 1,
-                .lifetime = {0, 2}}};
-  EXPECT_TRUE(VerifySymbolicPlan(
-                  p, Offsets({"seq*seq*seq - 4*seq*seq + 13*seq", "0"},
-                             "seq*seq*seq + 21*seq"))
-                  .ok());
+  p.buffers = {
+      {.name = "a", .size = E("8*seq"), .alignment = 1, .lifetime = {0, 2}},
+      {.name = "b", .size = E("8*seq"), .alignment = 1, .lifetime = {0, 2}}};
+  EXPECT_TRUE(
+      VerifySymbolicPlan(p, Offsets({"seq*seq*seq - 4*seq*seq + 13*seq", "0"},
+                                    "seq*seq*seq + 21*seq"))
+          .ok());
   EXPECT_THAT(Refusal(p, Offsets({"0", "0"}, "8*seq")),
               HasSubstr("overlap at seq=50"));
 }
@@ -617,11 +626,11 @@ TEST(SymbolicVerifyTest, AcceptsEitherSideWhenBothHoldAtTheMinimum) {
 TEST(SymbolicVerifyTest, RefusesAPairThatChangesSides) {
   // b below a at seq = 1, above it at seq = 100 (with overlaps between).
   const SymbolicProblem p = ThreeBuffers();
-  EXPECT_THAT(Refusal(p, Offsets({"1600", "128*seq - 128", "1600"},
-                                 "256*seq + 1664")),
-              HasSubstr("buffer \"a\" (lifetime [0, 2)) and buffer \"b\" "
-                        "(lifetime [1, 3)) conflict and change sides between "
-                        "seq=1 and seq=100"));
+  EXPECT_THAT(
+      Refusal(p, Offsets({"1600", "128*seq - 128", "1600"}, "256*seq + 1664")),
+      HasSubstr("buffer \"a\" (lifetime [0, 2)) and buffer \"b\" "
+                "(lifetime [1, 3)) conflict and change sides between "
+                "seq=1 and seq=100"));
 }
 
 // ---------------------------------------------------------------------------
@@ -630,16 +639,18 @@ TEST(SymbolicVerifyTest, RefusesAPairThatChangesSides) {
 SymbolicProblem RandomSymbolicProblem(uint64_t seed, int buffers,
                                       const DimRanges& dims) {
   std::mt19937_64 rng(seed);
-  SymbolicProblem p{.name = absl::StrCat("random", seed), .dims = dims,
-                    .pool = {.name = "default",
-                             .alignment = int64_t{1} << (rng() % 4)}};
+  SymbolicProblem p{
+      .name = absl::StrCat("random", seed),
+      .dims = dims,
+      .pool = {.name = "default", .alignment = int64_t{1} << (rng() % 4)}};
   std::vector<std::string> names;
   for (const auto& [name, range] : dims) names.push_back(name);
   for (int i = 0; i < buffers; ++i) {
     std::string text = absl::StrCat(rng() % 300);
     for (const std::string& d : names) {
       if (rng() % 2) text += absl::StrCat(" + ", rng() % 100, "*", d);
-      if (rng() % 4 == 0) text += absl::StrCat(" + ", rng() % 10, "*", d, "*", d);
+      if (rng() % 4 == 0)
+        text += absl::StrCat(" + ", rng() % 10, "*", d, "*", d);
     }
     if (names.size() > 1 && rng() % 3 == 0) {
       text += absl::StrCat(" + ", rng() % 10, "*", names[0], "*", names[1]);
@@ -647,8 +658,8 @@ SymbolicProblem RandomSymbolicProblem(uint64_t seed, int buffers,
     const int64_t alignment = int64_t{1} << (rng() % 7);
     const Step start = static_cast<Step>(rng() % 30);
     const Step end = start + 1 + static_cast<Step>(rng() % 8);
-    absl::StatusOr<DimExpr> size = ReserveSize(
-        E(text), std::max(alignment, p.pool.alignment), dims);
+    absl::StatusOr<DimExpr> size =
+        ReserveSize(E(text), std::max(alignment, p.pool.alignment), dims);
     EXPECT_TRUE(size.ok()) << size.status();
     p.buffers.push_back({.name = absl::StrCat("b", i),
                          .tensors = {absl::StrCat("b", i)},
@@ -702,7 +713,8 @@ TEST(SymbolicPlannersTest, RandomProblemsArePlannedValidEverywhere) {
   const DimRanges one = {{"seq", {1, 300}}};
   const DimRanges two = {{"batch", {1, 8}}, {"seq", {2, 64}}};
   for (uint64_t seed = 1; seed <= 12; ++seed) {
-    const SymbolicProblem p = RandomSymbolicProblem(seed, 40, seed % 2 ? one : two);
+    const SymbolicProblem p =
+        RandomSymbolicProblem(seed, 40, seed % 2 ? one : two);
     absl::StatusOr<SymbolicPlan> greedy = PlanSymbolicGreedy(p);
     ASSERT_TRUE(greedy.ok()) << greedy.status();
     ExpectValidEverywhere(p, *greedy);
@@ -743,9 +755,12 @@ TEST(SymbolicSearchTest, ImprovesOnTheGreedyOnADecoder) {
   // 8 heads: float32 scores of 32*seq*seq bytes, whose reserve at alignment
   // 64 stays close to them (4 heads' 16*seq*seq reserves twice that, which
   // would set the worst ratio of every plan alike).
-  const Graph g = internal::SymbolicDecoder(
-      {.layers = 1, .width = 64, .heads = 8, .mlp = 176, .vocab = 1000,
-       .max_seq = 256});
+  const Graph g = internal::SymbolicDecoder({.layers = 1,
+                                             .width = 64,
+                                             .heads = 8,
+                                             .mlp = 176,
+                                             .vocab = 1000,
+                                             .max_seq = 256});
   BuildOptions build;
   build.alignment = 64;
   absl::StatusOr<SymbolicProblem> p = BuildSymbolicProblem(g, build);
@@ -776,7 +791,8 @@ TEST(SymbolicPlannersTest, RefutationsNameAValueWhereThePlanFails) {
     std::mt19937_64 rng(seed);
     const int i = static_cast<int>(rng() % p.buffers.size());
     const DimExpr move = E(absl::StrCat(
-        p.buffers[i].alignment * (1 + static_cast<int64_t>(rng() % 50)), "*seq"));
+        p.buffers[i].alignment * (1 + static_cast<int64_t>(rng() % 50)),
+        "*seq"));
     plan.offsets[i] = *Add(plan.offsets[i], move);
     plan.peak = *Add(plan.peak, move);
     absl::Status s = VerifySymbolicPlan(p, plan);
@@ -797,8 +813,8 @@ TEST(SymbolicPlannersTest, RefutationsNameAValueWhereThePlanFails) {
 }
 
 TEST(SymbolicPlannersTest, TransformerPlansHoldForTheGraphAtEveryValue) {
-  const Graph g = internal::SymbolicTransformer({.layers = 2, .width = 64,
-                                                 .heads = 4, .max_seq = 256});
+  const Graph g = internal::SymbolicTransformer(
+      {.layers = 2, .width = 64, .heads = 4, .max_seq = 256});
   BuildOptions build;
   build.alignment = 64;
   absl::StatusOr<SymbolicProblem> p = BuildSymbolicProblem(g, build);
@@ -832,8 +848,8 @@ TEST(SymbolicPlannersTest, TransformerPlansHoldForTheGraphAtEveryValue) {
 }
 
 TEST(SymbolicPlannersTest, BucketsCoverTheRangeAndHoldInEach) {
-  const Graph g = internal::SymbolicTransformer({.layers = 2, .width = 64,
-                                                 .heads = 4, .max_seq = 256});
+  const Graph g = internal::SymbolicTransformer(
+      {.layers = 2, .width = 64, .heads = 4, .max_seq = 256});
   BuildOptions build;
   build.alignment = 64;
   const SymbolicProblem p = *BuildSymbolicProblem(g, build);
@@ -878,8 +894,8 @@ TEST(SymbolicPlannersTest, BucketsCoverTheRangeAndHoldInEach) {
 }
 
 TEST(PlanSymbolicMemoryTest, PlacesTheGraphAtEveryValueFromOnePlan) {
-  const Graph g = internal::SymbolicTransformer({.layers = 2, .width = 64,
-                                                 .heads = 4, .max_seq = 256});
+  const Graph g = internal::SymbolicTransformer(
+      {.layers = 2, .width = 64, .heads = 4, .max_seq = 256});
   SymbolicPlanMemoryOptions options;
   options.build.alignment = 64;
   absl::StatusOr<SymbolicGraphPlan> plan = PlanSymbolicMemory(g, options);
@@ -925,8 +941,7 @@ TEST(PlanSymbolicMemoryTest, PlacesTheGraphAtEveryValueFromOnePlan) {
   EXPECT_EQ(one->buckets.size(), 1u);
   EXPECT_THAT(one->At(g, {}).status().message(),
               HasSubstr("no value for dim \"seq\""));
-  EXPECT_THAT(one->At(g, {{"seq", 257}}).status().message(),
-              HasSubstr("seq"));
+  EXPECT_THAT(one->At(g, {{"seq", 257}}).status().message(), HasSubstr("seq"));
 }
 
 // A graph traced from torch (bench/data/symbolic), planned at alignment 64
@@ -994,25 +1009,23 @@ TEST(PlanSymbolicMemoryTest, StepsMeetTheTargetsOnTheTracedEncoder) {
 }
 
 TEST(PlanSymbolicMemoryTest, ProgressLinesLeaveThePlanAsItIs) {
-  const Graph g = internal::SymbolicTransformer({.layers = 2, .width = 64,
-                                                 .heads = 4, .max_seq = 256});
+  const Graph g = internal::SymbolicTransformer(
+      {.layers = 2, .width = 64, .heads = 4, .max_seq = 256});
   SymbolicPlanMemoryOptions options;
   options.build.alignment = 64;
   options.target_ratio = 1.0;  // one plan never meets it: buckets are cut
   absl::StatusOr<SymbolicGraphPlan> quiet = PlanSymbolicMemory(g, options);
   ASSERT_TRUE(quiet.ok()) << quiet.status();
   std::vector<std::string> lines;
-  options.progress = [&](std::string_view line) {
-    lines.emplace_back(line);
-  };
+  options.progress = [&](std::string_view line) { lines.emplace_back(line); };
   absl::StatusOr<SymbolicGraphPlan> told = PlanSymbolicMemory(g, options);
   ASSERT_TRUE(told.ok()) << told.status();
   EXPECT_EQ(*told, *quiet);
   ASSERT_GE(lines.size(), 3u);
   EXPECT_THAT(lines.front(), HasSubstr("one plan of the whole range"));
   EXPECT_THAT(lines[1], HasSubstr("candidate ranges planned"));
-  EXPECT_THAT(lines.back(), HasSubstr(absl::StrCat(
-                                told->buckets.size(), " bucket")));
+  EXPECT_THAT(lines.back(),
+              HasSubstr(absl::StrCat(told->buckets.size(), " bucket")));
   EXPECT_THAT(lines.back(), HasSubstr("kept"));
   // At most one line per tenth of the candidates, and the last of them.
   EXPECT_LE(lines.size(), 13u);
@@ -1049,7 +1062,8 @@ TEST(SymbolicProblemTest, RefusesWhatItDoesNotSupportNamingIt) {
   EXPECT_THAT(BuildSymbolicProblem(g).status().message(),
               HasSubstr("buffer \"out\" has a fixed placement"));
   const SymbolicProblem p = *BuildSymbolicProblem(Attention());
-  EXPECT_THAT(p.At({}).status().message(), HasSubstr("dim \"seq\" has no value"));
+  EXPECT_THAT(p.At({}).status().message(),
+              HasSubstr("dim \"seq\" has no value"));
   EXPECT_THAT(p.At({{"seq", 0}}).status().message(),
               HasSubstr("outside its range [1, 2048]"));
   // Sizes are reserved at the pool's alignment and exact at the minimum.

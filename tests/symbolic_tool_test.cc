@@ -34,8 +34,8 @@ using testing::ToolRun;
 constexpr int64_t kMaxSeq = 600;
 
 Graph Transformer() {
-  return internal::SymbolicTransformer({.layers = 2, .width = 64, .heads = 2,
-                                        .min_seq = 1, .max_seq = kMaxSeq});
+  return internal::SymbolicTransformer(
+      {.layers = 2, .width = 64, .heads = 2, .min_seq = 1, .max_seq = kMaxSeq});
 }
 
 // The transformer as a graph JSON file.
@@ -88,8 +88,8 @@ TEST(SymbolicToolTest, StatsGivesTheFiguresAsFunctionsAndValues) {
                         std::to_string(bound->pieces.size()) + " polynom"));
   EXPECT_THAT(run.output, HasSubstr(": " + bound->pieces[0].bytes.ToString()));
   ASSERT_EQ(Row(run.output, "seq"),
-            (std::vector<std::string>{"seq", "naive", "total", "lower",
-                                      "bound", "at", "step"}));
+            (std::vector<std::string>{"seq", "naive", "total", "lower", "bound",
+                                      "at", "step"}));
   for (const int64_t seq : {int64_t{1}, int64_t{7}, int64_t{333}, kMaxSeq}) {
     absl::StatusOr<Problem> at = p->At({{"seq", seq}});
     ASSERT_TRUE(at.ok());
@@ -119,9 +119,9 @@ TEST(SymbolicToolTest, StatsRefusesBadValuesAndBindsWithDim) {
   ASSERT_TRUE(bound.ok());
   absl::StatusOr<Problem> problem = BuildProblem(*bound, Build64());
   ASSERT_TRUE(problem.ok());
-  EXPECT_THAT(run.output, HasSubstr("\nlower bound: " +
-                                    std::to_string(LowerBound(*problem)) +
-                                    "\n"));
+  EXPECT_THAT(run.output,
+              HasSubstr("\nlower bound: " +
+                        std::to_string(LowerBound(*problem)) + "\n"));
   EXPECT_THAT(run.output, Not(HasSubstr("symbolic dims")));
 }
 
@@ -137,9 +137,9 @@ TEST(SymbolicToolTest, ReportShowsTheSymbolicPlanAtDim) {
   ASSERT_TRUE(upper.ok());
   for (const int64_t seq : {int64_t{5}, int64_t{100}, kMaxSeq}) {
     const DimValues values = {{"seq", seq}};
-    const ToolRun run = RunTool(
-        "report " + input + " --alignment=64" +
-        (seq == kMaxSeq ? "" : " --dim seq=" + std::to_string(seq)));
+    const ToolRun run =
+        RunTool("report " + input + " --alignment=64" +
+                (seq == kMaxSeq ? "" : " --dim seq=" + std::to_string(seq)));
     ASSERT_EQ(run.exit_code, 0) << run.output;
     absl::StatusOr<GraphPlan> at = plan->At(Transformer(), values);
     ASSERT_TRUE(at.ok()) << at.status();
@@ -149,37 +149,36 @@ TEST(SymbolicToolTest, ReportShowsTheSymbolicPlanAtDim) {
     EXPECT_THAT(run.output,
                 HasSubstr("symbolic plan of \"transformer_2x64\", one plan "
                           "valid for every value of seq in [1, 600]: "));
-    EXPECT_THAT(run.output,
-                HasSubstr(plan->buckets.size() == 1
-                              ? std::string("one bucket")
-                              : "this value in seq in [" +
-                                    std::to_string(bucket->dims.at("seq").min) +
-                                    ", "));
+    EXPECT_THAT(
+        run.output,
+        HasSubstr(plan->buckets.size() == 1
+                      ? std::string("one bucket")
+                      : "this value in seq in [" +
+                            std::to_string(bucket->dims.at("seq").min) + ", "));
     EXPECT_THAT(run.output,
                 HasSubstr(seq == kMaxSeq
                               ? "shown at seq=600 (seq at its maximum"
                               : "shown at seq=" + std::to_string(seq) + "\n"));
-    EXPECT_THAT(run.output,
-                HasSubstr("arena there: " +
-                          std::to_string(*bucket->PeakAt(values)) +
-                          " bytes, the bucket's peak " +
-                          bucket->plan.peak.ToString()));
+    EXPECT_THAT(
+        run.output,
+        HasSubstr("arena there: " + std::to_string(*bucket->PeakAt(values)) +
+                  " bytes, the bucket's peak " + bucket->plan.peak.ToString()));
     // The ratio is to the bound of the graph bound there (its own sizes).
     const Problem own =
         *BuildProblem(*BindDims(Transformer(), values), Build64());
     EXPECT_THAT(run.output, HasSubstr(" x the lower bound " +
                                       std::to_string(LowerBound(own)) + ")"));
-    EXPECT_THAT(run.output,
-                HasSubstr("used at every value): " +
-                          std::to_string(*upper->peak.Evaluate(values)) +
-                          " bytes"));
+    EXPECT_THAT(
+        run.output,
+        HasSubstr("used at every value): " +
+                  std::to_string(*upper->peak.Evaluate(values)) + " bytes"));
     EXPECT_THAT(run.output, HasSubstr("\nplanner: " + plan->planner + "\n"));
-    EXPECT_THAT(run.output, HasSubstr("\npeak: " +
-                                      std::to_string(at->plan.peak) +
-                                      " bytes"));
-    EXPECT_THAT(run.output, HasSubstr("\nlower bound: " +
-                                      std::to_string(LowerBound(at->problem)) +
-                                      " bytes"));
+    EXPECT_THAT(
+        run.output,
+        HasSubstr("\npeak: " + std::to_string(at->plan.peak) + " bytes"));
+    EXPECT_THAT(run.output,
+                HasSubstr("\nlower bound: " +
+                          std::to_string(LowerBound(at->problem)) + " bytes"));
   }
 }
 

@@ -33,11 +33,9 @@ using Listing = std::vector<std::tuple<BufferId, PoolId, Offset, Offset>>;
 
 Listing List(const TimeBuckets& buckets, BufferId buffer, PoolId pool) {
   Listing out;
-  buckets.ForEachOverlapping(buffer, pool,
-                             [&](const TimeBuckets::Entry& e) {
-                               out.push_back({e.buffer, e.pool, e.offset,
-                                              e.end});
-                             });
+  buckets.ForEachOverlapping(buffer, pool, [&](const TimeBuckets::Entry& e) {
+    out.push_back({e.buffer, e.pool, e.offset, e.end});
+  });
   std::sort(out.begin(), out.end());
   return out;
 }

@@ -21,11 +21,12 @@
 
 namespace memplan::testing {
 
-// The orders LowerBoundOverOrders() speaks of, found by trying every permutation: each op
-// after the producers of its inputs; an op that reads its in-place input
-// last still does; every reader of written bytes on its side of the writer,
-// and writers of the same bytes in their order; pinned ops in their order. Bytes are shared by alias
-// hints and by the buffers BuildProblem made (its in-place merges).
+// The orders LowerBoundOverOrders() speaks of, found by trying every
+// permutation: each op after the producers of its inputs; an op that reads its
+// in-place input last still does; every reader of written bytes on its side of
+// the writer, and writers of the same bytes in their order; pinned ops in their
+// order. Bytes are shared by alias hints and by the buffers BuildProblem made
+// (its in-place merges).
 class ValidOrders {
  public:
   explicit ValidOrders(const Graph& graph) : graph_(graph) {
@@ -83,8 +84,7 @@ class ValidOrders {
         const int t = index_.at(op.inputs[pair.input]);
         if (last_reader_[t] != i) continue;
         for (int r = 0; r < n; ++r) {
-          if (r != i && step[r] > step[i] &&
-              Reads(graph_.ops[r], t)) {
+          if (r != i && step[r] > step[i] && Reads(graph_.ops[r], t)) {
             return false;
           }
         }
@@ -111,14 +111,14 @@ class ValidOrders {
     if (a != b) group_[std::max(a, b)] = std::min(a, b);
   }
   bool Reads(const Op& op, int t) const {
-    return std::any_of(op.inputs.begin(), op.inputs.end(),
-                       [&](const std::string& in) { return index_.at(in) == t; });
+    return std::any_of(
+        op.inputs.begin(), op.inputs.end(),
+        [&](const std::string& in) { return index_.at(in) == t; });
   }
   bool ReadsGroup(const Op& op, int g) const {
-    return std::any_of(op.inputs.begin(), op.inputs.end(),
-                       [&](const std::string& in) {
-                         return Group(index_.at(in)) == g;
-                       });
+    return std::any_of(
+        op.inputs.begin(), op.inputs.end(),
+        [&](const std::string& in) { return Group(index_.at(in)) == g; });
   }
 
   const Graph& graph_;

@@ -316,7 +316,9 @@ Problem ViewStickingOut() {
                          .lifetime = {0, 3},
                          .spans = {{.size = 100, .lifetime = {0, 2}},
                                    {.size = 200, .lifetime = {1, 3}}}},
-                  Buffer{.name = "t", .tensors = {"t"}, .size = 100,
+                  Buffer{.name = "t",
+                         .tensors = {"t"},
+                         .size = 100,
                          .lifetime = {2, 3}}},
       .pools = {Pool{.name = "default"}}};
 }
@@ -350,7 +352,9 @@ TEST(VerifyTest, ATensorAliveOutsideItsBuffersLifetimeIsRejected) {
                          .spans = {{.size = 64, .lifetime = {0, 3}},
                                    {.size = 64, .lifetime = {1, 3}},
                                    {.size = 64, .lifetime = {2, 4}}}},
-                  Buffer{.name = "s", .tensors = {"s"}, .size = 64,
+                  Buffer{.name = "s",
+                         .tensors = {"s"},
+                         .size = 64,
                          .lifetime = {0, 1}}},
       .pools = {Pool{.name = "default"}}};
   const std::string message = Error(problem, PlanOf(problem, {0, 0}));

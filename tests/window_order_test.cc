@@ -18,10 +18,10 @@
 namespace memplan {
 namespace {
 
+using testing::BestValidBound;
 using testing::Identity;
 using testing::OrderBound;
 using testing::OwnOrMemoryBound;
-using testing::BestValidBound;
 using testing::ValidOrders;
 using testing::WithWrites;
 
@@ -180,8 +180,13 @@ Graph TrainingStep(int chain) {
   using testing::T;
   Graph g;
   g.tensors = {T("x", 10, TensorKind::kInput),
-               T("a1", 1000), T("s1", 10), T("a2", 1000), T("s2", 10),
-               T("l", 10), T("d2", 4000), T("d1", 10, TensorKind::kOutput),
+               T("a1", 1000),
+               T("s1", 10),
+               T("a2", 1000),
+               T("s2", 10),
+               T("l", 10),
+               T("d2", 4000),
+               T("d1", 10, TensorKind::kOutput),
                T("w2", 3000, TensorKind::kOutput),
                T("w1", 3000, TensorKind::kOutput)};
   g.ops = {O("f1", {"x"}, {"a1", "s1"}), O("f2", {"a1"}, {"a2", "s2"}),
@@ -191,13 +196,13 @@ Graph TrainingStep(int chain) {
   for (int i = 0; i < chain; ++i) {
     const std::string e = absl::StrCat("e", i);
     g.tensors.push_back(Tensor{.name = e, .size = 10});
-    g.ops.push_back(Op{.name = absl::StrCat("c", i), .inputs = {last},
-                       .outputs = {e}});
+    g.ops.push_back(
+        Op{.name = absl::StrCat("c", i), .inputs = {last}, .outputs = {e}});
     last = e;
   }
   g.ops.push_back(O("gw1", {"d2", "s1"}, {"w1"}));
-  g.ops.push_back(Op{.name = "gx1", .inputs = {last, "d2", "a1"},
-                     .outputs = {"d1"}});
+  g.ops.push_back(
+      Op{.name = "gx1", .inputs = {last, "d2", "a1"}, .outputs = {"d1"}});
   return g;
 }
 

@@ -71,7 +71,7 @@ class DimExpr {
   const std::map<Monomial, int64_t>& terms() const { return terms_; }
   bool IsConstant() const;
   int64_t ConstantTerm() const;  // the coefficient of the empty product
-  std::vector<std::string> Dims() const;  // the dims it uses, by name
+  std::vector<std::string> Dims() const;     // the dims it uses, by name
   int Degree(const std::string& dim) const;  // highest power of `dim`
 
   // The value at `values`, which must bind every dim it uses; the error

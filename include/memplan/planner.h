@@ -139,8 +139,8 @@ std::string_view OptionTypeName(OptionType type);
 struct PlannerOption {
   std::string name;
   OptionType type = OptionType::kBool;
-  std::string default_value;  // as text, parsed like a given value
-  std::string description;    // one line: what it means
+  std::string default_value;         // as text, parsed like a given value
+  std::string description;           // one line: what it means
   std::vector<std::string> choices;  // kEnum: the valid values
   // kInt and kDouble: the valid range, inclusive.
   double min = -std::numeric_limits<double>::infinity();
@@ -151,10 +151,10 @@ struct PlannerOption {
 // reads it (a double with up to 6 significant digits).
 PlannerOption BoolOption(std::string name, bool default_value,
                          std::string description);
-PlannerOption IntOption(
-    std::string name, int64_t default_value, std::string description,
-    double min = -std::numeric_limits<double>::infinity(),
-    double max = std::numeric_limits<double>::infinity());
+PlannerOption IntOption(std::string name, int64_t default_value,
+                        std::string description,
+                        double min = -std::numeric_limits<double>::infinity(),
+                        double max = std::numeric_limits<double>::infinity());
 PlannerOption DoubleOption(
     std::string name, double default_value, std::string description,
     double min = -std::numeric_limits<double>::infinity(),

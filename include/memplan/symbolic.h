@@ -11,8 +11,8 @@
 #define MEMPLAN_SYMBOLIC_H_
 
 #include <cstdint>
-#include <optional>
 #include <functional>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -172,7 +172,6 @@ struct SymbolicPlan {
   absl::StatusOr<Plan> At(const SymbolicProblem& problem,
                           const DimValues& values) const;
 };
-
 
 // Buckets: the range of one dim cut into a few sub-ranges, each with a plan
 // of its own (of the problem narrowed to its ranges, SymbolicProblem::

@@ -71,9 +71,9 @@ absl::StatusOr<SymbolicPlan> PlanSymbolicGreedy(
 // What the search counted, for a caller that asks (SymbolicSearchOptions::
 // stats).
 struct SymbolicSearchStats {
-  int64_t work_limit = 0;  // the work units granted
-  int64_t work_done = 0;   // the work units counted, the greedy's excluded
-  int64_t steps = 0;       // moves of the hill climb tried
+  int64_t work_limit = 0;    // the work units granted
+  int64_t work_done = 0;     // the work units counted, the greedy's excluded
+  int64_t steps = 0;         // moves of the hill climb tried
   int64_t largest_step = 0;  // the most work units one move cost
   // The plan's score: its worst (peak / LB - 1) / (target - 1) over the
   // search's samples, the end target at the maxima.

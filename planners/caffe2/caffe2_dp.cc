@@ -33,8 +33,8 @@
 
 #include "caffe2.h"
 #include "caffe2_objects.h"
-#include "planners.h"
 #include "memplan/problem.h"
+#include "planners.h"
 
 namespace memplan::internal {
 namespace {

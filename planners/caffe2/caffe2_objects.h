@@ -10,8 +10,8 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "effort/budget.h"
 #include "caffe2.h"
+#include "effort/budget.h"
 #include "memplan/planner.h"
 #include "memplan/types.h"
 

@@ -111,7 +111,7 @@ struct CpStats {
 // "failures" and "solutions". `stats`, when set, receives the statistics of
 // each search (the planner must then not be shared).
 std::unique_ptr<SearchPlanner> MakeCpPlanner(const CpOptions& options,
-                                            CpStats* stats = nullptr);
+                                             CpStats* stats = nullptr);
 
 // Adds "cp" to the registry (memplan/planner.h), after the core's planners,
 // with its options (`memplan planners cp`). A program linking memplan::cp

@@ -86,7 +86,7 @@ Bytes ModelUnit(const Problem& problem) {
 struct Choice {
   BufferId buffer = 0;
   PoolId pool = 0;
-  int64_t align = 1;  // units
+  int64_t align = 1;      // units
   int32_t slot = -1;      // variable
   int32_t presence = -1;  // variable; -1 when the only choice
   int32_t interval = -1;  // constraint: the offset interval
@@ -154,10 +154,9 @@ int64_t OverlappingPairs(const Problem& problem) {
       if (std::find(pools.begin(), pools.end(), p) == pools.end()) continue;
       alive.push_back(buffer.lifetime);
     }
-    std::sort(alive.begin(), alive.end(),
-              [](const Lifetime& a, const Lifetime& b) {
-                return a.start < b.start;
-              });
+    std::sort(
+        alive.begin(), alive.end(),
+        [](const Lifetime& a, const Lifetime& b) { return a.start < b.start; });
     // Ends of the buffers started so far, smallest on top: those at or
     // before a start are over when it begins.
     std::priority_queue<int64_t, std::vector<int64_t>, std::greater<>> ends;
@@ -184,7 +183,8 @@ std::vector<int64_t> PoolHighs(const Problem& problem, Bytes unit,
       align = std::max(align, EffectiveAlignment(problem, b, p));
     stacked += (buffer.size + align) / unit + 1;
     if (buffer.fixed.has_value())
-      fixed_end = std::max(fixed_end, (buffer.fixed->offset + buffer.size) / unit);
+      fixed_end =
+          std::max(fixed_end, (buffer.fixed->offset + buffer.size) / unit);
   }
   std::vector<int64_t> highs(problem.pools.size());
   for (PoolId p = 0; p < static_cast<PoolId>(highs.size()); ++p) {
@@ -225,9 +225,9 @@ absl::Status AddBuffer(const Problem& problem, BufferId b, Model& model) {
     return internal::NoFitError(problem, b, usage);
   }
   const int64_t start = buffer.lifetime.start, end = buffer.lifetime.end;
-  model.time_interval[b] = model.AddInterval(
-      cpsat_wire::Expression({}, {}, start), cpsat_wire::Expression({}, {}, end),
-      end - start);
+  model.time_interval[b] =
+      model.AddInterval(cpsat_wire::Expression({}, {}, start),
+                        cpsat_wire::Expression({}, {}, end), end - start);
   std::vector<int32_t> literals;
   for (Choice& c : fits) {
     if (fits.size() > 1) {
@@ -436,9 +436,9 @@ Plan ExtractPlan(const Problem& problem, const Model& model,
 // start found none either.
 absl::Status NothingFits(const Problem& problem,
                          const absl::Status& warm_error) {
-  std::string why = absl::StrCat(
-      "no plan of the ", problem.buffers.size(),
-      " buffers fits in the pools' capacities (proven by CP-SAT)");
+  std::string why =
+      absl::StrCat("no plan of the ", problem.buffers.size(),
+                   " buffers fits in the pools' capacities (proven by CP-SAT)");
   if (!warm_error.ok())
     absl::StrAppend(&why, "; the heuristic: ", warm_error.message());
   return absl::ResourceExhaustedError(why);
@@ -494,9 +494,10 @@ absl::StatusOr<Plan> PlanOfResponse(const Problem& problem, const Model& model,
     return absl::InternalError(
         "CP-SAT's solution of the cpsat model fails the verifier");
   }
-  Plan best = !found.has_value() || (warm.has_value() && warm->peak <= found->peak)
-                  ? *std::move(warm)
-                  : *std::move(found);
+  Plan best =
+      !found.has_value() || (warm.has_value() && warm->peak <= found->peak)
+          ? *std::move(warm)
+          : *std::move(found);
   const bool proven = (response.status == SolverStatus::kOptimal &&
                        found.has_value() && best.peak <= found->peak) ||
                       bound >= best.peak;
@@ -551,8 +552,8 @@ absl::StatusOr<Plan> BestAcrossPools(const Problem& problem,
                   ? *std::move(warm)
                   : *std::move(found);
   // A start that spills as much as a proven solution is as proven.
-  const bool spills_least =
-      found_bytes.size() > 0 && proven && PoolBytes(problem, best) == found_bytes;
+  const bool spills_least = found_bytes.size() > 0 && proven &&
+                            PoolBytes(problem, best) == found_bytes;
   best = FinishPlan(problem, std::move(best), false);
   best.proven_optimal = spills_least || NothingSpilled(problem, best);
   best.counters["conflicts"] = conflicts;
@@ -594,16 +595,15 @@ std::optional<Plan> WarmStart(const Problem& problem,
 // together, more than max_pairs_per_second in `seconds`. The warm start
 // as the plan, with counters that say why.
 absl::StatusOr<Plan> ModelTooLarge(const Problem& problem, int64_t pairs,
-                                   int64_t max_pairs_per_second,
-                                   double seconds, std::optional<Plan> warm,
+                                   int64_t max_pairs_per_second, double seconds,
+                                   std::optional<Plan> warm,
                                    const absl::Status& warm_error) {
   if (!warm.has_value()) {
     return absl::ResourceExhaustedError(absl::StrCat(
         "the cpsat model of ", pairs,
         " pairs of buffers alive together is too large for the budget (",
-        max_pairs_per_second,
-        " pairs per CP-SAT deterministic second, ", seconds,
-        " seconds) and there is no warm start plan",
+        max_pairs_per_second, " pairs per CP-SAT deterministic second, ",
+        seconds, " seconds) and there is no warm start plan",
         warm_error.ok() ? "" : "; the warm start: ", warm_error.message()));
   }
   Plan plan = StartAsPlan(problem, *std::move(warm));
@@ -634,20 +634,14 @@ class CpsatPlanner : public SearchPlanner {
                                  CpsatStats& stats) const;
   std::string Parameters(const PlanOptions& options, const Budget& budget,
                          double deterministic_seconds) const;
-  absl::StatusOr<Plan> SolveAcrossPools(const Problem& problem,
-                                        const PlanOptions& options,
-                                        const Budget& budget,
-                                        const Model& model, const Writer& hint,
-                                        std::optional<Plan> warm,
-                                        const absl::Status& warm_error,
-                                        CpsatStats& stats) const;
-  absl::StatusOr<Plan> SolveOnePool(const Problem& problem,
-                                    const PlanOptions& options,
-                                    const Budget& budget, const Model& model,
-                                    const Writer& hint,
-                                    std::optional<Plan> warm,
-                                    const absl::Status& warm_error,
-                                    CpsatStats& stats) const;
+  absl::StatusOr<Plan> SolveAcrossPools(
+      const Problem& problem, const PlanOptions& options, const Budget& budget,
+      const Model& model, const Writer& hint, std::optional<Plan> warm,
+      const absl::Status& warm_error, CpsatStats& stats) const;
+  absl::StatusOr<Plan> SolveOnePool(
+      const Problem& problem, const PlanOptions& options, const Budget& budget,
+      const Model& model, const Writer& hint, std::optional<Plan> warm,
+      const absl::Status& warm_error, CpsatStats& stats) const;
 
   CpsatOptions options_;
   CpsatStats* stats_;
@@ -657,9 +651,9 @@ std::string CpsatPlanner::Parameters(const PlanOptions& options,
                                      const Budget& budget,
                                      double deterministic_seconds) const {
   Writer parameters;
-  parameters.Int(f::kParamNumWorkers,
-                 std::max(1, options_.threads > 0 ? options_.threads
-                                                  : options.threads));
+  parameters.Int(
+      f::kParamNumWorkers,
+      std::max(1, options_.threads > 0 ? options_.threads : options.threads));
   parameters.Int(f::kParamRandomSeed,
                  static_cast<int64_t>(options.seed & 0x7fffffff));
   parameters.Double(f::kParamMaxDeterministicTime, deterministic_seconds);
@@ -713,14 +707,14 @@ absl::StatusOr<Plan> CpsatPlanner::SolveImpl(const Problem& problem,
   // deterministic seconds, and 57 s of CPU count 0.19 of the 0.63 its
   // budget grants (about 300 s of CPU a deterministic second, against 8 on
   // MiniMalloc's C).
-  const double seconds = static_cast<double>(budget.work_limit()) /
-                         kWorkPerDeterministicSecond;
+  const double seconds =
+      static_cast<double>(budget.work_limit()) / kWorkPerDeterministicSecond;
   const int64_t pairs = OverlappingPairs(problem);
   if (options_.max_pairs_per_second > 0 &&
       static_cast<double>(pairs) >
           static_cast<double>(options_.max_pairs_per_second) * seconds) {
-    return ModelTooLarge(problem, pairs, options_.max_pairs_per_second,
-                         seconds, std::move(warm), warm_error);
+    return ModelTooLarge(problem, pairs, options_.max_pairs_per_second, seconds,
+                         std::move(warm), warm_error);
   }
   MEMPLAN_ASSIGN_OR_RETURN(Model model, BuildModel(problem, warm));
   const Writer hint = warm.has_value() ? Hint(problem, *warm, model) : Writer();
@@ -784,7 +778,8 @@ absl::StatusOr<Plan> CpsatPlanner::SolveAcrossPools(
   const int pools = static_cast<int>(problem.pools.size());
   for (PoolId p = pools - 1; p >= 0; --p) {
     const bool tops = p == 0;  // the last stage: the sum of the tops
-    const PoolBytesTerm held = tops ? PoolBytesTerm() : HeldIn(problem, model, p);
+    const PoolBytesTerm held =
+        tops ? PoolBytesTerm() : HeldIn(problem, model, p);
     if (!tops && held.vars.empty()) continue;  // the same in every plan
     Writer objective;
     if (tops) {
@@ -829,8 +824,8 @@ absl::StatusOr<Plan> CpsatPlanner::SolveAcrossPools(
     }
     found = std::move(plan);
     if (tops) break;
-    const int64_t value = static_cast<int64_t>(
-        std::llround(response.objective_value));
+    const int64_t value =
+        static_cast<int64_t>(std::llround(response.objective_value));
     const bool optimal =
         response.status == SolverStatus::kOptimal ||
         response.best_objective_bound >= response.objective_value - 1e-6;
@@ -849,7 +844,7 @@ absl::StatusOr<Plan> CpsatPlanner::SolveAcrossPools(
 }  // namespace
 
 std::unique_ptr<SearchPlanner> MakeCpsatPlanner(const CpsatOptions& options,
-                                               CpsatStats* stats) {
+                                                CpsatStats* stats) {
   return std::make_unique<CpsatPlanner>(options, stats);
 }
 

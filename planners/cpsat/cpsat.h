@@ -104,7 +104,7 @@ struct CpsatStats {
 // alone). `stats`, when set, receives each solve's statistics (the planner
 // must then not be shared).
 std::unique_ptr<SearchPlanner> MakeCpsatPlanner(const CpsatOptions& options,
-                                               CpsatStats* stats = nullptr);
+                                                CpsatStats* stats = nullptr);
 
 // The OR-tools library found when memplan was configured
 // (MEMPLAN_ORTOOLS_DIR: <ortools package>/.libs/libortools.so.9).

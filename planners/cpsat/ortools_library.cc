@@ -35,7 +35,8 @@ constexpr int kOpenFlags = RTLD_NOW | RTLD_LOCAL | RTLD_DEEPBIND;
 // The entry point of the library at `path`, loaded once per path.
 absl::StatusOr<SolveFunction> EntryPoint(const std::string& path) {
   static std::mutex mutex;
-  static auto* loaded = new std::map<std::string, absl::StatusOr<SolveFunction>>();
+  static auto* loaded =
+      new std::map<std::string, absl::StatusOr<SolveFunction>>();
   std::lock_guard<std::mutex> lock(mutex);
   if (auto it = loaded->find(path); it != loaded->end()) return it->second;
   absl::StatusOr<SolveFunction> entry;
@@ -45,14 +46,16 @@ absl::StatusOr<SolveFunction> EntryPoint(const std::string& path) {
       "configure with -DMEMPLAN_ORTOOLS_DIR=<site-packages>/ortools)";
   if (void* handle = dlopen(path.c_str(), kOpenFlags); handle == nullptr) {
     const char* why = dlerror();
-    entry = absl::FailedPreconditionError(
-        absl::StrCat("cannot load OR-tools' CP-SAT library: ",
-                     why != nullptr ? why : path, advice));
+    entry = absl::FailedPreconditionError(absl::StrCat(
+        "cannot load OR-tools' CP-SAT library: ", why != nullptr ? why : path,
+        advice));
   } else if (void* symbol = dlsym(handle, "SolveCpModelWithParameters");
              symbol == nullptr) {
     entry = absl::FailedPreconditionError(absl::StrCat(
-        path, " has no SolveCpModelWithParameters (OR-tools 9.x's C entry "
-              "point)", advice));
+        path,
+        " has no SolveCpModelWithParameters (OR-tools 9.x's C entry "
+        "point)",
+        advice));
   } else {
     entry = reinterpret_cast<SolveFunction>(symbol);
   }

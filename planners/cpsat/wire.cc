@@ -122,7 +122,8 @@ void Writer::Double(int field, double value) {
   Tag(field, kFixed64);
   uint64_t bits;
   std::memcpy(&bits, &value, sizeof bits);
-  for (int i = 0; i < 8; ++i) bytes_.push_back(static_cast<char>(bits >> (8 * i)));
+  for (int i = 0; i < 8; ++i)
+    bytes_.push_back(static_cast<char>(bits >> (8 * i)));
 }
 
 void Writer::Packed(int field, std::span<const int64_t> values) {

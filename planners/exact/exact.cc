@@ -88,10 +88,10 @@ class ExactPlanner : public SearchPlanner {
         return internal::exact::SolveAcrossPools(problem, plan_options,
                                                  options_, incumbent);
       }
-      return absl::UnimplementedError(absl::StrCat(
-          "the exact planner handles a single pool", 
-          options_.lower_bound_only ? " at the lower bound" : "",
-          "; the problem has ", problem.pools.size(), " pools"));
+      return absl::UnimplementedError(
+          absl::StrCat("the exact planner handles a single pool",
+                       options_.lower_bound_only ? " at the lower bound" : "",
+                       "; the problem has ", problem.pools.size(), " pools"));
     }
     Run run{.problem = problem,
             .options = options_,
@@ -110,9 +110,9 @@ class ExactPlanner : public SearchPlanner {
     run.d = Decompose(problem, options_.decomposition);
     run.rng.seed(plan_options.seed);
     absl::StatusOr<Plan> result =
-        capacity > 0                 ? SolveUnder(run, capacity, incumbent)
+        capacity > 0                ? SolveUnder(run, capacity, incumbent)
         : options_.lower_bound_only ? AtLowerBound(run)
-                                     : Minimise(run, incumbent);
+                                    : Minimise(run, incumbent);
     if (result.ok()) {
       result->counters["nodes"] = run.nodes;
       result->counters["parts"] = static_cast<int64_t>(run.d.parts.size());
@@ -136,8 +136,8 @@ class ExactPlanner : public SearchPlanner {
     bool minimising = false;  // then the options' patience applies
 
     bool OutOfBudget() const {
-      return nodes >= node_limit ||
-             (minimising && budget.OutOfPatience()) || budget.OutOfTimeNow();
+      return nodes >= node_limit || (minimising && budget.OutOfPatience()) ||
+             budget.OutOfTimeNow();
     }
   };
 
@@ -153,8 +153,8 @@ class ExactPlanner : public SearchPlanner {
       part.failed.clear();
     part.failed_height = height;
     PartSearch search(part, run.options);
-    collapse_raises |= static_cast<int64_t>(part.items.size()) >=
-                       kCollapseRaisesFromItems;
+    collapse_raises |=
+        static_cast<int64_t>(part.items.size()) >= kCollapseRaisesFromItems;
     bool exhausted_all = true;
     std::vector<int> random_rank;
     for (int k = 0; k < 2 * kNumOrders + restarts; ++k) {
@@ -259,9 +259,8 @@ class ExactPlanner : public SearchPlanner {
               : static_cast<int>(std::max<int64_t>(
                     run.options.restarts_per_round,
                     2 * kNumOrders * part_limit / restart_limit));
-      const Outcome outcome =
-          SolvePart(run, part, height, part_limit, one_height, restarts,
-                    restart_limit);
+      const Outcome outcome = SolvePart(run, part, height, part_limit,
+                                        one_height, restarts, restart_limit);
       if (outcome == Outcome::kFound) continue;
       if (outcome == Outcome::kExhausted) {
         if (part.complete) {
@@ -378,9 +377,9 @@ class ExactPlanner : public SearchPlanner {
     const int64_t height = PartsLower(run);
     const ProbeResult r = ProbeInRounds(run, height);
     if (r == ProbeResult::kFeasible) return Finish(run, Compose(run), false);
-    const std::string what = absl::StrCat(
-        "the exact planner found no plan at the lower bound (",
-        height * run.d.granule, " bytes)");
+    const std::string what =
+        absl::StrCat("the exact planner found no plan at the lower bound (",
+                     height * run.d.granule, " bytes)");
     if (r == ProbeResult::kInfeasible)
       return absl::NotFoundError(absl::StrCat(what, ": it proved none exists"));
     if (run.budget.OutOfTimeNow()) {
@@ -416,8 +415,8 @@ class ExactPlanner : public SearchPlanner {
             "no plan fits in capacity ", capacity,
             ": the exact search proved it for the ", part.items.size(),
             " buffers alive over steps [", part.times.front(), ", ",
-            part.times.back(), ") (max-live there ",
-            part.lower * run.d.granule, " bytes)"));
+            part.times.back(), ") (max-live there ", part.lower * run.d.granule,
+            " bytes)"));
       }
     }
     // Nothing found and nothing proven: the incumbent may still fit.
@@ -504,8 +503,8 @@ class ExactPlanner : public SearchPlanner {
     // Then bisection in between. A probe that runs out of nodes costs
     // the whole round's limit, so only a few of them are made per round.
     int64_t top = hi - 2;
-    for (int unknown = 0; a <= top && unknown < kUnknownProbesPerRound &&
-                          !run.OutOfBudget();) {
+    for (int unknown = 0;
+         a <= top && unknown < kUnknownProbesPerRound && !run.OutOfBudget();) {
       const int64_t mid = a + (top - a) / 2;
       const ProbeResult r = Probe(run, mid, limit, &limit_hit);
       if (r == ProbeResult::kFeasible) {

@@ -159,10 +159,10 @@ class PoolSearch {
   std::vector<BufferId> searched_;  // buffers with a pool with a capacity
 
   // The part being searched.
-  std::vector<BufferId> order_;      // largest first
-  std::vector<bool> twin_of_prev_;   // same as the previous buffer of order_
-  std::vector<Step> times_;          // its section boundaries
-  std::vector<int> s0_, s1_;         // per buffer: sections [s0, s1)
+  std::vector<BufferId> order_;     // largest first
+  std::vector<bool> twin_of_prev_;  // same as the previous buffer of order_
+  std::vector<Step> times_;         // its section boundaries
+  std::vector<int> s0_, s1_;        // per buffer: sections [s0, s1)
   std::vector<std::vector<Bytes>> load_;     // per pool, per section
   std::vector<std::vector<BufferId>> here_;  // per pool: placed part buffers
   std::vector<Bytes> held_;
@@ -226,8 +226,8 @@ absl::Status PoolSearch::Classify() {
     if (any_bounded) {
       searched_.push_back(b);
     } else {
-      pool_of_[b] = *std::min_element(candidates_[b].begin(),
-                                      candidates_[b].end());
+      pool_of_[b] =
+          *std::min_element(candidates_[b].begin(), candidates_[b].end());
     }
   }
   return absl::OkStatus();
@@ -259,10 +259,9 @@ absl::StatusOr<Plan> PoolSearch::Run(Incumbent& incumbent) {
   MEMPLAN_RETURN_IF_ERROR(Classify());
   const std::vector<Plan> starts = Starts(incumbent);
   search_work_ = budget_.work_done() +
-                 static_cast<int64_t>(
-                     static_cast<double>(budget_.work_limit() -
-                                         budget_.work_done()) *
-                     kSearchShare);
+                 static_cast<int64_t>(static_cast<double>(budget_.work_limit() -
+                                                          budget_.work_done()) *
+                                      kSearchShare);
   repack_cap_ = std::max<int64_t>(
       1, (search_work_ - budget_.work_done()) / kRepacksPerBudget);
   const std::vector<std::vector<BufferId>> parts = Parts();
@@ -333,9 +332,10 @@ absl::StatusOr<Plan> PoolSearch::Finish(const std::vector<Plan>& starts,
   const std::vector<Bytes> found_bytes =
       found.ok() ? PoolBytes(problem_, *found) : std::vector<Bytes>();
   if (!found.ok() && start == nullptr) return found.status();
-  Plan plan = !found.ok() || (start != nullptr && SpillsLess(problem_, *start, *found))
-                  ? *start
-                  : *std::move(found);
+  Plan plan =
+      !found.ok() || (start != nullptr && SpillsLess(problem_, *start, *found))
+          ? *start
+          : *std::move(found);
   ComputePlanStatistics(problem_, plan);
   plan.planner = "exact";
   const std::vector<Bytes> bytes = PoolBytes(problem_, plan);
@@ -345,8 +345,7 @@ absl::StatusOr<Plan> PoolSearch::Finish(const std::vector<Plan>& starts,
   // Compose keeps the pools the search decided, so a plan that spills as
   // much as the search's is as proven as it.
   plan.proven_optimal =
-      nothing_spilled ||
-      (proven && found.ok() && found_bytes == bytes);
+      nothing_spilled || (proven && found.ok() && found_bytes == bytes);
   plan.counters["nodes"] = nodes_;
   plan.counters["parts"] = parts_;
   plan.counters["repacks"] = repacks_;
@@ -403,18 +402,20 @@ bool PoolSearch::SearchPart(const std::vector<BufferId>& part) {
     for (BufferId f : fixed_in_[p]) {
       const Lifetime& l = problem_.buffers[f].lifetime;
       for (int s = 0; s < sections; ++s) {
-        if (l.start < times_[s + 1] && times_[s] < l.end) load_[p][s] += Size(f);
+        if (l.start < times_[s + 1] && times_[s] < l.end)
+          load_[p][s] += Size(f);
       }
     }
   }
   twin_of_prev_.assign(order_.size(), false);
   for (size_t k = 1; k < order_.size(); ++k) {
     const BufferId a = order_[k - 1], b = order_[k];
-    twin_of_prev_[k] = Size(a) == Size(b) &&
-                       problem_.buffers[a].lifetime == problem_.buffers[b].lifetime &&
-                       problem_.buffers[a].alignment == problem_.buffers[b].alignment &&
-                       candidates_[a] == candidates_[b] &&
-                       explicit_of_[a].empty() && explicit_of_[b].empty();
+    twin_of_prev_[k] =
+        Size(a) == Size(b) &&
+        problem_.buffers[a].lifetime == problem_.buffers[b].lifetime &&
+        problem_.buffers[a].alignment == problem_.buffers[b].alignment &&
+        candidates_[a] == candidates_[b] && explicit_of_[a].empty() &&
+        explicit_of_[b].empty();
   }
   here_.assign(pools_, {});
   held_.assign(pools_, 0);
@@ -456,9 +457,9 @@ void PoolSearch::Dfs(int k) {
   // candidates: swapping two of them changes no plan's bytes.
   size_t first = 0;
   if (twin_of_prev_[k]) {
-    first = static_cast<size_t>(
-        std::find(candidates.begin(), candidates.end(), pool_of_[order_[k - 1]]) -
-        candidates.begin());
+    first = static_cast<size_t>(std::find(candidates.begin(), candidates.end(),
+                                          pool_of_[order_[k - 1]]) -
+                                candidates.begin());
   }
   for (size_t i = first; i < candidates.size() && !stopped_; ++i) {
     const PoolId p = candidates[i];
@@ -485,7 +486,8 @@ void PoolSearch::Dfs(int k) {
     Place(b, p, at);
     Dfs(k + 1);
     Unplace(b);
-    for (size_t j = 0; j < saved.size(); ++j) offset_of_[here_[p][j]] = saved[j];
+    for (size_t j = 0; j < saved.size(); ++j)
+      offset_of_[here_[p][j]] = saved[j];
   }
 }
 
@@ -547,7 +549,8 @@ Bytes PoolSearch::Absorbable(const std::vector<BufferId>& flexible) {
   }
   // The scans above, at about 32 of them to a work unit (measured on
   // the bundled models: 40 million units a second, as the budget means).
-  budget_.Tick(static_cast<int64_t>((points.size() + 1) * flexible.size() / 32));
+  budget_.Tick(
+      static_cast<int64_t>((points.size() + 1) * flexible.size() / 32));
   return total;
 }
 
@@ -571,7 +574,8 @@ std::optional<Offset> PoolSearch::FirstFit(BufferId b, PoolId p) {
     if (overlap || Explicit(b, o))
       taken.push_back({offset_of_[o], offset_of_[o] + Size(o)});
   };
-  for (BufferId o : here_[p]) add_if_conflict(o, s0_[o] < s1_[b] && s0_[b] < s1_[o]);
+  for (BufferId o : here_[p])
+    add_if_conflict(o, s0_[o] < s1_[b] && s0_[b] < s1_[o]);
   const Lifetime& life = problem_.buffers[b].lifetime;
   for (BufferId f : fixed_in_[p]) {
     const Lifetime& l = problem_.buffers[f].lifetime;
@@ -605,9 +609,8 @@ Packing PoolSearch::Repack(PoolId p, BufferId b) {
   const Problem sub = SubProblem(problem_, buffers, p);
   ExactOptions single = options_;
   single.lower_bound_only = false;
-  PlanOptions plan_options{.deadline = budget_.deadline(),
-                           .work_limit = work,
-                           .seed = seed_};
+  PlanOptions plan_options{
+      .deadline = budget_.deadline(), .work_limit = work, .seed = seed_};
   const absl::StatusOr<Plan> plan =
       MakeExactPlanner(single)->Solve(sub, plan_options);
   if (!plan.ok()) {
@@ -617,9 +620,9 @@ Packing PoolSearch::Repack(PoolId p, BufferId b) {
                : Packing::kUnknown;
   }
   const auto nodes = plan->counters.find("nodes");
-  budget_.Tick(std::min(
-      work, (nodes != plan->counters.end() ? nodes->second : 0) *
-                NodeWork(static_cast<int64_t>(sub.buffers.size()))));
+  budget_.Tick(
+      std::min(work, (nodes != plan->counters.end() ? nodes->second : 0) *
+                         NodeWork(static_cast<int64_t>(sub.buffers.size()))));
   for (size_t i = 0; i < buffers.size(); ++i) {
     if (!problem_.buffers[buffers[i]].fixed.has_value())
       offset_of_[buffers[i]] = plan->assignments[i].offset;
@@ -655,7 +658,8 @@ absl::StatusOr<Plan> PoolSearch::Compose() {
   Plan plan;
   plan.assignments.resize(n);
   for (BufferId b = 0; b < n; ++b)
-    plan.assignments[b] = {.buffer = b, .pool = pool_of_[b], .offset = offset_of_[b]};
+    plan.assignments[b] = {
+        .buffer = b, .pool = pool_of_[b], .offset = offset_of_[b]};
   std::vector<PoolId> unbounded;
   for (PoolId p = 0; p < pools_; ++p)
     if (!Bounded(p)) unbounded.push_back(p);
@@ -673,12 +677,13 @@ absl::StatusOr<Plan> PoolSearch::Compose() {
     ExactOptions single = options_;
     single.lower_bound_only = false;
     absl::StatusOr<Plan> sub_plan = MakeExactPlanner(single)->Solve(
-        sub, {.deadline = budget_.deadline(), .work_limit = left, .seed = seed_});
+        sub,
+        {.deadline = budget_.deadline(), .work_limit = left, .seed = seed_});
     if (!sub_plan.ok()) return sub_plan.status();
     const auto nodes = sub_plan->counters.find("nodes");
-    budget_.Tick(std::min(
-        left, (nodes != sub_plan->counters.end() ? nodes->second : 0) *
-                  NodeWork(static_cast<int64_t>(sub.buffers.size()))));
+    budget_.Tick(
+        std::min(left, (nodes != sub_plan->counters.end() ? nodes->second : 0) *
+                           NodeWork(static_cast<int64_t>(sub.buffers.size()))));
     // SubProblem keeps the buffers in id order.
     for (size_t j = 0; j < buffers.size(); ++j)
       plan.assignments[buffers[j]].offset = sub_plan->assignments[j].offset;

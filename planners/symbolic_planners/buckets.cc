@@ -38,8 +38,8 @@ double Slack(const DimValues& values, const DimRanges& whole,
   for (const auto& [name, range] : whole) {
     end = end && values.at(name) == range.max;
   }
-  return std::max(
-      1e-9, (end ? options.end_target_ratio : options.target_ratio) - 1);
+  return std::max(1e-9,
+                  (end ? options.end_target_ratio : options.target_ratio) - 1);
 }
 
 // The search's score of `plan` on `sub` (the problem, its dims maybe
@@ -82,9 +82,9 @@ absl::StatusOr<double> WorstStepped(const SymbolicProblem& problem,
     MEMPLAN_ASSIGN_OR_RETURN(Problem at, problem.Rounded(values));
     MEMPLAN_ASSIGN_OR_RETURN(int64_t peak,
                              plan.peak.Evaluate(StepValues(values, steps)));
-    worst = std::max(worst, static_cast<double>(peak) /
-                                static_cast<double>(
-                                    std::max<int64_t>(1, LowerBound(at))));
+    worst = std::max(
+        worst, static_cast<double>(peak) /
+                   static_cast<double>(std::max<int64_t>(1, LowerBound(at))));
   }
   return worst;
 }
@@ -144,8 +144,8 @@ absl::StatusOr<DimValues> ChooseSteps(
     for (size_t i = 0; i < samples.size(); ++i) {
       MEMPLAN_ASSIGN_OR_RETURN(Problem at,
                                stepped.At(StepValues(samples[i], steps)));
-      const double ratio = static_cast<double>(LowerBound(at)) /
-                           static_cast<double>(bounds[i]);
+      const double ratio =
+          static_cast<double>(LowerBound(at)) / static_cast<double>(bounds[i]);
       excess = std::max(excess, (ratio - 1) / slack[i]);
     }
     if (step == 1) {
@@ -190,8 +190,8 @@ absl::StatusOr<BucketPlan> PlanBucket(const SymbolicProblem& narrowed,
           std::max<int64_t>(1, SymbolicWorkLimit(search) / divisor);
       MEMPLAN_ASSIGN_OR_RETURN(p.plan, PlanSymbolicSearch(sub, search));
       MEMPLAN_ASSIGN_OR_RETURN(
-          p.score, TargetExcess(narrowed, steps, p.plan, *options.search,
-                                whole, &p.worst_at));
+          p.score, TargetExcess(narrowed, steps, p.plan, *options.search, whole,
+                                &p.worst_at));
     } else {
       MEMPLAN_ASSIGN_OR_RETURN(p.plan, PlanSymbolicGreedy(sub, options.greedy));
       MEMPLAN_ASSIGN_OR_RETURN(p.score, WorstStepped(narrowed, steps, p.plan));
@@ -383,8 +383,8 @@ absl::StatusOr<Candidates> PlanCandidates(
   Candidates c{
       .plans = std::vector<std::vector<std::optional<SymbolicPlan>>>(
           m, std::vector<std::optional<SymbolicPlan>>(m)),
-      .steps = std::vector<std::vector<DimValues>>(m,
-                                                   std::vector<DimValues>(m)),
+      .steps =
+          std::vector<std::vector<DimValues>>(m, std::vector<DimValues>(m)),
       .ratio = std::vector<std::vector<double>>(m, std::vector<double>(m, 0))};
   const absl::Time deadline = options.search.has_value()
                                   ? options.search->deadline
@@ -416,8 +416,8 @@ absl::StatusOr<Candidates> PlanCandidates(
 absl::StatusOr<std::vector<SymbolicBucket>> PlanSymbolicBuckets(
     const SymbolicProblem& problem, const SymbolicBucketOptions& given) {
   if (given.max_buckets < 1) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "max_buckets is ", given.max_buckets, "; at least 1"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("max_buckets is ", given.max_buckets, "; at least 1"));
   }
   MEMPLAN_RETURN_IF_ERROR(ValidateDimRanges(problem.dims));
   const SymbolicBucketOptions options = Started(given);

@@ -29,8 +29,8 @@ constexpr int64_t kCandidateBudget = 64;
 }  // namespace
 
 std::vector<std::vector<int64_t>> DefaultSamples(const DimBox& box) {
-  const double fractions[] = {0, 1.0 / 1024, 1.0 / 256, 1.0 / 32, 1.0 / 4,
-                              1.0 / 2, 1};
+  const double fractions[] = {0,       1.0 / 1024, 1.0 / 256, 1.0 / 32,
+                              1.0 / 4, 1.0 / 2,    1};
   const std::vector<int64_t> widths = box.Widths();
   std::vector<std::vector<int64_t>> samples;
   for (double f : fractions) {
@@ -74,7 +74,7 @@ Engine::Engine(const SymbolicProblem& problem, DimBox box)
     : problem_(problem), box_(std::move(box)), width_(box_.Widths()) {}
 
 absl::Status Engine::Prepare(std::vector<std::vector<int64_t>> base,
-                     const std::vector<DimValues>& extra) {
+                             const std::vector<DimValues>& extra) {
   const int n = static_cast<int>(problem_.buffers.size());
   samples_ = std::move(base);
   for (const DimValues& values : extra) {
@@ -105,9 +105,9 @@ absl::Status Engine::Prepare(std::vector<std::vector<int64_t>> base,
   at_min_.resize(n);
   for (int i = 0; i < n; ++i) {
     if (!sizes_[i].Evaluate(width_, &at_max_[i])) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "buffer \"", problem_.buffers[i].name,
-          "\" overflows 64-bit integers at the dims' maxima"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("buffer \"", problem_.buffers[i].name,
+                       "\" overflows 64-bit integers at the dims' maxima"));
     }
     at_min_[i] = sizes_[i].ConstantTerm();
   }
@@ -276,8 +276,8 @@ void Engine::SetTargets(double target, double end_target) {
 Score Engine::ScoreOf(const std::vector<int64_t>& values) const {
   Score score{0, 0};
   for (size_t s = 0; s < samples_.size(); ++s) {
-    const double r = static_cast<double>(values[s]) /
-                     static_cast<double>(lower_bounds_[s]);
+    const double r =
+        static_cast<double>(values[s]) / static_cast<double>(lower_bounds_[s]);
     score.worst = std::max(score.worst, (r - 1) * weights_[s]);
     score.sum += r;
   }
@@ -346,8 +346,7 @@ void Engine::Neighbours() {
   }
 }
 
-bool Engine::Apart(const BinomialPoly& offset, const BinomialPoly& top,
-                   int k) {
+bool Engine::Apart(const BinomialPoly& offset, const BinomialPoly& top, int k) {
   ++work_;
   absl::StatusOr<BinomialPoly> above = internal::Subtract(offset, tops_[k]);
   if (!above.ok()) return false;
@@ -359,8 +358,7 @@ bool Engine::Apart(const BinomialPoly& offset, const BinomialPoly& top,
   for (const BinomialPoly* side : {&*above, &*below}) {
     if (side->ConstantTerm() < 0) continue;
     int64_t budget = kCandidateBudget;
-    if (ProveNonNegative(*side, width_, &budget).result ==
-        SignProof::kProven) {
+    if (ProveNonNegative(*side, width_, &budget).result == SignProof::kProven) {
       return true;
     }
     work_ += kCandidateBudget - budget;
@@ -454,9 +452,9 @@ absl::Status Engine::Place(int b, const PlaceRule& rule) {
     best = std::move(choice);
   }
   if (best.index < 0) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "buffer \"", problem_.buffers[b].name,
-        "\" has no offset that fits in 64-bit integers"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("buffer \"", problem_.buffers[b].name,
+                     "\" has no offset that fits in 64-bit integers"));
   }
   offsets_[b] = std::move(best.offset);
   tops_[b] = std::move(best.top);

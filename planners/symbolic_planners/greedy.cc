@@ -6,8 +6,8 @@
 #include <vector>
 
 #include "absl/status/status.h"
-#include "effort/budget.h"
 #include "base/status_macros.h"
+#include "effort/budget.h"
 #include "memplan/planner.h"
 #include "memplan/symbolic.h"
 #include "memplan/symbolic_planner.h"

@@ -10,8 +10,8 @@
 #include "absl/status/status.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
-#include "effort/budget.h"
 #include "base/status_macros.h"
+#include "effort/budget.h"
 #include "memplan/planner.h"
 #include "memplan/symbolic.h"
 #include "memplan/symbolic_planner.h"
@@ -94,9 +94,9 @@ class Search {
  private:
   // Every placement order under each rule.
   absl::Status TryOrdersAndRules() {
-    const PlaceRule rules[] = {
-        {}, {.pair_envelopes = true, .worst_first = true},
-        {.pair_envelopes = true}};
+    const PlaceRule rules[] = {{},
+                               {.pair_envelopes = true, .worst_first = true},
+                               {.pair_envelopes = true}};
     for (const PlaceRule& rule : rules) {
       engine_.Reset();
       for (const std::vector<int>& order : engine_.Orders(/*more=*/true)) {
@@ -165,7 +165,9 @@ class Search {
         engine_.PeakValues(peak, &values);
         const Score score = engine_.ScoreOf(values);
         if (!(score < best_.score)) continue;
-        best_ = {score, order, rule,
+        best_ = {score,
+                 order,
+                 rule,
                  engine_.HighestAt(engine_.WorstSample(values)),
                  NoWorseThanGreedy(values),
                  engine_.MakePlan(peak, "symbolic_search")};

@@ -61,17 +61,47 @@ from memplan._memplan import (  # noqa: F401  (the public API)
 from memplan import _memplan
 
 __all__ = [
-    "Buffer", "CapacityError", "DEFAULT_MAX_INPUT_SIZE", "DimError",
-    "Error", "Graph",
-    "HAVE_ONNX", "MAX_NAME_BYTES", "Op",
-    "PlanResult", "Pool", "Problem", "Tensor", "TensorKind",
-    "SymbolicPlan", "TensorPlacement", "TimeLimitError", "bind_dims",
-    "build_problem", "default_planner", "is_symbolic", "plan_symbolic",
-    "lower_bound_over_orders", "optimal_op_order", "OptimalOrder",
-    "graph_from_dict", "graph_to_dict", "graph_from_json", "graph_to_json",
-    "plan", "planner_options", "planners", "read_buffer_csv", "read_graph",
-    "read_onnx", "read_plan", "report_html", "verify", "write_buffer_csv",
-    "write_graph", "write_plan",
+    "Buffer",
+    "CapacityError",
+    "DEFAULT_MAX_INPUT_SIZE",
+    "DimError",
+    "Error",
+    "Graph",
+    "HAVE_ONNX",
+    "MAX_NAME_BYTES",
+    "Op",
+    "PlanResult",
+    "Pool",
+    "Problem",
+    "Tensor",
+    "TensorKind",
+    "SymbolicPlan",
+    "TensorPlacement",
+    "TimeLimitError",
+    "bind_dims",
+    "build_problem",
+    "default_planner",
+    "is_symbolic",
+    "plan_symbolic",
+    "lower_bound_over_orders",
+    "optimal_op_order",
+    "OptimalOrder",
+    "graph_from_dict",
+    "graph_to_dict",
+    "graph_from_json",
+    "graph_to_json",
+    "plan",
+    "planner_options",
+    "planners",
+    "read_buffer_csv",
+    "read_graph",
+    "read_onnx",
+    "read_plan",
+    "report_html",
+    "verify",
+    "write_buffer_csv",
+    "write_graph",
+    "write_plan",
 ]
 
 
@@ -81,9 +111,11 @@ def graph_from_dict(data):
     if not isinstance(data, dict):
         raise TypeError(f"expected a dict, got {type(data).__name__}")
     if "format" not in data:  # as the tool rejects a graph file without it
-        raise ValueError('graph dict has no "format": a memplan-graph-v1 '
-                         'graph says so, {"format": "memplan-graph-v1", '
-                         '"tensors": [...], "ops": [...]}')
+        raise ValueError(
+            'graph dict has no "format": a memplan-graph-v1 '
+            'graph says so, {"format": "memplan-graph-v1", '
+            '"tensors": [...], "ops": [...]}'
+        )
     return graph_from_json(_json.dumps(data))
 
 
@@ -104,8 +136,10 @@ def _input(graph):
         return graph
     if hasattr(graph, "graph") and isinstance(graph.graph, Graph):
         return graph.graph  # e.g. a memplan.torch.Traced
-    raise TypeError("expected a memplan.Graph, a graph dict or a "
-                    f"memplan.Problem, got {type(graph).__name__}")
+    raise TypeError(
+        "expected a memplan.Graph, a graph dict or a "
+        f"memplan.Problem, got {type(graph).__name__}"
+    )
 
 
 def _size(value, what):
@@ -116,8 +150,10 @@ def _size(value, what):
         except ValueError as error:
             raise ValueError(f"{what}: {error}") from None
     if isinstance(value, bool) or not isinstance(value, int):
-        raise TypeError(f"{what} must be an int or a size such as \"1MiB\", "
-                        f"not {type(value).__name__}")
+        raise TypeError(
+            f'{what} must be an int or a size such as "1MiB", '
+            f"not {type(value).__name__}"
+        )
     return value
 
 
@@ -131,11 +167,15 @@ def _seconds(value, what):
         except ValueError as error:
             raise ValueError(f"{what}: {error}") from None
     if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise TypeError(f"{what} must be a number of seconds or a duration "
-                        f"such as \"500ms\", not {type(value).__name__}")
+        raise TypeError(
+            f"{what} must be a number of seconds or a duration "
+            f'such as "500ms", not {type(value).__name__}'
+        )
     if not _math.isfinite(value) or value < 0:
-        raise ValueError(f"{what}={value!r} is not a finite, non-negative "
-                         "number of seconds")
+        raise ValueError(
+            f"{what}={value!r} is not a finite, non-negative "
+            "number of seconds"
+        )
     return float(value)
 
 
@@ -147,19 +187,56 @@ def _pools(pools):
         if isinstance(p, Pool):
             out.append(p)
         elif isinstance(p, dict):
-            out.append(Pool(p["name"],
-                            _size(p.get("capacity", 0), "pool capacity"),
-                            _size(p.get("alignment", 1), "pool alignment")))
+            out.append(
+                Pool(
+                    p["name"],
+                    _size(p.get("capacity", 0), "pool capacity"),
+                    _size(p.get("alignment", 1), "pool alignment"),
+                )
+            )
         else:
             name, *sizes = p
             out.append(Pool(name, *(_size(v, "pool size") for v in sizes)))
     return out
 
 
-def plan(graph, planner=None, *, time_limit=None, work_limit=None,
-         alignment=1, pools=None, capacity=0, plan_constants=False,
-         plan_inputs=True, plan_outputs=True, seed=0, threads=1,
-         options=None, reorder=None, progress=None):
+def _check_plan_arguments(graph, progress):
+    """What plan() refuses before planning: a graph with unbound dims, a
+    progress that cannot be called."""
+    if isinstance(graph, Graph) and is_symbolic(graph):
+        dims = list(graph.dims) or ["(none declared)"]
+        raise DimError(
+            f'graph "{graph.name}" has symbolic dims '
+            f"{', '.join(dims)}: bind them with "
+            f"memplan.bind_dims(graph, {dims[0]}=N), or plan "
+            f"every value at once with "
+            f"memplan.plan_symbolic(graph)"
+        )
+    if progress is not None and not callable(progress):
+        raise TypeError(
+            f"memplan.plan: progress must be callable or None "
+            f"(got {progress!r})"
+        )
+
+
+def plan(
+    graph,
+    planner=None,
+    *,
+    time_limit=None,
+    work_limit=None,
+    alignment=1,
+    pools=None,
+    capacity=0,
+    plan_constants=False,
+    plan_inputs=True,
+    plan_outputs=True,
+    seed=0,
+    threads=1,
+    options=None,
+    reorder=None,
+    progress=None,
+):
     """Plans every tensor of `graph` and returns a verified PlanResult.
 
     planner: a name of `planners()` (None: `default_planner()`).
@@ -191,26 +268,25 @@ def plan(graph, planner=None, *, time_limit=None, work_limit=None,
       is raised once the plan is made.
     """
     graph = _input(graph)
-    if isinstance(graph, Graph) and is_symbolic(graph):
-        dims = list(graph.dims) or ["(none declared)"]
-        raise DimError(f"graph \"{graph.name}\" has symbolic dims "
-                       f"{', '.join(dims)}: bind them with "
-                       f"memplan.bind_dims(graph, {dims[0]}=N), or plan "
-                       f"every value at once with "
-                       f"memplan.plan_symbolic(graph)")
-    if progress is not None and not callable(progress):
-        raise TypeError(f"memplan.plan: progress must be callable or None "
-                        f"(got {progress!r})")
+    _check_plan_arguments(graph, progress)
     try:
         return _memplan._plan(
-            _input(graph), planner=planner or "",
+            _input(graph),
+            planner=planner or "",
             time_limit=_seconds(time_limit, "time_limit"),
-            work_limit=work_limit, seed=seed, threads=threads,
-            options=dict(options or {}), reorder=reorder or "",
-            alignment=_size(alignment, "alignment"), pools=_pools(pools),
+            work_limit=work_limit,
+            seed=seed,
+            threads=threads,
+            options=dict(options or {}),
+            reorder=reorder or "",
+            alignment=_size(alignment, "alignment"),
+            pools=_pools(pools),
             capacity=_size(capacity, "capacity"),
-            plan_constants=plan_constants, plan_inputs=plan_inputs,
-            plan_outputs=plan_outputs, progress=progress)
+            plan_constants=plan_constants,
+            plan_inputs=plan_inputs,
+            plan_outputs=plan_outputs,
+            progress=progress,
+        )
     except TypeError as error:
         if "incompatible function arguments" not in str(error):
             raise
@@ -223,9 +299,19 @@ def plan(graph, planner=None, *, time_limit=None, work_limit=None,
         ) from None
 
 
-def plan_symbolic(graph, *, max_buckets=4, target_ratio=1.02, alignment=1,
-                  capacity=0, plan_inputs=True, plan_outputs=True,
-                  planner=None, time_limit=None, work_limit=None):
+def plan_symbolic(
+    graph,
+    *,
+    max_buckets=4,
+    target_ratio=1.02,
+    alignment=1,
+    capacity=0,
+    plan_inputs=True,
+    plan_outputs=True,
+    planner=None,
+    time_limit=None,
+    work_limit=None,
+):
     """Plans a symbolic graph once for every value of its dims and returns a
     SymbolicPlan, proven over the whole ranges before it is returned.
 
@@ -247,32 +333,60 @@ def plan_symbolic(graph, *, max_buckets=4, target_ratio=1.02, alignment=1,
     """
     graph = _input(graph)
     if not isinstance(graph, Graph):
-        raise TypeError("memplan.plan_symbolic: expected a memplan.Graph or a "
-                        f"graph dict, got {type(graph).__name__}")
+        raise TypeError(
+            "memplan.plan_symbolic: expected a memplan.Graph or a "
+            f"graph dict, got {type(graph).__name__}"
+        )
     if isinstance(max_buckets, bool) or not isinstance(max_buckets, int):
-        raise TypeError(f"memplan.plan_symbolic: max_buckets must be an int "
-                        f"(got {max_buckets!r})")
+        raise TypeError(
+            f"memplan.plan_symbolic: max_buckets must be an int "
+            f"(got {max_buckets!r})"
+        )
     return _memplan._plan_symbolic(
-        graph, max_buckets=max_buckets, target_ratio=float(target_ratio),
+        graph,
+        max_buckets=max_buckets,
+        target_ratio=float(target_ratio),
         alignment=_size(alignment, "alignment"),
-        capacity=_size(capacity, "capacity"), plan_inputs=plan_inputs,
-        plan_outputs=plan_outputs, planner=planner or "",
-        time_limit=_seconds(time_limit, "time_limit"), work_limit=work_limit)
+        capacity=_size(capacity, "capacity"),
+        plan_inputs=plan_inputs,
+        plan_outputs=plan_outputs,
+        planner=planner or "",
+        time_limit=_seconds(time_limit, "time_limit"),
+        work_limit=work_limit,
+    )
 
 
-def build_problem(graph, *, alignment=1, pools=None, capacity=0,
-                  plan_constants=False, plan_inputs=True, plan_outputs=True):
+def build_problem(
+    graph,
+    *,
+    alignment=1,
+    pools=None,
+    capacity=0,
+    plan_constants=False,
+    plan_inputs=True,
+    plan_outputs=True,
+):
     """The Problem (buffers, lifetimes, pools) the planners see for `graph`."""
     return _memplan._build_problem(
-        _input(graph), alignment=_size(alignment, "alignment"),
-        pools=_pools(pools), capacity=_size(capacity, "capacity"),
-        plan_constants=plan_constants, plan_inputs=plan_inputs,
-        plan_outputs=plan_outputs)
+        _input(graph),
+        alignment=_size(alignment, "alignment"),
+        pools=_pools(pools),
+        capacity=_size(capacity, "capacity"),
+        plan_constants=plan_constants,
+        plan_inputs=plan_inputs,
+        plan_outputs=plan_outputs,
+    )
 
 
-def lower_bound_over_orders(graph, *, alignment=1, plan_constants=False,
-                            plan_inputs=True, plan_outputs=True,
-                            work_limit=0):
+def lower_bound_over_orders(
+    graph,
+    *,
+    alignment=1,
+    plan_constants=False,
+    plan_inputs=True,
+    plan_outputs=True,
+    work_limit=0,
+):
     """The lower bound over op orders of `graph`: no order of its ops that
     keeps its dependencies, writes, in-place merges and pinned ops (those
     reordering keeps) needs fewer bytes in one pool. Returns (bytes, op
@@ -285,27 +399,43 @@ def lower_bound_over_orders(graph, *, alignment=1, plan_constants=False,
         raise ValueError(f"work_limit must be >= 0, got {work_limit}")
     graph = _input(graph)
     if not isinstance(graph, Graph):
-        raise TypeError("lower_bound_over_orders needs a graph (a Problem "
-                        "has no ops to order)")
+        raise TypeError(
+            "lower_bound_over_orders needs a graph (a Problem "
+            "has no ops to order)"
+        )
     return _memplan._lower_bound_over_orders(
-        graph, alignment=_size(alignment, "alignment"),
-        plan_constants=plan_constants, plan_inputs=plan_inputs,
-        plan_outputs=plan_outputs, work_limit=work_limit)
+        graph,
+        alignment=_size(alignment, "alignment"),
+        plan_constants=plan_constants,
+        plan_inputs=plan_inputs,
+        plan_outputs=plan_outputs,
+        work_limit=work_limit,
+    )
 
 
-class OptimalOrder(_collections.namedtuple(
-        "OptimalOrder", ["order", "peak", "bound", "proven", "work"])):
+class OptimalOrder(
+    _collections.namedtuple(
+        "OptimalOrder", ["order", "peak", "bound", "proven", "work"]
+    )
+):
     """What optimal_op_order() knows of the order it found: `order` the op
     names in their new order, `peak` its lower bound in bytes (the most
     alive at one step), `bound` bytes no valid order needs fewer of,
     `proven` whether the two meet, `work` the work units the search
     counted."""
+
     __slots__ = ()
 
 
-def optimal_op_order(graph, *, alignment=1, plan_constants=False,
-                     plan_inputs=True, plan_outputs=True,
-                     work_limit=0):
+def optimal_op_order(
+    graph,
+    *,
+    alignment=1,
+    plan_constants=False,
+    plan_inputs=True,
+    plan_outputs=True,
+    work_limit=0,
+):
     """The order reorder="optimal" gives `graph`, with what is known of it,
     as an OptimalOrder: never worse than the graph's order or "memory"'s,
     proven optimal where the search finishes within `work_limit` work units
@@ -314,14 +444,21 @@ def optimal_op_order(graph, *, alignment=1, plan_constants=False,
     every ordering keeps (dependencies, writes, in-place merges)."""
     graph = _input(graph)
     if not isinstance(graph, Graph):
-        raise TypeError("optimal_op_order needs a graph (a Problem has no "
-                        "ops to order)")
+        raise TypeError(
+            "optimal_op_order needs a graph (a Problem has no " "ops to order)"
+        )
     if work_limit < 0:
         raise ValueError(f"work_limit must be >= 0, got {work_limit}")
-    return OptimalOrder(*_memplan._optimal_op_order(
-        graph, alignment=_size(alignment, "alignment"),
-        plan_constants=plan_constants, plan_inputs=plan_inputs,
-        plan_outputs=plan_outputs, work_limit=work_limit))
+    return OptimalOrder(
+        *_memplan._optimal_op_order(
+            graph,
+            alignment=_size(alignment, "alignment"),
+            plan_constants=plan_constants,
+            plan_inputs=plan_inputs,
+            plan_outputs=plan_outputs,
+            work_limit=work_limit,
+        )
+    )
 
 
 def verify(graph, plan):
@@ -330,9 +467,19 @@ def verify(graph, plan):
     _memplan._verify(input=_input(graph), plan=plan)
 
 
-def read_plan(path, input=None, *, alignment=None, pools=None, capacity=None,
-              plan_constants=None, plan_inputs=None, plan_outputs=None,
-              reorder=None, graph=None):
+def read_plan(
+    path,
+    input=None,
+    *,
+    alignment=None,
+    pools=None,
+    capacity=None,
+    plan_constants=None,
+    plan_inputs=None,
+    plan_outputs=None,
+    reorder=None,
+    graph=None,
+):
     """A plan file for `input` as a PlanResult: memplan-plan-v1 JSON (buffers
     matched by name), or a buffer CSV with an offset column (.csv, .csv.gz;
     rows matched by id). `input` is the path of the input file (a graph
@@ -358,15 +505,28 @@ def read_plan(path, input=None, *, alignment=None, pools=None, capacity=None,
         input = _os.fspath(input)
     else:
         input = _input(input)
-    given = [alignment, pools, capacity, plan_constants, plan_inputs,
-             plan_outputs, reorder]
+    given = [
+        alignment,
+        pools,
+        capacity,
+        plan_constants,
+        plan_inputs,
+        plan_outputs,
+        reorder,
+    ]
     recorded = all(v is None for v in given)
     return _memplan._read_plan(
-        input, _os.fspath(path), recorded=recorded, reorder=reorder or "",
-        alignment=1 if alignment is None else alignment, pools=_pools(pools),
-        capacity=capacity or 0, plan_constants=bool(plan_constants),
+        input,
+        _os.fspath(path),
+        recorded=recorded,
+        reorder=reorder or "",
+        alignment=1 if alignment is None else alignment,
+        pools=_pools(pools),
+        capacity=capacity or 0,
+        plan_constants=bool(plan_constants),
         plan_inputs=plan_inputs is not False,
-        plan_outputs=plan_outputs is not False)
+        plan_outputs=plan_outputs is not False,
+    )
 
 
 def _split_dims(dims):
@@ -376,14 +536,18 @@ def _split_dims(dims):
     for name, value in (dims or {}).items():
         if isinstance(value, (tuple, list)):
             if len(value) != 2 or not all(
-                    isinstance(v, int) and not isinstance(v, bool)
-                    for v in value):
-                raise TypeError(f"dims[{name!r}] = {value!r}: expected a "
-                                f"value or a (min, max) pair of ints")
+                isinstance(v, int) and not isinstance(v, bool) for v in value
+            ):
+                raise TypeError(
+                    f"dims[{name!r}] = {value!r}: expected a "
+                    f"value or a (min, max) pair of ints"
+                )
             if value[0] > value[1]:
-                raise ValueError(f"dims[{name!r}] = {value!r}: the range's "
-                                 f"min {value[0]} is larger than its max "
-                                 f"{value[1]}")
+                raise ValueError(
+                    f"dims[{name!r}] = {value!r}: the range's "
+                    f"min {value[0]} is larger than its max "
+                    f"{value[1]}"
+                )
             ranges[name] = (value[0], value[1])
         else:
             values[name] = value
@@ -410,13 +574,17 @@ def read_graph(path, *, max_input_size=None, dims=None, **onnx_options):
     if onnx_options:
         raise TypeError("ONNX options apply to .onnx files only")
     values, ranges = _split_dims(dims)
-    return _memplan.read_graph(path,
-                               max_input_size=_max_input_size(max_input_size),
-                               dims=values, dim_ranges=ranges)
+    return _memplan.read_graph(
+        path,
+        max_input_size=_max_input_size(max_input_size),
+        dims=values,
+        dim_ranges=ranges,
+    )
 
 
-def read_onnx(source, *, dims=None, views="alias", inplace=None,
-              data_inputs=-1):
+def read_onnx(
+    source, *, dims=None, views="alias", inplace=None, data_inputs=-1
+):
     """An ONNX model (a path, or the bytes of a ModelProto) as a Graph,
     imported as `memplan plan model.onnx` imports it: `dims` binds symbolic
     dimensions ({"batch": 8}, the tool's --dim) or, with a (min, max) pair,
@@ -431,9 +599,14 @@ def read_onnx(source, *, dims=None, views="alias", inplace=None,
     else:
         source = _os.fspath(source)
     values, ranges = _split_dims(dims)
-    return _memplan.read_onnx(source, dims=values, views=views,
-                              inplace=inplace, data_inputs=data_inputs,
-                              dim_ranges=ranges)
+    return _memplan.read_onnx(
+        source,
+        dims=values,
+        views=views,
+        inplace=inplace,
+        data_inputs=data_inputs,
+        dim_ranges=ranges,
+    )
 
 
 def write_graph(graph, path):
@@ -446,25 +619,31 @@ def read_buffer_csv(path, *, max_input_size=None):
     None when the file has no offset column); `max_input_size` as
     read_graph's."""
     return _memplan.read_buffer_csv(
-        _os.fspath(path), max_input_size=_max_input_size(max_input_size))
+        _os.fspath(path), max_input_size=_max_input_size(max_input_size)
+    )
 
 
 def _max_input_size(size):
-    return (DEFAULT_MAX_INPUT_SIZE if size is None
-            else _size(size, "max_input_size"))
+    return (
+        DEFAULT_MAX_INPUT_SIZE
+        if size is None
+        else _size(size, "max_input_size")
+    )
 
 
 def write_buffer_csv(problem_or_plan, path):
     """Writes a Problem's buffers as CSV; a PlanResult adds the offsets."""
-    _memplan.write_buffer_csv(problem_or_plan=problem_or_plan,
-                              path=_os.fspath(path))
+    _memplan.write_buffer_csv(
+        problem_or_plan=problem_or_plan, path=_os.fspath(path)
+    )
 
 
 _FORMATS = ("json", "csv", "c-header", "tflm-offline")
 
 
-def write_plan(plan, path, *, format=None, input=None, name=None,
-               prefix="MEMPLAN"):
+def write_plan(
+    plan, path, *, format=None, input=None, name=None, prefix="MEMPLAN"
+):
     """Writes `plan` as `memplan plan --out=PATH` does, in the format `format`
     names or else PATH's extension: "json" (.json: memplan-plan-v1, with
     every tensor's place for a graph, and the input's name, hash and build
@@ -485,21 +664,31 @@ def write_plan(plan, path, *, format=None, input=None, name=None,
         elif plain.endswith(".h"):
             format = "c-header"
         else:
-            raise ValueError(f"{path}: unknown output format (expected .json, "
-                             ".csv, .h, each optionally .gz, or format=)")
+            raise ValueError(
+                f"{path}: unknown output format (expected .json, "
+                ".csv, .h, each optionally .gz, or format=)"
+            )
     if format == "json":
         data = plan.to_json(input=input).encode()
     elif format == "csv":
         data = plan.to_csv().encode()
     elif format == "c-header":
         if name is None:
-            name = _os.path.basename(input) if input else (
-                plan.graph.name if plan.graph is not None
-                else plan.problem.name) or "plan"
+            name = (
+                _os.path.basename(input)
+                if input
+                else (
+                    plan.graph.name
+                    if plan.graph is not None
+                    else plan.problem.name
+                )
+                or "plan"
+            )
         data = plan.to_c_header(name, prefix).encode()
     elif format == "tflm-offline":
         data = plan.tflm_offline_bytes()
     else:
-        raise ValueError(f"format={format!r}: unknown; valid: "
-                         + ", ".join(_FORMATS))
+        raise ValueError(
+            f"format={format!r}: unknown; valid: " + ", ".join(_FORMATS)
+        )
     _memplan._write_file(path=path, data=data)

@@ -47,8 +47,11 @@ def written_arguments(node):
     for i, argument in enumerate(schema.arguments):
         if argument.alias_info is None or not argument.alias_info.is_write:
             continue
-        written.extend(leaf for leaf in _leaves(_argument(node, i, argument))
-                       if is_node(leaf))
+        written.extend(
+            leaf
+            for leaf in _leaves(_argument(node, i, argument))
+            if is_node(leaf)
+        )
     return written
 
 
@@ -66,9 +69,10 @@ def aliased_results(node, count):
             continue
         value = None
         for i, argument in enumerate(schema.arguments):
-            if argument.alias_info is not None and \
-                    argument.alias_info.before_set == \
-                    ret.alias_info.before_set:
+            if (
+                argument.alias_info is not None
+                and argument.alias_info.before_set == ret.alias_info.before_set
+            ):
                 value = _argument(node, i, argument)
                 break
         out.append((k, value))
@@ -84,7 +88,8 @@ def returns_view(node):
     schema = _schema(node)
     return schema is not None and any(
         r.alias_info is not None and not r.alias_info.is_write
-        for r in schema.returns)
+        for r in schema.returns
+    )
 
 
 def is_pinned(node):
@@ -96,7 +101,7 @@ def is_pinned(node):
     random numbers in the same order. Writes to a tensor are Op.writes."""
     import torch  # noqa: PLC0415  (imported when first used)
     from torch.fx.node import _side_effectful_functions  # noqa: PLC0415
+
     if node.target in _side_effectful_functions:
         return True
-    return torch.Tag.nondeterministic_seeded in getattr(node.target, "tags",
-                                                        ())
+    return torch.Tag.nondeterministic_seeded in getattr(node.target, "tags", ())

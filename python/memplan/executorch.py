@@ -68,15 +68,27 @@ from executorch.exir.passes.memory_planning_pass import (
 )
 from executorch.exir.tensor import ALIGNMENT
 
-__all__ = ["ALIGNMENT", "Arena", "MemplanAlgorithm", "MemplanPlanningPass",
-           "algorithm", "arena_graph", "graph_of", "memory_planning_pass",
-           "reorder"]
+__all__ = [
+    "ALIGNMENT",
+    "Arena",
+    "MemplanAlgorithm",
+    "MemplanPlanningPass",
+    "algorithm",
+    "arena_graph",
+    "graph_of",
+    "memory_planning_pass",
+    "reorder",
+]
 
 # Keyword arguments of ExecuTorch's MemoryPlanningPass; every other option of
 # memory_planning_pass() goes to memplan.plan().
-_PASS_OPTIONS = ("alloc_graph_input", "alloc_graph_output",
-                 "alloc_mutable_buffers", "share_mutable_buffers",
-                 "allow_lifetime_and_storage_overlap")
+_PASS_OPTIONS = (
+    "alloc_graph_input",
+    "alloc_graph_output",
+    "alloc_mutable_buffers",
+    "share_mutable_buffers",
+    "allow_lifetime_and_storage_overlap",
+)
 _PLAN_OPTIONS = ("time_limit", "work_limit", "seed", "threads", "options")
 
 
@@ -122,23 +134,39 @@ def arena_graph(specs, mem_id, alignment):
         if start is None or end is None or start > end:
             raise ValueError(
                 f"memplan.executorch: {spec} (mem_id {mem_id}) has no valid "
-                f"lifetime: {spec.lifetime}")
+                f"lifetime: {spec.lifetime}"
+            )
         size = spec.allocated_memory
         if size == 0:
             continue
         name = _spec_name(mem_id, i)
-        tensors.append(_memplan.Tensor(
-            name, size, alignment=alignment, shape=list(spec.shape),
-            dtype=str(spec.dtype).replace("torch.", "")))
+        tensors.append(
+            _memplan.Tensor(
+                name,
+                size,
+                alignment=alignment,
+                shape=list(spec.shape),
+                dtype=str(spec.dtype).replace("torch.", ""),
+            )
+        )
         starts.setdefault(start, []).append(name)
         if end > start:
             ends.setdefault(end, []).append(name)
         last = max(last, end)
-    ops = [_memplan.Op(f"node{t}", ends.get(t, []), starts.get(t, []))
-           for t in range(last + 1)] if tensors else []
+    ops = (
+        [
+            _memplan.Op(f"node{t}", ends.get(t, []), starts.get(t, []))
+            for t in range(last + 1)
+        ]
+        if tensors
+        else []
+    )
     return _memplan.Graph(
-        name=f"mem_id_{mem_id}", tensors=tensors, ops=ops,
-        pools=[_memplan.Pool(f"mem_id_{mem_id}", 0, alignment)])
+        name=f"mem_id_{mem_id}",
+        tensors=tensors,
+        ops=ops,
+        pools=[_memplan.Pool(f"mem_id_{mem_id}", 0, alignment)],
+    )
 
 
 def _root(spec):
@@ -146,13 +174,17 @@ def _root(spec):
     offset, seen = 0, {id(spec)}
     while spec.storage_base is not None:
         if spec.storage_base_offset < 0:
-            raise ValueError(f"memplan.executorch: {spec} has a negative "
-                             f"storage_base_offset {spec.storage_base_offset}")
+            raise ValueError(
+                f"memplan.executorch: {spec} has a negative "
+                f"storage_base_offset {spec.storage_base_offset}"
+            )
         offset += spec.storage_base_offset
         spec = spec.storage_base
         if id(spec) in seen:
-            raise ValueError("memplan.executorch: circular storage_base chain "
-                             f"through {spec}")
+            raise ValueError(
+                "memplan.executorch: circular storage_base chain "
+                f"through {spec}"
+            )
         seen.add(id(spec))
     return spec, offset
 
@@ -170,9 +202,10 @@ class MemplanAlgorithm:
     def __init__(self, planner="best", **plan_options):
         _check_options(plan_options, _PLAN_OPTIONS)
         if planner not in _memplan.planners():
-            raise ValueError(f"memplan.executorch: unknown planner "
-                             f"{planner!r}; valid: "
-                             + ", ".join(_memplan.planners()))
+            raise ValueError(
+                f"memplan.executorch: unknown planner "
+                f"{planner!r}; valid: " + ", ".join(_memplan.planners())
+            )
         self.__name__ = f"memplan_{planner}"
         self.planner = planner
         self.plan_options = plan_options
@@ -181,8 +214,14 @@ class MemplanAlgorithm:
     def __repr__(self):
         return f"memplan.executorch.algorithm({self.planner!r})"
 
-    def __call__(self, alignment, specs, graph_module, graph_signature=None,
-                 extra_padding=0):
+    def __call__(
+        self,
+        alignment,
+        specs,
+        graph_module,
+        graph_signature=None,
+        extra_padding=0,
+    ):
         result = _MemoryAlgoResult({}, [])
         roots, dependents = {}, []
         for spec in specs:
@@ -197,9 +236,14 @@ class MemplanAlgorithm:
         self.arenas = {}
         sizes = [0, 0]
         for mem_id in sorted(roots):
-            arena = self._plan_arena(mem_id, roots[mem_id], alignment,
-                                     reserved[mem_id] if mem_id < len(reserved)
-                                     else 0, extra_padding, result)
+            arena = self._plan_arena(
+                mem_id,
+                roots[mem_id],
+                alignment,
+                reserved[mem_id] if mem_id < len(reserved) else 0,
+                extra_padding,
+                result,
+            )
             self.arenas[mem_id] = arena
             sizes.extend([0] * (mem_id + 1 - len(sizes)))
             sizes[mem_id] = arena.size
@@ -209,24 +253,31 @@ class MemplanAlgorithm:
         result.bufsizes = sizes
         return result
 
-    def _plan_arena(self, mem_id, specs, alignment, reserved, padding,
-                    result):
+    def _plan_arena(self, mem_id, specs, alignment, reserved, padding, result):
         graph = arena_graph(specs, mem_id, alignment)
         if graph.tensors:
-            plan = _memplan.plan(graph, self.planner, alignment=alignment,
-                                 **self.plan_options)
+            plan = _memplan.plan(
+                graph, self.planner, alignment=alignment, **self.plan_options
+            )
             placed = plan.tensors
-            peak, lower, naive = (plan.peak, plan.lower_bound,
-                                  plan.naive_total)
+            peak, lower, naive = (plan.peak, plan.lower_bound, plan.naive_total)
         else:
             placed, peak, lower, naive = {}, 0, 0, 0
         for i, spec in enumerate(specs):
             _, offset = placed.get(_spec_name(mem_id, i), (None, 0))
             result.spec_dict[spec].mem_offset = reserved + offset
-        return Arena(mem_id=mem_id, size=reserved + peak + padding, peak=peak,
-                     lower_bound=lower, naive_total=naive, reserved=reserved,
-                     padding=padding, specs=len(specs),
-                     planner=self.planner, graph=graph)
+        return Arena(
+            mem_id=mem_id,
+            size=reserved + peak + padding,
+            peak=peak,
+            lower_bound=lower,
+            naive_total=naive,
+            reserved=reserved,
+            padding=padding,
+            specs=len(specs),
+            planner=self.planner,
+            graph=graph,
+        )
 
     @staticmethod
     def _place_dependent(spec, result):
@@ -235,12 +286,14 @@ class MemplanAlgorithm:
             raise ValueError(
                 f"memplan.executorch: {spec} shares the storage of {root}, "
                 "which is not among the specs to plan (a graph input or "
-                "output left to the caller?)")
+                "output left to the caller?)"
+            )
         if offset + spec.allocated_memory > root.allocated_memory:
             raise ValueError(
                 f"memplan.executorch: {spec} ({spec.allocated_memory} bytes "
                 f"at +{offset}) does not fit in its storage base {root} "
-                f"({root.allocated_memory} bytes)")
+                f"({root.allocated_memory} bytes)"
+            )
         base = result.spec_dict[root]
         mine = result.spec_dict[spec]
         mine.mem_id = base.mem_id
@@ -248,14 +301,17 @@ class MemplanAlgorithm:
         if mine.mem_offset % spec.alignment:
             raise ValueError(
                 f"memplan.executorch: {spec} at offset {mine.mem_offset} in "
-                f"its storage base breaks its alignment {spec.alignment}")
+                f"its storage base breaks its alignment {spec.alignment}"
+            )
 
 
 def _check_options(options, valid):
     unknown = sorted(set(options) - set(valid))
     if unknown:
-        raise TypeError(f"memplan.executorch: unknown option(s) "
-                        f"{', '.join(unknown)}; valid: " + ", ".join(valid))
+        raise TypeError(
+            f"memplan.executorch: unknown option(s) "
+            f"{', '.join(unknown)}; valid: " + ", ".join(valid)
+        )
 
 
 def _number_objects(result):
@@ -294,15 +350,18 @@ class MemplanPlanningPass(_MemoryPlanningPass):
     def __init__(self, algorithm, *, verify=True, **pass_options):
         self.algorithm = algorithm
         self.verify = verify
-        super().__init__(memory_planning_algo=_Suite(algo_list=[algorithm]),
-                         **pass_options)
+        super().__init__(
+            memory_planning_algo=_Suite(algo_list=[algorithm]), **pass_options
+        )
 
     def run(self, graph_module, graph_signature=None):
         result = super().run(graph_module, graph_signature)
         if not self.verify:
             return result
         _Verifier(
-            graph_module, self.alloc_graph_input, self.alloc_graph_output,
+            graph_module,
+            self.alloc_graph_input,
+            self.alloc_graph_output,
             self.alloc_mutable_buffers and not self.share_mutable_buffers,
             graph_signature,
         ).verify_storage_reuse(self.allow_lifetime_and_storage_overlap)
@@ -317,8 +376,9 @@ def algorithm(planner="best", **options):
     return MemplanAlgorithm(planner, **options)
 
 
-def memory_planning_pass(planner="best", *, alignment=ALIGNMENT, verify=True,
-                         **options):
+def memory_planning_pass(
+    planner="best", *, alignment=ALIGNMENT, verify=True, **options
+):
     """An ExecuTorch MemoryPlanningPass that plans with memplan's `planner`.
 
     alignment: of every planned tensor (ExecuTorch's default, 16 bytes).
@@ -332,14 +392,19 @@ def memory_planning_pass(planner="best", *, alignment=ALIGNMENT, verify=True,
     """
     _check_options(options, _PASS_OPTIONS + _PLAN_OPTIONS)
     pass_options = {k: options.pop(k) for k in _PASS_OPTIONS if k in options}
-    return MemplanPlanningPass(algorithm(planner, **options), verify=verify,
-                               alignment=alignment, **pass_options)
+    return MemplanPlanningPass(
+        algorithm(planner, **options),
+        verify=verify,
+        alignment=alignment,
+        **pass_options,
+    )
 
 
 def _tensor_bytes(value):
     """Bytes of a node's value (a FakeTensor in node.meta["val"]); 0 for a
     value that is no tensor."""
     import torch  # noqa: PLC0415  (ExecuTorch imports it anyway)
+
     if isinstance(value, torch.Tensor):
         return value.numel() * value.element_size()
     return 0
@@ -358,38 +423,50 @@ def graph_of(graph_module, graph_signature=None):
     as memplan.torch). Returns (graph, nodes): nodes[i] is the FX node of
     op i."""
     import operator  # noqa: PLC0415
+
     constants = set()
     if graph_signature is not None:
         constants.update(graph_signature.inputs_to_parameters)
         constants.update(graph_signature.inputs_to_buffers)
-        constants.update(getattr(graph_signature,
-                                 "inputs_to_lifted_tensor_constants", {}))
+        constants.update(
+            getattr(graph_signature, "inputs_to_lifted_tensor_constants", {})
+        )
     edge = _EdgeGraph()
     output_names = []
     for node in graph_module.graph.nodes:
         if node.op in ("placeholder", "get_attr"):
-            kind = ("constant" if node.op == "get_attr" or
-                    node.name in constants else "input")
+            kind = (
+                "constant"
+                if node.op == "get_attr" or node.name in constants
+                else "input"
+            )
             edge.names[node] = edge.add(
-                node.name, _tensor_bytes(node.meta.get("val")), kind)
+                node.name, _tensor_bytes(node.meta.get("val")), kind
+            )
         elif node.op == "call_function" and node.target is operator.getitem:
             base = edge.names.get(node.args[0])
             if isinstance(base, list):
                 edge.names[node] = base[node.args[1]]
             else:
-                raise ValueError(f"memplan.executorch: getitem node "
-                                 f"\"{node.name}\" of a value that is not "
-                                 f"a tuple result")
+                raise ValueError(
+                    f"memplan.executorch: getitem node "
+                    f'"{node.name}" of a value that is not '
+                    f"a tuple result"
+                )
         elif node.op == "call_function":
             edge.add_op(node)
         elif node.op == "output":
-            output_names.extend(edge.names[leaf] for leaf in _leaves(node.args)
-                                if edge.named(leaf))
+            output_names.extend(
+                edge.names[leaf]
+                for leaf in _leaves(node.args)
+                if edge.named(leaf)
+            )
     for name in output_names:
         if edge.tensors[name].kind == "activation":
             edge.tensors[name].kind = "output"
-    graph = _memplan.Graph(name="edge", tensors=list(edge.tensors.values()),
-                           ops=edge.ops)
+    graph = _memplan.Graph(
+        name="edge", tensors=list(edge.tensors.values()), ops=edge.ops
+    )
     return graph, edge.nodes
 
 
@@ -414,8 +491,9 @@ class _EdgeGraph:
 
     def named(self, value):
         """Whether `value` is an FX node with one tensor name."""
-        return _fx_rules.is_node(value) and \
-            isinstance(self.names.get(value), str)
+        return _fx_rules.is_node(value) and isinstance(
+            self.names.get(value), str
+        )
 
     def add_op(self, node):
         """The op of call_function `node` and its results."""
@@ -423,13 +501,15 @@ class _EdgeGraph:
         for arg in _leaves(list(node.args) + list(node.kwargs.values())):
             if _fx_rules.is_node(arg) and arg in self.names:
                 name = self.names[arg]
-                for n in (name if isinstance(name, list) else [name]):
+                for n in name if isinstance(name, list) else [name]:
                     if n not in inputs:
                         inputs.append(n)
         value = node.meta.get("val")
         if isinstance(value, (tuple, list)):
-            outputs = [self.add(f"{node.name}.{k}", _tensor_bytes(v))
-                       for k, v in enumerate(value)]
+            outputs = [
+                self.add(f"{node.name}.{k}", _tensor_bytes(v))
+                for k, v in enumerate(value)
+            ]
             self.names[node] = outputs
         else:
             outputs = [self.add(node.name, _tensor_bytes(value))]
@@ -438,8 +518,11 @@ class _EdgeGraph:
         for k, argument in _fx_rules.aliased_results(node, len(outputs)):
             if not inputs:
                 continue
-            j = (inputs.index(self.names[argument])
-                 if self.named(argument) else 0)
+            j = (
+                inputs.index(self.names[argument])
+                if self.named(argument)
+                else 0
+            )
             self.tensors[outputs[k]].size = self.tensors[inputs[j]].size
             alias.append((k, j))
         writes = []
@@ -448,10 +531,17 @@ class _EdgeGraph:
                 j = inputs.index(self.names[leaf])
                 if j not in writes:
                     writes.append(j)
-        self.ops.append(_memplan.Op(node.name, inputs, outputs,
-                                    type=str(node.target), alias=alias,
-                                    writes=writes,
-                                    pinned=_fx_rules.is_pinned(node)))
+        self.ops.append(
+            _memplan.Op(
+                node.name,
+                inputs,
+                outputs,
+                type=str(node.target),
+                alias=alias,
+                writes=writes,
+                pinned=_fx_rules.is_pinned(node),
+            )
+        )
         self.nodes.append(node)
 
 
@@ -463,6 +553,7 @@ def reorder(edge_program, ordering="memory", **build_options):
     nodes in their old order, of the one now at step k). `build_options`
     (alignment, plan_constants, ...) are memplan.plan's."""
     import operator  # noqa: PLC0415
+
     orders = {}
     for method in edge_program.methods:
         program = edge_program.exported_program(method)
@@ -471,13 +562,17 @@ def reorder(edge_program, ordering="memory", **build_options):
         if not nodes:
             orders[method] = []
             continue
-        order = _memplan.plan(graph, "naive", reorder=ordering,
-                              **build_options).op_order
+        order = _memplan.plan(
+            graph, "naive", reorder=ordering, **build_options
+        ).op_order
         output = next(n for n in gm.graph.nodes if n.op == "output")
         for i in order:
             node = nodes[i]
-            items = [u for u in node.users if u.op == "call_function" and
-                     u.target is operator.getitem]
+            items = [
+                u
+                for u in node.users
+                if u.op == "call_function" and u.target is operator.getitem
+            ]
             output.prepend(node)
             for item in items:
                 output.prepend(item)

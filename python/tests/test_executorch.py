@@ -15,15 +15,21 @@ import pytest
 import torch
 from executorch.exir.error import InternalError
 from executorch.exir.memory_planning import (
-    MemoryPlanningAlgorithmSuite, _is_out_var_node, greedy)
+    MemoryPlanningAlgorithmSuite,
+    _is_out_var_node,
+    greedy,
+)
 from executorch.exir.passes import MemoryPlanningPass
 from executorch.exir.tensor import TensorSpec
 
 import memplan
 import memplan.executorch as met
 
-_SCRIPT = (pathlib.Path(__file__).resolve().parents[2] / "scripts"
-           / "executorch_table.py")
+_SCRIPT = (
+    pathlib.Path(__file__).resolve().parents[2]
+    / "scripts"
+    / "executorch_table.py"
+)
 _spec = importlib.util.spec_from_file_location("executorch_table", _SCRIPT)
 table = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(table)
@@ -60,9 +66,15 @@ def check_arenas(planned, default, mp):
     return ours, theirs
 
 
-@pytest.mark.parametrize("name", ["resnet18", "mobilenet_v3_small",
-                                  "transformer_encoder_4l",
-                                  "llama_kv_cache_2048"])
+@pytest.mark.parametrize(
+    "name",
+    [
+        "resnet18",
+        "mobilenet_v3_small",
+        "transformer_encoder_4l",
+        "llama_kv_cache_2048",
+    ],
+)
 def test_model_runs_with_memplan_plan(name):
     model, inputs = table.MODELS[name](IMAGE)
     mp = met.memory_planning_pass()
@@ -87,8 +99,9 @@ def test_inputs_and_outputs_left_to_the_caller():
     check_arenas(planned, default, mp)
     everything = met.memory_planning_pass()
     table.export(model, inputs, everything)
-    assert mp.algorithm.arenas[1].specs == \
-        everything.algorithm.arenas[1].specs - 2  # the input, the output
+    assert (
+        mp.algorithm.arenas[1].specs == everything.algorithm.arenas[1].specs - 2
+    )  # the input, the output
     check_outputs(planned, default, model, inputs)
 
 
@@ -106,8 +119,9 @@ def test_two_mem_id_arenas_are_two_memplan_pools():
     tag = table.every_other_result_to_arena_2
     mp = table.with_pool_pass(met.memory_planning_pass(), tag)
     planned = table.export(model, inputs, mp)
-    default = table.export(model, inputs,
-                           table.with_pool_pass(MemoryPlanningPass(), tag))
+    default = table.export(
+        model, inputs, table.with_pool_pass(MemoryPlanningPass(), tag)
+    )
     ours, theirs = check_arenas(planned, default, mp)
     assert len(ours) == 3 and ours[1] > 0 and ours[2] > 0
     assert sorted(mp.algorithm.arenas) == [1, 2]
@@ -135,9 +149,12 @@ class Branchy(torch.nn.Module):
 
     def forward(self, x, flag):
         h = torch.relu(self.a(x))
-        y = torch.cond(flag.sum() > 0,
-                       lambda h: torch.sigmoid(self.b(h)) * 2,
-                       lambda h: torch.tanh(self.b(h)) + 1, (h,))
+        y = torch.cond(
+            flag.sum() > 0,
+            lambda h: torch.sigmoid(self.b(h)) * 2,
+            lambda h: torch.tanh(self.b(h)) + 1,
+            (h,),
+        )
         return y + h
 
 
@@ -181,7 +198,8 @@ def _share_relu_inputs(graph_module, shared):
             continue
         source = node.args[0]
         if len(source.users) == 1 and isinstance(
-                source.meta.get("spec"), TensorSpec):
+            source.meta.get("spec"), TensorSpec
+        ):
             node.meta["_share_alloc_with_arg_idx"] = 0
             shared.append((node.meta["spec"], source.meta["spec"]))
     assert shared
@@ -195,8 +213,7 @@ def test_storage_base_specs_share_their_base_bytes():
     check_arenas(planned, default, mp)
     for spec, base in ReluInPlace.shared:
         assert spec.storage_base is base
-        assert (spec.mem_id, spec.mem_offset) == (base.mem_id,
-                                                  base.mem_offset)
+        assert (spec.mem_id, spec.mem_offset) == (base.mem_id, base.mem_offset)
     check_outputs(planned, default, model, inputs)
 
 
@@ -206,8 +223,11 @@ def test_memplan_in_executorch_algorithm_suite():
     model, inputs = table.MODELS["llama_kv_cache_2048"](IMAGE)
     simple, best = met.algorithm("greedy_by_size"), met.algorithm("best")
     assert simple.__name__ != best.__name__
-    suite = MemoryPlanningPass(memory_planning_algo=MemoryPlanningAlgorithmSuite(
-        [greedy, simple, best]))
+    suite = MemoryPlanningPass(
+        memory_planning_algo=MemoryPlanningAlgorithmSuite(
+            [greedy, simple, best]
+        )
+    )
     together = table.export(model, inputs, suite)
     alone = table.export(model, inputs, met.memory_planning_pass())
     assert table.arena_sizes(together) == table.arena_sizes(alone)
@@ -218,20 +238,32 @@ def test_memplan_in_executorch_algorithm_suite():
 class OverlappingAlgorithm(met.MemplanAlgorithm):
     """Places the largest spec on top of one it lives with."""
 
-    def __call__(self, alignment, specs, graph_module, graph_signature=None,
-                 extra_padding=0):
-        result = super().__call__(alignment, specs, graph_module,
-                                  graph_signature, extra_padding)
+    def __call__(
+        self,
+        alignment,
+        specs,
+        graph_module,
+        graph_signature=None,
+        extra_padding=0,
+    ):
+        result = super().__call__(
+            alignment, specs, graph_module, graph_signature, extra_padding
+        )
         ordered = sorted(result.spec_dict, key=lambda s: -s.allocated_memory)
         big = ordered[0]
         for other in ordered[1:]:
-            if (other.allocated_memory and other.storage_base is None
-                    and other.lifetime[0] <= big.lifetime[1]
-                    and big.lifetime[0] <= other.lifetime[1]):
-                result.spec_dict[other].mem_offset = \
-                    result.spec_dict[big].mem_offset
-                result.spec_dict[other].mem_obj_id = \
-                    result.spec_dict[big].mem_obj_id
+            if (
+                other.allocated_memory
+                and other.storage_base is None
+                and other.lifetime[0] <= big.lifetime[1]
+                and big.lifetime[0] <= other.lifetime[1]
+            ):
+                result.spec_dict[other].mem_offset = result.spec_dict[
+                    big
+                ].mem_offset
+                result.spec_dict[other].mem_obj_id = result.spec_dict[
+                    big
+                ].mem_obj_id
                 return result
         raise AssertionError("no spec lives with the largest")
 
@@ -239,14 +271,19 @@ class OverlappingAlgorithm(met.MemplanAlgorithm):
 def test_executorch_verifier_checks_every_plan():
     model, inputs = table.MODELS["transformer_encoder_4l"](IMAGE)
     with pytest.raises(InternalError, match="storage overlap"):
-        table.export(model, inputs,
-                     met.MemplanPlanningPass(OverlappingAlgorithm()))
+        table.export(
+            model, inputs, met.MemplanPlanningPass(OverlappingAlgorithm())
+        )
 
 
 def test_arena_graph_keeps_executorch_lifetimes():
     specs = []
-    for shape, lifetime in [((4,), [0, 2]), ((8,), [1, 1]), ((2,), [3, 5]),
-                            ((0,), [2, 4])]:
+    for shape, lifetime in [
+        ((4,), [0, 2]),
+        ((8,), [1, 1]),
+        ((2,), [3, 5]),
+        ((0,), [2, 4]),
+    ]:
         spec = TensorSpec(torch.float32, torch.Size(shape))
         spec.lifetime = lifetime
         spec.realign(16)
@@ -254,8 +291,11 @@ def test_arena_graph_keeps_executorch_lifetimes():
     graph = met.arena_graph(specs, 1, 16)
     problem = memplan.build_problem(graph)
     lifetimes = {b.name: (b.start, b.end, b.size) for b in problem.buffers}
-    assert lifetimes == {"m1_spec0": (0, 3, 16), "m1_spec1": (1, 2, 32),
-                         "m1_spec2": (3, 6, 16)}  # spec3 holds no byte
+    assert lifetimes == {
+        "m1_spec0": (0, 3, 16),
+        "m1_spec1": (1, 2, 32),
+        "m1_spec2": (3, 6, 16),
+    }  # spec3 holds no byte
 
 
 def test_bad_options_are_named():
@@ -263,8 +303,9 @@ def test_bad_options_are_named():
         met.memory_planning_pass("no_such_planner")
     with pytest.raises(TypeError, match="speed"):
         met.memory_planning_pass(speed=3)
-    mp = met.memory_planning_pass("greedy_by_size", alloc_graph_input=False,
-                                  work_limit=1000)
+    mp = met.memory_planning_pass(
+        "greedy_by_size", alloc_graph_input=False, work_limit=1000
+    )
     assert mp.alloc_graph_input is False
     assert mp.algorithm.planner == "greedy_by_size"
     assert mp.algorithm.plan_options == {"work_limit": 1000}

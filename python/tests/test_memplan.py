@@ -12,26 +12,33 @@ import pytest
 
 import memplan
 
-DATA = pathlib.Path(os.environ.get(
-    "MEMPLAN_DATA_DIR",
-    pathlib.Path(__file__).resolve().parents[2] / "bench" / "data"))
+DATA = pathlib.Path(
+    os.environ.get(
+        "MEMPLAN_DATA_DIR",
+        pathlib.Path(__file__).resolve().parents[2] / "bench" / "data",
+    )
+)
 TOOL = os.environ.get("MEMPLAN_TOOL")
 
 
 def small_graph():
     return memplan.Graph(
         name="chain",
-        tensors=[memplan.Tensor("x", 1000, kind="input"),
-                 memplan.Tensor("w", 64, kind="constant"),
-                 memplan.Tensor("a", 4000),
-                 memplan.Tensor("v", 4000),
-                 memplan.Tensor("b", 2000),
-                 memplan.Tensor("y", 500, kind="output")],
-        ops=[memplan.Op("conv", ["x", "w"], ["a"], type="Conv"),
-             memplan.Op("reshape", ["a"], ["v"], type="Reshape",
-                        alias=[(0, 0)]),
-             memplan.Op("relu", ["v"], ["b"], type="Relu"),
-             memplan.Op("pool", ["b"], ["y"], type="Pool")])
+        tensors=[
+            memplan.Tensor("x", 1000, kind="input"),
+            memplan.Tensor("w", 64, kind="constant"),
+            memplan.Tensor("a", 4000),
+            memplan.Tensor("v", 4000),
+            memplan.Tensor("b", 2000),
+            memplan.Tensor("y", 500, kind="output"),
+        ],
+        ops=[
+            memplan.Op("conv", ["x", "w"], ["a"], type="Conv"),
+            memplan.Op("reshape", ["a"], ["v"], type="Reshape", alias=[(0, 0)]),
+            memplan.Op("relu", ["v"], ["b"], type="Relu"),
+            memplan.Op("pool", ["b"], ["y"], type="Pool"),
+        ],
+    )
 
 
 def test_plan_by_tensor_name():
@@ -55,8 +62,12 @@ def test_plan_by_tensor_name():
 
 
 def test_plan_constants_and_pools():
-    plan = memplan.plan(small_graph(), "first_fit", plan_constants=True,
-                        pools=[("fast", 5000, 16), ("slow", 0, 16)])
+    plan = memplan.plan(
+        small_graph(),
+        "first_fit",
+        plan_constants=True,
+        pools=[("fast", 5000, 16), ("slow", 0, 16)],
+    )
     assert "w" in plan.tensors
     assert {p.name for p in plan.problem.pools} == {"fast", "slow"}
     assert plan.pool("a") in ("fast", "slow")
@@ -69,7 +80,14 @@ def test_graph_dict_round_trip():
     assert data["format"] == "memplan-graph-v1"
     assert memplan.graph_from_dict(data) == graph
     assert memplan.plan(data, "naive").peak == memplan.plan(graph, "naive").peak
-    assert [t["name"] for t in data["tensors"]] == ["x", "w", "a", "v", "b", "y"]
+    assert [t["name"] for t in data["tensors"]] == [
+        "x",
+        "w",
+        "a",
+        "v",
+        "b",
+        "y",
+    ]
     # Without "format", as the tool rejects the same graph in a file.
     del data["format"]
     for call in (memplan.graph_from_dict, lambda d: memplan.plan(d, "naive")):
@@ -80,8 +98,15 @@ def test_graph_dict_round_trip():
 def test_writes_round_trip_and_are_checked():
     graph = small_graph()
     graph.ops = graph.ops + [
-        memplan.Op("relu_", ["b"], ["b2"], type="aten.relu_", alias=[(0, 0)],
-                   writes=[0])]
+        memplan.Op(
+            "relu_",
+            ["b"],
+            ["b2"],
+            type="aten.relu_",
+            alias=[(0, 0)],
+            writes=[0],
+        )
+    ]
     graph.tensors = graph.tensors + [memplan.Tensor("b2", 2000)]
     assert graph.ops[-1].writes == [0]
     data = graph.to_dict()
@@ -109,8 +134,9 @@ def test_planners_listed():
 def test_progress_hears_smaller_plans_and_leaves_the_plan_alone():
     problem, _ = memplan.read_buffer_csv(DATA / "minimalloc" / "A.1048576.csv")
     seen = []
-    plan = memplan.plan(problem,
-                        progress=lambda peak, who: seen.append((peak, who)))
+    plan = memplan.plan(
+        problem, progress=lambda peak, who: seen.append((peak, who))
+    )
     memplan.verify(problem, plan)
     assert plan.to_csv() == memplan.plan(problem).to_csv()
     # The greedy placements' first plan, then the search's, each smaller.
@@ -121,6 +147,7 @@ def test_progress_hears_smaller_plans_and_leaves_the_plan_alone():
 
     def stop(peak, who):
         raise KeyError("stop")
+
     with pytest.raises(KeyError, match="stop"):
         memplan.plan(problem, progress=stop)
     with pytest.raises(TypeError, match="progress must be callable"):
@@ -130,25 +157,39 @@ def test_progress_hears_smaller_plans_and_leaves_the_plan_alone():
 def test_planner_options_by_name():
     problem, _ = memplan.read_buffer_csv(DATA / "minimalloc" / "A.1048576.csv")
     # 200000 nodes' work: a node of A's 154 buffers costs 154 // 4 + 32.
-    plan = memplan.plan(problem, "exact", work_limit=200000 * 70,
-                        options={"symmetry": False, "restarts": False,
-                                 "start_share": 0.25,
-                                 "failure_cache_entries": 4096})
+    plan = memplan.plan(
+        problem,
+        "exact",
+        work_limit=200000 * 70,
+        options={
+            "symmetry": False,
+            "restarts": False,
+            "start_share": 0.25,
+            "failure_cache_entries": 4096,
+        },
+    )
     memplan.verify(problem, plan)
     assert plan.counters["nodes"] > 0
     assert plan.counters["nodes"] <= 200000
     assert plan.counters["restarts"] == 0
     assert set(plan.counters) == {"nodes", "parts", "restarts", "searches"}
     # The same values as text are the same options.
-    again = memplan.plan(problem, "exact", work_limit=200000 * 70,
-                         options={"symmetry": "false", "restarts": "false",
-                                  "start_share": "0.25",
-                                  "failure_cache_entries": "4096"})
+    again = memplan.plan(
+        problem,
+        "exact",
+        work_limit=200000 * 70,
+        options={
+            "symmetry": "false",
+            "restarts": "false",
+            "start_share": "0.25",
+            "failure_cache_entries": "4096",
+        },
+    )
     assert again.counters == plan.counters
     names = [o["name"] for o in memplan.planner_options("exact")]
     assert "symmetry" in names and "start_share" in names
     assert memplan.planner_options("naive") == []
-    with pytest.raises(ValueError, match="no option \"bogus\""):
+    with pytest.raises(ValueError, match='no option "bogus"'):
         memplan.plan(problem, "exact", options={"bogus": 1})
     with pytest.raises(ValueError, match="failure_cache_entries=1.5"):
         memplan.plan(problem, "exact", options={"failure_cache_entries": 1.5})
@@ -196,14 +237,24 @@ def test_capacity_and_time_errors_are_told_apart():
 
 def test_sizes_and_durations_as_the_tool_takes_them():
     graph = small_graph()
-    by_text = memplan.plan(graph, "greedy_by_size", alignment="64",
-                           capacity="1MiB", time_limit="500ms")
-    by_int = memplan.plan(graph, "greedy_by_size", alignment=64,
-                          capacity=1 << 20)
+    by_text = memplan.plan(
+        graph,
+        "greedy_by_size",
+        alignment="64",
+        capacity="1MiB",
+        time_limit="500ms",
+    )
+    by_int = memplan.plan(
+        graph, "greedy_by_size", alignment=64, capacity=1 << 20
+    )
     assert by_text.tensors == by_int.tensors
     pooled = memplan.plan(graph, pools=[("fast", "1K"), ("slow", "1G", "64")])
-    assert [(p.name, p.capacity, p.alignment) for p in pooled.problem.pools] \
-        == [("fast", 1 << 10, 1), ("slow", 1 << 30, 64)]  # K and G are binary
+    assert [
+        (p.name, p.capacity, p.alignment) for p in pooled.problem.pools
+    ] == [
+        ("fast", 1 << 10, 1),
+        ("slow", 1 << 30, 64),
+    ]  # K and G are binary
     by_int = memplan.plan(graph, pools=[("fast", 1024), ("slow", 1 << 30, 64)])
     assert pooled.tensors == by_int.tensors
     assert pooled.peak >= pooled.lower_bound
@@ -251,7 +302,8 @@ def test_file_formats(tmp_path):
     memplan.write_plan(plan, tmp_path / "p.csv")
     problem, csv_plan = memplan.read_buffer_csv(tmp_path / "p.csv")
     assert [b["offset"] for b in csv_plan.buffers] == [
-        b["offset"] for b in plan.buffers]
+        b["offset"] for b in plan.buffers
+    ]
     assert csv_plan.peak == plan.peak
     csv_plan.verify()
     memplan.write_buffer_csv(problem, tmp_path / "q.csv")
@@ -259,7 +311,9 @@ def test_file_formats(tmp_path):
     assert none is None and len(again.buffers) == len(problem.buffers)
     with pytest.raises(FileNotFoundError):
         memplan.read_graph(tmp_path / "missing.json")
-    (tmp_path / "bad.json").write_text('{"format": "memplan-graph-v1", "tensors": 3}')
+    (tmp_path / "bad.json").write_text(
+        '{"format": "memplan-graph-v1", "tensors": 3}'
+    )
     with pytest.raises(ValueError):
         memplan.read_graph(tmp_path / "bad.json")
 
@@ -282,11 +336,15 @@ def test_read_graph_binds_symbolic_dims(tmp_path):
     plan = memplan.plan(graph, "greedy_by_size")
     memplan.verify(graph, plan)
     assert plan.lower_bound == 352 + 4096  # step 1: scores and out
-    with pytest.raises(ValueError, match=r'dim "seq" is bound to 4096, '
-                       r'outside its range \[1, 2048\]'):
+    with pytest.raises(
+        ValueError,
+        match=r'dim "seq" is bound to 4096, ' r"outside its range \[1, 2048\]",
+    ):
         memplan.read_graph(path, dims={"seq": 4096})
-    with pytest.raises(ValueError, match='dim "len" is bound to 2 but the '
-                       'graph declares no such dim'):
+    with pytest.raises(
+        ValueError,
+        match='dim "len" is bound to 2 but the ' "graph declares no such dim",
+    ):
         memplan.read_graph(path, dims={"len": 2})
     unbound = memplan.read_graph(path)
     with pytest.raises(ValueError, match="has symbolic dims seq: bind them"):
@@ -300,19 +358,25 @@ def test_read_graph_narrows_symbolic_dims(tmp_path):
     with pytest.raises(ValueError, match="has symbolic dims seq: bind them"):
         memplan.plan(narrowed, "greedy_by_size")
     memplan.write_graph(narrowed, tmp_path / "narrowed.json")
-    assert json.loads((tmp_path / "narrowed.json").read_text())["dims"] == \
-        {"seq": {"min": 1, "max": 16}}
+    assert json.loads((tmp_path / "narrowed.json").read_text())["dims"] == {
+        "seq": {"min": 1, "max": 16}
+    }
     with pytest.raises(ValueError, match=r"outside its range \[1, 16\]"):
         memplan.read_graph(tmp_path / "narrowed.json", dims={"seq": 17})
-    with pytest.raises(ValueError, match=r"range \[1, 4096\], which is not "
-                       r"inside its declared range \[1, 2048\]"):
+    with pytest.raises(
+        ValueError,
+        match=r"range \[1, 4096\], which is not "
+        r"inside its declared range \[1, 2048\]",
+    ):
         memplan.read_graph(path, dims={"seq": (1, 4096)})
     with pytest.raises(ValueError, match="min 9 is larger than its max 2"):
         memplan.read_graph(path, dims={"seq": (9, 2)})
     with pytest.raises(TypeError, match="a value or a .min, max. pair"):
         memplan.read_graph(path, dims={"seq": (1, 2, 3)})
-    with pytest.raises(ValueError, match='"len" is given a range, but the '
-                       'graph declares no such dim'):
+    with pytest.raises(
+        ValueError,
+        match='"len" is given a range, but the ' "graph declares no such dim",
+    ):
         memplan.read_graph(path, dims={"len": (1, 2)})
 
 
@@ -321,8 +385,11 @@ def test_hostile_files_are_errors_naming_them(tmp_path):
     with pytest.raises(ValueError, match="dir.json.*is a directory"):
         memplan.read_graph(tmp_path / "dir.json")
     (tmp_path / "text.json").write_text("hello")
-    with pytest.raises(ValueError, match=r"text.json: malformed JSON at line 1, "
-                       r"column 1: syntax error") as info:
+    with pytest.raises(
+        ValueError,
+        match=r"text.json: malformed JSON at line 1, "
+        r"column 1: syntax error",
+    ) as info:
         memplan.read_graph(tmp_path / "text.json")
     assert "json.exception" not in str(info.value)
     path = tmp_path / "g.json"
@@ -330,8 +397,9 @@ def test_hostile_files_are_errors_naming_them(tmp_path):
     with pytest.raises(memplan.Error, match="g.json.*more than 100 bytes"):
         memplan.read_graph(path, max_input_size=100)
     with pytest.raises(memplan.Error, match="more than 10 bytes"):
-        memplan.read_buffer_csv(DATA / "minimalloc" / "input.12.csv",
-                                max_input_size=10)
+        memplan.read_buffer_csv(
+            DATA / "minimalloc" / "input.12.csv", max_input_size=10
+        )
     assert memplan.DEFAULT_MAX_INPUT_SIZE == 2 << 30
     assert memplan.MAX_NAME_BYTES == 64 << 10
 
@@ -346,8 +414,9 @@ def test_problem_from_csv_is_planned():
 
 def tool(*args, check=True):
     assert TOOL, "MEMPLAN_TOOL names the built memplan tool"
-    return subprocess.run([TOOL, *map(str, args)], check=check,
-                          capture_output=True)
+    return subprocess.run(
+        [TOOL, *map(str, args)], check=check, capture_output=True
+    )
 
 
 MODEL = DATA / "models" / "mobilenet_v3_small.json"
@@ -365,11 +434,17 @@ def test_same_plans_as_the_tool(tmp_path, planner):
     graph = memplan.read_graph(MODEL)
     plan = memplan.plan(graph, planner, alignment=64)
     assert plan.planner == planner
-    tool("plan", MODEL, f"--planner={planner}", "--alignment=64",
-         f"--out={tmp_path / 'tool.json'}")
+    tool(
+        "plan",
+        MODEL,
+        f"--planner={planner}",
+        "--alignment=64",
+        f"--out={tmp_path / 'tool.json'}",
+    )
     memplan.write_plan(plan, tmp_path / "py.json", input=MODEL)
-    assert (tmp_path / "py.json").read_bytes() == \
-        (tmp_path / "tool.json").read_bytes()
+    assert (tmp_path / "py.json").read_bytes() == (
+        tmp_path / "tool.json"
+    ).read_bytes()
     # The tool checks the plan from what it records, without flags.
     assert b"valid" in tool("verify", tmp_path / "py.json").stdout
 
@@ -377,14 +452,30 @@ def test_same_plans_as_the_tool(tmp_path, planner):
 def test_every_output_format_as_the_tool(tmp_path):
     graph = memplan.read_graph(MODEL)
     plan = memplan.plan(graph, "greedy_by_size", alignment=64)
-    for out, flags in [("p.json.gz", []), ("p.csv", []), ("p.csv.gz", []),
-                       ("p.h", []), ("p.bin", ["--format=tflm-offline"])]:
-        tool("plan", MODEL, "--planner=greedy_by_size", "--alignment=64",
-             f"--out={tmp_path / ('tool_' + out)}", *flags)
-        memplan.write_plan(plan, tmp_path / out, input=MODEL,
-                           format="tflm-offline" if flags else None)
-        assert unzipped(tmp_path / out) == \
-            unzipped(tmp_path / ("tool_" + out)), out
+    for out, flags in [
+        ("p.json.gz", []),
+        ("p.csv", []),
+        ("p.csv.gz", []),
+        ("p.h", []),
+        ("p.bin", ["--format=tflm-offline"]),
+    ]:
+        tool(
+            "plan",
+            MODEL,
+            "--planner=greedy_by_size",
+            "--alignment=64",
+            f"--out={tmp_path / ('tool_' + out)}",
+            *flags,
+        )
+        memplan.write_plan(
+            plan,
+            tmp_path / out,
+            input=MODEL,
+            format="tflm-offline" if flags else None,
+        )
+        assert unzipped(tmp_path / out) == unzipped(
+            tmp_path / ("tool_" + out)
+        ), out
     header = (tmp_path / "p.h").read_text()
     assert "#define MEMPLAN_ARENA_SIZE " + str(plan.peak) in header
     memplan.write_plan(plan, tmp_path / "q.h", prefix="NET")
@@ -393,14 +484,18 @@ def test_every_output_format_as_the_tool(tmp_path):
     assert "#define NET_ARENA_SIZE " + str(plan.peak) in named
     offsets = plan.tflm_offline()
     assert offsets[:3] == [0, 0, len(graph.tensors)]
-    assert offsets[3:] == [-1 if p.offset is None else p.offset
-                           for p in plan.placements]
+    assert offsets[3:] == [
+        -1 if p.offset is None else p.offset for p in plan.placements
+    ]
     assert (tmp_path / "p.bin").read_bytes() == plan.tflm_offline_bytes()
     with pytest.raises(ValueError, match="unknown"):
         memplan.write_plan(plan, tmp_path / "p.txt")
     with pytest.raises(ValueError, match="several pools|one arena"):
-        memplan.plan(graph, "greedy_by_size", pools=[
-            ("fast", 600000, 64), ("slow", 0, 64)]).tflm_offline()
+        memplan.plan(
+            graph,
+            "greedy_by_size",
+            pools=[("fast", 600000, 64), ("slow", 0, 64)],
+        ).tflm_offline()
 
 
 def test_plan_files_read_back(tmp_path):
@@ -416,8 +511,9 @@ def test_plan_files_read_back(tmp_path):
         memplan.verify(graph, back)
     # A CSV records offsets only: the options come from the caller.
     for name in ("p.csv", "p.csv.gz"):
-        back = memplan.read_plan(tmp_path / name, graph, alignment=64,
-                                 reorder="longest_path")
+        back = memplan.read_plan(
+            tmp_path / name, graph, alignment=64, reorder="longest_path"
+        )
         assert back.tensors == plan.tensors
         memplan.verify(graph, back)
     # A plan of other buffers names the first it lacks.
@@ -432,25 +528,35 @@ def test_reports_as_the_tool(tmp_path):
     plan = memplan.plan(graph, "greedy_by_size", alignment=64)
     memplan.write_plan(plan, tmp_path / "p.json", input=MODEL)
     back = memplan.read_plan(tmp_path / "p.json", graph)
-    text = tool("report", MODEL, tmp_path / "p.json",
-                "--alignment=64").stdout.decode()
+    text = tool(
+        "report", MODEL, tmp_path / "p.json", "--alignment=64"
+    ).stdout.decode()
     assert back.report_text() == text
     assert f"peak: {plan.peak} bytes" in text
-    tool("report", MODEL, tmp_path / "p.json", "--alignment=64",
-         f"--html={tmp_path / 'tool.html'}")
+    tool(
+        "report",
+        MODEL,
+        tmp_path / "p.json",
+        "--alignment=64",
+        f"--html={tmp_path / 'tool.html'}",
+    )
     page = memplan.report_html([back], title=MODEL.name)
     assert page == (tmp_path / "tool.html").read_text()
     assert back.report_html(MODEL.name) == page
     assert page.startswith("<!DOCTYPE html>") and "greedy_by_size" in page
     # Several plans side by side, and a planner without a plan.
     both = memplan.report_html(
-        [plan, memplan.plan(graph, "naive", alignment=64)], title="two",
-        failures=[("exact", "out of capacity")])
+        [plan, memplan.plan(graph, "naive", alignment=64)],
+        title="two",
+        failures=[("exact", "out of capacity")],
+    )
     assert '"naive"' in both and "out of capacity" in both
     with pytest.raises(ValueError, match="same buffers"):
         memplan.report_html([plan, memplan.plan(small_graph())])
+
     def widest(text):
         return max(map(len, text.splitlines()))
+
     assert widest(plan.report_text(width=80)) < widest(text) <= 100
 
 
@@ -458,29 +564,40 @@ def test_reports_as_the_tool(tmp_path):
 REORDERED = DATA / "models" / "inception_v3.json"
 
 
-@pytest.mark.parametrize("path,reorder", [(MODEL, None),
-                                          (REORDERED, "longest_path")])
+@pytest.mark.parametrize(
+    "path,reorder", [(MODEL, None), (REORDERED, "longest_path")]
+)
 def test_results_by_tensor_name_as_graph_plan(tmp_path, path, reorder):
     # One TensorPlacement per tensor of the graph, in its order, as
     # GraphPlan gives them (the tool's plan file lists the same), and the
     # op order planned.
     graph = memplan.read_graph(path)
-    plan = memplan.plan(graph, "greedy_by_size", alignment=64,
-                        reorder=reorder)
+    plan = memplan.plan(graph, "greedy_by_size", alignment=64, reorder=reorder)
     flags = [f"--reorder={reorder}"] if reorder else []
-    tool("plan", path, "--planner=greedy_by_size", "--alignment=64",
-         f"--out={tmp_path / 'p.json'}",
-         f"--graph-out={tmp_path / 'g.json'}", *flags)
+    tool(
+        "plan",
+        path,
+        "--planner=greedy_by_size",
+        "--alignment=64",
+        f"--out={tmp_path / 'p.json'}",
+        f"--graph-out={tmp_path / 'g.json'}",
+        *flags,
+    )
     listed = json.loads((tmp_path / "p.json").read_text())["tensors"]
-    assert [p.name for p in plan.placements] == \
-        [t.name for t in graph.tensors] == [t["name"] for t in listed]
+    assert (
+        [p.name for p in plan.placements]
+        == [t.name for t in graph.tensors]
+        == [t["name"] for t in listed]
+    )
     for p, t in zip(plan.placements, listed):
         assert p.planned == t.get("planned", True)
-        assert (p.pool, p.offset) == ((t["pool"], t["offset"]) if
-                                      p.planned else (None, None))
+        assert (p.pool, p.offset) == (
+            (t["pool"], t["offset"]) if p.planned else (None, None)
+        )
         assert p == plan.find(p.name)
-    planned_ops = [op.name for op in memplan.read_graph(
-        tmp_path / "g.json").ops]
+    planned_ops = [
+        op.name for op in memplan.read_graph(tmp_path / "g.json").ops
+    ]
     assert [graph.ops[i].name for i in plan.op_order] == planned_ops
     assert [op.name for op in plan.graph.ops] == planned_ops
     assert sorted(plan.op_order) == list(range(len(graph.ops)))
@@ -522,13 +639,13 @@ def test_results_by_tensor_name_of_a_problem():
     csv_plan = memplan.plan(problem, "greedy_by_size")
     assert csv_plan.graph is None and csv_plan.op_order == []
     assert [p.name for p in csv_plan.placements] == [
-        b.name for b in problem.buffers]
+        b.name for b in problem.buffers
+    ]
     assert all(p.planned for p in csv_plan.placements)
     with pytest.raises(ValueError, match="ordering"):
         memplan.plan(problem, reorder="memory")
     with pytest.raises(ValueError, match="no_such_order"):
         memplan.plan(small_graph(), reorder="no_such_order")
-
 
 
 def test_work_limit():
@@ -547,9 +664,15 @@ ONNX = DATA / "onnx" / "resnet18_opset13.onnx"
 
 
 def test_onnx_as_the_tool(tmp_path):
-    run = tool("plan", ONNX, "--planner=greedy_by_size", "--alignment=64",
-               f"--out={tmp_path / 'tool.json'}",
-               f"--graph-out={tmp_path / 'g.json'}", check=False)
+    run = tool(
+        "plan",
+        ONNX,
+        "--planner=greedy_by_size",
+        "--alignment=64",
+        f"--out={tmp_path / 'tool.json'}",
+        f"--graph-out={tmp_path / 'g.json'}",
+        check=False,
+    )
     # The module reads ONNX exactly when the tool of its build does.
     assert memplan.HAVE_ONNX == (run.returncode == 0), run.stderr
     if not memplan.HAVE_ONNX:
@@ -559,20 +682,32 @@ def test_onnx_as_the_tool(tmp_path):
             memplan.read_graph(ONNX)
         return
     graph = memplan.read_graph(ONNX)
-    assert graph == memplan.read_onnx(ONNX) == memplan.read_graph(
-        tmp_path / "g.json")
+    assert (
+        graph
+        == memplan.read_onnx(ONNX)
+        == memplan.read_graph(tmp_path / "g.json")
+    )
     assert graph == memplan.read_onnx(ONNX.read_bytes())
     plan = memplan.plan(graph, "greedy_by_size", alignment=64)
     memplan.write_plan(plan, tmp_path / "py.json", input=ONNX)
-    assert (tmp_path / "py.json").read_bytes() == \
-        (tmp_path / "tool.json").read_bytes()
+    assert (tmp_path / "py.json").read_bytes() == (
+        tmp_path / "tool.json"
+    ).read_bytes()
     # The importer's options, as the tool's flags.
-    tool("plan", ONNX, "--onnx-views=copy", f"--out={tmp_path / 'c.json'}",
-         f"--graph-out={tmp_path / 'c_g.json'}")
+    tool(
+        "plan",
+        ONNX,
+        "--onnx-views=copy",
+        f"--out={tmp_path / 'c.json'}",
+        f"--graph-out={tmp_path / 'c_g.json'}",
+    )
     copy = memplan.read_onnx(ONNX, views="copy")
     assert copy == memplan.read_graph(tmp_path / "c_g.json")
-    assert sum(len(op.alias) for op in copy.ops) == 0 < sum(
-        len(op.alias) for op in graph.ops)
+    assert (
+        sum(len(op.alias) for op in copy.ops)
+        == 0
+        < sum(len(op.alias) for op in graph.ops)
+    )
     with pytest.raises(FileNotFoundError):
         memplan.read_onnx(tmp_path / "missing.onnx")
     with pytest.raises(ValueError, match="model|parse|ONNX"):
@@ -589,18 +724,22 @@ def test_onnx_dim_ranges(tmp_path):
         with pytest.raises(memplan.Error, match="without ONNX support"):
             memplan.read_onnx(TRANSFORMER, dims={"sequence": (1, 2048)})
         return
-    graph = memplan.read_onnx(TRANSFORMER,
-                              dims={"batch": 1, "sequence": (1, 2048)})
+    graph = memplan.read_onnx(
+        TRANSFORMER, dims={"batch": 1, "sequence": (1, 2048)}
+    )
     assert graph.dims == {"sequence": (1, 2048)}
-    with pytest.raises(memplan.DimError, match="has symbolic dims sequence: "
-                       "bind them with memplan.bind_dims"):
+    with pytest.raises(
+        memplan.DimError,
+        match="has symbolic dims sequence: " "bind them with memplan.bind_dims",
+    ):
         memplan.plan(graph, "greedy_by_size")
     # One plan for every sequence length, proven over the range.
     symbolic = memplan.plan_symbolic(graph, alignment=64)
     symbolic.verify()
     for n in (1, 7, 2048):
-        memplan.verify(memplan.bind_dims(graph, sequence=n),
-                       symbolic.at(sequence=n))
+        memplan.verify(
+            memplan.bind_dims(graph, sequence=n), symbolic.at(sequence=n)
+        )
     # The symbolic graph, written and read back bound, is the model's
     # import at that value.
     memplan.write_graph(graph, tmp_path / "symbolic.json")
@@ -608,17 +747,23 @@ def test_onnx_dim_ranges(tmp_path):
     assert written["dims"] == {"sequence": {"min": 1, "max": 2048}}
     assert written["tensors"][0]["size"] == "256*sequence"
     for sequence in (1, 7, 2048):
-        bound = memplan.read_graph(tmp_path / "symbolic.json",
-                                   dims={"sequence": sequence})
+        bound = memplan.read_graph(
+            tmp_path / "symbolic.json", dims={"sequence": sequence}
+        )
         imported = memplan.read_onnx(
-            TRANSFORMER, dims={"batch": 1, "sequence": sequence})
-        assert [(t.name, t.size) for t in bound.tensors] == \
-            [(t.name, t.size) for t in imported.tensors]
+            TRANSFORMER, dims={"batch": 1, "sequence": sequence}
+        )
+        assert [(t.name, t.size) for t in bound.tensors] == [
+            (t.name, t.size) for t in imported.tensors
+        ]
         assert bound.ops == imported.ops
         plan = memplan.plan(bound, "greedy_by_size")
         memplan.verify(bound, plan)
-    with pytest.raises(ValueError, match='"sequence" has range \\[0, 8\\]; '
-                       'an ONNX dimension must be >= 1'):
+    with pytest.raises(
+        ValueError,
+        match='"sequence" has range \\[0, 8\\]; '
+        "an ONNX dimension must be >= 1",
+    ):
         memplan.read_onnx(TRANSFORMER, dims={"batch": 1, "sequence": (0, 8)})
     with pytest.raises(ValueError, match="min 9 is larger than its max 2"):
         memplan.read_onnx(TRANSFORMER, dims={"batch": 1, "sequence": (9, 2)})
@@ -630,14 +775,34 @@ def sram_graph(path, x_alignment=None):
     x = {"name": "x", "size": 256, "kind": "input"}
     if x_alignment:
         x["alignment"] = x_alignment
-    path.write_text(json.dumps({
-        "format": "memplan-graph-v1", "name": "g",
-        "pools": [{"name": "sram", "capacity": 1024}],
-        "tensors": [x, {"name": "y", "size": 256},
-                    {"name": "z", "size": 256, "kind": "output"}],
-        "ops": [{"name": "a", "type": "A", "inputs": ["x"], "outputs": ["y"]},
-                {"name": "b", "type": "B", "inputs": ["y"],
-                 "outputs": ["z"]}]}))
+    path.write_text(
+        json.dumps(
+            {
+                "format": "memplan-graph-v1",
+                "name": "g",
+                "pools": [{"name": "sram", "capacity": 1024}],
+                "tensors": [
+                    x,
+                    {"name": "y", "size": 256},
+                    {"name": "z", "size": 256, "kind": "output"},
+                ],
+                "ops": [
+                    {
+                        "name": "a",
+                        "type": "A",
+                        "inputs": ["x"],
+                        "outputs": ["y"],
+                    },
+                    {
+                        "name": "b",
+                        "type": "B",
+                        "inputs": ["y"],
+                        "outputs": ["z"],
+                    },
+                ],
+            }
+        )
+    )
     return memplan.read_graph(path)
 
 
@@ -645,8 +810,9 @@ def hand_plan(tmp_path, graph_path, build, buffers):
     """A plan file of `graph_path` (its hash as the tool records it) with
     the build `build` and the buffers `buffers`."""
     graph = memplan.read_graph(graph_path)
-    memplan.write_plan(memplan.plan(graph, "naive"), tmp_path / "t.json",
-                       input=graph_path)
+    memplan.write_plan(
+        memplan.plan(graph, "naive"), tmp_path / "t.json", input=graph_path
+    )
     data = json.loads((tmp_path / "t.json").read_text())
     data["build"] = build
     data["buffers"] = buffers
@@ -661,8 +827,9 @@ def hand_plan(tmp_path, graph_path, build, buffers):
 def test_read_plan_checks_the_input_hash_as_the_tool(tmp_path):
     g = tmp_path / "g.json"
     graph = sram_graph(g)
-    memplan.write_plan(memplan.plan(graph, "best"), tmp_path / "p.json",
-                       input=g)
+    memplan.write_plan(
+        memplan.plan(graph, "best"), tmp_path / "p.json", input=g
+    )
     for given in (g, str(g)):
         back = memplan.read_plan(tmp_path / "p.json", input=given)
         memplan.verify(back.graph, back)
@@ -679,26 +846,38 @@ def test_read_plan_keeps_the_capacity_the_graph_declares(tmp_path):
     g = tmp_path / "g.json"
     graph = sram_graph(g)
     plan = hand_plan(
-        tmp_path, g,
+        tmp_path,
+        g,
         {"pools": [{"name": "sram", "capacity": 0, "alignment": 1}]},
-        [{"name": "x", "pool": "sram", "offset": 0},
-         {"name": "y", "pool": "sram", "offset": 5000},
-         {"name": "z", "pool": "sram", "offset": 0}])
+        [
+            {"name": "x", "pool": "sram", "offset": 0},
+            {"name": "y", "pool": "sram", "offset": 5000},
+            {"name": "z", "pool": "sram", "offset": 0},
+        ],
+    )
     for given in (graph, g):
-        with pytest.raises(ValueError, match='plan records pool "sram" with '
-                           'capacity 0; the graph declares capacity 1024'):
+        with pytest.raises(
+            ValueError,
+            match='plan records pool "sram" with '
+            "capacity 0; the graph declares capacity 1024",
+        ):
             memplan.read_plan(plan, input=given)
 
 
 def test_read_plan_names_inputs_left_to_the_caller(tmp_path):
     g = tmp_path / "g.json"
     graph = sram_graph(g)
-    plan = hand_plan(tmp_path, g, {"plan_inputs": False},
-                     [{"name": "y", "offset": 0}, {"name": "z", "offset": 256}])
+    plan = hand_plan(
+        tmp_path,
+        g,
+        {"plan_inputs": False},
+        [{"name": "y", "offset": 0}, {"name": "z", "offset": 256}],
+    )
     for given in (graph, g):
         back = memplan.read_plan(plan, input=given)
         assert back.notes == [
-            "graph inputs left to the caller, as the plan records"]
+            "graph inputs left to the caller, as the plan records"
+        ]
         memplan.verify(graph, back)
     # Asked for a full plan, it is none.
     with pytest.raises(ValueError, match="places 2 buffers"):
@@ -708,22 +887,40 @@ def test_read_plan_names_inputs_left_to_the_caller(tmp_path):
 def test_read_plan_keeps_a_tensors_own_alignment(tmp_path):
     g = tmp_path / "g.json"
     graph = sram_graph(g, x_alignment=64)
-    low = hand_plan(tmp_path, g, {"alignment": 1},
-                    [{"name": "x", "offset": 32}, {"name": "y", "offset": 512},
-                     {"name": "z", "offset": 0}])
+    low = hand_plan(
+        tmp_path,
+        g,
+        {"alignment": 1},
+        [
+            {"name": "x", "offset": 32},
+            {"name": "y", "offset": 512},
+            {"name": "z", "offset": 0},
+        ],
+    )
     with pytest.raises(ValueError, match='"x"'):
         memplan.verify(graph, memplan.read_plan(low, graph))
-    high = hand_plan(tmp_path, g, {"alignment": 128},
-                     [{"name": "x", "offset": 0}, {"name": "y", "offset": 256},
-                      {"name": "z", "offset": 0}])
+    high = hand_plan(
+        tmp_path,
+        g,
+        {"alignment": 128},
+        [
+            {"name": "x", "offset": 0},
+            {"name": "y", "offset": 256},
+            {"name": "z", "offset": 0},
+        ],
+    )
     back = memplan.read_plan(high, graph)
-    assert back.notes == ['buffers aligned to 128, as the plan records '
-                          '(tensor "x" declares 64)']
+    assert back.notes == [
+        "buffers aligned to 128, as the plan records "
+        '(tensor "x" declares 64)'
+    ]
     memplan.verify(graph, back)
 
 
 def test_module_and_tool_report_the_project_version():
-    cmake = (pathlib.Path(__file__).resolve().parents[2] / "CMakeLists.txt").read_text()
+    cmake = (
+        pathlib.Path(__file__).resolve().parents[2] / "CMakeLists.txt"
+    ).read_text()
     version = re.search(r"project\(memplan VERSION ([0-9.]+)", cmake).group(1)
     assert memplan.__version__ == version
     assert tool("--version").stdout.decode() == f"memplan {version}\n"
@@ -733,20 +930,31 @@ def _interleaved_chains():
     """Two chains x -> a1 (1000 bytes) -> a2 and x -> b1 (1000) -> b2,
     joined into y, in the order a compiler interleaved them: fa1, fb1, fa2,
     fb2, join. That order holds both 1000-byte tensors at once."""
+
     def t(name, size, kind="activation"):
         return {"name": name, "size": size, "kind": kind}
 
     def op(name, inputs, outputs):
-        return {"name": name, "type": "F", "inputs": inputs,
-                "outputs": outputs}
+        return {"name": name, "type": "F", "inputs": inputs, "outputs": outputs}
 
     return {
         "format": "memplan-graph-v1",
-        "tensors": [t("x", 10, "input"), t("a1", 1000), t("b1", 1000),
-                    t("a2", 1), t("b2", 1), t("y", 1, "output")],
-        "ops": [op("fa1", ["x"], ["a1"]), op("fb1", ["x"], ["b1"]),
-                op("fa2", ["a1"], ["a2"]), op("fb2", ["b1"], ["b2"]),
-                op("join", ["a2", "b2"], ["y"])]}
+        "tensors": [
+            t("x", 10, "input"),
+            t("a1", 1000),
+            t("b1", 1000),
+            t("a2", 1),
+            t("b2", 1),
+            t("y", 1, "output"),
+        ],
+        "ops": [
+            op("fa1", ["x"], ["a1"]),
+            op("fb1", ["x"], ["b1"]),
+            op("fa2", ["a1"], ["a2"]),
+            op("fb2", ["b1"], ["b2"]),
+            op("join", ["a2", "b2"], ["y"]),
+        ],
+    }
 
 
 def test_lower_bound_over_orders():
@@ -759,8 +967,10 @@ def test_lower_bound_over_orders():
     # Aligned to 64, every order holds a1 and a2 at fa2 with x (fb1 not run
     # yet) or b2 (fb1 and fb2 run): the best order's peak.
     assert memplan.lower_bound_over_orders(graph, alignment=64) == (1152, "fa2")
-    assert memplan.plan(graph, "best", reorder="optimal",
-                        alignment=64).lower_bound == 1152
+    assert (
+        memplan.plan(graph, "best", reorder="optimal", alignment=64).lower_bound
+        == 1152
+    )
     reordered = memplan.plan(graph, "best", reorder="memory")
     assert reordered.lower_bound >= 1010
     assert memplan.lower_bound_over_orders(graph, work_limit=1) is None
@@ -778,8 +988,9 @@ def test_optimal_op_order():
     assert result.peak == 1011 and result.bound == 1011 and result.proven
     assert 0 < result.work < 1000  # the bound's work alone
     assert sorted(result.order) == ["fa1", "fa2", "fb1", "fb2", "join"]
-    assert result.order.index("fa2") < result.order.index("fb1") or \
-        result.order.index("fb2") < result.order.index("fa1")
+    assert result.order.index("fa2") < result.order.index(
+        "fb1"
+    ) or result.order.index("fb2") < result.order.index("fa1")
     # The plan of reorder="optimal" runs the same order to the same bound.
     planned = memplan.plan(graph, "best", reorder="optimal")
     assert planned.lower_bound == 1011
@@ -813,17 +1024,31 @@ def test_pinned_ops_keep_their_order():
         return memplan.Tensor(name, size, kind=kind)
 
     graph = memplan.Graph(
-        tensors=[t("x", 10, "input"), t("a1", 1000), t("b1", 1000),
-                 t("a2", 1), t("b2", 1), t("y", 1, "output")],
-        ops=[memplan.Op("fa1", ["x"], ["a1"], pinned=True),
-             memplan.Op("fb1", ["x"], ["b1"], pinned=True),
-             memplan.Op("fa2", ["a1"], ["a2"], pinned=True),
-             memplan.Op("fb2", ["b1"], ["b2"]),
-             memplan.Op("join", ["a2", "b2"], ["y"])])
+        tensors=[
+            t("x", 10, "input"),
+            t("a1", 1000),
+            t("b1", 1000),
+            t("a2", 1),
+            t("b2", 1),
+            t("y", 1, "output"),
+        ],
+        ops=[
+            memplan.Op("fa1", ["x"], ["a1"], pinned=True),
+            memplan.Op("fb1", ["x"], ["b1"], pinned=True),
+            memplan.Op("fa2", ["a1"], ["a2"], pinned=True),
+            memplan.Op("fb2", ["b1"], ["b2"]),
+            memplan.Op("join", ["a2", "b2"], ["y"]),
+        ],
+    )
     assert [o.pinned for o in graph.ops] == [True, True, True, False, False]
     data = memplan.graph_to_dict(graph)
-    assert [o.get("pinned", False) for o in data["ops"]] == \
-        [True, True, True, False, False]
+    assert [o.get("pinned", False) for o in data["ops"]] == [
+        True,
+        True,
+        True,
+        False,
+        False,
+    ]
     assert memplan.graph_from_dict(data) == graph
     free = memplan.graph_from_dict(data)
     for o in free.ops:
@@ -833,8 +1058,11 @@ def test_pinned_ops_keep_their_order():
         assert unpinned.op_order.index(2) < unpinned.op_order.index(1)
         assert unpinned.lower_bound == 1011
         pinned = memplan.plan(graph, "naive", reorder=ordering)
-        assert pinned.op_order.index(0) < pinned.op_order.index(1) < \
-            pinned.op_order.index(2)
+        assert (
+            pinned.op_order.index(0)
+            < pinned.op_order.index(1)
+            < pinned.op_order.index(2)
+        )
         assert pinned.lower_bound == 2010
     assert memplan.lower_bound_over_orders(graph)[0] == 2010
     with pytest.raises(ValueError, match='op "fb1".*"pinned"'):

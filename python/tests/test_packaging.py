@@ -25,16 +25,20 @@ ROOT = pathlib.Path(__file__).resolve().parents[2]
 
 def cmake_version():
     text = (ROOT / "CMakeLists.txt").read_text()
-    match = re.search(r"project\(memplan VERSION ([0-9]+\.[0-9]+\.[0-9]+)", text)
+    match = re.search(
+        r"project\(memplan VERSION ([0-9]+\.[0-9]+\.[0-9]+)", text
+    )
     assert match, "CMakeLists.txt names no project(memplan VERSION x.y.z)"
     return match.group(1)
 
 
 def run(*args, cwd=ROOT):
-    result = subprocess.run([str(a) for a in args], cwd=cwd, capture_output=True,
-                            text=True)
-    assert result.returncode == 0, (
-        f"{' '.join(map(str, args))} failed:\n{result.stdout}\n{result.stderr}")
+    result = subprocess.run(
+        [str(a) for a in args], cwd=cwd, capture_output=True, text=True
+    )
+    assert (
+        result.returncode == 0
+    ), f"{' '.join(map(str, args))} failed:\n{result.stdout}\n{result.stderr}"
     return result.stdout
 
 
@@ -42,11 +46,26 @@ def run(*args, cwd=ROOT):
 def dist(tmp_path_factory):
     """A wheel and an sdist of the checkout."""
     out = tmp_path_factory.mktemp("dist")
-    run(sys.executable, "-m", "pip", "wheel", "--disable-pip-version-check",
-        "--no-deps", "--no-build-isolation", "--no-index", "-w", out, ".")
-    run(sys.executable, "-c",
+    run(
+        sys.executable,
+        "-m",
+        "pip",
+        "wheel",
+        "--disable-pip-version-check",
+        "--no-deps",
+        "--no-build-isolation",
+        "--no-index",
+        "-w",
+        out,
+        ".",
+    )
+    run(
+        sys.executable,
+        "-c",
         "import sys; from scikit_build_core.build import build_sdist; "
-        "build_sdist(sys.argv[1])", out)
+        "build_sdist(sys.argv[1])",
+        out,
+    )
     wheels = list(out.glob("memplan-*.whl"))
     sdists = list(out.glob("memplan-*.tar.gz"))
     assert len(wheels) == 1 and len(sdists) == 1, list(out.iterdir())
@@ -58,8 +77,16 @@ def installed(dist, tmp_path_factory):
     """A fresh virtual environment with only the wheel installed."""
     env = tmp_path_factory.mktemp("venv")
     venv.EnvBuilder(with_pip=True).create(env)
-    run(env / "bin" / "python", "-m", "pip", "install", "--disable-pip-version-check",
-        "--no-deps", "--no-index", dist[0])
+    run(
+        env / "bin" / "python",
+        "-m",
+        "pip",
+        "install",
+        "--disable-pip-version-check",
+        "--no-deps",
+        "--no-index",
+        dist[0],
+    )
     return env
 
 
@@ -69,10 +96,17 @@ def test_the_wheel_holds_the_package_and_the_command(dist):
     assert wheel.name.startswith(f"memplan-{version}-")
     names = zipfile.ZipFile(wheel).namelist()
     assert "memplan/__init__.py" in names
-    for module in ["torch/__init__.py", "torch/arena.py", "torch/export.py",
-                   "_fx_rules.py", "executorch.py"]:
+    for module in [
+        "torch/__init__.py",
+        "torch/arena.py",
+        "torch/export.py",
+        "_fx_rules.py",
+        "executorch.py",
+    ]:
         assert f"memplan/{module}" in names, module
-    assert any(re.fullmatch(r"memplan/_memplan\..*\.so", n) for n in names), names
+    assert any(
+        re.fullmatch(r"memplan/_memplan\..*\.so", n) for n in names
+    ), names
     assert f"memplan-{version}.data/scripts/memplan" in names, names
     # Nothing of the C++ package (headers, static libraries, CMake files).
     assert not [n for n in names if n.endswith((".a", ".h", ".cmake"))], names
@@ -85,21 +119,37 @@ def test_the_sdist_holds_the_sources_and_nothing_built(dist):
     with tarfile.open(sdist) as tar:
         names = {n.split("/", 1)[1] for n in tar.getnames() if "/" in n}
         info = tar.extractfile(f"memplan-{version}/PKG-INFO").read().decode()
-    for needed in ["pyproject.toml", "CMakeLists.txt", "src/planning/memplan.cc",
-                   "include/memplan/memplan.h", "python/memplan/__init__.py",
-                   "python/memplan_module.cc", "tools/memplan/main.cc", "LICENSE"]:
+    for needed in [
+        "pyproject.toml",
+        "CMakeLists.txt",
+        "src/planning/memplan.cc",
+        "include/memplan/memplan.h",
+        "python/memplan/__init__.py",
+        "python/memplan_module.cc",
+        "tools/memplan/main.cc",
+        "LICENSE",
+    ]:
         assert needed in names, needed
-    assert not [n for n in names if n.startswith(("build", ".venv", "bench/data"))]
+    assert not [
+        n for n in names if n.startswith(("build", ".venv", "bench/data"))
+    ]
     assert f"\nVersion: {version}\n" in info
 
 
 def test_the_command_and_the_module_report_the_cmake_version(installed):
     version = cmake_version()
-    assert run(installed / "bin" / "memplan", "--version") == f"memplan {version}\n"
-    out = run(installed / "bin" / "python", "-c",
-              "import importlib.metadata, memplan; "
-              "print(memplan.__version__, importlib.metadata.version('memplan'), "
-              "memplan.__file__)", cwd=installed)
+    assert (
+        run(installed / "bin" / "memplan", "--version")
+        == f"memplan {version}\n"
+    )
+    out = run(
+        installed / "bin" / "python",
+        "-c",
+        "import importlib.metadata, memplan; "
+        "print(memplan.__version__, importlib.metadata.version('memplan'), "
+        "memplan.__file__)",
+        cwd=installed,
+    )
     module_version, dist_version, path = out.split()
     assert module_version == dist_version == version
     # The module of the fresh environment, not the checkout's or .venv's.
@@ -108,42 +158,66 @@ def test_the_command_and_the_module_report_the_cmake_version(installed):
 
 def test_the_installed_torch_package_has_every_job(installed):
     # The fresh environment has no PyTorch: memplan.torch imports it on use.
-    out = run(installed / "bin" / "python", "-c",
-              "import memplan.torch as mt; "
-              "from memplan.torch import arena, dims, export, record; "
-              "print(mt.__file__, callable(mt.trace), callable(mt.run_in_arena))",
-              cwd=installed)
+    out = run(
+        installed / "bin" / "python",
+        "-c",
+        "import memplan.torch as mt; "
+        "from memplan.torch import arena, dims, export, record; "
+        "print(mt.__file__, callable(mt.trace), callable(mt.run_in_arena))",
+        cwd=installed,
+    )
     path, traces, runs = out.split()
     assert pathlib.Path(path).is_relative_to(installed)
     assert traces == runs == "True"
 
 
-def test_the_installed_command_and_module_plan_the_same_graph(installed, tmp_path):
+def test_the_installed_command_and_module_plan_the_same_graph(
+    installed, tmp_path
+):
     graph = {
         "format": "memplan-graph-v1",
-        "tensors": [{"name": "x", "size": 4096, "kind": "input"},
-                    {"name": "a", "size": 8192},
-                    {"name": "b", "size": 2048},
-                    {"name": "y", "size": 4096, "kind": "output"}],
-        "ops": [{"name": "f", "inputs": ["x"], "outputs": ["a"]},
-                {"name": "g", "inputs": ["a"], "outputs": ["b"]},
-                {"name": "h", "inputs": ["b", "x"], "outputs": ["y"]}],
+        "tensors": [
+            {"name": "x", "size": 4096, "kind": "input"},
+            {"name": "a", "size": 8192},
+            {"name": "b", "size": 2048},
+            {"name": "y", "size": 4096, "kind": "output"},
+        ],
+        "ops": [
+            {"name": "f", "inputs": ["x"], "outputs": ["a"]},
+            {"name": "g", "inputs": ["a"], "outputs": ["b"]},
+            {"name": "h", "inputs": ["b", "x"], "outputs": ["y"]},
+        ],
     }
     graph_path = tmp_path / "graph.json"
     graph_path.write_text(json.dumps(graph))
     plan_path = tmp_path / "plan.json"
-    run(installed / "bin" / "memplan", "plan", graph_path, "--planner=greedy_by_size",
-        "--alignment=64", f"--out={plan_path}")
+    run(
+        installed / "bin" / "memplan",
+        "plan",
+        graph_path,
+        "--planner=greedy_by_size",
+        "--alignment=64",
+        f"--out={plan_path}",
+    )
     script = (
         "import sys, memplan\n"
         "graph = memplan.read_graph(sys.argv[1])\n"
         "plan = memplan.plan(graph, 'greedy_by_size', alignment=64)\n"
         "theirs = memplan.read_plan(sys.argv[2], sys.argv[1], alignment=64)\n"
         "memplan.verify(graph, theirs)\n"
-        "print(plan.peak, theirs.peak, plan.lower_bound)\n")
-    peak, tool_peak, lower_bound = map(int, run(
-        installed / "bin" / "python", "-c", script, graph_path, plan_path,
-        cwd=tmp_path).split())
+        "print(plan.peak, theirs.peak, plan.lower_bound)\n"
+    )
+    peak, tool_peak, lower_bound = map(
+        int,
+        run(
+            installed / "bin" / "python",
+            "-c",
+            script,
+            graph_path,
+            plan_path,
+            cwd=tmp_path,
+        ).split(),
+    )
     assert peak == tool_peak
     # x, a and b are alive together while g runs: the bound, which
     # greedy_by_size reaches on this graph.
@@ -164,7 +238,9 @@ def test_the_extras_pin_the_versions_of_requirements_txt():
     assert set(extras) == {"torch", "executorch", "test"}
     for req in named:
         name, version = req.split("==")
-        assert pins.get(name) == version, f"{req} in pyproject.toml, {name}=={pins.get(name)} in requirements.txt"
+        assert (
+            pins.get(name) == version
+        ), f"{req} in pyproject.toml, {name}=={pins.get(name)} in requirements.txt"
     # The backend pyproject.toml builds with is the one .venv has.
     for req in project["build-system"]["requires"]:
         name, version = req.split("==")

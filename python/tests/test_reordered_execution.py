@@ -14,8 +14,9 @@ import torch
 import memplan
 import memplan.torch as mt
 
-_SCRIPT = (pathlib.Path(__file__).resolve().parents[2] / "scripts"
-           / "order_models.py")
+_SCRIPT = (
+    pathlib.Path(__file__).resolve().parents[2] / "scripts" / "order_models.py"
+)
 _spec = importlib.util.spec_from_file_location("order_models", _SCRIPT)
 models = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(models)
@@ -25,8 +26,7 @@ torch.set_num_threads(1)
 
 
 def make_plan(graph, **options):
-    plan = memplan.plan(graph, "greedy_by_size", alignment=ALIGNMENT,
-                        **options)
+    plan = memplan.plan(graph, "greedy_by_size", alignment=ALIGNMENT, **options)
     memplan.verify(graph, plan)
     return plan
 
@@ -48,10 +48,12 @@ class DropoutHead(torch.nn.Module):
         super().__init__()
         torch.manual_seed(1)
         self.body = models.RandWireStage(3, 4, 4, models.random.Random(2))
-        self.left = torch.nn.Sequential(torch.nn.Dropout(0.5),
-                                        torch.nn.Linear(4 * 64, 10))
-        self.right = torch.nn.Sequential(torch.nn.Dropout(0.5),
-                                         torch.nn.Linear(4 * 64, 10))
+        self.left = torch.nn.Sequential(
+            torch.nn.Dropout(0.5), torch.nn.Linear(4 * 64, 10)
+        )
+        self.right = torch.nn.Sequential(
+            torch.nn.Dropout(0.5), torch.nn.Linear(4 * 64, 10)
+        )
 
     def forward(self, x):
         y = self.body(x).flatten(1)
@@ -75,8 +77,9 @@ def check_reordered_run(t, x, ordering):
     arena_state = {n: c.clone() for n, c in t.constants.items()}
     out = mt.run_in_arena(t, plan, (x,), seed=7, state=arena_state)
     assert same(out, expected)
-    assert all(torch.equal(arena_state[n], ordinary_state[n])
-               for n in arena_state)
+    assert all(
+        torch.equal(arena_state[n], ordinary_state[n]) for n in arena_state
+    )
     assert same(out, mt.run_in_arena(t, traced_plan, (x,), seed=7))
     return traced_plan, plan
 
@@ -114,7 +117,7 @@ def test_reordered_training_step_runs_bit_equal():
 
 
 def test_window_reordered_training_step_runs_bit_equal():
-    """"window" moves the ops making gradients (graph outputs) towards the
+    """ "window" moves the ops making gradients (graph outputs) towards the
     end: a lower bound than "memory"'s, and the same outputs, gradients and
     written statistics."""
     t, x = training_step()
@@ -130,18 +133,22 @@ def test_random_draws_are_pinned_in_the_graph():
     x = torch.randn(2, 3, 16, 16)
     t = mt.trace(DropoutHead().train(), (x,), training=True)
     pinned = [o for o in t.graph.ops if o.pinned]
-    assert pinned and all("dropout" in o.type or "bernoulli" in o.type or
-                          "rand" in o.type for o in pinned)
+    assert pinned and all(
+        "dropout" in o.type or "bernoulli" in o.type or "rand" in o.type
+        for o in pinned
+    )
     back = memplan.graph_from_json(memplan.graph_to_json(t.graph))
     assert [o.pinned for o in back.ops] == [o.pinned for o in t.graph.ops]
 
 
 # ExecuTorch -------------------------------------------------------------
 
+
 def _executorch():
     from executorch.exir import ExecutorchBackendConfig, to_edge
     from executorch.runtime import Runtime
     import memplan.executorch as met
+
     return ExecutorchBackendConfig, to_edge, Runtime, met
 
 
@@ -153,23 +160,36 @@ def test_executorch_runs_a_reordered_program_in_its_order():
     def program(ordering):
         with torch.no_grad():
             edge = to_edge(torch.export.export(model, (x,)))
-        before = [n.name for n in edge.exported_program().graph.nodes
-                  if n.op == "call_function"]
+        before = [
+            n.name
+            for n in edge.exported_program().graph.nodes
+            if n.op == "call_function"
+        ]
         order = met.reorder(edge, ordering)["forward"] if ordering else None
-        after = [n.name for n in edge.exported_program().graph.nodes
-                 if n.op == "call_function"]
+        after = [
+            n.name
+            for n in edge.exported_program().graph.nodes
+            if n.op == "call_function"
+        ]
         mp = met.memory_planning_pass()
-        return edge.to_executorch(config(memory_planning_pass=mp)), mp, \
-            before, order, after
+        return (
+            edge.to_executorch(config(memory_planning_pass=mp)),
+            mp,
+            before,
+            order,
+            after,
+        )
 
     traced, traced_mp, before, _, _ = program(None)
     reordered, mp, before2, order, after = program("optimal")
     assert before == before2
     assert order != list(range(len(order)))
-    ops = [n for n in before
-           if not n.startswith("getitem")]  # getitems follow their node
-    assert [n for n in after if not n.startswith("getitem")] == \
-        [ops[i] for i in order]
+    ops = [
+        n for n in before if not n.startswith("getitem")
+    ]  # getitems follow their node
+    assert [n for n in after if not n.startswith("getitem")] == [
+        ops[i] for i in order
+    ]
     # ExecuTorch planned the new order's lifetimes: a smaller arena.
     assert mp.algorithm.arenas[1].size < traced_mp.algorithm.arenas[1].size
 

@@ -17,13 +17,17 @@ def attention_like(max_seq=64, layers=2):
     ops = []
     for i in range(layers):
         last = i == layers - 1
-        tensors += [memplan.Tensor(f"s{i}", "16*seq*seq"),
-                    memplan.Tensor(f"w{i}", 4096),
-                    memplan.Tensor(f"x{i + 1}", "64*seq",
-                                   kind="output" if last else "activation")]
-        ops += [memplan.Op(f"score{i}", [f"x{i}"], [f"s{i}", f"w{i}"]),
-                memplan.Op(f"mix{i}", [f"s{i}", f"x{i}", f"w{i}"],
-                           [f"x{i + 1}"])]
+        tensors += [
+            memplan.Tensor(f"s{i}", "16*seq*seq"),
+            memplan.Tensor(f"w{i}", 4096),
+            memplan.Tensor(
+                f"x{i + 1}", "64*seq", kind="output" if last else "activation"
+            ),
+        ]
+        ops += [
+            memplan.Op(f"score{i}", [f"x{i}"], [f"s{i}", f"w{i}"]),
+            memplan.Op(f"mix{i}", [f"s{i}", f"x{i}", f"w{i}"], [f"x{i + 1}"]),
+        ]
     graph = memplan.Graph(name="attn", tensors=tensors, ops=ops)
     graph.dims = {"seq": (1, max_seq)}
     return graph
@@ -39,8 +43,7 @@ def test_graph_dims_and_symbolic_sizes_round_trip():
     assert w0.symbolic_size is None and w0.size == 4096
     data = graph.to_dict()
     assert data["dims"] == {"seq": {"min": 1, "max": 64}}
-    assert {t["name"]: t["size"] for t in data["tensors"]}["s0"] == \
-        "16*seq*seq"
+    assert {t["name"]: t["size"] for t in data["tensors"]}["s0"] == "16*seq*seq"
     again = memplan.graph_from_dict(json.loads(json.dumps(data)))
     assert again == graph
     # Set on a tensor of a concrete graph, and removed again.
@@ -64,16 +67,16 @@ def test_bind_dims_gives_the_concrete_graph():
 
 
 def test_plan_of_a_symbolic_graph_points_to_plan_symbolic():
-    with pytest.raises(memplan.DimError,
-                       match=r"dims seq: bind.*seq=N.*plan_symbolic"):
+    with pytest.raises(
+        memplan.DimError, match=r"dims seq: bind.*seq=N.*plan_symbolic"
+    ):
         memplan.plan(attention_like())
 
 
 @pytest.mark.parametrize("max_buckets", [1, 4])
 def test_plan_at_every_value_is_an_ordinary_verified_plan(max_buckets):
     graph = attention_like(max_seq=64)
-    plan = memplan.plan_symbolic(graph, max_buckets=max_buckets,
-                                 alignment=64)
+    plan = memplan.plan_symbolic(graph, max_buckets=max_buckets, alignment=64)
     assert isinstance(plan, memplan.SymbolicPlan)
     assert plan.dims == {"seq": (1, 64)}
     plan.verify()
@@ -86,8 +89,9 @@ def test_plan_at_every_value_is_an_ordinary_verified_plan(max_buckets):
         assert lo == hi + 1
     buffers = {b["name"] for b in plan.buffers}
     whole = {b["name"]: b["size"] for b in plan.buffers}
-    tensor_size = {t.name: t.symbolic_size or str(t.size)
-                   for t in graph.tensors}
+    tensor_size = {
+        t.name: t.symbolic_size or str(t.size) for t in graph.tensors
+    }
     for b in buckets:
         assert set(b["offsets"]) == buffers
         assert "seq" in b["peak"]
@@ -122,8 +126,9 @@ def test_plan_at_every_value_is_an_ordinary_verified_plan(max_buckets):
         assert lo_hi_holds(bucket["dims"]["seq"], seq)
         for name, (_, offset) in at.tensors.items():
             if name in bucket["offsets"]:
-                assert offset == evaluate(bucket["offsets"][name],
-                                          taken(bucket, seq))
+                assert offset == evaluate(
+                    bucket["offsets"][name], taken(bucket, seq)
+                )
     # The quadratic scores and the linear activations both fit near the
     # bound at the range's ends.
     assert plan.peak(seq=64) <= 1.05 * plan.lower_bound(seq=64)
@@ -173,11 +178,13 @@ def split_terms(expression):
 
 def test_bad_values_are_dim_errors_naming_them():
     plan = memplan.plan_symbolic(attention_like(), alignment=64)
-    cases = [({"seq": 0}, r'"seq".*0.*\[1, 64\]'),
-             ({"seq": 65}, r'"seq".*65.*\[1, 64\]'),
-             ({}, r'no value for dim "seq"'),
-             ({"seq": 3, "batch": 2}, r'"batch"'),
-             ({"seq": "8"}, r'"seq".*int')]
+    cases = [
+        ({"seq": 0}, r'"seq".*0.*\[1, 64\]'),
+        ({"seq": 65}, r'"seq".*65.*\[1, 64\]'),
+        ({}, r'no value for dim "seq"'),
+        ({"seq": 3, "batch": 2}, r'"batch"'),
+        ({"seq": "8"}, r'"seq".*int'),
+    ]
     for values, message in cases:
         for call in (plan.at, plan.peak, plan.lower_bound):
             with pytest.raises(memplan.DimError, match=message) as caught:
@@ -197,10 +204,14 @@ def test_undeclared_dim_and_concrete_graph_are_refused():
     graph.dims = {"batch": (1, 4)}  # the sizes use seq, undeclared now
     with pytest.raises(memplan.DimError, match="seq"):
         memplan.plan_symbolic(graph)
-    plain = memplan.Graph(name="plain", tensors=[
-        memplan.Tensor("a", 8, kind="input"),
-        memplan.Tensor("b", 8, kind="output")],
-        ops=[memplan.Op("f", ["a"], ["b"])])
+    plain = memplan.Graph(
+        name="plain",
+        tensors=[
+            memplan.Tensor("a", 8, kind="input"),
+            memplan.Tensor("b", 8, kind="output"),
+        ],
+        ops=[memplan.Op("f", ["a"], ["b"])],
+    )
     with pytest.raises(memplan.DimError, match="no symbolic dims"):
         memplan.plan_symbolic(plain)
     with pytest.raises(memplan.DimError, match="max_buckets"):
@@ -209,17 +220,21 @@ def test_undeclared_dim_and_concrete_graph_are_refused():
 
 def test_plan_symbolic_by_planner_name_within_limits():
     graph = attention_like(max_seq=2048, layers=4)
-    baseline = memplan.plan_symbolic(graph, alignment=64,
-                                     planner="upper_bound")
+    baseline = memplan.plan_symbolic(graph, alignment=64, planner="upper_bound")
     baseline.verify()
     assert [b["planner"] for b in baseline.buckets] == ["upper_bound"]
-    for limits in ({"time_limit": 0.001}, {"time_limit": "1ms"},
-                   {"work_limit": 1}):
+    for limits in (
+        {"time_limit": 0.001},
+        {"time_limit": "1ms"},
+        {"work_limit": 1},
+    ):
         plan = memplan.plan_symbolic(graph, alignment=64, **limits)
         plan.verify()
         assert plan.peak(seq=2048) <= baseline.peak(seq=2048) * 2
-    with pytest.raises(ValueError, match="valid symbolic planners: "
-                                         "symbolic_search, symbolic_greedy"):
+    with pytest.raises(
+        ValueError,
+        match="valid symbolic planners: " "symbolic_search, symbolic_greedy",
+    ):
         memplan.plan_symbolic(graph, planner="first_fit")
     with pytest.raises(ValueError, match="time_limit"):
         memplan.plan_symbolic(graph, time_limit=-1)

@@ -21,8 +21,11 @@ import torch
 import memplan
 import memplan.torch as mt
 
-_SCRIPT = (pathlib.Path(__file__).resolve().parents[2] / "scripts"
-           / "symbolic_models.py")
+_SCRIPT = (
+    pathlib.Path(__file__).resolve().parents[2]
+    / "scripts"
+    / "symbolic_models.py"
+)
 _spec = importlib.util.spec_from_file_location("symbolic_models", _SCRIPT)
 sm = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(sm)
@@ -52,14 +55,20 @@ def test_traced_graph_is_symbolic_in_the_users_dim(case):
     assert traced.graph.dims == {"seq": (1, sm.MAX_SEQ)}
     assert plan.dims == {"seq": (1, sm.MAX_SEQ)}
     [dim] = traced.dynamic_dims
-    assert dim.name == "seq" and dim.dim == 1 and (dim.min, dim.max) == (
-        1, sm.MAX_SEQ)
+    assert (
+        dim.name == "seq"
+        and dim.dim == 1
+        and (dim.min, dim.max) == (1, sm.MAX_SEQ)
+    )
     sizes = {t.name: t.symbolic_size for t in traced.graph.tensors}
     assert "seq" in sizes[traced.input_names[0]]
     # Attention scores grow as seq*seq, the rest as seq or not at all.
     assert any("seq*seq" in (s or "") for s in sizes.values())
-    assert all(t.symbolic_size is None for t in traced.graph.tensors
-               if t.kind == "constant")
+    assert all(
+        t.symbolic_size is None
+        for t in traced.graph.tensors
+        if t.kind == "constant"
+    )
     plan.verify()
     assert 1 <= len(plan.buckets) <= 4
     # The scores (8*seq*seq bytes) and masks are not a multiple of 64 at
@@ -75,8 +84,10 @@ def test_runs_in_the_arena_of_one_plan_at_every_size(case, seq):
     bound = memplan.bind_dims(traced.graph, seq=seq)
     memplan.verify(bound, at)
     assert at.peak <= plan.peak(seq=seq)
-    assert at.lower_bound == memplan.build_problem(
-        bound, alignment=ALIGNMENT).lower_bound
+    assert (
+        at.lower_bound
+        == memplan.build_problem(bound, alignment=ALIGNMENT).lower_bound
+    )
     out = mt.run_in_arena(traced, at, (x,))
     assert out.shape[1] == seq
     assert torch.equal(out, traced.run((x,)))
@@ -89,8 +100,9 @@ def test_bind_records_the_sizes_its_expressions_give(case):
     _, make_input, traced, _ = case
     bound = traced.bind((make_input(3),))
     assert bound.values == {"seq": 3} and not bound.dims
-    expected = {t.name: t.size for t in
-                memplan.bind_dims(traced.graph, seq=3).tensors}
+    expected = {
+        t.name: t.size for t in memplan.bind_dims(traced.graph, seq=3).tensors
+    }
     for t in bound.graph.tensors:
         if t.name in traced.widened:
             assert t.size <= expected[t.name]
@@ -111,8 +123,9 @@ def test_a_plan_moved_onto_a_live_tensor_is_caught(case):
         for a in buffers:
             if a is b or not 0 < a["size"] <= b["size"] or a["start"] == 0:
                 continue
-            if b["start"] < a["start"] and a["start"] + 1 < min(b["end"],
-                                                                n_ops):
+            if b["start"] < a["start"] and a["start"] + 1 < min(
+                b["end"], n_ops
+            ):
                 victim, mover = b, a
                 break
         if victim:
@@ -141,21 +154,33 @@ class Halves(torch.nn.Module):
 def test_sizes_that_are_not_polynomials_are_trace_errors():
     # x[:, ::2] is (seq + 1) // 2 long (torch.export needs seq >= 3 here).
     seq = torch.export.Dim("seq", min=3, max=64)
-    with pytest.raises(mt.TraceError, match=r'tensor "mul" of Halves \(made '
-                       r'by op "mul"\): its size .*\(seq \+ 1\)//2.* is not '
-                       r'a polynomial'):
-        mt.trace(Halves(), (torch.randn(1, 8),),
-                 dynamic_shapes={"x": {1: seq}}, symbolic=True)
-    with pytest.raises(ValueError,
-                       match=r"symbolic=True\) needs dynamic_shapes"):
+    with pytest.raises(
+        mt.TraceError,
+        match=r'tensor "mul" of Halves \(made '
+        r'by op "mul"\): its size .*\(seq \+ 1\)//2.* is not '
+        r"a polynomial",
+    ):
+        mt.trace(
+            Halves(),
+            (torch.randn(1, 8),),
+            dynamic_shapes={"x": {1: seq}},
+            symbolic=True,
+        )
+    with pytest.raises(
+        ValueError, match=r"symbolic=True\) needs dynamic_shapes"
+    ):
         mt.trace(Halves(), (torch.randn(1, 8),), symbolic=True)
 
 
 def test_an_unbounded_dim_is_a_trace_error():
     seq = torch.export.Dim("seq", min=1)
-    with pytest.raises(mt.TraceError, match=r'dim seq.*no upper bound'):
-        mt.trace(sm.Encoder().eval(), (sm.encoder_input(8),),
-                 dynamic_shapes={"x": {1: seq}}, symbolic=True)
+    with pytest.raises(mt.TraceError, match=r"dim seq.*no upper bound"):
+        mt.trace(
+            sm.Encoder().eval(),
+            (sm.encoder_input(8),),
+            dynamic_shapes={"x": {1: seq}},
+            symbolic=True,
+        )
 
 
 def test_kv_cache_decoding_step_runs_at_every_cache_length():

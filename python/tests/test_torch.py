@@ -33,10 +33,11 @@ torch.set_num_threads(1)
 def transformer():
     torch.manual_seed(0)
     layer = torch.nn.TransformerEncoderLayer(
-        d_model=32, nhead=4, dim_feedforward=64, dropout=0.1,
-        batch_first=False)
-    return torch.nn.TransformerEncoder(layer, num_layers=2,
-                                       enable_nested_tensor=False)
+        d_model=32, nhead=4, dim_feedforward=64, dropout=0.1, batch_first=False
+    )
+    return torch.nn.TransformerEncoder(
+        layer, num_layers=2, enable_nested_tensor=False
+    )
 
 
 class FusedQkvAttention(torch.nn.Module):
@@ -53,7 +54,8 @@ class FusedQkvAttention(torch.nn.Module):
 
     def forward(self, x):  # (batch, sequence, dim)
         q, k, v = torch._transform_bias_rescale_qkv(
-            self.qkv(x), self.qkv_bias, self.heads)  # (batch, heads, seq, d)
+            self.qkv(x), self.qkv_bias, self.heads
+        )  # (batch, heads, seq, d)
         weights = torch.softmax(q @ k.transpose(-2, -1), dim=-1)
         return self.out((weights @ v).transpose(1, 2).reshape(x.shape))
 
@@ -64,9 +66,12 @@ def cross_entropy(output):
 
 
 def vision(name, **kwargs):
-    return lambda: (getattr(torchvision.models, name)(num_classes=10,
-                                                      **kwargs).eval(),
-                    torch.randn(1, 3, 64, 64), False, None)
+    return lambda: (
+        getattr(torchvision.models, name)(num_classes=10, **kwargs).eval(),
+        torch.randn(1, 3, 64, 64),
+        False,
+        None,
+    )
 
 
 # name -> () -> (model, example input, training, loss_fn)
@@ -75,16 +80,31 @@ MODELS = {
     "mobilenet_v2": vision("mobilenet_v2"),
     "efficientnet_b0": vision("efficientnet_b0"),
     "googlenet": vision("googlenet", aux_logits=False, init_weights=True),
-    "transformer": lambda: (transformer().eval(), torch.randn(16, 2, 32),
-                            False, None),
-    "fused_qkv_attention": lambda: (FusedQkvAttention().eval(),
-                                    torch.randn(2, 16, 32), False, None),
+    "transformer": lambda: (
+        transformer().eval(),
+        torch.randn(16, 2, 32),
+        False,
+        None,
+    ),
+    "fused_qkv_attention": lambda: (
+        FusedQkvAttention().eval(),
+        torch.randn(2, 16, 32),
+        False,
+        None,
+    ),
     # Training steps: batch norm updates its buffers, dropout draws.
     "mobilenet_v2_train": lambda: (
         torchvision.models.mobilenet_v2(num_classes=10).train(),
-        torch.randn(2, 3, 32, 32), True, cross_entropy),
-    "transformer_train": lambda: (transformer().train(),
-                                  torch.randn(16, 2, 32), True, None),
+        torch.randn(2, 3, 32, 32),
+        True,
+        cross_entropy,
+    ),
+    "transformer_train": lambda: (
+        transformer().train(),
+        torch.randn(16, 2, 32),
+        True,
+        None,
+    ),
 }
 
 
@@ -92,8 +112,7 @@ MODELS = {
 def traced(name):
     torch.manual_seed(0)
     model, x, training, loss = MODELS[name]()
-    return mt.trace(model, (x,), training=training, loss_fn=loss,
-                    name=name), x
+    return mt.trace(model, (x,), training=training, loss_fn=loss, name=name), x
 
 
 def make_plan(graph, planner, **options):
@@ -128,8 +147,9 @@ def test_trace(name):
     assert list(kinds.values()).count("input") == 1
     assert t.input_names == ["input"] and t.dynamic_dims == []
     assert len(t.ops) == len(graph.ops) > 20
-    assert all(o.type.startswith("aten.") or o.type == mt.VIEWS_OP
-               for o in graph.ops)
+    assert all(
+        o.type.startswith("aten.") or o.type == mt.VIEWS_OP for o in graph.ops
+    )
     n_views = sum(len(o.alias) for o in graph.ops)
     assert n_views > 0
     # Views live in an earlier tensor's storage and span no more of it than
@@ -160,7 +180,8 @@ def test_trace(name):
         assert len(outputs) == len(params) + 1
         assert t.outputs[-1] in outputs and t.tensors[t.outputs[-1]].shape == ()
         assert "aten.convolution_backward.default" in {
-            o.type for o in graph.ops} or name.startswith("transformer")
+            o.type for o in graph.ops
+        } or name.startswith("transformer")
     else:
         assert len(outputs) == 1
     # Every buffer the step updates is written in place by one copy_, and
@@ -168,16 +189,20 @@ def test_trace(name):
     buffers = {n for n, _ in model.named_buffers()}
     writers = [o for o in t.ops if o.writes]
     assert {w for o in writers for w in o.writes} == set(t.buffer_writes)
-    assert all(o.type == "aten.copy_.default" and len(o.writes) == 1
-               for o in writers)
+    assert all(
+        o.type == "aten.copy_.default" and len(o.writes) == 1 for o in writers
+    )
     if name == "mobilenet_v2_train":
         assert set(t.buffer_writes) == buffers  # running stats, counts
     else:
         assert t.buffer_writes == {}
     # A tensor's storage bytes cover its elements.
     for rec in t.tensors.values():
-        assert rec.size >= 0 and rec.storage_bytes >= rec.size or \
-            rec.root != rec.name
+        assert (
+            rec.size >= 0
+            and rec.storage_bytes >= rec.size
+            or rec.root != rec.name
+        )
 
 
 @pytest.mark.parametrize("name", [n for n in MODELS if "train" not in n])
@@ -214,8 +239,11 @@ def test_results_sharing_a_new_storage():
     # tensor: one buffer for that storage, made by the op, and the three
     # results views of it, made by the VIEWS_OP step right after it.
     t, x = traced("fused_qkv_attention")
-    [i] = [i for i, o in enumerate(t.ops)
-           if o.type == "aten._transform_bias_rescale_qkv.default"]
+    [i] = [
+        i
+        for i, o in enumerate(t.ops)
+        if o.type == "aten._transform_bias_rescale_qkv.default"
+    ]
     op, views = t.ops[i], t.ops[i + 1]
     assert views.type == mt.VIEWS_OP and views.node is None
     [storage] = views.inputs
@@ -231,19 +259,23 @@ def test_results_sharing_a_new_storage():
     assert sizes[storage] == 3 * third
     assert [sizes[n] for n in views.outputs] == [third, 2 * third, 3 * third]
     # The next ops read q, k and v by their own names.
-    readers = {n for o in t.ops[i + 2:] for n in o.inputs}
+    readers = {n for o in t.ops[i + 2 :] for n in o.inputs}
     assert set(views.outputs) <= readers
     for planner in PLANNERS:
         plan = planned("fused_qkv_attention", planner)
         buffer = plan.buffer(storage)
         assert set(buffer["tensors"]) >= {storage, *views.outputs}
         assert buffer["size"] >= 3 * third
-        assert all(plan.offset(n) == plan.offset(storage)
-                   for n in views.outputs)
+        assert all(
+            plan.offset(n) == plan.offset(storage) for n in views.outputs
+        )
     # Overwriting the storage while v is still to be read is caught.
     plan = planned("fused_qkv_attention", "greedy_by_size")
-    later = [b for b in plan.buffers if b["start"] > i + 1 and
-             b["start"] + 1 < plan.buffer(storage)["end"]]
+    later = [
+        b
+        for b in plan.buffers
+        if b["start"] > i + 1 and b["start"] + 1 < plan.buffer(storage)["end"]
+    ]
     assert later, "no buffer written while the storage is alive"
     bad = plan.moved(later[0]["name"], plan.offset(storage))
     with pytest.raises(mt.ArenaError, match=f'tensor "{storage}"'):
@@ -262,7 +294,9 @@ def test_moved_buffer_is_caught_and_named(name):
         for a in buffers:
             if a is b or not 0 < a["size"] <= b["size"] or a["start"] == 0:
                 continue
-            if b["start"] < a["start"] and a["start"] + 1 < min(b["end"], n_ops):
+            if b["start"] < a["start"] and a["start"] + 1 < min(
+                b["end"], n_ops
+            ):
                 victim, mover = b, a
                 break
         if victim:
@@ -290,9 +324,18 @@ def test_same_plans_as_the_tool(tmp_path, name):
     memplan.write_graph(t.graph, path)
     for planner in PLANNERS:
         out = tmp_path / f"{planner}.json"
-        subprocess.run([TOOL, "plan", str(path), f"--planner={planner}",
-                        f"--alignment={ALIGNMENT}", f"--out={out}"],
-                       check=True, capture_output=True)
+        subprocess.run(
+            [
+                TOOL,
+                "plan",
+                str(path),
+                f"--planner={planner}",
+                f"--alignment={ALIGNMENT}",
+                f"--out={out}",
+            ],
+            check=True,
+            capture_output=True,
+        )
         plan = planned(name, planner)
         memplan.write_plan(plan, tmp_path / "py.json", input=path)
         assert (tmp_path / "py.json").read_bytes() == out.read_bytes(), planner
@@ -306,16 +349,23 @@ def tiny_efficientnet():
     squeeze-excitation; a head with ReLU and Hardtanh. No dropout: the
     random draws stay in one order."""
     from torchvision.models.efficientnet import EfficientNet, MBConvConfig
+
     torch.manual_seed(0)
     blocks = [(1, 3, 1, 8, 8, 1), (4, 3, 2, 8, 16, 2), (4, 5, 2, 16, 24, 2)]
-    setting = [MBConvConfig(e, k, s, i, o, n, width_mult=1.0, depth_mult=1.0)
-               for e, k, s, i, o, n in blocks]
-    model = EfficientNet(setting, dropout=0.0, stochastic_depth_prob=0.0,
-                         last_channel=32)
+    setting = [
+        MBConvConfig(e, k, s, i, o, n, width_mult=1.0, depth_mult=1.0)
+        for e, k, s, i, o, n in blocks
+    ]
+    model = EfficientNet(
+        setting, dropout=0.0, stochastic_depth_prob=0.0, last_channel=32
+    )
     nn = torch.nn
-    model.classifier = nn.Sequential(nn.ReLU(inplace=True), nn.Linear(32, 16),
-                                     nn.Hardtanh(inplace=True),
-                                     nn.Linear(16, 10))
+    model.classifier = nn.Sequential(
+        nn.ReLU(inplace=True),
+        nn.Linear(32, 16),
+        nn.Hardtanh(inplace=True),
+        nn.Linear(16, 10),
+    )
     return model.train()
 
 
@@ -341,8 +391,8 @@ def test_training_step_computes_the_models_gradients_and_buffers():
     grads = torch.autograd.grad(cross_entropy(eager(x)), params)
     state = {n: c.clone() for n, c in t.constants.items()}
     out = mt.run_in_arena(
-        t, make_plan(t.graph, "greedy_by_size"),
-        (x,), seed=7, state=state)
+        t, make_plan(t.graph, "greedy_by_size"), (x,), seed=7, state=state
+    )
     torch.testing.assert_close(out, tuple(grads))
     buffers = dict(eager.named_buffers())
     assert set(t.buffer_writes) == set(buffers)
@@ -362,8 +412,9 @@ class Branches(torch.nn.Module):
         nn = torch.nn
 
         def wide():
-            return nn.Sequential(nn.Conv2d(4, 32, 3, padding=1),
-                                 nn.BatchNorm2d(32), nn.ReLU())
+            return nn.Sequential(
+                nn.Conv2d(4, 32, 3, padding=1), nn.BatchNorm2d(32), nn.ReLU()
+            )
 
         def narrow():
             return nn.Sequential(nn.Conv2d(32, 4, 1), nn.BatchNorm2d(4))
@@ -373,6 +424,54 @@ class Branches(torch.nn.Module):
     def forward(self, x):
         a, b = self.a1(x), self.b1(x)
         return self.a2(a) + self.b2(b)
+
+
+def _assert_broken_reordered_plan_is_caught(t, plan, x):
+    """A broken plan in a changed order says so."""
+    n_ops = len(t.ops)
+    buffers = plan.buffers
+    pairs = [
+        (b, a)
+        for b in buffers
+        for a in buffers
+        if a is not b
+        and 0 < a["size"] <= b["size"]
+        and a["start"] > 0
+        and b["start"] < a["start"]
+        and a["start"] + 1 < min(b["end"], n_ops)
+    ]
+    assert pairs, "no live buffer to overwrite"
+    victim, mover = max(pairs, key=lambda p: (p[0]["size"], p[1]["size"]))
+    with pytest.raises(
+        mt.ArenaError, match="op order differs from the traced order"
+    ):
+        mt.run_in_arena(
+            t, plan.moved(mover["name"], victim["offset"]), (x,), seed=7
+        )
+
+
+def _assert_tool_reorder_keeps_writes(t, order, tmp_path):
+    """The tool's reordered graph keeps the writes."""
+    if TOOL:
+        path, out_path = tmp_path / "g.json", tmp_path / "reordered.json"
+        memplan.write_graph(t.graph, path)
+        subprocess.run(
+            [
+                TOOL,
+                "plan",
+                str(path),
+                "--planner=greedy_by_size",
+                "--reorder=memory",
+                f"--alignment={ALIGNMENT}",
+                f"--graph-out={out_path}",
+            ],
+            check=True,
+            capture_output=True,
+        )
+        back = memplan.read_graph(out_path)
+        assert [o.name for o in back.ops] == [t.ops[i].name for i in order]
+        by_name = {o.name: o for o in t.graph.ops}
+        assert all(o == by_name[o.name] for o in back.ops)
 
 
 def test_reordered_training_step_with_in_place_writes(tmp_path):
@@ -385,7 +484,8 @@ def test_reordered_training_step_with_in_place_writes(tmp_path):
     assert written and all(o.type == "aten.copy_.default" for o in written)
     for o, record in zip(t.graph.ops, t.ops):
         assert [o.inputs[j] for j in o.writes] == list(
-            dict.fromkeys(record.writes))
+            dict.fromkeys(record.writes)
+        )
     for buffer, op_name in t.buffer_writes.items():
         step = next(i for i, o in enumerate(t.ops) if o.name == op_name)
         assert t.ops[step].writes == [buffer]
@@ -411,34 +511,12 @@ def test_reordered_training_step_with_in_place_writes(tmp_path):
     ordinary = {n: c.clone() for n, c in t.constants.items()}
     assert same(out, t.run((x,), seed=7, state=ordinary))
     assert all(torch.equal(state[n], ordinary[n]) for n in state)
-    assert same(out, mt.run_in_arena(
-        t, make_plan(t.graph, "greedy_by_size"),
-        (x,), seed=7))
-    # A broken plan in a changed order says so.
-    n_ops = len(t.ops)
-    buffers = plan.buffers
-    pairs = [(b, a) for b in buffers for a in buffers
-             if a is not b and 0 < a["size"] <= b["size"] and a["start"] > 0
-             and b["start"] < a["start"] and
-             a["start"] + 1 < min(b["end"], n_ops)]
-    assert pairs, "no live buffer to overwrite"
-    victim, mover = max(pairs, key=lambda p: (p[0]["size"], p[1]["size"]))
-    with pytest.raises(mt.ArenaError,
-                       match="op order differs from the traced order"):
-        mt.run_in_arena(t, plan.moved(mover["name"], victim["offset"]),
-                        (x,), seed=7)
-    # The tool's reordered graph keeps the writes.
-    if TOOL:
-        path, out_path = tmp_path / "g.json", tmp_path / "reordered.json"
-        memplan.write_graph(t.graph, path)
-        subprocess.run([TOOL, "plan", str(path), "--planner=greedy_by_size",
-                        "--reorder=memory", f"--alignment={ALIGNMENT}",
-                        f"--graph-out={out_path}"],
-                       check=True, capture_output=True)
-        back = memplan.read_graph(out_path)
-        assert [o.name for o in back.ops] == [t.ops[i].name for i in order]
-        by_name = {o.name: o for o in t.graph.ops}
-        assert all(o == by_name[o.name] for o in back.ops)
+    assert same(
+        out,
+        mt.run_in_arena(t, make_plan(t.graph, "greedy_by_size"), (x,), seed=7),
+    )
+    _assert_broken_reordered_plan_is_caught(t, plan, x)
+    _assert_tool_reorder_keeps_writes(t, order, tmp_path)
 
 
 class InPlace(torch.nn.Module):
@@ -466,8 +544,9 @@ def test_buffer_and_input_mutations_are_writes():
         assert op.type == "aten.copy_.default" and op.writes == [target]
         assert op.alias == [(0, 0)] and op.inputs[0] == target
         # After every other reader of the old bytes.
-        readers = [steps[o.name] for o in t.ops
-                   if target in o.inputs and o is not op]
+        readers = [
+            steps[o.name] for o in t.ops if target in o.inputs and o is not op
+        ]
         assert readers and max(readers) < steps[op_name]
     relu = next(o for o in t.ops if o.type == "aten.relu.default")
     assert steps[relu.name] < steps[t.buffer_writes["input"]]
@@ -501,9 +580,12 @@ def test_undeclared_write_to_an_input_is_caught():
     assert same(mt.run_in_arena(t, plan, (x,)), t.run((x,)))
     [relu] = [o for o in t.ops if o.type == "aten.relu.default"]
     relu.node.target = torch.ops.aten.relu_.default
-    with pytest.raises(mt.ArenaError, match=r'tensor "input" at arena bytes '
-                       r'\[\d+, \d+\) \(still read by op "add"\) was '
-                       r'overwritten by op "relu"'):
+    with pytest.raises(
+        mt.ArenaError,
+        match=r'tensor "input" at arena bytes '
+        r'\[\d+, \d+\) \(still read by op "add"\) was '
+        r'overwritten by op "relu"',
+    ):
         mt.run_in_arena(t, plan, (x,))
 
 
@@ -554,18 +636,33 @@ class Cond(torch.nn.Module):
         return torch.cond(x.sum() > 0, lambda x: x * 2, lambda x: x + 1, (x,))
 
 
-@pytest.mark.parametrize("model,message", [
-    (NonZero, r'op "nonzero" \(aten\.nonzero\.default\) of NonZero: its '
-     r"output size depends on tensor data \(torch.export gives it the "
-     r"unbacked symbol u\d+\)"),
-    (Item, r'op "_local_scalar_dense" \(aten\._local_scalar_dense\.default\) '
-     r"of Item: its value depends on tensor data"),
-    (Branch, r'Branch branches on the result of op "item" '
-     r"\(aten\.item\.default\) at File .*test_torch\.py\S*, line \d+, in "
-     r"forward: `if x.sum\(\) > 0:`: data-dependent control flow"),
-    (Cond, r'op "cond" \(cond\) of Cond runs a subgraph chosen or repeated '
-     r"by tensor data \(data-dependent control flow\)"),
-])
+@pytest.mark.parametrize(
+    "model,message",
+    [
+        (
+            NonZero,
+            r'op "nonzero" \(aten\.nonzero\.default\) of NonZero: its '
+            r"output size depends on tensor data \(torch.export gives it the "
+            r"unbacked symbol u\d+\)",
+        ),
+        (
+            Item,
+            r'op "_local_scalar_dense" \(aten\._local_scalar_dense\.default\) '
+            r"of Item: its value depends on tensor data",
+        ),
+        (
+            Branch,
+            r'Branch branches on the result of op "item" '
+            r"\(aten\.item\.default\) at File .*test_torch\.py\S*, line \d+, in "
+            r"forward: `if x.sum\(\) > 0:`: data-dependent control flow",
+        ),
+        (
+            Cond,
+            r'op "cond" \(cond\) of Cond runs a subgraph chosen or repeated '
+            r"by tensor data \(data-dependent control flow\)",
+        ),
+    ],
+)
 def test_data_dependent_op_is_an_error_naming_it(model, message):
     # Without the error the graph would be bound to the example's data (how
     # many elements are nonzero, which branch ran) and fail, or compute the
@@ -586,8 +683,11 @@ class Unused(torch.nn.Module):
 
 def test_training_step_names_a_parameter_without_gradient():
     model, x = Unused(), torch.randn(2, 4)
-    with pytest.raises(mt.TraceError, match=r'parameter "unused.weight" of '
-                       r"Unused is not used by the training step"):
+    with pytest.raises(
+        mt.TraceError,
+        match=r'parameter "unused.weight" of '
+        r"Unused is not used by the training step",
+    ):
         mt.trace(model, (x,), training=True)
     model.unused.requires_grad_(False)
     t = mt.trace(model, (x,), training=True)
@@ -613,18 +713,25 @@ def test_dynamic_dimension_is_bound_to_its_example_and_reported(training):
     torch.manual_seed(0)
     model, x = SmallConv().train(training), torch.randn(2, 3, 8, 8)
     batch = torch.export.Dim("batch", min=2, max=8)
-    with pytest.warns(UserWarning, match=r'dimension 0 of input "input" is '
-                      r"dynamic \(s\d+\); it is bound to its example value "
-                      r"2: the plan holds for that size only"):
-        t = mt.trace(model, (x,), training=training,
-                     dynamic_shapes={"x": {0: batch}})
+    with pytest.warns(
+        UserWarning,
+        match=r'dimension 0 of input "input" is '
+        r"dynamic \(s\d+\); it is bound to its example value "
+        r"2: the plan holds for that size only",
+    ):
+        t = mt.trace(
+            model, (x,), training=training, dynamic_shapes={"x": {0: batch}}
+        )
     [d] = t.dynamic_dims
     assert (d.input, d.dim, d.value, d.min, d.max) == ("input", 0, 2, 2, 8)
     assert d.symbol.startswith("s")
     # Sizes are the example's.
     assert t.tensors["input"].shape == (2, 3, 8, 8)
-    assert all(isinstance(n, int) for r in t.tensors.values()
-               for n in r.shape + r.stride)
+    assert all(
+        isinstance(n, int)
+        for r in t.tensors.values()
+        for n in r.shape + r.stride
+    )
     if not training:
         assert t.tensors[t.outputs[0]].shape == (2, 4 * 8 * 8)
     plan = make_plan(t.graph, "best")
@@ -636,9 +743,12 @@ def test_dynamic_dimension_is_bound_to_its_example_and_reported(training):
     else:
         torch.testing.assert_close(out, model(x))
     # Another batch size is not the traced graph's.
-    with pytest.raises(ValueError, match=r'input "input" is \(3, 3, 8, 8\) '
-                       r"torch.float32, traced as \(2, 3, 8, 8\) "
-                       r"torch.float32; dimension 0 \(s\d+\) was bound to 2"):
+    with pytest.raises(
+        ValueError,
+        match=r'input "input" is \(3, 3, 8, 8\) '
+        r"torch.float32, traced as \(2, 3, 8, 8\) "
+        r"torch.float32; dimension 0 \(s\d+\) was bound to 2",
+    ):
         mt.run_in_arena(t, plan, (torch.randn(3, 3, 8, 8),))
 
 
@@ -648,8 +758,11 @@ def test_report():
     info = mt.report(t, plan, (x,))
     assert info["ops"] == len(t.ops)
     assert info["buffers"] == len(plan.buffers)
-    assert info["views_merged"] == sum(len(b["tensors"]) - 1
-                                       for b in plan.buffers) > 0
+    assert (
+        info["views_merged"]
+        == sum(len(b["tensors"]) - 1 for b in plan.buffers)
+        > 0
+    )
     assert info["peak"] == plan.peak
     # PyTorch's allocator held at least the inputs and the output.
     assert info["pytorch_peak"] is None or info["pytorch_peak"] > x.numel() * 4
@@ -658,6 +771,8 @@ def test_report():
 
 
 def test_import_memplan_does_not_import_torch():
-    code = ("import sys, memplan; assert 'torch' not in sys.modules; "
-            "import memplan.torch; assert 'torch' not in sys.modules")
+    code = (
+        "import sys, memplan; assert 'torch' not in sys.modules; "
+        "import memplan.torch; assert 'torch' not in sys.modules"
+    )
     subprocess.run([sys.executable, "-c", code], check=True)

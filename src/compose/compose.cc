@@ -33,9 +33,9 @@ absl::StatusOr<Plan> Verified(const Problem& problem, const Planner& planner,
                               absl::StatusOr<Plan> plan) {
   if (!plan.ok() || VerifiesItsPlans(planner)) return plan;
   if (absl::Status status = VerifyPlan(problem, *plan); !status.ok()) {
-    return absl::InternalError(absl::StrCat(std::string(planner.name()),
-                                            " produced an invalid plan: ",
-                                            status.message()));
+    return absl::InternalError(
+        absl::StrCat(std::string(planner.name()),
+                     " produced an invalid plan: ", status.message()));
   }
   return plan;
 }
@@ -64,9 +64,8 @@ class WarmStartedPlanner : public Planner {
     if (budget.deadline() != absl::InfiniteFuture()) {
       start_options.time_limit = absl::InfiniteDuration();
       start_options.deadline =
-          budget.deadline() -
-          internal::kPlacementSetUpPerBuffer *
-              static_cast<int64_t>(problem.buffers.size());
+          budget.deadline() - internal::kPlacementSetUpPerBuffer *
+                                  static_cast<int64_t>(problem.buffers.size());
     }
     if (max_start_work_ > 0) {
       start_options.work_limit =
@@ -75,8 +74,8 @@ class WarmStartedPlanner : public Planner {
     // The search gets the rest of the work and the whole time.
     PlanOptions search_options = options;
     search_options.deadline = budget.deadline();
-    search_options.work_limit = std::max<int64_t>(
-        1, budget.work_limit() - start_options.work_limit);
+    search_options.work_limit =
+        std::max<int64_t>(1, budget.work_limit() - start_options.work_limit);
     Incumbent start(*heuristic_, problem, start_options);
     return search_->Search(problem, search_options, start);
   }
@@ -101,8 +100,8 @@ class WorkCappedPlanner : public SearchPlanner {
     const Budget budget(options);
     PlanOptions capped = options;
     capped.deadline = budget.deadline();
-    capped.work_limit = std::max<int64_t>(
-        1, std::min(budget.work_limit(), max_work_));
+    capped.work_limit =
+        std::max<int64_t>(1, std::min(budget.work_limit(), max_work_));
     return search_->Search(problem, capped, incumbent);
   }
 
@@ -147,8 +146,8 @@ class FallbackPlanner : public Planner {
     absl::StatusOr<Plan> plan =
         Verified(problem, *primary_, primary_->Solve(problem, same_deadline));
     if (plan.ok()) return plan;
-    absl::StatusOr<Plan> second = Verified(
-        problem, *fallback_, fallback_->Solve(problem, same_deadline));
+    absl::StatusOr<Plan> second =
+        Verified(problem, *fallback_, fallback_->Solve(problem, same_deadline));
     return second.ok() ? second : plan;
   }
 
@@ -269,23 +268,22 @@ class ChooseBestPlanner : public Planner {
     // resort needs, so that it has that time when none of them gave a plan.
     const Budget whole(options);
     PlanOptions members = options;
-    if (last_resort_ != nullptr &&
-        whole.deadline() != absl::InfiniteFuture()) {
+    if (last_resort_ != nullptr && whole.deadline() != absl::InfiniteFuture()) {
       members.time_limit = absl::InfiniteDuration();
-      members.deadline = whole.deadline() -
-                         kLastResortPerBuffer *
-                             static_cast<int64_t>(problem.buffers.size());
+      members.deadline =
+          whole.deadline() -
+          kLastResortPerBuffer * static_cast<int64_t>(problem.buffers.size());
     }
     absl::StatusOr<Plan> plan = SolveByMembers(problem, members);
     if (plan.ok() || last_resort_ == nullptr) return plan;
-    absl::StatusOr<Plan> last = Verified(
-        problem, *last_resort_,
-        last_resort_->Solve(problem, {.deadline = whole.deadline(),
-                                      .work_limit = whole.work_limit(),
-                                      .seed = options.seed,
-                                      .threads = options.threads,
-                                      .patience = options.patience,
-                                      .progress = options.progress}));
+    absl::StatusOr<Plan> last =
+        Verified(problem, *last_resort_,
+                 last_resort_->Solve(problem, {.deadline = whole.deadline(),
+                                               .work_limit = whole.work_limit(),
+                                               .seed = options.seed,
+                                               .threads = options.threads,
+                                               .patience = options.patience,
+                                               .progress = options.progress}));
     if (!last.ok()) return plan;
     last->planner = name_;
     return last;
@@ -299,8 +297,7 @@ class ChooseBestPlanner : public Planner {
   // What the last resort needs per buffer under a deadline: the naive plan,
   // its statistics and its verification (at 10^6 buffers about 0.2 s on a
   // typical core; the margin is for a loaded machine).
-  static constexpr absl::Duration kLastResortPerBuffer =
-      absl::Nanoseconds(400);
+  static constexpr absl::Duration kLastResortPerBuffer = absl::Nanoseconds(400);
 
   // The members one Solve affords, decided up front in counted work so that
   // the choice does not depend on the clock.
@@ -329,10 +326,9 @@ class ChooseBestPlanner : public Planner {
         dense && crowded && !dense_heuristics_.empty() ? dense_heuristics_
                                                        : heuristics_;
     const int heuristics = static_cast<int>(pool.size());
-    const int run = dense ? std::clamp(affordable / 2, 1, heuristics)
-                          : heuristics;
-    return {.pass_cost = pass_cost, .dense = dense, .pool = &pool,
-            .run = run};
+    const int run =
+        dense ? std::clamp(affordable / 2, 1, heuristics) : heuristics;
+    return {.pass_cost = pass_cost, .dense = dense, .pool = &pool, .run = run};
   }
 
   // The smallest plan of the members, as the header says.
@@ -362,9 +358,8 @@ class ChooseBestPlanner : public Planner {
     for (size_t i = 0; i < searches_.size() && going && !choice.dense; ++i) {
       if (members.AtLowerBound()) break;
       if (members.best().has_value() && budget.OutOfTimeNow()) break;
-      Incumbent incumbent = members.best().has_value()
-                                ? Incumbent(*members.best())
-                                : Incumbent();
+      Incumbent incumbent =
+          members.best().has_value() ? Incumbent(*members.best()) : Incumbent();
       const SearchPlanner& search = *searches_[i];
       going = members.Consider(
           search, search.Search(problem, members.later(), incumbent));

@@ -10,6 +10,8 @@
 // proven (such a plan may be valid, but the verifier does not accept what
 // it has not proven).
 
+#include "memplan/symbolic_verify.h"
+
 #include <algorithm>
 #include <cstdint>
 #include <string>
@@ -20,9 +22,8 @@
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
 #include "memplan/symbolic.h"
-#include "memplan/symbolic_verify.h"
-#include "symbolic/range_text.h"
 #include "symbolic/binomial_poly.h"
+#include "symbolic/range_text.h"
 
 namespace memplan {
 
@@ -46,8 +47,7 @@ struct Placed {
 
 class Verifier {
  public:
-  Verifier(const SymbolicProblem& problem, const SymbolicPlan& plan,
-           DimBox box)
+  Verifier(const SymbolicProblem& problem, const SymbolicPlan& plan, DimBox box)
       : problem_(problem),
         plan_(plan),
         box_(std::move(box)),
@@ -56,9 +56,9 @@ class Verifier {
   absl::Status Run() {
     const size_t n = problem_.buffers.size();
     if (plan_.offsets.size() != n) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "the plan has ", plan_.offsets.size(), " offsets for ", n,
-          " buffers"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("the plan has ", plan_.offsets.size(), " offsets for ",
+                       n, " buffers"));
     }
     MEMPLAN_ASSIGN_OR_RETURN(peak_, BinomialPoly::FromExpr(plan_.peak, box_));
     placed_.reserve(n);
@@ -135,8 +135,8 @@ class Verifier {
     std::vector<int64_t> limit(width_.size(), 0);
     for (const auto& [key, c] : p.terms()) {
       for (size_t d = 0; d < limit.size(); ++d) {
-        limit[d] = std::max<int64_t>(limit[d],
-                                     BinomialPoly::Power(key, static_cast<int>(d)));
+        limit[d] = std::max<int64_t>(
+            limit[d], BinomialPoly::Power(key, static_cast<int>(d)));
       }
     }
     std::vector<int64_t> t(width_.size(), 0);
@@ -167,39 +167,40 @@ class Verifier {
     p.top = p.top.Restrict(width_);
     placed_.push_back(p);
     const std::string name = Name(i);
-    MEMPLAN_RETURN_IF_ERROR(NonNegative(
-        p.size, absl::StrCat(name, " has a negative size \"",
-                             b.size.ToString(), "\"")));
+    MEMPLAN_RETURN_IF_ERROR(
+        NonNegative(p.size, absl::StrCat(name, " has a negative size \"",
+                                         b.size.ToString(), "\"")));
     const int64_t a = std::max(b.alignment, problem_.pool.alignment);
     if (!p.size.AlignedTo(b.alignment)) {
       return absl::InvalidArgumentError(absl::StrCat(
-          name, ": size \"", b.size.ToString(), "\" is not a multiple of its "
-          "alignment ", b.alignment, " at ",
-          box_.Describe(Misaligned(p.size, b.alignment))));
+          name, ": size \"", b.size.ToString(),
+          "\" is not a multiple of its "
+          "alignment ",
+          b.alignment, " at ", box_.Describe(Misaligned(p.size, b.alignment))));
     }
-    MEMPLAN_RETURN_IF_ERROR(NonNegative(
-        p.offset, absl::StrCat(name, " has a negative offset \"",
-                               plan_.offsets[i].ToString(), "\"")));
+    MEMPLAN_RETURN_IF_ERROR(
+        NonNegative(p.offset, absl::StrCat(name, " has a negative offset \"",
+                                           plan_.offsets[i].ToString(), "\"")));
     if (!p.offset.AlignedTo(a)) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          name, ": offset \"", plan_.offsets[i].ToString(),
-          "\" is not a multiple of its alignment ", a, " at ",
-          box_.Describe(Misaligned(p.offset, a))));
+      return absl::InvalidArgumentError(
+          absl::StrCat(name, ": offset \"", plan_.offsets[i].ToString(),
+                       "\" is not a multiple of its alignment ", a, " at ",
+                       box_.Describe(Misaligned(p.offset, a))));
     }
     MEMPLAN_ASSIGN_OR_RETURN(BinomialPoly under_peak,
                              internal::Subtract(peak_, p.top));
-    MEMPLAN_RETURN_IF_ERROR(NonNegative(
-        under_peak, absl::StrCat(name, " ends above the peak \"",
-                                 plan_.peak.ToString(), "\"")));
+    MEMPLAN_RETURN_IF_ERROR(
+        NonNegative(under_peak, absl::StrCat(name, " ends above the peak \"",
+                                             plan_.peak.ToString(), "\"")));
     if (problem_.pool.capacity > 0) {
       MEMPLAN_ASSIGN_OR_RETURN(
           BinomialPoly room,
           internal::Subtract(BinomialPoly::Constant(problem_.pool.capacity),
                              p.top));
-      MEMPLAN_RETURN_IF_ERROR(NonNegative(
-          room, absl::StrCat(name, " ends beyond the capacity ",
-                             problem_.pool.capacity, " of pool \"",
-                             problem_.pool.name, "\"")));
+      MEMPLAN_RETURN_IF_ERROR(
+          NonNegative(room, absl::StrCat(name, " ends beyond the capacity ",
+                                         problem_.pool.capacity, " of pool \"",
+                                         problem_.pool.name, "\"")));
     }
     return absl::OkStatus();
   }
@@ -234,9 +235,9 @@ class Verifier {
         return absl::OkStatus();
       }
     }
-    const std::string pair = absl::StrCat(Name(i), " (lifetime ", LifetimeText(i),
-                                          ") and ", Name(j), " (lifetime ",
-                                          LifetimeText(j), ")");
+    const std::string pair =
+        absl::StrCat(Name(i), " (lifetime ", LifetimeText(i), ") and ", Name(j),
+                     " (lifetime ", LifetimeText(j), ")");
     if (proof.result == SignProof::kUnknown) {
       return absl::InvalidArgumentError(absl::StrCat(
           pair, " conflict and are not proven apart over the dims' ranges"));
@@ -254,9 +255,9 @@ class Verifier {
 
   absl::Status Overlap(BufferId i, BufferId j, const std::vector<int64_t>& t) {
     return absl::InvalidArgumentError(absl::StrCat(
-        Name(i), " (lifetime ", LifetimeText(i), ", ", ByteRange(i, t), ") and ",
-        Name(j), " (lifetime ", LifetimeText(j), ", ", ByteRange(j, t),
-        ") conflict and overlap at ", box_.Describe(t)));
+        Name(i), " (lifetime ", LifetimeText(i), ", ", ByteRange(i, t),
+        ") and ", Name(j), " (lifetime ", LifetimeText(j), ", ",
+        ByteRange(j, t), ") conflict and overlap at ", box_.Describe(t)));
   }
 
   const SymbolicProblem& problem_;
@@ -286,9 +287,9 @@ absl::Status VerifySymbolicGraphPlan(const SymbolicGraphPlan& plan) {
   std::string cut;
   for (const SymbolicBucket& b : plan.buckets) {
     if (b.dims.size() != problem.dims.size()) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "a bucket has ", b.dims.size(), " dims; the problem has ",
-          problem.dims.size()));
+      return absl::InvalidArgumentError(
+          absl::StrCat("a bucket has ", b.dims.size(),
+                       " dims; the problem has ", problem.dims.size()));
     }
     for (const auto& [name, range] : b.dims) {
       auto it = problem.dims.find(name);
@@ -299,9 +300,9 @@ absl::Status VerifySymbolicGraphPlan(const SymbolicGraphPlan& plan) {
       }
       if (range == it->second) continue;
       if (!cut.empty() && cut != name) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            "the buckets narrow both \"", cut, "\" and \"", name,
-            "\": buckets may cut one dim only"));
+        return absl::InvalidArgumentError(
+            absl::StrCat("the buckets narrow both \"", cut, "\" and \"", name,
+                         "\": buckets may cut one dim only"));
       }
       cut = name;
     }
@@ -324,18 +325,18 @@ absl::Status VerifySymbolicGraphPlan(const SymbolicGraphPlan& plan) {
       next = r.max + 1;
     }
     if (next != whole.max + 1) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "the buckets of dim \"", cut, "\" end at ", next - 1,
-          ", before its maximum ", whole.max));
+      return absl::InvalidArgumentError(
+          absl::StrCat("the buckets of dim \"", cut, "\" end at ", next - 1,
+                       ", before its maximum ", whole.max));
     }
   }
   for (const SymbolicBucket& b : plan.buckets) {
     MEMPLAN_ASSIGN_OR_RETURN(const SymbolicProblem sub, b.ProblemOf(problem));
     if (absl::Status s = VerifySymbolicPlan(sub, b.plan); !s.ok()) {
       if (plan.buckets.size() == 1) return s;
-      return absl::Status(s.code(), absl::StrCat("bucket ", cut, " in ",
-                                                 RangeText(b.dims.at(cut)),
-                                                 ": ", s.message()));
+      return absl::Status(
+          s.code(), absl::StrCat("bucket ", cut, " in ",
+                                 RangeText(b.dims.at(cut)), ": ", s.message()));
     }
   }
   return absl::OkStatus();

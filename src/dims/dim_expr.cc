@@ -230,7 +230,8 @@ std::string DimExpr::ToString() const {
   // Highest degree first, then by the factors as written (a*a before a*b).
   auto factors_of = [](const Monomial& m) {
     std::vector<std::string_view> factors;
-    for (const auto& [dim, power] : m) factors.insert(factors.end(), power, dim);
+    for (const auto& [dim, power] : m)
+      factors.insert(factors.end(), power, dim);
     return factors;
   };
   std::sort(order.begin(), order.end(), [&](const auto& a, const auto& b) {
@@ -242,15 +243,16 @@ std::string DimExpr::ToString() const {
   for (size_t i = 0; i < order.size(); ++i) {
     const auto& [m, c] = order[i];
     // The magnitude as unsigned: -INT64_MIN does not fit int64.
-    uint64_t magnitude =
-        c < 0 ? uint64_t{0} - static_cast<uint64_t>(c) : static_cast<uint64_t>(c);
+    uint64_t magnitude = c < 0 ? uint64_t{0} - static_cast<uint64_t>(c)
+                               : static_cast<uint64_t>(c);
     if (i == 0) {
       if (c < 0) out += "-";
     } else {
       out += c < 0 ? " - " : " + ";
     }
     std::vector<std::string> factors;
-    if (magnitude != 1 || m->empty()) factors.push_back(absl::StrCat(magnitude));
+    if (magnitude != 1 || m->empty())
+      factors.push_back(absl::StrCat(magnitude));
     for (const auto& [dim, power] : *m) {
       for (int p = 0; p < power; ++p) factors.push_back(dim);
     }
@@ -260,7 +262,8 @@ std::string DimExpr::ToString() const {
 }
 
 bool DimExpr::IsConstant() const {
-  return terms_.empty() || (terms_.size() == 1 && terms_.begin()->first.empty());
+  return terms_.empty() ||
+         (terms_.size() == 1 && terms_.begin()->first.empty());
 }
 
 int64_t DimExpr::ConstantTerm() const {
@@ -308,9 +311,9 @@ absl::StatusOr<int64_t> DimExpr::Evaluate(const DimValues& values) const {
       }
     }
     if (__builtin_add_overflow(sum, term, &sum)) {
-      return Overflow(absl::StrCat(
-          "expression ", Quoted(*this), " at ",
-          absl::StrJoin(values, ", ", absl::PairFormatter("="))));
+      return Overflow(
+          absl::StrCat("expression ", Quoted(*this), " at ",
+                       absl::StrJoin(values, ", ", absl::PairFormatter("="))));
     }
   }
   return sum;
@@ -347,9 +350,9 @@ absl::StatusOr<DimExpr> DimExpr::Bind(const DimValues& values) const {
   for (const auto& [dim, value] : values) by.emplace(dim, DimExpr(value));
   absl::StatusOr<DimExpr> bound = Substitute(by);
   if (!bound.ok()) {
-    return Overflow(absl::StrCat(
-        "expression ", Quoted(*this), " at ",
-        absl::StrJoin(values, ", ", absl::PairFormatter("="))));
+    return Overflow(
+        absl::StrCat("expression ", Quoted(*this), " at ",
+                     absl::StrJoin(values, ", ", absl::PairFormatter("="))));
   }
   return bound;
 }
@@ -383,8 +386,8 @@ absl::StatusOr<DimExpr> Multiply(const DimExpr& a, const DimExpr& b) {
       int64_t c = 0;
       if (__builtin_mul_overflow(ca, cb, &c) ||
           !Accumulate(product.terms_, Times(ma, mb), c)) {
-        return Overflow(absl::StrCat("(", a.ToString(), ") * (", b.ToString(),
-                                     ")"));
+        return Overflow(
+            absl::StrCat("(", a.ToString(), ") * (", b.ToString(), ")"));
       }
     }
   }

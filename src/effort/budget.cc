@@ -1,5 +1,7 @@
 // The budget of one Solve (see effort/budget.h).
 
+#include "effort/budget.h"
+
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -10,7 +12,6 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
-#include "effort/budget.h"
 #include "effort/set_up.h"
 #include "memplan/planner.h"
 
@@ -77,10 +78,10 @@ absl::Status TimeForSetUp(const Budget& budget, const Problem& problem,
   const auto n = static_cast<int64_t>(problem.buffers.size());
   const absl::Duration needed = per_buffer * n;
   if (budget.deadline() - absl::Now() >= needed) return absl::OkStatus();
-  return absl::DeadlineExceededError(absl::StrCat(
-      std::string(what), " was not begun: its set-up takes about ",
-      absl::FormatDuration(needed), " for ", n,
-      " buffers, more than is left before the deadline"));
+  return absl::DeadlineExceededError(
+      absl::StrCat(std::string(what), " was not begun: its set-up takes about ",
+                   absl::FormatDuration(needed), " for ", n,
+                   " buffers, more than is left before the deadline"));
 }
 
 }  // namespace internal

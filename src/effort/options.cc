@@ -78,9 +78,9 @@ PlannerOption DoubleOption(std::string name, double default_value,
 PlannerOption EnumOption(std::string name, std::string default_value,
                          std::vector<std::string> choices,
                          std::string description) {
-  PlannerOption option = Declared(std::move(name), OptionType::kEnum,
-                                  std::move(default_value),
-                                  std::move(description));
+  PlannerOption option =
+      Declared(std::move(name), OptionType::kEnum, std::move(default_value),
+               std::move(description));
   option.choices = std::move(choices);
   return option;
 }

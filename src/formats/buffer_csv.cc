@@ -298,7 +298,9 @@ class BufferCsvParser {
   absl::Status ReadPlacement(std::span<const absl::string_view> row);
   // "CSV line L" of the current record. Made only for an error: building it
   // for every row costs more than the row.
-  std::string Where() const { return absl::StrCat("CSV line ", reader_.line()); }
+  std::string Where() const {
+    return absl::StrCat("CSV line ", reader_.line());
+  }
   absl::Status NotInteger(std::span<const absl::string_view> row, int c) const;
 
   const absl::string_view text_;
@@ -402,7 +404,8 @@ absl::Status BufferCsvParser::CheckColumns(const std::string& where) {
 absl::Status BufferCsvParser::NotInteger(std::span<const absl::string_view> row,
                                          int c) const {
   return absl::InvalidArgumentError(absl::StrCat(
-      Where(), ", column ", c + 1, " (\"", names_[c], "\"): \"", Excerpt(row[c]),
+      Where(), ", column ", c + 1, " (\"", names_[c], "\"): \"",
+      Excerpt(row[c]),
       "\" is not an integer (digits with an optional '-') or overflows "
       "int64"));
 }
@@ -422,11 +425,11 @@ inline absl::Status BufferCsvParser::ReadRow(
                 buffers.size());
   }
   if (id.size() > kMaxNameBytes) {
-    return Fail(absl::InvalidArgumentError(absl::StrCat(
-                    Where(), ": the id \"", Excerpt(id),
-                    "\" is longer than the limit of ", kMaxNameBytes,
-                    " bytes")),
-                buffers.size());
+    return Fail(
+        absl::InvalidArgumentError(absl::StrCat(
+            Where(), ": the id \"", Excerpt(id),
+            "\" is longer than the limit of ", kMaxNameBytes, " bytes")),
+        buffers.size());
   }
   if (!ValidUtf8(id)) {
     return Fail(absl::InvalidArgumentError(
@@ -461,9 +464,9 @@ inline absl::Status BufferCsvParser::ReadLifetimeAndSize(
     return NotInteger(row, col_size_);
   }
   if (buffer.lifetime.start < 0) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        Where(), ": buffer \"", buffer.name, "\" has a negative ",
-        names_[col_lower_], " ", buffer.lifetime.start));
+    return absl::InvalidArgumentError(
+        absl::StrCat(Where(), ": buffer \"", buffer.name, "\" has a negative ",
+                     names_[col_lower_], " ", buffer.lifetime.start));
   }
   if (start_end_) {
     if (buffer.lifetime.end >= kMaxStep) {
@@ -489,8 +492,8 @@ inline absl::Status BufferCsvParser::ReadLifetimeAndSize(
 
 absl::Status BufferCsvParser::ReadPlacement(
     std::span<const absl::string_view> row) {
-  Assignment a{
-      .buffer = static_cast<BufferId>(csv_.problem.buffers.size() - 1)};
+  Assignment a{.buffer =
+                   static_cast<BufferId>(csv_.problem.buffers.size() - 1)};
   if (!ParseCsvInt(row[col_offset_], &a.offset)) {
     return NotInteger(row, col_offset_);
   }

@@ -115,20 +115,20 @@ std::string PlanToCHeader(const Problem& problem, const Plan& plan,
   std::set<std::string> used;
   auto unique = [&](const std::string& base) {
     std::string id = base;
-    for (int k = 2; !used.insert(id).second; ++k) id = absl::StrCat(base, "_", k);
+    for (int k = 2; !used.insert(id).second; ++k)
+      id = absl::StrCat(base, "_", k);
     return id;
   };
   for (size_t p = 0; p < problem.pools.size(); ++p) {
     const std::string pool = unique(
         absl::StrCat(prefix, "_POOL_", Identifier(problem.pools[p].name)));
     const Bytes used_bytes = p < plan.pool_used.size() ? plan.pool_used[p] : 0;
-    absl::StrAppendFormat(&out,
-                          "/* pool \"%s\": capacity %d (0: unbounded), "
-                          "alignment %d */\n#define %s %d\n#define %s_SIZE %d\n",
-                          CommentText(problem.pools[p].name),
-                          problem.pools[p].capacity,
-                          problem.pools[p].alignment, pool, p, pool,
-                          used_bytes);
+    absl::StrAppendFormat(
+        &out,
+        "/* pool \"%s\": capacity %d (0: unbounded), "
+        "alignment %d */\n#define %s %d\n#define %s_SIZE %d\n",
+        CommentText(problem.pools[p].name), problem.pools[p].capacity,
+        problem.pools[p].alignment, pool, p, pool, used_bytes);
   }
   if (problem.pools.size() == 1) {
     absl::StrAppendFormat(&out, "#define %s %d\n",
@@ -171,11 +171,12 @@ namespace {
 // gives it a meaning.
 std::string ParameterName(const std::string& dim) {
   static const auto* const kTaken = new std::set<std::string>{
-      "auto", "break", "case", "char", "const", "continue", "default", "do",
-      "double", "else", "enum", "extern", "float", "for", "goto", "if",
-      "inline", "int", "long", "register", "restrict", "return", "short",
-      "signed", "sizeof", "static", "struct", "switch", "typedef", "union",
-      "unsigned", "void", "volatile", "while", "int64_t", "INT64_C"};
+      "auto",     "break",    "case",     "char",   "const",   "continue",
+      "default",  "do",       "double",   "else",   "enum",    "extern",
+      "float",    "for",      "goto",     "if",     "inline",  "int",
+      "long",     "register", "restrict", "return", "short",   "signed",
+      "sizeof",   "static",   "struct",   "switch", "typedef", "union",
+      "unsigned", "void",     "volatile", "while",  "int64_t", "INT64_C"};
   if (kTaken->contains(dim) || dim.starts_with("__") ||
       (dim.size() > 1 && dim[0] == '_' && absl::ascii_isupper(dim[1]))) {
     return absl::StrCat("dim", dim);
@@ -253,9 +254,8 @@ class BucketedExpressions {
         if (!parameter.contains(dim) || step < 2) continue;
         for (const auto& [name, op] : {std::pair{StepDivName(dim), " / "},
                                        std::pair{StepModName(dim), " % "}}) {
-          argument_[b][name] =
-              absl::StrCat("(int64_t)(", parameter.at(dim), ")", op,
-                           "INT64_C(", step, ")");
+          argument_[b][name] = absl::StrCat("(int64_t)(", parameter.at(dim),
+                                            ")", op, "INT64_C(", step, ")");
         }
       }
     }
@@ -268,9 +268,9 @@ class BucketedExpressions {
     if (cut_.empty()) return CExpression(exprs.front(), argument_.front());
     std::string out = "(";
     for (size_t b = 0; b + 1 < plan_.buckets.size(); ++b) {
-      absl::StrAppend(&out, "(int64_t)(", parameter_.at(cut_),
-                      ") <= INT64_C(", plan_.buckets[b].dims.at(cut_).max,
-                      ") ? ", CExpression(exprs[b], argument_[b]), " : ");
+      absl::StrAppend(&out, "(int64_t)(", parameter_.at(cut_), ") <= INT64_C(",
+                      plan_.buckets[b].dims.at(cut_).max, ") ? ",
+                      CExpression(exprs[b], argument_[b]), " : ");
     }
     return absl::StrCat(out, CExpression(exprs.back(), argument_.back()), ")");
   }
@@ -295,8 +295,9 @@ std::string SymbolicHeaderComment(const SymbolicGraphPlan& plan,
                     "\n");
   }
   if (cut.empty()) {
-    absl::StrAppend(&out, " * One bucket: the same expressions over the "
-                          "whole ranges.\n");
+    absl::StrAppend(&out,
+                    " * One bucket: the same expressions over the "
+                    "whole ranges.\n");
   } else {
     absl::StrAppend(&out, " * ", plan.buckets.size(), " buckets, cut on ",
                     CommentText(cut), ":");
@@ -356,8 +357,8 @@ std::string TensorOffsetMacros(const SymbolicGraphPlan& plan,
     const std::string size = tensor.symbolic_size.has_value()
                                  ? tensor.symbolic_size->ToString()
                                  : absl::StrCat(tensor.size);
-    out += absl::StrCat("/* \"", CommentText(tensor.name), "\": ",
-                        std::string(TensorKindName(tensor.kind)), ", ",
+    out += absl::StrCat("/* \"", CommentText(tensor.name),
+                        "\": ", std::string(TensorKindName(tensor.kind)), ", ",
                         CommentText(size), " bytes, ");
     auto it = buffer_of.find(tensor.name);
     std::string offset_expr = "(INT64_C(-1))";
@@ -377,8 +378,8 @@ std::string TensorOffsetMacros(const SymbolicGraphPlan& plan,
       }
       offset_expr = by_bucket(offsets);
     }
-    absl::StrAppend(&out, "#define ", unique(id + "_OFFSET"), "(", params,
-                    ") ", offset_expr, "\n");
+    absl::StrAppend(&out, "#define ", unique(id + "_OFFSET"), "(", params, ") ",
+                    offset_expr, "\n");
   }
   return out;
 }
@@ -415,8 +416,8 @@ std::string SymbolicPlanToCHeader(const SymbolicGraphPlan& plan,
   for (const auto& [dim, range] : problem.dims) {
     const std::string id = absl::StrCat(prefix, "_DIM_", Identifier(dim));
     absl::StrAppend(&out, "#define ", unique(id + "_MIN"), " INT64_C(",
-                    range.min, ")\n#define ", unique(id + "_MAX"),
-                    " INT64_C(", range.max, ")\n");
+                    range.min, ")\n#define ", unique(id + "_MAX"), " INT64_C(",
+                    range.max, ")\n");
   }
   std::vector<DimExpr> peaks;
   for (const SymbolicBucket& b : plan.buckets) peaks.push_back(b.plan.peak);

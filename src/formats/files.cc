@@ -48,7 +48,8 @@ absl::Status CheckReadable(const std::string& path, const ReadOptions& options,
     case std::filesystem::file_type::character:
     case std::filesystem::file_type::socket:
       return absl::InvalidArgumentError(absl::StrCat(
-          "\"", path, "\" is a device or socket, not a file (it may never end)"));
+          "\"", path,
+          "\" is a device or socket, not a file (it may never end)"));
     case std::filesystem::file_type::regular:
       if (!compressed) {
         const uintmax_t size = std::filesystem::file_size(path, error);

@@ -73,9 +73,9 @@ absl::StatusOr<std::vector<int>> GetWrites(const Json& object, const Op& op,
   for (const Json& v : *it) {
     MEMPLAN_ASSIGN_OR_RETURN(int64_t j, ToInt64(v, what));
     if (j < 0 || j >= static_cast<int64_t>(op.inputs.size())) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          what, " has input ", j, ", out of range (", op.inputs.size(),
-          " inputs)"));
+      return absl::InvalidArgumentError(
+          absl::StrCat(what, " has input ", j, ", out of range (",
+                       op.inputs.size(), " inputs)"));
     }
     if (std::find(out.begin(), out.end(), j) != out.end()) {
       return absl::InvalidArgumentError(
@@ -170,9 +170,10 @@ absl::StatusOr<Tensor> ParseTensor(const Json& t, size_t index) {
   // leaving the key out, as --alignment=0 is refused too.
   if (auto a = t.find("alignment");
       a != t.end() && !a->is_null() && tensor.alignment == 0) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        where, " has alignment 0, which is not a power of two (leave "
-               "\"alignment\" out for the default)"));
+    return absl::InvalidArgumentError(
+        absl::StrCat(where,
+                     " has alignment 0, which is not a power of two (leave "
+                     "\"alignment\" out for the default)"));
   }
   MEMPLAN_ASSIGN_OR_RETURN(tensor.pools, GetStrings(t, "pools", where));
   MEMPLAN_ASSIGN_OR_RETURN(tensor.dtype, GetString(t, "dtype", where, false));
@@ -213,10 +214,10 @@ absl::StatusOr<Op> ParseOp(const Json& o, size_t index) {
   MEMPLAN_ASSIGN_OR_RETURN(
       op.name, GetString(o, "name", absl::StrCat("op #", index), true));
   const std::string where = absl::StrCat("op \"", op.name, "\"");
-  MEMPLAN_RETURN_IF_ERROR(CheckKeys(o, where,
-                                    {"name", "type", "inputs", "outputs",
-                                     "scratch", "inplace", "alias",
-                                     "writes", "pinned"}));
+  MEMPLAN_RETURN_IF_ERROR(
+      CheckKeys(o, where,
+                {"name", "type", "inputs", "outputs", "scratch", "inplace",
+                 "alias", "writes", "pinned"}));
   MEMPLAN_ASSIGN_OR_RETURN(op.type, GetString(o, "type", where, false));
   MEMPLAN_ASSIGN_OR_RETURN(op.inputs, GetStrings(o, "inputs", where));
   MEMPLAN_ASSIGN_OR_RETURN(op.outputs, GetStrings(o, "outputs", where));
@@ -337,8 +338,7 @@ std::string GraphToJson(const Graph& graph) {
     if (!t.pools.empty()) j["pools"] = t.pools;
     if (t.fixed.has_value())
       j["fixed"] = {{"pool", t.fixed->pool}, {"offset", t.fixed->offset}};
-    absl::StrAppend(&out, Dump(j),
-                    i + 1 < graph.tensors.size() ? ",\n" : "\n");
+    absl::StrAppend(&out, Dump(j), i + 1 < graph.tensors.size() ? ",\n" : "\n");
   }
   absl::StrAppend(&out, "],\n\"ops\":[\n");
   for (size_t i = 0; i < graph.ops.size(); ++i) {

@@ -83,7 +83,8 @@ class DomBuilder {
     // .101] parse error at line 1, column 1: syntax error ..."): keep what
     // follows it.
     if (const size_t bracket = error_.find("] ");
-        error_.starts_with("[json.exception.") && bracket != std::string::npos) {
+        error_.starts_with("[json.exception.") &&
+        bracket != std::string::npos) {
       error_.erase(0, bracket + 2);
     }
     if (error_.starts_with("parse error")) {
@@ -116,10 +117,10 @@ class DomBuilder {
 
   bool CheckLength(const Json::string_t& s) {
     if (s.size() <= kMaxNameBytes) return true;
-    error_ = absl::StrCat("a string of ", s.size(), " bytes (\"",
-                          absl::string_view(s).substr(0, 32), "...\")",
-                          Under(), " is longer than the limit of ",
-                          kMaxNameBytes, " bytes");
+    error_ =
+        absl::StrCat("a string of ", s.size(), " bytes (\"",
+                     absl::string_view(s).substr(0, 32), "...\")", Under(),
+                     " is longer than the limit of ", kMaxNameBytes, " bytes");
     return false;
   }
 
@@ -156,8 +157,8 @@ class DomBuilder {
 
   bool Push(Json&& value, bool object) {
     if (open_.size() >= kMaxDepth) {
-      error_ = absl::StrCat("values nested deeper than ", kMaxDepth,
-                            " levels", Under());
+      error_ = absl::StrCat("values nested deeper than ", kMaxDepth, " levels",
+                            Under());
       return false;
     }
     std::string under = Parent();
@@ -226,9 +227,9 @@ absl::Status CheckKeys(const Json& object, absl::string_view where,
                        std::initializer_list<absl::string_view> known) {
   for (auto it = object.begin(); it != object.end(); ++it) {
     if (std::find(known.begin(), known.end(), it.key()) == known.end()) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          where, " has unknown key \"", it.key(), "\" (expected ",
-          absl::StrJoin(known, ", "), ")"));
+      return absl::InvalidArgumentError(
+          absl::StrCat(where, " has unknown key \"", it.key(), "\" (expected ",
+                       absl::StrJoin(known, ", "), ")"));
     }
   }
   return absl::OkStatus();

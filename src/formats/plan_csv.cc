@@ -35,18 +35,19 @@ absl::StatusOr<Plan> ParsePlanCsv(std::string_view text,
     const std::string& name = csv.problem.buffers[a.buffer].name;
     auto b = buffer_by_name.find(name);
     if (b == buffer_by_name.end()) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "the plan places \"", name, "\", which is no planned buffer of the "
-          "input"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("the plan places \"", name,
+                       "\", which is no planned buffer of the "
+                       "input"));
     }
     PoolId pool = 0;
     if (csv.pool_column) {
       const std::string& pool_name = csv.problem.pools[a.pool].name;
       auto p = pool_by_name.find(pool_name);
       if (p == pool_by_name.end()) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            "the plan places \"", name, "\" in unknown pool \"", pool_name,
-            "\""));
+        return absl::InvalidArgumentError(
+            absl::StrCat("the plan places \"", name, "\" in unknown pool \"",
+                         pool_name, "\""));
       }
       pool = p->second;
     }

@@ -106,8 +106,7 @@ absl::StatusOr<std::string> TensorsJson(const Problem& problem,
 
 std::string PlanToJson(const Problem& problem, const Plan& plan,
                        const PlanJsonOptions& options) {
-  std::string out =
-      absl::StrCat("{\n\"format\":\"", kPlanFormat, "\"");
+  std::string out = absl::StrCat("{\n\"format\":\"", kPlanFormat, "\"");
   if (options.provenance.has_value()) {
     const PlanProvenance& p = *options.provenance;
     absl::StrAppend(&out, ",\n\"input\":",
@@ -136,8 +135,7 @@ std::string PlanToJson(const Problem& problem, const Plan& plan,
               {"capacity", pool.capacity},
               {"alignment", pool.alignment},
               {"used", p < plan.pool_used.size() ? plan.pool_used[p] : 0}};
-    absl::StrAppend(&out, Dump(j),
-                    p + 1 < problem.pools.size() ? ",\n" : "\n");
+    absl::StrAppend(&out, Dump(j), p + 1 < problem.pools.size() ? ",\n" : "\n");
   }
   absl::StrAppend(&out, "],\n\"buffers\":[\n");
   for (size_t i = 0; i < plan.assignments.size(); ++i) {
@@ -190,10 +188,9 @@ absl::StatusOr<BuildOptions> ParseRecordedBuild(const Json& json,
                            GetInt(json, "alignment", where, false, 1));
   MEMPLAN_ASSIGN_OR_RETURN(build.capacity,
                            GetInt(json, "capacity", where, false, 0));
-  for (auto [key, field] :
-       {std::pair{"plan_constants", &build.plan_constants},
-        std::pair{"plan_inputs", &build.plan_inputs},
-        std::pair{"plan_outputs", &build.plan_outputs}}) {
+  for (auto [key, field] : {std::pair{"plan_constants", &build.plan_constants},
+                            std::pair{"plan_inputs", &build.plan_inputs},
+                            std::pair{"plan_outputs", &build.plan_outputs}}) {
     auto it = json.find(key);
     if (it == json.end()) continue;
     if (!it->is_boolean()) {
@@ -202,8 +199,7 @@ absl::StatusOr<BuildOptions> ParseRecordedBuild(const Json& json,
     }
     *field = it->get<bool>();
   }
-  MEMPLAN_ASSIGN_OR_RETURN(*reorder,
-                           GetString(json, "reorder", where, false));
+  MEMPLAN_ASSIGN_OR_RETURN(*reorder, GetString(json, "reorder", where, false));
   if (auto pools = json.find("pools"); pools != json.end()) {
     if (!pools->is_array()) {
       return absl::InvalidArgumentError(where + ": \"pools\" must be an array");
@@ -274,8 +270,8 @@ absl::StatusOr<std::optional<PlanProvenance>> ParsePlanProvenance(
   PlanProvenance p;
   MEMPLAN_ASSIGN_OR_RETURN(p.input,
                            GetString(*input, "name", "the plan's input", true));
-  MEMPLAN_ASSIGN_OR_RETURN(
-      p.input_hash, GetString(*input, "hash", "the plan's input", true));
+  MEMPLAN_ASSIGN_OR_RETURN(p.input_hash,
+                           GetString(*input, "hash", "the plan's input", true));
   MEMPLAN_ASSIGN_OR_RETURN(p.build, ParseRecordedBuild(*build, &p.reorder));
   return p;
 }
@@ -368,8 +364,8 @@ std::string SymbolicPlanToJson(const SymbolicGraphPlan& plan,
   absl::StrAppend(&out, ",\n\"planner\":", Dump(Json(plan.planner)),
                   ",\n\"dims\":", Dump(DimsToJson(problem.dims)));
   if (one) {
-    absl::StrAppend(&out, ",\n\"peak\":",
-                    Dump(Json(plan.buckets[0].plan.peak.ToString())));
+    absl::StrAppend(
+        &out, ",\n\"peak\":", Dump(Json(plan.buckets[0].plan.peak.ToString())));
   }
   // A sum of sizes that overflows somewhere in the range is left out.
   if (absl::StatusOr<DimExpr> naive = NaiveTotal(problem); naive.ok()) {
@@ -391,7 +387,8 @@ std::string SymbolicPlanToJson(const SymbolicGraphPlan& plan,
     if (one && i < plan.buckets[0].plan.offsets.size()) {
       j["offset"] = plan.buckets[0].plan.offsets[i].ToString();
     }
-    absl::StrAppend(&out, Dump(j), i + 1 < problem.buffers.size() ? ",\n" : "\n");
+    absl::StrAppend(&out, Dump(j),
+                    i + 1 < problem.buffers.size() ? ",\n" : "\n");
   }
   absl::StrAppend(&out, "]");
   if (!one) {
@@ -399,7 +396,8 @@ std::string SymbolicPlanToJson(const SymbolicGraphPlan& plan,
     for (size_t k = 0; k < plan.buckets.size(); ++k) {
       const SymbolicBucket& bucket = plan.buckets[k];
       Json offsets = Json::array();
-      for (const DimExpr& o : bucket.plan.offsets) offsets.push_back(o.ToString());
+      for (const DimExpr& o : bucket.plan.offsets)
+        offsets.push_back(o.ToString());
       Json j = {{"dims", DimsToJson(bucket.dims)}};
       if (!bucket.steps.empty()) j["steps"] = Json(bucket.steps);
       j["peak"] = bucket.plan.peak.ToString();
@@ -414,7 +412,8 @@ std::string SymbolicPlanToJson(const SymbolicGraphPlan& plan,
         }
         j["sizes"] = std::move(sizes);
       }
-      absl::StrAppend(&out, Dump(j), k + 1 < plan.buckets.size() ? ",\n" : "\n");
+      absl::StrAppend(&out, Dump(j),
+                      k + 1 < plan.buckets.size() ? ",\n" : "\n");
     }
     absl::StrAppend(&out, "]");
   }
@@ -451,9 +450,9 @@ absl::StatusOr<DimExpr> ReadExpr(const Json& value, const DimRanges& dims,
   }
   for (const std::string& d : e.Dims()) {
     if (!dims.contains(d)) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          what, " \"", e.ToString(), "\" uses dim \"", d,
-          "\", which the plan's dims do not declare"));
+      return absl::InvalidArgumentError(
+          absl::StrCat(what, " \"", e.ToString(), "\" uses dim \"", d,
+                       "\", which the plan's dims do not declare"));
     }
   }
   return e;
@@ -516,7 +515,8 @@ absl::StatusOr<size_t> MatchBuffer(
     const Json& j, size_t i, const SymbolicProblem& problem,
     const absl::flat_hash_map<std::string, size_t>& by_name) {
   const std::string where = absl::StrCat("plan buffer #", i);
-  if (!j.is_object()) return absl::InvalidArgumentError(where + " must be an object");
+  if (!j.is_object())
+    return absl::InvalidArgumentError(where + " must be an object");
   MEMPLAN_ASSIGN_OR_RETURN(std::string name, GetString(j, "name", where, true));
   auto it = by_name.find(name);
   if (it == by_name.end()) {
@@ -540,42 +540,43 @@ absl::StatusOr<size_t> MatchBuffer(
         "]; the graph's is [", b.lifetime.start, ", ", b.lifetime.end, "]"));
   }
   auto size = j.find("size");
-  if (size == j.end()) return absl::InvalidArgumentError(what + " has no \"size\"");
-  MEMPLAN_ASSIGN_OR_RETURN(DimExpr s, ReadExpr(*size, problem.dims, what + " size"));
+  if (size == j.end())
+    return absl::InvalidArgumentError(what + " has no \"size\"");
+  MEMPLAN_ASSIGN_OR_RETURN(DimExpr s,
+                           ReadExpr(*size, problem.dims, what + " size"));
   if (s != b.size) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        what, ": the plan's size is ", s.ToString(), "; the graph's is ",
-        b.size.ToString()));
+    return absl::InvalidArgumentError(
+        absl::StrCat(what, ": the plan's size is ", s.ToString(),
+                     "; the graph's is ", b.size.ToString()));
   }
-  MEMPLAN_ASSIGN_OR_RETURN(std::string pool,
-                           GetString(j, "pool", what, false, problem.pool.name));
+  MEMPLAN_ASSIGN_OR_RETURN(
+      std::string pool, GetString(j, "pool", what, false, problem.pool.name));
   if (pool != problem.pool.name) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        what, " is in pool \"", pool, "\"; the graph's pool is \"",
-        problem.pool.name, "\""));
+    return absl::InvalidArgumentError(absl::StrCat(what, " is in pool \"", pool,
+                                                   "\"; the graph's pool is \"",
+                                                   problem.pool.name, "\""));
   }
   return it->second;
 }
 
 // A bucket's "steps": dim -> the step it is counted in.
 absl::Status ReadSteps(const Json& steps, const std::string& where,
-                       const SymbolicProblem& problem,
-                       SymbolicBucket& bucket) {
+                       const SymbolicProblem& problem, SymbolicBucket& bucket) {
   if (!steps.is_object()) {
     return absl::InvalidArgumentError(
         where + ": \"steps\" must be an object of dim: step");
   }
   for (const auto& [name, step] : steps.items()) {
     if (!problem.dims.contains(name)) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          where, ": \"steps\" names dim \"", name,
-          "\", which the graph does not have"));
+      return absl::InvalidArgumentError(
+          absl::StrCat(where, ": \"steps\" names dim \"", name,
+                       "\", which the graph does not have"));
     }
     if (!step.is_number_integer() || step.get<int64_t>() < 2 ||
         step.get<int64_t>() > (int64_t{1} << 20)) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          where, ": the step of dim \"", name, "\" is ", step.dump(),
-          "; an integer in [2, 2^20]"));
+      return absl::InvalidArgumentError(
+          absl::StrCat(where, ": the step of dim \"", name, "\" is ",
+                       step.dump(), "; an integer in [2, 2^20]"));
     }
     bucket.steps[name] = step.get<int64_t>();
   }
@@ -591,9 +592,9 @@ absl::Status CheckBucketSizes(const Json& sizes, const std::string& where,
                               const std::vector<size_t>& index,
                               const std::vector<std::string>& names) {
   if (!sizes.is_array() || sizes.size() != index.size()) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        where, ": \"sizes\" must be an array of ", index.size(),
-        " expressions, one per buffer"));
+    return absl::InvalidArgumentError(
+        absl::StrCat(where, ": \"sizes\" must be an array of ", index.size(),
+                     " expressions, one per buffer"));
   }
   absl::StatusOr<SymbolicProblem> narrowed = bucket.ProblemOf(problem);
   if (!narrowed.ok()) {
@@ -606,26 +607,26 @@ absl::Status CheckBucketSizes(const Json& sizes, const std::string& where,
     MEMPLAN_ASSIGN_OR_RETURN(DimExpr size, ReadExpr(sizes[i], expr_dims, what));
     const DimExpr& reserved = narrowed->buffers[index[i]].size;
     if (size != reserved) {
-      return absl::InvalidArgumentError(
-          absl::StrCat(what, " is ", size.ToString(), "; the graph's, ",
-                       "reserved over the bucket's ranges, is ",
-                       reserved.ToString()));
+      return absl::InvalidArgumentError(absl::StrCat(
+          what, " is ", size.ToString(), "; the graph's, ",
+          "reserved over the bucket's ranges, is ", reserved.ToString()));
     }
   }
   return absl::OkStatus();
 }
 
-absl::StatusOr<SymbolicBucket> ReadBucket(const Json& j, size_t k,
-                                          const SymbolicProblem& problem,
-                                          const std::vector<size_t>& index,
-                                          const std::vector<std::string>& names) {
+absl::StatusOr<SymbolicBucket> ReadBucket(
+    const Json& j, size_t k, const SymbolicProblem& problem,
+    const std::vector<size_t>& index, const std::vector<std::string>& names) {
   const std::string where = absl::StrCat("plan bucket #", k);
-  if (!j.is_object()) return absl::InvalidArgumentError(where + " must be an object");
+  if (!j.is_object())
+    return absl::InvalidArgumentError(where + " must be an object");
   MEMPLAN_RETURN_IF_ERROR(
       CheckKeys(j, where, {"dims", "steps", "peak", "offsets", "sizes"}));
   SymbolicBucket bucket;
   auto dims = j.find("dims");
-  if (dims == j.end()) return absl::InvalidArgumentError(where + " has no \"dims\"");
+  if (dims == j.end())
+    return absl::InvalidArgumentError(where + " has no \"dims\"");
   MEMPLAN_ASSIGN_OR_RETURN(bucket.dims, DimsFromJson(*dims, where + ": "));
   if (auto steps = j.find("steps"); steps != j.end()) {
     MEMPLAN_RETURN_IF_ERROR(ReadSteps(*steps, where, problem, bucket));
@@ -638,15 +639,16 @@ absl::StatusOr<SymbolicBucket> ReadBucket(const Json& j, size_t k,
         absl::StrCat(where, ": ", expr_dims.status().message()));
   }
   auto peak = j.find("peak");
-  if (peak == j.end()) return absl::InvalidArgumentError(where + " has no \"peak\"");
+  if (peak == j.end())
+    return absl::InvalidArgumentError(where + " has no \"peak\"");
   MEMPLAN_ASSIGN_OR_RETURN(bucket.plan.peak,
                            ReadExpr(*peak, *expr_dims, where + " peak"));
   auto offsets = j.find("offsets");
   if (offsets == j.end() || !offsets->is_array() ||
       offsets->size() != index.size()) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        where, ": \"offsets\" must be an array of ", index.size(),
-        " expressions, one per buffer"));
+    return absl::InvalidArgumentError(
+        absl::StrCat(where, ": \"offsets\" must be an array of ", index.size(),
+                     " expressions, one per buffer"));
   }
   bucket.plan.offsets.resize(problem.buffers.size());
   for (size_t i = 0; i < index.size(); ++i) {
@@ -685,9 +687,9 @@ absl::Status MatchBuffers(const Json& buffers, const SymbolicProblem& rebuilt,
   }
   for (size_t b = 0; b < rebuilt.buffers.size(); ++b) {
     if (!seen[b]) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "the plan does not place buffer \"", rebuilt.buffers[b].name,
-          "\" of the graph"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("the plan does not place buffer \"",
+                       rebuilt.buffers[b].name, "\" of the graph"));
     }
   }
   return absl::OkStatus();
@@ -753,13 +755,13 @@ absl::Status ReadBuckets(const Json& root, const Json& buckets,
 absl::Status CheckNaiveTotal(const Json& root, const SymbolicProblem& rebuilt) {
   auto naive = root.find("naive_total");
   if (naive == root.end()) return absl::OkStatus();
-  MEMPLAN_ASSIGN_OR_RETURN(
-      DimExpr claimed, ReadExpr(*naive, rebuilt.dims, "the plan's naive_total"));
+  MEMPLAN_ASSIGN_OR_RETURN(DimExpr claimed, ReadExpr(*naive, rebuilt.dims,
+                                                     "the plan's naive_total"));
   MEMPLAN_ASSIGN_OR_RETURN(DimExpr total, NaiveTotal(rebuilt));
   if (claimed != total) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "the plan claims naive_total ", claimed.ToString(),
-        "; its buffers' sizes sum to ", total.ToString()));
+    return absl::InvalidArgumentError(
+        absl::StrCat("the plan claims naive_total ", claimed.ToString(),
+                     "; its buffers' sizes sum to ", total.ToString()));
   }
   return absl::OkStatus();
 }
@@ -799,7 +801,8 @@ absl::StatusOr<SymbolicGraphPlan> ParseSymbolicPlanJson(
     MEMPLAN_RETURN_IF_ERROR(
         ReadBuckets(root, *buckets, *buffers, rebuilt, index, names, plan));
   }
-  for (SymbolicBucket& bucket : plan.buckets) bucket.plan.planner = plan.planner;
+  for (SymbolicBucket& bucket : plan.buckets)
+    bucket.plan.planner = plan.planner;
   MEMPLAN_RETURN_IF_ERROR(CheckNaiveTotal(root, rebuilt));
   return plan;
 }

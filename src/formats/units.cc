@@ -40,7 +40,8 @@ constexpr Unit kUnits[] = {
 }  // namespace
 
 absl::StatusOr<Bytes> ParseByteSize(absl::string_view text) {
-  const std::string lower = absl::AsciiStrToLower(absl::StripAsciiWhitespace(text));
+  const std::string lower =
+      absl::AsciiStrToLower(absl::StripAsciiWhitespace(text));
   size_t digits = 0;
   while (digits < lower.size() && absl::ascii_isdigit(lower[digits])) ++digits;
   const absl::string_view number = absl::string_view(lower).substr(0, digits);
@@ -73,15 +74,13 @@ absl::StatusOr<absl::Duration> ParseDuration(absl::string_view text) {
   absl::Duration duration;
   if (absl::SimpleAtod(stripped, &seconds)) {
     if (!std::isfinite(seconds) || seconds < 0) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("\"", text,
-                       "\" is not a finite, non-negative number of seconds"));
+      return absl::InvalidArgumentError(absl::StrCat(
+          "\"", text, "\" is not a finite, non-negative number of seconds"));
     }
     return absl::Seconds(seconds);
   }
   if (!absl::ParseDuration(stripped, &duration) ||
-      duration == absl::InfiniteDuration() ||
-      duration < absl::ZeroDuration()) {
+      duration == absl::InfiniteDuration() || duration < absl::ZeroDuration()) {
     return absl::InvalidArgumentError(
         absl::StrCat("\"", text,
                      "\" is not a number of seconds or a finite duration "

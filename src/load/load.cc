@@ -5,10 +5,10 @@
 
 #include <algorithm>
 #include <limits>
-#include <numeric>
 #include <new>
-#include <stdexcept>
+#include <numeric>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -78,15 +78,17 @@ absl::Status NarrowDims(Graph& graph, const DimRanges& ranges,
     }
     auto declared = graph.dims.find(name);
     if (declared == graph.dims.end()) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "dim \"", name, "\" is given a range, but the graph declares no "
-          "such dim (its dims: ", DeclaredDims(graph.dims), ")"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("dim \"", name,
+                       "\" is given a range, but the graph declares no "
+                       "such dim (its dims: ",
+                       DeclaredDims(graph.dims), ")"));
     }
     if (range.min < declared->second.min || range.max > declared->second.max) {
       return absl::InvalidArgumentError(absl::StrCat(
-          "dim \"", name, "\" is given the range [", range.min, ", ",
-          range.max, "], which is not inside its declared range [",
-          declared->second.min, ", ", declared->second.max, "]"));
+          "dim \"", name, "\" is given the range [", range.min, ", ", range.max,
+          "], which is not inside its declared range [", declared->second.min,
+          ", ", declared->second.max, "]"));
     }
     declared->second = range;
   }
@@ -126,9 +128,10 @@ absl::StatusOr<Problem> ParseCsvInput(const std::string& path,
   absl::StatusOr<BufferCsv> csv = ParseBufferCsv(text);
   if (!csv.ok()) return Named(path, csv.status());
   if (csv->plan.has_value() && !is_plan) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        path, ": an input's CSV has no offset or pool column (a plan "
-              "with offsets is read by verify and report)"));
+    return absl::InvalidArgumentError(
+        absl::StrCat(path,
+                     ": an input's CSV has no offset or pool column (a plan "
+                     "with offsets is read by verify and report)"));
   }
   return std::move(csv->problem);
 }
@@ -137,8 +140,7 @@ absl::StatusOr<Problem> ParseCsvInput(const std::string& path,
 // `options`.
 absl::StatusOr<Problem> CsvProblem(Problem problem,
                                    const BuildOptions& options) {
-  MEMPLAN_ASSIGN_OR_RETURN(problem.pools,
-                           ResolvePools(problem.pools, options));
+  MEMPLAN_ASSIGN_OR_RETURN(problem.pools, ResolvePools(problem.pools, options));
   // At alignment 1 the buffers are the ones ParseBufferCsv validated (sizes
   // within kMaxBytes, so none overflows when aligned), ResolvePools has
   // validated the pools, and no buffer of a CSV names a pool or is fixed:
@@ -148,8 +150,8 @@ absl::StatusOr<Problem> CsvProblem(Problem problem,
   for (Buffer& b : problem.buffers) {
     b.alignment = options.alignment;
     if (b.size > std::numeric_limits<Bytes>::max() - b.alignment) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "buffer \"", b.name, "\" overflows int64 when aligned"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("buffer \"", b.name, "\" overflows int64 when aligned"));
     }
     b.size = internal::RoundUp(b.size, b.alignment);
   }
@@ -255,8 +257,8 @@ absl::StatusOr<std::vector<Pool>> ReconcilePools(
       continue;
     }
     // 0 is unbounded: the largest capacity.
-    const bool larger = d.capacity != 0 &&
-                        (r->capacity == 0 || r->capacity > d.capacity);
+    const bool larger =
+        d.capacity != 0 && (r->capacity == 0 || r->capacity > d.capacity);
     if (larger) {
       return absl::InvalidArgumentError(absl::StrCat(
           "plan records pool \"", d.name, "\" with capacity ", r->capacity,
@@ -321,9 +323,9 @@ absl::StatusOr<DimArguments> ParseDimArguments(
   DimArguments parsed;
   for (const std::string& argument : arguments) {
     const std::vector<std::string> parts = absl::StrSplit(argument, '=');
-    const std::vector<std::string> bounds =
-        parts.size() == 2 ? absl::StrSplit(parts[1], ':')
-                          : std::vector<std::string>{};
+    const std::vector<std::string> bounds = parts.size() == 2
+                                                ? absl::StrSplit(parts[1], ':')
+                                                : std::vector<std::string>{};
     int64_t lo = 0;
     int64_t hi = 0;
     const bool named = parts.size() == 2 && !parts[0].empty();
@@ -334,10 +336,10 @@ absl::StatusOr<DimArguments> ParseDimArguments(
     }
     if (!named || bounds.size() != 2 || !absl::SimpleAtoi(bounds[0], &lo) ||
         !absl::SimpleAtoi(bounds[1], &hi) || lo < 0) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "--dim=", argument,
-          ": expected NAME=VALUE (VALUE >= 1) or NAME=MIN:MAX "
-          "(0 <= MIN <= MAX)"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("--dim=", argument,
+                       ": expected NAME=VALUE (VALUE >= 1) or NAME=MIN:MAX "
+                       "(0 <= MIN <= MAX)"));
     }
     if (lo > hi) {
       return absl::InvalidArgumentError(
@@ -403,8 +405,8 @@ absl::StatusOr<PlanBuild> ApplyRecordedBuild(
     absl::StatusOr<std::vector<Pool>> pools =
         ResolvePools(declared_pools, recorded.build);
     if (!pools.ok()) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "the plan's build: ", pools.status().message()));
+      return absl::InvalidArgumentError(
+          absl::StrCat("the plan's build: ", pools.status().message()));
     }
     MEMPLAN_ASSIGN_OR_RETURN(
         out.build.pools,
@@ -427,10 +429,10 @@ absl::StatusOr<PlanBuild> ApplyRecordedBuild(
       }
     }
     if (less_aligned != nullptr) {
-      out.notes.push_back(absl::StrCat(
-          "buffers aligned to ", recorded.build.alignment,
-          ", as the plan records (tensor \"", less_aligned->name,
-          "\" declares ", less_aligned->alignment, ")"));
+      out.notes.push_back(
+          absl::StrCat("buffers aligned to ", recorded.build.alignment,
+                       ", as the plan records (tensor \"", less_aligned->name,
+                       "\" declares ", less_aligned->alignment, ")"));
     }
     if (inputs && !recorded.build.plan_inputs) {
       out.notes.push_back(
@@ -453,10 +455,10 @@ absl::Status CheckRecordedInput(const PlanFile& plan,
                                 const std::string& input_path,
                                 const std::string& content_hash) {
   if (recorded.input_hash == content_hash) return absl::OkStatus();
-  return absl::InvalidArgumentError(absl::StrCat(
-      plan.path, " is a plan of another input: it was made for \"",
-      recorded.input, "\" (", recorded.input_hash, "), and \"", input_path,
-      "\" has other contents (", content_hash, ")"));
+  return absl::InvalidArgumentError(
+      absl::StrCat(plan.path, " is a plan of another input: it was made for \"",
+                   recorded.input, "\" (", recorded.input_hash, "), and \"",
+                   input_path, "\" has other contents (", content_hash, ")"));
 }
 
 namespace {

@@ -423,8 +423,8 @@ class Builder {
           return absl::InvalidArgumentError(absl::StrCat(
               "view \"", graph_.tensors[view].name, "\" of \"",
               graph_.tensors[base].name, "\" (op \"", op.name, "\") spans ",
-              graph_.tensors[view].size, " bytes, more than the ",
-              buffer.size, " bytes of ",
+              graph_.tensors[view].size, " bytes, more than the ", buffer.size,
+              " bytes of ",
               buffer.name == graph_.tensors[base].name
                   ? "its base"
                   : absl::StrCat("buffer \"", buffer.name, "\""),
@@ -593,10 +593,11 @@ absl::Status CheckConcrete(const Graph& graph) {
     }
   }
   std::vector<std::string> flags;
-  for (const std::string& d : dims) flags.push_back(absl::StrCat("--dim ", d, "=N"));
+  for (const std::string& d : dims)
+    flags.push_back(absl::StrCat("--dim ", d, "=N"));
   return absl::InvalidArgumentError(absl::StrCat(
-      "graph \"", graph.name, "\" has symbolic dims ", absl::StrJoin(dims, ", "),
-      ": bind them with ", absl::StrJoin(flags, " "),
+      "graph \"", graph.name, "\" has symbolic dims ",
+      absl::StrJoin(dims, ", "), ": bind them with ", absl::StrJoin(flags, " "),
       " (Python: dims={...}) to plan it at one size"));
 }
 

@@ -1,12 +1,12 @@
 // The conflict graph, built by a sweep over time: O(n log n + conflicts).
 
+#include "model/conflict_graph.h"
+
 #include <algorithm>
 #include <numeric>
 #include <queue>
 #include <utility>
 #include <vector>
-
-#include "model/conflict_graph.h"
 
 #include "memplan/problem.h"
 

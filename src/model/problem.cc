@@ -42,16 +42,14 @@ absl::Status ValidatePools(const std::vector<Pool>& pools) {
                        pool.alignment, ", which is not a power of two"));
     }
     if (pool.alignment > kMaxAlignment) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("pool \"", pool.name, "\" has alignment ",
-                       pool.alignment, ", more than the largest supported, ",
-                       kMaxAlignment, " (4 GiB)"));
+      return absl::InvalidArgumentError(absl::StrCat(
+          "pool \"", pool.name, "\" has alignment ", pool.alignment,
+          ", more than the largest supported, ", kMaxAlignment, " (4 GiB)"));
     }
     if (pool.capacity > kMaxBytes) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("pool \"", pool.name, "\" has capacity ",
-                       pool.capacity, ", more than the largest supported, ",
-                       kMaxBytes, " (2^62)"));
+      return absl::InvalidArgumentError(absl::StrCat(
+          "pool \"", pool.name, "\" has capacity ", pool.capacity,
+          ", more than the largest supported, ", kMaxBytes, " (2^62)"));
     }
   }
   return absl::OkStatus();
@@ -64,10 +62,9 @@ absl::StatusOr<std::vector<Pool>> ResolvePools(
         "alignment ", options.alignment, " is not a power of two"));
   }
   if (options.alignment > kMaxAlignment) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("alignment ", options.alignment,
-                     " is more than the largest supported, ", kMaxAlignment,
-                     " (4 GiB)"));
+    return absl::InvalidArgumentError(absl::StrCat(
+        "alignment ", options.alignment,
+        " is more than the largest supported, ", kMaxAlignment, " (4 GiB)"));
   }
   if (options.capacity < 0) {
     return absl::InvalidArgumentError(
@@ -95,9 +92,9 @@ namespace {
 absl::Status ValidateSpans(const Buffer& b) {
   if (b.spans.empty()) return absl::OkStatus();
   if (b.spans.size() != b.tensors.size()) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "buffer \"", b.name, "\" lists ", b.tensors.size(), " tensors but ",
-        b.spans.size(), " spans"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("buffer \"", b.name, "\" lists ", b.tensors.size(),
+                     " tensors but ", b.spans.size(), " spans"));
   }
   for (size_t k = 0; k < b.spans.size(); ++k) {
     const TensorSpan& span = b.spans[k];
@@ -140,8 +137,8 @@ absl::Status CheckFixedPlacements(const Problem& problem) {
   }
   ComputePlanStatistics(fixed, plan);
   if (absl::Status s = VerifyPlan(fixed, plan); !s.ok()) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "the fixed placements cannot be honoured: ", s.message()));
+    return absl::InvalidArgumentError(
+        absl::StrCat("the fixed placements cannot be honoured: ", s.message()));
   }
   return absl::OkStatus();
 }

@@ -28,7 +28,8 @@ absl::StatusOr<std::vector<TensorPlacement>> PlaceTensors(
   tensors.reserve(graph.tensors.size());
   absl::flat_hash_map<absl::string_view, int32_t> index;
   for (const Tensor& t : graph.tensors) {
-    index.emplace(absl::string_view(t.name), static_cast<int32_t>(tensors.size()));
+    index.emplace(absl::string_view(t.name),
+                  static_cast<int32_t>(tensors.size()));
     tensors.push_back({.name = t.name, .kind = t.kind, .size = t.size});
   }
   for (const Assignment& a : plan.assignments) {
@@ -65,10 +66,9 @@ const TensorPlacement* GraphPlan::Find(std::string_view name) const {
 void GraphPlan::IndexTensors() {
   tensors_by_name.resize(tensors.size());
   std::iota(tensors_by_name.begin(), tensors_by_name.end(), 0);
-  std::sort(tensors_by_name.begin(), tensors_by_name.end(),
-            [&](int32_t a, int32_t b) {
-              return tensors[a].name < tensors[b].name;
-            });
+  std::sort(
+      tensors_by_name.begin(), tensors_by_name.end(),
+      [&](int32_t a, int32_t b) { return tensors[a].name < tensors[b].name; });
 }
 
 }  // namespace memplan

@@ -63,8 +63,7 @@ std::string Describe(const Problem& problem, const PlacedTensor& t) {
 // buffers do, which the sweep below checks. A tensor that sticks out is
 // reported with a conflicting tensor it collides with, when there is one
 // (found by one linear scan, on the error path only).
-absl::Status CheckTensorsInsideBuffers(const Problem& problem,
-                                       const Plan& plan,
+absl::Status CheckTensorsInsideBuffers(const Problem& problem, const Plan& plan,
                                        const std::vector<int>& assignment_of) {
   const int n = static_cast<int>(problem.buffers.size());
   for (BufferId b = 0; b < n; ++b) {
@@ -99,7 +98,10 @@ absl::Status CheckTensorsInsideBuffers(const Problem& problem,
         for (int j = 0; j < static_cast<int>(other.tensors.size()); ++j) {
           const bool known = other.spans.size() == other.tensors.size();
           const PlacedTensor u{
-              c, j, oa.pool, oa.offset,
+              c,
+              j,
+              oa.pool,
+              oa.offset,
               std::clamp<Bytes>(known ? other.spans[j].size : other.size, 0,
                                 std::numeric_limits<Offset>::max() - oa.offset),
               known ? other.spans[j].lifetime : other.lifetime};
@@ -108,16 +110,18 @@ absl::Status CheckTensorsInsideBuffers(const Problem& problem,
             return absl::InvalidArgumentError(absl::StrCat(
                 Describe(problem, t), " and ", Describe(problem, u),
                 " conflict and share bytes in pool \"",
-                problem.pools[a.pool].name, "\": the first reaches beyond its "
-                "buffer (", buffer.size, " bytes, alive [",
-                buffer.lifetime.start, ", ", buffer.lifetime.end, "))"));
+                problem.pools[a.pool].name,
+                "\": the first reaches beyond its "
+                "buffer (",
+                buffer.size, " bytes, alive [", buffer.lifetime.start, ", ",
+                buffer.lifetime.end, "))"));
           }
         }
       }
-      return absl::InvalidArgumentError(absl::StrCat(
-          Describe(problem, t), " reaches beyond its buffer (", buffer.size,
-          " bytes, alive [", buffer.lifetime.start, ", ", buffer.lifetime.end,
-          "))"));
+      return absl::InvalidArgumentError(
+          absl::StrCat(Describe(problem, t), " reaches beyond its buffer (",
+                       buffer.size, " bytes, alive [", buffer.lifetime.start,
+                       ", ", buffer.lifetime.end, "))"));
     }
   }
   return absl::OkStatus();
@@ -292,14 +296,14 @@ absl::Status CheckAssignment(const Problem& problem, const Assignment& a) {
   if (!b.pools.empty() &&
       std::find(b.pools.begin(), b.pools.end(), a.pool) == b.pools.end()) {
     return absl::InvalidArgumentError(
-        absl::StrCat("buffer \"", b.name, "\" is placed in pool \"",
-                     pool.name, "\", which it is not allowed in"));
+        absl::StrCat("buffer \"", b.name, "\" is placed in pool \"", pool.name,
+                     "\", which it is not allowed in"));
   }
   const Bytes alignment = std::max(b.alignment, pool.alignment);
   if (a.offset < 0 || a.offset % alignment != 0) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "buffer \"", b.name, "\" is at offset ", a.offset,
-        ", which is not a non-negative multiple of ", alignment));
+    return absl::InvalidArgumentError(
+        absl::StrCat("buffer \"", b.name, "\" is at offset ", a.offset,
+                     ", which is not a non-negative multiple of ", alignment));
   }
   if (a.offset > std::numeric_limits<Offset>::max() - b.size) {
     return absl::InvalidArgumentError(absl::StrCat(
@@ -372,13 +376,14 @@ absl::Status SweepForOverlaps(const Problem& problem, const Plan& plan,
   // equal steps only if they come in buffer order. The ends' order at equal
   // steps does not matter: the sweep removes them all before the next start.
   if (!in.in_buffer_order) {
-    std::sort(in.starts.begin(), in.starts.end(),
-              [](const Start& x, const Start& y) { return x.buffer < y.buffer; });
+    std::sort(
+        in.starts.begin(), in.starts.end(),
+        [](const Start& x, const Start& y) { return x.buffer < y.buffer; });
   }
-  const uint64_t span =
-      in.starts.empty() ? 0
-                        : static_cast<uint64_t>(in.last_step) -
-                              static_cast<uint64_t>(in.first_step);
+  const uint64_t span = in.starts.empty()
+                            ? 0
+                            : static_cast<uint64_t>(in.last_step) -
+                                  static_cast<uint64_t>(in.first_step);
   StableSortByStep(in.starts, in.first_step, span);
   StableSortByStep(in.ends, in.first_step, span);
   std::vector<LiveRanges> live(problem.pools.size());

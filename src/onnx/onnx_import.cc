@@ -526,7 +526,8 @@ absl::Status CheckNameLengths(const onnx::GraphProto& graph) {
       MEMPLAN_RETURN_IF_ERROR(check(name, " tensor"));
     }
   }
-  for (const auto* list : {&graph.input(), &graph.output(), &graph.value_info()}) {
+  for (const auto* list :
+       {&graph.input(), &graph.output(), &graph.value_info()}) {
     for (const onnx::ValueInfoProto& value : *list) {
       MEMPLAN_RETURN_IF_ERROR(check(value.name(), " tensor"));
     }
@@ -619,12 +620,11 @@ absl::StatusOr<Graph> ImportOnnx(const std::string& path,
 
 GraphImporter OnnxImporter(const OnnxImportOptions& options,
                            OnnxImportStats* stats) {
-  return GraphImporter{
-      .extension = ".onnx",
-      .import = [options, stats](const std::string& path,
-                                 std::string_view bytes) {
-        return ImportNamed(path, bytes, options, stats);
-      }};
+  return GraphImporter{.extension = ".onnx",
+                       .import = [options, stats](const std::string& path,
+                                                  std::string_view bytes) {
+                         return ImportNamed(path, bytes, options, stats);
+                       }};
 }
 
 }  // namespace memplan

@@ -300,8 +300,8 @@ std::optional<Value> EvaluateSlice(const Operands& x) {
     return std::nullopt;
   }
   if (const Value* axes = x.Optional(3);
-      axes != nullptr && (axes->data.size() != 1 ||
-                          (axes->data[0] != 0 && axes->data[0] != -1))) {
+      axes != nullptr &&
+      (axes->data.size() != 1 || (axes->data[0] != 0 && axes->data[0] != -1))) {
     return std::nullopt;
   }
   const Value* steps = x.Optional(4);
@@ -319,11 +319,13 @@ std::optional<Value> EvaluateSlice(const Operands& x) {
   if (step > 0) {
     start = Clamp(start, 0, n);
     end = Clamp(end, 0, n);
-    for (int64_t i = start; i < end; i += step) v.data.push_back(in[0]->data[i]);
+    for (int64_t i = start; i < end; i += step)
+      v.data.push_back(in[0]->data[i]);
   } else {
     start = Clamp(start, -1, n - 1);
     end = Clamp(end, -1, n - 1);
-    for (int64_t i = start; i > end; i += step) v.data.push_back(in[0]->data[i]);
+    for (int64_t i = start; i > end; i += step)
+      v.data.push_back(in[0]->data[i]);
   }
   v.dims[0] = static_cast<int64_t>(v.data.size());
   return v;
@@ -418,8 +420,8 @@ std::optional<Value> EvaluateBinary(const Operands& x) {
       if (!Small(e)) return std::nullopt;
     }
   }
-  if ((op == "Div") &&
-      std::find(in[1]->data.begin(), in[1]->data.end(), 0) != in[1]->data.end()) {
+  if ((op == "Div") && std::find(in[1]->data.begin(), in[1]->data.end(), 0) !=
+                           in[1]->data.end()) {
     return std::nullopt;
   }
   const bool compare = op == "Equal" || op == "Less" || op == "Greater";

@@ -23,9 +23,9 @@ namespace {
 // The ranged dims, in name order, with the points of each.
 struct Grid {
   DimBox box;
-  std::vector<int> points;  // interpolation points per dim: t = 0..points-1
+  std::vector<int> points;      // interpolation points per dim: t = 0..points-1
   std::vector<int64_t> stride;  // of dim d in a point's index (dim 0 lowest)
-  int64_t size = 1;  // points in all
+  int64_t size = 1;             // points in all
 
   int dims() const { return box.size(); }
   // The box coordinates of point `index`.
@@ -38,9 +38,7 @@ struct Grid {
   }
   // The range is wider than its interpolation points: its degree is found
   // by a vanishing difference, and further values are checked.
-  bool Sampled(int d) const {
-    return box.max[d] - box.min[d] + 1 > points[d];
-  }
+  bool Sampled(int d) const { return box.max[d] - box.min[d] + 1 > points[d]; }
 };
 
 std::string Describe(const DimValues& values) {
@@ -117,9 +115,8 @@ absl::Status StructureChanged(const Graph& a, const DimValues& at_a,
   if (what.empty()) what = "its pools or conflicts differ";
   const std::vector<std::string> dims = Differing(at_a, at_b);
   return absl::InvalidArgumentError(absl::StrCat(
-      "the graph's structure changes with dim",
-      dims.size() == 1 ? " " : "s ", absl::StrJoin(dims, ", "), ": ", what,
-      BindAdvice(dims)));
+      "the graph's structure changes with dim", dims.size() == 1 ? " " : "s ",
+      absl::StrJoin(dims, ", "), ": ", what, BindAdvice(dims)));
 }
 
 // Imports at `values`, the error saying where.
@@ -128,9 +125,9 @@ absl::StatusOr<Graph> ImportAtValues(const ImportAt& import,
                                      OnnxImportStats* stats) {
   absl::StatusOr<Graph> graph = import(values, stats);
   if (!graph.ok()) {
-    return absl::Status(graph.status().code(),
-                        absl::StrCat("at ", Describe(values), ": ",
-                                     graph.status().message()));
+    return absl::Status(
+        graph.status().code(),
+        absl::StrCat("at ", Describe(values), ": ", graph.status().message()));
   }
   return graph;
 }
@@ -229,8 +226,8 @@ absl::Status InterpolateSize(const Grid& grid,
   absl::StatusOr<BinomialPoly> poly =
       BinomialPoly::FromValues(grid.points, sizes);
   if (!poly.ok()) {  // overflow, its only failure
-    return absl::InvalidArgumentError(absl::StrCat(
-        "tensor \"", t.name, "\": a size difference overflows"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("tensor \"", t.name, "\": a size difference overflows"));
   }
   for (int d = 0; d < grid.dims(); ++d) {
     if (!grid.Sampled(d)) continue;
@@ -241,11 +238,11 @@ absl::Status InterpolateSize(const Grid& grid,
         seen.push_back(absl::StrCat(sizes[j * grid.stride[d]]));
       }
       return absl::InvalidArgumentError(absl::StrCat(
-          "tensor \"", t.name, "\": its size is no polynomial of degree <= ",
-          kMaxImportDegree, " in dim \"", grid.box.names[d], "\" (",
-          grid.box.names[d], " = ", grid.box.min[d], "..",
-          grid.box.min[d] + grid.points[d] - 1, " gives ",
-          absl::StrJoin(seen, ", "), " bytes)",
+          "tensor \"", t.name,
+          "\": its size is no polynomial of degree <= ", kMaxImportDegree,
+          " in dim \"", grid.box.names[d], "\" (", grid.box.names[d], " = ",
+          grid.box.min[d], "..", grid.box.min[d] + grid.points[d] - 1,
+          " gives ", absl::StrJoin(seen, ", "), " bytes)",
           BindAdvice({grid.box.names[d]})));
     }
   }
@@ -285,9 +282,9 @@ absl::Status CheckFreshValues(const Grid& grid, const ImportAt& import,
     MEMPLAN_RETURN_IF_ERROR(samples.Record(g, -1, at));
     for (size_t i = 0; i < samples.n; ++i) {
       const Tensor& t = result.tensors[i];
-      absl::StatusOr<int64_t> expected =
-          t.symbolic_size.has_value() ? t.symbolic_size->Evaluate(at)
-                                      : absl::StatusOr<int64_t>(t.size);
+      absl::StatusOr<int64_t> expected = t.symbolic_size.has_value()
+                                             ? t.symbolic_size->Evaluate(at)
+                                             : absl::StatusOr<int64_t>(t.size);
       if (expected.ok() && *expected == g.tensors[i].size) continue;
       const std::vector<std::string> dims = Differing(samples.at_min, at);
       return absl::InvalidArgumentError(absl::StrCat(
@@ -295,11 +292,9 @@ absl::Status CheckFreshValues(const Grid& grid, const ImportAt& import,
           t.symbolic_size.has_value() ? t.symbolic_size->ToString()
                                       : absl::StrCat(t.size),
           " bytes at the values interpolated, but ", g.tensors[i].size,
-          " (not ",
-          expected.ok() ? absl::StrCat(*expected) : "representable",
-          ") at ", Describe(at),
-          ": it is no polynomial in dim", dims.size() == 1 ? " " : "s ",
-          absl::StrJoin(dims, ", "),
+          " (not ", expected.ok() ? absl::StrCat(*expected) : "representable",
+          ") at ", Describe(at), ": it is no polynomial in dim",
+          dims.size() == 1 ? " " : "s ", absl::StrJoin(dims, ", "),
           " (a division or a clamp in the shape computation?)",
           BindAdvice(dims)));
     }
@@ -314,10 +309,10 @@ absl::StatusOr<Graph> ImportOverRanges(const DimRanges& ranges,
                                        OnnxImportStats* stats) {
   MEMPLAN_RETURN_IF_ERROR(ValidateDimRanges(ranges));
   if (static_cast<int>(ranges.size()) > kMaxRangedDims) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(ranges.size(), " dims are given ranges; at most ",
-                     kMaxRangedDims, " are supported (bind the others with "
-                                     "--dim NAME=VALUE)"));
+    return absl::InvalidArgumentError(absl::StrCat(
+        ranges.size(), " dims are given ranges; at most ", kMaxRangedDims,
+        " are supported (bind the others with "
+        "--dim NAME=VALUE)"));
   }
   MEMPLAN_ASSIGN_OR_RETURN(const Grid grid, MakeGrid(ranges));
 

@@ -158,7 +158,8 @@ class Ancestry {
 
   bool Precedes(int x, int y) const {
     return (descendants_[static_cast<size_t>(x) * words_ + y / 64] >>
-            (y % 64)) & 1;
+            (y % 64)) &
+           1;
   }
 
  private:
@@ -175,8 +176,8 @@ enum class Side { kBefore, kAfter, kFree };
 class OpCut {
  public:
   OpCut(const Dag& dag, const std::vector<std::vector<int>>& pred,
-        const std::vector<ViewGroup>& groups,
-        const std::vector<int>& counted, const Ancestry& ancestry)
+        const std::vector<ViewGroup>& groups, const std::vector<int>& counted,
+        const Ancestry& ancestry)
       : dag_(dag),
         pred_(pred),
         groups_(groups),

@@ -35,7 +35,6 @@ class UnionFind {
   std::vector<int> parent_;
 };
 
-
 // Adds the order Op::writes asks for to `succ`: per written group of bytes
 // (`group`, ByteGroups()), its readers and writers in the original order as
 // a chain. A writer comes after the readers since the previous writer and

@@ -50,7 +50,7 @@ Dag BuildDag(const Graph& graph,
 
 // Bytes that share one buffer in every order: a tensor with its views.
 struct ViewGroup {
-  Bytes size = 0;  // aligned as BuildProblem aligns its buffer
+  Bytes size = 0;           // aligned as BuildProblem aligns its buffer
   bool from_start = false;  // alive from the first step (a graph input)
   bool to_end = false;      // alive to the last (a graph output)
   std::vector<int> starts;  // ops that start it

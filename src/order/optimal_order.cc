@@ -160,7 +160,8 @@ class PeakModel {
       ++work;
       if (std::find(used.begin(), used.end(), out) != used.end()) continue;
       if (!AllIn(executed, groups_[in].ends, op, work)) continue;
-      if (groups_[out].from_start || AnyIn(executed, groups_[out].starts, work) ||
+      if (groups_[out].from_start ||
+          AnyIn(executed, groups_[out].starts, work) ||
           !std::binary_search(groups_[out].starts.begin(),
                               groups_[out].starts.end(), op)) {
         continue;
@@ -178,8 +179,7 @@ class PeakModel {
   // take a fan's width per branch.
   void Profile(const std::vector<int>& order,
                const std::vector<Segment>& segments,
-               std::vector<Bytes>& start_live,
-               std::vector<Bytes>& peak) const {
+               std::vector<Bytes>& start_live, std::vector<Bytes>& peak) const {
     std::vector<bool> started(groups_.size(), false);
     std::vector<int> remaining(groups_.size(), 0);
     for (int g = 0; g < static_cast<int>(groups_.size()); ++g) {
@@ -335,7 +335,8 @@ class SegmentModel {
       local.starts_alone = model.StartsAlone(op);
       for (int g : model.starts(op)) {
         const std::optional<List> starts = Starts(groups[g]);
-        if (starts.has_value()) local.starts.push_back({groups[g].size, *starts});
+        if (starts.has_value())
+          local.starts.push_back({groups[g].size, *starts});
       }
       for (int g : model.ends(op)) {
         const std::optional<List> ends = Ends(groups[g], op);
@@ -368,7 +369,8 @@ class SegmentModel {
     work += m_;
     for (int w = 0; w < words_; ++w) {
       uint64_t left = ~set[w];
-      if (w == words_ - 1 && m_ % 64 != 0) left &= (uint64_t{1} << (m_ % 64)) - 1;
+      if (w == words_ - 1 && m_ % 64 != 0)
+        left &= (uint64_t{1} << (m_ % 64)) - 1;
       for (; left != 0; left &= left - 1) {
         const int i = 64 * w + absl::countr_zero(left);
         if (AllIn(ops_[i].pred, set)) ready.push_back(i);
@@ -565,7 +567,8 @@ class Chunked {
   T& at(int i) { return blocks_[i >> kShift][i & kMask]; }
   const T& at(int i) const { return blocks_[i >> kShift][i & kMask]; }
   void push_back(const T& value) {
-    if ((size_ & kMask) == 0) blocks_.push_back(std::make_unique<T[]>(kMask + 1));
+    if ((size_ & kMask) == 0)
+      blocks_.push_back(std::make_unique<T[]>(kMask + 1));
     blocks_.back()[size_ & kMask] = value;
     ++size_;
   }
@@ -687,10 +690,10 @@ class SetTable {
   }
 
   int words_;
-  bool packed_;    // the id in the upper half of the set's last word
+  bool packed_;  // the id in the upper half of the set's last word
   int id_word_;
   int peak_word_;
-  int stride_;     // words per slot
+  int stride_;  // words per slot
   size_t size_ = 0;
   size_t capacity_ = 0;
   size_t mask_ = 0;
@@ -711,9 +714,8 @@ class Search {
  public:
   // `meter` counts the steps, `steps_before` of them before this search,
   // and holds the deadline.
-  Search(const PeakModel& model, Segment segment, Bytes floor,
-         Bytes incumbent, int64_t max_work, internal::StepMeter& meter,
-         int64_t steps_before)
+  Search(const PeakModel& model, Segment segment, Bytes floor, Bytes incumbent,
+         int64_t max_work, internal::StepMeter& meter, int64_t steps_before)
       : model_(model, segment),
         words_(model_.words()),
         segment_(segment),
@@ -853,12 +855,11 @@ class Search {
   // and, when kept, its ready ops.
   size_t EntryWords() const { return words_ + 2 + (keep_ready_ ? words_ : 0); }
 
-  void Add(const uint64_t* set, const uint64_t* ready, size_t slot,
-           Bytes peak, Bytes live, int parent, int op) {
+  void Add(const uint64_t* set, const uint64_t* ready, size_t slot, Bytes peak,
+           Bytes live, int parent, int op) {
     const int id = states_.size();
     bool inserted = false;
-    uint64_t* entry =
-        known_.FindOrInsert(set, slot, id, peak, inserted, work_);
+    uint64_t* entry = known_.FindOrInsert(set, slot, id, peak, inserted, work_);
     int known = id;
     if (inserted) {
       states_.push_back(State{peak, parent, op});
@@ -903,9 +904,9 @@ class Search {
     Bytes live;
     int ready;  // index in ready_
   };
-  std::vector<uint64_t> set_;        // of the state being expanded
-  std::vector<uint64_t> ready_set_;  // its ready ops, when kept
-  std::vector<int> ready_;           // the same, listed
+  std::vector<uint64_t> set_;         // of the state being expanded
+  std::vector<uint64_t> ready_set_;   // its ready ops, when kept
+  std::vector<int> ready_;            // the same, listed
   std::vector<uint64_t> next_;        // per ready op: the set after it,
   std::vector<uint64_t> next_ready_;  // the ops ready then, when kept,
   std::vector<size_t> slots_;         // and the set's slot in `known_`
@@ -974,9 +975,9 @@ std::optional<std::pair<std::vector<int>, Bytes>> BeamOrder(
     if (static_cast<int>(keep.size()) > width) keep.resize(width);
     for (int i : keep) {
       levels[k + 1].push_back(next[i]);
-      sets[k + 1].insert(sets[k + 1].end(),
-                         next_sets.begin() + static_cast<size_t>(i) * words,
-                         next_sets.begin() + static_cast<size_t>(i + 1) * words);
+      sets[k + 1].insert(
+          sets[k + 1].end(), next_sets.begin() + static_cast<size_t>(i) * words,
+          next_sets.begin() + static_cast<size_t>(i + 1) * words);
     }
     work += static_cast<int64_t>(next.size());
   }
@@ -1010,8 +1011,8 @@ absl::StatusOr<Bytes> FindIncumbent(const Graph& graph,
   }
   // At the bound over all orders already (every bundled inference graph):
   // nothing to search.
-  Budget bound_budget(internal::PartEffort(whole, limited,
-                                           internal::kBoundDefaultWork, 0.1));
+  Budget bound_budget(
+      internal::PartEffort(whole, limited, internal::kBoundDefaultWork, 0.1));
   MEMPLAN_ASSIGN_OR_RETURN(
       const std::optional<internal::OrderBounds> bounds,
       internal::ComputeOrderBounds(graph, options, bound_budget));
@@ -1077,12 +1078,10 @@ void SearchSegments(const PeakModel& model, Budget& whole, bool limited,
                     SegmentParts& state) {
   std::vector<int> by_peak(state.segments.size());
   std::iota(by_peak.begin(), by_peak.end(), 0);
-  std::stable_sort(by_peak.begin(), by_peak.end(), [&](int a, int b) {
-    return state.peak[a] > state.peak[b];
-  });
-  const int64_t half = limited
-                           ? (whole.work_limit() - whole.work_done()) / 2
-                           : internal::kOptimalDefaultWork / 2;
+  std::stable_sort(by_peak.begin(), by_peak.end(),
+                   [&](int a, int b) { return state.peak[a] > state.peak[b]; });
+  const int64_t half = limited ? (whole.work_limit() - whole.work_done()) / 2
+                               : internal::kOptimalDefaultWork / 2;
   const int64_t max_work = internal::StepsOf(std::max<int64_t>(0, half),
                                              internal::kOptimalStepsPerUnit);
   int64_t work = 0;
@@ -1098,8 +1097,8 @@ void SearchSegments(const PeakModel& model, Budget& whole, bool limited,
       state.unfinished.push_back(s);
       continue;
     }
-    Search search(model, segment, state.floor, state.peak[s],
-                  max_work - work, meter, work);
+    Search search(model, segment, state.floor, state.peak[s], max_work - work,
+                  meter, work);
     SegmentSearch found = search.Run(state.start_live[s]);
     work += search.work();
     if (!found.order.empty()) {

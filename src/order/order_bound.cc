@@ -21,6 +21,8 @@
 // bitsets over the chunk's ops: about ops * edges / 64 word operations in
 // all, and as much memory as 2 * ops * kChunkWords words.
 
+#include "order/order_bound.h"
+
 #include <algorithm>
 #include <cstdint>
 #include <numeric>
@@ -31,13 +33,12 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/statusor.h"
-#include "effort/budget.h"
 #include "base/status_macros.h"
+#include "effort/budget.h"
 #include "memplan/problem.h"
 #include "memplan/reorder.h"
 #include "order/cut_bound.h"
 #include "order/op_dag.h"
-#include "order/order_bound.h"
 #include "order/order_effort.h"
 
 namespace memplan {
@@ -156,7 +157,8 @@ std::vector<int> ByMergeSet(const std::vector<ViewGroup>& groups) {
     if (groups[a].merge_set != groups[b].merge_set) {
       return groups[a].merge_set < groups[b].merge_set;
     }
-    if (groups[a].size != groups[b].size) return groups[a].size > groups[b].size;
+    if (groups[a].size != groups[b].size)
+      return groups[a].size > groups[b].size;
     return a < b;
   });
   return by_set;

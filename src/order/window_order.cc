@@ -26,8 +26,8 @@
 
 #include "absl/container/inlined_vector.h"
 #include "absl/status/statusor.h"
-#include "effort/budget.h"
 #include "base/status_macros.h"
+#include "effort/budget.h"
 #include "memplan/problem.h"
 #include "memplan/reorder.h"
 #include "order/op_dag.h"
@@ -245,8 +245,7 @@ class Model {
 
  private:
   // Some position of row g is in `s`.
-  static bool AnyIn(const Frontier& s, const Rows& rows, int g,
-                    int64_t& work) {
+  static bool AnyIn(const Frontier& s, const Rows& rows, int g, int64_t& work) {
     for (const int* q = rows.row(g); q != rows.row(g + 1); ++q) {
       ++work;
       if (*q >= s.f + kMaskBits) return false;
@@ -444,7 +443,6 @@ std::optional<std::vector<int>> Pass(const Model& model,
   return order;
 }
 
-
 // Rounds of re-ordering the segments around the peak steps of `order` (on
 // `model`), each kept when every peak step came down, until one fails or
 // the budget is spent; `target`: running peaks up to it count as equal.
@@ -454,11 +452,10 @@ int Rounds(Model& model, Bytes target, std::vector<int>& order,
   const int n = model.ops();
   int rounds = 0;
   // A segment that finds nothing is tried again wider, with more states.
-  constexpr PassOptions kLevels[] = {
-      {.width = 32, .beam = 8, .radius = 128},
-      {.width = 64, .beam = 32, .radius = 256},
-      {.width = 64, .beam = 128, .radius = 256},
-      {.width = 64, .beam = 256, .radius = 512}};
+  constexpr PassOptions kLevels[] = {{.width = 32, .beam = 8, .radius = 128},
+                                     {.width = 64, .beam = 32, .radius = 256},
+                                     {.width = 64, .beam = 128, .radius = 256},
+                                     {.width = 64, .beam = 256, .radius = 512}};
   std::vector<Bytes> during, before;
   bool lowered = true;
   while (lowered && !budget.Expired()) {
@@ -484,8 +481,8 @@ int Rounds(Model& model, Bytes target, std::vector<int>& order,
         while (j < peaks.size() && peaks[j] - peaks[j - 1] <= 2 * level.radius)
           ++j;
         const int end = std::min(n, peaks[j - 1] + level.radius + 1);
-        std::optional<std::vector<int>> segment = Pass(
-            model, level, begin, end, before[begin], ceiling, budget);
+        std::optional<std::vector<int>> segment =
+            Pass(model, level, begin, end, before[begin], ceiling, budget);
         if (!segment.has_value()) continue;
         std::copy(segment->begin(), segment->end(), next.begin() + begin);
         floor = end;
@@ -511,8 +508,8 @@ absl::StatusOr<WindowOrder> ComputeWindowOpOrder(const Graph& graph,
   const bool limited = internal::HasLimit(effort);
   Budget budget(
       internal::WithDefaultWork(effort, internal::WindowDefaultWork(graph)));
-  Budget bound_budget(internal::PartEffort(budget, limited,
-                                           internal::kBoundDefaultWork, 0.1));
+  Budget bound_budget(
+      internal::PartEffort(budget, limited, internal::kBoundDefaultWork, 0.1));
   MEMPLAN_ASSIGN_OR_RETURN(
       const std::optional<internal::OrderBounds> bounds,
       internal::ComputeOrderBounds(graph, options, bound_budget));

@@ -102,8 +102,7 @@ void ConsiderUntouchedGaps(const GapsByLength& gaps,
   // alignment - 1 bytes. Classes come by length, and the best is the
   // smallest (gap, offset) whatever the order within one.
   auto beyond = [&](Bytes length) {
-    return best.offset.has_value() &&
-           length - (best.alignment - 1) > best.gap;
+    return best.offset.has_value() && length - (best.alignment - 1) > best.gap;
   };
   for (int c = gaps.NextClass(GapsByLength::ClassOf(best.size));
        c < GapsByLength::kClasses && !windows.empty();
@@ -112,11 +111,11 @@ void ConsiderUntouchedGaps(const GapsByLength& gaps,
     for (const GapsByLength::Gap& gap : gaps.Class(c)) {
       ++ops;
       if (gap.length < best.size || beyond(gap.length)) continue;
-      auto w = std::upper_bound(
-          windows.begin(), windows.end(), gap.begin(),
-          [](Offset o, const std::pair<Offset, Offset>& r) {
-            return o < r.first;
-          });
+      auto w =
+          std::upper_bound(windows.begin(), windows.end(), gap.begin(),
+                           [](Offset o, const std::pair<Offset, Offset>& r) {
+                             return o < r.first;
+                           });
       if (w == windows.begin() || std::prev(w)->second < gap.owner) continue;
       best.Consider(gap.begin(), gap.owner);
     }

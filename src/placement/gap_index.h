@@ -202,8 +202,8 @@ class GapIndex {
   // dense training-like buffers went to such nodes).
   std::vector<int32_t> searches_;
   std::deque<RunSet> sets_;  // a deque: the sets never move
-  Counter starts_;  // placed buffers by start rank
-  Counter ends_;    // by end rank
+  Counter starts_;           // placed buffers by start rank
+  Counter ends_;             // by end rank
   // The working space of the searches, kept between them.
   std::vector<RunCursor> cursors_;
   std::vector<std::pair<Offset, int32_t>> heap_;

@@ -122,18 +122,18 @@ absl::Status PlaceAll(PlacementState& state, std::span<const BufferId> order,
     ++placed;
     // A pass that placed its last buffer is kept whatever it cost.
     if (state.cost() >= cost_limit && i + 1 < order.size()) {
-      return absl::AbortedError(absl::StrCat(
-          "the placement pass reached its cost limit of ", cost_limit,
-          " work units after placing ", placed, " of ", order.size(),
-          " buffers"));
+      return absl::AbortedError(
+          absl::StrCat("the placement pass reached its cost limit of ",
+                       cost_limit, " work units after placing ", placed, " of ",
+                       order.size(), " buffers"));
     }
     if (budget == nullptr) continue;
     budget->Tick(state.work() - ticked);
     ticked = state.work();
     if (budget->OutOfTime()) {
-      return absl::DeadlineExceededError(absl::StrCat(
-          "the placement pass ran out of time after placing ", placed,
-          " of ", order.size(), " buffers"));
+      return absl::DeadlineExceededError(
+          absl::StrCat("the placement pass ran out of time after placing ",
+                       placed, " of ", order.size(), " buffers"));
     }
   }
   return absl::OkStatus();

@@ -49,9 +49,8 @@ int FinestBucketShift(std::span<const PlacementIndex::LifetimeKeys> keys,
 PlacementIndex::PlacementIndex(const Problem& problem, GapSearch search)
     : problem_(&problem) {
   IndexLifetimes(problem);
-  indexed_search_ = search == GapSearch::kAuto
-                        ? ManyOverlaps()
-                        : search == GapSearch::kIndexed;
+  indexed_search_ = search == GapSearch::kAuto ? ManyOverlaps()
+                                               : search == GapSearch::kIndexed;
   SizeBuckets();
   IndexExplicitConflicts(problem);
 }
@@ -98,9 +97,8 @@ void PlacementIndex::IndexLifetimes(const Problem& problem) {
     sorted_ends_.push_back(end_keys[i].first);
   }
   steps_.reserve(2 * m);
-  std::merge(sorted_starts_.begin(), sorted_starts_.end(),
-             sorted_ends_.begin(), sorted_ends_.end(),
-             std::back_inserter(steps_));
+  std::merge(sorted_starts_.begin(), sorted_starts_.end(), sorted_ends_.begin(),
+             sorted_ends_.end(), std::back_inserter(steps_));
   steps_.erase(std::unique(steps_.begin(), steps_.end()), steps_.end());
   keys_.resize(n);
   ComputeKeys(by_start, end_keys);

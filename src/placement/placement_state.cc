@@ -146,8 +146,8 @@ std::optional<Offset> PlacementState::SearchPool(BufferId buffer, PoolId p,
   const Problem& problem = index_->problem();
   const int64_t work = work_;
   CollectObstacles(buffer, p, scratch_);
-  work_ += static_cast<int64_t>(scratch_.size()) *
-           std::bit_width(scratch_.size());
+  work_ +=
+      static_cast<int64_t>(scratch_.size()) * std::bit_width(scratch_.size());
   cost_ += 1 + work_ - work;
   SortByOffset(scratch_, sort_scratch_);
   return FindOffset(scratch_, problem.buffers[buffer].size,

@@ -83,11 +83,11 @@ class RunCursor {
       it_ = runs_->upper_bound(reached);
       if (it_ != runs_->begin() && std::prev(it_)->second > reached) --it_;
     } else {
-      at_ = std::upper_bound(
-          at_, end_, reached,
-          [](Offset r, const std::pair<Offset, Offset>& run) {
-            return r < run.second;
-          });
+      at_ =
+          std::upper_bound(at_, end_, reached,
+                           [](Offset r, const std::pair<Offset, Offset>& run) {
+                             return r < run.second;
+                           });
     }
   }
 

@@ -46,7 +46,8 @@ std::optional<double> RatioToLowerBound(const CompareRow& r) {
 }
 
 // A FormatSpec, not a char*: clang's absl checks formats at compile time.
-std::string FormatRatio(const CompareRow& r, const absl::FormatSpec<double>& format,
+std::string FormatRatio(const CompareRow& r,
+                        const absl::FormatSpec<double>& format,
                         const char* none) {
   const std::optional<double> ratio = RatioToLowerBound(r);
   return ratio.has_value() ? absl::StrFormat(format, *ratio) : none;
@@ -284,7 +285,8 @@ absl::StatusOr<std::vector<CompareRow>> ComparePlanners(
       row.peak = plan->peak;
       row.pool_used = plan->pool_used;
       row.pool_bytes = PoolBytes(problem, *plan);
-      for (const Pool& pool : problem.pools) row.pool_names.push_back(pool.name);
+      for (const Pool& pool : problem.pools)
+        row.pool_names.push_back(pool.name);
       row.proven_optimal = plan->proven_optimal;
       row.status = VerifyPlan(problem, *plan);
       row.verified = row.status.ok();

@@ -1,5 +1,7 @@
 // PlanSymbolicMemory: a symbolic graph planned once for its whole ranges.
 
+#include "memplan/symbolic_memplan.h"
+
 #include <algorithm>
 #include <cstdint>
 #include <memory>
@@ -16,7 +18,6 @@
 #include "memplan/symbolic_planner.h"
 #include "memplan/tensor_placement.h"
 #include "memplan/verify.h"
-#include "memplan/symbolic_memplan.h"
 
 namespace memplan {
 namespace {
@@ -49,8 +50,9 @@ absl::StatusOr<Quality> QualityOf(const SymbolicProblem& problem,
                            problem.Narrowed(buckets.back().dims));
   MEMPLAN_ASSIGN_OR_RETURN(Problem at_max, last.Rounded(maxima));
   MEMPLAN_ASSIGN_OR_RETURN(int64_t peak, buckets.back().PeakAt(maxima));
-  const double end = static_cast<double>(peak) /
-                     static_cast<double>(std::max<int64_t>(1, LowerBound(at_max)));
+  const double end =
+      static_cast<double>(peak) /
+      static_cast<double>(std::max<int64_t>(1, LowerBound(at_max)));
   q.meets = q.worst <= options.target_ratio && end <= options.end_target_ratio;
   return q;
 }
@@ -60,13 +62,13 @@ absl::StatusOr<Quality> QualityOf(const SymbolicProblem& problem,
 absl::StatusOr<SymbolicGraphPlan> PlanSymbolicMemory(
     const Graph& graph, const SymbolicPlanMemoryOptions& options) {
   if (!IsSymbolic(graph)) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "graph \"", graph.name,
-        "\" has no symbolic dims: plan it with PlanMemory()"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("graph \"", graph.name,
+                     "\" has no symbolic dims: plan it with PlanMemory()"));
   }
   if (options.max_buckets < 1) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "max_buckets is ", options.max_buckets, "; at least 1"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("max_buckets is ", options.max_buckets, "; at least 1"));
   }
   MEMPLAN_ASSIGN_OR_RETURN(
       const std::unique_ptr<SymbolicPlanner> planner,
@@ -90,8 +92,9 @@ absl::StatusOr<SymbolicGraphPlan> PlanSymbolicMemory(
   auto tell = [&](const std::string& line) {
     if (options.progress) options.progress(line);
   };
-  tell(absl::StrFormat("one plan of the whole range: worst sampled peak/LB %.3f",
-                       one_quality.worst));
+  tell(
+      absl::StrFormat("one plan of the whole range: worst sampled peak/LB %.3f",
+                      one_quality.worst));
   if (one_quality.meets || options.max_buckets == 1 ||
       result.problem.dims.empty()) {
     return result;
@@ -117,11 +120,10 @@ absl::StatusOr<SymbolicGraphPlan> PlanSymbolicMemory(
       cut_quality.worst < one_quality.worst) {
     result.buckets = std::move(buckets);
   }
-  tell(absl::StrFormat("%d bucket%s kept: worst sampled peak/LB %.3f",
-                       result.buckets.size(),
-                       result.buckets.size() == 1 ? "" : "s",
-                       result.buckets.size() == 1 ? one_quality.worst
-                                                  : cut_quality.worst));
+  tell(absl::StrFormat(
+      "%d bucket%s kept: worst sampled peak/LB %.3f", result.buckets.size(),
+      result.buckets.size() == 1 ? "" : "s",
+      result.buckets.size() == 1 ? one_quality.worst : cut_quality.worst));
   return result;
 }
 

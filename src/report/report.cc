@@ -108,9 +108,10 @@ std::vector<Bytes> LiveBytes(const std::vector<BufferReport>& buffers,
 
 // One BufferReport per buffer, lifetimes in the axis' rows, with the graph's
 // facts about its tensors when there is a graph.
-absl::StatusOr<std::vector<BufferReport>> BufferReports(
-    const Problem& problem, const Plan& plan, const Graph* graph,
-    const TimeAxis& axis) {
+absl::StatusOr<std::vector<BufferReport>> BufferReports(const Problem& problem,
+                                                        const Plan& plan,
+                                                        const Graph* graph,
+                                                        const TimeAxis& axis) {
   absl::flat_hash_map<std::string, TensorFacts> facts;
   if (graph != nullptr) facts = FactsOf(*graph);
   const BufferId n = static_cast<BufferId>(problem.buffers.size());
@@ -360,14 +361,13 @@ void AppendSummary(const PlanReport& report, int width, std::string& out) {
                         "any op order: at least %d bytes (the graph "
                         "outputs, all alive at the last step)",
                         *report.order_lower_bound)
-                  : absl::StrFormat("any op order: at least %d bytes (at op %s)",
-                                    *report.order_lower_bound,
-                                    report.order_lower_bound_op),
+                  : absl::StrFormat(
+                        "any op order: at least %d bytes (at op %s)",
+                        *report.order_lower_bound, report.order_lower_bound_op),
               width),
           "\n");
     }
-    absl::StrAppendFormat(&out,
-                          "naive total: %d bytes (peak = %.2f%% of it)\n",
+    absl::StrAppendFormat(&out, "naive total: %d bytes (peak = %.2f%% of it)\n",
                           report.naive_total,
                           Percent(report.peak, report.naive_total));
   } else {

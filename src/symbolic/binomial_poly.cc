@@ -58,8 +58,7 @@ int64_t Factorial(int k) {
 bool FactorialsOf(uint64_t key, int64_t* product) {
   *product = 1;
   for (int d = 0; d < kMaxPolyDims; ++d) {
-    if (__builtin_mul_overflow(*product,
-                               Factorial(BinomialPoly::Power(key, d)),
+    if (__builtin_mul_overflow(*product, Factorial(BinomialPoly::Power(key, d)),
                                product)) {
       return false;
     }
@@ -126,8 +125,8 @@ absl::StatusOr<DimBox> DimBox::Of(const DimRanges& dims) {
   MEMPLAN_RETURN_IF_ERROR(ValidateDimRanges(dims));
   if (static_cast<int>(dims.size()) > kMaxPolyDims) {
     return absl::InvalidArgumentError(
-        absl::StrCat("a symbolic problem has ", dims.size(),
-                     " dims; at most ", kMaxPolyDims, " are supported"));
+        absl::StrCat("a symbolic problem has ", dims.size(), " dims; at most ",
+                     kMaxPolyDims, " are supported"));
   }
   DimBox box;
   for (const auto& [name, range] : dims) {
@@ -168,9 +167,9 @@ absl::StatusOr<BinomialPoly> BinomialPoly::FromExpr(const DimExpr& e,
   for (const std::string& name : e.Dims()) {
     auto it = std::find(box.names.begin(), box.names.end(), name);
     if (it == box.names.end()) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "expression \"", e.ToString(), "\" uses dim \"", name,
-          "\", which is not declared"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("expression \"", e.ToString(), "\" uses dim \"", name,
+                       "\", which is not declared"));
     }
     const int d = static_cast<int>(it - box.names.begin());
     degree[d] = e.Degree(name);
@@ -244,8 +243,9 @@ absl::StatusOr<DimExpr> BinomialPoly::ToExpr(const DimBox& box) const {
     int64_t divisor;
     if (!FactorialsOf(key, &divisor)) return PolyOverflow();
     if (c % divisor != 0) {
-      return absl::InternalError("a binomial coefficient is not divisible by "
-                                 "its factorials");
+      return absl::InternalError(
+          "a binomial coefficient is not divisible by "
+          "its factorials");
     }
     DimExpr term(c / divisor);
     for (int d = 0; d < box.size(); ++d) {
@@ -317,7 +317,8 @@ absl::StatusOr<BinomialPoly> BinomialPoly::RoundUp(int64_t alignment) const {
     Wide rounded = c >= 0 ? (Wide{c} + unit - 1) / unit * unit
                           : -(Wide{-Wide{c}} / unit * unit);
     if (!Fits(rounded)) return PolyOverflow();
-    if (rounded != 0) out.terms_.emplace_back(key, static_cast<int64_t>(rounded));
+    if (rounded != 0)
+      out.terms_.emplace_back(key, static_cast<int64_t>(rounded));
   }
   return out;
 }
@@ -353,8 +354,9 @@ BinomialPoly BinomialPoly::Restrict(const std::vector<int64_t>& width) const {
 
 absl::StatusOr<BinomialPoly> Add(const BinomialPoly& a, const BinomialPoly& b) {
   BinomialPoly out;
-  if (!Merge(a.terms_, b.terms_, [](Wide x, Wide y) { return x + y; },
-             &out.terms_)) {
+  if (!Merge(
+          a.terms_, b.terms_, [](Wide x, Wide y) { return x + y; },
+          &out.terms_)) {
     return PolyOverflow();
   }
   return out;
@@ -363,8 +365,9 @@ absl::StatusOr<BinomialPoly> Add(const BinomialPoly& a, const BinomialPoly& b) {
 absl::StatusOr<BinomialPoly> Subtract(const BinomialPoly& a,
                                       const BinomialPoly& b) {
   BinomialPoly out;
-  if (!Merge(a.terms_, b.terms_, [](Wide x, Wide y) { return x - y; },
-             &out.terms_)) {
+  if (!Merge(
+          a.terms_, b.terms_, [](Wide x, Wide y) { return x - y; },
+          &out.terms_)) {
     return PolyOverflow();
   }
   return out;
@@ -372,8 +375,9 @@ absl::StatusOr<BinomialPoly> Subtract(const BinomialPoly& a,
 
 BinomialPoly Envelope(const BinomialPoly& a, const BinomialPoly& b) {
   BinomialPoly out;
-  Merge(a.terms_, b.terms_, [](Wide x, Wide y) { return std::max(x, y); },
-        &out.terms_);  // a maximum of two int64 values never overflows
+  Merge(
+      a.terms_, b.terms_, [](Wide x, Wide y) { return std::max(x, y); },
+      &out.terms_);  // a maximum of two int64 values never overflows
   return out;
 }
 
@@ -432,8 +436,8 @@ SignProof Decide(BinomialPoly p, std::vector<int64_t> width,
   }
   if (*budget <= 0) return Unknown();
   --*budget;
-  const int d = static_cast<int>(
-      std::max_element(width.begin(), width.end()) - width.begin());
+  const int d = static_cast<int>(std::max_element(width.begin(), width.end()) -
+                                 width.begin());
   const int64_t half = width[d] / 2;  // [0, half] and [half + 1, width]
   std::vector<int64_t> lower_width = width;
   lower_width[d] = half;
@@ -453,8 +457,7 @@ SignProof Decide(BinomialPoly p, std::vector<int64_t> width,
 }  // namespace
 
 SignProof ProveNonNegative(const BinomialPoly& p,
-                           const std::vector<int64_t>& width,
-                           int64_t* budget) {
+                           const std::vector<int64_t>& width, int64_t* budget) {
   return Decide(p, width, std::vector<int64_t>(width.size(), 0), budget);
 }
 

@@ -142,8 +142,7 @@ struct SignProof {
 //      is decided by its value. Each split spends one unit of *budget; at 0
 //      the answer is kUnknown (never a guess).
 SignProof ProveNonNegative(const BinomialPoly& p,
-                           const std::vector<int64_t>& width,
-                           int64_t* budget);
+                           const std::vector<int64_t>& width, int64_t* budget);
 
 }  // namespace memplan::internal
 

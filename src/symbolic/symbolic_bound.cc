@@ -40,9 +40,9 @@ absl::Status CheckAllGiven(const DimRanges& dims, const DimValues& values) {
   MEMPLAN_RETURN_IF_ERROR(CheckDimValues(dims, values));
   for (const auto& [name, range] : dims) {
     if (!values.contains(name)) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "no value for dim \"", name, "\" (range [", range.min, ", ",
-          range.max, "]): give every dim a value"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("no value for dim \"", name, "\" (range [", range.min,
+                       ", ", range.max, "]): give every dim a value"));
     }
   }
   return absl::OkStatus();
@@ -94,9 +94,9 @@ absl::StatusOr<std::vector<Candidate>> AliveCandidates(
     if (!started || live.IsZero()) continue;
     int64_t at_max = 0;
     if (!live.Evaluate(widths, &at_max)) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "the bytes alive at step ", step, " of \"", problem.name,
-          "\" overflow int64 at the dims' maxima"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("the bytes alive at step ", step, " of \"", problem.name,
+                       "\" overflow int64 at the dims' maxima"));
     }
     candidates.push_back({live, step, at_max});
   }

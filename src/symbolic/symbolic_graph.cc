@@ -32,17 +32,18 @@ absl::Status ValidateSymbolicSizes(const Graph& graph) {
     for (const auto& [monomial, coefficient] : size.terms()) {
       if (coefficient < 0) {
         return absl::InvalidArgumentError(absl::StrCat(
-            where, " has a negative term; a size is a sum of non-negative "
-                   "terms"));
+            where,
+            " has a negative term; a size is a sum of non-negative "
+            "terms"));
       }
     }
     // Non-negative terms over non-negative dims: the value is largest at the
     // maxima, so every value in the range fits when this one does.
     absl::StatusOr<int64_t> largest = size.Evaluate(maxima);
     if (!largest.ok() || *largest > kMaxBytes) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          where, " exceeds the largest supported size, ", kMaxBytes,
-          " (2^62), at the dims' maxima"));
+      return absl::InvalidArgumentError(
+          absl::StrCat(where, " exceeds the largest supported size, ",
+                       kMaxBytes, " (2^62), at the dims' maxima"));
     }
   }
   return absl::OkStatus();

@@ -32,8 +32,8 @@ const SymbolicBucket* SymbolicGraphPlan::Find(const DimValues& values) const {
   return nullptr;
 }
 
-absl::StatusOr<GraphPlan> SymbolicGraphPlan::At(
-    const Graph& graph, const DimValues& values) const {
+absl::StatusOr<GraphPlan> SymbolicGraphPlan::At(const Graph& graph,
+                                                const DimValues& values) const {
   MEMPLAN_RETURN_IF_ERROR(CheckDimValues(problem.dims, values));
   for (const auto& [name, range] : problem.dims) {
     if (!values.contains(name)) {

@@ -53,16 +53,18 @@ absl::Status CheckSameBuffers(const Problem& lo, const Problem& hi,
                                         Describe(Corner(dims, true)));
   if (lo.buffers.size() != hi.buffers.size()) {
     return absl::InvalidArgumentError(absl::StrCat(
-        "the graph has ", lo.buffers.size(), " buffers at ", Describe(Corner(dims, false)),
-        " but ", hi.buffers.size(), " at ", Describe(Corner(dims, true)),
+        "the graph has ", lo.buffers.size(), " buffers at ",
+        Describe(Corner(dims, false)), " but ", hi.buffers.size(), " at ",
+        Describe(Corner(dims, true)),
         ": an in-place decision depends on the sizes, which a symbolic plan "
         "does not support"));
   }
   for (size_t i = 0; i < lo.buffers.size(); ++i) {
     const Buffer& a = lo.buffers[i];
     const Buffer& b = hi.buffers[i];
-    if (a.name != b.name || a.tensors != b.tensors || a.lifetime != b.lifetime ||
-        a.alignment != b.alignment || a.pools != b.pools || a.fixed != b.fixed) {
+    if (a.name != b.name || a.tensors != b.tensors ||
+        a.lifetime != b.lifetime || a.alignment != b.alignment ||
+        a.pools != b.pools || a.fixed != b.fixed) {
       return absl::InvalidArgumentError(absl::StrCat(
           "the buffer of tensor \"", a.name, "\" differs between ", ends,
           " (an in-place decision depends on the sizes), which a symbolic "
@@ -70,8 +72,8 @@ absl::Status CheckSameBuffers(const Problem& lo, const Problem& hi,
     }
   }
   if (lo.conflicts != hi.conflicts) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "the explicit conflicts differ between ", ends));
+    return absl::InvalidArgumentError(
+        absl::StrCat("the explicit conflicts differ between ", ends));
   }
   return absl::OkStatus();
 }
@@ -109,9 +111,10 @@ absl::StatusOr<SymbolicProblem> BuildSymbolicProblem(
   for (BufferId i = 0; i < static_cast<BufferId>(hi.buffers.size()); ++i) {
     const Buffer& b = hi.buffers[i];
     if (b.fixed.has_value()) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "buffer \"", b.name, "\" has a fixed placement, which a symbolic "
-          "problem does not support"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("buffer \"", b.name,
+                       "\" has a fixed placement, which a symbolic "
+                       "problem does not support"));
     }
     const DimExpr size = size_of(b.name);
     MEMPLAN_ASSIGN_OR_RETURN(BinomialPoly base,
@@ -169,7 +172,8 @@ absl::StatusOr<Problem> SymbolicProblem::Rounded(
   MEMPLAN_ASSIGN_OR_RETURN(Problem p, At(values));
   for (size_t i = 0; i < buffers.size(); ++i) {
     if (!buffers[i].tensor_size.has_value()) continue;
-    MEMPLAN_ASSIGN_OR_RETURN(Bytes size, buffers[i].tensor_size->Evaluate(values));
+    MEMPLAN_ASSIGN_OR_RETURN(Bytes size,
+                             buffers[i].tensor_size->Evaluate(values));
     const Bytes a = buffers[i].alignment;
     // At most the reserve (which is aligned and >= the size): no overflow.
     p.buffers[i].size = (size + a - 1) / a * a;
@@ -220,8 +224,8 @@ absl::StatusOr<SymbolicProblem> SymbolicProblem::Narrowed(
   out.dims = narrower;
   for (SymbolicBuffer& b : out.buffers) {
     if (!b.tensor_size.has_value()) continue;
-    MEMPLAN_ASSIGN_OR_RETURN(b.size,
-                             ReserveSize(*b.tensor_size, b.alignment, narrower));
+    MEMPLAN_ASSIGN_OR_RETURN(
+        b.size, ReserveSize(*b.tensor_size, b.alignment, narrower));
   }
   return out;
 }
@@ -244,9 +248,11 @@ absl::StatusOr<DimRanges> SteppedDims(const DimRanges& dims,
     const std::string div = StepDivName(name), mod = StepModName(name);
     for (const std::string& taken : {div, mod}) {
       if (dims.contains(taken)) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            "dim \"", name, "\" cannot be counted in steps: the problem "
-            "already has a dim \"", taken, "\""));
+        return absl::InvalidArgumentError(
+            absl::StrCat("dim \"", name,
+                         "\" cannot be counted in steps: the problem "
+                         "already has a dim \"",
+                         taken, "\""));
       }
     }
     const DimRange range = it->second;
@@ -266,7 +272,8 @@ absl::StatusOr<SymbolicProblem> SymbolicProblem::Stepped(
   for (const auto& [name, step] : steps) {
     if (step == 1) continue;
     MEMPLAN_ASSIGN_OR_RETURN(
-        DimExpr whole, Multiply(DimExpr(step), DimExpr::Dim(StepDivName(name))));
+        DimExpr whole,
+        Multiply(DimExpr(step), DimExpr::Dim(StepDivName(name))));
     MEMPLAN_ASSIGN_OR_RETURN(by[name],
                              Add(whole, DimExpr::Dim(StepModName(name))));
   }
@@ -333,9 +340,9 @@ absl::StatusOr<Plan> SymbolicPlan::At(const SymbolicProblem& problem,
     Bytes top = 0;
     if (offset < 0 || __builtin_add_overflow(offset, p.buffers[i].size, &top) ||
         top > kMaxBytes) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "buffer \"", p.buffers[i].name, "\" at offset ", offset,
-          " lies outside [0, 2^62) at ", Describe(values)));
+      return absl::InvalidArgumentError(
+          absl::StrCat("buffer \"", p.buffers[i].name, "\" at offset ", offset,
+                       " lies outside [0, 2^62) at ", Describe(values)));
     }
     plan.assignments.push_back({.buffer = i, .pool = 0, .offset = offset});
   }

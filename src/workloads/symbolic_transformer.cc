@@ -24,8 +24,8 @@ Graph SymbolicTransformer(const SymbolicTransformerOptions& options) {
         g.AddFixedTensor(p + c, 4 * d * options.max_seq, TensorKind::kInput);
       }
     }
-    for (const char* t : {"ln1", "q", "k", "v", "attn", "proj", "res", "ln2",
-                          "down", "out"}) {
+    for (const char* t :
+         {"ln1", "q", "k", "v", "attn", "proj", "res", "ln2", "down", "out"}) {
       g.AddTensor(p + t, hidden);
     }
     g.AddTensor(p + "scores", square);

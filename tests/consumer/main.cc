@@ -17,9 +17,10 @@ static_assert(__cplusplus >= 202002L, "memplan::memplan carries cxx_std_20");
 
 int main() {
   memplan::Graph graph{
-      .tensors = {{.name = "x", .size = 100, .kind = memplan::TensorKind::kInput},
-                  {.name = "y", .size = 200},
-                  {.name = "z", .size = 100, .kind = memplan::TensorKind::kOutput}},
+      .tensors =
+          {{.name = "x", .size = 100, .kind = memplan::TensorKind::kInput},
+           {.name = "y", .size = 200},
+           {.name = "z", .size = 100, .kind = memplan::TensorKind::kOutput}},
       .ops = {{.name = "f", .inputs = {"x"}, .outputs = {"y"}},
               {.name = "g", .inputs = {"y"}, .outputs = {"z"}}},
   };
@@ -36,7 +37,8 @@ int main() {
   // start) proves the optimum through the OR-tools library it loads.
   if (memplan::CreatePlanner("cpsat").ok() ||
       !memplan::RegisterCpsatPlanner().ok()) {
-    std::printf("cpsat registered before RegisterCpsatPlanner() or not after\n");
+    std::printf(
+        "cpsat registered before RegisterCpsatPlanner() or not after\n");
     return 1;
   }
   absl::StatusOr<memplan::Problem> cpsat_problem = memplan::BuildProblem(graph);
@@ -90,11 +92,13 @@ int main() {
   if (!cp_planner.ok()) return 1;
   absl::StatusOr<memplan::Plan> cp =
       (*cp_planner)->Solve(*problem, memplan::PlanOptions{});
-  if (!cp.ok() || !memplan::VerifyPlan(*problem, *cp).ok() || !cp->proven_optimal) {
+  if (!cp.ok() || !memplan::VerifyPlan(*problem, *cp).ok() ||
+      !cp->proven_optimal) {
     return 1;
   }
   std::printf("peak %lld, cp %lld (proven), lower bound %lld\n",
-              static_cast<long long>(plan->peak), static_cast<long long>(cp->peak),
+              static_cast<long long>(plan->peak),
+              static_cast<long long>(cp->peak),
               static_cast<long long>(plan->lower_bound));
 #else
   if (by_name.ok() || by_name.status().code() != absl::StatusCode::kNotFound) {

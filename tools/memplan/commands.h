@@ -7,10 +7,10 @@
 
 #include <optional>
 #include <string>
-#include "absl/strings/string_view.h"
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/strings/string_view.h"
 #include "flags.h"
 #include "memplan/load.h"
 #include "memplan/planner.h"
@@ -22,8 +22,8 @@ namespace memplan::tool {
 
 struct Command {
   absl::string_view name;
-  absl::string_view synopsis;     // the arguments after "memplan NAME"
-  absl::string_view description;  // a paragraph for NAME --help
+  absl::string_view synopsis;           // the arguments after "memplan NAME"
+  absl::string_view description;        // a paragraph for NAME --help
   std::vector<std::string> flags = {};  // abseil names of the flags it accepts
   int min_positional = 0;
   int max_positional = 0;  // -1: no limit

@@ -46,13 +46,14 @@ absl::StatusOr<PlannerOptions> PlannerOptionsFromFlags() {
   for (const std::string& option : absl::GetFlag(FLAGS_option)) {
     const size_t eq = option.find('=');
     if (eq == std::string::npos || eq == 0) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "--option=", option, ": expected NAME=VALUE (memplan planners NAME "
-          "lists a planner's options)"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("--option=", option,
+                       ": expected NAME=VALUE (memplan planners NAME "
+                       "lists a planner's options)"));
     }
     if (!options.emplace(option.substr(0, eq), option.substr(eq + 1)).second) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "--option: ", option.substr(0, eq), " is given twice"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("--option: ", option.substr(0, eq), " is given twice"));
     }
   }
   return options;
@@ -82,10 +83,9 @@ absl::Status CheckPlannerName(absl::string_view flag, absl::string_view name) {
     }
     names.emplace_back(info.name);
   }
-  return absl::InvalidArgumentError(
-      absl::StrCat(flag.empty() ? "" : absl::StrCat("--", flag, ": "),
-                   "unknown planner \"", name,
-                   "\"; valid planners: ", absl::StrJoin(names, ", ")));
+  return absl::InvalidArgumentError(absl::StrCat(
+      flag.empty() ? "" : absl::StrCat("--", flag, ": "), "unknown planner \"",
+      name, "\"; valid planners: ", absl::StrJoin(names, ", ")));
 }
 
 std::string PlanSummary(const Problem& problem, const Plan& plan) {
@@ -93,13 +93,11 @@ std::string PlanSummary(const Problem& problem, const Plan& plan) {
   if (problem.pools.size() == 1) {
     const double naive_pct =
         plan.naive_total > 0 ? 100.0 * plan.peak / plan.naive_total : 100.0;
-    const double ratio =
-        plan.lower_bound > 0
-            ? static_cast<double>(plan.peak) / plan.lower_bound
-            : 1.0;
+    const double ratio = plan.lower_bound > 0
+                             ? static_cast<double>(plan.peak) / plan.lower_bound
+                             : 1.0;
     absl::StrAppendFormat(
-        &out,
-        "peak %d bytes, %.2f%% of naive total %d, %.4fx lower bound %d",
+        &out, "peak %d bytes, %.2f%% of naive total %d, %.4fx lower bound %d",
         plan.peak, naive_pct, plan.naive_total, ratio, plan.lower_bound);
   } else {
     // Each pool's own figure: a sum over pools says nothing against the

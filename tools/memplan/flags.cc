@@ -42,8 +42,7 @@ ABSL_FLAG(int64_t, work_limit, 0,
           "planner and of --reorder=optimal or window (half of it; about 40 "
           "million a second; 0 = 400 million, or 40 million per second of "
           "--time-limit); the same on any machine");
-ABSL_FLAG(bool, quiet, false,
-          "no progress lines on stderr while planning");
+ABSL_FLAG(bool, quiet, false, "no progress lines on stderr while planning");
 ABSL_FLAG(bool, progress, false,
           "progress lines on stderr even when stderr is not a terminal (a "
           "planning run over a second prints its best plan so far, then a "
@@ -79,7 +78,6 @@ ABSL_FLAG(std::vector<std::string>, at, {},
 namespace memplan::tool {
 namespace {
 
-
 // The abseil name of a command-line name: dashes become underscores.
 std::string FlagName(absl::string_view name) {
   return absl::StrReplaceAll(name, {{"-", "_"}});
@@ -92,12 +90,10 @@ std::string CommandLineName(absl::string_view name) {
 // Flags whose repeated values accumulate (joined by commas) instead of the
 // last one winning.
 bool Accumulates(absl::string_view name) {
-  return name == "pool" || name == "option" || name == "dim" ||
-         name == "at";
+  return name == "pool" || name == "option" || name == "dim" || name == "at";
 }
 
 }  // namespace
-
 
 bool AbslParseFlag(absl::string_view text, ByteSize* size, std::string* error) {
   absl::StatusOr<Bytes> bytes = ParseByteSize(text);
@@ -176,8 +172,8 @@ absl::Status SetFlags(const std::map<std::string, std::string>& values,
       // abseil says "Illegal value 'x' specified for flag 'y'; <reason>".
       const size_t reason = error.find("; ");
       if (reason != std::string::npos) error = error.substr(reason + 2);
-      return absl::InvalidArgumentError(absl::StrCat(
-          "--", CommandLineName(name), "=", value, ": ", error));
+      return absl::InvalidArgumentError(
+          absl::StrCat("--", CommandLineName(name), "=", value, ": ", error));
     }
     given.insert(name);
   }
@@ -211,9 +207,8 @@ absl::StatusOr<Arguments> ParseArguments(
           "unknown flag ", arg, " (flags are spelled --name=value)"));
     }
     const size_t eq = arg.find('=');
-    const std::string spelled = arg.substr(2, eq == std::string::npos
-                                                  ? std::string::npos
-                                                  : eq - 2);
+    const std::string spelled =
+        arg.substr(2, eq == std::string::npos ? std::string::npos : eq - 2);
     std::string name = FlagName(spelled);
     auto is_allowed = [&](const std::string& n) {
       return std::find(allowed.begin(), allowed.end(), n) != allowed.end();

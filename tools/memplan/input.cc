@@ -106,8 +106,8 @@ absl::StatusOr<GraphImporter> OnnxImporterFromFlags(OnnxImportStats* stats) {
 std::string ImportReport(const OnnxImportStats& stats) {
   return absl::StrCat(
       "onnx opset: ", stats.opset, "\nonnx nodes: ", stats.nodes,
-      "\nonnx tensors: ", stats.inputs, " input, ", stats.outputs,
-      " output, ", stats.constants, " constant, ", stats.activations,
+      "\nonnx tensors: ", stats.inputs, " input, ", stats.outputs, " output, ",
+      stats.constants, " constant, ", stats.activations,
       " activation\nviews merged: ", stats.views,
       "\nin-place hints: ", stats.inplace, "\n");
 }
@@ -120,9 +120,9 @@ absl::Status CheckInputFlags(bool placed) {
   // A bad value is a usage error (exit 2), found before any input is read.
   const Bytes alignment = absl::GetFlag(FLAGS_alignment).bytes;
   if (alignment < 1 || (alignment & (alignment - 1)) != 0) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "--alignment: alignment ", alignment,
-        " is not a power of two (1, 2, 4, ...)"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("--alignment: alignment ", alignment,
+                     " is not a power of two (1, 2, 4, ...)"));
   }
   const std::string reorder = absl::GetFlag(FLAGS_reorder);
   std::vector<std::string> names = OrderingNames();
@@ -188,9 +188,8 @@ absl::StatusOr<LoadOptions> ToolLoadOptions(const std::string& path,
 }  // namespace
 
 bool AnyBuildFlagGiven(const Arguments& args) {
-  for (const char* name :
-       {"alignment", "plan_constants", "plan_inputs", "plan_outputs", "pool",
-        "capacity", "reorder"}) {
+  for (const char* name : {"alignment", "plan_constants", "plan_inputs",
+                           "plan_outputs", "pool", "capacity", "reorder"}) {
     if (args.Given(name)) return true;
   }
   return false;

@@ -36,10 +36,11 @@ absl::StatusOr<LoadedInput> LoadToolInput(const std::string& path,
 // The same with the build options and op ordering given (for instance those
 // a plan file records).
 // `effort`: what the ordering may spend (OrderingEffort(), commands.h).
-absl::StatusOr<LoadedInput> LoadToolInput(
-    const std::string& path, const BuildOptions& options,
-    const std::string& reorder, std::string* import_report = nullptr,
-    const PlanOptions& effort = {});
+absl::StatusOr<LoadedInput> LoadToolInput(const std::string& path,
+                                          const BuildOptions& options,
+                                          const std::string& reorder,
+                                          std::string* import_report = nullptr,
+                                          const PlanOptions& effort = {});
 
 // INPUT as the plan file `plan` was made of it (memplan::LoadInputOfPlan):
 // with the build options and op ordering the plan records, applied to

@@ -38,8 +38,8 @@ constexpr int kUsageError = 2;
 
 const std::vector<Command>& Commands() {
   static const auto* const kCommands = new std::vector<Command>{
-      PlanCommand(), VerifyCommand(), StatsCommand(), PlannersCommand(),
-      CompareCommand(), ReportCommand(),
+      PlanCommand(),     VerifyCommand(),  StatsCommand(),
+      PlannersCommand(), CompareCommand(), ReportCommand(),
   };
   return *kCommands;
 }
@@ -148,8 +148,8 @@ int Main(int argc, char** argv) {
   const int count = static_cast<int>(parsed->positional.size());
   if (count < command->min_positional ||
       (command->max_positional >= 0 && count > command->max_positional)) {
-    return UsageError(context,
-                      absl::StrCat("expected ", Synopsis(*command)), context);
+    return UsageError(context, absl::StrCat("expected ", Synopsis(*command)),
+                      context);
   }
   if (command->check != nullptr) {
     if (absl::Status s = command->check(*parsed); !s.ok()) {

@@ -17,11 +17,11 @@
 #include "absl/strings/str_join.h"
 #include "commands.h"
 #include "input.h"
-#include "progress.h"
-#include "symbolic_plan.h"
 #include "memplan/emit.h"
 #include "memplan/io.h"
 #include "memplan/memplan.h"
+#include "progress.h"
+#include "symbolic_plan.h"
 
 namespace memplan::tool {
 namespace {
@@ -73,8 +73,9 @@ absl::Status Check(const Arguments& args) {
   if (absl::Status s = FormatOf(args).status(); !s.ok()) {
     return s;
   }
-  for (auto [flag, path] : {std::pair{"out", absl::GetFlag(FLAGS_out)},
-                            std::pair{"graph-out", absl::GetFlag(FLAGS_graph_out)}}) {
+  for (auto [flag, path] :
+       {std::pair{"out", absl::GetFlag(FLAGS_out)},
+        std::pair{"graph-out", absl::GetFlag(FLAGS_graph_out)}}) {
     if (absl::Status s = CheckNotInput(flag, path, args.positional[0]);
         !s.ok()) {
       return s;
@@ -93,8 +94,9 @@ absl::Status Check(const Arguments& args) {
   }
   if (!graph_out.empty() && !absl::EndsWith(graph_out, ".json") &&
       !absl::EndsWith(graph_out, ".json.gz")) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "--graph-out=", graph_out, ": a graph is written as .json or .json.gz"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("--graph-out=", graph_out,
+                     ": a graph is written as .json or .json.gz"));
   }
   const std::string planner = absl::GetFlag(FLAGS_planner);
   if (absl::Status s = CheckSymbolicPlanFlags(); !s.ok()) return s;
@@ -137,8 +139,7 @@ absl::StatusOr<std::string> PlanPlaced(const std::string& path,
 
 // The plan file's text, in the format of --out (or --format).
 absl::StatusOr<std::string> PlanText(const Arguments& args,
-                                     const LoadedInput& input,
-                                     const Plan& plan,
+                                     const LoadedInput& input, const Plan& plan,
                                      const std::string& reorder) {
   const Graph* graph = input.graph.has_value() ? &*input.graph : nullptr;
   std::string text;
@@ -186,8 +187,7 @@ absl::Status Run(const Arguments& args) {
         PlanPlaced(args.positional[0], options, *input, *plan);
     if (!chosen.ok()) return chosen.status();
     reorder = *chosen;
-    std::cerr << "op order: "
-              << (reorder.empty() ? "the graph's own" : reorder)
+    std::cerr << "op order: " << (reorder.empty() ? "the graph's own" : reorder)
               << " (the smallest placed peak)\n";
   } else {
     // --reorder's search and the planning share the limits.
@@ -199,7 +199,8 @@ absl::Status Run(const Arguments& args) {
       absl::StatusOr<std::optional<GraphInput>> symbolic =
           ReadSymbolicInput(args.positional[0], &bound);
       if (!symbolic.ok()) return symbolic.status();
-      if (symbolic->has_value()) return RunSymbolicPlan(args, **symbolic, bound);
+      if (symbolic->has_value())
+        return RunSymbolicPlan(args, **symbolic, bound);
       return input.status();
     }
     if (absl::Status s = CheckNoSymbolicFlags(args); !s.ok()) return s;
@@ -238,8 +239,7 @@ absl::Status Run(const Arguments& args) {
   }
   if (!plan->counters.empty()) {
     std::cerr << "counters: "
-              << absl::StrJoin(plan->counters, ", ",
-                               absl::PairFormatter(" "))
+              << absl::StrJoin(plan->counters, ", ", absl::PairFormatter(" "))
               << "\n";
   }
   return absl::OkStatus();

@@ -12,8 +12,8 @@
 #include "absl/strings/str_format.h"
 #include "commands.h"
 #include "memplan/planner.h"
-#include "memplan/symbolic_planner.h"
 #include "memplan/registry.h"
+#include "memplan/symbolic_planner.h"
 
 namespace memplan::tool {
 namespace {
@@ -66,9 +66,8 @@ absl::Status Check(const Arguments& args) {
   }
   const absl::Status s = CheckPlannerName("", args.positional[0]);
   if (s.ok()) return s;
-  return absl::Status(s.code(), absl::StrCat(s.message(),
-                                             "; of graphs with dims: ",
-                                             symbolic));
+  return absl::Status(
+      s.code(), absl::StrCat(s.message(), "; of graphs with dims: ", symbolic));
 }
 
 absl::Status Run(const Arguments& args) {
@@ -80,9 +79,8 @@ absl::Status Run(const Arguments& args) {
       }
       continue;
     }
-    std::cout << absl::StrFormat(
-        "%-16s %s%s\n", info.name, info.description,
-        info.name == fallback ? " [default]" : "");
+    std::cout << absl::StrFormat("%-16s %s%s\n", info.name, info.description,
+                                 info.name == fallback ? " [default]" : "");
   }
   const std::string_view symbolic = DefaultSymbolicPlannerName();
   if (args.positional.empty()) {
@@ -96,9 +94,8 @@ absl::Status Run(const Arguments& args) {
       }
       continue;
     }
-    std::cout << absl::StrFormat(
-        "%-16s %s%s\n", info.name, info.description,
-        info.name == symbolic ? " (the default)" : "");
+    std::cout << absl::StrFormat("%-16s %s%s\n", info.name, info.description,
+                                 info.name == symbolic ? " (the default)" : "");
   }
   return absl::OkStatus();
 }

@@ -97,13 +97,12 @@ void ProgressLines::Print(absl::Duration elapsed) {
   }
   // A sum over several pools is not compared with the one-pool bound.
   const std::string ratio =
-      lower_bound_ > 0
-          ? absl::StrFormat(", %.4fx lower bound",
-                            static_cast<double>(*peak_) /
-                                static_cast<double>(lower_bound_))
-          : "";
-  std::cerr << absl::StrFormat("%7.1f s  best peak %d bytes%s (%s)\n",
-                               seconds, *peak_, ratio, planner_);
+      lower_bound_ > 0 ? absl::StrFormat(", %.4fx lower bound",
+                                         static_cast<double>(*peak_) /
+                                             static_cast<double>(lower_bound_))
+                       : "";
+  std::cerr << absl::StrFormat("%7.1f s  best peak %d bytes%s (%s)\n", seconds,
+                               *peak_, ratio, planner_);
 }
 
 }  // namespace memplan::tool

@@ -15,7 +15,6 @@
 #include "absl/time/time.h"
 #include "commands.h"
 #include "input.h"
-#include "progress.h"
 #include "memplan/formats.h"
 #include "memplan/load.h"
 #include "memplan/memplan.h"
@@ -24,6 +23,7 @@
 #include "memplan/report_html.h"
 #include "memplan/symbolic.h"
 #include "memplan/symbolic_memplan.h"
+#include "progress.h"
 #include "symbolic_input.h"
 
 ABSL_FLAG(std::string, html, "",
@@ -79,15 +79,15 @@ absl::StatusOr<bool> IsCsvPlan(const std::string& path) {
   absl::StatusOr<PlanFile> file = ReadPlanFile(path, ReadOptionsFromFlags());
   if (!file.ok()) return file.status();
   absl::StatusOr<BufferCsv> csv = ParseBufferCsv(file->text);
-  if (!csv.ok()) return absl::InvalidArgumentError(
-      absl::StrCat(path, ": ", csv.status().message()));
+  if (!csv.ok())
+    return absl::InvalidArgumentError(
+        absl::StrCat(path, ": ", csv.status().message()));
   return csv->plan.has_value();
 }
 
 // The values of the dims a symbolic report is shown at: those of --dim, the
 // other dims at their maxima (listed in `at_max`).
-absl::StatusOr<DimValues> ShownValues(const Arguments& args,
-                                      const Graph& graph,
+absl::StatusOr<DimValues> ShownValues(const Arguments& args, const Graph& graph,
                                       std::vector<std::string>& at_max) {
   absl::StatusOr<DimValues> given = DimFlagValues();
   if (!given.ok()) return given.status();
@@ -111,10 +111,9 @@ absl::StatusOr<DimValues> ShownValues(const Arguments& args,
 // the arena there against the lower bound `lb` and the upper-bound plan's
 // `baseline`.
 std::string SymbolicHead(const Graph& graph, const SymbolicGraphPlan& plan,
-                         const SymbolicBucket& bucket,
-                         const DimValues& values,
-                         const std::vector<std::string>& at_max,
-                         int64_t arena, Bytes lb, int64_t baseline) {
+                         const SymbolicBucket& bucket, const DimValues& values,
+                         const std::vector<std::string>& at_max, int64_t arena,
+                         Bytes lb, int64_t baseline) {
   auto ratio = [&](int64_t bytes) {
     return lb > 0 ? absl::StrFormat("%.3f", static_cast<double>(bytes) / lb)
                   : std::string("-");
@@ -123,8 +122,9 @@ std::string SymbolicHead(const Graph& graph, const SymbolicGraphPlan& plan,
                                   "\", one plan valid for every value of ",
                                   RangesText(plan.problem.dims), ": ");
   if (plan.buckets.size() == 1) {
-    absl::StrAppend(&head, "one bucket, the same offsets over the whole "
-                           "range\n");
+    absl::StrAppend(&head,
+                    "one bucket, the same offsets over the whole "
+                    "range\n");
   } else {
     std::vector<std::string> ranges;
     for (const SymbolicBucket& b : plan.buckets) {
@@ -140,13 +140,12 @@ std::string SymbolicHead(const Graph& graph, const SymbolicGraphPlan& plan,
                     at_max.size() == 1 ? " at its" : " at their",
                     " maximum; --dim NAME=VALUE for another value)");
   }
-  absl::StrAppend(
-      &head, "\narena there: ", arena, " bytes, the bucket's peak ",
-      bucket.plan.peak.ToString(), StepsText(bucket.steps), " (",
-      ratio(arena),
-      " x the lower bound ", lb, "); the upper-bound plan (planned at the "
-      "maxima, used at every value): ", baseline, " bytes (", ratio(baseline),
-      " x)\n\n");
+  absl::StrAppend(&head, "\narena there: ", arena, " bytes, the bucket's peak ",
+                  bucket.plan.peak.ToString(), StepsText(bucket.steps), " (",
+                  ratio(arena), " x the lower bound ", lb,
+                  "); the upper-bound plan (planned at the "
+                  "maxima, used at every value): ",
+                  baseline, " bytes (", ratio(baseline), " x)\n\n");
   return head;
 }
 
@@ -286,8 +285,7 @@ absl::Status PlanWithEach(const Arguments& args, const LoadedInput& input,
 
 // The text reports on stdout, or the HTML report written to --html.
 absl::Status WriteReports(const Arguments& args, const LoadedInput& input,
-                          const std::vector<Plan>& plans,
-                          HtmlReportInput& html,
+                          const std::vector<Plan>& plans, HtmlReportInput& html,
                           const std::string& made_here) {
   const std::string path = absl::GetFlag(FLAGS_html);
   if (path.empty()) {
@@ -335,8 +333,7 @@ absl::Status Run(const Arguments& args) {
     if (symbolic->has_value()) return RunSymbolic(args, **symbolic);
   }
   if (args.positional.size() == 2 || *own_plan) {
-    if (absl::Status s = ReadReportedPlan(args, input, build, plans);
-        !s.ok()) {
+    if (absl::Status s = ReadReportedPlan(args, input, build, plans); !s.ok()) {
       return s;
     }
   } else {
@@ -347,8 +344,8 @@ absl::Status Run(const Arguments& args) {
     if (!input.ok()) return input.status();
   }
   std::string made_here;
-  if (absl::Status s = PlanWithEach(args, *input, plan_options, plans, html,
-                                    made_here);
+  if (absl::Status s =
+          PlanWithEach(args, *input, plan_options, plans, html, made_here);
       !s.ok()) {
     return s;
   }
@@ -363,8 +360,8 @@ absl::Status Run(const Arguments& args) {
     if (order_bound->has_value()) {
       report->order_lower_bound = (*order_bound)->bytes;
       if ((*order_bound)->op >= 0) {
-        report->order_lower_bound_op = absl::StrCat(
-            "\"", graph->ops[(*order_bound)->op].name, "\"");
+        report->order_lower_bound_op =
+            absl::StrCat("\"", graph->ops[(*order_bound)->op].name, "\"");
       }
     }
     html.plans.push_back(std::move(*report));

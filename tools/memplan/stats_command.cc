@@ -40,8 +40,7 @@ void PrintSharedObjects(const Problem& problem) {
     std::cout << absl::StrFormat(
         "shared objects (%s): %d objects, %d bytes (%.2f%% of naive total)\n",
         planner, plan->counters["shared_objects"], plan->peak,
-        plan->naive_total > 0 ? 100.0 * plan->peak / plan->naive_total
-                              : 100.0);
+        plan->naive_total > 0 ? 100.0 * plan->peak / plan->naive_total : 100.0);
   }
 }
 
@@ -177,9 +176,9 @@ absl::Status Run(const Arguments& args) {
   const std::string reorder = absl::GetFlag(FLAGS_reorder);
   const bool optimal_order = reorder == "optimal";
   const PlanOptions effort = PlanOptionsFromFlags(args);
-  absl::StatusOr<LoadedInput> input = LoadToolInput(
-      args.positional[0], BuildOptionsFromFlags(),
-      optimal_order ? "" : reorder, &import_report, effort);
+  absl::StatusOr<LoadedInput> input =
+      LoadToolInput(args.positional[0], BuildOptionsFromFlags(),
+                    optimal_order ? "" : reorder, &import_report, effort);
   if (!input.ok()) return input.status();
   if (optimal_order && !input->graph.has_value()) {
     // A buffer CSV has no ops to order: the error --reorder gives.
@@ -210,9 +209,8 @@ absl::Status Run(const Arguments& args) {
   for (const Pool& pool : problem.pools) {
     std::cout << absl::StrFormat("pool %s: capacity %s, alignment %d\n",
                                  pool.name,
-                                 pool.capacity > 0
-                                     ? absl::StrCat(pool.capacity)
-                                     : std::string("unbounded"),
+                                 pool.capacity > 0 ? absl::StrCat(pool.capacity)
+                                                   : std::string("unbounded"),
                                  pool.alignment);
   }
   std::cout << "naive total: " << NaiveTotal(problem) << "\n"

@@ -23,8 +23,8 @@ namespace memplan::tool {
 namespace {
 
 // NAME=VALUE of the flag --`flag`.
-absl::StatusOr<std::pair<std::string, int64_t>> Binding(
-    const std::string& text, const char* flag) {
+absl::StatusOr<std::pair<std::string, int64_t>> Binding(const std::string& text,
+                                                        const char* flag) {
   std::vector<std::string> parts = absl::StrSplit(text, '=');
   int64_t value = 0;
   if (parts.size() != 2 || parts[0].empty() ||
@@ -65,9 +65,9 @@ absl::StatusOr<std::vector<DimValues>> EvaluationPoints(const DimRanges& dims) {
     if (it == dims.end()) {
       std::vector<std::string> names;
       for (const auto& [name, range] : dims) names.push_back(name);
-      return absl::InvalidArgumentError(absl::StrCat(
-          "--at=", text, ": the graph has no dim \"", b->first,
-          "\" (its dims: ", absl::StrJoin(names, ", "), ")"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("--at=", text, ": the graph has no dim \"", b->first,
+                       "\" (its dims: ", absl::StrJoin(names, ", "), ")"));
     }
     if (b->second < it->second.min || b->second > it->second.max) {
       return absl::InvalidArgumentError(absl::StrCat(

@@ -22,8 +22,8 @@
 #include "memplan/formats.h"
 #include "memplan/problem.h"
 #include "memplan/symbolic.h"
-#include "memplan/symbolic_planner.h"
 #include "memplan/symbolic_memplan.h"
+#include "memplan/symbolic_planner.h"
 #include "memplan/symbolic_verify.h"
 #include "memplan/verify.h"
 #include "progress.h"
@@ -146,13 +146,15 @@ absl::StatusOr<BuildOptions> BuildOfPlan(
 }
 
 std::string Said(const std::vector<std::string>& notes) {
-  return notes.empty() ? "" : absl::StrCat(" (", absl::StrJoin(notes, "; "), ")");
+  return notes.empty() ? ""
+                       : absl::StrCat(" (", absl::StrJoin(notes, "; "), ")");
 }
 
 }  // namespace
 
 const std::vector<std::string>& SymbolicPlanFlags() {
-  static const auto* const kFlags = new std::vector<std::string>{"buckets", "at"};
+  static const auto* const kFlags =
+      new std::vector<std::string>{"buckets", "at"};
   return *kFlags;
 }
 
@@ -177,8 +179,9 @@ absl::Status CheckNoSymbolicFlags(const Arguments& args) {
   for (const std::string& flag : SymbolicPlanFlags()) {
     if (args.Given(flag)) {
       return absl::InvalidArgumentError(
-          absl::StrCat("--", flag, " applies to a graph with dims that --dim "
-                                   "leaves unbound; INPUT has none"));
+          absl::StrCat("--", flag,
+                       " applies to a graph with dims that --dim "
+                       "leaves unbound; INPUT has none"));
     }
   }
   if (IsSymbolicPlanner(absl::GetFlag(FLAGS_planner))) {
@@ -208,9 +211,8 @@ absl::Status RunSymbolicPlan(const Arguments& args, const GraphInput& input,
   if (!planner.empty() && !IsSymbolicPlanner(planner)) {
     return absl::InvalidArgumentError(absl::StrCat(
         "--planner=", planner, " plans graphs at one value of their dims; \"",
-        bound.name, "\" has dims ", RangesText(bound.dims),
-        ": plan it with ", SymbolicPlannerNames(),
-        ", or bind its dims with --dim"));
+        bound.name, "\" has dims ", RangesText(bound.dims), ": plan it with ",
+        SymbolicPlannerNames(), ", or bind its dims with --dim"));
   }
   if (args.Given("reorder")) {
     return absl::InvalidArgumentError(
@@ -247,8 +249,7 @@ absl::Status RunSymbolicPlan(const Arguments& args, const GraphInput& input,
     }
   }
   const BuildOptions build = BuildOptionsFromFlags();
-  absl::StatusOr<SymbolicGraphPlan> plan =
-      PlanSymbolic(args, bound, build);
+  absl::StatusOr<SymbolicGraphPlan> plan = PlanSymbolic(args, bound, build);
   if (!plan.ok()) return plan.status();
   if (absl::Status s = VerifySymbolicGraphPlan(*plan); !s.ok()) {
     return absl::InternalError(
@@ -260,10 +261,11 @@ absl::Status RunSymbolicPlan(const Arguments& args, const GraphInput& input,
                                    .build = build,
                                    .reorder = ""};
   const std::string text =
-      header ? SymbolicPlanToCHeader(
-                   *plan, bound,
-                   std::filesystem::path(args.positional[0]).filename().string())
-             : SymbolicPlanToJson(*plan, json);
+      header
+          ? SymbolicPlanToCHeader(
+                *plan, bound,
+                std::filesystem::path(args.positional[0]).filename().string())
+          : SymbolicPlanToJson(*plan, json);
   if (out.empty()) {
     std::cout << text;
   } else if (absl::Status s = WriteFile(out, text); !s.ok()) {
@@ -323,7 +325,8 @@ absl::Status VerifySymbolicPlanFile(
 absl::Status VerifySymbolicPlanAt(const PlanFile& file,
                                   const std::string& input_path,
                                   const PlanInput& input) {
-  absl::StatusOr<std::string> bytes = ReadFile(input_path, ReadOptionsFromFlags());
+  absl::StatusOr<std::string> bytes =
+      ReadFile(input_path, ReadOptionsFromFlags());
   if (!bytes.ok()) return bytes.status();
   absl::StatusOr<Graph> graph = ParseGraphJson(*bytes);
   if (!graph.ok()) return graph.status();
@@ -346,8 +349,8 @@ absl::Status VerifySymbolicPlanAt(const PlanFile& file,
   }
   const SymbolicBucket* bucket = symbolic->Find(*values);
   if (bucket == nullptr) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "invalid plan: no bucket holds ", ValuesText(*values)));
+    return absl::InvalidArgumentError(
+        absl::StrCat("invalid plan: no bucket holds ", ValuesText(*values)));
   }
   // The bucket's offsets at the values, placed on the graph bound there.
   std::map<std::string, size_t> by_name;

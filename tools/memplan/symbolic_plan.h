@@ -57,8 +57,7 @@ absl::Status CheckNoSymbolicFlags(const Arguments& args);
 absl::Status VerifySymbolicPlanFile(
     const Arguments& args, const PlanFile& file,
     const std::optional<PlanProvenance>& recorded,
-    const std::string& input_path, const GraphInput& input,
-    const Graph& bound);
+    const std::string& input_path, const GraphInput& input, const Graph& bound);
 
 // memplan verify of the symbolic plan file `file` at the values of --dim,
 // which bind every dim: `input` is INPUT bound there, built as the plan

@@ -12,10 +12,10 @@
 #include "absl/strings/str_join.h"
 #include "commands.h"
 #include "input.h"
-#include "symbolic_plan.h"
 #include "memplan/load.h"
 #include "memplan/problem.h"
 #include "memplan/verify.h"
+#include "symbolic_plan.h"
 
 namespace memplan::tool {
 namespace {
@@ -54,9 +54,10 @@ absl::Status Run(const Arguments& args) {
   } else if (file->csv) {
     input_path = path;  // a buffer CSV with offsets holds its own input
   } else if (!provenance->has_value()) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        path, " records no input (an older plan file); give "
-              "it: memplan verify INPUT PLAN"));
+    return absl::InvalidArgumentError(
+        absl::StrCat(path,
+                     " records no input (an older plan file); give "
+                     "it: memplan verify INPUT PLAN"));
   } else {
     absl::StatusOr<std::string> found = RecordedInput(**provenance, path);
     if (!found.ok()) return found.status();

@@ -81,10 +81,26 @@ from memplan.torch._common import flatten as _flatten  # noqa: F401
 from memplan.torch.arena import run_in_arena
 from memplan.torch.errors import ArenaError, TraceError
 from memplan.torch.export import trace
-from memplan.torch.records import (VIEWS_OP, DynamicDim, OpRecord,
-                                   TensorRecord, Traced)
+from memplan.torch.records import (
+    VIEWS_OP,
+    DynamicDim,
+    OpRecord,
+    TensorRecord,
+    Traced,
+)
 from memplan.torch.reporting import format_report, pytorch_peak, report
 
-__all__ = ["VIEWS_OP", "ArenaError", "DynamicDim", "OpRecord", "TensorRecord",
-           "TraceError", "Traced", "format_report", "pytorch_peak", "report",
-           "run_in_arena", "trace"]
+__all__ = [
+    "VIEWS_OP",
+    "ArenaError",
+    "DynamicDim",
+    "OpRecord",
+    "TensorRecord",
+    "TraceError",
+    "Traced",
+    "format_report",
+    "pytorch_peak",
+    "report",
+    "run_in_arena",
+    "trace",
+]

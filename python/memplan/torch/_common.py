@@ -7,9 +7,12 @@ import memplan as _memplan
 def torch_module():
     """PyTorch 2, imported now (memplan.torch needs torch.export)."""
     import torch  # noqa: PLC0415  (imported when first used)
+
     if not hasattr(torch, "export"):
-        raise _memplan.Error(f"memplan.torch needs PyTorch 2 (torch.export); "
-                             f"this is torch {torch.__version__}")
+        raise _memplan.Error(
+            f"memplan.torch needs PyTorch 2 (torch.export); "
+            f"this is torch {torch.__version__}"
+        )
     return torch
 
 
@@ -22,8 +25,11 @@ def fetch_attr(module, target):
 
 def node_args(node, env):
     from torch.fx.node import map_arg  # noqa: PLC0415
-    return (map_arg(node.args, lambda n: env[n]),
-            map_arg(node.kwargs, lambda n: env[n]))
+
+    return (
+        map_arg(node.args, lambda n: env[n]),
+        map_arg(node.kwargs, lambda n: env[n]),
+    )
 
 
 def flatten(value):
@@ -41,9 +47,11 @@ def returned(traced, flat):
     structure (inference) or the gradients (training; the loss, last, is an
     output of the graph but not returned)."""
     from torch.utils import _pytree  # noqa: PLC0415
+
     flat = list(flat)
-    return _pytree.tree_unflatten(flat[:traced.output_spec.num_leaves],
-                                  traced.output_spec)
+    return _pytree.tree_unflatten(
+        flat[: traced.output_spec.num_leaves], traced.output_spec
+    )
 
 
 def storage_key(t):
@@ -72,15 +80,25 @@ def _check_input(traced, name, value):
     t = traced.tensors.get(name)
     if t is None:
         return
-    if not isinstance(value, torch.Tensor) or \
-            tuple(value.shape) != t.shape or value.dtype != t.dtype:
-        got = (f"{tuple(value.shape)} {value.dtype}"
-               if isinstance(value, torch.Tensor) else type(value).__name__)
+    if (
+        not isinstance(value, torch.Tensor)
+        or tuple(value.shape) != t.shape
+        or value.dtype != t.dtype
+    ):
+        got = (
+            f"{tuple(value.shape)} {value.dtype}"
+            if isinstance(value, torch.Tensor)
+            else type(value).__name__
+        )
         bound = [d for d in traced.dynamic_dims if d.input == name]
-        note = "".join(f"; dimension {d.dim} ({d.symbol}) was bound to "
-                       f"{d.value} when traced" for d in bound)
-        raise ValueError(f"input \"{name}\" is {got}, traced as "
-                         f"{t.shape} {t.dtype}{note}")
+        note = "".join(
+            f"; dimension {d.dim} ({d.symbol}) was bound to "
+            f"{d.value} when traced"
+            for d in bound
+        )
+        raise ValueError(
+            f'input "{name}" is {got}, traced as ' f"{t.shape} {t.dtype}{note}"
+        )
 
 
 def placeholder_values(traced, inputs, state=None):
@@ -93,8 +111,10 @@ def placeholder_values(traced, inputs, state=None):
         inputs = (inputs,)
     inputs = list(inputs)
     if len(inputs) != len(traced.input_names):
-        raise ValueError(f"the traced graph takes {len(traced.input_names)} "
-                         f"inputs, got {len(inputs)}")
+        raise ValueError(
+            f"the traced graph takes {len(traced.input_names)} "
+            f"inputs, got {len(inputs)}"
+        )
     given = dict(zip(traced.input_names, inputs))
     for name, value in given.items():
         _check_input(traced, name, value)

@@ -5,14 +5,21 @@ live tensor's bytes checked to stay exactly as its own writers left them."""
 import dataclasses
 import operator
 
-from memplan.torch._common import (fetch_attr, flatten, node_args,
-                                   placeholder_values, returned, torch_module)
+from memplan.torch._common import (
+    fetch_attr,
+    flatten,
+    node_args,
+    placeholder_values,
+    returned,
+    torch_module,
+)
 from memplan.torch.errors import ArenaError
 
 
 @dataclasses.dataclass
 class _Group:
     """The tensors living in one storage: one planned buffer."""
+
     root: str
     members: list
     start: int = 0  # arena byte of the storage's first byte
@@ -58,7 +65,8 @@ def _groups(traced, plan, order):
             raise ValueError(
                 f"the plan does not keep the tensors of one storage together: "
                 f"{', '.join(g.members)} (placed: "
-                f"{', '.join(f'{m}={placed.get(m)}' for m in g.members)})")
+                f"{', '.join(f'{m}={placed.get(m)}' for m in g.members)})"
+            )
         pool, offset = where.pop()
         g.planned = True
         g.start = pool_base[pool] + offset
@@ -66,7 +74,8 @@ def _groups(traced, plan, order):
         if buffer["size"] < g.nbytes:
             raise ValueError(
                 f"the plan gives tensor \"{g.root}\" {buffer['size']} bytes, "
-                f"its storage has {g.nbytes}")
+                f"its storage has {g.nbytes}"
+            )
     return groups, total
 
 
@@ -76,10 +85,11 @@ def _plan_order(traced, plan):
     n = len(traced.ops)
     order = list(getattr(plan, "op_order", None) or range(n))
     if sorted(order) != list(range(n)):
-        raise ValueError(f"the plan's op order has {len(order)} steps, not "
-                         f"a permutation of the {n} traced ops")
+        raise ValueError(
+            f"the plan's op order has {len(order)} steps, not "
+            f"a permutation of the {n} traced ops"
+        )
     return order
-
 
 
 def run_in_arena(traced, plan, inputs, seed=0, state=None):
@@ -116,8 +126,10 @@ class _ArenaRun:
         self.typed = {}  # dtype -> the arena viewed as that dtype
         for g in self.groups.values():
             if g.planned and g.start + g.nbytes > total:
-                raise ValueError(f"tensor \"{g.root}\" at bytes {g.span()} "
-                                 f"lies outside the plan's {total} bytes")
+                raise ValueError(
+                    f'tensor "{g.root}" at bytes {g.span()} '
+                    f"lies outside the plan's {total} bytes"
+                )
         self.snapshots = {}  # root -> the bytes its writers left (live)
         self.taken = []  # roots snapshotted since the last check
         self.env = {}  # fx node -> value
@@ -139,10 +151,14 @@ class _ArenaRun:
         try:
             result = node_args(output, self.env)[0][0]
         except KeyError as e:
-            raise ValueError(f"the graph's output needs \"{e.args[0]}\", "
-                             f"which the plan's op order never ran") from None
-        copies = [v.clone() if isinstance(v, torch.Tensor) else v
-                  for v in flatten(result)]
+            raise ValueError(
+                f'the graph\'s output needs "{e.args[0]}", '
+                f"which the plan's op order never ran"
+            ) from None
+        copies = [
+            v.clone() if isinstance(v, torch.Tensor) else v
+            for v in flatten(result)
+        ]
         return returned(traced, copies)
 
     def _orders_note(self, step):
@@ -150,10 +166,15 @@ class _ArenaRun:
             return ""
         order = self.order
         i = order[step] if step < len(order) else None
-        where = (f": step {step} runs op \"{self.traced.ops[i].name}\", "
-                 f"traced at step {i}" if i is not None else "")
-        return (f" (the plan's op order differs from the traced order"
-                f"{where})")
+        where = (
+            f': step {step} runs op "{self.traced.ops[i].name}", '
+            f"traced at step {i}"
+            if i is not None
+            else ""
+        )
+        return (
+            f" (the plan's op order differs from the traced order" f"{where})"
+        )
 
     def _arena_tensor(self, name, shape, stride):
         torch = torch_module()
@@ -164,11 +185,14 @@ class _ArenaRun:
             self.typed[t.dtype] = self.arena[:usable].view(t.dtype)
         offset = g.start + t.storage_offset * t.itemsize
         if offset % t.itemsize:
-            raise ValueError(f"tensor \"{name}\" ({t.dtype}) would start at "
-                             f"arena byte {offset}, not a multiple of "
-                             f"{t.itemsize}: plan with alignment")
-        return torch.as_strided(self.typed[t.dtype], shape, stride,
-                                offset // t.itemsize)
+            raise ValueError(
+                f'tensor "{name}" ({t.dtype}) would start at '
+                f"arena byte {offset}, not a multiple of "
+                f"{t.itemsize}: plan with alignment"
+            )
+        return torch.as_strided(
+            self.typed[t.dtype], shape, stride, offset // t.itemsize
+        )
 
     @staticmethod
     def _storage_bytes(value, t, g, op):
@@ -181,14 +205,17 @@ class _ArenaRun:
         whole = torch.empty(0, dtype=torch.uint8).set_(value.untyped_storage())
         if start < 0 or start + g.nbytes > whole.numel():
             raise ArenaError(
-                f"op \"{op.name}\" ({op.type}) returned tensor \"{t.name}\" "
+                f'op "{op.name}" ({op.type}) returned tensor "{t.name}" '
                 f"at element {value.storage_offset()} of a storage of "
                 f"{whole.numel()} bytes; traced at element "
-                f"{t.storage_offset} of {g.nbytes}")
-        return whole[start:start + g.nbytes]
+                f"{t.storage_offset} of {g.nbytes}"
+            )
+        return whole[start : start + g.nbytes]
 
     def _snapshot(self, g):
-        self.snapshots[g.root] = self.arena[g.start:g.start + g.nbytes].clone()
+        self.snapshots[g.root] = self.arena[
+            g.start : g.start + g.nbytes
+        ].clone()
         self.taken.append(g.root)
 
     # The state before step s is the state after step s - 1 (nothing runs in
@@ -205,20 +232,24 @@ class _ArenaRun:
         groups = self.groups
         for root in [r for r in self.snapshots if groups[r].last_use < step]:
             del self.snapshots[root]  # dead: its bytes may change
-        spans = [(groups[r].start, groups[r].start + groups[r].nbytes)
-                 for r in self.taken]
+        spans = [
+            (groups[r].start, groups[r].start + groups[r].nbytes)
+            for r in self.taken
+        ]
         self.taken.clear()
         if given is None:
             suspects = list(self.snapshots)
         else:
-            suspects = [r for r, g in ((r, groups[r]) for r in self.snapshots)
-                        if r in given or any(
-                            s < g.start + g.nbytes and g.start < e
-                            for s, e in spans)]
+            suspects = [
+                r
+                for r, g in ((r, groups[r]) for r in self.snapshots)
+                if r in given
+                or any(s < g.start + g.nbytes and g.start < e for s, e in spans)
+            ]
         for root in suspects:
             saved = self.snapshots[root]
             g = groups[root]
-            now = self.arena[g.start:g.start + g.nbytes]
+            now = self.arena[g.start : g.start + g.nbytes]
             if not _same_bytes(now, saved):
                 first = int((now != saved).nonzero()[0]) + g.start
                 raise ArenaError(self._changed(g, first, step, op, wrote))
@@ -228,32 +259,53 @@ class _ArenaRun:
         `first`) at `step`, by `op` (None: before the first op or by the
         end of the run), which wrote `wrote`."""
         views = [m for m in g.members if m != g.root]
-        who = f"tensor \"{g.root}\"" + (
+        who = f'tensor "{g.root}"' + (
             f" (with its views {', '.join(views[:5])}"
-            f"{', ...' if len(views) > 5 else ''})" if views else "")
+            f"{', ...' if len(views) > 5 else ''})"
+            if views
+            else ""
+        )
         if op is None:
-            when = (f"before op {step}" if step < len(self.order)
-                    else "by the end of the run")
-            return (f"{who} at arena bytes {g.span()} changed {when} (first "
-                    f"changed byte {first}){self._orders_note(step)}")
-        hits = [(n, s, e) for n, s, e in wrote
-                if s < g.start + g.nbytes and g.start < e]
-        by = "; ".join(f"wrote tensor \"{n}\" at arena bytes [{s}, {e})"
-                       for n, s, e in (hits or wrote)) or \
-            "wrote nothing planned"
+            when = (
+                f"before op {step}"
+                if step < len(self.order)
+                else "by the end of the run"
+            )
+            return (
+                f"{who} at arena bytes {g.span()} changed {when} (first "
+                f"changed byte {first}){self._orders_note(step)}"
+            )
+        hits = [
+            (n, s, e)
+            for n, s, e in wrote
+            if s < g.start + g.nbytes and g.start < e
+        ]
+        by = (
+            "; ".join(
+                f'wrote tensor "{n}" at arena bytes [{s}, {e})'
+                for n, s, e in (hits or wrote)
+            )
+            or "wrote nothing planned"
+        )
         ops = self.traced.ops
-        needed = (f"read by op \"{ops[self.order[g.last_use]].name}\""
-                  if g.last_use < len(ops) else "a graph output")
-        return (f"{who} at arena bytes {g.span()} (still {needed}) "
-                f"was overwritten by op \"{op.name}\" ({op.type}), which "
-                f"{by}; first changed byte {first}{self._orders_note(step)}")
+        needed = (
+            f'read by op "{ops[self.order[g.last_use]].name}"'
+            if g.last_use < len(ops)
+            else "a graph output"
+        )
+        return (
+            f"{who} at arena bytes {g.span()} (still {needed}) "
+            f'was overwritten by op "{op.name}" ({op.type}), which '
+            f"{by}; first changed byte {first}{self._orders_note(step)}"
+        )
 
     def _place_input(self, name, value):
         g = self.groups[self.traced.tensors[name].root]
         if not g.planned:
             return value
-        dst = self._arena_tensor(name, value.shape,
-                                 self.traced.tensors[name].stride)
+        dst = self._arena_tensor(
+            name, value.shape, self.traced.tensors[name].stride
+        )
         dst.copy_(value)
         self._snapshot(g)
         return dst
@@ -275,8 +327,11 @@ class _ArenaRun:
         for node in nodes:
             if node.op == "placeholder":
                 name, value = next(it)
-                env[node] = self._place_input(name, value) \
-                    if name in traced.tensors else value
+                env[node] = (
+                    self._place_input(name, value)
+                    if name in traced.tensors
+                    else value
+                )
             elif node.op == "get_attr":
                 value = fetch_attr(traced.module, node.target)
                 name = traced.names.get(node)
@@ -293,11 +348,13 @@ class _ArenaRun:
             args, kwargs = node_args(node, self.env)
         except KeyError as e:
             raise ValueError(
-                f"op \"{op.name}\" needs the result of \"{e.args[0]}\", which "
+                f'op "{op.name}" needs the result of "{e.args[0]}", which '
                 f"the plan's op order has not run yet"
-                f"{self._orders_note(step)}") from None
-        args, kwargs = _arena_storage_offset(node, op, args, kwargs,
-                                             self.groups, traced.tensors)
+                f"{self._orders_note(step)}"
+            ) from None
+        args, kwargs = _arena_storage_offset(
+            node, op, args, kwargs, self.groups, traced.tensors
+        )
         value = node.target(*args, **kwargs)
         wrote = []
         for n in op.writes:
@@ -305,19 +362,24 @@ class _ArenaRun:
             if g.planned:
                 self._snapshot(g)
                 wrote.append((n, g.start, g.start + g.nbytes))
-        placed_leaves = [self._place_result(step, op, leaf, name, wrote)
-                         for leaf, name in zip(flatten(value), op.out_names)]
+        placed_leaves = [
+            self._place_result(step, op, leaf, name, wrote)
+            for leaf, name in zip(flatten(value), op.out_names)
+        ]
         self.env[node] = _rebuild(value, iter(placed_leaves))
         self._take_items(node)
-        self._check(step, op, wrote,
-                    {traced.tensors[n].root for n in op.inputs})
+        self._check(
+            step, op, wrote, {traced.tensors[n].root for n in op.inputs}
+        )
 
     def _place_result(self, step, op, leaf, name, wrote):
         """Result `leaf` (tensor `name`) as it lives in the arena: a new
         storage's bytes copied to their place, a view or in-place result
         checked to be where it was traced."""
-        if name is None or \
-                not self.groups[self.traced.tensors[name].root].planned:
+        if (
+            name is None
+            or not self.groups[self.traced.tensors[name].root].planned
+        ):
             return leaf
         t = self.traced.tensors[name]
         g = self.groups[t.root]
@@ -325,8 +387,9 @@ class _ArenaRun:
             # A new storage (the result's own, or one several results
             # share): its bytes go to the arena, once.
             if t.root not in (w[0] for w in wrote):
-                self.arena[g.start:g.start + g.nbytes].copy_(
-                    self._storage_bytes(leaf, t, g, op))
+                self.arena[g.start : g.start + g.nbytes].copy_(
+                    self._storage_bytes(leaf, t, g, op)
+                )
                 self._snapshot(g)
                 wrote.append((t.root, g.start, g.start + g.nbytes))
             return self._arena_tensor(name, leaf.shape, leaf.stride())
@@ -334,10 +397,11 @@ class _ArenaRun:
         want = self.base_ptr + g.start + t.storage_offset * t.itemsize
         if leaf.data_ptr() != want:
             raise ArenaError(
-                f"op \"{op.name}\" ({op.type}) returned tensor "
-                f"\"{name}\" at arena byte "
+                f'op "{op.name}" ({op.type}) returned tensor '
+                f'"{name}" at arena byte '
                 f"{leaf.data_ptr() - self.base_ptr}, traced as a view "
-                f"at byte {want - self.base_ptr}{self._orders_note(step)}")
+                f"at byte {want - self.base_ptr}{self._orders_note(step)}"
+            )
         return leaf
 
 
@@ -379,4 +443,3 @@ def _rebuild(value, leaves):
     if isinstance(value, list):
         return [_rebuild(v, leaves) for v in value]
     return next(leaves)
-

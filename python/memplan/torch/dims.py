@@ -27,9 +27,16 @@ def dynamic_dims(ep, user_nodes, input_names, example_inputs):
                 hi = int(hi) if hi is not None and hi.is_finite else None
             except (TypeError, AttributeError, OverflowError):
                 hi = None
-            dims.append(DynamicDim(input=tname, dim=d, symbol=str(expr),
-                                   value=int(example.shape[d]), min=lo,
-                                   max=hi))
+            dims.append(
+                DynamicDim(
+                    input=tname,
+                    dim=d,
+                    symbol=str(expr),
+                    value=int(example.shape[d]),
+                    min=lo,
+                    max=hi,
+                )
+            )
     return dims
 
 
@@ -37,10 +44,12 @@ def dim_names(model, example_inputs, dynamic_shapes):
     """Per example input, {dimension: the torch.export.Dim's name} of its
     dynamic_shapes entry (by the forward's parameter names for a dict)."""
     import inspect  # noqa: PLC0415
+
     if isinstance(dynamic_shapes, dict):
         try:
-            order = list(inspect.signature(model.forward).bind(
-                *example_inputs).arguments)
+            order = list(
+                inspect.signature(model.forward).bind(*example_inputs).arguments
+            )
         except (TypeError, ValueError):
             order = list(dynamic_shapes)
         specs = [dynamic_shapes.get(n) for n in order]
@@ -48,11 +57,17 @@ def dim_names(model, example_inputs, dynamic_shapes):
         specs = list(dynamic_shapes)
     out = []
     for spec in specs:
-        items = spec.items() if isinstance(spec, dict) else \
-            enumerate(spec or ())
-        out.append({d: dim.__name__ for d, dim in items
-                    if isinstance(getattr(dim, "__name__", None), str) and
-                    dim.__name__.isidentifier()})
+        items = (
+            spec.items() if isinstance(spec, dict) else enumerate(spec or ())
+        )
+        out.append(
+            {
+                d: dim.__name__
+                for d, dim in items
+                if isinstance(getattr(dim, "__name__", None), str)
+                and dim.__name__.isidentifier()
+            }
+        )
     return out
 
 
@@ -69,6 +84,7 @@ def _sym(value):
     """A size, stride or offset of a fake tensor as a sympy expression."""
     torch = torch_module()
     import sympy  # noqa: PLC0415
+
     if isinstance(value, torch.SymInt):
         return value.node.expr
     return sympy.Integer(int(value))
@@ -78,11 +94,14 @@ def _last_byte(v):
     """One past the last byte of fake tensor `v`, from its storage's first:
     (storage_offset + extent) * itemsize; symbolic sizes count as >= 1."""
     import sympy  # noqa: PLC0415
+
     sizes = [_sym(x) for x in v.shape]
     if any(x.is_Integer and x == 0 for x in sizes):
         return sympy.Integer(0)
-    extent = 1 + sum(((x - 1) * _sym(st) for x, st in zip(sizes, v.stride())),
-                     sympy.Integer(0))
+    extent = 1 + sum(
+        ((x - 1) * _sym(st) for x, st in zip(sizes, v.stride())),
+        sympy.Integer(0),
+    )
     return (_sym(v.storage_offset()) + extent) * v.element_size()
 
 
@@ -91,32 +110,48 @@ def _dim_expression(expr, dim_of, what):
     renamed by dim_of; TraceError naming `what` unless it is a polynomial
     with non-negative integer coefficients."""
     import sympy  # noqa: PLC0415
+
     expr = sympy.expand(expr)
     free = sorted(expr.free_symbols, key=str)
-    shown = expr.subs({f: sympy.Symbol(dim_of.get(str(f), str(f)))
-                       for f in free})
+    shown = expr.subs(
+        {f: sympy.Symbol(dim_of.get(str(f), str(f))) for f in free}
+    )
     unknown = [str(f) for f in free if str(f) not in dim_of]
     if unknown:
-        raise TraceError(f"{what}: its size {shown} uses the symbol "
-                         f"{', '.join(unknown)}, which is no dynamic "
-                         f"dimension of the inputs")
+        raise TraceError(
+            f"{what}: its size {shown} uses the symbol "
+            f"{', '.join(unknown)}, which is no dynamic "
+            f"dimension of the inputs"
+        )
     if not free:
         if not expr.is_Integer or expr < 0:
             raise TraceError(f"{what}: its size is {expr}")
         return int(expr)
     if not expr.is_polynomial(*free):
-        raise TraceError(f"{what}: its size {shown} is not a polynomial in "
-                         f"the dims (floor division, max, ...); memplan "
-                         f"sizes are polynomials with integer coefficients")
+        raise TraceError(
+            f"{what}: its size {shown} is not a polynomial in "
+            f"the dims (floor division, max, ...); memplan "
+            f"sizes are polynomials with integer coefficients"
+        )
     terms = []
     for monom, coeff in sympy.Poly(expr, *free).terms():
         if not coeff.is_Integer or coeff < 0:
-            raise TraceError(f"{what}: its size {shown} has the term "
-                             f"{coeff} (not a non-negative integer "
-                             f"coefficient); memplan sizes are sums of "
-                             f"non-negative terms")
-        terms.append("*".join([str(int(coeff))] + [
-            dim_of[str(g)] for g, p in zip(free, monom) for _ in range(p)]))
+            raise TraceError(
+                f"{what}: its size {shown} has the term "
+                f"{coeff} (not a non-negative integer "
+                f"coefficient); memplan sizes are sums of "
+                f"non-negative terms"
+            )
+        terms.append(
+            "*".join(
+                [str(int(coeff))]
+                + [
+                    dim_of[str(g)]
+                    for g, p in zip(free, monom)
+                    for _ in range(p)
+                ]
+            )
+        )
     return " + ".join(terms)
 
 
@@ -128,14 +163,18 @@ def _symbolic_dims(dynamic, dim_names, input_names):
     for d in dynamic:
         if not d.symbol.isidentifier():
             continue  # derived (2*seq): an expression in a root dim
-        names = dim_names[input_names.index(d.input)] \
-            if input_names.index(d.input) < len(dim_names) else {}
+        names = (
+            dim_names[input_names.index(d.input)]
+            if input_names.index(d.input) < len(dim_names)
+            else {}
+        )
         d.name = dim_of.setdefault(d.symbol, names.get(d.dim, d.symbol))
         if d.max is None:
             raise TraceError(
-                f"dimension {d.dim} of input \"{d.input}\" (dim {d.name}) "
+                f'dimension {d.dim} of input "{d.input}" (dim {d.name}) '
                 f"has no upper bound: give it one, torch.export.Dim("
-                f"\"{d.name}\", min=..., max=...)")
+                f'"{d.name}", min=..., max=...)'
+            )
         dims[d.name] = (d.min, d.max)
     return dim_of, dims
 
@@ -174,8 +213,11 @@ def _size_expression(t, recorded, fake):
     first = 0
     if t.base is not None:
         base = recorded.tensors[t.base]
-        first = (_sym(fake[t.base].storage_offset())
-                 if t.base in fake else base.storage_offset) * base.itemsize
+        first = (
+            _sym(fake[t.base].storage_offset())
+            if t.base in fake
+            else base.storage_offset
+        ) * base.itemsize
     return _last_byte(fake[t.name]) - first
 
 
@@ -185,10 +227,12 @@ def _symbolic_sizes(recorded, dynamic, dim_of, name):
     values = {d.symbol: d.value for d in dynamic if d.name is not None}
     sizes, widened = {}, set()
     for t in recorded.tensors.values():
-        producer = (f"op \"{recorded.ops[t.producer].name}\"" if
-                    t.producer is not None and t.producer < len(recorded.ops)
-                    else "an input")
-        what = f"tensor \"{t.name}\" of {name} (made by {producer})"
+        producer = (
+            f'op "{recorded.ops[t.producer].name}"'
+            if t.producer is not None and t.producer < len(recorded.ops)
+            else "an input"
+        )
+        what = f'tensor "{t.name}" of {name} (made by {producer})'
         expr = _size_expression(t, recorded, fake)
         if expr is None:
             sizes[t.name] = t.size
@@ -203,25 +247,44 @@ def _symbolic_sizes(recorded, dynamic, dim_of, name):
             sizes[t.name] = sizes[t.base]
             widened.add(t.name)
             continue
-        at_example = expr.subs({f: values[str(f)]
-                                for f in expr.free_symbols})
+        at_example = expr.subs({f: values[str(f)] for f in expr.free_symbols})
         if int(at_example) != t.size:
-            raise TraceError(f"{what}: its size {text} is {at_example} at "
-                             f"the example, which has {t.size} bytes")
+            raise TraceError(
+                f"{what}: its size {text} is {at_example} at "
+                f"the example, which has {t.size} bytes"
+            )
         sizes[t.name] = text
     return sizes, widened
 
 
-def symbolic(module, ep, dynamic, dim_names, placeholders, input_names,
-             constants, example_inputs, training, name, spec,
-             buffer_writes):
+def symbolic(
+    module,
+    ep,
+    dynamic,
+    dim_names,
+    placeholders,
+    input_names,
+    constants,
+    example_inputs,
+    training,
+    name,
+    spec,
+    buffer_writes,
+):
     """The symbolic Traced: recorded at the example, each size the
     polynomial the exported program's fake tensors give, in dims named
     after the user's torch.export.Dim objects."""
     dim_of, dims = _symbolic_dims(dynamic, dim_names, input_names)
-    recorded = _record.record(copy_module(module), placeholders, input_names,
-                              dict(constants), example_inputs, training,
-                              name, spec)
+    recorded = _record.record(
+        copy_module(module),
+        placeholders,
+        input_names,
+        dict(constants),
+        example_inputs,
+        training,
+        name,
+        spec,
+    )
     sizes, widened = _symbolic_sizes(recorded, dynamic, dim_of, name)
     graph = _record.make_graph(name, recorded.tensors, recorded.ops, sizes)
     graph.dims = dims

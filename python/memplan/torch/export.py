@@ -16,16 +16,27 @@ from memplan.torch.errors import TraceError
 
 def _default_loss(outputs):
     torch = torch_module()
-    leaves = [o for o in flatten(outputs)
-              if isinstance(o, torch.Tensor) and o.is_floating_point()]
+    leaves = [
+        o
+        for o in flatten(outputs)
+        if isinstance(o, torch.Tensor) and o.is_floating_point()
+    ]
     if not leaves:
-        raise ValueError("training=True needs a floating-point output or a "
-                         "loss_fn")
+        raise ValueError(
+            "training=True needs a floating-point output or a " "loss_fn"
+        )
     return sum(o.float().pow(2).mean() for o in leaves)
 
 
-def trace(model, example_inputs, training=False, loss_fn=None, name=None,
-          dynamic_shapes=None, symbolic=False):
+def trace(
+    model,
+    example_inputs,
+    training=False,
+    loss_fn=None,
+    name=None,
+    dynamic_shapes=None,
+    symbolic=False,
+):
     """A Traced of the core ATen graph torch.export makes of
     `model(*example_inputs)`.
 
@@ -53,15 +64,22 @@ def trace(model, example_inputs, training=False, loss_fn=None, name=None,
     grad_names = [n for n, p in params.items() if p.requires_grad]
     # Recording the graph seeds the RNG (dropout): the caller's is kept.
     if symbolic and dynamic_shapes is None:
-        raise ValueError("trace(..., symbolic=True) needs dynamic_shapes: "
-                         "the dimensions to keep symbolic")
+        raise ValueError(
+            "trace(..., symbolic=True) needs dynamic_shapes: "
+            "the dimensions to keep symbolic"
+        )
     with torch.random.fork_rng(devices=[]):
-        ep = _export(model, example_inputs, training, loss_fn, name,
-                     dynamic_shapes)
-        dim_names = (_dims.dim_names(model, example_inputs, dynamic_shapes)
-                     if symbolic else None)
-        return _from_exported(ep, example_inputs, training, grad_names, name,
-                              dim_names)
+        ep = _export(
+            model, example_inputs, training, loss_fn, name, dynamic_shapes
+        )
+        dim_names = (
+            _dims.dim_names(model, example_inputs, dynamic_shapes)
+            if symbolic
+            else None
+        )
+        return _from_exported(
+            ep, example_inputs, training, grad_names, name, dim_names
+        )
 
 
 class _TrainingStep:
@@ -91,7 +109,9 @@ def _export(model, example_inputs, training, loss_fn, name, dynamic_shapes):
     TraceError."""
     torch = torch_module()
     from torch.fx.experimental.symbolic_shapes import (  # noqa: PLC0415
-        GuardOnDataDependentSymNode)
+        GuardOnDataDependentSymNode,
+    )
+
     module = _TrainingStep.module(model, loss_fn) if training else model
     if dynamic_shapes is not None and training:
         # The step's forward takes *args: the model's arguments, in order,
@@ -100,35 +120,42 @@ def _export(model, example_inputs, training, loss_fn, name, dynamic_shapes):
             dynamic_shapes = dynamic_shapes.values()
         dynamic_shapes = (tuple(dynamic_shapes),)
     try:
-        ep = torch.export.export(module, example_inputs,
-                                 dynamic_shapes=dynamic_shapes)
+        ep = torch.export.export(
+            module, example_inputs, dynamic_shapes=dynamic_shapes
+        )
         if training:
             from torch.export.experimental import (  # noqa: PLC0415
-                _export_forward_backward)
+                _export_forward_backward,
+            )
+
             _check_all_parameters_used(ep, model, name)
             return _export_forward_backward(ep, joint_loss_index=0)
         return ep.run_decompositions()
     except GuardOnDataDependentSymNode as e:
-        raise TraceError(_data_dependent_branch(
-            name, str(e), str(getattr(e, "partial_fx_graph", "") or ""))) \
-            from e
+        raise TraceError(
+            _data_dependent_branch(
+                name, str(e), str(getattr(e, "partial_fx_graph", "") or "")
+            )
+        ) from e
 
 
 def _check_all_parameters_used(ep, model, name):
     """The joint graph needs a gradient for every parameter that requires
     one: a parameter the step never reads is a TraceError naming it."""
     from torch.export.graph_signature import InputKind  # noqa: PLC0415
+
     params = dict(model.named_parameters())
     nodes = {n.name: n for n in ep.graph.nodes if n.op == "placeholder"}
     for spec in ep.graph_signature.input_specs:
         if spec.kind != InputKind.PARAMETER:
             continue
-        target = spec.target[len(_TrainingStep.PREFIX):]
+        target = spec.target[len(_TrainingStep.PREFIX) :]
         if params[target].requires_grad and not nodes[spec.arg.name].users:
             raise TraceError(
-                f"parameter \"{target}\" of {name} is not used by the "
+                f'parameter "{target}" of {name} is not used by the '
                 f"training step, so it has no gradient: set its "
-                f"requires_grad to False")
+                f"requires_grad to False"
+            )
 
 
 def _data_dependent_branch(model, message, graph):
@@ -136,19 +163,29 @@ def _data_dependent_branch(model, message, graph):
     data-dependent expression": the op whose value was branched on (the
     last symbolic value of the graph traced so far) and the model's line,
     as torch's message shows them."""
-    ops = re.findall(r"(\w+): \"Sym\([^\n]*\" = torch\.ops\.([\w.]+)\(",
-                     graph)
-    op = (f"on the result of op \"{ops[-1][0]}\" ({ops[-1][1]})" if ops
-          else "on a tensor's value")
-    where = re.search(r"The following call raised this error:\n\s*(File "
-                      r"[^\n]*)\n\s*([^\n]*)", message)
-    at = f" at {where.group(1).strip()}: `{where.group(2).strip()}`" \
-        if where else ""
+    ops = re.findall(r"(\w+): \"Sym\([^\n]*\" = torch\.ops\.([\w.]+)\(", graph)
+    op = (
+        f'on the result of op "{ops[-1][0]}" ({ops[-1][1]})'
+        if ops
+        else "on a tensor's value"
+    )
+    where = re.search(
+        r"The following call raised this error:\n\s*(File "
+        r"[^\n]*)\n\s*([^\n]*)",
+        message,
+    )
+    at = (
+        f" at {where.group(1).strip()}: `{where.group(2).strip()}`"
+        if where
+        else ""
+    )
     expr = re.search(r"data-dependent expression ([^\n]*?) \(", message)
-    return (f"{model} branches {op}{at}: data-dependent control flow "
-            f"(torch.export could not decide "
-            f"{expr.group(1) if expr else 'a condition on tensor data'}); a "
-            f"plan needs one graph whose sizes are known before the run")
+    return (
+        f"{model} branches {op}{at}: data-dependent control flow "
+        f"(torch.export could not decide "
+        f"{expr.group(1) if expr else 'a condition on tensor data'}); a "
+        f"plan needs one graph whose sizes are known before the run"
+    )
 
 
 def _check_static(ep, name):
@@ -156,27 +193,35 @@ def _check_static(ep, name):
     tensor data (an unbacked symbol) and for control-flow ops."""
     torch = torch_module()
     from torch.fx.experimental.symbolic_shapes import (  # noqa: PLC0415
-        free_unbacked_symbols)
+        free_unbacked_symbols,
+    )
+
     for node in ep.graph.nodes:
         if node.op != "call_function":
             continue
         if isinstance(node.target, torch._ops.HigherOrderOperator):
             raise TraceError(
-                f"op \"{node.name}\" ({node.target}) of {name} runs a "
+                f'op "{node.name}" ({node.target}) of {name} runs a '
                 f"subgraph chosen or repeated by tensor data (data-dependent "
                 f"control flow); a plan needs one graph whose sizes are known "
-                f"before the run")
+                f"before the run"
+            )
         symbols = free_unbacked_symbols(node.meta.get("val"))
         if symbols:
-            what = "value" if not any(
-                isinstance(v, torch.Tensor)
-                for v in flatten(node.meta.get("val"))) else "output size"
+            what = (
+                "value"
+                if not any(
+                    isinstance(v, torch.Tensor)
+                    for v in flatten(node.meta.get("val"))
+                )
+                else "output size"
+            )
             raise TraceError(
-                f"op \"{node.name}\" ({node.target}) of {name}: its {what} "
+                f'op "{node.name}" ({node.target}) of {name}: its {what} '
                 f"depends on tensor data (torch.export gives it the unbacked "
                 f"symbol {', '.join(sorted(str(s) for s in symbols))}); a plan "
-                f"needs every size before the run")
-
+                f"needs every size before the run"
+            )
 
 
 def _alias_closure(node):
@@ -196,7 +241,7 @@ def _state_name(target, training):
     """A parameter's or buffer's name in the model (a training step's
     module holds the model as its submodule "model")."""
     prefix = _TrainingStep.PREFIX if training else ""
-    return target[len(prefix):] if target.startswith(prefix) else target
+    return target[len(prefix) :] if target.startswith(prefix) else target
 
 
 def _signature_inputs(ep, flat_inputs, training, name):
@@ -204,6 +249,7 @@ def _signature_inputs(ep, flat_inputs, training, name):
     tensor name in order, the user inputs' names, the parameters' and
     buffers' values by name, and the tensor name of each placeholder."""
     from torch.export.graph_signature import InputKind  # noqa: PLC0415
+
     placeholders, input_names, constants, by_arg = [], [], {}, {}
     n_user = 0
     for spec in ep.graph_signature.input_specs:
@@ -212,17 +258,22 @@ def _signature_inputs(ep, flat_inputs, training, name):
             tname = f"input{n_user}" if len(flat_inputs) > 1 else "input"
             n_user += 1
             input_names.append(tname)
-        elif spec.kind in (InputKind.PARAMETER, InputKind.BUFFER,
-                           InputKind.CONSTANT_TENSOR):
+        elif spec.kind in (
+            InputKind.PARAMETER,
+            InputKind.BUFFER,
+            InputKind.CONSTANT_TENSOR,
+        ):
             tname = _state_name(spec.target, training)
             value = ep.state_dict.get(spec.target)
             if value is None:
                 value = ep.constants[spec.target]
             constants[tname] = value.detach()
         else:
-            raise TraceError(f"input \"{arg}\" of {name} is a {spec.kind.name} "
-                             f"({spec.target}), which memplan.torch does not "
-                             f"run")
+            raise TraceError(
+                f'input "{arg}" of {name} is a {spec.kind.name} '
+                f"({spec.target}), which memplan.torch does not "
+                f"run"
+            )
         placeholders.append(tname)
         by_arg[arg] = tname
     return placeholders, input_names, constants, by_arg
@@ -236,8 +287,11 @@ class _Outputs:
         self.ep, self.graph, self.out_node = ep, graph, out_node
         self.training, self.name = training, name
         self.nodes = {n.name: n for n in graph.nodes}
-        self.arg_of = {s.target: s.arg.name
-                       for s in ep.graph_signature.input_specs if s.target}
+        self.arg_of = {
+            s.target: s.arg.name
+            for s in ep.graph_signature.input_specs
+            if s.target
+        }
         self.returned, self.grads, self.loss = [], {}, None
         self.buffer_writes = {}  # written placeholder's tensor -> copy_ op
         self.written = []  # (placeholder node, copy_ node)
@@ -246,11 +300,15 @@ class _Outputs:
 
     def _sort(self, spec, value):
         from torch.export.graph_signature import OutputKind  # noqa: PLC0415
-        if spec.kind in (OutputKind.BUFFER_MUTATION,
-                         OutputKind.USER_INPUT_MUTATION,
-                         OutputKind.PARAMETER_MUTATION):
-            self._write(spec, value,
-                        spec.kind == OutputKind.USER_INPUT_MUTATION)
+
+        if spec.kind in (
+            OutputKind.BUFFER_MUTATION,
+            OutputKind.USER_INPUT_MUTATION,
+            OutputKind.PARAMETER_MUTATION,
+        ):
+            self._write(
+                spec, value, spec.kind == OutputKind.USER_INPUT_MUTATION
+            )
         elif spec.kind == OutputKind.GRADIENT_TO_PARAMETER:
             self.grads[_state_name(spec.target, self.training)] = value
         elif spec.kind == OutputKind.LOSS_OUTPUT:
@@ -258,9 +316,11 @@ class _Outputs:
         elif spec.kind == OutputKind.USER_OUTPUT:
             self.returned.append(value)
         else:
-            raise TraceError(f"output \"{spec.arg.name}\" of {self.name} is "
-                             f"a {spec.kind.name}, which memplan.torch does "
-                             f"not run")
+            raise TraceError(
+                f'output "{spec.arg.name}" of {self.name} is '
+                f"a {spec.kind.name}, which memplan.torch does "
+                f"not run"
+            )
 
     def _write(self, spec, value, user_input):
         """Buffers (and inputs) the program updates become writes: a copy_
@@ -269,75 +329,119 @@ class _Outputs:
         torch = torch_module()
         graph = self.graph
         target = self.nodes.get(
-            spec.target if user_input else self.arg_of.get(spec.target))
+            spec.target if user_input else self.arg_of.get(spec.target)
+        )
         if target is None or target.op != "placeholder":
-            raise TraceError(f"{self.name} writes \"{spec.target}\" in place "
-                             f"({spec.kind.name}), which is none of its "
-                             f"graph's inputs")
+            raise TraceError(
+                f'{self.name} writes "{spec.target}" in place '
+                f"({spec.kind.name}), which is none of its "
+                f"graph's inputs"
+            )
         order = {n: i for i, n in enumerate(graph.nodes)}
-        readers = [u for n in _alias_closure(target) for u in n.users
-                   if u is not self.out_node]
+        readers = [
+            u
+            for n in _alias_closure(target)
+            for u in n.users
+            if u is not self.out_node
+        ]
         after = max([value] + readers, key=order.get)
         with graph.inserting_after(after):
-            write = graph.call_function(torch.ops.aten.copy_.default,
-                                        (target, value))
+            write = graph.call_function(
+                torch.ops.aten.copy_.default, (target, value)
+            )
         self.written.append((target, write))
 
     def result(self, grad_names):
         """(the graph's outputs, the pytree spec of what a run returns)."""
         from torch.utils import _pytree  # noqa: PLC0415
+
         if not self.training:
             return tuple(self.returned), self.ep.call_spec.out_spec
         missing = [n for n in grad_names if n not in self.grads]
         if missing:
-            raise TraceError(f"the training step of {self.name} has no "
-                             f"gradient for parameter \"{missing[0]}\"")
+            raise TraceError(
+                f"the training step of {self.name} has no "
+                f'gradient for parameter "{missing[0]}"'
+            )
         returned = [self.grads[n] for n in grad_names]
         spec = _pytree.tree_flatten(tuple(returned))[1]
         returned.append(self.loss)
         return tuple(returned), spec
 
 
-def _from_exported(ep, example_inputs, training, grad_names, name,
-                   dim_names=None):
+def _from_exported(
+    ep, example_inputs, training, grad_names, name, dim_names=None
+):
     """Traced of an ExportedProgram: placeholders named and valued from the
     signature, mutations turned into copy_ writes, then recorded."""
     torch = torch_module()
     from torch.export.graph_signature import InputKind  # noqa: PLC0415
+
     _check_static(ep, name)
     # A copy of the graph to edit; the ExportedProgram stays as exported.
     graph = torch.fx.Graph()
     outs, _ = graph.graph_copy(ep.graph, {}, return_output_node=True)
     out_node = graph.output(outs)
     flat_inputs = list(example_inputs)
-    user_specs = [s for s in ep.graph_signature.input_specs
-                  if s.kind == InputKind.USER_INPUT]
+    user_specs = [
+        s
+        for s in ep.graph_signature.input_specs
+        if s.kind == InputKind.USER_INPUT
+    ]
     if len(user_specs) != len(flat_inputs):
-        raise ValueError(f"{name} was exported with {len(user_specs)} tensor "
-                         f"inputs, {len(flat_inputs)} given")
+        raise ValueError(
+            f"{name} was exported with {len(user_specs)} tensor "
+            f"inputs, {len(flat_inputs)} given"
+        )
     placeholders, input_names, constants, by_arg = _signature_inputs(
-        ep, flat_inputs, training, name)
+        ep, flat_inputs, training, name
+    )
     outputs = _Outputs(ep, graph, outs, out_node, training, name)
-    buffer_writes = {by_arg[target.name]: write.name
-                     for target, write in outputs.written}
+    buffer_writes = {
+        by_arg[target.name]: write.name for target, write in outputs.written
+    }
     returned, spec = outputs.result(grad_names)
     out_node.args = (returned,)
     graph.lint()
     module = torch.fx.GraphModule(ep.graph_module, graph)
-    user_nodes = [n for n in graph.nodes if n.op == "placeholder" and
-                  n.name in {s.arg.name for s in user_specs}]
+    user_nodes = [
+        n
+        for n in graph.nodes
+        if n.op == "placeholder" and n.name in {s.arg.name for s in user_specs}
+    ]
     dynamic = _dims.dynamic_dims(ep, user_nodes, input_names, flat_inputs)
     if dim_names is not None:
-        return _dims.symbolic(module, ep, dynamic, dim_names, placeholders,
-                              input_names, constants, example_inputs,
-                              training, name, spec, buffer_writes)
+        return _dims.symbolic(
+            module,
+            ep,
+            dynamic,
+            dim_names,
+            placeholders,
+            input_names,
+            constants,
+            example_inputs,
+            training,
+            name,
+            spec,
+            buffer_writes,
+        )
     for d in dynamic:
         warnings.warn(
-            f"memplan.torch: dimension {d.dim} of input \"{d.input}\" is "
+            f'memplan.torch: dimension {d.dim} of input "{d.input}" is '
             f"dynamic ({d.symbol}); it is bound to its example value "
-            f"{d.value}: the plan holds for that size only", stacklevel=3)
-    traced = _record.record(module, placeholders, input_names, constants,
-                            example_inputs, training, name, spec)
+            f"{d.value}: the plan holds for that size only",
+            stacklevel=3,
+        )
+    traced = _record.record(
+        module,
+        placeholders,
+        input_names,
+        constants,
+        example_inputs,
+        training,
+        name,
+        spec,
+    )
     traced.exported = ep
     traced.dynamic_dims = dynamic
     traced.buffer_writes = buffer_writes

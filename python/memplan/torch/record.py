@@ -7,15 +7,28 @@ import operator
 import memplan as _memplan
 from memplan import _fx_rules
 
-from memplan.torch._common import (extent_bytes, fetch_attr, flatten,
-                                   node_args, storage_key, storage_nbytes,
-                                   torch_module)
-from memplan.torch.records import (VIEWS_OP, OpRecord, TensorRecord,
-                                   Traced)
+from memplan.torch._common import (
+    extent_bytes,
+    fetch_attr,
+    flatten,
+    node_args,
+    storage_key,
+    storage_nbytes,
+    torch_module,
+)
+from memplan.torch.records import VIEWS_OP, OpRecord, TensorRecord, Traced
 
 
-def record(module, placeholders, input_names, constants, example_inputs,
-           training, name, output_spec):
+def record(
+    module,
+    placeholders,
+    input_names,
+    constants,
+    example_inputs,
+    training,
+    name,
+    output_spec,
+):
     """Runs the graph once, keeping every value alive so that storage
     identity is meaningful, and builds the memplan graph from what it sees.
     Nodes without a tensor result (sizes, asserts) are bound to their
@@ -38,24 +51,35 @@ def record(module, placeholders, input_names, constants, example_inputs,
     _drop_bound(module, recorder.bound)
     outputs = recorder.mark_outputs(output_value)
     graph = make_graph(name, recorder.tensors, recorder.ops)
-    return Traced(graph=graph, module=module, tensors=recorder.tensors,
-                  ops=recorder.ops, placeholders=list(placeholders),
-                  input_names=list(input_names), constants=constants,
-                  outputs=outputs, output_spec=output_spec,
-                  training=training, names=recorder.names)
+    return Traced(
+        graph=graph,
+        module=module,
+        tensors=recorder.tensors,
+        ops=recorder.ops,
+        placeholders=list(placeholders),
+        input_names=list(input_names),
+        constants=constants,
+        outputs=outputs,
+        output_spec=output_spec,
+        training=training,
+        names=recorder.names,
+    )
 
 
 def _drop_bound(module, bound):
     """Bound values replace their nodes: the graph keeps tensor ops only."""
     from torch.fx.node import map_arg  # noqa: PLC0415
+
     for node, value in bound:
         for user in list(node.users):
-            user.args = map_arg(user.args,
-                                lambda n, node=node, value=value:
-                                value if n is node else n)
-            user.kwargs = map_arg(user.kwargs,
-                                  lambda n, node=node, value=value:
-                                  value if n is node else n)
+            user.args = map_arg(
+                user.args,
+                lambda n, node=node, value=value: value if n is node else n,
+            )
+            user.kwargs = map_arg(
+                user.kwargs,
+                lambda n, node=node, value=value: value if n is node else n,
+            )
     for node, _ in reversed(bound):
         module.graph.erase_node(node)
     module.recompile()
@@ -88,23 +112,31 @@ class _Recorder:
 
     def add_tensor(self, name, t, kind, root, size, producer):
         self.tensors[name] = TensorRecord(
-            name=name, kind=kind, dtype=t.dtype, shape=tuple(t.shape),
-            stride=tuple(t.stride()), storage_offset=t.storage_offset(),
-            itemsize=t.element_size(), storage_bytes=storage_nbytes(t),
-            size=size, root=root, producer=producer)
+            name=name,
+            kind=kind,
+            dtype=t.dtype,
+            shape=tuple(t.shape),
+            stride=tuple(t.stride()),
+            storage_offset=t.storage_offset(),
+            itemsize=t.element_size(),
+            storage_bytes=storage_nbytes(t),
+            size=size,
+            root=root,
+            producer=producer,
+        )
         self.latest[root] = name
 
     def placeholder(self, node, pname, given):
-        value = (given[pname] if pname in given else
-                 self.constants[pname].clone()).detach()
+        value = (
+            given[pname] if pname in given else self.constants[pname].clone()
+        ).detach()
         self.env[node] = value
         self.names[node] = pname
         kind = "input" if pname in self.input_names else "constant"
         key = storage_key(value)
         if key is not None:
             self.owner.setdefault(key, pname)
-        self.add_tensor(pname, value, kind, pname, storage_nbytes(value),
-                        None)
+        self.add_tensor(pname, value, kind, pname, storage_nbytes(value), None)
 
     def get_attr(self, node, value):
         torch = torch_module()
@@ -113,8 +145,9 @@ class _Recorder:
             tname = _unique(node.name, self.used_names)
             self.names[node] = tname
             self.constants[tname] = value
-            self.add_tensor(tname, value, "constant", tname,
-                            storage_nbytes(value), None)
+            self.add_tensor(
+                tname, value, "constant", tname, storage_nbytes(value), None
+            )
 
     def call(self, node):
         torch = torch_module()
@@ -141,8 +174,11 @@ class _Recorder:
         outputs."""
         outputs = []
         for leaf in flatten(output_value):
-            if hasattr(leaf, "op") and leaf in self.names and isinstance(
-                    self.names[leaf], str):
+            if (
+                hasattr(leaf, "op")
+                and leaf in self.names
+                and isinstance(self.names[leaf], str)
+            ):
                 tname = self.names[leaf]
                 if tname not in outputs:
                     outputs.append(tname)
@@ -185,16 +221,20 @@ class _OpRecording:
         # tensor): the storage becomes one tensor of its own, made by this
         # op, and the results views of it, made by a step of type VIEWS_OP
         # right after it (alias hints relate an output to an input only).
-        new_keys = [storage_key(leaf) for leaf in leaves
-                    if isinstance(leaf, torch.Tensor)]
+        new_keys = [
+            storage_key(leaf)
+            for leaf in leaves
+            if isinstance(leaf, torch.Tensor)
+        ]
         new_keys = [k for k in new_keys if k is not None and k not in r.owner]
         shared = {k for k in new_keys if new_keys.count(k) > 1}
         for k, leaf in enumerate(leaves):
             if not isinstance(leaf, torch.Tensor):
                 self.out_names.append(None)
                 continue
-            tname = _unique(f"{node.name}.{k}" if multi else node.name,
-                            r.used_names)
+            tname = _unique(
+                f"{node.name}.{k}" if multi else node.name, r.used_names
+            )
             self.out_names.append(tname)
             key = storage_key(leaf)
             if key in shared:
@@ -202,11 +242,17 @@ class _OpRecording:
             else:
                 self._result(tname, leaf, key)
         r.names[node] = self.out_names if multi else self.out_names[0]
-        op = OpRecord(name=node.name, type=str(node.target), node=node,
-                      inputs=self.inputs, outputs=self.outputs,
-                      alias=self.alias, writes=writes,
-                      out_names=self.out_names,
-                      pinned=_fx_rules.is_pinned(node))
+        op = OpRecord(
+            name=node.name,
+            type=str(node.target),
+            node=node,
+            inputs=self.inputs,
+            outputs=self.outputs,
+            alias=self.alias,
+            writes=writes,
+            out_names=self.out_names,
+            pinned=_fx_rules.is_pinned(node),
+        )
         return [op] if self.views_op is None else [op, self.views_op]
 
     def _shared_result(self, tname, leaf, key):
@@ -216,31 +262,44 @@ class _OpRecording:
         if self.views_op is None:
             self.views_op = OpRecord(
                 name=_unique(f"{self.node.name}.views", r.used_names),
-                type=VIEWS_OP, node=None, inputs=[], outputs=[],
-                alias=[], writes=[], out_names=[])
+                type=VIEWS_OP,
+                node=None,
+                inputs=[],
+                outputs=[],
+                alias=[],
+                writes=[],
+                out_names=[],
+            )
         views_op = self.views_op
         if key not in r.owner:  # the storage, made by this op
             storage = _unique(f"{self.node.name}.storage", r.used_names)
             r.owner[key] = storage
             nbytes = storage_nbytes(leaf)
             r.tensors[storage] = TensorRecord(
-                name=storage, kind="activation", dtype=leaf.dtype,
-                shape=(nbytes // leaf.element_size(),), stride=(1,),
-                storage_offset=0, itemsize=leaf.element_size(),
-                storage_bytes=nbytes, size=nbytes, root=storage,
-                producer=self.index)
+                name=storage,
+                kind="activation",
+                dtype=leaf.dtype,
+                shape=(nbytes // leaf.element_size(),),
+                stride=(1,),
+                storage_offset=0,
+                itemsize=leaf.element_size(),
+                storage_bytes=nbytes,
+                size=nbytes,
+                root=storage,
+                producer=self.index,
+            )
             r.latest[storage] = storage
             self.outputs.append(storage)
             views_op.inputs.append(storage)
         storage = r.owner[key]
         # A view spans its base from the base's first byte (the storage's)
         # to its own last.
-        last = leaf.storage_offset() * leaf.element_size() + \
-            extent_bytes(leaf)
+        last = leaf.storage_offset() * leaf.element_size() + extent_bytes(leaf)
         r.add_tensor(tname, leaf, "activation", storage, last, self.index + 1)
         views_op.outputs.append(tname)
-        views_op.alias.append((len(views_op.outputs) - 1,
-                               views_op.inputs.index(storage)))
+        views_op.alias.append(
+            (len(views_op.outputs) - 1, views_op.inputs.index(storage))
+        )
 
     def _result(self, tname, leaf, key):
         """A result in a storage of its own, or in an existing one."""
@@ -249,8 +308,14 @@ class _OpRecording:
         if root is None:  # a new storage
             if key is not None:
                 r.owner[key] = tname
-            r.add_tensor(tname, leaf, "activation", tname,
-                         storage_nbytes(leaf), self.index)
+            r.add_tensor(
+                tname,
+                leaf,
+                "activation",
+                tname,
+                storage_nbytes(leaf),
+                self.index,
+            )
             self.outputs.append(tname)
             return
         # The result shares the bytes of an existing storage: a view or an
@@ -258,8 +323,9 @@ class _OpRecording:
         # no input does (an op returning a tensor it was not given), the
         # group's newest tensor becomes an input of the op.
         inputs = self.inputs
-        j = next((i for i, n in enumerate(inputs)
-                  if r.tensors[n].root == root), None)
+        j = next(
+            (i for i, n in enumerate(inputs) if r.tensors[n].root == root), None
+        )
         if j is None:
             inputs.append(r.latest[root])
             self.arg_values[r.latest[root]] = None
@@ -267,8 +333,9 @@ class _OpRecording:
         base = r.tensors[inputs[j]]
         first = base.storage_offset * base.itemsize
         last = leaf.storage_offset() * leaf.element_size() + extent_bytes(leaf)
-        r.add_tensor(tname, leaf, "activation", root, max(0, last - first),
-                     self.index)
+        r.add_tensor(
+            tname, leaf, "activation", root, max(0, last - first), self.index
+        )
         r.tensors[tname].base = inputs[j]
         self.outputs.append(tname)
         self.alias.append((len(self.outputs) - 1, j))
@@ -279,8 +346,11 @@ def written_inputs(node, names):
     (_fx_rules.written_arguments), the graph's Op.writes. Core ATen is
     functional: in a traced graph these are the copy_ steps trace() adds
     for buffer and input mutations."""
-    return [names[leaf] for leaf in _fx_rules.written_arguments(node)
-            if isinstance(names.get(leaf), str)]
+    return [
+        names[leaf]
+        for leaf in _fx_rules.written_arguments(node)
+        if isinstance(names.get(leaf), str)
+    ]
 
 
 def _write_indices(op):
@@ -301,18 +371,43 @@ def make_graph(name, tensors, ops, sizes=None):
     for t in tensors.values():
         dtype = str(t.dtype).replace("torch.", "")
         if sizes and isinstance(sizes.get(t.name), str):
-            graph_tensors.append(mp.Tensor(
-                t.name, sizes[t.name], kind=t.kind, alignment=t.itemsize,
-                dtype=dtype))
+            graph_tensors.append(
+                mp.Tensor(
+                    t.name,
+                    sizes[t.name],
+                    kind=t.kind,
+                    alignment=t.itemsize,
+                    dtype=dtype,
+                )
+            )
             continue
-        graph_tensors.append(mp.Tensor(
-            t.name, t.size, kind=t.kind, alignment=t.itemsize,
-            shape=list(t.shape), dtype=dtype))
-    graph_ops = [mp.Op(o.name, o.inputs, o.outputs, type=o.type,
-                       alias=o.alias, writes=_write_indices(o),
-                       pinned=o.pinned) for o in ops]
+        graph_tensors.append(
+            mp.Tensor(
+                t.name,
+                t.size,
+                kind=t.kind,
+                alignment=t.itemsize,
+                shape=list(t.shape),
+                dtype=dtype,
+            )
+        )
+    graph_ops = [
+        mp.Op(
+            o.name,
+            o.inputs,
+            o.outputs,
+            type=o.type,
+            alias=o.alias,
+            writes=_write_indices(o),
+            pinned=o.pinned,
+        )
+        for o in ops
+    ]
     # Constants and inputs no op reads would only be planned as dead bytes.
     read = {n for o in ops for n in o.inputs}
-    graph_tensors = [t for t in graph_tensors
-                     if t.kind not in ("constant", "input") or t.name in read]
+    graph_tensors = [
+        t
+        for t in graph_tensors
+        if t.kind not in ("constant", "input") or t.name in read
+    ]
     return mp.Graph(name=name, tensors=graph_tensors, ops=graph_ops)

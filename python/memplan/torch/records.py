@@ -7,8 +7,13 @@ import typing
 
 import memplan as _memplan
 
-from memplan.torch._common import (fetch_attr, node_args, placeholder_values,
-                                   returned, torch_module)
+from memplan.torch._common import (
+    fetch_attr,
+    node_args,
+    placeholder_values,
+    returned,
+    torch_module,
+)
 from memplan.torch.errors import TraceError
 
 
@@ -21,6 +26,7 @@ VIEWS_OP = "memplan.views"
 @dataclasses.dataclass
 class TensorRecord:
     """One tensor of a traced graph, as it was at trace time."""
+
     name: str
     kind: str  # "input", "constant", "activation" or "output"
     dtype: typing.Any
@@ -38,6 +44,7 @@ class TensorRecord:
 @dataclasses.dataclass
 class OpRecord:
     """One ATen op of a traced graph, or a VIEWS_OP step (node None)."""
+
     name: str
     type: str
     node: typing.Any  # the torch.fx node; None for a VIEWS_OP step
@@ -52,6 +59,7 @@ class OpRecord:
 @dataclasses.dataclass
 class DynamicDim:
     """A dimension exported as dynamic, bound to its example value."""
+
     input: str  # the input's tensor name
     dim: int
     symbol: str  # torch.export's symbol, e.g. "s77"
@@ -64,6 +72,7 @@ class DynamicDim:
 @dataclasses.dataclass
 class Traced:
     """What trace() returns: the memplan graph and how to run it."""
+
     graph: typing.Any  # memplan.Graph
     module: typing.Any  # torch.fx.GraphModule: the exported graph, as run
     tensors: dict  # name -> TensorRecord
@@ -103,18 +112,22 @@ class Traced:
         for d in self.dynamic_dims:
             value = given.get(d.input)
             if not isinstance(value, torch.Tensor) or value.dim() <= d.dim:
-                raise ValueError(f"input \"{d.input}\" needs a dimension "
-                                 f"{d.dim} (dim {d.name})")
+                raise ValueError(
+                    f'input "{d.input}" needs a dimension '
+                    f"{d.dim} (dim {d.name})"
+                )
             size = int(value.shape[d.dim])
             if values.setdefault(d.name, size) != size:
                 raise _memplan.DimError(
                     f"dim {d.name} is {values[d.name]} and {size} in the "
-                    f"inputs (dimension {d.dim} of \"{d.input}\")")
+                    f'inputs (dimension {d.dim} of "{d.input}")'
+                )
         for name, (lo, hi) in self.dims.items():
             if name in values and not lo <= values[name] <= hi:
                 raise _memplan.DimError(
-                    f"dim \"{name}\" is {values[name]} in the inputs, outside "
-                    f"its range [{lo}, {hi}]")
+                    f'dim "{name}" is {values[name]} in the inputs, outside '
+                    f"its range [{lo}, {hi}]"
+                )
         return values
 
     def bind(self, inputs):
@@ -132,26 +145,42 @@ class Traced:
         values = self.dim_values(inputs)
         from memplan.torch.dims import copy_module  # noqa: PLC0415
         from memplan.torch.record import record  # noqa: PLC0415
+
         with torch.random.fork_rng(devices=[]):
-            bound = record(copy_module(self.source), self.placeholders,
-                           self.input_names, dict(self.constants), inputs,
-                           self.training, self.graph.name, self.output_spec)
-        expected = {t.name: t.size for t in
-                    _memplan.bind_dims(self.graph, **values).tensors}
+            bound = record(
+                copy_module(self.source),
+                self.placeholders,
+                self.input_names,
+                dict(self.constants),
+                inputs,
+                self.training,
+                self.graph.name,
+                self.output_spec,
+            )
+        expected = {
+            t.name: t.size
+            for t in _memplan.bind_dims(self.graph, **values).tensors
+        }
         got = {t.name: t.size for t in bound.graph.tensors}
         if set(expected) != set(got):
             raise TraceError(
                 f"{self.graph.name} at {values} has tensors "
                 f"{sorted(set(got) ^ set(expected))[:5]} where the symbolic "
-                f"graph has not (or the reverse)")
+                f"graph has not (or the reverse)"
+            )
         for name, size in got.items():
             if size != expected[name] and not (
-                    name in self.widened and size <= expected[name]):
-                symbolic = next(t.symbolic_size for t in self.graph.tensors
-                                if t.name == name)
+                name in self.widened and size <= expected[name]
+            ):
+                symbolic = next(
+                    t.symbolic_size
+                    for t in self.graph.tensors
+                    if t.name == name
+                )
                 raise TraceError(
-                    f"tensor \"{name}\" of {self.graph.name} has {size} bytes "
-                    f"at {values}; its size {symbolic} gives {expected[name]}")
+                    f'tensor "{name}" of {self.graph.name} has {size} bytes '
+                    f"at {values}; its size {symbolic} gives {expected[name]}"
+                )
         bound.exported = self.exported
         bound.buffer_writes = dict(self.buffer_writes)
         bound.values = values
@@ -181,4 +210,3 @@ class Traced:
             elif node.op == "output":
                 return returned(self, node_args(node, env)[0][0])
         raise _memplan.Error("the traced graph has no output")
-

@@ -1,9 +1,14 @@
 """The report: what a trace and its plan amount to, and PyTorch's own peak
 for the same step to compare with."""
 
-from memplan.torch._common import (fetch_attr, flatten, node_args,
-                                   placeholder_values, storage_nbytes,
-                                   torch_module)
+from memplan.torch._common import (
+    fetch_attr,
+    flatten,
+    node_args,
+    placeholder_values,
+    storage_nbytes,
+    torch_module,
+)
 
 
 def pytorch_peak(traced, inputs, seed=0):
@@ -14,6 +19,7 @@ def pytorch_peak(traced, inputs, seed=0):
     profiler's memory events; None when they are unavailable."""
     torch = torch_module()
     from torch.profiler import ProfilerActivity, profile  # noqa: PLC0415
+
     values = placeholder_values(traced, inputs)
     last_use = {}
     nodes = list(traced.module.graph.nodes)
@@ -21,12 +27,15 @@ def pytorch_peak(traced, inputs, seed=0):
         for arg in flatten(list(node.args) + list(node.kwargs.values())):
             if hasattr(arg, "op"):
                 last_use[arg] = i
-    input_bytes = sum(storage_nbytes(v) for v, n in
-                      zip(values, traced.placeholders)
-                      if n in traced.input_names)
+    input_bytes = sum(
+        storage_nbytes(v)
+        for v, n in zip(values, traced.placeholders)
+        if n in traced.input_names
+    )
     torch.manual_seed(seed)
-    with profile(activities=[ProfilerActivity.CPU],
-                 profile_memory=True) as prof:
+    with profile(
+        activities=[ProfilerActivity.CPU], profile_memory=True
+    ) as prof:
         env = {}
         it = iter(values)
         for i, node in enumerate(nodes):
@@ -41,13 +50,19 @@ def pytorch_peak(traced, inputs, seed=0):
             elif node.op == "output":
                 break
             for arg in flatten(list(node.args) + list(node.kwargs.values())):
-                if hasattr(arg, "op") and last_use.get(arg) == i and \
-                        arg.op == "call_function":
+                if (
+                    hasattr(arg, "op")
+                    and last_use.get(arg) == i
+                    and arg.op == "call_function"
+                ):
                     env.pop(arg, None)
         del env
     try:
-        events = [e for e in prof.profiler.kineto_results.events()
-                  if e.name() == "[memory]"]
+        events = [
+            e
+            for e in prof.profiler.kineto_results.events()
+            if e.name() == "[memory]"
+        ]
     except AttributeError:
         return None
     if not events:
@@ -70,20 +85,23 @@ def report(traced, plan=None, inputs=None, seed=0):
         "ops": len(traced.ops),
         "tensors": len(traced.graph.tensors),
         "alias_hints": sum(len(o.alias) for o in traced.ops),
-        "constants": sum(1 for t in traced.graph.tensors
-                         if t.kind == "constant"),
+        "constants": sum(
+            1 for t in traced.graph.tensors if t.kind == "constant"
+        ),
     }
     if plan is not None:
         buffers = plan.buffers
-        out.update({
-            "planner": plan.planner,
-            "buffers": len(buffers),
-            "views_merged": sum(len(b["tensors"]) - 1 for b in buffers),
-            "peak": plan.peak,
-            "lower_bound": plan.lower_bound,
-            "naive_total": plan.naive_total,
-            "proven_optimal": plan.proven_optimal,
-        })
+        out.update(
+            {
+                "planner": plan.planner,
+                "buffers": len(buffers),
+                "views_merged": sum(len(b["tensors"]) - 1 for b in buffers),
+                "peak": plan.peak,
+                "lower_bound": plan.lower_bound,
+                "naive_total": plan.naive_total,
+                "proven_optimal": plan.proven_optimal,
+            }
+        )
     if inputs is not None:
         out["pytorch_peak"] = pytorch_peak(traced, inputs, seed)
     return out
@@ -91,19 +109,27 @@ def report(traced, plan=None, inputs=None, seed=0):
 
 def format_report(info):
     """report()'s dict as a few lines of text."""
-    lines = [f"{info['name']}: {info['ops']} ops, {info['tensors']} tensors "
-             f"({info['constants']} constants), {info['alias_hints']} alias "
-             f"hints (views and in-place writes)"]
+    lines = [
+        f"{info['name']}: {info['ops']} ops, {info['tensors']} tensors "
+        f"({info['constants']} constants), {info['alias_hints']} alias "
+        f"hints (views and in-place writes)"
+    ]
     if "peak" in info:
         lines.append(
             f"{info['planner']}: {info['buffers']} buffers "
             f"({info['views_merged']} tensors merged into another's buffer), "
             f"peak {info['peak']} bytes, lower bound {info['lower_bound']}, "
             f"naive total {info['naive_total']}"
-            f"{', proven optimal' if info['proven_optimal'] else ''}")
+            f"{', proven optimal' if info['proven_optimal'] else ''}"
+        )
     if info.get("pytorch_peak"):
-        ratio = (f" (plan: {info['peak'] / info['pytorch_peak']:.2f}x)"
-                 if "peak" in info else "")
-        lines.append(f"PyTorch's allocator peak for the same step: "
-                     f"{info['pytorch_peak']} bytes{ratio}")
+        ratio = (
+            f" (plan: {info['peak'] / info['pytorch_peak']:.2f}x)"
+            if "peak" in info
+            else ""
+        )
+        lines.append(
+            f"PyTorch's allocator peak for the same step: "
+            f"{info['pytorch_peak']} bytes{ratio}"
+        )
     return "\n".join(lines)
