@@ -1,9 +1,10 @@
-// The planner interface and the registry of planners.
+// The planner interface.
 //
 //   * Planner: Solve(problem, options) -> Plan, deterministic and verified.
 //   * PlanOptions: what a user sets for any planner (budget, seed, threads).
-//   * The registry: every planner by name, with its own options declared
-//     (name, type, default, meaning) and checked in one place:
+//   * PlannerOption: how a planner declares its own options (name, type,
+//     default, meaning), checked in one place. The registry that finds
+//     planners by name is memplan/registry.h:
 //       CreatePlanner("exact", {{"symmetry", "false"}, {"start_share", "0.2"}})
 
 #ifndef MEMPLAN_PLANNER_H_
@@ -34,18 +35,17 @@ struct Progress {
 };
 
 struct PlanOptions {
-  // Wall-clock limit of one Solve, from its start. Infinite (the default):
-  // no planner reads the clock, so the same problem and options give the
-  // same plan on any machine, idle or busy; effort is bounded by the counted
-  // work alone. A finite limit makes results depend on the machine's speed
-  // and load: a search cut short by the clock returns its best plan so far
-  // (not proven optimal; exact and cp at worst their start, whose last
-  // resort is the naive plan; best at worst the naive plan), a one-pass
-  // heuristic still going at it returns DeadlineExceeded, as does
-  // hill_climb when not one pass finished. Set-up that cannot stop halfway
-  // is not begun when the limit leaves it no time, so every planner
-  // returns within about the limit (measured with a 1 s limit at 10^6
-  // buffers: bench/NOTES.md).
+  // Wall-clock limit of one Solve, from its start.
+  //   * Infinite (the default): no planner reads the clock; the same problem
+  //     and options give the same plan on any machine, idle or busy, and the
+  //     counted work alone bounds the effort.
+  //   * Finite: results depend on the machine's speed and load. A search cut
+  //     short returns its best plan so far (not proven optimal; exact and cp
+  //     at worst their start, best at worst the naive plan); a one-pass
+  //     heuristic still going, or hill_climb before one pass, returns
+  //     DeadlineExceeded.
+  //   * Set-up that cannot stop halfway is not begun when the limit leaves
+  //     it no time, so a planner returns within about the limit.
   absl::Duration time_limit = absl::InfiniteDuration();
   // An absolute deadline (the earlier of it and the time limit applies).
   // A caller sets it to give several solves one wall-clock end (a batch of
@@ -54,25 +54,24 @@ struct PlanOptions {
   // results depend on the machine's speed.
   absl::Time deadline = absl::InfiniteFuture();
   // Counted effort of every planner, in work units (about kWorkPerSecond
-  // of them per second on a typical core): the search planners (hill_climb,
-  // best, exact, cp) search for as long as it lasts; a one-pass heuristic
-  // whose pass costs all of it before it ends returns the naive plan
-  // instead (linear; counter pass_abandoned), so that the limit bounds every
-  // planner at any size and density. 0: kWorkPerSecond per second of a
-  // finite time limit, so that the count ends about when the clock would;
-  // kDefaultWorkLimit without one.
+  // of them per second on a typical core):
+  //   * the search planners (hill_climb, best, exact, cp) search for as
+  //     long as it lasts;
+  //   * a one-pass heuristic whose pass would cost more returns the naive
+  //     plan instead (counter pass_abandoned), so the limit bounds every
+  //     planner at any size and density;
+  //   * 0: kWorkPerSecond per second of a finite time limit, else
+  //     kDefaultWorkLimit.
   int64_t work_limit = 0;
   // Seed of every random choice, so that the same input gives the same plan.
   uint64_t seed = 0;
   // Worker threads for planners that can use them.
   int threads = 1;
-  // Counted patience of a search: hill_climb and exact (when minimising the
-  // peak) stop once they have spent this many work units since their last
-  // smaller plan, and at least four times as many as they spent before it
-  // (a search whose gains come later and later runs on), so that a search
-  // runs only while it still pays. 0: no such stop, the work limit alone.
-  // best sets it (its option `patience`). Counted, so the same on any
-  // machine.
+  // Counted patience of a search (hill_climb, and exact when minimising):
+  // it stops once it has spent this many work units since its last smaller
+  // plan, and at least four times as many as it spent before it, so that a
+  // search runs only while it still pays. 0: the work limit alone. best
+  // sets it (its option `patience`).
   int64_t patience = 0;
   // Called on the solving thread with each plan smaller than any before in
   // this Solve (best: once per smaller peak, whichever member found it; a
