@@ -41,7 +41,7 @@ cd "$(dirname "$0")/.."
   flags=("$@")
   tag=$(printf "%s" "${flags[*]}" | tr -c "a-zA-Z0-9" _)
   file='"$out"'/$(basename "${input%.*}").$tag.$ext
-  if [ "${flags[-1]}" = --graph-out ]; then
+  if ((${#flags[@]})) && [ "${flags[-1]}" = --graph-out ]; then
     flags[-1]=--graph-out=${file%.*}.graph.json
   fi
   if ! '"$tool"' plan "$input" "${flags[@]}" --quiet \
