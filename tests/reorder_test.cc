@@ -20,6 +20,7 @@
 #include "gtest/gtest.h"
 #include "memplan/io.h"
 #include "memplan/memplan.h"
+#include "memplan/verify.h"
 #include "test_util.h"
 #include "valid_orders.h"
 
@@ -624,6 +625,56 @@ TEST(OrderEffortTest, APassedDeadlineStopsTheSearches) {
   EXPECT_TRUE(window->cut);
   EXPECT_LE(window->passes, 1);
   EXPECT_TRUE(ValidOrders(graph).Valid(window->order));
+}
+
+TEST(OrderEffortTest, PlanMemorySharesItsLimitsWithTheOrdering) {
+  int differs = 0;
+  for (uint64_t seed = 0; seed < 12; ++seed) {
+    const Graph graph = WithWrites(testing::RandomGraph(seed, 60), seed);
+    if (!BuildProblem(graph).ok()) continue;
+    SCOPED_TRACE(absl::StrCat("seed ", seed));
+    PlanMemoryOptions options;
+    options.reorder = "optimal";
+    options.plan.work_limit = 6'000;
+    absl::StatusOr<GraphPlan> plan = PlanMemory(graph, options);
+    ASSERT_TRUE(plan.ok()) << plan.status();
+    EXPECT_TRUE(VerifyPlan(plan->problem, plan->plan).ok());
+    // The ordering gets half of the work limit (SplitOrderingEffort).
+    absl::StatusOr<std::vector<int>> half =
+        ComputeOpOrder(graph, "optimal", {}, {.work_limit = 3'000});
+    ASSERT_TRUE(half.ok()) << half.status();
+    EXPECT_EQ(plan->op_order, *half);
+    absl::StatusOr<std::vector<int>> unlimited =
+        ComputeOpOrder(graph, "optimal");
+    ASSERT_TRUE(unlimited.ok()) << unlimited.status();
+    differs += plan->op_order != *unlimited;
+  }
+  EXPECT_GT(differs, 0);  // the limit reaches the ordering
+}
+
+TEST(OrderEffortTest, PlacedSharesItsLimitsAmongTheCandidates) {
+  for (uint64_t seed = 0; seed < 6; ++seed) {
+    const Graph graph = WithWrites(testing::RandomGraph(seed, 60), seed);
+    if (!BuildProblem(graph).ok()) continue;
+    SCOPED_TRACE(absl::StrCat("seed ", seed));
+    PlanMemoryOptions options;
+    options.reorder = kPlacedOrdering;
+    options.plan.work_limit = 8'000;
+    absl::StatusOr<GraphPlan> plan = PlanMemory(graph, options);
+    ASSERT_TRUE(plan.ok()) << plan.status();
+    EXPECT_TRUE(VerifyPlan(plan->problem, plan->plan).ok());
+    // The two searching orderings share half of the work limit.
+    std::vector<int> own(graph.ops.size());
+    std::iota(own.begin(), own.end(), 0);
+    std::set<std::vector<int>> candidates = {own};
+    for (const char* name : {"memory", "window", "optimal"}) {
+      absl::StatusOr<std::vector<int>> order =
+          ComputeOpOrder(graph, name, {}, {.work_limit = 2'000});
+      ASSERT_TRUE(order.ok()) << order.status();
+      candidates.insert(*order);
+    }
+    EXPECT_TRUE(candidates.contains(plan->op_order));
+  }
 }
 
 }  // namespace

@@ -17,6 +17,7 @@
 #include "base/status_macros.h"
 #include "memplan/registry.h"
 #include "memplan/reorder.h"
+#include "order/order_effort.h"
 
 namespace memplan {
 
@@ -41,6 +42,22 @@ absl::StatusOr<GraphPlan> PlanInOrder(const Graph& graph,
   return result;
 }
 
+// `fraction` of the limits `plan` sets, within one deadline for the whole
+// run; {} (no limit) when `plan` sets none, so that an unbounded run orders
+// as it always does.
+PlanOptions ShareOf(const PlanOptions& plan, double fraction,
+                    absl::Time deadline) {
+  if (!internal::HasLimit(plan)) return {};
+  PlanOptions part;
+  part.work_limit = std::max<int64_t>(
+      1, static_cast<int64_t>(static_cast<double>(WorkLimit(plan)) * fraction));
+  if (plan.time_limit != absl::InfiniteDuration()) {
+    part.time_limit = plan.time_limit * fraction;
+  }
+  part.deadline = deadline;
+  return part;
+}
+
 }  // namespace
 
 absl::StatusOr<GraphPlan> PlanMemory(const Graph& graph,
@@ -48,25 +65,37 @@ absl::StatusOr<GraphPlan> PlanMemory(const Graph& graph,
   if (options.reorder != kPlacedOrdering) {
     std::vector<int> order(graph.ops.size());
     std::iota(order.begin(), order.end(), 0);
+    // The ordering's search and the planning share the limits.
+    PlanMemoryOptions rest = options;
     if (!options.reorder.empty()) {
+      const PlanOptions effort =
+          SplitOrderingEffort(options.reorder, rest.plan);
       MEMPLAN_ASSIGN_OR_RETURN(
-          order, ComputeOpOrder(graph, options.reorder, options.build));
+          order, ComputeOpOrder(graph, options.reorder, options.build, effort));
     }
-    return PlanInOrder(graph, std::move(order), options);
+    return PlanInOrder(graph, std::move(order), rest);
   }
   // The placed peak decides: the plan of each distinct candidate order.
   std::vector<std::string> candidates = {"", "memory", "window"};
   if (static_cast<int>(graph.ops.size()) <= kPlacedOptimalOps) {
     candidates.push_back("optimal");
   }
+  // Under a limit, the searching orderings share half of it and the plans
+  // of the candidates the other half, all within one deadline.
+  absl::Time deadline = options.plan.deadline;
+  if (options.plan.time_limit != absl::InfiniteDuration()) {
+    deadline = std::min(deadline, absl::Now() + options.plan.time_limit);
+  }
+  const double searches = candidates.size() - 2.0;
+  const PlanOptions effort = ShareOf(options.plan, 0.5 / searches, deadline);
   std::optional<GraphPlan> best;
   std::vector<std::vector<int>> planned;
   for (const std::string& name : candidates) {
     std::vector<int> order(graph.ops.size());
     std::iota(order.begin(), order.end(), 0);
     if (!name.empty()) {
-      MEMPLAN_ASSIGN_OR_RETURN(order,
-                               ComputeOpOrder(graph, name, options.build));
+      MEMPLAN_ASSIGN_OR_RETURN(
+          order, ComputeOpOrder(graph, name, options.build, effort));
     }
     if (std::find(planned.begin(), planned.end(), order) != planned.end()) {
       continue;
@@ -74,6 +103,13 @@ absl::StatusOr<GraphPlan> PlanMemory(const Graph& graph,
     planned.push_back(order);
     PlanMemoryOptions one = options;
     one.reorder = name;
+    if (internal::HasLimit(options.plan)) {
+      PlanOptions share =
+          ShareOf(options.plan, 0.5 / candidates.size(), deadline);
+      one.plan.work_limit = share.work_limit;
+      one.plan.time_limit = share.time_limit;
+      one.plan.deadline = share.deadline;
+    }
     MEMPLAN_ASSIGN_OR_RETURN(GraphPlan plan,
                              PlanInOrder(graph, std::move(order), one));
     if (!best.has_value() || plan.plan.peak < best->plan.peak) {
