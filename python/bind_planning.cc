@@ -149,8 +149,8 @@ void SetProgress(const SolveArgs& solve,
   };
 }
 
-// The order of the smallest placed peak; the result records the ordering
-// that gave it, which verify() recomputes by name.
+// The order of the smallest placed peak; the result records it and the
+// ordering that gave it.
 void PlanPlaced(const Graph& graph, const std::string& name,
                 const SolveArgs& solve, const PlanOptions& options,
                 PlanResult* result) {
@@ -223,8 +223,20 @@ PlanResult RunPlanner(const py::object& input, const SolveArgs& solve,
   return result;
 }
 
+// The problem `result` must place: `input` built in the order the plan
+// records (checked against what every ordering keeps), since an ordering
+// cut by a limit gives another order than its name does by default.
+Problem ProblemToVerify(const py::object& input, const PlanResult& result) {
+  if (result.reorder.empty() || !py::isinstance<Graph>(input)) {
+    return ProblemOf(input, result.build, result.reorder);
+  }
+  const Graph& graph = input.cast<const Graph&>();
+  Check(CheckOpOrder(graph, result.op_order, result.build));
+  return Take(BuildProblem(PermuteOps(graph, result.op_order), result.build));
+}
+
 void VerifyAgainst(const py::object& input, const PlanResult& result) {
-  const Problem problem = ProblemOf(input, result.build, result.reorder);
+  const Problem problem = ProblemToVerify(input, result);
   // The plan must place this problem's buffers: match them by name, in order.
   if (problem.buffers.size() != result.problem.buffers.size()) {
     throw py::value_error(

@@ -3,6 +3,7 @@
 
 #include <sys/wait.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <fstream>
 #include <map>
@@ -528,6 +529,33 @@ TEST(MemplanToolTest, PlacedRecordsTheOrderingItChose) {
   ToolRun stats = RunTool("stats " + Data("training/resnet18_train.json") +
                           " --reorder=placed");
   EXPECT_EQ(stats.exit_code, 2) << stats.output;
+}
+
+// An order cut by a work limit is not the one its name gives by default:
+// the plan file records the order itself, and verify uses it (checked
+// against what every ordering keeps) instead of running the ordering again.
+TEST(MemplanToolTest, AnOrderCutByALimitIsRecordedAndVerified) {
+  const std::string input = Data("order/darts_seed1.json");
+  const std::string out = Temp("darts_cut.json");
+  ToolRun run = RunTool("plan " + input +
+                        " --planner=greedy_by_size --reorder=optimal "
+                        "--work-limit=20000 --out=" +
+                        out);
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  nlohmann::json plan = nlohmann::json::parse(Slurp(out));
+  ASSERT_TRUE(plan["build"]["op_order"].is_array());
+  ToolRun verify = RunTool("verify " + input + " " + out);
+  EXPECT_EQ(verify.exit_code, 0) << verify.output;
+  EXPECT_THAT(verify.output, HasSubstr("valid plan"));
+  // A recorded order that breaks a dependency is refused, naming the ops.
+  std::vector<std::string> order = plan["build"]["op_order"];
+  std::reverse(order.begin(), order.end());
+  plan["build"]["op_order"] = order;
+  const std::string forged = Temp("darts_forged_order.json");
+  std::ofstream(forged) << plan.dump();
+  ToolRun bad = RunTool("verify " + input + " " + forged);
+  EXPECT_EQ(bad.exit_code, 1) << bad.output;
+  EXPECT_THAT(bad.output, HasSubstr("the op order runs"));
 }
 
 TEST(MemplanToolTest, MultiPoolSummaryReportsEachPool) {

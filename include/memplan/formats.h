@@ -63,6 +63,11 @@ struct PlanProvenance {
   std::string input_hash;  // ContentHash() of the input's (decompressed) bytes
   BuildOptions build;      // as the input was built
   std::string reorder;     // the op ordering; empty = the input's own order
+  // The ops' names in the order planned, when `reorder` is set: written from
+  // PlanJsonOptions::graph (the graph in that order), and read back so that
+  // a reader need not run the ordering again (a search cut by a time or
+  // work limit gives another order than its name does by default).
+  std::vector<std::string> op_order;
 };
 
 struct PlanJsonOptions {

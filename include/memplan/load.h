@@ -168,8 +168,11 @@ absl::StatusOr<Plan> ParsePlanFile(const PlanFile& file,
 // notes. In every case a plan that records its input's hash is checked
 // against the input's contents.
 struct PlanBuild {
-  BuildOptions build;     // the input is built with these
-  std::string reorder;    // and ops in this ordering (empty = the file's)
+  BuildOptions build;   // the input is built with these
+  std::string reorder;  // and ops in this ordering (empty = the file's)
+  // The order that ordering gave, as op names, when the plan records it
+  // (then it is used, once checked, instead of running the ordering).
+  std::vector<std::string> op_order;
   bool recorded = false;  // from the plan's record, not the caller's options
   // What the plan records that differs from the input's declarations and
   // was accepted, in words, one clause each.

@@ -72,6 +72,13 @@ absl::StatusOr<std::vector<int>> ComputeOpOrder(
 // verify`).
 PlanOptions SplitOrderingEffort(std::string_view ordering, PlanOptions& plan);
 
+// OK when `order` (as ComputeOpOrder() gives it) is a permutation of the
+// ops of `graph` that keeps what every ordering keeps (dependencies,
+// in-place merges, writes, pinned ops); else InvalidArgument naming an op
+// that runs before one it must follow. For an order read from a file.
+absl::Status CheckOpOrder(const Graph& graph, const std::vector<int>& order,
+                          const BuildOptions& options = {});
+
 // `graph` with its ops in `order` (as ComputeOpOrder() gives it: order[k] is
 // the index of the op that runs at step k, a permutation of the op indices).
 Graph PermuteOps(const Graph& graph, const std::vector<int>& order);

@@ -1068,3 +1068,23 @@ def test_pinned_ops_keep_their_order():
     with pytest.raises(ValueError, match='op "fb1".*"pinned"'):
         data["ops"][1]["pinned"] = 1
         memplan.graph_from_dict(data)
+
+
+def test_an_order_cut_by_a_limit_verifies(tmp_path):
+    # A work limit cuts the optimal search short: its order is not the one
+    # "optimal" gives by default, and verify() checks the plan in the order
+    # it records, as does the tool with the plan file.
+    path = DATA / "order" / "darts_seed1.json"
+    graph = memplan.read_graph(path)
+    plan = memplan.plan(
+        graph, "greedy_by_size", reorder="optimal", work_limit=20000
+    )
+    default = memplan.plan(graph, "greedy_by_size", reorder="optimal")
+    assert plan.op_order != default.op_order
+    memplan.verify(graph, plan)
+    out = tmp_path / "cut.json"
+    memplan.write_plan(plan, out, input=path)
+    recorded = json.loads(out.read_text())["build"]["op_order"]
+    assert recorded == [graph.ops[i].name for i in plan.op_order]
+    if TOOL:
+        tool("verify", path, out)

@@ -49,7 +49,7 @@ std::string ContentHash(std::string_view bytes) {
 
 namespace {
 
-Json ProvenanceJson(const PlanProvenance& p) {
+Json ProvenanceJson(const PlanProvenance& p, const Graph* graph) {
   Json build = {{"alignment", p.build.alignment},
                 {"plan_constants", p.build.plan_constants},
                 {"plan_inputs", p.build.plan_inputs},
@@ -64,6 +64,11 @@ Json ProvenanceJson(const PlanProvenance& p) {
                        {"alignment", pool.alignment}});
     }
     build["pools"] = pools;
+  }
+  if (!p.reorder.empty() && graph != nullptr) {
+    Json order = Json::array();
+    for (const Op& op : graph->ops) order.push_back(op.name);
+    build["op_order"] = std::move(order);
   }
   return build;
 }
@@ -111,7 +116,7 @@ std::string PlanToJson(const Problem& problem, const Plan& plan,
     const PlanProvenance& p = *options.provenance;
     absl::StrAppend(&out, ",\n\"input\":",
                     Dump(Json({{"name", p.input}, {"hash", p.input_hash}})),
-                    ",\n\"build\":", Dump(ProvenanceJson(p)));
+                    ",\n\"build\":", Dump(ProvenanceJson(p, options.graph)));
   }
   absl::StrAppend(
       &out, ",\n\"planner\":", Dump(Json(plan.planner)),
@@ -178,10 +183,30 @@ absl::StatusOr<Json> ParsePlanRoot(std::string_view std_text) {
   return root;
 }
 
+// The names of "op_order", a list of op names, into `order`.
+absl::Status ParseRecordedOrder(const Json& json, const std::string& where,
+                                std::vector<std::string>* order) {
+  auto it = json.find("op_order");
+  if (it == json.end()) return absl::OkStatus();
+  if (!it->is_array()) {
+    return absl::InvalidArgumentError(
+        where + ": \"op_order\" must be an array of op names");
+  }
+  for (const Json& name : *it) {
+    if (!name.is_string()) {
+      return absl::InvalidArgumentError(
+          where + ": \"op_order\" must be an array of op names");
+    }
+    order->push_back(name.get<std::string>());
+  }
+  return absl::OkStatus();
+}
+
 // The "build" object of a plan file: the BuildOptions, and the op ordering
-// into `reorder`.
-absl::StatusOr<BuildOptions> ParseRecordedBuild(const Json& json,
-                                                std::string* reorder) {
+// into `reorder` (with the order it gave into `op_order`).
+absl::StatusOr<BuildOptions> ParseRecordedBuild(
+    const Json& json, std::string* reorder,
+    std::vector<std::string>* op_order) {
   BuildOptions build;
   const std::string where = "the plan's build";
   MEMPLAN_ASSIGN_OR_RETURN(build.alignment,
@@ -200,6 +225,7 @@ absl::StatusOr<BuildOptions> ParseRecordedBuild(const Json& json,
     *field = it->get<bool>();
   }
   MEMPLAN_ASSIGN_OR_RETURN(*reorder, GetString(json, "reorder", where, false));
+  MEMPLAN_RETURN_IF_ERROR(ParseRecordedOrder(json, where, op_order));
   if (auto pools = json.find("pools"); pools != json.end()) {
     if (!pools->is_array()) {
       return absl::InvalidArgumentError(where + ": \"pools\" must be an array");
@@ -272,7 +298,8 @@ absl::StatusOr<std::optional<PlanProvenance>> ParsePlanProvenance(
                            GetString(*input, "name", "the plan's input", true));
   MEMPLAN_ASSIGN_OR_RETURN(p.input_hash,
                            GetString(*input, "hash", "the plan's input", true));
-  MEMPLAN_ASSIGN_OR_RETURN(p.build, ParseRecordedBuild(*build, &p.reorder));
+  MEMPLAN_ASSIGN_OR_RETURN(p.build,
+                           ParseRecordedBuild(*build, &p.reorder, &p.op_order));
   return p;
 }
 
@@ -359,7 +386,7 @@ std::string SymbolicPlanToJson(const SymbolicGraphPlan& plan,
     const PlanProvenance& p = *options.provenance;
     absl::StrAppend(&out, ",\n\"input\":",
                     Dump(Json({{"name", p.input}, {"hash", p.input_hash}})),
-                    ",\n\"build\":", Dump(ProvenanceJson(p)));
+                    ",\n\"build\":", Dump(ProvenanceJson(p, nullptr)));
   }
   absl::StrAppend(&out, ",\n\"planner\":", Dump(Json(plan.planner)),
                   ",\n\"dims\":", Dump(DimsToJson(problem.dims)));

@@ -14,6 +14,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
@@ -184,10 +185,34 @@ absl::StatusOr<ParsedInput> ParseInput(const std::string& path,
   return parsed;
 }
 
-absl::StatusOr<LoadedInput> BuildInput(ParsedInput parsed,
-                                       const BuildOptions& build,
-                                       const std::string& reorder,
-                                       const PlanOptions& effort = {}) {
+// The op indices of `graph` in the order of `names`, checked (CheckOpOrder).
+absl::StatusOr<std::vector<int>> RecordedOrder(
+    const Graph& graph, const std::vector<std::string>& names,
+    const BuildOptions& build) {
+  absl::flat_hash_map<std::string, int> by_name;
+  for (int i = 0; i < static_cast<int>(graph.ops.size()); ++i) {
+    by_name.emplace(graph.ops[i].name, i);
+  }
+  std::vector<int> order;
+  order.reserve(names.size());
+  for (const std::string& name : names) {
+    auto it = by_name.find(name);
+    if (it == by_name.end()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "the plan's op_order names op \"", name, "\", not in the graph"));
+    }
+    order.push_back(it->second);
+  }
+  MEMPLAN_RETURN_IF_ERROR(CheckOpOrder(graph, order, build));
+  return order;
+}
+
+// `recorded_order`: the op names in the order a plan file records, used
+// instead of running `reorder` again when not empty.
+absl::StatusOr<LoadedInput> BuildInput(
+    ParsedInput parsed, const BuildOptions& build, const std::string& reorder,
+    const PlanOptions& effort = {},
+    const std::vector<std::string>& recorded_order = {}) {
   LoadedInput input;
   input.content_hash = std::move(parsed.content_hash);
   if (!parsed.graph.has_value()) {
@@ -211,7 +236,11 @@ absl::StatusOr<LoadedInput> BuildInput(ParsedInput parsed,
     input.graph = std::move(graph);
     return input;
   }
-  if (!reorder.empty()) {
+  if (!reorder.empty() && !recorded_order.empty()) {
+    MEMPLAN_ASSIGN_OR_RETURN(input.op_order,
+                             RecordedOrder(graph, recorded_order, build));
+    graph = PermuteOps(graph, input.op_order);
+  } else if (!reorder.empty()) {
     MEMPLAN_ASSIGN_OR_RETURN(input.op_order,
                              ComputeOpOrder(graph, reorder, build, effort));
     graph = PermuteOps(graph, input.op_order);
@@ -398,6 +427,7 @@ absl::StatusOr<PlanBuild> ApplyRecordedBuild(
   out.recorded = true;
   out.build = recorded.build;
   out.reorder = recorded.reorder;
+  out.op_order = recorded.op_order;
   const char* input = graph != nullptr ? "graph" : "input";
   if (!declared_pools.empty()) {
     // The pools the plan was made with: the recorded ones, else the
@@ -489,8 +519,8 @@ absl::StatusOr<PlanInput> LoadWithRecord(
     out.build.reorder = options.reorder;
   }
   MEMPLAN_ASSIGN_OR_RETURN(
-      out.input,
-      BuildInput(std::move(parsed), out.build.build, out.build.reorder));
+      out.input, BuildInput(std::move(parsed), out.build.build,
+                            out.build.reorder, {}, out.build.op_order));
   return out;
 }
 

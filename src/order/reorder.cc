@@ -290,6 +290,40 @@ absl::StatusOr<std::vector<int>> ComputeOpOrder(const Graph& graph,
   return std::move(memory.first);
 }
 
+absl::Status CheckOpOrder(const Graph& graph, const std::vector<int>& order,
+                          const BuildOptions& options) {
+  const int n = static_cast<int>(graph.ops.size());
+  std::vector<int> step(n, -1);
+  if (static_cast<int>(order.size()) != n) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "an op order of ", order.size(), " ops for a graph of ", n));
+  }
+  for (int k = 0; k < n; ++k) {
+    if (order[k] < 0 || order[k] >= n || step[order[k]] >= 0) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "the op order is not a permutation of the graph's ops (at step ", k,
+          ")"));
+    }
+    step[order[k]] = k;
+  }
+  MEMPLAN_ASSIGN_OR_RETURN(const Problem problem, BuildProblem(graph, options));
+  absl::flat_hash_map<std::string, int> index;
+  for (int t = 0; t < static_cast<int>(graph.tensors.size()); ++t) {
+    index.emplace(graph.tensors[t].name, t);
+  }
+  const Dag dag = BuildDag(graph, index, ByteGroups(graph, problem, index));
+  for (int u = 0; u < n; ++u) {
+    for (int v : dag.succ[u]) {
+      if (step[v] < step[u]) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "the op order runs \"", graph.ops[v].name, "\" before \"",
+            graph.ops[u].name, "\", which every order keeps before it"));
+      }
+    }
+  }
+  return absl::OkStatus();
+}
+
 namespace internal {
 
 absl::StatusOr<std::pair<std::vector<int>, Bytes>> MemoryOrder(
