@@ -383,7 +383,16 @@ TEST(SymbolicToolTest, VerifiesAPlanWithBuckets) {
   EXPECT_THAT(run.output, HasSubstr("65"));
   run = RunTool("verify " + graph + " " + gap + " --dim seq=65");
   EXPECT_EQ(run.exit_code, 1) << run.output;
-  EXPECT_THAT(run.output, HasSubstr("no bucket holds seq=65"));
+  EXPECT_THAT(run.output, HasSubstr("should start at 65"));
+  // Overlapping buckets are refused at a value both hold, before the first
+  // listed could be taken for it.
+  j = Json::parse(SymbolicPlanToJson(two));
+  j["buckets"][0]["dims"]["seq"]["max"] = 128;
+  const std::string overlap = WriteTemp("buckets_overlap.json", j.dump());
+  run = RunTool("verify " + graph + " " + overlap + " --dim seq=100");
+  EXPECT_EQ(run.exit_code, 1) << run.output;
+  EXPECT_THAT(run.output, HasSubstr("invalid plan: bucket [65, 2048]"));
+  EXPECT_THAT(run.output, HasSubstr("should start at 129"));
 }
 
 TEST(SymbolicToolTest, PlansWithBucketsOnATransformer) {

@@ -20,6 +20,12 @@ namespace memplan {
 absl::Status VerifySymbolicPlan(const SymbolicProblem& problem,
                                 const SymbolicPlan& plan);
 
+// Checks that the buckets cover every value of the problem's dims exactly
+// once, each cutting the same dim (or one bucket covering everything),
+// without proving their plans: what must hold before a plan's bucket is
+// looked up at one value of the dims.
+absl::Status VerifyBucketStructure(const SymbolicGraphPlan& plan);
+
 // Proves that the buckets cover every value of the problem's dims exactly
 // once (each bucket's ranges inside the problem's), and every bucket's plan
 // over its ranges (VerifySymbolicPlan).

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
 #include "memplan/symbolic.h"
@@ -276,7 +277,11 @@ absl::Status VerifySymbolicPlan(const SymbolicProblem& problem,
   return Verifier(problem, plan, std::move(box)).Run();
 }
 
-absl::Status VerifySymbolicGraphPlan(const SymbolicGraphPlan& plan) {
+namespace {
+
+// The dim the buckets cut (empty when one bucket covers everything), once
+// the buckets are known to cover every value of the dims exactly once.
+absl::StatusOr<std::string> CutDimOfBuckets(const SymbolicGraphPlan& plan) {
   const SymbolicProblem& problem = plan.problem;
   if (plan.buckets.empty()) {
     return absl::InvalidArgumentError("the plan has no bucket");
@@ -330,8 +335,20 @@ absl::Status VerifySymbolicGraphPlan(const SymbolicGraphPlan& plan) {
                        ", before its maximum ", whole.max));
     }
   }
+  return cut;
+}
+
+}  // namespace
+
+absl::Status VerifyBucketStructure(const SymbolicGraphPlan& plan) {
+  return CutDimOfBuckets(plan).status();
+}
+
+absl::Status VerifySymbolicGraphPlan(const SymbolicGraphPlan& plan) {
+  MEMPLAN_ASSIGN_OR_RETURN(const std::string cut, CutDimOfBuckets(plan));
   for (const SymbolicBucket& b : plan.buckets) {
-    MEMPLAN_ASSIGN_OR_RETURN(const SymbolicProblem sub, b.ProblemOf(problem));
+    MEMPLAN_ASSIGN_OR_RETURN(const SymbolicProblem sub,
+                             b.ProblemOf(plan.problem));
     if (absl::Status s = VerifySymbolicPlan(sub, b.plan); !s.ok()) {
       if (plan.buckets.size() == 1) return s;
       return absl::Status(

@@ -347,6 +347,12 @@ absl::Status VerifySymbolicPlanAt(const PlanFile& file,
     return absl::InvalidArgumentError(
         absl::StrCat(file.path, ": ", symbolic.status().message()));
   }
+  // Exactly one bucket must hold each value before one is looked up: with
+  // overlapping buckets the first listed would otherwise be taken unseen.
+  if (absl::Status s = VerifyBucketStructure(*symbolic); !s.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("invalid plan: ", s.message()));
+  }
   const SymbolicBucket* bucket = symbolic->Find(*values);
   if (bucket == nullptr) {
     return absl::InvalidArgumentError(
