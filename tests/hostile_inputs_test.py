@@ -89,10 +89,10 @@ def bomb_cases(path, scale):
     # limit, so read and refused by the parser), and one above a lower limit.
     p = path("zeros.json.gz")
     write_gzip_of(p, bytes(MIB), 1024 // scale)
-    cases.append(("gzip_bomb_json", ["stats", p], p, None))
+    cases.append(("gzip_bomb_json", ["stats", p], p, "byte 0 is 0x00"))
     p = path("zeros.csv.gz")
     write_gzip_of(p, bytes(MIB), 256)
-    cases.append(("gzip_bomb_csv", ["stats", p], p, None))
+    cases.append(("gzip_bomb_csv", ["stats", p], p, "byte 0 is 0x00"))
     p = path("over_limit.json.gz")
     write_gzip_of(p, b" " * MIB, 256, tail=SMALL_GRAPH.encode())
     cases.append(
@@ -212,7 +212,7 @@ def not_a_graph_cases(path, scale):
         f.write(SMALL_GRAPH)
     plan = path("bomb.plan.json.gz")
     write_gzip_of(plan, bytes(MIB), 512 // scale)
-    cases.append(("plan_bomb", ["verify", p, plan], plan, None))
+    cases.append(("plan_bomb", ["verify", p, plan], plan, "byte 0 is 0x00"))
     return cases
 
 

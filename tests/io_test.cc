@@ -701,6 +701,52 @@ TEST(LoadInputOfPlanTest, APlanOfOtherContentsIsAnError) {
   std::remove(plan.graph_path.c_str());
 }
 
+TEST(FilesTest, TextStopsAtTheFirstByteNoTextHolds) {
+  const std::string gz = TempPath("zeros.json.gz");
+  ASSERT_TRUE(WriteFile(gz, std::string(1 << 20, '\0')).ok());
+  // Read as bytes, the zeros are the contents; read as text, the first one
+  // ends the read, named with its position.
+  absl::StatusOr<std::string> bytes = ReadFile(gz);
+  ASSERT_TRUE(bytes.ok()) << bytes.status();
+  EXPECT_EQ(bytes->size(), size_t{1} << 20);
+  EXPECT_THAT(ErrorOf(ReadFile(gz, {.text = true}).status()),
+              HasSubstr("is not a text file (JSON or CSV): byte 0 is 0x00 "
+                        "after decompression"));
+  // The loader reads a graph JSON as text.
+  absl::StatusOr<LoadedInput> loaded = LoadInput(gz, {});
+  ASSERT_FALSE(loaded.ok());
+  EXPECT_THAT(loaded.status().message(), HasSubstr("byte 0 is 0x00"));
+  const std::string plain = TempPath("control.csv");
+  ASSERT_TRUE(WriteFile(plain, "id,lower,upper,size\r\n\ta,0,1,\x01\n").ok());
+  EXPECT_THAT(ErrorOf(ReadFile(plain, {.text = true}).status()),
+              HasSubstr("byte 28 is 0x01"));
+  std::remove(gz.c_str());
+  std::remove(plain.c_str());
+}
+
+TEST(GraphJsonTest, ElementsParsedAsReadGiveTheSameGraphAndFirstErrors) {
+  // The streamed tensors and ops: the same graph as written, and with a
+  // bad tensor and a bad op, the tensor's error first, as before.
+  absl::StatusOr<std::string> text =
+      ReadFile(testing::DataPath("models/resnet18.json"));
+  ASSERT_TRUE(text.ok()) << text.status();
+  absl::StatusOr<Graph> graph = ParseGraphJson(*text);
+  ASSERT_TRUE(graph.ok()) << graph.status();
+  EXPECT_GT(graph->ops.size(), 10u);
+  absl::StatusOr<Graph> again = ParseGraphJson(GraphToJson(*graph));
+  ASSERT_TRUE(again.ok()) << again.status();
+  EXPECT_EQ(*again, *graph);
+  const std::string bad =
+      R"({"ops": [{"name": "o", "inputs": 3}], "format": "memplan-graph-v1",)"
+      R"( "tensors": [{"name": "a", "size": 1}, {"name": "b"}]})";
+  EXPECT_THAT(ErrorOf(ParseGraphJson(bad).status()),
+              HasSubstr("tensor \"b\" has no size"));
+  const std::string not_format =
+      R"({"tensors": [{"name": "b"}], "ops": [], "format": "x"})";
+  EXPECT_THAT(ErrorOf(ParseGraphJson(not_format).status()),
+              HasSubstr("unsupported graph format"));
+}
+
 TEST(FilesTest, UncompressedNameDropsOneGz) {
   EXPECT_EQ(UncompressedName("plan.json.gz"), "plan.json");
   EXPECT_EQ(UncompressedName("plan.json"), "plan.json");

@@ -131,6 +131,11 @@ inline constexpr size_t kMaxNameBytes = 64 << 10;
 
 struct ReadOptions {
   int64_t max_bytes = kDefaultMaxInputBytes;  // of the decompressed contents
+  // The contents must be text (JSON or CSV): the read stops at the first
+  // byte no such file holds (NUL or another control byte but tab, line feed
+  // and carriage return), so that a compressed file of zeros ends at once
+  // instead of after decompressing up to max_bytes.
+  bool text = false;
 };
 
 // Whole files; a name ending in ".gz" is read or written through zlib.

@@ -16,6 +16,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "memplan/formats.h"
 
 namespace memplan {
@@ -63,6 +64,21 @@ absl::Status CheckReadable(const std::string& path, const ReadOptions& options,
   }
 }
 
+// InvalidArgument when `chunk`, read at byte `offset` of `path`, holds a
+// byte that no JSON or CSV file holds (ReadOptions::text).
+absl::Status CheckText(const std::string& path, std::string_view chunk,
+                       int64_t offset) {
+  for (size_t i = 0; i < chunk.size(); ++i) {
+    const unsigned char c = static_cast<unsigned char>(chunk[i]);
+    if (c >= 0x20 || c == '\t' || c == '\n' || c == '\r') continue;
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "\"%s\" is not a text file (JSON or CSV): byte %d is 0x%02x%s", path,
+        offset + static_cast<int64_t>(i), c,
+        IsCompressedName(path) ? " after decompression" : ""));
+  }
+  return absl::OkStatus();
+}
+
 // The ISIZE field of the gzip trailer: the last four bytes, little-endian.
 std::optional<uint32_t> RecordedSize(const std::string& path) {
   std::error_code error;  // not of a pipe: opening it twice could lose data
@@ -94,16 +110,21 @@ absl::StatusOr<std::string> ReadGzip(const std::string& path,
   char chunk[1 << 16];
   int n = 0;
   bool too_large = false;
+  absl::Status text = absl::OkStatus();
   while ((n = gzread(file, chunk, sizeof(chunk))) > 0) {
     if (static_cast<int64_t>(out.size()) + n > options.max_bytes) {
       too_large = true;
       break;
     }
+    if (options.text) {
+      text = CheckText(path, std::string_view(chunk, n), out.size());
+      if (!text.ok()) break;
+    }
     out.append(chunk, n);
   }
   // zlib reads a file that is not gzip as it is ("transparent"), and
   // reports a stream cut short (even at a flush point) only by Z_BUF_ERROR.
-  const bool not_gzip = gzdirect(file) == 1 && !out.empty();
+  const bool not_gzip = gzdirect(file) == 1 && (!out.empty() || !text.ok());
   int error = Z_OK;
   const char* message = gzerror(file, &error);
   const std::string what = message != nullptr ? message : "";
@@ -113,6 +134,7 @@ absl::StatusOr<std::string> ReadGzip(const std::string& path,
         "\"", path, "\" is not gzip data, although its name ends in .gz"));
   }
   if (too_large) return TooLarge(path, options.max_bytes, true);
+  if (!text.ok()) return text;
   if (n < 0 || error != Z_OK) {
     return absl::InvalidArgumentError(absl::StrCat(
         "cannot decompress \"", path, "\": ",
@@ -152,6 +174,9 @@ absl::StatusOr<std::string> ReadPlain(const std::string& path,
   }
   if (in.bad())
     return absl::DataLossError(absl::StrCat("cannot read \"", path, "\""));
+  if (options.text) {
+    if (absl::Status s = CheckText(path, contents, 0); !s.ok()) return s;
+  }
   return contents;
 }
 

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -241,11 +242,43 @@ Json PairsJson(const std::vector<OperandPair>& pairs) {
   return out;
 }
 
+// The tensors and ops of a graph, parsed as the reader meets them
+// (ElementSink); the first error of each is kept, to be reported in the
+// order of ParseGraphJson's checks.
+struct GraphElements {
+  Graph* graph;
+  absl::Status tensor_error;
+  absl::Status op_error;
+
+  void operator()(const std::string& key, size_t index, Json&& element) {
+    if (key == "tensors") {
+      if (!tensor_error.ok()) return;
+      absl::StatusOr<Tensor> tensor = ParseTensor(element, index);
+      if (!tensor.ok()) {
+        tensor_error = tensor.status();
+        return;
+      }
+      graph->tensors.push_back(*std::move(tensor));
+    } else if (op_error.ok()) {
+      absl::StatusOr<Op> op = ParseOp(element, index);
+      if (!op.ok()) {
+        op_error = op.status();
+        return;
+      }
+      graph->ops.push_back(*std::move(op));
+    }
+  }
+};
+
 }  // namespace
 
 absl::StatusOr<Graph> ParseGraphJson(std::string_view std_text) {
   const absl::string_view text(std_text.data(), std_text.size());
-  MEMPLAN_ASSIGN_OR_RETURN(Json root, ParseJson(text));
+  // Tensors and ops are parsed as they are read, never held as a document.
+  Graph graph;
+  GraphElements elements{.graph = &graph};
+  MEMPLAN_ASSIGN_OR_RETURN(
+      Json root, ParseJson(text, {"tensors", "ops"}, std::ref(elements)));
   if (!root.is_object())
     return absl::InvalidArgumentError("a graph must be a JSON object");
   MEMPLAN_ASSIGN_OR_RETURN(std::string format,
@@ -258,7 +291,6 @@ absl::StatusOr<Graph> ParseGraphJson(std::string_view std_text) {
   MEMPLAN_RETURN_IF_ERROR(CheckKeys(root, "the graph",
                                     {"format", "name", "source", "tensors",
                                      "ops", "pools", "conflicts", "dims"}));
-  Graph graph;
   MEMPLAN_ASSIGN_OR_RETURN(graph.name,
                            GetString(root, "name", "the graph", false));
   auto tensors = root.find("tensors");
@@ -269,14 +301,8 @@ absl::StatusOr<Graph> ParseGraphJson(std::string_view std_text) {
   if (ops == root.end() || !ops->is_array()) {
     return absl::InvalidArgumentError("the graph has no \"ops\" array");
   }
-  for (size_t i = 0; i < tensors->size(); ++i) {
-    MEMPLAN_ASSIGN_OR_RETURN(Tensor tensor, ParseTensor((*tensors)[i], i));
-    graph.tensors.push_back(std::move(tensor));
-  }
-  for (size_t i = 0; i < ops->size(); ++i) {
-    MEMPLAN_ASSIGN_OR_RETURN(Op op, ParseOp((*ops)[i], i));
-    graph.ops.push_back(std::move(op));
-  }
+  MEMPLAN_RETURN_IF_ERROR(elements.tensor_error);
+  MEMPLAN_RETURN_IF_ERROR(elements.op_error);
   MEMPLAN_ASSIGN_OR_RETURN(graph.pools, ParsePools(root));
   MEMPLAN_ASSIGN_OR_RETURN(graph.dims, ParseDims(root));
   MEMPLAN_RETURN_IF_ERROR(ValidateSymbolicSizes(graph));

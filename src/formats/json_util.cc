@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -39,6 +40,14 @@ std::string Position(absl::string_view text, size_t offset) {
 class DomBuilder {
  public:
   explicit DomBuilder(Json* root) : root_(root) {}
+
+  // Hands the elements of the root object's arrays under `keys` to `sink`
+  // as each is read (ElementSink).
+  void StreamElements(std::initializer_list<absl::string_view> keys,
+                      const ElementSink* sink) {
+    stream_keys_.assign(keys.begin(), keys.end());
+    sink_ = sink;
+  }
 
   bool null() { return Add(nullptr); }
   bool boolean(bool v) { return Add(v); }
@@ -152,6 +161,24 @@ class DomBuilder {
 
   bool Add(Json&& value) {
     Place(std::move(value));
+    return TakeElement();
+  }
+
+  // After a value is complete: when it is an element of a streamed array
+  // under the root object, hands it to the sink and drops it.
+  bool TakeElement() {
+    if (sink_ == nullptr || open_.size() != 2 || !open_[0].object ||
+        open_[1].object) {
+      return true;
+    }
+    Level& array = open_[1];
+    if (std::find(stream_keys_.begin(), stream_keys_.end(), array.under) ==
+        stream_keys_.end()) {
+      return true;
+    }
+    Json element = std::move(array.value->back());
+    array.value->erase(array.value->end() - 1);
+    (*sink_)(array.under, taken_[array.under]++, std::move(element));
     return true;
   }
 
@@ -169,7 +196,7 @@ class DomBuilder {
 
   bool Pop() {
     open_.pop_back();
-    return true;
+    return TakeElement();
   }
 
   Json* root_;
@@ -179,11 +206,20 @@ class DomBuilder {
   std::string error_;
   bool syntax_ = false;
   size_t position_ = 0;
+  std::vector<absl::string_view> stream_keys_;
+  const ElementSink* sink_ = nullptr;
+  absl::flat_hash_map<std::string, size_t> taken_;  // elements per key
 };
 
 }  // namespace
 
 absl::StatusOr<Json> ParseJson(absl::string_view text) {
+  return ParseJson(text, {}, nullptr);
+}
+
+absl::StatusOr<Json> ParseJson(absl::string_view text,
+                               std::initializer_list<absl::string_view> keys,
+                               const ElementSink& sink) {
   // nlohmann's lexer keeps every character of a token, whitespace before
   // it included: a flood of whitespace around the document (1 GiB of it)
   // would be copied whole. Skipped here; one inside the document still
@@ -195,6 +231,7 @@ absl::StatusOr<Json> ParseJson(absl::string_view text) {
       begin < end ? text.substr(begin, end - begin) : absl::string_view();
   Json root;
   DomBuilder builder(&root);
+  if (sink) builder.StreamElements(keys, &sink);
   bool ok = false;
   try {
     ok = Json::sax_parse(trimmed.begin(), trimmed.end(), &builder);

@@ -7,6 +7,7 @@
 #define MEMPLAN_FORMATS_JSON_UTIL_H_
 
 #include <cstdint>
+#include <functional>
 #include <initializer_list>
 #include <string>
 #include <vector>
@@ -25,6 +26,21 @@ using Json = nlohmann::json;
 // would keep the last silently), as is a number no double holds (1e400).
 // The one place of the readers that can throw, turned into a Status.
 absl::StatusOr<Json> ParseJson(absl::string_view text);
+
+// Takes each element of an array that is the value of a key of the root
+// object ("ops": [...]) as soon as it is read: its key, its index in the
+// array and the element. The element is not kept in the document, whose
+// array stays empty: a reader that turns elements into its own structures
+// at once never holds the whole document (a graph of 10^6 ops needed
+// 1.7 GB as one).
+using ElementSink =
+    std::function<void(const std::string& key, size_t index, Json&& element)>;
+
+// ParseJson, handing the elements of the arrays named by `keys` (under the
+// root object) to `sink` instead of keeping them.
+absl::StatusOr<Json> ParseJson(absl::string_view text,
+                               std::initializer_list<absl::string_view> keys,
+                               const ElementSink& sink);
 
 // Serialises `j`; a string that is not valid UTF-8 (a name read from a CSV or
 // made in code) is written with replacement characters instead of throwing.

@@ -172,7 +172,11 @@ struct ParsedInput {
 absl::StatusOr<ParsedInput> ParseInput(const std::string& path,
                                        const LoadOptions& options,
                                        bool is_plan = false) {
-  MEMPLAN_ASSIGN_OR_RETURN(std::string bytes, ReadFile(path, options.read));
+  // A graph JSON or buffer CSV is text: read as such, a compressed file of
+  // zeros stops at its first byte. An importer's format may be binary.
+  ReadOptions read = options.read;
+  read.text = ImporterFor(path, options) == nullptr;
+  MEMPLAN_ASSIGN_OR_RETURN(std::string bytes, ReadFile(path, read));
   ParsedInput parsed;
   parsed.content_hash = ContentHash(bytes);
   if (ImporterFor(path, options) == nullptr &&
@@ -398,7 +402,9 @@ absl::StatusOr<PlanFile> ReadPlanFile(const std::string& path,
                                       const ReadOptions& options) {
   PlanFile file;
   file.path = path;
-  MEMPLAN_ASSIGN_OR_RETURN(file.text, ReadFile(path, options));
+  ReadOptions read = options;
+  read.text = true;  // a plan file is JSON or CSV
+  MEMPLAN_ASSIGN_OR_RETURN(file.text, ReadFile(path, read));
   file.csv = UncompressedName(path).ends_with(".csv");
   return file;
 }

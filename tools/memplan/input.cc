@@ -230,7 +230,9 @@ absl::StatusOr<std::optional<SymbolicToolInput>> LoadSymbolicInput(
   } else if (UncompressedName(path).ends_with(".json")) {
     // Dims are declared under "dims": without the word, nothing is symbolic,
     // and the ordinary reading parses the file once.
-    absl::StatusOr<std::string> text = ReadFile(path, ReadOptionsFromFlags());
+    ReadOptions read = ReadOptionsFromFlags();
+    read.text = true;
+    absl::StatusOr<std::string> text = ReadFile(path, read);
     if (!text.ok() || !absl::StrContains(*text, "\"dims\"")) {
       return std::nullopt;
     }

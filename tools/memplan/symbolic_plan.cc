@@ -325,8 +325,9 @@ absl::Status VerifySymbolicPlanFile(
 absl::Status VerifySymbolicPlanAt(const PlanFile& file,
                                   const std::string& input_path,
                                   const PlanInput& input) {
-  absl::StatusOr<std::string> bytes =
-      ReadFile(input_path, ReadOptionsFromFlags());
+  ReadOptions read = ReadOptionsFromFlags();
+  read.text = true;  // a graph JSON
+  absl::StatusOr<std::string> bytes = ReadFile(input_path, read);
   if (!bytes.ok()) return bytes.status();
   absl::StatusOr<Graph> graph = ParseGraphJson(*bytes);
   if (!graph.ok()) return graph.status();
