@@ -153,8 +153,8 @@ PlanResult ReadPlan(const py::object& input, const std::string& path,
 Graph ReadGraph(const std::string& path, Bytes max_input_size,
                 const std::map<std::string, int64_t>& dims,
                 const PyDimRanges& dim_ranges) {
-  const std::string text = Take(
-      ReadFile(path, {.max_bytes = max_input_size, .text = true}), true);
+  const std::string text =
+      Take(ReadFile(path, {.max_bytes = max_input_size, .text = true}), true);
   absl::StatusOr<Graph> graph = ParseGraphJson(text);
   // Symbolic dims narrowed and bound as the tool's --dim does.
   if (graph.ok()) {
@@ -169,8 +169,8 @@ Graph ReadGraph(const std::string& path, Bytes max_input_size,
 
 // A buffer CSV as (Problem, PlanResult of its offset column or None).
 py::tuple ReadBufferCsv(const std::string& path, Bytes max_input_size) {
-  const std::string text = Take(
-      ReadFile(path, {.max_bytes = max_input_size, .text = true}), true);
+  const std::string text =
+      Take(ReadFile(path, {.max_bytes = max_input_size, .text = true}), true);
   BufferCsv csv = Take(ParseBufferCsv(text));
   if (!csv.plan.has_value()) {
     return py::make_tuple(csv.problem, py::none());
