@@ -91,7 +91,8 @@ absl::StatusOr<std::string> WriteTflitePlan(
 
 // The graph the offline plan already in `model` is checked against: its
 // tensors without kernel scratch (TFLM places that itself), RESHAPE's output
-// sharing its input's buffer only where the plan gives both one offset; and
+// sharing its input's buffer only where the plan gives both one offset
+// (offsets of constants and variable tensors are not checked); and
 // that plan for the problem built from it (alignment 16). InvalidArgument
 // naming the tensor when a tensor TFLM needs in the arena has offset -1 or a
 // misaligned one; FailedPrecondition when the model has no offline plan.
