@@ -136,7 +136,8 @@ TEST(TfliteTest, ReadsSubgraphZeroAsTflmPlansIt) {
   EXPECT_TRUE(BuildProblem(g).ok());
 }
 
-TEST(TfliteTest, TransposeConvScratchIsPlannedButGetsNoRow) {
+// A transposed convolution: int8 input [1,4,4,4] to output [1,8,8,2].
+ModelBuilder TransposeConvModel() {
   ModelBuilder m;
   const int shape = m.Tensor("shape", {4}, tflite::TensorType_INT32, true);
   const int w = m.Tensor("w", {2, 3, 3, 4}, tflite::TensorType_INT8, true);
@@ -145,6 +146,11 @@ TEST(TfliteTest, TransposeConvScratchIsPlannedButGetsNoRow) {
   m.Op(tflite::BuiltinOperator_TRANSPOSE_CONV, {shape, w, in}, {out});
   m.subgraph().inputs = {in};
   m.subgraph().outputs = {out};
+  return m;
+}
+
+TEST(TfliteTest, TransposeConvScratchIsPlannedButGetsNoRow) {
+  const ModelBuilder m = TransposeConvModel();
   absl::StatusOr<TfliteModel> model =
       ReadTfliteModelFromBytes(m.Bytes(), "tconv");
   ASSERT_TRUE(model.ok()) << model.status();
@@ -419,6 +425,14 @@ TEST(TfliteTest, ToolPlansWritesAndVerifiesAModel) {
   run = testing::RunTool(absl::StrCat("verify ", out));
   EXPECT_EQ(run.exit_code, 0) << run.output;
   EXPECT_THAT(run.output, HasSubstr("valid offline plan of"));
+  // The bare array: one row per flatbuffer tensor, none for the scratch.
+  const std::string tconv = (dir / "tconv.tflite").string();
+  std::ofstream(tconv, std::ios::binary) << TransposeConvModel().Bytes();
+  const std::string array = (dir / "tconv.bin").string();
+  run = testing::RunTool(
+      absl::StrCat("plan ", tconv, " --format=tflm-offline --out=", array));
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  EXPECT_EQ(std::filesystem::file_size(array), 4 * (3 + 4u));
   run = testing::RunTool(absl::StrCat("stats ", in));
   EXPECT_EQ(run.exit_code, 0) << run.output;
   EXPECT_THAT(run.output, HasSubstr("ops: 4"));

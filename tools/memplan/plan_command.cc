@@ -182,6 +182,28 @@ absl::StatusOr<std::string> PlannedTflite(const std::string& path,
 #endif
 }
 
+// --format=tflm-offline of a .tflite INPUT: the array the planned model's
+// metadata holds, one row per flatbuffer tensor (kernel scratch has none).
+absl::StatusOr<std::string> TfliteOfflineArray(const std::string& path,
+                                               const LoadedInput& input,
+                                               const Plan& plan) {
+#ifdef MEMPLAN_HAVE_TFLITE
+  absl::StatusOr<TfliteModel> model = ReadTfliteModel(path);
+  if (!model.ok()) return model.status();
+  absl::StatusOr<std::vector<int32_t>> offsets =
+      TfliteOfflineOffsets(*model, input.problem, plan);
+  if (!offsets.ok()) return offsets.status();
+  std::vector<int32_t> words = {1, 0, static_cast<int32_t>(offsets->size())};
+  words.insert(words.end(), offsets->begin(), offsets->end());
+  return TflmOfflinePlanBytes(words);
+#else
+  (void)input;
+  (void)plan;
+  return absl::UnimplementedError(absl::StrCat(
+      "\"", path, "\": this memplan was built without the TFLite reader"));
+#endif
+}
+
 // The plan file's text, in the format of --out (or --format).
 absl::StatusOr<std::string> PlanText(const Arguments& args,
                                      const LoadedInput& input, const Plan& plan,
@@ -197,6 +219,9 @@ absl::StatusOr<std::string> PlanText(const Arguments& args,
         std::filesystem::path(args.positional[0]).filename().string());
   } else if (format == OutputFormat::kTfliteModel) {
     return PlannedTflite(args.positional[0], input, plan);
+  } else if (format == OutputFormat::kTflmOffline &&
+             absl::EndsWith(args.positional[0], ".tflite")) {
+    return TfliteOfflineArray(args.positional[0], input, plan);
   } else if (format == OutputFormat::kTflmOffline) {
     absl::StatusOr<std::vector<int32_t>> offsets =
         TflmOfflinePlan(input.problem, plan, graph);
@@ -315,7 +340,8 @@ Command PlanCommand() {
           "--out=FILE.tflite writes the model with the plan as its offline "
           "plan (OfflineMemoryAllocation metadata, one offset per tensor, "
           "-1 where TFLM places it) and its operators in the planned order "
-          "(docs/tflite.md). --out never overwrites INPUT. "
+          "(docs/tflite.md); --format=tflm-offline of a .tflite INPUT writes "
+          "that metadata's array alone. --out never overwrites INPUT. "
           "--option NAME=VALUE sets an option of the planner (repeatable; "
           "`memplan planners NAME` lists them). A second line on stderr "
           "gives the plan's counters when its planner counts what it did "
