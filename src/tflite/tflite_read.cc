@@ -414,8 +414,9 @@ std::optional<std::vector<int32_t>> OfflinePlan(const tflite::Model& model,
     const size_t bytes = data == nullptr ? 0 : data->size();
     std::vector<int32_t> words(bytes / 4);
     if (!words.empty()) std::memcpy(words.data(), data->data(), bytes / 4 * 4);
-    if (bytes % 4 != 0 || words.size() < 3 ||
-        words[2] != static_cast<int64_t>(words.size()) - 3) {
+    // TFLM reads n offsets after the header and ignores what follows.
+    if (words.size() < 3 || words[2] < 0 ||
+        words[2] > static_cast<int64_t>(words.size()) - 3) {
       problem = absl::StrCat("its ", std::string(kTfliteOfflinePlanName),
                              " entry (", bytes,
                              " bytes) is no [version, subgraph, n, n offsets] "
@@ -428,7 +429,8 @@ std::optional<std::vector<int32_t>> OfflinePlan(const tflite::Model& model,
                              tensor_count, " tensors (TFLM refuses it)");
       return std::nullopt;
     }
-    found = std::vector<int32_t>(words.begin() + 3, words.end());
+    found =
+        std::vector<int32_t>(words.begin() + 3, words.begin() + 3 + words[2]);
   }
   return found;
 }

@@ -143,6 +143,15 @@ absl::StatusOr<std::string> WriteTflitePlan(const TfliteModel& model,
         absl::StrCat(offsets.size(), " offsets for the model's ",
                      model.tensor_count, " tensors"));
   }
+  flatbuffers::Verifier verifier(
+      reinterpret_cast<const uint8_t*>(model.bytes.data()), model.bytes.size());
+  if (!tflite::VerifyModelBuffer(verifier) ||
+      tflite::GetModel(model.bytes.data())->subgraphs() == nullptr ||
+      tflite::GetModel(model.bytes.data())->subgraphs()->size() == 0) {
+    return absl::InvalidArgumentError(
+        "the model's bytes are no TFLite model (read it with "
+        "ReadTfliteModel)");
+  }
   std::unique_ptr<tflite::ModelT> unpacked(
       tflite::GetModel(model.bytes.data())->UnPack());
   for (size_t b = 0; b < unpacked->buffers.size(); ++b) {
