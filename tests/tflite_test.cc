@@ -436,6 +436,9 @@ TEST(TfliteTest, ToolPlansWritesAndVerifiesAModel) {
   run = testing::RunTool(absl::StrCat("stats ", in));
   EXPECT_EQ(run.exit_code, 0) << run.output;
   EXPECT_THAT(run.output, HasSubstr("ops: 4"));
+  run = testing::RunTool(absl::StrCat("verify ", in, " ", out));
+  EXPECT_EQ(run.exit_code, 1) << run.output;
+  EXPECT_THAT(run.output, HasSubstr("holds its own offline plan"));
   run = testing::RunTool(absl::StrCat("verify ", in));
   EXPECT_EQ(run.exit_code, 1) << run.output;
   EXPECT_THAT(run.output, HasSubstr("no OfflineMemoryAllocation metadata"));

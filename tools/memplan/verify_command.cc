@@ -73,8 +73,13 @@ absl::Status VerifyTflite(const std::string& path) {
 
 absl::Status Run(const Arguments& args) {
   const std::string& path = args.positional.back();
-  if (args.positional.size() == 1 && path.ends_with(".tflite")) {
-    return VerifyTflite(path);
+  if (path.ends_with(".tflite")) {
+    if (args.positional.size() == 1) return VerifyTflite(path);
+    return absl::InvalidArgumentError(absl::StrCat(
+        path,
+        " is a model: it holds its own offline plan; check it with "
+        "memplan verify ",
+        path));
   }
   absl::StatusOr<PlanFile> file = ReadPlanFile(path, ReadOptionsFromFlags());
   if (!file.ok()) return file.status();
