@@ -22,6 +22,18 @@
 namespace memplan {
 namespace {
 
+// The input types of the optional importers this build has.
+constexpr const char* kOptionalInputTypes =
+#if defined(MEMPLAN_HAVE_ONNX) && defined(MEMPLAN_HAVE_TFLITE)
+    ", .onnx, .tflite";
+#elif defined(MEMPLAN_HAVE_ONNX)
+    ", .onnx";
+#elif defined(MEMPLAN_HAVE_TFLITE)
+    ", .tflite";
+#else
+    "";
+#endif
+
 using ::testing::HasSubstr;
 using ::testing::Not;
 
@@ -284,13 +296,9 @@ TEST(MemplanToolTest, BadInputIsOneLineAndNonZero) {
       {"plan " + Data("minimalloc/input.12.csv") + " --option node_limit",
        "--option=node_limit: expected NAME=VALUE"},
       {"planners nope", "unknown planner \"nope\""},
-#ifdef MEMPLAN_HAVE_ONNX
       {"stats " + Data("models/README.md"),
-       "unknown input type (expected .json, .json.gz, .csv, .csv.gz, .onnx)"},
-#else
-      {"stats " + Data("models/README.md"),
-       "unknown input type (expected .json, .json.gz, .csv, .csv.gz)"},
-#endif
+       "unknown input type (expected .json, .json.gz, .csv, .csv.gz" +
+           std::string(kOptionalInputTypes) + ")"},
       {"report " + Data("minimalloc/input.12.csv") +
            " --planner=exact --option bogus=1",
        "planner \"exact\" has no option \"bogus\""},

@@ -18,6 +18,9 @@
 #ifdef MEMPLAN_HAVE_ONNX
 #include "memplan/onnx.h"
 #endif
+#ifdef MEMPLAN_HAVE_TFLITE
+#include "memplan/tflite.h"
+#endif
 
 // ONNX inputs (read when memplan is built with the ONNX importer).
 ABSL_FLAG(std::vector<std::string>, dim, {},
@@ -144,6 +147,22 @@ absl::StatusOr<LoadedInput> LoadToolInput(const std::string& path,
 
 namespace {
 
+// `load` with the TFLite reader, when this memplan has it.
+absl::StatusOr<LoadOptions> AddTfliteImporter(const std::string& path,
+                                              LoadOptions load) {
+#ifdef MEMPLAN_HAVE_TFLITE
+  (void)path;
+  load.importers.push_back(TfliteImporter());
+  return load;
+#else
+  if (!absl::EndsWith(path, ".tflite")) return load;
+  return absl::UnimplementedError(absl::StrCat(
+      "\"", path,
+      "\": this memplan was built without the TFLite reader (it needs "
+      "libflatbuffers-dev and flatbuffers-compiler)"));
+#endif
+}
+
 // The options Load() reads `path` with: `options`, `reorder` and, for an
 // ONNX model, the importer of the flags (its counts into `stats`).
 #ifdef MEMPLAN_HAVE_ONNX
@@ -175,9 +194,9 @@ absl::StatusOr<LoadOptions> ToolLoadOptions(const std::string& path,
   absl::StatusOr<GraphImporter> importer = OnnxImporterFromFlags(stats);
   if (!importer.ok()) return importer.status();
   load.importers.push_back(*std::move(importer));
-  return load;
+  return AddTfliteImporter(path, std::move(load));
 #else
-  if (!absl::EndsWith(path, ".onnx")) return load;
+  if (!absl::EndsWith(path, ".onnx")) return AddTfliteImporter(path, load);
   return absl::UnimplementedError(absl::StrCat(
       "\"", path,
       "\": this memplan was built without the ONNX importer (it needs "
