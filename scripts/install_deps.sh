@@ -18,6 +18,8 @@ packages=(cmake ninja-build g++ libabsl-dev libgtest-dev libgmock-dev
           libbenchmark-dev nlohmann-json3-dev zlib1g-dev libgecode-dev
           libprotobuf-dev
           libonnx-dev
+          libflatbuffers-dev
+          flatbuffers-compiler
           chromium
           chromium-driver
           clang-format-14

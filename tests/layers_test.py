@@ -61,6 +61,7 @@ ALLOWED = {
     "load": {"base", "dims", "model", "effort", "order", "symbolic", "formats"},
     "report": {"base", "dims", "model", "formats", "compose"},
     "onnx": {"base", "dims", "model", "formats", "symbolic", "load"},
+    "tflite": {"base", "dims", "model", "formats", "load"},
 }
 
 # Public headers that declare no function defined out of line: their layer.

@@ -18,6 +18,9 @@
 #ifdef MEMPLAN_HAVE_ONNX
 #include "memplan/onnx.h"
 #endif
+#ifdef MEMPLAN_HAVE_TFLITE
+#include "memplan/tflite.h"
+#endif
 
 // ONNX inputs (read when memplan is built with the ONNX importer).
 ABSL_FLAG(std::vector<std::string>, dim, {},
@@ -167,6 +170,16 @@ absl::StatusOr<LoadOptions> ToolLoadOptions(const std::string& path,
     load.dims = std::move(dims->values);
     load.dim_ranges = std::move(dims->ranges);
   }
+#ifdef MEMPLAN_HAVE_TFLITE
+  load.importers.push_back(TfliteImporter());
+#else
+  if (absl::EndsWith(path, ".tflite")) {
+    return absl::UnimplementedError(absl::StrCat(
+        "\"", path,
+        "\": this memplan was built without the TFLite reader (it needs "
+        "libflatbuffers-dev and flatbuffers-compiler)"));
+  }
+#endif
 #ifdef MEMPLAN_HAVE_ONNX
   // The --onnx-* flags matter to ONNX models only; the importer
   // is there for any other path too, so that an unknown type's error names

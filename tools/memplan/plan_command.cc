@@ -22,11 +22,15 @@
 #include "memplan/memplan.h"
 #include "progress.h"
 #include "symbolic_plan.h"
+#ifdef MEMPLAN_HAVE_TFLITE
+#include "memplan/tflite.h"
+#include "memplan/verify.h"
+#endif
 
 namespace memplan::tool {
 namespace {
 
-enum class OutputFormat { kJson, kCsv, kCHeader, kTflmOffline };
+enum class OutputFormat { kJson, kCsv, kCHeader, kTflmOffline, kTfliteModel };
 
 // --format when given, else the format --out's extension names. Unknown
 // extensions are an error, so that a typo never writes JSON into "plan.jsn".
@@ -52,10 +56,19 @@ absl::StatusOr<OutputFormat> FormatOf(const Arguments& args) {
   if (out.empty() || plain.ends_with(".json")) return OutputFormat::kJson;
   if (plain.ends_with(".csv")) return OutputFormat::kCsv;
   if (plain.ends_with(".h")) return OutputFormat::kCHeader;
+  if (absl::EndsWith(out, ".tflite")) {
+    if (!absl::EndsWith(args.positional[0], ".tflite")) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--out=", out,
+                       ": a planned .tflite model needs a "
+                       ".tflite INPUT"));
+    }
+    return OutputFormat::kTfliteModel;
+  }
   return absl::InvalidArgumentError(absl::StrCat(
       "--out=", out,
       ": unknown output format (expected .json, .csv, .h, each optionally "
-      ".gz, or --format)"));
+      ".gz, .tflite, or --format)"));
 }
 
 // Usage error when `out` is the file `input` (never overwrite the input).
@@ -137,6 +150,38 @@ absl::StatusOr<std::string> PlanPlaced(const std::string& path,
   return best->reorder;
 }
 
+// INPUT, a .tflite model, with the plan as its offline plan and its ops in
+// the planned order; the model written is read back and its plan verified.
+absl::StatusOr<std::string> PlannedTflite(const std::string& path,
+                                          const LoadedInput& input,
+                                          const Plan& plan) {
+#ifdef MEMPLAN_HAVE_TFLITE
+  absl::StatusOr<TfliteModel> model = ReadTfliteModel(path);
+  if (!model.ok()) return model.status();
+  absl::StatusOr<std::vector<int32_t>> offsets =
+      TfliteOfflineOffsets(*model, input.problem, plan);
+  if (!offsets.ok()) return offsets.status();
+  absl::StatusOr<std::string> bytes =
+      WriteTflitePlan(*model, *offsets, input.op_order);
+  if (!bytes.ok()) return bytes.status();
+  absl::StatusOr<TfliteModel> written =
+      ReadTfliteModelFromBytes(*bytes, "the planned model");
+  if (!written.ok()) return written.status();
+  absl::StatusOr<TflitePlanCheck> check = TfliteRecordedPlan(*written);
+  if (!check.ok()) return check.status();
+  if (absl::Status s = VerifyPlan(check->problem, check->plan); !s.ok()) {
+    return absl::InternalError(
+        absl::StrCat("the planned model's offline plan fails: ", s.message()));
+  }
+  return bytes;
+#else
+  (void)input;
+  (void)plan;
+  return absl::UnimplementedError(absl::StrCat(
+      "\"", path, "\": this memplan was built without the TFLite reader"));
+#endif
+}
+
 // The plan file's text, in the format of --out (or --format).
 absl::StatusOr<std::string> PlanText(const Arguments& args,
                                      const LoadedInput& input, const Plan& plan,
@@ -150,6 +195,8 @@ absl::StatusOr<std::string> PlanText(const Arguments& args,
     text = PlanToCHeader(
         input.problem, plan, graph,
         std::filesystem::path(args.positional[0]).filename().string());
+  } else if (format == OutputFormat::kTfliteModel) {
+    return PlannedTflite(args.positional[0], input, plan);
   } else if (format == OutputFormat::kTflmOffline) {
     absl::StatusOr<std::vector<int32_t>> offsets =
         TflmOfflinePlan(input.problem, plan, graph);
@@ -252,7 +299,8 @@ Command PlanCommand() {
       .name = "plan",
       .synopsis = "INPUT [flags]",
       .description =
-          "Plans INPUT (a memplan-graph-v1 JSON, .json.gz, or a buffer CSV) "
+          "Plans INPUT (a memplan-graph-v1 JSON, .json.gz, a buffer CSV, or a "
+          ".tflite model) "
           "and writes the plan to --out or stdout, with a one-line summary "
           "on stderr. The plan is verified before it is written. The format "
           "follows --out's extension or --format: .json or json "
@@ -263,7 +311,11 @@ Command PlanCommand() {
           "tflm-offline (TFLite Micro's OfflineMemoryAllocation metadata: "
           "little-endian int32 version 0, subgraph 0, the number of tensors, "
           "one arena offset per graph tensor, -1 where the runtime places "
-          "it). .json and .csv may end in .gz. --out never overwrites INPUT. "
+          "it). .json and .csv may end in .gz. With a .tflite INPUT, "
+          "--out=FILE.tflite writes the model with the plan as its offline "
+          "plan (OfflineMemoryAllocation metadata, one offset per tensor, "
+          "-1 where TFLM places it) and its operators in the planned order "
+          "(docs/tflite.md). --out never overwrites INPUT. "
           "--option NAME=VALUE sets an option of the planner (repeatable; "
           "`memplan planners NAME` lists them). A second line on stderr "
           "gives the plan's counters when its planner counts what it did "

@@ -16,6 +16,9 @@
 #include "memplan/problem.h"
 #include "memplan/verify.h"
 #include "symbolic_plan.h"
+#ifdef MEMPLAN_HAVE_TFLITE
+#include "memplan/tflite.h"
+#endif
 
 namespace memplan::tool {
 namespace {
@@ -41,8 +44,38 @@ absl::StatusOr<std::string> RecordedInput(const PlanProvenance& provenance,
                    "INPUT PLAN"));
 }
 
+// A .tflite model alone: the offline plan in its metadata, checked.
+absl::Status VerifyTflite(const std::string& path) {
+#ifdef MEMPLAN_HAVE_TFLITE
+  absl::StatusOr<TfliteModel> model = ReadTfliteModel(path);
+  if (!model.ok()) return model.status();
+  absl::StatusOr<TflitePlanCheck> check = TfliteRecordedPlan(*model);
+  if (!check.ok()) {
+    return absl::Status(check.status().code(),
+                        absl::StrCat(path, ": ", check.status().message()));
+  }
+  if (absl::Status s = VerifyPlan(check->problem, check->plan); !s.ok()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("invalid offline plan in ", path, ": ", s.message()));
+  }
+  const size_t placed = check->plan.assignments.size();
+  std::cout << absl::StrFormat(
+      "valid offline plan of %s: %d buffers placed (%d tensors), arena %d "
+      "bytes, lower bound %d\n",
+      path, placed, model->tensor_count, check->plan.peak,
+      check->plan.lower_bound);
+  return absl::OkStatus();
+#else
+  return absl::UnimplementedError(absl::StrCat(
+      "\"", path, "\": this memplan was built without the TFLite reader"));
+#endif
+}
+
 absl::Status Run(const Arguments& args) {
   const std::string& path = args.positional.back();
+  if (args.positional.size() == 1 && path.ends_with(".tflite")) {
+    return VerifyTflite(path);
+  }
   absl::StatusOr<PlanFile> file = ReadPlanFile(path, ReadOptionsFromFlags());
   if (!file.ok()) return file.status();
   absl::StatusOr<std::optional<PlanProvenance>> provenance =
@@ -110,7 +143,9 @@ Command VerifyCommand() {
       .synopsis = "[INPUT] PLAN [flags]",
       .description =
           "Checks PLAN (memplan-plan-v1 JSON, or a buffer CSV with an offset "
-          "column) against INPUT. A JSON plan written by `memplan plan` "
+          "column) against INPUT; a .tflite model alone, the offline plan in "
+          "its OfflineMemoryAllocation metadata (docs/tflite.md). A JSON plan "
+          "written by `memplan plan` "
           "records its input's name and hash and the build flags: a plan of "
           "other contents than INPUT's is an error, and INPUT may be left out "
           "(the recorded path is looked up from the working directory, then "
