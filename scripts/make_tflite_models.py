@@ -91,8 +91,9 @@ def autoencoder():
 
 
 def unet():
-    """A small U-Net: three levels, skip connections concatenated after a
-    2x2 up-convolution (a strided transposed convolution)."""
+    """A small U-Net: three levels; each skip connection goes through a 1x1
+    convolution and is concatenated after a 2x2 up-convolution (a strided
+    transposed convolution)."""
     inputs = keras.Input((64, 64, 3), batch_size=1)
     skips, x = [], inputs
     for filters in (4, 8, 16):
@@ -102,6 +103,7 @@ def unet():
     x = conv_bn(x, 32, 3)
     for filters, skip in zip((16, 8, 4), reversed(skips)):
         x = layers.Conv2DTranspose(filters, 2, 2)(x)
+        skip = conv_bn(skip, 2 * filters, 1)
         x = layers.Concatenate()([x, skip])
         x = conv_bn(conv_bn(x, filters, 3), filters, 3)
     return keras.Model(inputs, layers.Conv2D(2, 1)(x))
@@ -119,18 +121,21 @@ def transpose_conv():
 
 
 def branches():
-    """An Inception-style network: parallel branches joined by
-    concatenation and by a residual addition, then a global mean."""
+    """An Inception-style network: in each block three branches (1x1
+    expansion, depthwise k x k, 1x1 projection; k = 1, 3, 5) and a pooling
+    branch, joined by concatenation and a residual addition; then a global
+    mean."""
     inputs = keras.Input((32, 32, 3), batch_size=1)
     x = conv_bn(inputs, 16, 3, strides=2)
     for _ in range(2):
-        a = conv_bn(x, 8, 1)
-        b = conv_bn(conv_bn(x, 8, 1), 16, 3)
-        c = conv_bn(conv_bn(x, 4, 1), 8, 5)
-        d = layers.AveragePooling2D(3, 1, padding="same")(x)
-        d = conv_bn(d, 8, 1)
-        y = layers.Concatenate()([a, b, c, d])
-        y = conv_bn(y, 16, 1, relu=False)
+        outputs = []
+        for kernel in (1, 3, 5):
+            y = conv_bn(x, 48, 1)
+            y = layers.DepthwiseConv2D(kernel, padding="same")(y)
+            outputs.append(conv_bn(y, 8, 1))
+        y = layers.AveragePooling2D(3, 1, padding="same")(x)
+        outputs.append(conv_bn(y, 8, 1))
+        y = conv_bn(layers.Concatenate()(outputs), 16, 1, relu=False)
         x = layers.ReLU()(layers.Add()([x, y]))
     x = layers.GlobalAveragePooling2D()(x)
     x = layers.Dense(10)(x)
