@@ -26,6 +26,9 @@
 #ifdef MEMPLAN_HAVE_ONNX
 #include "memplan/onnx.h"
 #endif
+#ifdef MEMPLAN_HAVE_TFLITE
+#include "memplan/tflite.h"
+#endif
 
 namespace memplan::fuzz {
 namespace {
@@ -343,6 +346,65 @@ absl::Status CheckOnnx(std::string_view input) {
   (void)input;
 #endif
   return absl::OkStatus();
+}
+
+#ifdef MEMPLAN_HAVE_TFLITE
+namespace {
+
+// A model read: planned, written with its plan, read back the same.
+absl::Status CheckTfliteRoundTrip(const TfliteModel& model) {
+  absl::StatusOr<Problem> problem = BuildProblem(model.graph, {});
+  if (!problem.ok())
+    return Broken("a model read builds no problem", problem.status());
+  absl::StatusOr<std::unique_ptr<Planner>> planner =
+      CreatePlanner("greedy_by_size");
+  if (!planner.ok()) return Broken("greedy_by_size", planner.status());
+  absl::StatusOr<Plan> plan = (*planner)->Solve(*problem, PlanOptions{});
+  if (!plan.ok()) return CheckError("greedy_by_size", plan.status());
+  absl::StatusOr<std::vector<int32_t>> offsets =
+      TfliteOfflineOffsets(model, *problem, *plan);
+  if (!offsets.ok())
+    return CheckError("TfliteOfflineOffsets", offsets.status());
+  absl::StatusOr<std::string> written = WriteTflitePlan(model, *offsets);
+  if (!written.ok()) return CheckError("WriteTflitePlan", written.status());
+  absl::StatusOr<TfliteModel> again =
+      ReadTfliteModelFromBytes(*written, "written");
+  if (!again.ok())
+    return Broken("the written model reads no more", again.status());
+  if (again->graph != model.graph || again->offline_plan != *offsets) {
+    return absl::InternalError("the written model reads back otherwise");
+  }
+  absl::StatusOr<TflitePlanCheck> check = TfliteRecordedPlan(*again);
+  if (!check.ok()) return Broken("TfliteRecordedPlan", check.status());
+  const absl::Status verified = VerifyPlan(check->problem, check->plan);
+  if (!verified.ok()) return Broken("the written offline plan", verified);
+  return absl::OkStatus();
+}
+
+}  // namespace
+#endif
+
+absl::Status CheckTflite(std::string_view input) {
+#ifdef MEMPLAN_HAVE_TFLITE
+  absl::StatusOr<TfliteModel> model =
+      ReadTfliteModelFromBytes(std::string(input), "fuzz.tflite");
+  if (!model.ok())
+    return CheckError("ReadTfliteModelFromBytes", model.status());
+  // An offline plan already in the model: checked, never trusted.
+  if (absl::StatusOr<TflitePlanCheck> recorded = TfliteRecordedPlan(*model);
+      recorded.ok()) {
+    const absl::Status verified = VerifyPlan(recorded->problem, recorded->plan);
+    if (absl::Status s = CheckError("VerifyPlan", verified); !s.ok()) return s;
+  } else if (absl::Status s =
+                 CheckError("TfliteRecordedPlan", recorded.status());
+             !s.ok()) {
+    return s;
+  }
+  return CheckTfliteRoundTrip(*model);
+#else
+  (void)input;
+  return absl::OkStatus();
+#endif
 }
 
 int RunHarness(absl::Status (*check)(std::string_view), const uint8_t* data,

@@ -52,6 +52,12 @@ absl::Status CheckReport(std::string_view input);
 // into a problem ValidateProblem accepts, or into an error.
 absl::Status CheckOnnx(std::string_view input);
 
+// TFLite (when memplan::tflite is built, MEMPLAN_HAVE_TFLITE; OK otherwise):
+// ReadTfliteModelFromBytes; an offline plan the model holds is checked by
+// the verifier without a crash; a model read is planned, written with its
+// plan and read back to the same graph and offsets, which verify.
+absl::Status CheckTflite(std::string_view input);
+
 // The body of every harness: `check` on the input as text; a broken promise
 // is printed and aborts, so libFuzzer keeps the input. Returns 0, as
 // LLVMFuzzerTestOneInput must.

@@ -20,6 +20,9 @@
 #ifdef MEMPLAN_HAVE_ONNX
 #include "memplan/onnx.h"
 #endif
+#ifdef MEMPLAN_HAVE_TFLITE
+#include "memplan/tflite.h"
+#endif
 
 namespace memplan::python {
 namespace {
@@ -29,6 +32,28 @@ constexpr bool kHaveOnnx = true;
 #else
 constexpr bool kHaveOnnx = false;
 #endif
+#ifdef MEMPLAN_HAVE_TFLITE
+constexpr bool kHaveTflite = true;
+#else
+constexpr bool kHaveTflite = false;
+#endif
+
+// A TFLite model (a path, or its bytes) as the tool reads it.
+Graph ReadTfliteSource(const py::object& source) {
+#ifdef MEMPLAN_HAVE_TFLITE
+  if (py::isinstance<py::bytes>(source)) {
+    return Take(ReadTfliteFromBytes(source.cast<std::string>()));
+  }
+  return Take(ReadTflite(source.cast<std::string>()), /*file=*/true);
+#else
+  (void)source;
+  PyErr_SetString(g_error,
+                  "this memplan module was built without TFLite support (the "
+                  "optional component memplan::tflite needs "
+                  "libflatbuffers-dev and flatbuffers-compiler)");
+  throw py::error_already_set();
+#endif
+}
 
 // Python's dim ranges, {name: (min, max)}, as DimRanges.
 using PyDimRanges = std::map<std::string, std::pair<int64_t, int64_t>>;
@@ -103,6 +128,9 @@ PlanResult ReadPlan(const py::object& input, const std::string& path,
     load.reorder = reorder;
 #ifdef MEMPLAN_HAVE_ONNX
     load.importers.push_back(OnnxImporter());
+#endif
+#ifdef MEMPLAN_HAVE_TFLITE
+    load.importers.push_back(TfliteImporter());
 #endif
     PlanInput in = Take(LoadInputOfPlan(input_path, file, load,
                                         /*use_options=*/!recorded),
@@ -278,6 +306,12 @@ void BindFormats(py::module_& m) {
         "defaults to views == \"alias\", data_inputs as --onnx-data-inputs. "
         "memplan.Error when the module was built without ONNX support "
         "(HAVE_ONNX is False)");
+  m.attr("HAVE_TFLITE") = kHaveTflite;
+  m.def("read_tflite", &ReadTfliteSource, py::arg("source"),
+        "subgraph 0 of a TFLite model (a path, or its bytes) as a Graph, as "
+        "`memplan plan model.tflite` reads it (memplan/tflite.h). "
+        "memplan.Error when the module was built without TFLite support "
+        "(HAVE_TFLITE is False)");
 }
 
 }  // namespace memplan::python

@@ -24,6 +24,9 @@ cmake -S . -B build-fuzz -G Ninja -DCMAKE_CXX_COMPILER=clang++-14 \
 if cmake --build build-fuzz --target help | grep -q '^onnx_fuzzer:'; then
   fuzzers+=(onnx)
 fi
+if cmake --build build-fuzz --target help | grep -q '^tflite_fuzzer:'; then
+  fuzzers+=(tflite)
+fi
 cmake --build build-fuzz --target "${fuzzers[@]/%/_fuzzer}"
 # Two at a time: as many rounds as pairs, sharing the two rounds of old.
 seconds=$(( ${1:-60} * 2 / ((${#fuzzers[@]} + 1) / 2) ))
@@ -40,9 +43,11 @@ declare -A seeds=(
   [plan_greedy]="${graphs[*]} ${csvs[*]}"
   [report]="${graphs[*]} bench/data/minimalloc/input.12.csv"
   [onnx]="bench/data/onnx/resnet18_opset17.onnx"
+  [tflite]="fuzz/seeds/tflite/mean_reshape.tflite"
 )
 declare -A dicts=([graph_json]=json [buffer_csv]=csv [plan_json]=json
-                  [plan_greedy]=json [report]=json [onnx]=onnx)
+                  [plan_greedy]=json [report]=json [onnx]=onnx
+                  [tflite]=tflite)
 
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1

@@ -76,5 +76,10 @@ TEST(FuzzRegressionsTest, Onnx) {
   EXPECT_GT(Replay("onnx", fuzz::CheckOnnx), 0u);
 }
 
+// Likewise without memplan::tflite.
+TEST(FuzzRegressionsTest, Tflite) {
+  EXPECT_GT(Replay("tflite", fuzz::CheckTflite), 0u);
+}
+
 }  // namespace
 }  // namespace memplan

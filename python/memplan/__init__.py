@@ -32,6 +32,7 @@ import os as _os
 
 from memplan._memplan import (  # noqa: F401  (the public API)
     HAVE_ONNX,
+    HAVE_TFLITE,
     Buffer,
     CapacityError,
     DimError,
@@ -68,6 +69,7 @@ __all__ = [
     "Error",
     "Graph",
     "HAVE_ONNX",
+    "HAVE_TFLITE",
     "MAX_NAME_BYTES",
     "Op",
     "PlanResult",
@@ -96,6 +98,7 @@ __all__ = [
     "read_buffer_csv",
     "read_graph",
     "read_onnx",
+    "read_tflite",
     "read_plan",
     "report_html",
     "verify",
@@ -567,6 +570,10 @@ def read_graph(path, *, max_input_size=None, dims=None, **onnx_options):
     file holding more than `max_input_size` bytes once decompressed (None:
     the default, DEFAULT_MAX_INPUT_SIZE, 2 GiB) raises memplan.Error."""
     path = _os.fspath(path)
+    if path.endswith(".tflite"):
+        if dims is not None or onnx_options:
+            raise TypeError("a .tflite model takes no dims or ONNX options")
+        return read_tflite(path)
     if path.endswith(".onnx"):
         if dims is not None:
             onnx_options["dims"] = dims
@@ -607,6 +614,20 @@ def read_onnx(
         data_inputs=data_inputs,
         dim_ranges=ranges,
     )
+
+
+def read_tflite(source):
+    """Subgraph 0 of a TensorFlow Lite model (a path, or the model's bytes)
+    as a Graph, read as `memplan plan model.tflite` reads it: tensors in
+    flatbuffer order with TFLM's sizes and 16-byte alignment, constants and
+    variable tensors left to TFLM, kernel scratch as scratch tensors
+    (docs/tflite.md). A bad file raises ValueError naming what is wrong
+    (NotImplementedError for what memplan does not plan: control flow,
+    string tensors), a missing one FileNotFoundError; a module built without
+    TFLite support raises memplan.Error (memplan.HAVE_TFLITE is False)."""
+    if isinstance(source, (bytes, bytearray)):
+        return _memplan.read_tflite(bytes(source))
+    return _memplan.read_tflite(_os.fspath(source))
 
 
 def write_graph(graph, path):
