@@ -21,6 +21,8 @@ import subprocess
 import numpy as np
 import pytest
 
+import memplan
+
 _SCRIPT = (
     pathlib.Path(__file__).resolve().parents[2] / "scripts" / "tflite_table.py"
 )
@@ -182,6 +184,14 @@ def test_the_scratch_memplan_plans_is_what_tflm_requests(name, tmp_path):
         assert planned == requested, f"{name} op {index} {op}: {scratch}"
         measured += 1
     assert measured == len(ops)
+    # the Python reader plans the same scratch
+    graph = memplan.read_tflite(PATHS[name].read_bytes())
+    assert [op.name for op in graph.ops] == [op["name"] for op in ops]
+    python_sizes = {t.name: t.size for t in graph.tensors}
+    for op, expected in zip(graph.ops, ops):
+        assert [python_sizes[s] for s in op.scratch] == [
+            sizes[s] for s in expected.get("scratch", [])
+        ], op.name
 
 
 def test_the_table_reports_tflm_and_the_bounds(tmp_path):
