@@ -10,6 +10,8 @@
 #include "absl/strings/str_join.h"
 #include "commands.h"
 #include "memplan/registry.h"
+#include "memplan/spelling.h"
+#include "memplan/symbolic_planner.h"
 
 namespace memplan::tool {
 
@@ -83,9 +85,16 @@ absl::Status CheckPlannerName(absl::string_view flag, absl::string_view name) {
     }
     names.emplace_back(info.name);
   }
+  // A misspelt symbolic planner is suggested too (for a graph with dims).
+  std::vector<std::string> spellings = names;
+  for (const SymbolicPlannerInfo& info : RegisteredSymbolicPlanners()) {
+    spellings.emplace_back(info.name);
+  }
   return absl::InvalidArgumentError(absl::StrCat(
       flag.empty() ? "" : absl::StrCat("--", flag, ": "), "unknown planner \"",
-      name, "\"; valid planners: ", absl::StrJoin(names, ", ")));
+      name, "\"",
+      DidYouMean(std::string_view(name.data(), name.size()), spellings),
+      "; valid planners: ", absl::StrJoin(names, ", ")));
 }
 
 std::string PlanSummary(const Problem& problem, const Plan& plan) {

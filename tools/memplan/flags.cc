@@ -10,6 +10,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_replace.h"
 #include "absl/strings/str_split.h"
+#include "memplan/spelling.h"
 
 // Each help text starts with the placeholder of its value ("SIZE: ...");
 // booleans have none. FlagHelp() prints them as --name=SIZE.
@@ -233,8 +234,16 @@ absl::StatusOr<Arguments> ParseArguments(
       }
     }
     if (flag == nullptr) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("unknown flag --", spelled));
+      std::vector<std::string> spellings;
+      for (const std::string& n : allowed) {
+        spellings.push_back(CommandLineName(n));
+      }
+      const std::string closest =
+          ClosestName(CommandLineName(spelled), spellings);
+      return absl::InvalidArgumentError(absl::StrCat(
+          "unknown flag --", spelled,
+          closest.empty() ? ""
+                          : absl::StrCat(" (did you mean --", closest, "?)")));
     }
     if (!value.has_value()) {
       if (flag->IsOfType<bool>()) {
