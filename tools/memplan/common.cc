@@ -1,8 +1,10 @@
 // What several commands share: planning flags, planner names, the summary.
 
 #include <algorithm>
+#include <filesystem>
 #include <memory>
 #include <string_view>
+#include <system_error>
 
 #include "absl/flags/flag.h"
 #include "absl/strings/str_cat.h"
@@ -74,6 +76,21 @@ absl::Status CheckPlannerOptions(absl::string_view planner) {
         absl::StrCat("--option: ", built.status().message()));
   }
   return absl::OkStatus();
+}
+
+bool IsWritableStream(const std::string& path) {
+  std::error_code error;
+  const std::filesystem::file_status status =
+      std::filesystem::status(path, error);
+  if (error) return false;
+  switch (status.type()) {
+    case std::filesystem::file_type::character:
+    case std::filesystem::file_type::fifo:
+    case std::filesystem::file_type::socket:
+      return true;
+    default:
+      return false;
+  }
 }
 
 absl::Status CheckPlannerName(absl::string_view flag, absl::string_view name) {

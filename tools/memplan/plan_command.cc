@@ -49,7 +49,9 @@ absl::StatusOr<OutputFormat> FormatOf(const Arguments& args) {
                      ": unknown; valid: json, csv, c-header, tflm-offline"));
   }
   const std::string_view plain = UncompressedName(out);
-  if (out.empty() || plain.ends_with(".json")) return OutputFormat::kJson;
+  if (out.empty() || plain.ends_with(".json") || IsWritableStream(out)) {
+    return OutputFormat::kJson;
+  }
   if (plain.ends_with(".csv")) return OutputFormat::kCsv;
   if (plain.ends_with(".h")) return OutputFormat::kCHeader;
   return absl::InvalidArgumentError(absl::StrCat(
@@ -93,7 +95,7 @@ absl::Status Check(const Arguments& args) {
                      " name one file; the graph would overwrite the plan"));
   }
   if (!graph_out.empty() && !absl::EndsWith(graph_out, ".json") &&
-      !absl::EndsWith(graph_out, ".json.gz")) {
+      !absl::EndsWith(graph_out, ".json.gz") && !IsWritableStream(graph_out)) {
     return absl::InvalidArgumentError(
         absl::StrCat("--graph-out=", graph_out,
                      ": a graph is written as .json or .json.gz"));
