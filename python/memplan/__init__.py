@@ -118,8 +118,11 @@ def graph_from_dict(data):
         )
     try:
         text = _json.dumps(data, allow_nan=False)
-    except (TypeError, ValueError):
-        where, value = _bad_json_value(data, "graph")
+    except (TypeError, ValueError) as error:
+        found = _bad_json_value(data, "graph", set())
+        if found is None:  # e.g. a list that holds itself
+            raise ValueError(f"graph dict: {error}") from None
+        where, value = found
         raise ValueError(
             f"graph dict: {where} = {value!r} is not a JSON value: sizes "
             "and other numbers are finite ints or floats, names str"
@@ -127,23 +130,28 @@ def graph_from_dict(data):
     return graph_from_json(text)
 
 
-def _bad_json_value(value, where):
+def _bad_json_value(value, where, seen):
     """(path, value) of the first value of `value` that JSON cannot hold
     (nan, inf, an object of another type), e.g. ("graph['tensors'][0]
-    ['size']", nan); (where, value) when none is found inside."""
+    ['size']", nan); None when there is none (`seen`: the ids of the
+    containers on the way, so that one holding itself ends the search)."""
     if isinstance(value, float) and not _math.isfinite(value):
         return where, value
+    if isinstance(value, (dict, list, tuple)):
+        if id(value) in seen:
+            return None
+        seen.add(id(value))
     if isinstance(value, dict):
         for key, item in value.items():
             if not isinstance(key, (str, int, float, bool)) and key is not None:
                 return f"{where} key", key
-            found = _bad_json_value(item, f"{where}[{key!r}]")
+            found = _bad_json_value(item, f"{where}[{key!r}]", seen)
             if found is not None:
                 return found
-        return None if where != "graph" else (where, value)
+        return None
     if isinstance(value, (list, tuple)):
         for i, item in enumerate(value):
-            found = _bad_json_value(item, f"{where}[{i}]")
+            found = _bad_json_value(item, f"{where}[{i}]", seen)
             if found is not None:
                 return found
         return None

@@ -336,6 +336,10 @@ def test_a_non_finite_number_in_a_graph_dict_is_named():
     data["tensors"][2]["size"] = object()
     with pytest.raises(ValueError, match=r"graph\['tensors'\]\[2\]\['size'\]"):
         memplan.plan(data)
+    data["tensors"][2]["size"] = 4000
+    data["ops"].append(data["ops"])  # a list that holds itself
+    with pytest.raises(ValueError, match="graph dict: Circular reference"):
+        memplan.plan(data)
     del data["format"]
     with pytest.raises(ValueError, match='"format": "memplan-graph-v1"'):
         memplan.plan(data)
