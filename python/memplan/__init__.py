@@ -80,6 +80,8 @@ __all__ = [
     "TimeLimitError",
     "bind_dims",
     "build_problem",
+    "compare",
+    "Comparison",
     "default_planner",
     "is_symbolic",
     "plan_symbolic",
@@ -593,6 +595,116 @@ def plan_symbolic(
         time_limit=_seconds(time_limit, "time_limit"),
         work_limit=work_limit,
     )
+
+
+class Comparison:
+    """Plans of one graph by several planners, as compare() makes them:
+    `plans` {planner: PlanResult} of those that planned, `failures`
+    {planner: message} of those that did not, `rows` one dict per planner
+    (planner, peak, lower_bound, ratio, naive_total, proven_optimal,
+    wall_time in seconds, error), in the order asked. to_records() gives the
+    rows, to_pandas() a DataFrame of them, report_html() the comparison
+    page of `memplan report --planners=... --html`; a notebook shows the
+    rows as a table."""
+
+    def __init__(self, plans, failures, order):
+        self.plans = plans
+        self.failures = failures
+        self.rows = []
+        for name in order:
+            p = plans.get(name)
+            self.rows.append(
+                {
+                    "planner": name,
+                    "peak": p.peak if p else None,
+                    "lower_bound": p.lower_bound if p else None,
+                    "ratio": (
+                        p.peak / p.lower_bound
+                        if p and p.lower_bound
+                        else (1.0 if p else None)
+                    ),
+                    "naive_total": p.naive_total if p else None,
+                    "proven_optimal": p.proven_optimal if p else None,
+                    "wall_time": p.wall_time if p else None,
+                    "error": failures.get(name),
+                }
+            )
+
+    def to_records(self):
+        return [dict(row) for row in self.rows]
+
+    def to_pandas(self):
+        try:
+            import pandas
+        except ImportError:
+            raise ImportError(
+                "Comparison.to_pandas() needs pandas: pip install pandas "
+                "(to_records() gives the same rows as dicts)"
+            ) from None
+        return pandas.DataFrame(self.to_records())
+
+    def report_html(self, title=""):
+        return report_html(
+            list(self.plans.values()),
+            title=title,
+            failures=sorted(self.failures.items()),
+        )
+
+    def _repr_html_(self):
+        rows = [
+            [
+                r["planner"],
+                "" if r["peak"] is None else f"{r['peak']:,}",
+                "" if r["ratio"] is None else f"{r['ratio']:.4f}x",
+                "" if r["proven_optimal"] is None else r["proven_optimal"],
+                "" if r["wall_time"] is None else f"{r['wall_time']:.3f} s",
+                r["error"] or "",
+            ]
+            for r in self.rows
+        ]
+        header = ["planner", "peak", "x lower bound", "proven", "time", "error"]
+        return (
+            "<div><p><b>memplan comparison</b> of "
+            f"{len(self.rows)} planner(s)</p>"
+            f"{_html_table(header, rows)}</div>"
+        )
+
+    def __repr__(self):
+        return (
+            "Comparison("
+            + ", ".join(
+                f"{r['planner']}: {r['peak'] if r['error'] is None else 'failed'}"
+                for r in self.rows
+            )
+            + ")"
+        )
+
+
+_planners = planners  # compare() takes a list of the same name
+
+
+def compare(graph, planners=None, **plan_arguments):
+    """Plans `graph` with each planner of `planners` (None: every one of
+    planners()) and the same plan() arguments, as `memplan compare`, and
+    returns a Comparison. A planner that fails with memplan.Error (out of
+    capacity or time) gets a row saying why; a bad argument raises at
+    once."""
+    if isinstance(planners, str):
+        raise TypeError(
+            f"memplan.compare: planners={planners!r} must be a list of "
+            f"names, e.g. [{planners!r}]"
+        )
+    names = list(planners) if planners is not None else list(_planners())
+    if not names:
+        raise ValueError("memplan.compare: planners names no planner")
+    graph = _input(graph)
+    plans, failures = {}, {}
+    for name in names:
+        try:
+            plans[name] = plan(graph, name, **plan_arguments)
+        except Error as error:
+            failures[name] = str(error)
+    return Comparison(plans, failures, names)
 
 
 def build_problem(

@@ -422,6 +422,30 @@ def test_plan_records_table_and_html():
     assert int(frame.set_index("name").loc["b", "offset"]) == plan.offset("b")
 
 
+def test_compare_plans_with_each_planner_and_shows_a_table():
+    graph = small_graph()
+    naive = memplan.plan(graph, "naive")
+    best = memplan.plan(graph, "greedy_by_size")
+    assert best.peak < naive.peak
+    comparison = memplan.compare(
+        graph, ["naive", "greedy_by_size", "exact"], capacity=best.peak
+    )
+    for plan in comparison.plans.values():
+        memplan.verify(graph, plan)
+    rows = comparison.to_records()
+    assert [r["planner"] for r in rows] == ["naive", "greedy_by_size", "exact"]
+    assert rows[0]["peak"] is None and "fits in no" in rows[0]["error"]
+    assert rows[1]["peak"] == best.peak and rows[1]["error"] is None
+    assert rows[2]["ratio"] == rows[2]["peak"] / rows[2]["lower_bound"]
+    html = comparison._repr_html_()
+    assert "<td>greedy_by_size</td>" in html and f"{best.peak:,}" in html
+    assert "<html" in comparison.report_html().lower()
+    with pytest.raises(TypeError, match=r"planners='exact' must be a list"):
+        memplan.compare(graph, "exact")
+    everyone = memplan.compare(graph, work_limit=10**6)
+    assert [r["planner"] for r in everyone.rows] == list(memplan.planners())
+
+
 def test_to_pandas_without_pandas_says_how_to_install(monkeypatch):
     import builtins
 
