@@ -358,8 +358,10 @@ absl::StatusOr<DimArguments> ParseDimArguments(
     int64_t lo = 0;
     int64_t hi = 0;
     const bool named = parts.size() == 2 && !parts[0].empty();
-    if (named && (parsed.values.contains(parts[0]) ||
-                  parsed.ranges.contains(parts[0]))) {
+    // Two values or two ranges; a value and a range are answered below.
+    const bool is_range = bounds.size() == 2;
+    if (named && (is_range ? parsed.ranges.contains(parts[0])
+                           : parsed.values.contains(parts[0]))) {
       return absl::InvalidArgumentError(
           absl::StrCat("--dim=", argument, ": dim \"", parts[0],
                        "\" is given twice; give each dim once"));
