@@ -181,6 +181,20 @@ absl::Status SetFlags(const std::map<std::string, std::string>& values,
   return absl::OkStatus();
 }
 
+// "unknown flag --planer (did you mean --planner?)": the closest of the
+// command's flags, when one is close.
+absl::Status UnknownFlag(const std::string& spelled,
+                         const std::vector<std::string>& allowed) {
+  std::vector<std::string> spellings;
+  for (const std::string& name : allowed) {
+    spellings.push_back(CommandLineName(name));
+  }
+  const std::string closest = ClosestName(CommandLineName(spelled), spellings);
+  return absl::InvalidArgumentError(absl::StrCat(
+      "unknown flag --", spelled,
+      closest.empty() ? "" : absl::StrCat(" (did you mean --", closest, "?)")));
+}
+
 }  // namespace
 
 absl::StatusOr<Arguments> ParseArguments(
@@ -233,18 +247,7 @@ absl::StatusOr<Arguments> ParseArguments(
         }
       }
     }
-    if (flag == nullptr) {
-      std::vector<std::string> spellings;
-      for (const std::string& n : allowed) {
-        spellings.push_back(CommandLineName(n));
-      }
-      const std::string closest =
-          ClosestName(CommandLineName(spelled), spellings);
-      return absl::InvalidArgumentError(absl::StrCat(
-          "unknown flag --", spelled,
-          closest.empty() ? ""
-                          : absl::StrCat(" (did you mean --", closest, "?)")));
-    }
+    if (flag == nullptr) return UnknownFlag(spelled, allowed);
     if (!value.has_value()) {
       if (flag->IsOfType<bool>()) {
         value = "true";
