@@ -165,6 +165,30 @@ TEST(MessagesTest, ACapacityBelowTheLowerBoundNamesTheSmallestThatCouldWork) {
   EXPECT_EQ(at.exit_code, 0) << at.output;
 }
 
+// Several pools: their capacities together are what the bound is against;
+// one unbounded pool means anything may fit.
+TEST(MessagesTest, PoolsTogetherBelowTheLowerBoundNameTheBound) {
+  Problem problem;
+  problem.pools = {Pool{.name = "sram", .capacity = 60},
+                   Pool{.name = "dram", .capacity = 60}};
+  problem.buffers = {Buffer{.name = "a", .size = 100, .lifetime = {0, 2}},
+                     Buffer{.name = "b", .size = 50, .lifetime = {1, 3}}};
+  PlanMemoryOptions options;
+  options.planner = "greedy_by_size";
+  const absl::Status status = PlanMemory(problem, options).status();
+  EXPECT_EQ(status.code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_THAT(status.message(),
+              HasSubstr("no plan fits in the pools' capacities together, 120: "
+                        "the buffers alive at one step need 150 bytes; the "
+                        "smallest capacity that could work is the lower "
+                        "bound, 150 bytes (30 more)"));
+  // With room for each buffer in a pool of its own, a plan is found.
+  problem.pools[1].capacity = 100;
+  absl::StatusOr<Plan> plan = PlanMemory(problem, options);
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  EXPECT_TRUE(VerifyPlan(problem, *plan).ok());
+}
+
 TEST(MessagesTest, DimGivenTwiceIsAnError) {
   const std::string input = Data("symbolic/transformer_encoder.json");
   ToolRun run =
@@ -226,6 +250,13 @@ TEST(MessagesTest, UnboundOnnxDimsAreNamedAllAtOnce) {
   EXPECT_THAT(run.output,
               HasSubstr("are not bound: add --dim batch=VALUE --dim "
                         "sequence=VALUE"));
+  // An ONNX dim has no declared range: 0 parses, and the importer says why
+  // it is refused.
+  ToolRun zero = RunTool(
+      absl::StrCat("plan ", Data("onnx/transformer_encoder_opset13.onnx"),
+                   " --dim batch=0 --dim sequence=4"));
+  EXPECT_EQ(zero.exit_code, 1) << zero.output;
+  EXPECT_THAT(zero.output, HasSubstr("\"batch\" bound to 0 (must be >= 1)"));
 }
 
 TEST(MessagesTest, ThePlanSaysHowManyInPlaceHintsItUsedAndWhence) {

@@ -74,9 +74,10 @@ absl::Status CheckCapacityCanFit(const Problem& problem) {
   const Bytes bound = LowerBound(problem);
   if (bound <= total) return absl::OkStatus();
   return absl::ResourceExhaustedError(absl::StrCat(
-      "no plan fits in ", total, " bytes",
-      problem.pools.size() > 1 ? " (the pools' capacities together)" : "",
-      ": the buffers alive at one step need ", bound,
+      "no plan fits in ",
+      problem.pools.size() > 1 ? "the pools' capacities together, "
+                               : "capacity ",
+      total, ": the buffers alive at one step need ", bound,
       " bytes; the smallest capacity that could work is the lower bound, ",
       bound, " bytes (", bound - total, " more)"));
 }
