@@ -880,11 +880,40 @@ def read_plan(
     )
 
 
+def _check_dim(name, value):
+    """TypeError or ValueError naming dims[name] when the name is no text
+    or a value no int64."""
+    if not isinstance(name, str):
+        raise TypeError(f"dims: the keys are dim names (str), not {name!r}")
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        raise ValueError(
+            f"dims: the dim name {name!r} is not valid text (it has a lone "
+            "surrogate, which has no UTF-8): use a plain string"
+        ) from None
+    ends = value if isinstance(value, (tuple, list)) else [value]
+    for v in ends:
+        if isinstance(v, int) and not isinstance(v, bool) and v >= 2**63:
+            raise ValueError(
+                f"dims[{name!r}] = {value!r} is out of range: a dim's "
+                "values are at most 2**63 - 1"
+            )
+    if not isinstance(value, (tuple, list)) and (
+        isinstance(value, bool) or not isinstance(value, int)
+    ):
+        raise TypeError(
+            f"dims[{name!r}] = {value!r}: expected an int or a (min, max) "
+            "pair of ints"
+        )
+
+
 def _split_dims(dims):
     """`dims` of read_graph and read_onnx as (values, ranges): an int binds
     a dim, a (min, max) pair gives it a range (the tool's NAME=MIN:MAX)."""
     values, ranges = {}, {}
     for name, value in (dims or {}).items():
+        _check_dim(name, value)
         if isinstance(value, (tuple, list)):
             if len(value) != 2 or not all(
                 isinstance(v, int) and not isinstance(v, bool) for v in value

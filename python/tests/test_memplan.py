@@ -393,6 +393,14 @@ def test_symbolic_plan_values_and_bounds():
             at.lower_bound
             == memplan.plan(memplan.bind_dims(graph, seq=n)).lower_bound
         )
+    with pytest.raises(ValueError, match=r"dims\['seq'\] = 2\*\*70|out of"):
+        memplan.read_graph(
+            DATA / "symbolic" / "llama_decoder.json", dims={"seq": 2**70}
+        )
+    with pytest.raises(TypeError, match=r"dims\['seq'\] = 1.5: expected"):
+        memplan.read_graph(
+            DATA / "symbolic" / "llama_decoder.json", dims={"seq": 1.5}
+        )
     assert "<table>" in symbolic._repr_html_()
     assert "seq in [0, 16]" in symbolic._repr_html_()
 
