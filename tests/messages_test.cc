@@ -179,9 +179,9 @@ TEST(MessagesTest, PoolsTogetherBelowTheLowerBoundNameTheBound) {
   EXPECT_EQ(status.code(), absl::StatusCode::kResourceExhausted);
   EXPECT_THAT(status.message(),
               HasSubstr("no plan fits in the pools' capacities together, 120: "
-                        "the buffers alive at one step need 150 bytes; the "
-                        "smallest capacity that could work is the lower "
-                        "bound, 150 bytes (30 more)"));
+                        "the buffers alive at one step need 150 bytes (buffer "
+                        "\"a\" alone needs 100); the smallest capacity that "
+                        "could work is the lower bound, 150 bytes (30 more)"));
   // With room for each buffer in a pool of its own, a plan is found.
   problem.pools[1].capacity = 100;
   absl::StatusOr<Plan> plan = PlanMemory(problem, options);

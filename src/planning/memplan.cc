@@ -73,13 +73,28 @@ absl::Status CheckCapacityCanFit(const Problem& problem) {
   if (problem.pools.empty() || problem.buffers.empty()) return absl::OkStatus();
   const Bytes bound = LowerBound(problem);
   if (bound <= total) return absl::OkStatus();
+  // A buffer larger than every pool it may use is named as well.
+  std::string alone;
+  for (BufferId b = 0;
+       b < static_cast<BufferId>(problem.buffers.size()) && alone.empty();
+       ++b) {
+    Bytes largest = 0;
+    for (PoolId p : AllowedPools(problem, b)) {
+      largest = std::max(largest, problem.pools[p].capacity);
+    }
+    const Buffer& buffer = problem.buffers[b];
+    if (buffer.size > largest) {
+      alone = absl::StrCat(" (buffer \"", buffer.name, "\" alone needs ",
+                           buffer.size, ")");
+    }
+  }
   return absl::ResourceExhaustedError(absl::StrCat(
       "no plan fits in ",
       problem.pools.size() > 1 ? "the pools' capacities together, "
                                : "capacity ",
-      total, ": the buffers alive at one step need ", bound,
-      " bytes; the smallest capacity that could work is the lower bound, ",
-      bound, " bytes (", bound - total, " more)"));
+      total, ": the buffers alive at one step need ", bound, " bytes", alone,
+      "; the smallest capacity that could work is the lower bound, ", bound,
+      " bytes (", bound - total, " more)"));
 }
 
 }  // namespace
