@@ -26,6 +26,7 @@
 #include "memplan/planners/exact.h"
 #include "memplan/planners/greedy_by_size.h"
 #include "memplan/planners/hill_climb.h"
+#include "memplan/spelling.h"
 #include "planners.h"
 #include "registry_options.h"
 
@@ -453,9 +454,11 @@ const Entry* Find(std::string_view name) {
 }
 
 absl::Status UnknownPlanner(std::string_view name) {
-  return absl::NotFoundError(
-      absl::StrCat("unknown planner \"", std::string(name),
-                   "\"; valid planners: ", ValidNames()));
+  std::vector<std::string> names;
+  for (const Entry* e : AllEntries()) names.emplace_back(e->info.name);
+  return absl::NotFoundError(absl::StrCat(
+      "unknown planner \"", std::string(name), "\"", DidYouMean(name, names),
+      "; valid planners: ", ValidNames()));
 }
 
 }  // namespace

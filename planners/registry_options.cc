@@ -12,6 +12,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "memplan/spelling.h"
 
 namespace memplan {
 namespace internal {
@@ -64,11 +65,16 @@ absl::StatusOr<OptionValues::Value> ParseValue(const PlannerOption& option,
   return bad("a value");
 }
 
-std::string Names(const std::vector<PlannerOption>& declared) {
+// "did you mean ...; valid: a, b" for an unknown option `given`.
+std::string Names(const std::vector<PlannerOption>& declared,
+                  const std::string& given) {
   std::vector<std::string> names;
   for (const PlannerOption& option : declared) names.push_back(option.name);
+  const std::string closest = ClosestName(given, names);
   return names.empty() ? "it has none"
-                       : absl::StrCat("valid: ", absl::StrJoin(names, ", "));
+                       : absl::StrCat(closest.empty() ? "" : "did you mean \"",
+                                      closest, closest.empty() ? "" : "\"?; ",
+                                      "valid: ", absl::StrJoin(names, ", "));
 }
 
 }  // namespace
@@ -87,7 +93,7 @@ absl::StatusOr<OptionValues> ParseOptions(
     if (!known) {
       return absl::InvalidArgumentError(absl::StrCat(
           "planner \"", std::string(planner), "\" has no option \"", name,
-          "\" (", Names(declared), ")"));
+          "\" (", Names(declared, name), ")"));
     }
   }
   OptionValues values;

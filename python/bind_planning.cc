@@ -97,7 +97,9 @@ std::string OptionText(const std::string& name, const py::handle& value) {
   if (py::isinstance<py::int_>(value) || py::isinstance<py::float_>(value)) {
     return py::repr(value).cast<std::string>();
   }
-  if (py::isinstance<py::str>(value)) return value.cast<std::string>();
+  if (py::isinstance<py::str>(value)) {
+    return Utf8Of(value, absl::StrCat("option ", name, ": value"));
+  }
   throw py::type_error(
       absl::StrCat("option ", name, ": expected bool, int, float or str, got ",
                    py::type::of(value).attr("__name__").cast<std::string>()));
@@ -109,7 +111,7 @@ PlannerOptions OptionsOf(const py::dict& options) {
     if (!py::isinstance<py::str>(key)) {
       throw py::type_error("options: the keys are option names (str)");
     }
-    const std::string name = key.cast<std::string>();
+    const std::string name = Utf8Of(key, "options: the option name");
     out[name] = OptionText(name, value);
   }
   return out;

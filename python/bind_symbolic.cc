@@ -75,16 +75,25 @@ DimRanges RangesFrom(const RangeTuples& dims) {
 // The keyword arguments of at(seq=N) and peak(seq=N): every value an int.
 DimValues ValuesFrom(const py::kwargs& values) {
   DimValues out;
+  const auto fail = [](const std::string& message) {
+    PyErr_SetString(g_dim_error, message.c_str());
+    throw py::error_already_set();
+  };
   for (const auto& [key, value] : values) {
-    const std::string name = key.cast<std::string>();
+    const std::string name = Utf8Of(key, "the dim name");
     if (!py::isinstance<py::int_>(value) || py::isinstance<py::bool_>(value)) {
-      PyErr_SetString(g_dim_error,
-                      absl::StrCat("dim \"", name, "\": expected an int, got ",
-                                   py::repr(value).cast<std::string>())
-                          .c_str());
-      throw py::error_already_set();
+      fail(absl::StrCat("dim \"", name, "\": expected an int, got ",
+                        py::repr(value).cast<std::string>()));
     }
-    out[name] = value.cast<int64_t>();
+    int overflow = 0;
+    const long long v = PyLong_AsLongLongAndOverflow(value.ptr(), &overflow);
+    if (overflow != 0) {
+      fail(absl::StrCat("dim \"", name,
+                        "\" = ", py::repr(value).cast<std::string>(),
+                        " is out of range: give a value in the dim's range ",
+                        "(at most 2**63 - 1)"));
+    }
+    out[name] = static_cast<int64_t>(v);
   }
   return out;
 }
@@ -318,8 +327,21 @@ void BindSymbolicPlanValues(SymbolicPlanClass& plan) {
                 TakeSymbolic(b.ProblemOf(r.plan.problem));
             return LowerBound(TakeSymbolic(bucket.At(StepValues(v, b.steps))));
           },
-          "The lower bound of the problem at the values (lower_bound(seq=N)), "
-          "with the sizes reserved as planned (by the bucket holding them)")
+          "The lower bound of the sizes the plan reserves at the values, in "
+          "the bucket holding them (lower_bound(seq=N)): a bucket may reserve "
+          "more than a tensor needs at N, so this may exceed "
+          "lower_bound_at(seq=N), the graph's own bound at N")
+      .def(
+          "lower_bound_at",
+          [](const SymbolicPlanResult& r, const py::kwargs& values) {
+            const DimValues v = ValuesFrom(values);
+            r.CheckComplete(v);
+            const Graph bound = TakeSymbolic(BindDims(r.graph, v));
+            return LowerBound(Take(BuildProblem(bound, r.build)));
+          },
+          "The lower bound of the graph bound to the values "
+          "(lower_bound_at(seq=N)): the most bytes alive at one step there, "
+          "which no plan at N can go below; at(seq=N).lower_bound is the same")
       .def(
           "at",
           [](const SymbolicPlanResult& r, const py::kwargs& values) {

@@ -47,6 +47,23 @@ T Take(absl::StatusOr<T> value, bool file = false) {
   return *std::move(value);
 }
 
+// The UTF-8 text of the Python str `text`, or ValueError naming `what`
+// when it has none (a lone surrogate such as "\ud800" encodes to nothing).
+inline std::string Utf8Of(const py::handle& text, const std::string& what) {
+  Py_ssize_t size = 0;
+  const char* data = PyUnicode_AsUTF8AndSize(text.ptr(), &size);
+  if (data == nullptr) {
+    PyErr_Clear();
+    const py::str shown =
+        py::reinterpret_steal<py::str>(PyObject_ASCII(text.ptr()));
+    throw py::value_error(absl::StrCat(
+        what, " ", static_cast<std::string>(shown),
+        " is not valid text (it has a lone surrogate, which has no UTF-8): "
+        "use a plain string"));
+  }
+  return std::string(data, static_cast<size_t>(size));
+}
+
 // A plan together with the problem it places and the options that built it,
 // so that tensors can be found by name and the plan verified or written.
 // For a graph, `graph` is the graph as planned (after the op ordering) and

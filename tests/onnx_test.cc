@@ -759,7 +759,7 @@ TEST(DimArgumentsTest, ValuesAndRanges) {
                                        {"heads", {.min = 0, .max = 4}}}));
   for (const char* bad :
        {"sequence=1:", "sequence=:8", "sequence=1:2:3", "sequence=a:b",
-        "sequence=-1:4", "=1:4", "sequence", "sequence=0"}) {
+        "sequence=-1:4", "=1:4", "sequence", "sequence=-1"}) {
     absl::Status status = ParseDimArguments({bad}).status();
     EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument) << bad;
     EXPECT_THAT(status.message(), HasSubstr(absl::StrCat("--dim=", bad)));
@@ -771,6 +771,12 @@ TEST(DimArgumentsTest, ValuesAndRanges) {
       ParseDimArguments({"sequence=1:2048", "sequence=128"}).status();
   EXPECT_THAT(both.message(), HasSubstr("\"sequence\" is given both a value "
                                         "(128) and a range (1:2048)"));
+  // 0 parses; the graph's range, or the ONNX importer, decides.
+  absl::StatusOr<DimArguments> zero = ParseDimArguments({"sequence=0"});
+  ASSERT_TRUE(zero.ok()) << zero.status();
+  EXPECT_EQ(zero->values, (DimValues{{"sequence", 0}}));
+  EXPECT_THAT(ParseDimArguments({"batch=2", "batch=3"}).status().message(),
+              HasSubstr("dim \"batch\" is given twice"));
 }
 
 TEST(SymbolicLoadTest, RangesNarrowAGraphJsonsDims) {

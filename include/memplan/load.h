@@ -102,10 +102,11 @@ absl::StatusOr<LoadedInput> Load(const std::string& path,
 absl::StatusOr<Graph> ApplyDims(Graph graph, const DimValues& values,
                                 const DimRanges& ranges);
 
-// The tool's --dim arguments: NAME=VALUE binds a dim (VALUE >= 1),
-// NAME=MIN:MAX gives it a range (0 <= MIN <= MAX); a later one of the same
-// kind replaces an earlier one. A malformed argument, or a dim given both a
-// value and a range, is InvalidArgument naming the argument or the dim.
+// The tool's --dim arguments: NAME=VALUE binds a dim (VALUE >= 0; the
+// graph checks it against the dim's declared range), NAME=MIN:MAX gives it
+// a range (0 <= MIN <= MAX). A malformed argument, or a dim given twice
+// (two values, two ranges, or a value and a range), is InvalidArgument
+// naming the argument or the dim.
 struct DimArguments {
   DimValues values;
   DimRanges ranges;

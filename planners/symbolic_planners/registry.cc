@@ -16,6 +16,7 @@
 #include "absl/strings/str_join.h"
 #include "base/status_macros.h"
 #include "memplan/planner.h"
+#include "memplan/spelling.h"
 #include "memplan/symbolic.h"
 #include "memplan/symbolic_planner.h"
 #include "registry_options.h"
@@ -175,9 +176,11 @@ absl::StatusOr<std::unique_ptr<SymbolicPlanner>> CreateSymbolicPlanner(
         internal::ParseOptions(name, e.info.options, options));
     return e.make(values);
   }
-  return absl::NotFoundError(
-      absl::StrCat("unknown symbolic planner \"", std::string(name),
-                   "\"; valid symbolic planners: ", ValidNames()));
+  std::vector<std::string> names;
+  for (const Entry& e : Table()) names.emplace_back(e.info.name);
+  return absl::NotFoundError(absl::StrCat(
+      "unknown symbolic planner \"", std::string(name), "\"",
+      DidYouMean(name, names), "; valid symbolic planners: ", ValidNames()));
 }
 
 std::string_view DefaultSymbolicPlannerName() {

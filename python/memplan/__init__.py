@@ -82,6 +82,8 @@ __all__ = [
     "TimeLimitError",
     "bind_dims",
     "build_problem",
+    "compare",
+    "Comparison",
     "default_planner",
     "is_symbolic",
     "plan_symbolic",
@@ -119,7 +121,48 @@ def graph_from_dict(data):
             'graph says so, {"format": "memplan-graph-v1", '
             '"tensors": [...], "ops": [...]}'
         )
-    return graph_from_json(_json.dumps(data))
+    try:
+        text = _json.dumps(data, allow_nan=False)
+    except (TypeError, ValueError) as error:
+        found = _bad_json_value(data, "graph", set())
+        if found is None:  # e.g. a list that holds itself
+            raise ValueError(f"graph dict: {error}") from None
+        where, value = found
+        raise ValueError(
+            f"graph dict: {where} = {value!r} is not a JSON value: sizes "
+            "and other numbers are finite ints or floats, names str"
+        ) from None
+    return graph_from_json(text)
+
+
+def _bad_json_value(value, where, seen):
+    """(path, value) of the first value of `value` that JSON cannot hold
+    (nan, inf, an object of another type), e.g. ("graph['tensors'][0]
+    ['size']", nan); None when there is none (`seen`: the ids of the
+    containers on the way, so that one holding itself ends the search)."""
+    if isinstance(value, float) and not _math.isfinite(value):
+        return where, value
+    if isinstance(value, (dict, list, tuple)):
+        if id(value) in seen:
+            return None
+        seen.add(id(value))
+    if isinstance(value, dict):
+        for key, item in value.items():
+            if not isinstance(key, (str, int, float, bool)) and key is not None:
+                return f"{where} key", key
+            found = _bad_json_value(item, f"{where}[{key!r}]", seen)
+            if found is not None:
+                return found
+        return None
+    if isinstance(value, (list, tuple)):
+        for i, item in enumerate(value):
+            found = _bad_json_value(item, f"{where}[{i}]", seen)
+            if found is not None:
+                return found
+        return None
+    if value is None or isinstance(value, (str, int, float, bool)):
+        return None
+    return where, value
 
 
 def graph_to_dict(graph):
@@ -127,7 +170,163 @@ def graph_to_dict(graph):
     return _json.loads(graph_to_json(graph))
 
 
+_graph_init = Graph.__init__
+
+
+def _graph_init_with_dims(self, *args, dims=None, **kwargs):
+    """Graph(name=, tensors=, ops=, pools=, conflicts=, dims=): `dims`
+    {name: (min, max)} declares the dims the tensors' symbolic sizes use,
+    as setting graph.dims does."""
+    _graph_init(self, *args, **kwargs)
+    if dims is not None:
+        if not isinstance(dims, dict):
+            raise TypeError(
+                "Graph: dims must be a dict {name: (min, max)}, not "
+                f"{type(dims).__name__}"
+            )
+        self.dims = dims
+
+
+_graph_init_with_dims.__doc__ = (
+    (_graph_init.__doc__ or "") + "\n" + _graph_init_with_dims.__doc__
+)
+Graph.__init__ = _graph_init_with_dims
 Graph.from_dict = staticmethod(graph_from_dict)
+
+
+_RECORD_FIELDS = (
+    "name",
+    "kind",
+    "size",
+    "planned",
+    "buffer",
+    "pool",
+    "offset",
+    "end",
+    "start_step",
+    "end_step",
+)
+
+
+def _plan_records(plan):
+    """One dict per tensor of the plan (plan.placements), in the graph's
+    order: name, kind, size (the tensor's bytes), planned, buffer (its
+    index), pool (name), offset, end (offset + size) and start_step,
+    end_step (its buffer's lifetime, [start_step, end_step)); the place and
+    steps are None for a tensor not planned."""
+    buffers = plan.buffers
+    records = []
+    for p in plan.placements:
+        b = buffers[p.buffer] if p.planned else None
+        records.append(
+            {
+                "name": p.name,
+                "kind": p.kind,
+                "size": p.size,
+                "planned": p.planned,
+                "buffer": p.buffer,
+                "pool": p.pool,
+                "offset": p.offset,
+                "end": p.offset + p.size if p.planned else None,
+                "start_step": b["start"] if b else None,
+                "end_step": b["end"] if b else None,
+            }
+        )
+    return records
+
+
+def _plan_to_pandas(plan):
+    """plan.to_records() as a pandas DataFrame, one row per tensor (pandas
+    is optional: ImportError says how to install it)."""
+    try:
+        import pandas
+    except ImportError:
+        raise ImportError(
+            "plan.to_pandas() needs pandas: pip install pandas "
+            "(plan.to_records() gives the same rows as dicts)"
+        ) from None
+    return pandas.DataFrame(plan.to_records(), columns=list(_RECORD_FIELDS))
+
+
+def _html_table(header, rows):
+    import html
+
+    cells = "".join(f"<th>{html.escape(str(h))}</th>" for h in header)
+    body = "".join(
+        "<tr>"
+        + "".join(f"<td>{html.escape(str(v))}</td>" for v in row)
+        + "</tr>"
+        for row in rows
+    )
+    return (
+        f"<table><thead><tr>{cells}</tr></thead><tbody>{body}</tbody></table>"
+    )
+
+
+def _plan_repr_html(plan, max_rows=20):
+    """A notebook's view of a plan: its figures, then its largest tensors."""
+    import html
+
+    ratio = plan.peak / plan.lower_bound if plan.lower_bound else 1.0
+    head = (
+        f"<p><b>memplan plan</b> by {html.escape(plan.planner)}: peak "
+        f"{plan.peak:,} bytes, {ratio:.4f}x the lower bound "
+        f"{plan.lower_bound:,}, naive total {plan.naive_total:,}"
+        f"{', proven optimal' if plan.proven_optimal else ''}</p>"
+    )
+    records = [r for r in plan.to_records() if r["planned"]]
+    records.sort(key=lambda r: (-r["size"], r["name"]))
+    shown = records[:max_rows]
+    table = _html_table(
+        ["tensor", "kind", "size", "pool", "offset", "steps"],
+        [
+            [
+                r["name"],
+                r["kind"],
+                f"{r['size']:,}",
+                r["pool"],
+                f"{r['offset']:,}",
+                f"[{r['start_step']}, {r['end_step']})",
+            ]
+            for r in shown
+        ],
+    )
+    more = len(records) - len(shown)
+    tail = (
+        f"<p>… {more:,} more planned tensors (plan.to_pandas() has all)</p>"
+        if more > 0
+        else ""
+    )
+    return f"<div>{head}{table}{tail}</div>"
+
+
+def _symbolic_repr_html(plan):
+    """A notebook's view of a symbolic plan: its dims and buckets."""
+    dims = ", ".join(
+        f"{n} in [{lo}, {hi}]" for n, (lo, hi) in plan.dims.items()
+    )
+    rows = [
+        [
+            ", ".join(
+                f"{n} in [{lo}, {hi}]" for n, (lo, hi) in b["dims"].items()
+            ),
+            b["peak"],
+        ]
+        for b in plan.buckets
+    ]
+    import html
+
+    return (
+        f"<div><p><b>memplan symbolic plan</b> over {html.escape(dims)}: "
+        f"{len(rows)} bucket(s)</p>"
+        f"{_html_table(['bucket', 'peak'], rows)}</div>"
+    )
+
+
+PlanResult.to_records = _plan_records
+PlanResult.to_pandas = _plan_to_pandas
+PlanResult._repr_html_ = _plan_repr_html
+SymbolicPlan._repr_html_ = _symbolic_repr_html
 Graph.to_dict = graph_to_dict
 Graph.to_json = graph_to_json
 
@@ -185,8 +384,19 @@ def _seconds(value, what):
 def _pools(pools):
     if pools is None:
         return None
+    if isinstance(pools, (str, bytes, dict, Pool)):
+        raise TypeError(
+            f"pools={pools!r}: expected a list of pools, fastest first, each "
+            "a Pool, a dict or a (name, capacity, alignment) tuple, e.g. "
+            'pools=[("sram", "256KiB"), ("dram", 0)]'
+        )
     out = []
     for p in pools:
+        if isinstance(p, (str, bytes)):
+            raise TypeError(
+                f"pools: {p!r} is a str, not a pool: write ({p!r}, "
+                "CAPACITY) or memplan.Pool(name, capacity)"
+            )
         if isinstance(p, Pool):
             out.append(p)
         elif isinstance(p, dict):
@@ -219,6 +429,36 @@ def _check_plan_arguments(graph, progress):
         raise TypeError(
             f"memplan.plan: progress must be callable or None "
             f"(got {progress!r})"
+        )
+
+
+def _check_int(value, name, low, high):
+    """TypeError unless `value` is an int (not a bool), ValueError unless
+    low <= value <= high; both name the argument."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError(
+            f"memplan.plan: {name} must be an int, not "
+            f"{type(value).__name__} ({value!r})"
+        )
+    if not low <= value <= high:
+        top = "2**64 - 1" if high == 2**64 - 1 else f"{high:,}"
+        raise ValueError(
+            f"memplan.plan: {name}={value!r} is out of range: give an int "
+            f"from {low} to {top}"
+        )
+
+
+def _check_solve_arguments(seed, threads, work_limit, options):
+    """TypeError or ValueError naming the first of plan()'s search arguments
+    that is not what it takes."""
+    _check_int(seed, "seed", 0, 2**64 - 1)
+    _check_int(threads, "threads", 1, 2**31 - 1)
+    if work_limit is not None:
+        _check_int(work_limit, "work_limit", 0, 2**63 - 1)
+    if options is not None and not isinstance(options, dict):
+        raise TypeError(
+            "memplan.plan: options must be a dict {name: value}, not "
+            f"{type(options).__name__}"
         )
 
 
@@ -272,6 +512,7 @@ def plan(
     """
     graph = _input(graph)
     _check_plan_arguments(graph, progress)
+    _check_solve_arguments(seed, threads, work_limit, options)
     try:
         return _memplan._plan(
             _input(graph),
@@ -357,6 +598,116 @@ def plan_symbolic(
         time_limit=_seconds(time_limit, "time_limit"),
         work_limit=work_limit,
     )
+
+
+class Comparison:
+    """Plans of one graph by several planners, as compare() makes them:
+    `plans` {planner: PlanResult} of those that planned, `failures`
+    {planner: message} of those that did not, `rows` one dict per planner
+    (planner, peak, lower_bound, ratio, naive_total, proven_optimal,
+    wall_time in seconds, error), in the order asked. to_records() gives the
+    rows, to_pandas() a DataFrame of them, report_html() the comparison
+    page of `memplan report --planners=... --html`; a notebook shows the
+    rows as a table."""
+
+    def __init__(self, plans, failures, order):
+        self.plans = plans
+        self.failures = failures
+        self.rows = []
+        for name in order:
+            p = plans.get(name)
+            self.rows.append(
+                {
+                    "planner": name,
+                    "peak": p.peak if p else None,
+                    "lower_bound": p.lower_bound if p else None,
+                    "ratio": (
+                        p.peak / p.lower_bound
+                        if p and p.lower_bound
+                        else (1.0 if p else None)
+                    ),
+                    "naive_total": p.naive_total if p else None,
+                    "proven_optimal": p.proven_optimal if p else None,
+                    "wall_time": p.wall_time if p else None,
+                    "error": failures.get(name),
+                }
+            )
+
+    def to_records(self):
+        return [dict(row) for row in self.rows]
+
+    def to_pandas(self):
+        try:
+            import pandas
+        except ImportError:
+            raise ImportError(
+                "Comparison.to_pandas() needs pandas: pip install pandas "
+                "(to_records() gives the same rows as dicts)"
+            ) from None
+        return pandas.DataFrame(self.to_records())
+
+    def report_html(self, title=""):
+        return report_html(
+            list(self.plans.values()),
+            title=title,
+            failures=sorted(self.failures.items()),
+        )
+
+    def _repr_html_(self):
+        rows = [
+            [
+                r["planner"],
+                "" if r["peak"] is None else f"{r['peak']:,}",
+                "" if r["ratio"] is None else f"{r['ratio']:.4f}x",
+                "" if r["proven_optimal"] is None else r["proven_optimal"],
+                "" if r["wall_time"] is None else f"{r['wall_time']:.3f} s",
+                r["error"] or "",
+            ]
+            for r in self.rows
+        ]
+        header = ["planner", "peak", "x lower bound", "proven", "time", "error"]
+        return (
+            "<div><p><b>memplan comparison</b> of "
+            f"{len(self.rows)} planner(s)</p>"
+            f"{_html_table(header, rows)}</div>"
+        )
+
+    def __repr__(self):
+        return (
+            "Comparison("
+            + ", ".join(
+                f"{r['planner']}: {r['peak'] if r['error'] is None else 'failed'}"
+                for r in self.rows
+            )
+            + ")"
+        )
+
+
+_planners = planners  # compare() takes a list of the same name
+
+
+def compare(graph, planners=None, **plan_arguments):
+    """Plans `graph` with each planner of `planners` (None: every one of
+    planners()) and the same plan() arguments, as `memplan compare`, and
+    returns a Comparison. A planner that fails with memplan.Error (out of
+    capacity or time) gets a row saying why; a bad argument raises at
+    once."""
+    if isinstance(planners, str):
+        raise TypeError(
+            f"memplan.compare: planners={planners!r} must be a list of "
+            f"names, e.g. [{planners!r}]"
+        )
+    names = list(planners) if planners is not None else list(_planners())
+    if not names:
+        raise ValueError("memplan.compare: planners names no planner")
+    graph = _input(graph)
+    plans, failures = {}, {}
+    for name in names:
+        try:
+            plans[name] = plan(graph, name, **plan_arguments)
+        except Error as error:
+            failures[name] = str(error)
+    return Comparison(plans, failures, names)
 
 
 def build_problem(
@@ -532,11 +883,40 @@ def read_plan(
     )
 
 
+def _check_dim(name, value):
+    """TypeError or ValueError naming dims[name] when the name is no text
+    or a value no int64."""
+    if not isinstance(name, str):
+        raise TypeError(f"dims: the keys are dim names (str), not {name!r}")
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        raise ValueError(
+            f"dims: the dim name {name!r} is not valid text (it has a lone "
+            "surrogate, which has no UTF-8): use a plain string"
+        ) from None
+    ends = value if isinstance(value, (tuple, list)) else [value]
+    for v in ends:
+        if isinstance(v, int) and not isinstance(v, bool) and v >= 2**63:
+            raise ValueError(
+                f"dims[{name!r}] = {value!r} is out of range: a dim's "
+                "values are at most 2**63 - 1"
+            )
+    if not isinstance(value, (tuple, list)) and (
+        isinstance(value, bool) or not isinstance(value, int)
+    ):
+        raise TypeError(
+            f"dims[{name!r}] = {value!r}: expected an int or a (min, max) "
+            "pair of ints"
+        )
+
+
 def _split_dims(dims):
     """`dims` of read_graph and read_onnx as (values, ranges): an int binds
     a dim, a (min, max) pair gives it a range (the tool's NAME=MIN:MAX)."""
     values, ranges = {}, {}
     for name, value in (dims or {}).items():
+        _check_dim(name, value)
         if isinstance(value, (tuple, list)):
             if len(value) != 2 or not all(
                 isinstance(v, int) and not isinstance(v, bool) for v in value

@@ -275,6 +275,201 @@ def test_a_wrong_argument_type_names_the_public_function():
     assert "_plan" not in str(error.value).replace("memplan.plan", "")
 
 
+def _small_symbolic(max_seq=16):
+    """x (64) -> h (64*seq) -> y (64), with seq in [0, max_seq]: 0 is a
+    value of the range."""
+    return memplan.Graph(
+        name="sym",
+        tensors=[
+            memplan.Tensor("x", 64, kind="input"),
+            memplan.Tensor("h", "64*seq"),
+            memplan.Tensor("y", 64, kind="output"),
+        ],
+        ops=[
+            memplan.Op("a", ["x"], ["h"]),
+            memplan.Op("b", ["h", "x"], ["y"]),
+        ],
+        dims={"seq": (0, max_seq)},
+    )
+
+
+def test_graph_takes_dims_as_a_constructor_argument():
+    graph = _small_symbolic()
+    assert graph.dims == {"seq": (0, 16)}
+    assert memplan.is_symbolic(graph)
+    with pytest.raises(TypeError, match="dims must be a dict"):
+        memplan.Graph(name="g", dims=[("seq", 1, 2)])
+
+
+def test_bad_plan_arguments_raise_errors_naming_them():
+    graph = small_graph()
+    with pytest.raises(ValueError, match=r"seed=-1 is out of range"):
+        memplan.plan(graph, seed=-1)
+    with pytest.raises(ValueError, match=r"threads=0 is out of range"):
+        memplan.plan(graph, threads=0)
+    with pytest.raises(TypeError, match="seed must be an int, not float"):
+        memplan.plan(graph, seed=1.5)
+    with pytest.raises(TypeError, match=r"pools='p': expected a list"):
+        memplan.plan(graph, pools="p")
+    with pytest.raises(TypeError, match=r"pools: 'sram' is a str"):
+        memplan.plan(graph, pools=["sram"])
+    with pytest.raises(ValueError, match=r"option name '\\ud800' is not"):
+        memplan.plan(graph, "exact", options={"\ud800": 1})
+    with pytest.raises(ValueError, match=r"value '\\udc00' is not valid"):
+        memplan.plan(graph, "exact", options={"symmetry": "\udc00"})
+    with pytest.raises(ValueError, match=r'did you mean "symmetry"'):
+        memplan.plan(graph, "exact", options={"symetry": False})
+    with pytest.raises(ValueError, match=r'did you mean "greedy_by_size"'):
+        memplan.plan(graph, "gredy")
+    plan = memplan.plan(graph, seed=2**64 - 1, threads=2)  # the extremes
+    memplan.verify(graph, plan)
+
+
+def test_a_non_finite_number_in_a_graph_dict_is_named():
+    data = small_graph().to_dict()
+    data["tensors"][2]["size"] = float("nan")
+    with pytest.raises(ValueError) as error:
+        memplan.plan(data)
+    message = str(error.value)
+    assert "graph['tensors'][2]['size'] = nan" in message
+    assert "malformed JSON" not in message
+    data["tensors"][2]["size"] = object()
+    with pytest.raises(ValueError, match=r"graph\['tensors'\]\[2\]\['size'\]"):
+        memplan.plan(data)
+    data["tensors"][2]["size"] = 4000
+    data["ops"].append(data["ops"])  # a list that holds itself
+    with pytest.raises(ValueError, match="graph dict: Circular reference"):
+        memplan.plan(data)
+    del data["format"]
+    with pytest.raises(ValueError, match='"format": "memplan-graph-v1"'):
+        memplan.plan(data)
+
+
+def test_a_capacity_below_the_lower_bound_names_the_bound():
+    graph = small_graph()
+    bound = memplan.plan(graph).lower_bound
+    with pytest.raises(memplan.CapacityError) as error:
+        memplan.plan(graph, capacity=bound - 1)
+    assert (
+        "the smallest capacity that could work is the lower bound, "
+        f"{bound} bytes (1 more)" in str(error.value)
+    )
+    plan = memplan.plan(graph, capacity=bound)
+    memplan.verify(graph, plan)
+
+
+def test_a_cycle_in_a_graph_is_named_as_one():
+    graph = memplan.Graph(
+        name="loop",
+        tensors=[
+            memplan.Tensor("x", 4, kind="input"),
+            memplan.Tensor("a", 4),
+            memplan.Tensor("b", 4, kind="output"),
+        ],
+        ops=[
+            memplan.Op("f", ["x", "b"], ["a"]),
+            memplan.Op("g", ["a"], ["b"]),
+        ],
+    )
+    with pytest.raises(ValueError, match='ops "f" -> "g" -> "f" form a cycle'):
+        memplan.plan(graph)
+
+
+def test_symbolic_plan_values_and_bounds():
+    graph = _small_symbolic()
+    symbolic = memplan.plan_symbolic(graph, planner="symbolic_greedy")
+    with pytest.raises(memplan.DimError, match=r"2\*\*70|out of range"):
+        symbolic.at(seq=2**70)
+    with pytest.raises(ValueError, match=r"dim name '\\ud800' is not valid"):
+        symbolic.at(**{"\ud800": 1})
+    # 0 is in the declared range: the plan there is made and verified.
+    at_zero = symbolic.at(seq=0)
+    memplan.verify(memplan.bind_dims(graph, seq=0), at_zero)
+    for n in (0, 5, 16):
+        at = symbolic.at(seq=n)
+        assert symbolic.lower_bound_at(seq=n) == at.lower_bound
+        assert symbolic.lower_bound_at(seq=n) <= symbolic.lower_bound(seq=n)
+        assert (
+            at.lower_bound
+            == memplan.plan(memplan.bind_dims(graph, seq=n)).lower_bound
+        )
+    with pytest.raises(ValueError, match=r"dims\['seq'\] = 2\*\*70|out of"):
+        memplan.read_graph(
+            DATA / "symbolic" / "llama_decoder.json", dims={"seq": 2**70}
+        )
+    with pytest.raises(TypeError, match=r"dims\['seq'\] = 1.5: expected"):
+        memplan.read_graph(
+            DATA / "symbolic" / "llama_decoder.json", dims={"seq": 1.5}
+        )
+    assert "<table>" in symbolic._repr_html_()
+    assert "seq in [0, 16]" in symbolic._repr_html_()
+
+
+def test_plan_records_table_and_html():
+    graph = small_graph()
+    plan = memplan.plan(graph, "greedy_by_size", alignment=64)
+    records = plan.to_records()
+    assert [r["name"] for r in records] == [t.name for t in graph.tensors]
+    by_name = {r["name"]: r for r in records}
+    assert by_name["b"]["offset"] == plan.offset("b")
+    assert by_name["b"]["end"] == plan.offset("b") + 2000
+    assert by_name["b"]["pool"] == "default"
+    assert by_name["w"]["planned"] is False and by_name["w"]["offset"] is None
+    assert by_name["a"]["start_step"] == 0
+    html = plan._repr_html_()
+    assert "greedy_by_size" in html and f"{plan.peak:,}" in html
+    assert "<td>a</td>" in html
+    try:
+        import pandas  # noqa: F401
+    except ImportError:
+        with pytest.raises(ImportError, match="pip install pandas"):
+            plan.to_pandas()
+        return
+    frame = plan.to_pandas()
+    assert list(frame["name"]) == [t.name for t in graph.tensors]
+    assert int(frame.set_index("name").loc["b", "offset"]) == plan.offset("b")
+
+
+def test_compare_plans_with_each_planner_and_shows_a_table():
+    graph = small_graph()
+    naive = memplan.plan(graph, "naive")
+    best = memplan.plan(graph, "greedy_by_size")
+    assert best.peak < naive.peak
+    comparison = memplan.compare(
+        graph, ["naive", "greedy_by_size", "exact"], capacity=best.peak
+    )
+    for plan in comparison.plans.values():
+        memplan.verify(graph, plan)
+    rows = comparison.to_records()
+    assert [r["planner"] for r in rows] == ["naive", "greedy_by_size", "exact"]
+    assert rows[0]["peak"] is None and "fits in no" in rows[0]["error"]
+    assert rows[1]["peak"] == best.peak and rows[1]["error"] is None
+    assert rows[2]["ratio"] == rows[2]["peak"] / rows[2]["lower_bound"]
+    html = comparison._repr_html_()
+    assert "<td>greedy_by_size</td>" in html and f"{best.peak:,}" in html
+    assert "<html" in comparison.report_html().lower()
+    with pytest.raises(TypeError, match=r"planners='exact' must be a list"):
+        memplan.compare(graph, "exact")
+    everyone = memplan.compare(graph, work_limit=10**6)
+    assert [r["planner"] for r in everyone.rows] == list(memplan.planners())
+
+
+def test_to_pandas_without_pandas_says_how_to_install(monkeypatch):
+    import builtins
+
+    real_import = builtins.__import__
+
+    def no_pandas(name, *args, **kwargs):
+        if name == "pandas":
+            raise ImportError("No module named 'pandas'")
+        return real_import(name, *args, **kwargs)
+
+    plan = memplan.plan(small_graph())
+    monkeypatch.setattr(builtins, "__import__", no_pandas)
+    with pytest.raises(ImportError, match="pip install pandas"):
+        plan.to_pandas()
+
+
 def test_moved_buffer_fails_verification():
     plan = memplan.plan(small_graph(), "greedy_by_size")
     bad = plan.moved("b", plan.offset("a"))

@@ -281,6 +281,11 @@ absl::StatusOr<Graph> ParseGraphJson(std::string_view std_text) {
       Json root, ParseJson(text, {"tensors", "ops"}, std::ref(elements)));
   if (!root.is_object())
     return absl::InvalidArgumentError("a graph must be a JSON object");
+  if (!root.contains("format")) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("the graph has no \"format\": add \"format\": \"",
+                     kGraphFormat, "\" to its top-level object"));
+  }
   MEMPLAN_ASSIGN_OR_RETURN(std::string format,
                            GetString(root, "format", "the graph", true));
   if (format != kGraphFormat) {

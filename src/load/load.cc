@@ -362,8 +362,18 @@ absl::StatusOr<DimArguments> ParseDimArguments(
     int64_t lo = 0;
     int64_t hi = 0;
     const bool named = parts.size() == 2 && !parts[0].empty();
+    // Two values or two ranges; a value and a range are answered below.
+    const bool is_range = bounds.size() == 2;
+    if (named && (is_range ? parsed.ranges.contains(parts[0])
+                           : parsed.values.contains(parts[0]))) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--dim=", argument, ": dim \"", parts[0],
+                       "\" is given twice; give each dim once"));
+    }
+    // A value's lower limit is the dim's declared range (0 where it holds
+    // 0), checked when the graph binds it.
     if (named && bounds.size() == 1 && absl::SimpleAtoi(bounds[0], &lo) &&
-        lo >= 1) {
+        lo >= 0) {
       parsed.values[parts[0]] = lo;
       continue;
     }
@@ -371,7 +381,7 @@ absl::StatusOr<DimArguments> ParseDimArguments(
         !absl::SimpleAtoi(bounds[1], &hi) || lo < 0) {
       return absl::InvalidArgumentError(
           absl::StrCat("--dim=", argument,
-                       ": expected NAME=VALUE (VALUE >= 1) or NAME=MIN:MAX "
+                       ": expected NAME=VALUE (VALUE >= 0) or NAME=MIN:MAX "
                        "(0 <= MIN <= MAX)"));
     }
     if (lo > hi) {

@@ -57,6 +57,67 @@ struct TensorUse {
   int scratch_op = kNone;
 };
 
+// Why op `reader` cannot read tensor `name` yet, said so that the fix is
+// plain: a cycle (its ops, in order), an op listed too late (which to list
+// first) or a tensor that nothing produces.
+absl::Status EarlyRead(const Graph& graph, int reader,
+                       const std::string& name) {
+  const int n = static_cast<int>(graph.ops.size());
+  absl::flat_hash_map<std::string, int> producer;
+  absl::flat_hash_map<std::string, std::vector<int>> readers;
+  for (int i = 0; i < n; ++i) {
+    for (const std::string& out : graph.ops[i].outputs)
+      producer.emplace(out, i);
+    for (const std::string& in : graph.ops[i].inputs) readers[in].push_back(i);
+  }
+  const std::string& op = graph.ops[reader].name;
+  auto it = producer.find(name);
+  if (it == producer.end() || it->second <= reader) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "op \"", op, "\" reads tensor \"", name,
+        "\", which no op produces before it and which is not a graph input or "
+        "constant: add the op that produces it or declare it an input"));
+  }
+  // A path of reads from `reader` to the producer closes a cycle.
+  const int target = it->second;
+  std::vector<int> parent(n, kNone);
+  std::vector<int> queue = {reader};
+  parent[reader] = reader;
+  for (size_t q = 0; q < queue.size() && parent[target] == kNone; ++q) {
+    for (const std::string& out : graph.ops[queue[q]].outputs) {
+      auto r = readers.find(out);
+      if (r == readers.end()) continue;
+      for (int j : r->second) {
+        if (parent[j] != kNone) continue;
+        parent[j] = queue[q];
+        queue.push_back(j);
+      }
+    }
+  }
+  const std::string& first = graph.ops[target].name;
+  if (parent[target] == kNone) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "op \"", op, "\" reads tensor \"", name, "\" before op \"", first,
+        "\" produces it: list op \"", first, "\" before op \"", op,
+        "\" (ops must be in a topological order)"));
+  }
+  std::vector<std::string> cycle;
+  for (int v = target; v != reader; v = parent[v]) {
+    cycle.push_back(absl::StrCat("\"", graph.ops[v].name, "\""));
+  }
+  cycle.push_back(absl::StrCat("\"", op, "\""));
+  std::reverse(cycle.begin(), cycle.end());
+  cycle.push_back(cycle.front());
+  if (cycle.size() > 12) {
+    cycle.erase(cycle.begin() + 5, cycle.end() - 5);
+    cycle.insert(cycle.begin() + 5, "...");
+  }
+  return absl::InvalidArgumentError(
+      absl::StrCat("ops ", absl::StrJoin(cycle, " -> "), " form a cycle (op \"",
+                   op, "\" reads tensor \"", name, "\" of op \"", first,
+                   "\"): a graph must be acyclic; break the cycle"));
+}
+
 class Builder {
  public:
   Builder(const Graph& graph, const BuildOptions& options)
@@ -201,12 +262,7 @@ class Builder {
                                ((tensor.kind == TensorKind::kInput ||
                                  tensor.kind == TensorKind::kConstant) &&
                                 use_[t].scratch_op == kNone);
-        if (!available) {
-          return absl::InvalidArgumentError(absl::StrCat(
-              "op \"", op.name, "\" reads tensor \"", name,
-              "\", which no earlier op produces and which is not a graph input "
-              "or constant (ops must be in topological order)"));
-        }
+        if (!available) return EarlyRead(graph_, i, name);
         use_[t].last_reader = i;
       }
       for (const std::string& name : op.outputs) {

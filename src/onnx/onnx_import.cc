@@ -227,6 +227,8 @@ absl::Status BindDims(onnx::GraphProto& graph,
                        "\" is bound but no graph input or value has it"));
     }
   }
+  std::set<std::string> unbound;
+  std::string where, flags;
   for (const onnx::ValueInfoProto& input : graph.input()) {
     if (weights.contains(input.name()) || !input.type().has_tensor_type() ||
         !input.type().tensor_type().has_shape()) {
@@ -235,18 +237,25 @@ absl::Status BindDims(onnx::GraphProto& graph,
     const auto& shape = input.type().tensor_type().shape();
     for (int d = 0; d < shape.dim_size(); ++d) {
       if (shape.dim(d).has_dim_value()) continue;
-      if (shape.dim(d).has_dim_param()) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            "symbolic dimension \"", shape.dim(d).dim_param(), "\" (dim ", d,
-            ") of graph input \"", input.name(), "\" is not bound (--dim ",
-            shape.dim(d).dim_param(), "=VALUE)"));
+      if (!shape.dim(d).has_dim_param()) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("dimension ", d, " of graph input \"", input.name(),
+                         "\" has neither a value nor a name"));
       }
-      return absl::InvalidArgumentError(
-          absl::StrCat("dimension ", d, " of graph input \"", input.name(),
-                       "\" has neither a value nor a name"));
+      const std::string& name = shape.dim(d).dim_param();
+      if (unbound.insert(name).second) {
+        absl::StrAppend(&where, where.empty() ? "" : ", ", "\"", name,
+                        "\" (dim ", d, " of graph input \"", input.name(),
+                        "\")");
+        absl::StrAppend(&flags, " --dim ", name, "=VALUE");
+      }
     }
   }
-  return absl::OkStatus();
+  if (unbound.empty()) return absl::OkStatus();
+  // Every dim at once, so that one run tells the whole command line.
+  return absl::InvalidArgumentError(absl::StrCat(
+      unbound.size() == 1 ? "symbolic dimension " : "symbolic dimensions ",
+      where, unbound.size() == 1 ? " is" : " are", " not bound: add", flags));
 }
 
 class Importer {

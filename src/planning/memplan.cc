@@ -3,6 +3,7 @@
 #include "memplan/memplan.h"
 
 #include <algorithm>
+#include <limits>
 #include <numeric>
 #include <optional>
 #include <string>
@@ -56,6 +57,44 @@ PlanOptions ShareOf(const PlanOptions& plan, double fraction,
   }
   part.deadline = deadline;
   return part;
+}
+
+// ResourceExhausted when the pools' capacities together are below the
+// lower bound: no planner can fit then, and the answer is the capacity
+// that could, not a buffer the planner happened to fail on.
+absl::Status CheckCapacityCanFit(const Problem& problem) {
+  constexpr Bytes kMaxBytes = std::numeric_limits<Bytes>::max();
+  Bytes total = 0;
+  for (const Pool& pool : problem.pools) {
+    if (pool.capacity == 0) return absl::OkStatus();  // unbounded
+    total =
+        pool.capacity > kMaxBytes - total ? kMaxBytes : total + pool.capacity;
+  }
+  if (problem.pools.empty() || problem.buffers.empty()) return absl::OkStatus();
+  const Bytes bound = LowerBound(problem);
+  if (bound <= total) return absl::OkStatus();
+  // A buffer larger than every pool it may use is named as well.
+  std::string alone;
+  for (BufferId b = 0;
+       b < static_cast<BufferId>(problem.buffers.size()) && alone.empty();
+       ++b) {
+    Bytes largest = 0;
+    for (PoolId p : AllowedPools(problem, b)) {
+      largest = std::max(largest, problem.pools[p].capacity);
+    }
+    const Buffer& buffer = problem.buffers[b];
+    if (buffer.size > largest) {
+      alone = absl::StrCat(" (buffer \"", buffer.name, "\" alone needs ",
+                           buffer.size, ")");
+    }
+  }
+  return absl::ResourceExhaustedError(absl::StrCat(
+      "no plan fits in ",
+      problem.pools.size() > 1 ? "the pools' capacities together, "
+                               : "capacity ",
+      total, ": the buffers alive at one step need ", bound, " bytes", alone,
+      "; the smallest capacity that could work is the lower bound, ", bound,
+      " bytes (", bound - total, " more)"));
 }
 
 }  // namespace
@@ -139,6 +178,7 @@ absl::StatusOr<Plan> PlanMemory(const Problem& problem, const Planner& planner,
   if (options.time_limit < absl::ZeroDuration()) {
     return absl::InvalidArgumentError("the time limit is negative");
   }
+  MEMPLAN_RETURN_IF_ERROR(CheckCapacityCanFit(problem));
   const std::string name(planner.name());
   const absl::Time start = absl::Now();
   MEMPLAN_ASSIGN_OR_RETURN(Plan plan, planner.Solve(problem, options));

@@ -62,6 +62,11 @@ absl::StatusOr<PlannerOptions> PlannerOptionsFromFlags();
 // the default planner), as the registry checks them.
 absl::Status CheckPlannerOptions(absl::string_view planner);
 
+// True when `path` exists and is a file that takes writes but is not a
+// regular one (/dev/null, a terminal, a named pipe): its name has no
+// extension to choose a format by, and the default format is written.
+bool IsWritableStream(const std::string& path);
+
 // Usage error unless `name` is empty or a registered planner.
 absl::Status CheckPlannerName(absl::string_view flag, absl::string_view name);
 

@@ -1,8 +1,10 @@
 // What several commands share: planning flags, planner names, the summary.
 
 #include <algorithm>
+#include <filesystem>
 #include <memory>
 #include <string_view>
+#include <system_error>
 
 #include "absl/flags/flag.h"
 #include "absl/strings/str_cat.h"
@@ -10,6 +12,8 @@
 #include "absl/strings/str_join.h"
 #include "commands.h"
 #include "memplan/registry.h"
+#include "memplan/spelling.h"
+#include "memplan/symbolic_planner.h"
 
 namespace memplan::tool {
 
@@ -74,6 +78,21 @@ absl::Status CheckPlannerOptions(absl::string_view planner) {
   return absl::OkStatus();
 }
 
+bool IsWritableStream(const std::string& path) {
+  std::error_code error;
+  const std::filesystem::file_status status =
+      std::filesystem::status(path, error);
+  if (error) return false;
+  switch (status.type()) {
+    case std::filesystem::file_type::character:
+    case std::filesystem::file_type::fifo:
+    case std::filesystem::file_type::socket:
+      return true;
+    default:
+      return false;
+  }
+}
+
 absl::Status CheckPlannerName(absl::string_view flag, absl::string_view name) {
   if (name.empty()) return absl::OkStatus();
   std::vector<std::string> names;
@@ -83,9 +102,16 @@ absl::Status CheckPlannerName(absl::string_view flag, absl::string_view name) {
     }
     names.emplace_back(info.name);
   }
+  // A misspelt symbolic planner is suggested too (for a graph with dims).
+  std::vector<std::string> spellings = names;
+  for (const SymbolicPlannerInfo& info : RegisteredSymbolicPlanners()) {
+    spellings.emplace_back(info.name);
+  }
   return absl::InvalidArgumentError(absl::StrCat(
       flag.empty() ? "" : absl::StrCat("--", flag, ": "), "unknown planner \"",
-      name, "\"; valid planners: ", absl::StrJoin(names, ", ")));
+      name, "\"",
+      DidYouMean(std::string_view(name.data(), name.size()), spellings),
+      "; valid planners: ", absl::StrJoin(names, ", ")));
 }
 
 std::string PlanSummary(const Problem& problem, const Plan& plan) {

@@ -10,6 +10,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_replace.h"
 #include "absl/strings/str_split.h"
+#include "memplan/spelling.h"
 
 // Each help text starts with the placeholder of its value ("SIZE: ...");
 // booleans have none. FlagHelp() prints them as --name=SIZE.
@@ -180,6 +181,20 @@ absl::Status SetFlags(const std::map<std::string, std::string>& values,
   return absl::OkStatus();
 }
 
+// "unknown flag --planer (did you mean --planner?)": the closest of the
+// command's flags, when one is close.
+absl::Status UnknownFlag(const std::string& spelled,
+                         const std::vector<std::string>& allowed) {
+  std::vector<std::string> spellings;
+  for (const std::string& name : allowed) {
+    spellings.push_back(CommandLineName(name));
+  }
+  const std::string closest = ClosestName(CommandLineName(spelled), spellings);
+  return absl::InvalidArgumentError(absl::StrCat(
+      "unknown flag --", spelled,
+      closest.empty() ? "" : absl::StrCat(" (did you mean --", closest, "?)")));
+}
+
 }  // namespace
 
 absl::StatusOr<Arguments> ParseArguments(
@@ -232,10 +247,7 @@ absl::StatusOr<Arguments> ParseArguments(
         }
       }
     }
-    if (flag == nullptr) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("unknown flag --", spelled));
-    }
+    if (flag == nullptr) return UnknownFlag(spelled, allowed);
     if (!value.has_value()) {
       if (flag->IsOfType<bool>()) {
         value = "true";

@@ -20,6 +20,7 @@
 #include "absl/strings/str_split.h"
 #include "commands.h"
 #include "flags.h"
+#include "memplan/spelling.h"
 #ifdef MEMPLAN_HAVE_CP
 #include "memplan/planners/cp.h"
 #endif
@@ -132,8 +133,12 @@ int Main(int argc, char** argv) {
     if (c.name == name) command = &c;
   }
   if (command == nullptr) {
-    return UsageError("memplan", absl::StrCat("unknown command \"", name, "\""),
-                      "memplan");
+    std::vector<std::string> names;
+    for (const Command& c : Commands()) names.emplace_back(c.name);
+    return UsageError(
+        "memplan",
+        absl::StrCat("unknown command \"", name, "\"", DidYouMean(name, names)),
+        "memplan");
   }
   const std::string context = absl::StrCat("memplan ", command->name);
   absl::StatusOr<Arguments> parsed = ParseArguments(

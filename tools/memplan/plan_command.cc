@@ -6,7 +6,9 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <system_error>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -53,7 +55,9 @@ absl::StatusOr<OutputFormat> FormatOf(const Arguments& args) {
                      ": unknown; valid: json, csv, c-header, tflm-offline"));
   }
   const std::string_view plain = UncompressedName(out);
-  if (out.empty() || plain.ends_with(".json")) return OutputFormat::kJson;
+  if (out.empty() || plain.ends_with(".json") || IsWritableStream(out)) {
+    return OutputFormat::kJson;
+  }
   if (plain.ends_with(".csv")) return OutputFormat::kCsv;
   if (plain.ends_with(".h")) return OutputFormat::kCHeader;
   if (absl::EndsWith(out, ".tflite")) {
@@ -106,7 +110,7 @@ absl::Status Check(const Arguments& args) {
                      " name one file; the graph would overwrite the plan"));
   }
   if (!graph_out.empty() && !absl::EndsWith(graph_out, ".json") &&
-      !absl::EndsWith(graph_out, ".json.gz")) {
+      !absl::EndsWith(graph_out, ".json.gz") && !IsWritableStream(graph_out)) {
     return absl::InvalidArgumentError(
         absl::StrCat("--graph-out=", graph_out,
                      ": a graph is written as .json or .json.gz"));
@@ -242,6 +246,41 @@ absl::StatusOr<std::string> PlanText(const Arguments& args,
   return text;
 }
 
+// "in-place hints: K of N applied (...)" for a graph with in-place hints,
+// saying where they came from: an ONNX model's come from the importer
+// unless --onnx-inplace=off, and they make its plan smaller than the same
+// graph's without them. Empty when the graph has none.
+std::string InplaceHintsLine(const std::string& path,
+                             const LoadedInput& input) {
+  if (!input.graph.has_value()) return "";
+  int64_t hints = 0;
+  for (const Op& op : input.graph->ops) hints += op.inplace.size();
+  if (hints == 0) return "";
+  std::unordered_map<std::string_view, size_t> buffer_of;
+  const std::vector<Buffer>& buffers = input.problem.buffers;
+  for (size_t b = 0; b < buffers.size(); ++b) {
+    for (const std::string& tensor : buffers[b].tensors) {
+      buffer_of.emplace(tensor, b);
+    }
+  }
+  int64_t applied = 0;
+  for (const Op& op : input.graph->ops) {
+    for (const OperandPair& pair : op.inplace) {
+      auto out = buffer_of.find(op.outputs[pair.output]);
+      auto in = buffer_of.find(op.inputs[pair.input]);
+      applied += out != buffer_of.end() && in != buffer_of.end() &&
+                 out->second == in->second;
+    }
+  }
+  const std::string source =
+      UncompressedName(path).ends_with(".onnx")
+          ? "from the ONNX importer's element-wise ops; --onnx-inplace=off "
+            "plans without them"
+          : "from the graph's \"inplace\" fields";
+  return absl::StrCat("in-place hints: ", applied, " of ", hints, " applied (",
+                      source, ")");
+}
+
 absl::Status Run(const Arguments& args) {
   PlanMemoryOptions options;
   options.planner = absl::GetFlag(FLAGS_planner);
@@ -302,6 +341,10 @@ absl::Status Run(const Arguments& args) {
     }
   }
   std::cerr << PlanSummary(input->problem, *plan) << "\n";
+  if (const std::string line = InplaceHintsLine(args.positional[0], *input);
+      !line.empty()) {
+    std::cerr << line << "\n";
+  }
   absl::StatusOr<std::optional<OrderLowerBound>> order_bound =
       InputOrderBound(*input, BuildOptionsFromFlags());
   if (!order_bound.ok()) return order_bound.status();

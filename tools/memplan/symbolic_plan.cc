@@ -239,7 +239,7 @@ absl::Status RunSymbolicPlan(const Arguments& args, const GraphInput& input,
           ": a plan of a graph with dims is written as json or c-header"));
     }
     header = format == "c-header";
-  } else if (!out.empty()) {
+  } else if (!out.empty() && !IsWritableStream(out)) {
     const std::string_view plain = UncompressedName(out);
     header = plain.ends_with(".h");
     if (!header && !plain.ends_with(".json")) {
