@@ -494,7 +494,7 @@ TICK = re.compile(r"^(\d+(?:\.\d+)?) (B|KiB|MiB|GiB|TiB)$")
 def check_ticks(ticks, what):
     """Byte ticks: one unit, labelled in it, at a round step (1, 2 or 5
     times a power of ten of the unit)."""
-    labels = ticks.split("|")
+    labels = (ticks or "").split("|")
     parsed = [TICK.match(t) for t in labels]
     if not check(
         len(labels) >= 2 and all(parsed),
@@ -525,7 +525,7 @@ def check_plan_page(browser, what):
     )
     for step, marked, alive, ticks in pictures:
         check(
-            step != "-1" and alive > 0 and marked == alive,
+            step not in (None, "-1") and (alive or 0) > 0 and marked == alive,
             what
             + ": peak step %s, %d of %d buffers alive there outlined"
             % (step, marked, alive),
