@@ -3,7 +3,9 @@
 
 #include "memplan/report.h"
 
+#include <cstdio>
 #include <fstream>
+#include <map>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -12,6 +14,8 @@
 #include "absl/strings/str_split.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "memplan/dim_expr.h"
+#include "memplan/formats.h"
 #include "memplan/memplan.h"
 #include "memplan/problem.h"
 #include "memplan/report_html.h"
@@ -693,6 +697,53 @@ TEST(ReportToolTest, AnInputThatCannotFitIsStillReported) {
   run = testing::RunToolStdout("report " + input + " --capacity=5M");
   EXPECT_EQ(run.exit_code, 1);
   EXPECT_THAT(run.output, HasSubstr("\nmissing: "));
+}
+
+// A symbolic plan's report gives the peak in the graph's dims with the
+// range it holds for, also for a bucket counted in steps (whose own peak is
+// in seq_div and seq_mod), in the text and on the page.
+TEST(ReportToolTest, ASymbolicPlansPeakIsInTheGraphsDims) {
+  const std::string input =
+      testing::DataPath("symbolic/transformer_encoder.json");
+  const std::string html = ::testing::TempDir() + "/report_symbolic.html";
+  const testing::ToolRun run = testing::RunToolStdout(
+      "report " + input + " --dim seq=500 --alignment=64 --html=" + html);
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  const nlohmann::json data = PageData(Slurp(html));
+  std::map<std::string, std::string> facts;
+  for (const nlohmann::json& fact : data["facts"]) {
+    facts[fact["key"].get<std::string>()] = fact["text"].get<std::string>();
+  }
+  EXPECT_EQ(facts["dims"], "seq=500");
+  EXPECT_THAT(facts["bucket"], HasSubstr("seq in ["));
+  // "EXPR bytes, for seq in [LOW, HIGH]", EXPR in seq only, its value at
+  // 500 the arena there.
+  const std::string peak = facts["peak-expression"];
+  const size_t bytes = peak.find(" bytes, for seq in [");
+  ASSERT_NE(bytes, std::string::npos) << peak;
+  absl::StatusOr<DimExpr> expr = DimExpr::Parse(peak.substr(0, bytes));
+  ASSERT_TRUE(expr.ok()) << peak;
+  EXPECT_EQ(expr->Dims(), std::vector<std::string>{"seq"});
+  int64_t low = 0, high = 0;
+  ASSERT_EQ(sscanf(peak.c_str() + bytes, " bytes, for seq in [%ld, %ld]", &low,
+                   &high),
+            2)
+      << peak;
+  EXPECT_LE(low, 500);
+  EXPECT_GE(high, 500);
+  const int64_t arena = data["plans"][0]["peak"].get<int64_t>();
+  EXPECT_EQ(*expr->Evaluate({{"seq", 500}}), arena);
+  EXPECT_THAT(facts["arena"], HasSubstr(absl::StrCat(arena, " bytes")));
+  // A bucket in steps also gets its whole peak in seq and seq_div.
+  if (facts.contains("bucket-expression")) {
+    EXPECT_THAT(facts["bucket-expression"],
+                HasSubstr("seq_div = floor(seq / "));
+    EXPECT_THAT(facts["bucket-expression"], Not(HasSubstr("seq_mod")));
+  }
+  const testing::ToolRun text = testing::RunToolStdout(
+      "report " + input + " --dim seq=500 --alignment=64");
+  ASSERT_EQ(text.exit_code, 0) << text.output;
+  EXPECT_THAT(text.output, HasSubstr("\npeak there: " + peak + "\n"));
 }
 
 }  // namespace memplan
