@@ -588,7 +588,9 @@ Command ReportCommand() {
           "with symbolic dims (no PLAN, no planner named) shows its symbolic "
           "plan, one plan valid over the dims' ranges, at the values of "
           "--dim (the other dims at their maxima), beside the lower bound "
-          "and the upper-bound plan there.",
+          "and the upper-bound plan there, its peak as an expression in the "
+          "dims. When no plan fits the capacity, the report shows the live "
+          "bytes against it and the bytes missing, and the command fails.",
       .min_positional = 1,
       .max_positional = 2,
       .check = &Check,
