@@ -746,4 +746,35 @@ TEST(ReportToolTest, ASymbolicPlansPeakIsInTheGraphsDims) {
   EXPECT_THAT(text.output, HasSubstr("\npeak there: " + peak + "\n"));
 }
 
+// A reordered plan's report says so: the ordering, how many ops moved, the
+// order used and the lower bound in the graph's own order beside this one.
+TEST(ReportToolTest, AReorderedPlanSaysItsOrderAndTheGraphsOwn) {
+  const std::string input = testing::DataPath("order/darts_seed1.json");
+  const std::string flags = " --reorder=longest_path --planner=greedy_by_size";
+  const testing::ToolRun run =
+      testing::RunToolStdout("report " + input + flags);
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  EXPECT_THAT(run.output, HasSubstr("op order: reordered by longest_path: "));
+  EXPECT_THAT(run.output, HasSubstr(" ops run at another step than in the "
+                                    "file\nthe graph's own order: lower bound "
+                                    "786432 bytes; in this order "));
+  const std::string html = ::testing::TempDir() + "/report_reordered.html";
+  ASSERT_EQ(
+      testing::RunTool("report " + input + flags + " --html=" + html).exit_code,
+      0);
+  std::map<std::string, std::string> facts;
+  const nlohmann::json data = PageData(Slurp(html));
+  for (const nlohmann::json& fact : data["facts"]) {
+    facts[fact["key"].get<std::string>()] = fact["text"].get<std::string>();
+  }
+  EXPECT_THAT(facts["reordered"], HasSubstr("reordered by longest_path: "));
+  EXPECT_THAT(facts["op-order"], HasSubstr(", ... "));
+  EXPECT_THAT(facts["own-order"], HasSubstr("lower bound 786432 bytes"));
+  EXPECT_THAT(facts["order-bound"], HasSubstr("at least "));
+  // The graph's own order says nothing of orders.
+  const testing::ToolRun own =
+      testing::RunToolStdout("report " + input + " --planner=greedy_by_size");
+  EXPECT_THAT(own.output, Not(HasSubstr("reordered")));
+}
+
 }  // namespace memplan
