@@ -174,6 +174,7 @@ PlanResult ReadPlan(const py::object& input, const std::string& path,
                        absl::StrCat(path, ": ", plan.status().message())));
   }
   result.plan = *std::move(plan);
+  result.from_file = true;
   result.Index();
   return result;
 }
@@ -208,6 +209,7 @@ py::tuple ReadBufferCsv(const std::string& path, Bytes max_input_size) {
   result.plan = *csv.plan;
   ComputePlanStatistics(result.problem, result.plan);
   result.plan.planner = "csv";
+  result.from_file = true;
   result.Index();
   return py::make_tuple(csv.problem, result);
 }

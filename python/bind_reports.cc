@@ -47,6 +47,7 @@ TextReportOptions TextOptions(int width, int max_table_rows, int max_chart_rows,
 // the tool's report shows it.
 PlanReport Analyze(const PlanResult& r) {
   PlanReport report = Take(AnalyzePlan(r.problem, r.plan, r.GraphOrNull()));
+  report.planned_here = !r.from_file;
   if (const Graph* graph = r.GraphOrNull()) {
     const std::optional<OrderLowerBound> bound =
         Take(LowerBoundOverOrders(*graph, r.build));

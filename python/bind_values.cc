@@ -3,6 +3,7 @@
 #include <pybind11/operators.h>
 
 #include <cstdint>
+#include <limits>
 #include <optional>
 #include <string>
 #include <utility>
@@ -43,6 +44,50 @@ std::vector<std::pair<int, int>> PairsTo(const std::vector<OperandPair>& ps) {
   std::vector<std::pair<int, int>> out;
   for (const OperandPair& p : ps) out.emplace_back(p.output, p.input);
   return out;
+}
+
+// Tensor.source: {"module", "file", "line"} or None.
+py::object SourceOf(const Tensor& t) {
+  if (!t.source.has_value()) return py::none();
+  py::dict d;
+  d["module"] = t.source->module;
+  d["file"] = t.source->file;
+  d["line"] = t.source->line;
+  return d;
+}
+
+void SetSource(Tensor& t, const py::object& source) {
+  if (source.is_none()) {
+    t.source.reset();
+    return;
+  }
+  if (!py::isinstance<py::dict>(source)) {
+    throw py::type_error(
+        "Tensor.source must be a dict {\"module\", \"file\", \"line\"} or "
+        "None");
+  }
+  const py::dict d = source.cast<py::dict>();
+  for (const auto& [key, value] : d) {
+    const std::string k = py::str(key);
+    if (k != "module" && k != "file" && k != "line") {
+      throw py::value_error("Tensor.source: unknown key \"" + k +
+                            "\" (known: module, file, line)");
+    }
+  }
+  TensorSource out;
+  if (d.contains("module")) out.module = py::str(d["module"]);
+  if (d.contains("file")) out.file = py::str(d["file"]);
+  if (d.contains("line")) {
+    const py::object line = d["line"];
+    if (!py::isinstance<py::int_>(line) || py::isinstance<py::bool_>(line) ||
+        line < py::int_(0) ||
+        py::int_(std::numeric_limits<int32_t>::max()) < line) {
+      throw py::value_error(
+          "Tensor.source: \"line\" must be an int in [0, 2^31)");
+    }
+    out.line = line.cast<int64_t>();
+  }
+  t.source = std::move(out);
 }
 
 void BindTensor(py::module_& m) {
@@ -101,6 +146,9 @@ void BindTensor(py::module_& m) {
           })
       .def_readwrite("shape", &Tensor::shape)
       .def_readwrite("dtype", &Tensor::dtype)
+      // Where the tensor comes from in the traced program (informative,
+      // shown by reports): {"module", "file", "line"}, or None.
+      .def_property("source", &SourceOf, &SetSource)
       .def(py::self == py::self)
       .def("__repr__", [](const Tensor& t) {
         return absl::StrCat("Tensor(\"", t.name, "\", ", t.size, ", kind=\"",

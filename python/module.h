@@ -79,6 +79,9 @@ struct PlanResult {
   // Read from a plan file: what its record accepts beyond the input's own
   // declarations (PlanBuild::notes of memplan/load.h).
   std::vector<std::string> notes;
+  // Read from a file (a plan file, a buffer CSV's offsets), not planned
+  // here: its report shows no planning time.
+  bool from_file = false;
   std::vector<TensorPlacement> placements;
   std::map<std::string, BufferId> buffer_of_tensor;
   std::map<std::string, size_t> placement_of_tensor;

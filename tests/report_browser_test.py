@@ -6,17 +6,26 @@ It writes reports with the memplan tool and asserts on the rendered page: one
 rectangle per buffer, the peak and lower bound of the plan, a tooltip naming
 the buffer under a real mouse, zoom, plans side by side, no markup injected
 by names, small buffers aggregated past 50000 per pool, and a screenshot that
-is not blank. A missing browser is a failure, never a skip.
+is not blank; what was planned (a symbolic plan's values, bucket and peak
+expression; a reordered plan's op order and the figures of the graph's own
+order), one byte scale and round ticks in the unit shown on comparison pages,
+the peak step marked on the placement picture, no planning time for a plan
+read from a file, the live bytes and bytes missing of an input that cannot
+fit, and traced tensors' module and source line. With --screenshots=DIR the
+pages' pictures for the documentation are written there. A missing browser
+is a failure, never a skip.
 
 usage: report_browser_test.py --tool=MEMPLAN --data=BENCH_DATA_DIR
-           --chromium=PATH --chromedriver=PATH --work=DIR
+           --chromium=PATH --chromedriver=PATH --work=DIR [--screenshots=DIR]
 """
 
 import argparse
 import base64
 import json
+import math
 import os
 import random
+import re
 import shutil
 import socket
 import struct
@@ -438,6 +447,15 @@ def test_resnet50(browser, tool, data, work):
         "%d bytes" % plan["lower_bound"] in shown["heading"],
         "resnet50: the peak step heading %r" % shown["heading"],
     )
+    check_plan_page(browser, "resnet50")
+    time_text = browser.js(
+        "return document.querySelector('section.plan .stat-time')"
+        ".textContent;"
+    )
+    check(
+        time_text == "read from a plan file",
+        "resnet50: a plan read from a file shows %r" % time_text,
+    )
 
     # A real mouse over the largest buffer; its producer and a reader are
     # named from the graph.
@@ -470,7 +488,80 @@ def test_resnet50(browser, tool, data, work):
     )
 
 
-def test_side_by_side(browser, tool, data, work):
+TICK = re.compile(r"^(\d+(?:\.\d+)?) (B|KiB|MiB|GiB|TiB)$")
+
+
+def check_ticks(ticks, what):
+    """Byte ticks: one unit, labelled in it, at a round step (1, 2 or 5
+    times a power of ten of the unit)."""
+    labels = (ticks or "").split("|")
+    parsed = [TICK.match(t) for t in labels]
+    if not check(
+        len(labels) >= 2 and all(parsed),
+        what + ": tick labels %r" % labels,
+    ):
+        return
+    check(
+        len({m.group(2) for m in parsed}) == 1,
+        what + ": ticks in several units %r" % labels,
+    )
+    values = [float(m.group(1)) for m in parsed]
+    steps = {round(b - a, 6) for a, b in zip(values, values[1:])}
+    step = steps.pop() if len(steps) == 1 else None
+    mantissa = step / 10 ** math.floor(math.log10(step)) if step else None
+    check(
+        step is not None and any(abs(mantissa - m) < 1e-6 for m in (1, 2, 5)),
+        what + ": ticks not at one round step %r" % labels,
+    )
+
+
+def check_plan_page(browser, what):
+    """The peak step and the buffers alive there marked on every placement
+    picture, round ticks, fragmentation measured against the bound."""
+    pictures = browser.js(
+        "return [...document.querySelectorAll('canvas.placement')].map(c =>"
+        " [c.dataset.peakStep, +c.dataset.peakMarked, +c.dataset.peakAlive,"
+        " c.dataset.ticks]);"
+    )
+    for step, marked, alive, ticks in pictures:
+        check(
+            step not in (None, "-1") and (alive or 0) > 0 and marked == alive,
+            what
+            + ": peak step %s, %d of %d buffers alive there outlined"
+            % (step, marked, alive),
+        )
+        check_ticks(ticks, what + " placement")
+    for ticks in browser.js(
+        "return [...document.querySelectorAll('canvas.live')]"
+        ".map(c => c.dataset.ticks);"
+    ):
+        check_ticks(ticks, what + " live bytes")
+    heads = browser.js(
+        "return [...document.querySelectorAll('table.pools th')]"
+        ".map(t => t.textContent);"
+    )
+    check(
+        "fragmentation" in heads and "mean fragmentation" not in heads,
+        what + ": pool table heads %s" % heads,
+    )
+
+
+def page_facts(browser):
+    return browser.js(
+        "const f = {};"
+        "for (const r of document.querySelectorAll('#facts tr'))"
+        "  f[r.dataset.fact] = r.querySelector('td').textContent;"
+        "return f;"
+    )
+
+
+def save_screenshot(browser, directory, name):
+    if directory:
+        with open(os.path.join(directory, name), "wb") as f:
+            f.write(browser.screenshot())
+
+
+def test_side_by_side(browser, tool, data, work, shots=None):
     graph_path = os.path.join(data, "models", "resnet18.json")
     html = os.path.join(work, "resnet18.html")
     run_tool(
@@ -505,6 +596,198 @@ def test_side_by_side(browser, tool, data, work):
         and all(p["drawn"] == p["buffers"] > 0 for p in placements),
         "side by side: drew %s" % placements,
     )
+    # One byte scale for both plans: naive's height compares with greedy's.
+    scales = browser.js(
+        "return ['canvas.placement', 'canvas.live'].map(q =>"
+        " [...document.querySelectorAll(q)].map(c => c.dataset.ymax));"
+    )
+    for kind, ymax in zip(("placement", "live"), scales):
+        check(
+            len(ymax) == 2 and ymax[0] == ymax[1],
+            "side by side: %s pictures on scales %s" % (kind, ymax),
+        )
+    check_plan_page(browser, "side by side")
+    times = browser.js(
+        "return [...document.querySelectorAll('.stat-time')]"
+        ".map(t => t.textContent);"
+    )
+    check(
+        len(times) == 2 and all(t.endswith(" ms") for t in times),
+        "side by side: plans made here show their time: %s" % times,
+    )
+    save_screenshot(browser, shots, "report_compare.png")
+
+
+def test_labels(browser, tool, data, work):
+    """Op names sharing a long prefix stay apart on the axis: cut in the
+    middle, their ends kept."""
+    graph_path = os.path.join(data, "models", "mobilenet_v2.json")
+    html = os.path.join(work, "labels.html")
+    run_tool(tool, "report", graph_path, "--planner=naive", "--html=" + html)
+    browser.open(html)
+    check(browser.wait_ready(30) is not None, "labels: never ran")
+    names = [
+        "/features/features.2/conv/conv.0/conv.0.0/Conv",
+        "/features/features.2/conv/conv.0/conv.0.2/Clip",
+    ]
+    cut = browser.js(
+        "return arguments[0].map(n => window.memplanReport.shorten(n, 16));",
+        names,
+    )
+    check(
+        len(set(cut)) == 2
+        and all(len(c) == 16 for c in cut)
+        and cut[1].endswith("Clip"),
+        "labels: %s cut to %s" % (names, cut),
+    )
+
+
+def test_symbolic(browser, tool, data, work, shots=None):
+    """A symbolic plan's page says the values, the bucket, the peak
+    expression in the graph's dims and the range it holds for."""
+    graph_path = os.path.join(data, "symbolic", "transformer_encoder.json")
+    html = os.path.join(work, "symbolic.html")
+    run_tool(tool, "report", graph_path, "--dim", "seq=500", "--html=" + html)
+    browser.open(html)
+    check(browser.wait_ready(30) is not None, "symbolic: never ran")
+    facts = page_facts(browser)
+    check(
+        facts.get("dims", "").startswith("seq=500"),
+        "symbolic: the values shown: %s" % facts,
+    )
+    check("seq in [" in facts.get("bucket", ""), "symbolic: bucket %s" % facts)
+    peak = facts.get("peak-expression", "")
+    check(
+        "seq" in peak and "seq_div" not in peak and ", for seq in [" in peak,
+        "symbolic: the peak expression %r" % peak,
+    )
+    check("6513000 bytes" in facts.get("arena", ""), "symbolic: %s" % facts)
+    check_plan_page(browser, "symbolic")
+    save_screenshot(browser, shots, "report_symbolic.png")
+
+
+def test_reordered(browser, tool, data, work):
+    """A reordered plan's page says so, with the op order used and the
+    figures of the graph's own order and of any order."""
+    graph_path = os.path.join(data, "models", "resnet18.json")
+    html = os.path.join(work, "reordered.html")
+    run_tool(tool, "report", graph_path, "--reorder=memory", "--html=" + html)
+    browser.open(html)
+    check(browser.wait_ready(30) is not None, "reordered: never ran")
+    facts = page_facts(browser)
+    check(
+        facts.get("reordered", "").startswith("reordered by memory: "),
+        "reordered: %s" % facts,
+    )
+    check(
+        facts.get("op-order", "").count(", ") >= 5,
+        "reordered: the op order %r" % facts.get("op-order"),
+    )
+    check(
+        re.match(
+            r"lower bound \d+ bytes; in this order \d+ bytes",
+            facts.get("own-order", ""),
+        ),
+        "reordered: the graph's own order %r" % facts.get("own-order"),
+    )
+    check(
+        facts.get("order-bound", "").startswith("at least "),
+        "reordered: any order %r" % facts.get("order-bound"),
+    )
+    bound = browser.js(
+        "const s = document.querySelector('.stat-order-bound');"
+        "return s ? s.textContent : null;"
+    )
+    check(
+        bound is not None and bound.startswith("any op order: at least"),
+        "reordered: the bound over orders in the stats: %r" % bound,
+    )
+
+
+def test_cannot_fit(browser, tool, data, work, shots=None):
+    """No plan fits --capacity: the page draws the live bytes against the
+    capacity and the lower bound, and says how many bytes are missing."""
+    graph_path = os.path.join(data, "models", "resnet18.json")
+    html = os.path.join(work, "full.html")
+    result = subprocess.run(
+        [tool, "report", graph_path, "--capacity=5M", "--html=" + html],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    check(result.returncode == 1, "cannot fit: exit %d" % result.returncode)
+    browser.open(html)
+    check(browser.wait_ready(30) is not None, "cannot fit: never ran")
+    shown = browser.js(
+        "const s = document.querySelector('section.unplanned');"
+        "if (!s) return null;"
+        "const c = s.querySelector('canvas.live');"
+        "return {missing: +s.dataset.missing, bound: +s.dataset.lowerBound,"
+        " capacity: +s.dataset.capacity,"
+        " text: s.querySelector('.stat-missing').textContent,"
+        " ticks: c && c.dataset.ticks,"
+        " rows: s.querySelectorAll('table.peak-tensors tr[data-buffer]')"
+        "   .length,"
+        " summary: document.getElementById('summary').textContent};"
+    )
+    if not check(shown is not None, "cannot fit: no section of live bytes"):
+        return
+    check(
+        shown["missing"] > 0
+        and shown["capacity"] + shown["missing"] == shown["bound"]
+        and "missing %d bytes" % shown["missing"] in shown["text"],
+        "cannot fit: %s" % shown,
+    )
+    check(shown["rows"] > 0, "cannot fit: no tensors at the peak: %s" % shown)
+    check(
+        shown["ticks"] is not None and not shown["summary"].startswith("0 "),
+        "cannot fit: nothing drawn: %s" % shown,
+    )
+    save_screenshot(browser, shots, "report_capacity.png")
+
+
+def test_source(browser, tool, work):
+    """A traced tensor's module and source line in its tooltip and in the
+    table of the peak."""
+    graph = {
+        "format": "memplan-graph-v1",
+        "name": "traced",
+        "tensors": [
+            {"name": "x", "size": 64, "kind": "input"},
+            {
+                "name": "conv",
+                "size": 4096,
+                "source": {
+                    "module": "layer1.0.conv1",
+                    "file": "models/net.py",
+                    "line": 42,
+                },
+            },
+            {"name": "y", "size": 64, "kind": "output"},
+        ],
+        "ops": [
+            {"name": "op0", "inputs": ["x"], "outputs": ["conv"]},
+            {"name": "op1", "inputs": ["conv"], "outputs": ["y"]},
+        ],
+    }
+    graph_path = os.path.join(work, "traced.json")
+    with open(graph_path, "w") as f:
+        json.dump(graph, f)
+    html = os.path.join(work, "traced.html")
+    run_tool(tool, "report", graph_path, "--planner=naive", "--html=" + html)
+    browser.open(html)
+    check(browser.wait_ready(30) is not None, "source: never ran")
+    tip = hover_check(browser, 0, 1, "conv", "source")
+    where = "layer1.0.conv1 at net.py:42"
+    check(
+        tip is not None and where in tip["text"],
+        "source: the tooltip %r lacks %r" % (tip and tip["text"], where),
+    )
+    cells = browser.js(
+        "return [...document.querySelectorAll('td.source')]"
+        ".map(t => t.textContent);"
+    )
+    check(where in cells, "source: the peak table's sources %s" % cells)
 
 
 def test_pools(browser, tool, data, work):
@@ -694,7 +977,9 @@ def main():
     parser = argparse.ArgumentParser()
     for flag in ("tool", "data", "chromium", "chromedriver", "work"):
         parser.add_argument("--" + flag, required=True)
+    parser.add_argument("--screenshots", default=None)
     args = parser.parse_args()
+    shots = args.screenshots
     for name in ("chromium", "chromedriver"):
         path = getattr(args, name)
         if not (os.path.isfile(path) and os.access(path, os.X_OK)):
@@ -715,9 +1000,32 @@ def main():
             (
                 "side by side",
                 lambda: test_side_by_side(
+                    browser, args.tool, args.data, args.work, shots
+                ),
+            ),
+            (
+                "labels",
+                lambda: test_labels(browser, args.tool, args.data, args.work),
+            ),
+            (
+                "symbolic",
+                lambda: test_symbolic(
+                    browser, args.tool, args.data, args.work, shots
+                ),
+            ),
+            (
+                "reordered",
+                lambda: test_reordered(
                     browser, args.tool, args.data, args.work
                 ),
             ),
+            (
+                "cannot fit",
+                lambda: test_cannot_fit(
+                    browser, args.tool, args.data, args.work, shots
+                ),
+            ),
+            ("source", lambda: test_source(browser, args.tool, args.work)),
             (
                 "pools",
                 lambda: test_pools(browser, args.tool, args.data, args.work),

@@ -3,7 +3,9 @@
 
 #include "memplan/report.h"
 
+#include <cstdio>
 #include <fstream>
+#include <map>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -12,6 +14,8 @@
 #include "absl/strings/str_split.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "memplan/dim_expr.h"
+#include "memplan/formats.h"
 #include "memplan/memplan.h"
 #include "memplan/problem.h"
 #include "memplan/report_html.h"
@@ -96,8 +100,8 @@ TEST(ReportTest, LiveBytesPeakStepAndFragmentationOfAHandPlan) {
   EXPECT_EQ(pool.max_live, 410);
   EXPECT_EQ(pool.max_live_step, 2);
   EXPECT_EQ(pool.above_max_live, 50);
-  // (160 + 100 + 50) / 3 steps / 460 bytes
-  EXPECT_DOUBLE_EQ(pool.mean_fragmentation, 310.0 / 3 / 460);
+  // (used - max live) / used: 50 of the 460 bytes no plan needs.
+  EXPECT_DOUBLE_EQ(pool.fragmentation, 50.0 / 460);
   EXPECT_EQ(StepLabel(*report, 2), "fc (step 2)");
 }
 
@@ -429,6 +433,14 @@ TEST(ReportToolTest, PrintsTheTextReportOfAPlanFile) {
   EXPECT_THAT(run.output,
               HasSubstr("peak step: /relu/Relu (step 1), 6422528 live bytes"));
   EXPECT_THAT(run.output, HasSubstr("arena of pool default"));
+  // Not planned here: no planning time.
+  EXPECT_THAT(run.output, HasSubstr("read from a plan file"));
+  EXPECT_THAT(run.output, Not(HasSubstr("planned in")));
+  const std::string html = ::testing::TempDir() + "/report_tool_plan.html";
+  run = testing::RunTool("report " + input + " " + plan + " --html=" + html);
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  const nlohmann::json data = PageData(Slurp(html));
+  EXPECT_EQ(data["plans"][0]["planned_here"], false);
 }
 
 // A JSON plan records how its input was built: report builds INPUT that
@@ -520,10 +532,9 @@ TEST(ReportTest, LongLifetimesAreCompressedToTheirEvents) {
   EXPECT_EQ(RealStep(*report, 1), 5);
   EXPECT_EQ(StepLabel(*report, 3), absl::StrCat("step ", kFar - 7));
   EXPECT_EQ(report->buffers[1].lifetime, (Lifetime{1, 4}));
-  // Fragmentation is weighted by the real steps of each row: the pool is
-  // 48 bytes high and holds 32 or 40 bytes for nearly all of them.
-  EXPECT_GT(report->pools[0].mean_fragmentation, 8.0 / 48 - 1e-6);
-  EXPECT_LT(report->pools[0].mean_fragmentation, 16.0 / 48 + 1e-6);
+  // The pool is 48 bytes high, its most live bytes: no fragmentation.
+  EXPECT_EQ(report->pools[0].used, 48);
+  EXPECT_DOUBLE_EQ(report->pools[0].fragmentation, 0.0);
   const std::string text = FormatTextReport(*report);
   EXPECT_THAT(text, HasSubstr(absl::StrCat("3 buffers over ", kFar, " steps")));
   EXPECT_THAT(text, HasSubstr("time compressed to the 4 steps"));
@@ -533,6 +544,237 @@ TEST(ReportTest, LongLifetimesAreCompressedToTheirEvents) {
   }
   const std::string page = RenderHtmlReport({.plans = {*report}});
   EXPECT_EQ(PageData(page)["step_times"].size(), 5u);
+}
+
+// Fragmentation is measured against the lower bound: a plan at the bound
+// has none, however much of the pool is free at other steps (before: the
+// mean over steps of (used - live) / used, 83.6 % for a plan at the bound).
+TEST(ReportTest, APlanAtTheLowerBoundHasNoFragmentation) {
+  const Graph graph = SmallGraph();
+  absl::StatusOr<Problem> problem = BuildProblem(graph);
+  ASSERT_TRUE(problem.ok()) << problem.status();
+  // in [0,1) and b [1,3) share bytes 200..360; a, b, out fill 410 at step 2.
+  const Plan plan = HandPlan(
+      *problem, {{"in", 0, 200}, {"a", 0, 0}, {"b", 0, 200}, {"out", 0, 360}});
+  ASSERT_EQ(plan.peak, 410);
+  absl::StatusOr<PlanReport> report = AnalyzePlan(*problem, plan, &graph);
+  ASSERT_TRUE(report.ok()) << report.status();
+  EXPECT_EQ(report->lower_bound, 410);
+  EXPECT_DOUBLE_EQ(report->pools[0].fragmentation, 0.0);
+  EXPECT_THAT(FormatTextReport(*report), HasSubstr("  0.0%\n"));
+  const nlohmann::json data =
+      PageData(RenderHtmlReport({.title = "t", .plans = {*report}}));
+  EXPECT_EQ(data["plans"][0]["pools"][0]["fragmentation"], 0.0);
+  EXPECT_FALSE(data["plans"][0]["pools"][0].contains("mean_fragmentation"));
+}
+
+TEST(ReportTest, APlanReadFromAFileHasNoPlanningTime) {
+  const Graph graph = SmallGraph();
+  absl::StatusOr<Problem> problem = BuildProblem(graph);
+  ASSERT_TRUE(problem.ok()) << problem.status();
+  const Plan plan = HandPlan(
+      *problem, {{"in", 0, 0}, {"a", 0, 100}, {"b", 0, 300}, {"out", 0, 0}});
+  absl::StatusOr<PlanReport> report = AnalyzePlan(*problem, plan, &graph);
+  ASSERT_TRUE(report.ok()) << report.status();
+  EXPECT_THAT(FormatTextReport(*report), HasSubstr(", planned in "));
+  report->planned_here = false;
+  const std::string text = FormatTextReport(*report);
+  EXPECT_THAT(text, HasSubstr("4 buffers over 3 steps, read from a plan file"));
+  EXPECT_THAT(text, Not(HasSubstr("planned in")));
+}
+
+// An input that cannot fit: no plan, but its live bytes, the lower bound
+// against the capacity and the bytes missing (before: "0 buffers over 0
+// steps" and nothing drawn).
+TEST(ReportTest, AnInputThatCannotFitShowsTheBytesMissing) {
+  const Graph graph = SmallGraph();
+  absl::StatusOr<Problem> problem =
+      BuildProblem(graph, {.pools = {Pool{.name = "sram", .capacity = 300}}});
+  ASSERT_TRUE(problem.ok()) << problem.status();
+  absl::StatusOr<PlanReport> report = AnalyzeLiveBytes(*problem, &graph);
+  ASSERT_TRUE(report.ok()) << report.status();
+  EXPECT_FALSE(report->planned);
+  EXPECT_FALSE(report->planned_here);
+  EXPECT_EQ(report->lower_bound, 410);
+  EXPECT_EQ(report->capacity, 300);
+  EXPECT_EQ(report->missing, 110);
+  EXPECT_THAT(report->live, ElementsAre(300, 360, 410));
+  EXPECT_THAT(report->peak_steps, ElementsAre(2));
+  EXPECT_EQ(report->alive_at_peak.size(), 3u);
+  EXPECT_TRUE(report->pools.empty());
+  const std::string text = FormatTextReport(*report);
+  EXPECT_THAT(text, HasSubstr("no plan: the live bytes of the input\n"));
+  EXPECT_THAT(text, HasSubstr("capacity: 300 bytes"));
+  EXPECT_THAT(text, HasSubstr("missing: 110 bytes"));
+  EXPECT_THAT(text, HasSubstr("a capacity of at least 410 bytes could fit"));
+  EXPECT_THAT(text, HasSubstr("peak step: fc (step 2), 410 live bytes"));
+  EXPECT_THAT(text, Not(HasSubstr("arena of pool")));
+  for (const std::string& line : Lines(text)) {
+    EXPECT_LE(line.size(), 100u) << line;
+  }
+  const nlohmann::json data =
+      PageData(RenderHtmlReport({.title = "t", .plans = {*report}}));
+  EXPECT_EQ(data["plans"][0]["planned"], false);
+  EXPECT_EQ(data["plans"][0]["missing"], 110);
+  EXPECT_EQ(data["plans"][0]["capacity"], 300);
+  EXPECT_EQ(data["plans"][0]["live"], nlohmann::json({300, 360, 410}));
+  EXPECT_EQ(data["buffers"]["size"].size(), 4u);
+  // Unbounded pools: nothing is missing.
+  absl::StatusOr<Problem> unbounded = BuildProblem(graph);
+  ASSERT_TRUE(unbounded.ok());
+  report = AnalyzeLiveBytes(*unbounded, &graph);
+  ASSERT_TRUE(report.ok());
+  EXPECT_EQ(report->capacity, 0);
+  EXPECT_EQ(report->missing, 0);
+}
+
+// A traced tensor's module and source line ("source" in graph JSON) reach
+// the report: the buffer, the text report and the page.
+TEST(ReportTest, TensorsCarryTheirModuleAndSourceLine) {
+  Graph graph = SmallGraph();
+  graph.tensors[2].source = TensorSource{
+      .module = "layer1.0.conv1", .file = "pkg/model.py", .line = 42};
+  graph.tensors[3].source = TensorSource{.module = "relu"};
+  absl::StatusOr<Graph> back = ParseGraphJson(GraphToJson(graph));
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_EQ(*back, graph);
+  EXPECT_THAT(GraphToJson(graph),
+              HasSubstr("\"source\":{\"file\":\"pkg/model.py\",\"line\":42,"
+                        "\"module\":\"layer1.0.conv1\"}"));
+  absl::StatusOr<Problem> problem = BuildProblem(graph);
+  ASSERT_TRUE(problem.ok()) << problem.status();
+  const Plan plan = HandPlan(
+      *problem, {{"in", 0, 0}, {"a", 0, 100}, {"b", 0, 300}, {"out", 0, 0}});
+  absl::StatusOr<PlanReport> report = AnalyzePlan(*problem, plan, &graph);
+  ASSERT_TRUE(report.ok()) << report.status();
+  EXPECT_EQ(report->buffers[Find(*problem, "a")].source,
+            "layer1.0.conv1 at model.py:42");
+  EXPECT_EQ(report->buffers[Find(*problem, "b")].source, "relu");
+  EXPECT_EQ(report->buffers[Find(*problem, "out")].source, "");
+  EXPECT_THAT(FormatTextReport(*report),
+              HasSubstr("  a  <- layer1.0.conv1 at model.py:42\n"));
+  const nlohmann::json data =
+      PageData(RenderHtmlReport({.title = "t", .plans = {*report}}));
+  EXPECT_EQ(data["buffers"]["source"][Find(*problem, "a")],
+            "layer1.0.conv1 at model.py:42");
+}
+
+TEST(ReportTest, AMalformedSourceIsNamed) {
+  const std::string head =
+      R"({"format": "memplan-graph-v1", "name": "g", "tensors": [)"
+      R"({"name": "x", "size": 4, "source": )";
+  const std::string tail = R"(}], "ops": []})";
+  EXPECT_THAT(
+      ParseGraphJson(head + R"({"line": -1})" + tail).status().message(),
+      HasSubstr("tensor \"x\": \"source\": line -1 is negative"));
+  EXPECT_THAT(
+      ParseGraphJson(head + R"({"lines": 3})" + tail).status().message(),
+      HasSubstr("lines"));
+  EXPECT_THAT(ParseGraphJson(head + R"("model.py")" + tail).status().message(),
+              HasSubstr("\"source\" must be an object"));
+  EXPECT_TRUE(ParseGraphJson(head + R"({"module": "m"})" + tail).ok());
+}
+
+// memplan report of an input that cannot fit in --capacity writes the page
+// of its live bytes against the capacity, and fails.
+TEST(ReportToolTest, AnInputThatCannotFitIsStillReported) {
+  const std::string html = ::testing::TempDir() + "/report_tool_full.html";
+  const std::string input = testing::DataPath("models/resnet18.json");
+  testing::ToolRun run =
+      testing::RunTool("report " + input + " --capacity=5M --html=" + html);
+  EXPECT_EQ(run.exit_code, 1) << run.output;
+  EXPECT_THAT(run.output, HasSubstr("bytes missing"));
+  const nlohmann::json data = PageData(Slurp(html));
+  ASSERT_EQ(data["plans"].size(), 1u);
+  const nlohmann::json& plan = data["plans"][0];
+  EXPECT_EQ(plan["planned"], false);
+  EXPECT_EQ(plan["lower_bound"], 6422528);
+  EXPECT_GT(plan["capacity"].get<int64_t>(), 0);
+  EXPECT_EQ(plan["capacity"].get<int64_t>() + plan["missing"].get<int64_t>(),
+            6422528);
+  EXPECT_GT(data["buffers"]["size"].size(), 0u);
+  EXPECT_EQ(data["failures"].size(), 1u);
+  run = testing::RunToolStdout("report " + input + " --capacity=5M");
+  EXPECT_EQ(run.exit_code, 1);
+  EXPECT_THAT(run.output, HasSubstr("\nmissing: "));
+}
+
+// A symbolic plan's report gives the peak in the graph's dims with the
+// range it holds for, also for a bucket counted in steps (whose own peak is
+// in seq_div and seq_mod), in the text and on the page.
+TEST(ReportToolTest, ASymbolicPlansPeakIsInTheGraphsDims) {
+  const std::string input =
+      testing::DataPath("symbolic/transformer_encoder.json");
+  const std::string html = ::testing::TempDir() + "/report_symbolic.html";
+  const testing::ToolRun run = testing::RunToolStdout(
+      "report " + input + " --dim seq=500 --alignment=64 --html=" + html);
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  const nlohmann::json data = PageData(Slurp(html));
+  std::map<std::string, std::string> facts;
+  for (const nlohmann::json& fact : data["facts"]) {
+    facts[fact["key"].get<std::string>()] = fact["text"].get<std::string>();
+  }
+  EXPECT_EQ(facts["dims"], "seq=500");
+  EXPECT_THAT(facts["bucket"], HasSubstr("seq in ["));
+  // "EXPR bytes, for seq in [LOW, HIGH]", EXPR in seq only, its value at
+  // 500 the arena there.
+  const std::string peak = facts["peak-expression"];
+  const size_t bytes = peak.find(" bytes, for seq in [");
+  ASSERT_NE(bytes, std::string::npos) << peak;
+  absl::StatusOr<DimExpr> expr = DimExpr::Parse(peak.substr(0, bytes));
+  ASSERT_TRUE(expr.ok()) << peak;
+  EXPECT_EQ(expr->Dims(), std::vector<std::string>{"seq"});
+  int64_t low = 0, high = 0;
+  ASSERT_EQ(sscanf(peak.c_str() + bytes, " bytes, for seq in [%ld, %ld]", &low,
+                   &high),
+            2)
+      << peak;
+  EXPECT_LE(low, 500);
+  EXPECT_GE(high, 500);
+  const int64_t arena = data["plans"][0]["peak"].get<int64_t>();
+  EXPECT_EQ(*expr->Evaluate({{"seq", 500}}), arena);
+  EXPECT_THAT(facts["arena"], HasSubstr(absl::StrCat(arena, " bytes")));
+  // A bucket in steps also gets its whole peak in seq and seq_div.
+  if (facts.contains("bucket-expression")) {
+    EXPECT_THAT(facts["bucket-expression"],
+                HasSubstr("seq_div = floor(seq / "));
+    EXPECT_THAT(facts["bucket-expression"], Not(HasSubstr("seq_mod")));
+  }
+  const testing::ToolRun text = testing::RunToolStdout(
+      "report " + input + " --dim seq=500 --alignment=64");
+  ASSERT_EQ(text.exit_code, 0) << text.output;
+  EXPECT_THAT(text.output, HasSubstr("\npeak there: " + peak + "\n"));
+}
+
+// A reordered plan's report says so: the ordering, how many ops moved, the
+// order used and the lower bound in the graph's own order beside this one.
+TEST(ReportToolTest, AReorderedPlanSaysItsOrderAndTheGraphsOwn) {
+  const std::string input = testing::DataPath("order/darts_seed1.json");
+  const std::string flags = " --reorder=longest_path --planner=greedy_by_size";
+  const testing::ToolRun run =
+      testing::RunToolStdout("report " + input + flags);
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  EXPECT_THAT(run.output, HasSubstr("op order: reordered by longest_path: "));
+  EXPECT_THAT(run.output, HasSubstr(" ops run at another step than in the "
+                                    "file\nthe graph's own order: lower bound "
+                                    "786432 bytes; in this order "));
+  const std::string html = ::testing::TempDir() + "/report_reordered.html";
+  ASSERT_EQ(
+      testing::RunTool("report " + input + flags + " --html=" + html).exit_code,
+      0);
+  std::map<std::string, std::string> facts;
+  const nlohmann::json data = PageData(Slurp(html));
+  for (const nlohmann::json& fact : data["facts"]) {
+    facts[fact["key"].get<std::string>()] = fact["text"].get<std::string>();
+  }
+  EXPECT_THAT(facts["reordered"], HasSubstr("reordered by longest_path: "));
+  EXPECT_THAT(facts["op-order"], HasSubstr(", ... "));
+  EXPECT_THAT(facts["own-order"], HasSubstr("lower bound 786432 bytes"));
+  EXPECT_THAT(facts["order-bound"], HasSubstr("at least "));
+  // The graph's own order says nothing of orders.
+  const testing::ToolRun own =
+      testing::RunToolStdout("report " + input + " --planner=greedy_by_size");
+  EXPECT_THAT(own.output, Not(HasSubstr("reordered")));
 }
 
 }  // namespace memplan

@@ -39,6 +39,9 @@ struct BufferReport {
   // buffer's tensors, ascending.
   std::optional<int> producer;
   std::vector<int> readers;
+  // Where the first tensor comes from in the traced program
+  // ("layer1.0.conv1 at model.py:42"; Tensor::source), empty when unknown.
+  std::string source;
 };
 
 struct PoolReport {
@@ -51,8 +54,11 @@ struct PoolReport {
   // used - max_live: bytes no plan of these buffers in this pool alone needs
   // (0 when the pool is planned as tightly as lifetimes allow).
   Bytes above_max_live = 0;
-  // The mean over steps of (used - live) / used, in [0, 1].
-  double mean_fragmentation = 0;
+  // (used - max_live) / used, in [0, 1]: the share of the pool's bytes that
+  // no plan of the same buffers in this pool alone would need. 0 for a pool
+  // planned as tightly as lifetimes allow; with one pool, max_live is the
+  // lower bound, so a plan at the lower bound has 0.
+  double fragmentation = 0;
 };
 
 struct PlanReport {
@@ -69,6 +75,17 @@ struct PlanReport {
   Bytes naive_total = 0;
   bool proven_optimal = false;
   absl::Duration wall_time = absl::ZeroDuration();
+  // False for a plan read from a file: it was not planned here, and no
+  // planning time is shown.
+  bool planned_here = true;
+  // False for an input no plan was found for (AnalyzeLiveBytes): the
+  // buffers have no pool or offset, `pools` is empty, peak is 0, and
+  // `capacity` and `missing` say what the lower bound lacks.
+  bool planned = true;
+  Bytes capacity = 0;  // the pools' capacities summed; 0 = some unbounded
+  // lower_bound - capacity when positive (one pool; several pools: the most
+  // live bytes - capacity): bytes that no plan can do without.
+  Bytes missing = 0;
 
   // Steps 0 .. steps - 1: a graph's op count (or more when a lifetime runs
   // longer), otherwise the largest lifetime end.
@@ -103,6 +120,13 @@ struct PlanReport {
 // not in it).
 absl::StatusOr<PlanReport> AnalyzePlan(const Problem& problem, const Plan& plan,
                                        const Graph* graph = nullptr);
+
+// The report of `problem` when no plan was found (e.g. it cannot fit in its
+// pools' capacity): its live bytes over steps, the lower bound against the
+// capacity and the bytes missing, the buffers alive at the most live step.
+// `graph` as for AnalyzePlan.
+absl::StatusOr<PlanReport> AnalyzeLiveBytes(const Problem& problem,
+                                            const Graph* graph = nullptr);
 
 // The real step where row `step` of the report starts (the step itself when
 // time is not compressed; PlanReport::step_times).

@@ -10,7 +10,12 @@
 //     than a pixel are summed into a density grid instead of drawn one by one;
 //   * the live bytes over steps against the plan's peak and the lower bound,
 //     the peak step marked, and the tensors alive there, largest first;
-//   * per-pool usage and fragmentation, the planner, proven optimality.
+//   * per-pool usage and fragmentation, the planner, proven optimality;
+//   * the facts of what was planned (HtmlReportFact) above the plans.
+// Plans side by side share one byte scale (the largest used bytes), so
+// their heights compare. A report without a plan (PlanReport::planned
+// false) draws the live bytes against the lower bound and the capacity and
+// says how many bytes are missing.
 //
 // Every name (tensors, ops, pools, the title) comes from user files: the page
 // carries them as JSON in a script element with '<', '>' and '&' escaped, and
@@ -37,8 +42,18 @@ struct HtmlPlanFailure {
   std::string message;  // why it has no plan (e.g. out of capacity)
 };
 
+// A line of what was planned, shown above the plans: the dim values of a
+// symbolic plan, its bucket, peak expression and range; the op order of a
+// reordered plan and the figures of the graph's own order.
+struct HtmlReportFact {
+  std::string key;    // names the row for tests and styles (data-fact)
+  std::string label;  // "dims", "bucket", "op order", ...
+  std::string text;
+};
+
 struct HtmlReportInput {
   std::string title;  // e.g. the input's file name
+  std::vector<HtmlReportFact> facts;
   // Reports (AnalyzePlan) of plans of one and the same problem.
   std::vector<PlanReport> plans;
   // Planners asked for that gave no plan, shown with their reason.

@@ -66,6 +66,17 @@ struct FixedTensorPlacement {
   bool operator==(const FixedTensorPlacement&) const = default;
 };
 
+// Where a tensor comes from in the program it was traced from (informative,
+// shown by reports): the qualified name of the module that made it
+// ("layer1.0.conv1"), the source file and line of the call. Empty strings
+// and line 0 mean unknown.
+struct TensorSource {
+  std::string module;
+  std::string file;
+  int64_t line = 0;
+  bool operator==(const TensorSource&) const = default;
+};
+
 struct Tensor {
   std::string name;
   Bytes size = 0;
@@ -80,6 +91,7 @@ struct Tensor {
   // A size that is an expression in the graph's dims ("512*seq"); `size` is
   // then 0 until BindDims() (memplan/symbolic.h) gives the dims values.
   std::optional<DimExpr> symbolic_size;
+  std::optional<TensorSource> source;  // informative
   bool operator==(const Tensor&) const = default;
 };
 

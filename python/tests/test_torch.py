@@ -770,6 +770,72 @@ def test_report():
     assert "resnet18" in text and str(plan.peak) in text
 
 
+def test_traced_tensors_carry_their_module_and_source_line():
+    t, _ = traced("resnet18")
+    sources = {
+        x.name: x.source for x in t.graph.tensors if x.source is not None
+    }
+    made = [x for x in t.graph.tensors if x.kind in ("activation", "output")]
+    # Every tensor an op of the model makes knows its module and line.
+    assert len(sources) == len(made) > 0
+    modules = {s.get("module") for s in sources.values()}
+    assert "layer1.0.conv1" in modules and "fc" in modules
+    conv = next(s for s in sources.values() if s.get("module") == "conv1")
+    # The model's line, not PyTorch's own frames.
+    assert conv["file"].startswith("torchvision/models/resnet.py")
+    assert conv["line"] > 0
+    # Written in the graph JSON, read back, and shown by the reports.
+    text = memplan.graph_to_json(t.graph)
+    assert '"source":{"file":"torchvision/models/resnet.py"' in text
+    back = memplan.graph_from_json(text)
+    assert [x.source for x in back.tensors] == [
+        x.source for x in t.graph.tensors
+    ]
+    report = planned("resnet18", "greedy_by_size").report_text()
+    assert "convolution  <- conv1 at resnet.py:" in report
+
+
+def test_tensor_source_is_checked():
+    tensor = memplan.Tensor("x", 4)
+    assert tensor.source is None
+    tensor.source = {"module": "m", "line": 3}
+    assert tensor.source == {"module": "m", "file": "", "line": 3}
+    with pytest.raises(ValueError, match='unknown key "lines"'):
+        tensor.source = {"lines": 3}
+    with pytest.raises(ValueError, match="line"):
+        tensor.source = {"line": -1}
+    with pytest.raises(ValueError, match="line"):
+        tensor.source = {"line": 2**70}
+    with pytest.raises(TypeError, match="must be a dict"):
+        tensor.source = "model.py"
+
+
+def test_report_is_quiet_on_a_machine_without_gpu():
+    # The profiler printed "ERROR: ... gpuGetDeviceCount failed" here.
+    code = (
+        "import torch, memplan, memplan.torch as mt\n"
+        "m = torch.nn.Sequential(torch.nn.Linear(8, 8), torch.nn.ReLU())\n"
+        "x = torch.randn(2, 8)\n"
+        "t = mt.trace(m, (x,))\n"
+        "plan = memplan.plan(t.graph, 'greedy_by_size')\n"
+        "info = mt.report(t, plan, (x,))\n"
+        "assert info['pytorch_peak'] is None or info['pytorch_peak'] > 0\n"
+        "print('ok')\n"
+    )
+    env = {k: v for k, v in os.environ.items() if k != "KINETO_LOG_LEVEL"}
+    result = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == "ok\n"
+    assert "gpuGetDeviceCount" not in result.stderr, result.stderr
+    assert "ERROR" not in result.stderr, result.stderr
+
+
 def test_import_memplan_does_not_import_torch():
     code = (
         "import sys, memplan; assert 'torch' not in sys.modules; "

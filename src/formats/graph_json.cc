@@ -131,6 +131,30 @@ absl::StatusOr<DimRanges> ParseDims(const Json& root) {
   return DimsFromJson(*it, "");
 }
 
+// A tensor's "source": {"module", "file", "line"}, each optional.
+absl::StatusOr<std::optional<TensorSource>> ParseSource(
+    const Json& t, const std::string& where) {
+  auto it = t.find("source");
+  if (it == t.end() || it->is_null()) return std::nullopt;
+  const std::string what = where + ": \"source\"";
+  if (!it->is_object()) {
+    return absl::InvalidArgumentError(
+        what + " must be an object {\"module\", \"file\", \"line\"}");
+  }
+  MEMPLAN_RETURN_IF_ERROR(CheckKeys(*it, what, {"module", "file", "line"}));
+  TensorSource source;
+  MEMPLAN_ASSIGN_OR_RETURN(source.module,
+                           GetString(*it, "module", what, false));
+  MEMPLAN_ASSIGN_OR_RETURN(source.file, GetString(*it, "file", what, false));
+  MEMPLAN_ASSIGN_OR_RETURN(source.line, GetInt(*it, "line", what, false, 0));
+  if (source.line < 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(what, ": line ", source.line,
+                     " is negative (leave \"line\" out when unknown)"));
+  }
+  return source;
+}
+
 absl::StatusOr<Tensor> ParseTensor(const Json& t, size_t index) {
   if (!t.is_object()) {
     return absl::InvalidArgumentError(
@@ -142,7 +166,7 @@ absl::StatusOr<Tensor> ParseTensor(const Json& t, size_t index) {
   const std::string where = absl::StrCat("tensor \"", tensor.name, "\"");
   MEMPLAN_RETURN_IF_ERROR(CheckKeys(t, where,
                                     {"name", "shape", "dtype", "size", "kind",
-                                     "alignment", "pools", "fixed"}));
+                                     "alignment", "pools", "fixed", "source"}));
   if (auto size = t.find("size"); size == t.end() || size->is_null()) {
     return absl::InvalidArgumentError(where + " has no size");
   }
@@ -203,6 +227,7 @@ absl::StatusOr<Tensor> ParseTensor(const Json& t, size_t index) {
                              GetInt(*fixed, "offset", where, true));
     tensor.fixed = placement;
   }
+  MEMPLAN_ASSIGN_OR_RETURN(tensor.source, ParseSource(t, where));
   return tensor;
 }
 
@@ -369,6 +394,13 @@ std::string GraphToJson(const Graph& graph) {
     if (!t.pools.empty()) j["pools"] = t.pools;
     if (t.fixed.has_value())
       j["fixed"] = {{"pool", t.fixed->pool}, {"offset", t.fixed->offset}};
+    if (t.source.has_value()) {
+      Json source = Json::object();
+      if (!t.source->module.empty()) source["module"] = t.source->module;
+      if (!t.source->file.empty()) source["file"] = t.source->file;
+      if (t.source->line > 0) source["line"] = t.source->line;
+      j["source"] = std::move(source);
+    }
     absl::StrAppend(&out, Dump(j), i + 1 < graph.tensors.size() ? ",\n" : "\n");
   }
   absl::StrAppend(&out, "],\n\"ops\":[\n");

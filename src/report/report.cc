@@ -13,22 +13,38 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "base/status_macros.h"
+#include "memplan/problem.h"
 #include "memplan/verify.h"
 
 namespace memplan {
 namespace {
 
+// "layer1.0.conv1 at model.py:42": the module, the file's last component
+// and the line, those known.
+std::string SourceText(const std::optional<TensorSource>& source) {
+  if (!source.has_value()) return "";
+  std::string file = source->file.substr(source->file.rfind('/') + 1);
+  if (!file.empty() && source->line > 0)
+    absl::StrAppend(&file, ":", source->line);
+  if (source->module.empty()) return file;
+  if (file.empty()) return source->module;
+  return absl::StrCat(source->module, " at ", file);
+}
+
 // What the graph says about one tensor.
 struct TensorFacts {
   TensorKind kind = TensorKind::kActivation;
+  std::string source;
   std::optional<int> producer;
   std::vector<int> readers;
 };
 
 absl::flat_hash_map<std::string, TensorFacts> FactsOf(const Graph& graph) {
   absl::flat_hash_map<std::string, TensorFacts> facts;
-  for (const Tensor& tensor : graph.tensors)
+  for (const Tensor& tensor : graph.tensors) {
     facts[tensor.name].kind = tensor.kind;
+    facts[tensor.name].source = SourceText(tensor.source);
+  }
   for (int op = 0; op < static_cast<int>(graph.ops.size()); ++op) {
     for (const std::string& name : graph.ops[op].inputs) {
       std::vector<int>& readers = facts[name].readers;
@@ -109,7 +125,7 @@ std::vector<Bytes> LiveBytes(const std::vector<BufferReport>& buffers,
 // One BufferReport per buffer, lifetimes in the axis' rows, with the graph's
 // facts about its tensors when there is a graph.
 absl::StatusOr<std::vector<BufferReport>> BufferReports(const Problem& problem,
-                                                        const Plan& plan,
+                                                        const Plan* plan,
                                                         const Graph* graph,
                                                         const TimeAxis& axis) {
   absl::flat_hash_map<std::string, TensorFacts> facts;
@@ -125,8 +141,10 @@ absl::StatusOr<std::vector<BufferReport>> BufferReports(const Problem& problem,
     out.size = buffer.size;
     out.lifetime = {axis.RowOf(buffer.lifetime.start),
                     axis.RowOf(buffer.lifetime.end)};
-    out.pool = plan.assignments[b].pool;
-    out.offset = plan.assignments[b].offset;
+    if (plan != nullptr) {
+      out.pool = plan->assignments[b].pool;
+      out.offset = plan->assignments[b].offset;
+    }
     if (graph == nullptr) continue;
     for (size_t t = 0; t < out.tensors.size(); ++t) {
       auto it = facts.find(out.tensors[t]);
@@ -138,6 +156,7 @@ absl::StatusOr<std::vector<BufferReport>> BufferReports(const Problem& problem,
       if (t == 0) {
         out.kind = it->second.kind;
         out.producer = it->second.producer;
+        out.source = it->second.source;
       }
       out.readers.insert(out.readers.end(), it->second.readers.begin(),
                          it->second.readers.end());
@@ -175,7 +194,7 @@ void AddPeak(PlanReport& report) {
 }
 
 PoolReport PoolReportOf(const Problem& problem, const Plan& plan, PoolId p,
-                        const PlanReport& report, const TimeAxis& axis) {
+                        const PlanReport& report) {
   PoolReport pool;
   pool.name = problem.pools[p].name;
   pool.capacity = problem.pools[p].capacity;
@@ -183,27 +202,66 @@ PoolReport PoolReportOf(const Problem& problem, const Plan& plan, PoolId p,
       p < static_cast<PoolId>(plan.pool_used.size()) ? plan.pool_used[p] : 0;
   pool.live = LiveBytes(report.buffers, report.steps,
                         [&](const BufferReport& b) { return b.pool == p; });
-  double fragmentation = 0;
-  Step real_steps = 0;
   for (Step s = 0; s < report.steps; ++s) {
     if (pool.live[s] > pool.max_live) {
       pool.max_live = pool.live[s];
       pool.max_live_step = s;
     }
-    const Step length = axis.Length(s);
-    real_steps += length;
-    if (pool.used > 0) {
-      fragmentation += static_cast<double>(length) *
-                       static_cast<double>(pool.used - pool.live[s]) /
-                       pool.used;
-    }
   }
   pool.above_max_live = pool.used - pool.max_live;
-  pool.mean_fragmentation = real_steps > 0 ? fragmentation / real_steps : 0;
+  pool.fragmentation = pool.used > 0
+                           ? static_cast<double>(pool.above_max_live) /
+                                 static_cast<double>(pool.used)
+                           : 0.0;
   return pool;
 }
 
+// The steps, buffers and peak of `report`, the buffers placed as `plan`
+// places them when there is a plan.
+absl::Status AddBuffers(const Problem& problem, const Plan* plan,
+                        const Graph* graph, TimeAxis& axis,
+                        PlanReport& report) {
+  report.steps = axis.rows();
+  if (graph != nullptr) {
+    for (const Op& op : graph->ops) report.step_names.push_back(op.name);
+    report.step_names.resize(report.steps);  // past the last op: unnamed
+  }
+  MEMPLAN_ASSIGN_OR_RETURN(report.buffers,
+                           BufferReports(problem, plan, graph, axis));
+  AddPeak(report);
+  return absl::OkStatus();
+}
+
 }  // namespace
+
+absl::StatusOr<PlanReport> AnalyzeLiveBytes(const Problem& problem,
+                                            const Graph* graph) {
+  if (absl::Status status = ValidateProblem(problem); !status.ok()) {
+    return status;
+  }
+  PlanReport report;
+  report.name = problem.name;
+  report.planned = false;
+  report.planned_here = false;
+  report.lower_bound = LowerBound(problem);
+  report.naive_total = NaiveTotal(problem);
+  TimeAxis axis(problem, graph);
+  MEMPLAN_RETURN_IF_ERROR(AddBuffers(problem, nullptr, graph, axis, report));
+  report.step_times = std::move(axis.times());
+  for (const Pool& pool : problem.pools) {
+    if (pool.capacity == 0) {  // unbounded: nothing is missing
+      report.capacity = 0;
+      break;
+    }
+    report.capacity += pool.capacity;
+  }
+  const Bytes need =
+      problem.pools.size() == 1 ? report.lower_bound : report.max_live;
+  if (report.capacity > 0 && need > report.capacity) {
+    report.missing = need - report.capacity;
+  }
+  return report;
+}
 
 absl::StatusOr<PlanReport> AnalyzePlan(const Problem& problem, const Plan& plan,
                                        const Graph* graph) {
@@ -221,16 +279,9 @@ absl::StatusOr<PlanReport> AnalyzePlan(const Problem& problem, const Plan& plan,
   report.wall_time = plan.wall_time;
 
   TimeAxis axis(problem, graph);
-  report.steps = axis.rows();
-  if (graph != nullptr) {
-    for (const Op& op : graph->ops) report.step_names.push_back(op.name);
-    report.step_names.resize(report.steps);  // past the last op: unnamed
-  }
-  MEMPLAN_ASSIGN_OR_RETURN(report.buffers,
-                           BufferReports(problem, plan, graph, axis));
-  AddPeak(report);
+  MEMPLAN_RETURN_IF_ERROR(AddBuffers(problem, &plan, graph, axis, report));
   for (PoolId p = 0; p < static_cast<PoolId>(problem.pools.size()); ++p) {
-    report.pools.push_back(PoolReportOf(problem, plan, p, report, axis));
+    report.pools.push_back(PoolReportOf(problem, plan, p, report));
   }
   report.step_times = std::move(axis.times());
   return report;
@@ -337,10 +388,49 @@ Step RealSteps(const PlanReport& report) {
   return RealStep(report, report.steps);
 }
 
+// The summary of a report without a plan: the lower bound against the
+// capacity and the bytes missing.
+void AppendUnplannedSummary(const PlanReport& report, std::string& out) {
+  absl::StrAppend(&out, "no plan: the live bytes of the input\n");
+  absl::StrAppendFormat(&out, "lower bound: %d bytes (%s)\n",
+                        report.lower_bound, HumanBytes(report.lower_bound));
+  if (report.capacity > 0) {
+    absl::StrAppendFormat(&out, "capacity: %d bytes (%s)\n", report.capacity,
+                          HumanBytes(report.capacity));
+  }
+  if (report.missing > 0) {
+    absl::StrAppendFormat(
+        &out,
+        "missing: %d bytes (%s): no plan fits, the live bytes of one step\n"
+        "  exceed the capacity; a capacity of at least %d bytes could fit\n",
+        report.missing, HumanBytes(report.missing),
+        report.capacity + report.missing);
+  } else {
+    absl::StrAppend(&out,
+                    "missing: 0 bytes: the lower bound fits the capacity, "
+                    "yet no plan was found\n");
+  }
+  absl::StrAppendFormat(&out, "naive total: %d bytes\n", report.naive_total);
+  absl::StrAppendFormat(&out, "%d buffers over %d steps\n",
+                        report.buffers.size(), RealSteps(report));
+}
+
+// "planned in 1.23 ms", or where the plan comes from when it was not
+// planned here.
+std::string PlannedText(const PlanReport& report) {
+  if (!report.planned_here) return "read from a plan file";
+  return absl::StrFormat("planned in %.2f ms",
+                         absl::ToDoubleMilliseconds(report.wall_time));
+}
+
 void AppendSummary(const PlanReport& report, int width, std::string& out) {
   const std::string title = absl::StrCat(
       "memplan report", report.name.empty() ? "" : ": ", report.name);
   absl::StrAppend(&out, Fit(title, width), "\n");
+  if (!report.planned) {
+    AppendUnplannedSummary(report, out);
+    return;
+  }
   absl::StrAppend(&out, Fit(absl::StrCat("planner: ", report.planner), width),
                   "\n");
   absl::StrAppendFormat(&out, "peak: %d bytes (%s), proven optimal: %s\n",
@@ -378,9 +468,9 @@ void AppendSummary(const PlanReport& report, int width, std::string& out) {
         report.lower_bound, report.pools.size());
     absl::StrAppendFormat(&out, "naive total: %d bytes\n", report.naive_total);
   }
-  absl::StrAppendFormat(&out, "%d buffers over %d steps, planned in %.2f ms\n",
+  absl::StrAppendFormat(&out, "%d buffers over %d steps, %s\n",
                         report.buffers.size(), RealSteps(report),
-                        absl::ToDoubleMilliseconds(report.wall_time));
+                        PlannedText(report));
   if (!report.step_times.empty()) {
     absl::StrAppendFormat(&out,
                           "time compressed to the %d steps where a lifetime "
@@ -390,6 +480,7 @@ void AppendSummary(const PlanReport& report, int width, std::string& out) {
 }
 
 void AppendPools(const PlanReport& report, std::string& out) {
+  if (report.pools.empty()) return;
   absl::StrAppend(&out, "\npools:\n");
   const size_t name_width =
       std::max<size_t>(4, std::min<size_t>(20, [&] {
@@ -407,11 +498,11 @@ void AppendPools(const PlanReport& report, std::string& out) {
         Fit(pool.name, name_width),
         pool.capacity > 0 ? absl::StrCat(pool.capacity) : "unbounded",
         pool.used, pool.max_live, pool.above_max_live,
-        100 * pool.mean_fragmentation);
+        100 * pool.fragmentation);
   }
   absl::StrAppend(&out,
-                  "  (above max = used - max live; frag = mean over steps of "
-                  "(used - live) / used)\n");
+                  "  (above max = used - max live; frag = above max / used, "
+                  "0 at the lower bound)\n");
 }
 
 void AppendPeak(const PlanReport& report, const TextReportOptions& options,
@@ -439,7 +530,8 @@ void AppendPeak(const PlanReport& report, const TextReportOptions& options,
                                         std::max(options.max_peak_tensors, 0));
   for (size_t rank = 0; rank < shown; ++rank) {
     const BufferReport& buffer = report.buffers[report.alive_at_peak[rank]];
-    std::string offset = absl::StrCat(buffer.offset);
+    std::string offset =
+        report.planned ? absl::StrCat(buffer.offset) : std::string("-");
     if (pools)
       offset = absl::StrCat(report.pools[buffer.pool].name, ":", offset);
     std::string line = absl::StrFormat(
@@ -447,9 +539,14 @@ void AppendPeak(const PlanReport& report, const TextReportOptions& options,
         buffer.size, Percent(buffer.size, report.max_live), offset,
         absl::StrFormat("[%d, %d)", RealStep(report, buffer.lifetime.start),
                         RealStep(report, buffer.lifetime.end)));
-    // The end of a tensor name tells it apart best ("..._output_0").
+    // The end of a tensor name tells it apart best ("..._output_0"); where
+    // it comes from follows it.
+    const size_t room = std::max<size_t>(8, options.width - line.size());
+    const std::string source =
+        buffer.source.empty() ? "" : absl::StrCat("  <- ", buffer.source);
     line += FitTail(absl::StrJoin(buffer.tensors, ", "),
-                    std::max<size_t>(8, options.width - line.size()));
+                    std::max<size_t>(8, room - std::min(room, source.size())));
+    line += source;
     absl::StrAppend(&out, Fit(line, options.width), "\n");
   }
   if (shown < report.alive_at_peak.size()) {
@@ -493,6 +590,8 @@ void AppendTable(const PlanReport& report, const TextReportOptions& options,
   absl::StrAppendFormat(&out, "%12s %7s\n", "live bytes", "% peak");
   const Step peak_step =
       report.peak_steps.empty() ? -1 : report.peak_steps.front();
+  // Without a plan, the bars are against the most live bytes.
+  const Bytes whole = report.planned ? report.peak : report.max_live;
   for (const StepGroup& group : groups) {
     const std::string step = StepRange(report, group.first, group.last);
     std::string line = absl::StrFormat("  %-*s ", step_width, step);
@@ -501,12 +600,11 @@ void AppendTable(const PlanReport& report, const TextReportOptions& options,
                             FitTail(OpName(report, group.shown), op_width));
     }
     const Bytes live = report.live[group.shown];
-    absl::StrAppendFormat(&line, "%12d %6.1f%%  ", live,
-                          Percent(live, report.peak));
-    const int bar = report.peak > 0
-                        ? static_cast<int>(static_cast<double>(live) *
-                                           bar_width / report.peak)
-                        : 0;
+    absl::StrAppendFormat(&line, "%12d %6.1f%%  ", live, Percent(live, whole));
+    const int bar =
+        whole > 0
+            ? static_cast<int>(static_cast<double>(live) * bar_width / whole)
+            : 0;
     line += std::string(bar, '=');
     if (group.first <= peak_step && peak_step <= group.last) line += " <peak";
     absl::StrAppend(&out, Fit(line, options.width), "\n");
@@ -536,7 +634,7 @@ void AppendCharts(const PlanReport& report, const TextReportOptions& options,
   });
   for (PoolId p = 0; p < static_cast<PoolId>(report.pools.size()); ++p) {
     const PoolReport& pool = report.pools[p];
-    if (pool.used == 0) continue;
+    if (pool.used == 0 || !report.planned) continue;
     const Bytes per_column = (pool.used + columns - 1) / columns;
     const std::vector<StepGroup> rows = GroupSteps(
         pool.live, std::min<Step>(report.steps, options.max_chart_rows));

@@ -82,7 +82,8 @@ nlohmann::json BuffersJson(const PlanReport& report) {
                  start = nlohmann::json::array(), end = nlohmann::json::array(),
                  kind = nlohmann::json::array(),
                  producer = nlohmann::json::array(),
-                 readers = nlohmann::json::array();
+                 readers = nlohmann::json::array(),
+                 source = nlohmann::json::array();
   for (const BufferReport& buffer : report.buffers) {
     tensors.push_back(buffer.tensors);
     size.push_back(buffer.size);
@@ -91,10 +92,11 @@ nlohmann::json BuffersJson(const PlanReport& report) {
     kind.push_back(std::string(TensorKindName(buffer.kind)));
     producer.push_back(buffer.producer.has_value() ? *buffer.producer : -1);
     readers.push_back(buffer.readers);
+    source.push_back(buffer.source);
   }
-  return {{"tensors", tensors}, {"size", size}, {"start", start},
-          {"end", end},         {"kind", kind}, {"producer", producer},
-          {"readers", readers}};
+  return {{"tensors", tensors}, {"size", size},    {"start", start},
+          {"end", end},         {"kind", kind},    {"producer", producer},
+          {"readers", readers}, {"source", source}};
 }
 
 nlohmann::json PlanJson(const PlanReport& report) {
@@ -112,12 +114,22 @@ nlohmann::json PlanJson(const PlanReport& report) {
                             {"max_live", p.max_live},
                             {"max_live_step", p.max_live_step},
                             {"above_max_live", p.above_max_live},
-                            {"mean_fragmentation", p.mean_fragmentation}};
+                            {"fragmentation", p.fragmentation}};
     // One pool's live bytes are the plan's: sent once.
     if (report.pools.size() > 1) entry["live"] = p.live;
     pools.push_back(std::move(entry));
   }
+  nlohmann::json order_bound = nullptr;
+  if (report.order_lower_bound.has_value()) {
+    order_bound = {{"bytes", *report.order_lower_bound},
+                   {"op", report.order_lower_bound_op}};
+  }
   return {{"planner", report.planner},
+          {"planned", report.planned},
+          {"planned_here", report.planned_here},
+          {"capacity", report.capacity},
+          {"missing", report.missing},
+          {"order_lower_bound", order_bound},
           {"peak", report.peak},
           {"lower_bound", report.lower_bound},
           {"naive_total", report.naive_total},
@@ -146,6 +158,12 @@ std::string RenderHtmlReport(const HtmlReportInput& input) {
         {{"planner", failure.planner}, {"message", failure.message}});
   }
   data["failures"] = failures;
+  nlohmann::json facts = nlohmann::json::array();
+  for (const HtmlReportFact& fact : input.facts) {
+    facts.push_back(
+        {{"key", fact.key}, {"label", fact.label}, {"text", fact.text}});
+  }
+  data["facts"] = facts;
   if (!input.plans.empty()) {
     const PlanReport& first = input.plans.front();
     data["name"] = first.name;

@@ -3,6 +3,8 @@ value kept alive so that storage identity is meaningful, and the memplan
 graph built from what the run sees (storages, views, in-place writes)."""
 
 import operator
+import os
+import re
 
 import memplan as _memplan
 from memplan import _fx_rules
@@ -363,11 +365,66 @@ def _write_indices(op):
     return out
 
 
+_FRAME = re.compile(r'File "([^"]+)", line (\d+)')
+
+
+def _source_file(path):
+    """A frame's file as the graph records it: from the package directory
+    on for installed code ("torchvision/models/resnet.py"), relative to the
+    working directory for a file under it, else as it is."""
+    for marker in ("site-packages/", "dist-packages/"):
+        if marker in path:
+            return path[path.rindex(marker) + len(marker) :]
+    try:
+        relative = os.path.relpath(path)
+    except ValueError:
+        return path
+    return path if relative.startswith("..") else relative
+
+
+def node_source(node):
+    """Where an exported node comes from, as a graph tensor's "source": the
+    qualified name of the innermost module (nn_module_stack) and the last
+    frame of its stack trace outside PyTorch itself (the model's line);
+    None when the node has neither."""
+    meta = getattr(node, "meta", None) or {}
+    source = {}
+    stack = meta.get("nn_module_stack") or {}
+    if stack:
+        path = list(stack.values())[-1][0]
+        if isinstance(path, str) and path:
+            source["module"] = path
+    frames = _FRAME.findall(meta.get("stack_trace") or "")
+    own = [f for f in frames if "/torch/" not in f[0].replace(os.sep, "/")]
+    if own or frames:
+        file, line = (own or frames)[-1]
+        source["file"] = _source_file(file)
+        source["line"] = int(line)
+    return source or None
+
+
+def _sources(tensors, ops):
+    """{tensor name: source} for the tensors an op of `ops` makes (a view
+    step's results: the op before it)."""
+    out = {}
+    for t in tensors.values():
+        if t.producer is None or t.producer >= len(ops):
+            continue
+        op = ops[t.producer]
+        if op.node is None and t.producer > 0:
+            op = ops[t.producer - 1]
+        if op.node is not None:
+            out[t.name] = node_source(op.node)
+    return out
+
+
 def make_graph(name, tensors, ops, sizes=None):
     """The memplan graph; `sizes` ({name: expression text}) gives the
-    symbolic sizes (such tensors have no fixed shape)."""
+    symbolic sizes (such tensors have no fixed shape). Tensors made by an
+    op carry its module and source line ("source")."""
     mp = _memplan
     graph_tensors = []
+    sources = _sources(tensors, ops)
     for t in tensors.values():
         dtype = str(t.dtype).replace("torch.", "")
         if sizes and isinstance(sizes.get(t.name), str):
@@ -391,6 +448,9 @@ def make_graph(name, tensors, ops, sizes=None):
                 dtype=dtype,
             )
         )
+    for t in graph_tensors:
+        if sources.get(t.name):
+            t.source = sources[t.name]
     graph_ops = [
         mp.Op(
             o.name,

@@ -1,6 +1,9 @@
 """The report: what a trace and its plan amount to, and PyTorch's own peak
 for the same step to compare with."""
 
+import contextlib
+import os
+
 from memplan.torch._common import (
     fetch_attr,
     flatten,
@@ -9,6 +12,23 @@ from memplan.torch._common import (
     storage_nbytes,
     torch_module,
 )
+
+
+@contextlib.contextmanager
+def _quiet_kineto():
+    """The profiler's own log (Kineto's) at its quietest while it runs:
+    on a machine without a GPU it otherwise prints "ERROR: ...
+    gpuGetDeviceCount failed" and trace start/stop lines to stderr, about
+    nothing the CPU profile needs. A KINETO_LOG_LEVEL the user set is
+    kept."""
+    if "KINETO_LOG_LEVEL" in os.environ:
+        yield
+        return
+    os.environ["KINETO_LOG_LEVEL"] = "6"
+    try:
+        yield
+    finally:
+        os.environ.pop("KINETO_LOG_LEVEL", None)
 
 
 def pytorch_peak(traced, inputs, seed=0):
@@ -33,7 +53,7 @@ def pytorch_peak(traced, inputs, seed=0):
         if n in traced.input_names
     )
     torch.manual_seed(seed)
-    with profile(
+    with _quiet_kineto(), profile(
         activities=[ProfilerActivity.CPU], profile_memory=True
     ) as prof:
         env = {}
