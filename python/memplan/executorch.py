@@ -412,10 +412,14 @@ def verify_storage(
 
     Raises ValueError naming the specs; returns the number of specs checked.
     Quadratic only within the specs that share one storage base."""
+    # The signature only tells graph inputs and mutable buffers apart, which
+    # matters only when they are left out (and costs a scan of the
+    # signature per node).
+    needs_signature = not (alloc_graph_input and alloc_mutable_buffers)
     specs = list(
         _collect_specs_from_nodes(
             graph_module.graph.nodes,
-            graph_signature,
+            graph_signature if needs_signature else None,
             ignore_const=True,
             ignore_graph_input=not alloc_graph_input,
             ignore_graph_output=not alloc_graph_output,
