@@ -124,6 +124,17 @@ def _spec_name(mem_id, index):
     return f"m{mem_id}_spec{index}"
 
 
+_DTYPE_NAMES = {}
+
+
+def _dtype_name(dtype):
+    """ "float32" for torch.float32 (cached: str() of a dtype is slow)."""
+    name = _DTYPE_NAMES.get(dtype)
+    if name is None:
+        name = _DTYPE_NAMES[dtype] = str(dtype).replace("torch.", "")
+    return name
+
+
 def arena_graph(specs, mem_id, alignment):
     """The memplan Graph of the root specs of one arena: tensor
     `m<mem_id>_spec<i>` is specs[i] with its `allocated_memory`, produced
@@ -150,7 +161,7 @@ def arena_graph(specs, mem_id, alignment):
                 size,
                 alignment=alignment,
                 shape=list(spec.shape),
-                dtype=str(spec.dtype).replace("torch.", ""),
+                dtype=_dtype_name(spec.dtype),
             )
         )
         starts.setdefault(start, []).append(name)
@@ -430,10 +441,10 @@ def verify_storage(
         )
     )
     sizes = list(graph_module.meta.get("non_const_buffer_sizes") or [])
-    arenas = {}
+    arenas, nbytes = {}, {}  # allocated_memory computes; read it once
     for spec in specs:
-        _check_inside_arena(spec, sizes)
-        if spec.allocated_memory:
+        nbytes[spec] = _check_inside_arena(spec, sizes)
+        if nbytes[spec]:
             arenas.setdefault(spec.mem_id, []).append(spec)
     if len({spec.mem_obj_id is None for spec in specs}) > 1:
         raise ValueError(
@@ -441,9 +452,9 @@ def verify_storage(
             "others none"
         )
     for mem_id, members in arenas.items():
-        _check_object_ids(mem_id, members)
+        _check_object_ids(mem_id, members, nbytes)
         if not allow_lifetime_and_storage_overlap:
-            _check_no_live_overlap(mem_id, members)
+            _check_no_live_overlap(mem_id, members, nbytes)
     return len(specs)
 
 
@@ -456,6 +467,7 @@ def _describe(spec):
 
 
 def _check_inside_arena(spec, sizes):
+    """Checks `spec`'s place in its arena; returns its bytes."""
     offset, size = spec.mem_offset, spec.allocated_memory
     if not isinstance(offset, int) or offset < 0:
         raise ValueError(
@@ -463,7 +475,7 @@ def _check_inside_arena(spec, sizes):
             "was it planned?"
         )
     if not size:
-        return
+        return 0
     mem_id = spec.mem_id
     if not isinstance(mem_id, int) or not 0 < mem_id < len(sizes):
         raise ValueError(
@@ -481,9 +493,10 @@ def _check_inside_arena(spec, sizes):
             f"memplan.executorch: {spec} has no valid lifetime: "
             f"{spec.lifetime}"
         )
+    return size
 
 
-def _check_object_ids(mem_id, specs):
+def _check_object_ids(mem_id, specs, nbytes):
     """Specs whose bytes chain into each other share one mem_obj_id."""
     specs = sorted(specs, key=lambda s: s.mem_offset)
     first, end = None, None
@@ -497,7 +510,7 @@ def _check_object_ids(mem_id, specs):
                 f"but has mem_obj_id {spec.mem_obj_id}, not "
                 f"{first.mem_obj_id}"
             )
-        end = max(end, spec.mem_offset + spec.allocated_memory)
+        end = max(end, spec.mem_offset + nbytes[spec])
 
 
 def _storage_groups(specs):
@@ -545,10 +558,19 @@ def _live_overlap_error(mem_id, a, b):
     )
 
 
-def _check_group(mem_id, root, members):
+def _check_group(mem_id, root, members, nbytes):
     """One storage group: its specs lie inside the root's bytes, and
     specs outside each other's chain do not share a live byte. Returns
     the group's extent: (first node, last node, offset, end, members)."""
+    if len(members) == 1 and members[0] is root:  # most specs
+        start, end = root.lifetime
+        return (
+            start,
+            end,
+            root.mem_offset,
+            root.mem_offset + nbytes[root],
+            members,
+        )
     low = root.mem_offset
     if not isinstance(low, int) or low < 0 or root.mem_id != mem_id:
         raise ValueError(
@@ -588,12 +610,12 @@ def _groups_error(mem_id, one, other):
     )
 
 
-def _check_no_live_overlap(mem_id, specs):
+def _check_no_live_overlap(mem_id, specs, nbytes):
     """No two storage groups of one arena share a byte while both live: a
     sweep over the nodes keeps the live groups' byte ranges sorted and
     disjoint, and each new one is compared with its neighbours."""
     extents = [
-        _check_group(mem_id, root, members)
+        _check_group(mem_id, root, members, nbytes)
         for root, members in _storage_groups(specs).items()
     ]
     events = sorted(
