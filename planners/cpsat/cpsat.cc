@@ -744,7 +744,7 @@ absl::StatusOr<Plan> CpsatPlanner::SolveImpl(const Problem& problem,
 }
 
 // One pool: the sum of the tops minimised in one solve; under a capacity
-// with a warm start, in slices while they lower the top (SlicedSolve).
+// with a warm start, in slices while they lower the top (kCapacitySliceShare).
 absl::StatusOr<Plan> CpsatPlanner::SolveOnePool(
     const Problem& problem, const PlanOptions& options, const Budget& budget,
     const Model& model, const Writer& hint, std::optional<Plan> warm,
