@@ -131,6 +131,9 @@ struct ExactRun {
   std::string planner = "exact";  // or a registered planner to compare with
   absl::Duration time_limit;
   int64_t work_limit = 0;  // per instance; 0: the time limit's
+  // MiniMalloc's CPU seconds on the same run, recorded (bench/NOTES.md); 0:
+  // none. Counters minimalloc_cpu_s and cpu_vs_minimalloc beside cpu_s.
+  double minimalloc_cpu_s = 0;
 };
 
 // Registers `run` as the benchmark `name`, timed as ThreeRuns says.

@@ -1,6 +1,8 @@
 // The exact planner's targets, with --memplan_exact_targets (see the top of
 // memplan_bench.cc).
 
+#include <time.h>
+
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -16,6 +18,21 @@
 namespace memplan::bench {
 namespace {
 
+// The process's CPU time.
+double CpuSeconds() {
+  timespec t;
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+  return static_cast<double>(t.tv_sec) + 1e-9 * static_cast<double>(t.tv_nsec);
+}
+
+// MiniMalloc's CPU seconds under capacity 1048576 (google/minimalloc at
+// 9f5cf81, the same loaded 2-CPU machine; bench/NOTES.md), where recorded.
+double MiniMallocCpuSeconds(const std::string& workload) {
+  if (workload == "minimalloc_D") return 8.5;
+  if (workload == "minimalloc_J") return 3.0;
+  return 0;
+}
+
 void RunExact(benchmark::State& state, const ExactRun& run) {
   std::vector<Problem> problems;
   for (const Problem* p : run.problems) {
@@ -29,9 +46,11 @@ void RunExact(benchmark::State& state, const ExactRun& run) {
   int64_t nodes = 0;
   double ratio = 1;
   Bytes peak = 0;
+  double cpu = 0;
   for (auto _ : state) {
     solved = optimal = 0;
     nodes = 0;
+    const double start = CpuSeconds();
     for (const Problem& problem : problems) {
       absl::StatusOr<std::unique_ptr<Planner>> planner =
           CreatePlanner(run.planner, OptionsFor(run.planner, run.options));
@@ -65,8 +84,14 @@ void RunExact(benchmark::State& state, const ExactRun& run) {
                   ? static_cast<double>(plan->peak) / plan->lower_bound
                   : 1.0;
     }
+    cpu = CpuSeconds() - start;
   }
   state.counters["solved"] = solved;
+  state.counters["cpu_s"] = cpu;
+  if (run.minimalloc_cpu_s > 0) {
+    state.counters["minimalloc_cpu_s"] = run.minimalloc_cpu_s;
+    state.counters["cpu_vs_minimalloc"] = cpu / run.minimalloc_cpu_s;
+  }
   state.counters["nodes"] = static_cast<double>(nodes);
   state.counters["optimal"] = optimal;
   if (problems.size() == 1) {
@@ -102,7 +127,8 @@ void RegisterExactTargets(const std::vector<Workload>& bundled) {
                  .capacity = 1048576,
                  .options = {},
                  .planner = "exact",
-                 .time_limit = limit});
+                 .time_limit = limit,
+                 .minimalloc_cpu_s = MiniMallocCpuSeconds(w.name)});
   }
   AddExactRun("BM_exact_capacity_minimalloc_all", {.problems = minimalloc,
                                                    .capacity = 1048576,
@@ -121,7 +147,8 @@ void RegisterExactTargets(const std::vector<Workload>& bundled) {
                    .capacity = 1048576,
                    .options = {},
                    .planner = planner,
-                   .time_limit = limit});
+                   .time_limit = limit,
+                   .minimalloc_cpu_s = MiniMallocCpuSeconds(w.name)});
     }
   }
   // The search alone: no heuristic to fall back on when it fails. 10^8

@@ -23,6 +23,10 @@
 //   BM_exact_capacity_minimalloc_all   the 11 instances one after the other
 //   BM_cp_capacity_minimalloc_<X>      cp and cpsat (when built) on the
 //   BM_cpsat_capacity_minimalloc_<X>   same, default work limit, beside exact
+//                                      (every row: counter cpu_s, the
+//                                      process's CPU seconds; on D and J
+//                                      also MiniMalloc's, recorded:
+//                                      minimalloc_cpu_s, cpu_vs_minimalloc)
 //   BM_exact_ablation_<switch>_minimalloc_all
 //                                      the same with one inference off
 //                                      (work limit 10^8 per instance, about

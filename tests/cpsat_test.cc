@@ -232,6 +232,61 @@ TEST(CpsatTest, NeverWorseThanTheWarmStart) {
   }
 }
 
+// Under a capacity, from a start that fits: CP-SAT searches in slices while
+// they lower the top. From naive's plan the slices reach brute force's
+// optimum and prove it.
+TEST(CpsatTest, UnderACapacitySlicesReachTheOptimum) {
+  int above_start = 0;
+  for (uint64_t seed = 1; seed <= 12; ++seed) {
+    RandomProblemOptions options;
+    options.buffers = 4 + static_cast<int>(seed % 3);  // 4..6
+    options.horizon = 6;
+    options.max_lifetime = 4;
+    options.max_size = 12;
+    Problem problem = RandomProblem(seed, options);
+    Bytes total = 0;
+    for (const Buffer& b : problem.buffers) total += b.size;
+    problem.pools[0].capacity = total;  // naive's plan fits
+    SCOPED_TRACE(absl::StrCat("seed ", seed));
+    const testing::PoolsOptimum optimum = testing::OptimumAcrossPools(problem);
+    ASSERT_TRUE(optimum.fits);
+    absl::StatusOr<std::unique_ptr<Planner>> naive = CreatePlanner("naive");
+    ASSERT_TRUE(naive.ok()) << naive.status();
+    std::unique_ptr<Planner> planner =
+        WarmStarted(MakeCpsatPlanner(CpsatOptions{}), *std::move(naive), 0.1);
+    absl::StatusOr<Plan> plan =
+        planner->Solve(problem, testing::CountedWork(10));
+    ASSERT_TRUE(plan.ok()) << plan.status();
+    EXPECT_TRUE(VerifyPlan(problem, *plan).ok()) << VerifyPlan(problem, *plan);
+    EXPECT_EQ(plan->peak, optimum.peak);
+    EXPECT_TRUE(plan->proven_optimal);
+    EXPECT_GE(plan->counters.at("slices"), 1);
+    above_start += optimum.peak < total;
+  }
+  EXPECT_GT(above_start, 0);
+}
+
+// MiniMalloc's D under its capacity: best's start fits, and CP-SAT finds no
+// lower top in its first slice (an eighth of the deterministic budget), so
+// it stops there with the start's plan.
+TEST(CpsatTest, UnderACapacityTheFirstSliceWithoutGainEndsTheSearch) {
+  absl::StatusOr<Problem> problem =
+      LoadProblem("minimalloc/D.1048576.csv", {.capacity = 1048576});
+  ASSERT_TRUE(problem.ok()) << problem.status();
+  const PlanOptions work = testing::CountedWork(1);
+  PlanMemoryOptions best_options;
+  best_options.planner = "best";
+  best_options.plan = testing::CountedWork(0.5);  // cpsat's start's share
+  absl::StatusOr<Plan> best = PlanMemory(*problem, best_options);
+  ASSERT_TRUE(best.ok()) << best.status();
+  absl::StatusOr<Plan> plan = SolveCpsat(*problem, true, nullptr, work);
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  EXPECT_EQ(plan->counters.at("slices"), 1);
+  EXPECT_EQ(plan->assignments, best->assignments);
+  EXPECT_EQ(plan->peak, 1048576);
+  EXPECT_FALSE(plan->proven_optimal);
+}
+
 // The stages of several pools share one deterministic budget: the work
 // limit over 8 x kWorkPerSecond in all, not each (CP-SAT stops at its
 // limit between checks, a few thousandths of a deterministic second late);

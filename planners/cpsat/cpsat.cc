@@ -46,6 +46,15 @@ constexpr std::string_view kName = "cpsat";
 // work, and the default work limit (10 s) grants about 1.25.
 constexpr double kWorkPerDeterministicSecond = 8.0 * kWorkPerSecond;
 
+// Under a capacity the warm start fits already; CP-SAT then looks for a
+// lower top in slices of this share of its deterministic budget (at most
+// kMaxCapacitySlice deterministic seconds, about 0.8 s of CPU), each from
+// the last solution, while each slice finds one (on MiniMalloc's D and J
+// the whole budget found none: 5 to 14 s of CPU for the start's plan;
+// bench/NOTES.md).
+constexpr double kCapacitySliceShare = 0.125;
+constexpr double kMaxCapacitySlice = 0.1;
+
 Plan FinishPlan(const Problem& problem, Plan plan, bool proven) {
   plan.planner = std::string(kName);
   plan.proven_optimal = proven;
@@ -734,26 +743,65 @@ absl::StatusOr<Plan> CpsatPlanner::SolveImpl(const Problem& problem,
                       warm_error, stats);
 }
 
-// One pool: the sum of the tops minimised in one solve.
+// One pool: the sum of the tops minimised in one solve; under a capacity
+// with a warm start, in slices while they lower the top (kCapacitySliceShare).
 absl::StatusOr<Plan> CpsatPlanner::SolveOnePool(
     const Problem& problem, const PlanOptions& options, const Budget& budget,
     const Model& model, const Writer& hint, std::optional<Plan> warm,
     const absl::Status& warm_error, CpsatStats& stats) const {
   const std::string library =
       options_.library.empty() ? CpsatDefaultLibrary() : options_.library;
-  MEMPLAN_ASSIGN_OR_RETURN(
-      const std::string bytes,
-      internal::SolveCpModel(
-          library, ModelBytes(model, {}, TopsObjective(model), hint),
-          Parameters(options, budget,
-                     static_cast<double>(budget.work_limit()) /
-                         kWorkPerDeterministicSecond)));
-  MEMPLAN_ASSIGN_OR_RETURN(const cpsat_wire::Response response,
-                           cpsat_wire::ParseResponse(bytes));
-  stats.status = static_cast<int>(response.status);
-  stats.deterministic_time = response.deterministic_time;
-
-  return PlanOfResponse(problem, model, response, std::move(warm), warm_error);
+  const double seconds =
+      static_cast<double>(budget.work_limit()) / kWorkPerDeterministicSecond;
+  const bool sliced = problem.pools[0].capacity > 0 && warm.has_value();
+  const double slice =
+      sliced ? std::min(seconds * kCapacitySliceShare, kMaxCapacitySlice)
+             : seconds;
+  const double start_top = static_cast<double>(
+      warm.has_value() && !warm->pool_used.empty()
+          ? (warm->pool_used[0] + model.unit - 1) / model.unit
+          : 0);
+  double left = seconds, last_top = start_top;
+  Writer slice_hint = hint;
+  std::optional<cpsat_wire::Response> kept;
+  int64_t conflicts = 0, branches = 0, slices = 0;
+  for (;;) {
+    MEMPLAN_ASSIGN_OR_RETURN(
+        const std::string bytes,
+        internal::SolveCpModel(
+            library, ModelBytes(model, {}, TopsObjective(model), slice_hint),
+            Parameters(options, budget, std::max(std::min(slice, left), 0.0))));
+    MEMPLAN_ASSIGN_OR_RETURN(cpsat_wire::Response response,
+                             cpsat_wire::ParseResponse(bytes));
+    ++slices;
+    left -= response.deterministic_time;
+    conflicts += response.num_conflicts;
+    branches += response.num_branches;
+    stats.status = static_cast<int>(response.status);
+    stats.deterministic_time += response.deterministic_time;
+    const bool solved =
+        response.status == SolverStatus::kFeasible &&
+        response.solution.size() == static_cast<size_t>(model.variables);
+    // A slice without a solution keeps the last one (its bound too).
+    if (!kept.has_value() || solved ||
+        response.status != SolverStatus::kUnknown) {
+      kept = std::move(response);
+    }
+    if (!sliced || !solved || kept->objective_value > last_top - 0.5 ||
+        left <= 0) {
+      break;
+    }
+    last_top = kept->objective_value;
+    slice_hint = Hint(kept->solution);
+  }
+  absl::StatusOr<Plan> plan =
+      PlanOfResponse(problem, model, *kept, std::move(warm), warm_error);
+  if (plan.ok() && sliced) {
+    plan->counters["conflicts"] = conflicts;
+    plan->counters["branches"] = branches;
+    plan->counters["slices"] = slices;
+  }
+  return plan;
 }
 
 // Several pools: the bytes held in the last pool minimised first, then

@@ -26,6 +26,12 @@
 // greedy_by_size's, else naive's) with half of the work limit; the plan is
 // CP-SAT's solution hint, returned when CP-SAT finds nothing better. A
 // start at the lower bound is returned at once, proven optimal.
+// Under a capacity, from a warm start (which fits): CP-SAT searches in
+// slices (an eighth of its deterministic budget, at most 0.1 deterministic
+// seconds each), each from the last solution, and stops at the first slice
+// that finds no lower top, at an optimum, or when the budget is spent: a
+// start no short search improves costs a slice, not the whole budget.
+// Counter "slices".
 // Cost and determinism:
 //   * CP-SAT's deterministic time limit (max_deterministic_time) is the
 //     work limit over 8 * kWorkPerSecond, so that the work limit keeps

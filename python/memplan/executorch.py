@@ -34,9 +34,10 @@ The placement is written back as ExecuTorch's algorithms write it (a
 `MemoryAlgoResult` the suite copies into `mem_id`, `mem_offset` and
 `mem_obj_id`; `mem_obj_id` numbers the groups of specs whose byte ranges
 overlap, directly or through others, which is what ExecuTorch's Verifier
-checks it against). memplan's verifier
-checks every arena's plan, and the pass runs ExecuTorch's own `Verifier`
-(`verify_storage_reuse`) on the planned graph as well.
+checks it against). memplan's verifier checks every arena's plan, and the
+pass checks the planned graph's storage as well (`verify_storage`: the rules
+of ExecuTorch's `Verifier.verify_storage_reuse` in O(n log n); `verify=
+"executorch"` runs ExecuTorch's own, which compares every pair of specs).
 
 Deterministic: no wall-clock limit unless one is given (`time_limit=`); the
 search planners stop at memplan's counted `work_limit`.
@@ -52,6 +53,7 @@ on its side of each reader, and ops with side effects (random draws,
 asserts) in their order.
 """
 
+import bisect as _bisect
 import dataclasses as _dataclasses
 
 import memplan as _memplan
@@ -62,6 +64,7 @@ from executorch.exir.memory_planning import (
     MemoryPlanningAlgorithmSuite as _Suite,
     SpecAllocResult as _SpecAllocResult,
     Verifier as _Verifier,
+    collect_specs_from_nodes as _collect_specs_from_nodes,
 )
 from executorch.exir.passes.memory_planning_pass import (
     MemoryPlanningPass as _MemoryPlanningPass,
@@ -78,6 +81,7 @@ __all__ = [
     "graph_of",
     "memory_planning_pass",
     "reorder",
+    "verify_storage",
 ]
 
 # Keyword arguments of ExecuTorch's MemoryPlanningPass; every other option of
@@ -120,6 +124,17 @@ def _spec_name(mem_id, index):
     return f"m{mem_id}_spec{index}"
 
 
+_DTYPE_NAMES = {}
+
+
+def _dtype_name(dtype):
+    """ "float32" for torch.float32 (cached: str() of a dtype is slow)."""
+    name = _DTYPE_NAMES.get(dtype)
+    if name is None:
+        name = _DTYPE_NAMES[dtype] = str(dtype).replace("torch.", "")
+    return name
+
+
 def arena_graph(specs, mem_id, alignment):
     """The memplan Graph of the root specs of one arena: tensor
     `m<mem_id>_spec<i>` is specs[i] with its `allocated_memory`, produced
@@ -146,7 +161,7 @@ def arena_graph(specs, mem_id, alignment):
                 size,
                 alignment=alignment,
                 shape=list(spec.shape),
-                dtype=str(spec.dtype).replace("torch.", ""),
+                dtype=_dtype_name(spec.dtype),
             )
         )
         starts.setdefault(start, []).append(name)
@@ -201,6 +216,7 @@ class MemplanAlgorithm:
 
     def __init__(self, planner="best", **plan_options):
         _check_options(plan_options, _PLAN_OPTIONS)
+        _check_plan_values(plan_options)
         if planner not in _memplan.planners():
             raise ValueError(
                 f"memplan.executorch: unknown planner "
@@ -314,6 +330,49 @@ def _check_options(options, valid):
         )
 
 
+def _check_int(options, name, low, high=None):
+    value = options.get(name)
+    if value is None:
+        return
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, int)
+        or value < low
+        or (high is not None and value > high)
+    ):
+        valid = f"{low} to {high}" if high is not None else f">= {low}"
+        raise ValueError(
+            f"memplan.executorch: {name}={value!r}; it must be an int, "
+            f"{valid}"
+        )
+
+
+def _check_plan_values(options):
+    """The values of memplan.plan's options, checked when the pass is built
+    rather than when it first plans."""
+    _memplan._seconds(
+        options.get("time_limit"), "memplan.executorch: time_limit"
+    )
+    _check_int(options, "work_limit", 0)
+    _check_int(options, "seed", 0)
+    _check_int(options, "threads", 1, 1024)
+    extra = options.get("options")
+    if extra is not None and not isinstance(extra, dict):
+        raise TypeError(
+            "memplan.executorch: options must be a dict of the planner's "
+            f"options ({{name: value}}), not {type(extra).__name__}"
+        )
+
+
+def _check_pass_values(options):
+    for name in _PASS_OPTIONS:
+        if name in options and not isinstance(options[name], bool):
+            raise TypeError(
+                f"memplan.executorch: {name}={options[name]!r}; it must be "
+                "True or False"
+            )
+
+
 def _number_objects(result):
     """Sets mem_obj_id: one id per group of specs (in one arena) whose byte
     ranges chain into each other, so that two specs share bytes exactly when
@@ -339,32 +398,317 @@ def _number_objects(result):
                 place.mem_obj_id = obj
 
 
+def verify_storage(
+    graph_module,
+    graph_signature=None,
+    *,
+    alloc_graph_input=True,
+    alloc_graph_output=True,
+    alloc_mutable_buffers=True,
+    allow_lifetime_and_storage_overlap=False,
+):
+    """Checks the planned storage of `graph_module` (after a memory planning
+    pass) in O(n log n) for its n specs: the specs ExecuTorch's
+    `Verifier.verify_storage_reuse` checks (the same `alloc_*` options), with
+    the same rules, without comparing every pair:
+
+    - every spec with bytes lies inside its arena: `mem_id` names one of
+      `graph_module.meta["non_const_buffer_sizes"]` and
+      `0 <= mem_offset <= mem_offset + allocated_memory <= size`;
+    - no two specs whose lifetimes overlap (node indices, both ends
+      included) share a byte of one arena, unless one is in the other's
+      `storage_base` chain (a dependent lies inside its base's bytes), or
+      `allow_lifetime_and_storage_overlap`;
+    - specs that share bytes share `mem_obj_id` (or all have none).
+
+    Raises ValueError naming the specs; returns the number of specs checked.
+    Quadratic only within the specs that share one storage base."""
+    # The signature only tells graph inputs and mutable buffers apart, which
+    # matters only when they are left out (and costs a scan of the
+    # signature per node).
+    needs_signature = not (alloc_graph_input and alloc_mutable_buffers)
+    specs = list(
+        _collect_specs_from_nodes(
+            graph_module.graph.nodes,
+            graph_signature if needs_signature else None,
+            ignore_const=True,
+            ignore_graph_input=not alloc_graph_input,
+            ignore_graph_output=not alloc_graph_output,
+            ignore_mutable_buffers=not alloc_mutable_buffers,
+            do_assertion=False,
+            ignore_out_var_node=False,
+            dedup=True,
+        )
+    )
+    sizes = list(graph_module.meta.get("non_const_buffer_sizes") or [])
+    arenas, nbytes = {}, {}  # allocated_memory computes; read it once
+    for spec in specs:
+        nbytes[spec] = _check_inside_arena(spec, sizes)
+        if nbytes[spec]:
+            arenas.setdefault(spec.mem_id, []).append(spec)
+    if len({spec.mem_obj_id is None for spec in specs}) > 1:
+        raise ValueError(
+            "memplan.executorch: the plan gives some specs a mem_obj_id and "
+            "others none"
+        )
+    for mem_id, members in arenas.items():
+        _check_object_ids(mem_id, members, nbytes)
+        if not allow_lifetime_and_storage_overlap:
+            _check_no_live_overlap(mem_id, members, nbytes)
+    return len(specs)
+
+
+def _describe(spec):
+    return (
+        f"{spec} (mem_id {spec.mem_id}, bytes [{spec.mem_offset}, "
+        f"{spec.mem_offset + spec.allocated_memory}), lifetime "
+        f"{list(spec.lifetime)})"
+    )
+
+
+def _check_inside_arena(spec, sizes):
+    """Checks `spec`'s place in its arena; returns its bytes."""
+    offset, size = spec.mem_offset, spec.allocated_memory
+    if not isinstance(offset, int) or offset < 0:
+        raise ValueError(
+            f"memplan.executorch: {spec} has no valid mem_offset ({offset}): "
+            "was it planned?"
+        )
+    if not size:
+        return 0
+    mem_id = spec.mem_id
+    if not isinstance(mem_id, int) or not 0 < mem_id < len(sizes):
+        raise ValueError(
+            f"memplan.executorch: {spec} is in mem_id {mem_id}, which is not "
+            f"an arena of the plan (non_const_buffer_sizes {sizes})"
+        )
+    if offset + size > sizes[mem_id]:
+        raise ValueError(
+            f"memplan.executorch: {_describe(spec)} ends past its arena's "
+            f"{sizes[mem_id]} bytes"
+        )
+    start, end = spec.lifetime
+    if start is None or end is None:
+        raise ValueError(
+            f"memplan.executorch: {spec} has no valid lifetime: "
+            f"{spec.lifetime}"
+        )
+    return size
+
+
+def _check_object_ids(mem_id, specs, nbytes):
+    """Specs whose bytes chain into each other share one mem_obj_id."""
+    specs = sorted(specs, key=lambda s: s.mem_offset)
+    first, end = None, None
+    for spec in specs:
+        if end is None or spec.mem_offset >= end:
+            first, end = spec, spec.mem_offset
+        elif spec.mem_obj_id != first.mem_obj_id:
+            raise ValueError(
+                f"memplan.executorch: {_describe(spec)} shares bytes of "
+                f"mem_id {mem_id} with {first} (through the specs between) "
+                f"but has mem_obj_id {spec.mem_obj_id}, not "
+                f"{first.mem_obj_id}"
+            )
+        end = max(end, spec.mem_offset + nbytes[spec])
+
+
+def _storage_groups(specs):
+    """{root: [specs whose storage_base chain ends at root]} (the root
+    included when it is among `specs`)."""
+    groups = {}
+    for spec in specs:
+        root, seen = spec, {id(spec)}
+        while root.storage_base is not None:
+            root = root.storage_base
+            if id(root) in seen:
+                raise ValueError(
+                    "memplan.executorch: circular storage_base chain "
+                    f"through {root}"
+                )
+            seen.add(id(root))
+        groups.setdefault(root, []).append(spec)
+    return groups
+
+
+def _overlap(a, b):
+    """Whether specs a and b share a byte while both live."""
+    return (
+        a.lifetime[0] <= b.lifetime[1]
+        and b.lifetime[0] <= a.lifetime[1]
+        and a.mem_offset < b.mem_offset + b.allocated_memory
+        and b.mem_offset < a.mem_offset + a.allocated_memory
+    )
+
+
+def _chained(a, b):
+    """Whether a is in b's storage_base chain or b in a's."""
+    for x, y in ((a, b), (b, a)):
+        while x is not None:
+            if x is y:
+                return True
+            x = x.storage_base
+    return False
+
+
+def _live_overlap_error(mem_id, a, b):
+    return ValueError(
+        f"memplan.executorch: storage overlap in mem_id {mem_id}: "
+        f"{_describe(a)} and {_describe(b)} share bytes while both live"
+    )
+
+
+def _check_group(mem_id, root, members, nbytes):
+    """One storage group: its specs lie inside the root's bytes, and
+    specs outside each other's chain do not share a live byte. Returns
+    the group's extent: (first node, last node, offset, end, members)."""
+    if len(members) == 1 and members[0] is root:  # most specs
+        start, end = root.lifetime
+        return (
+            start,
+            end,
+            root.mem_offset,
+            root.mem_offset + nbytes[root],
+            members,
+        )
+    low = root.mem_offset
+    if not isinstance(low, int) or low < 0 or root.mem_id != mem_id:
+        raise ValueError(
+            f"memplan.executorch: the storage base {root} of "
+            f"{members[0]} is not planned in mem_id {mem_id}"
+        )
+    high = low + root.allocated_memory
+    for spec in members:
+        if spec.mem_offset < low or (
+            spec.mem_offset + spec.allocated_memory > high
+        ):
+            raise ValueError(
+                f"memplan.executorch: {_describe(spec)} lies outside its "
+                f"storage base {_describe(root)}"
+            )
+    for i, a in enumerate(members):
+        for b in members[i + 1 :]:
+            if _overlap(a, b) and not _chained(a, b):
+                raise _live_overlap_error(mem_id, a, b)
+    first = min(spec.lifetime[0] for spec in members)
+    last = max(spec.lifetime[1] for spec in members)
+    return first, last, low, high, members
+
+
+def _groups_error(mem_id, one, other):
+    """The error for two storage groups whose extents meet: a pair of
+    their specs that shares a live byte (the bases' extents, which hold
+    their dependents', otherwise)."""
+    for a in one:
+        for b in other:
+            if _overlap(a, b):
+                return _live_overlap_error(mem_id, a, b)
+    return ValueError(
+        f"memplan.executorch: storage overlap in mem_id {mem_id}: the "
+        f"storage of {_describe(one[0])} and of {_describe(other[0])} (with "
+        "the specs based on them) share bytes while both live"
+    )
+
+
+def _check_no_live_overlap(mem_id, specs, nbytes):
+    """No two storage groups of one arena share a byte while both live: a
+    sweep over the nodes keeps the live groups' byte ranges sorted and
+    disjoint, and each new one is compared with its neighbours."""
+    extents = [
+        _check_group(mem_id, root, members, nbytes)
+        for root, members in _storage_groups(specs).items()
+    ]
+    events = sorted(
+        [(e[0], 1, i) for i, e in enumerate(extents)]
+        + [(e[1] + 1, 0, i) for i, e in enumerate(extents)]
+    )
+    live = []  # (offset, end, index), sorted: disjoint byte ranges
+    for _, kind, i in events:
+        low, high = extents[i][2], extents[i][3]
+        at = _bisect.bisect_left(live, (low, high, i))
+        if kind == 0:
+            live.pop(at)
+            continue
+        for j in (at - 1, at):
+            if 0 <= j < len(live):
+                other = extents[live[j][2]]
+                if other[2] < high and low < other[3]:
+                    raise _groups_error(mem_id, other[4], extents[i][4])
+        live.insert(at, (low, high, i))
+
+
+_VERIFY = ("memplan", "executorch", "both", "none")
+
+
+def _check_verify(verify):
+    """The verification `verify` names ("memplan", "executorch", "both",
+    "none"; True is "memplan", False "none")."""
+    if verify is True:
+        return "memplan"
+    if verify is False or verify is None:
+        return "none"
+    if verify not in _VERIFY:
+        raise ValueError(
+            f"memplan.executorch: verify={verify!r}; valid: "
+            + ", ".join(repr(v) for v in _VERIFY)
+            + " (or True, False)"
+        )
+    return verify
+
+
+def _check_alignment(alignment):
+    if (
+        isinstance(alignment, bool)
+        or not isinstance(alignment, int)
+        or alignment <= 0
+        or alignment & (alignment - 1)
+    ):
+        raise ValueError(
+            f"memplan.executorch: alignment={alignment!r}; it must be a "
+            "power of two (bytes), e.g. 16, ExecuTorch's default"
+        )
+
+
 class MemplanPlanningPass(_MemoryPlanningPass):
     """ExecuTorch's MemoryPlanningPass with memplan as its algorithm, that
-    also runs ExecuTorch's Verifier over every plan (ExecuTorch runs it for
-    its `greedy` only; it compares every pair of specs, so `verify=False`
-    leaves it out on very large graphs, memplan's own verifier still runs).
-    `algorithm` is the MemplanAlgorithm; its `arenas` describe the last
-    graph planned."""
+    also checks the planned storage of every graph (`verify`): "memplan"
+    (the default) runs verify_storage(), O(n log n) in the specs;
+    "executorch" ExecuTorch's Verifier.verify_storage_reuse(), which
+    compares every pair of specs (ExecuTorch runs it for its `greedy`
+    only); "both"; "none" (memplan's verifier still checks every arena's
+    plan as it is made). `algorithm` is the MemplanAlgorithm; its `arenas`
+    describe the last graph planned."""
 
-    def __init__(self, algorithm, *, verify=True, **pass_options):
+    def __init__(self, algorithm, *, verify="memplan", **pass_options):
         self.algorithm = algorithm
-        self.verify = verify
+        self.verify = _check_verify(verify)
+        _check_alignment(pass_options.get("alignment", ALIGNMENT))
         super().__init__(
             memory_planning_algo=_Suite(algo_list=[algorithm]), **pass_options
         )
 
     def run(self, graph_module, graph_signature=None):
         result = super().run(graph_module, graph_signature)
-        if not self.verify:
-            return result
-        _Verifier(
-            graph_module,
-            self.alloc_graph_input,
-            self.alloc_graph_output,
-            self.alloc_mutable_buffers and not self.share_mutable_buffers,
-            graph_signature,
-        ).verify_storage_reuse(self.allow_lifetime_and_storage_overlap)
+        mutable = self.alloc_mutable_buffers and not self.share_mutable_buffers
+        if self.verify in ("memplan", "both"):
+            verify_storage(
+                graph_module,
+                graph_signature,
+                alloc_graph_input=self.alloc_graph_input,
+                alloc_graph_output=self.alloc_graph_output,
+                alloc_mutable_buffers=mutable,
+                allow_lifetime_and_storage_overlap=(
+                    self.allow_lifetime_and_storage_overlap
+                ),
+            )
+        if self.verify in ("executorch", "both"):
+            _Verifier(
+                graph_module,
+                self.alloc_graph_input,
+                self.alloc_graph_output,
+                mutable,
+                graph_signature,
+            ).verify_storage_reuse(self.allow_lifetime_and_storage_overlap)
         return result
 
 
@@ -377,13 +721,17 @@ def algorithm(planner="best", **options):
 
 
 def memory_planning_pass(
-    planner="best", *, alignment=ALIGNMENT, verify=True, **options
+    planner="best", *, alignment=ALIGNMENT, verify="memplan", **options
 ):
     """An ExecuTorch MemoryPlanningPass that plans with memplan's `planner`.
 
-    alignment: of every planned tensor (ExecuTorch's default, 16 bytes).
-    verify: run ExecuTorch's Verifier over the plan as well (quadratic in
-      the specs; memplan's verifier runs either way).
+    alignment: of every planned tensor, a power of two (ExecuTorch's
+      default, 16 bytes).
+    verify: how the planned graph's storage is checked after planning:
+      "memplan" (verify_storage(), O(n log n) in the specs), "executorch"
+      (ExecuTorch's Verifier.verify_storage_reuse(), which compares every
+      pair of specs), "both" or "none" (memplan's verifier checks every
+      arena's plan either way). True is "memplan", False "none".
     alloc_graph_input, alloc_graph_output, alloc_mutable_buffers,
       share_mutable_buffers, allow_lifetime_and_storage_overlap: as
       ExecuTorch's MemoryPlanningPass takes them.
@@ -392,6 +740,7 @@ def memory_planning_pass(
     """
     _check_options(options, _PASS_OPTIONS + _PLAN_OPTIONS)
     pass_options = {k: options.pop(k) for k in _PASS_OPTIONS if k in options}
+    _check_pass_values(pass_options)
     return MemplanPlanningPass(
         algorithm(planner, **options),
         verify=verify,

@@ -4,7 +4,8 @@ executorch.runtime on the same inputs; their outputs must be equal to each
 other and close to eager PyTorch, and memplan's arenas no larger than the
 default's. Also: two mem_id arenas planned as two memplan pools, storage
 shared through `storage_base` kept, memplan inside ExecuTorch's algorithm
-suite, and ExecuTorch's Verifier catching a plan that overlaps live specs.
+suite, memplan's storage check (and ExecuTorch's Verifier, on request)
+catching a plan that overlaps live specs.
 Random weights, small inputs (the models of scripts/executorch_table.py)."""
 
 import copy
@@ -268,12 +269,83 @@ class OverlappingAlgorithm(met.MemplanAlgorithm):
         raise AssertionError("no spec lives with the largest")
 
 
-def test_executorch_verifier_checks_every_plan():
+def test_both_verifiers_catch_a_forged_overlap():
+    """A plan that puts two live specs on the same bytes: memplan's check
+    (the default) names both, ExecuTorch's (verify="executorch") too."""
     model, inputs = table.MODELS["transformer_encoder_4l"](IMAGE)
-    with pytest.raises(InternalError, match="storage overlap"):
+    with pytest.raises(
+        ValueError,
+        match=r"storage overlap in mem_id 1: .* and .* share bytes while "
+        r"both live",
+    ):
         table.export(
             model, inputs, met.MemplanPlanningPass(OverlappingAlgorithm())
         )
+    with pytest.raises(InternalError, match="storage overlap"):
+        table.export(
+            model,
+            inputs,
+            met.MemplanPlanningPass(
+                OverlappingAlgorithm(), verify="executorch"
+            ),
+        )
+
+
+class OutsideAlgorithm(met.MemplanAlgorithm):
+    """Moves the last spec past the end of its arena."""
+
+    def __call__(self, alignment, specs, graph_module, *args):
+        result = super().__call__(alignment, specs, graph_module, *args)
+        spec = next(s for s in reversed(specs) if s.allocated_memory)
+        result.spec_dict[spec].mem_offset = result.bufsizes[1]
+        return result
+
+
+def tiny_model():
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(
+        torch.nn.Linear(16, 32), torch.nn.ReLU(), torch.nn.Linear(32, 4)
+    ).eval()
+    return model, (torch.randn(2, 16),)
+
+
+def test_memplan_verifier_catches_a_spec_outside_its_arena():
+    model, inputs = tiny_model()
+    with pytest.raises(ValueError, match="ends past its arena's"):
+        table.export(model, inputs, met.MemplanPlanningPass(OutsideAlgorithm()))
+
+
+def test_default_pass_skips_the_quadratic_check(monkeypatch):
+    """The default verification is memplan's (it counts the specs it
+    checked); ExecuTorch's pairwise check runs only when asked for."""
+    calls = []
+
+    def quadratic(self, *args, **kwargs):
+        calls.append(self)
+        raise AssertionError("verify_storage_reuse called")
+
+    checked = []
+    verify_storage = met.verify_storage
+
+    def counted(*args, **kwargs):
+        checked.append(verify_storage(*args, **kwargs))
+        return checked[-1]
+
+    monkeypatch.setattr(
+        "executorch.exir.memory_planning.Verifier.verify_storage_reuse",
+        quadratic,
+    )
+    monkeypatch.setattr(met, "verify_storage", counted)
+    model, inputs = tiny_model()
+    planned = table.export(model, inputs, met.memory_planning_pass())
+    default = table.export(model, inputs, None)
+    assert table.arena_sizes(planned) == table.arena_sizes(default)
+    assert not calls and checked and checked[0] >= 4  # x, 2 hidden, y
+    with pytest.raises(AssertionError, match="verify_storage_reuse called"):
+        table.export(
+            model, inputs, met.memory_planning_pass(verify="executorch")
+        )
+    assert calls
 
 
 def test_arena_graph_keeps_executorch_lifetimes():
@@ -309,4 +381,28 @@ def test_bad_options_are_named():
     assert mp.alloc_graph_input is False
     assert mp.algorithm.planner == "greedy_by_size"
     assert mp.algorithm.plan_options == {"work_limit": 1000}
-    assert mp.verify and not met.memory_planning_pass(verify=False).verify
+    assert mp.verify == "memplan"
+    assert met.memory_planning_pass(verify=False).verify == "none"
+    assert met.memory_planning_pass(verify=True).verify == "memplan"
+
+
+@pytest.mark.parametrize(
+    "options, error, message",
+    [
+        (
+            {"alignment": 0},
+            ValueError,
+            "alignment=0; it must be a power of two",
+        ),
+        ({"alignment": 24}, ValueError, "alignment=24"),
+        ({"verify": "fast"}, ValueError, "verify='fast'; valid: 'memplan'"),
+        ({"work_limit": -1}, ValueError, "work_limit=-1"),
+        ({"threads": 0}, ValueError, "threads=0"),
+        ({"time_limit": -2}, ValueError, "time_limit"),
+        ({"options": 3}, TypeError, "options must be a dict"),
+        ({"alloc_graph_input": "no"}, TypeError, "alloc_graph_input='no'"),
+    ],
+)
+def test_bad_arguments_fail_when_the_pass_is_built(options, error, message):
+    with pytest.raises(error, match=message):
+        met.memory_planning_pass(**options)
