@@ -81,6 +81,7 @@ __all__ = [
     "TimeLimitError",
     "bind_dims",
     "build_problem",
+    "cmake_dir",
     "default_planner",
     "is_symbolic",
     "plan_symbolic",
@@ -415,6 +416,20 @@ def plan_symbolic(
             "done", f"{buckets} bucket{'' if buckets == 1 else 's'} planned"
         )
     return result
+
+
+def cmake_dir():
+    """The CMake directory of the C++ package that `pip install` put beside
+    this one (memplan::memplan, its headers and static libraries), for a
+    C++ project of the same environment: cmake -Dmemplan_DIR=... then
+    find_package(memplan CONFIG). None where there is none (a build tree,
+    or a package installed by `cmake --install`, whose prefix has it)."""
+    here = _os.path.dirname(_os.path.abspath(__file__))
+    for libdir in ("lib", "lib64"):
+        path = _os.path.join(here, libdir, "cmake", "memplan")
+        if _os.path.isfile(_os.path.join(path, "memplanConfig.cmake")):
+            return path
+    return None
 
 
 def build_problem(
