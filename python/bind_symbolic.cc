@@ -409,8 +409,22 @@ void BindSymbolicPlan(py::module_& m) {
       [](const Graph& graph, int max_buckets, double target_ratio,
          Bytes alignment, Bytes capacity, bool plan_inputs, bool plan_outputs,
          const std::string& planner, std::optional<double> time_limit,
-         std::optional<int64_t> work_limit) {
+         std::optional<int64_t> work_limit, const py::object& progress) {
         SymbolicPlanMemoryOptions options;
+        // The caller's callback runs with the GIL; its first exception stops
+        // further calls and is raised once the plan is made.
+        std::optional<py::error_already_set> error;
+        if (!progress.is_none()) {
+          options.progress = [&progress, &error](std::string_view line) {
+            py::gil_scoped_acquire acquire;
+            if (error.has_value()) return;
+            try {
+              progress(std::string(line));
+            } catch (py::error_already_set& e) {
+              error = std::move(e);
+            }
+          };
+        }
         if (!planner.empty()) options.planner = planner;
         if (time_limit.has_value()) {
           if (*time_limit < 0) throw py::value_error("time_limit is negative");
@@ -440,6 +454,7 @@ void BindSymbolicPlan(py::module_& m) {
             if (!proven.ok()) plan = proven;
           }
         }
+        if (error.has_value()) throw std::move(*error);
         result.plan = TakeSymbolic(std::move(plan));
         return result;
       },
@@ -448,7 +463,7 @@ void BindSymbolicPlan(py::module_& m) {
       py::arg("capacity") = 0, py::arg("plan_inputs") = true,
       py::arg("plan_outputs") = true, py::arg("planner") = "",
       py::arg("time_limit") = std::nullopt,
-      py::arg("work_limit") = std::nullopt);
+      py::arg("work_limit") = std::nullopt, py::arg("progress") = py::none());
 }
 
 }  // namespace

@@ -5,11 +5,14 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <map>
 #include <set>
 #include <sstream>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
@@ -975,6 +978,51 @@ TEST(MemplanToolTest, ReportSaysTheDefaultPlannedFast) {
             0);
   EXPECT_FALSE(Slurp(quiet).empty());
   EXPECT_EQ(Slurp(quiet), Slurp(shown));
+}
+
+// The progress line ends saying why the run stopped, read from the plan,
+// its planner and the limits; on a terminal (MEMPLAN_PROGRESS_TERMINAL=1
+// stands for one) it is rewritten in place; --progress=never shows none,
+// and a quick run off a terminal stays silent.
+TEST(MemplanToolTest, ProgressLineSaysWhyTheRunStopped) {
+  const std::string j = Data("minimalloc/J.1048576.csv");
+  const std::string out = " --out=" + Temp("progress.csv") + " ";
+  const std::string always = " --progress=always";
+  ::setenv("MEMPLAN_PROGRESS_TERMINAL", "0", 1);
+  const std::vector<std::pair<std::string, std::string>> runs = {
+      {"plan " + Data("minimalloc/A.1048576.csv"), "proven optimal"},
+      {"plan " + j + " --planner=greedy_by_size", "done"},
+      {"plan " + j + " --planner=exact --work-limit=2000000", "work limit"},
+      {"plan " + j + " --planner=hill_climb --work-limit=4000000",
+       "work limit"},
+      {"plan " + j + " --planner=exact --time-limit=0.2", "time limit"},
+      {"plan " + Data("training/mobilenet_v2_train.json"),
+       "within 1.002x of the lower bound (option enough)"},
+  };
+  for (const auto& [command, reason] : runs) {
+    ToolRun run = RunTool(command + out + always);
+    EXPECT_EQ(run.exit_code, 0) << command << ": " << run.output;
+    EXPECT_THAT(run.output, HasSubstr("; stopped: " + reason + "\n"))
+        << command;
+    EXPECT_THAT(run.output, HasSubstr("best peak ")) << command;
+    EXPECT_THAT(run.output, Not(HasSubstr("\r"))) << command;
+  }
+  const std::string quick = "plan " + j + " --planner=greedy_by_size" + out;
+  EXPECT_THAT(RunTool(quick).output, Not(HasSubstr("stopped:")));
+  EXPECT_THAT(RunTool(quick + always + " --progress=never").output,
+              Not(HasSubstr("stopped:")));
+  EXPECT_THAT(RunTool(quick + always + " --quiet").output,
+              Not(HasSubstr("stopped:")));
+  ::setenv("MEMPLAN_PROGRESS_TERMINAL", "1", 1);
+  EXPECT_THAT(RunTool(quick + always).output,
+              HasSubstr("\r\033[Kmemplan:    0.0 s  best peak 1333248 bytes "
+                        "= 1.3478x lower bound  [greedy_by_size]; stopped: "
+                        "done\n"));
+  ::unsetenv("MEMPLAN_PROGRESS_TERMINAL");
+  ToolRun bad = RunTool(quick + " --progress=sometimes");
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_THAT(bad.output, HasSubstr("\"sometimes\" is not never, auto or "
+                                    "always"));
 }
 
 }  // namespace

@@ -127,6 +127,44 @@ TEST(SymbolicSearchWorkTest, CountsWorkUnitsAndStopsAtTheLimit) {
   }
 }
 
+// A small graph is answered at once: the climb stops once every move from
+// its best order was tried (more work could not change the plan), and the
+// whole range's plan with its buckets costs a fraction of one default
+// budget.
+TEST(SymbolicSearchWorkTest, SmallGraphStopsWhenNoMoveIsLeft) {
+  absl::StatusOr<Graph> g = ParseGraphJson(kAttention);
+  ASSERT_TRUE(g.ok()) << g.status();
+  absl::StatusOr<SymbolicProblem> p = BuildSymbolicProblem(*g, {});
+  ASSERT_TRUE(p.ok()) << p.status();
+  SymbolicSearchStats stats;
+  SymbolicSearchOptions options;
+  options.stats = &stats;
+  absl::StatusOr<SymbolicPlan> plan = PlanSymbolicSearch(*p, options);
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  EXPECT_TRUE(VerifySymbolicPlan(*p, *plan).ok());
+  EXPECT_EQ(stats.work_limit, kDefaultWorkLimit);
+  EXPECT_GT(stats.steps, 0);
+  EXPECT_LT(stats.work_done, kDefaultWorkLimit / 100);
+  // Twice the budget: the same plan (the climb had nothing left to try).
+  SymbolicSearchStats twice;
+  options.work_limit = 2 * kDefaultWorkLimit;
+  options.stats = &twice;
+  absl::StatusOr<SymbolicPlan> again = PlanSymbolicSearch(*p, options);
+  ASSERT_TRUE(again.ok()) << again.status();
+  EXPECT_EQ(*again, *plan);
+  EXPECT_EQ(twice.work_done, stats.work_done);
+
+  SymbolicPlanMemoryOptions whole;
+  const absl::Time start = absl::Now();
+  absl::StatusOr<SymbolicGraphPlan> graph_plan = PlanSymbolicMemory(*g, whole);
+  ASSERT_TRUE(graph_plan.ok()) << graph_plan.status();
+  EXPECT_TRUE(VerifySymbolicGraphPlan(*graph_plan).ok());
+  EXPECT_GE(graph_plan->buckets.size(), 2u);
+  // Seconds before the climb stopped early (a generous bound for a busy
+  // machine; the counted work above is the exact check).
+  EXPECT_LT(absl::Now() - start, absl::Seconds(5));
+}
+
 TEST(SymbolicSearchWorkTest, DefaultLimitIsTheSearchOfTwoToTheTwentyOne) {
   EXPECT_EQ(SymbolicCandidateWork(int64_t{1} << 21), kDefaultWorkLimit);
   EXPECT_EQ(SymbolicCandidateWork(int64_t{1} << 15), kDefaultWorkLimit / 64);

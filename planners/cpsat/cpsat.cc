@@ -896,6 +896,4 @@ std::unique_ptr<SearchPlanner> MakeCpsatPlanner(const CpsatOptions& options,
   return std::make_unique<CpsatPlanner>(options, stats);
 }
 
-std::string CpsatDefaultLibrary() { return MEMPLAN_ORTOOLS_LIBRARY; }
-
 }  // namespace memplan

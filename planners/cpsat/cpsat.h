@@ -113,14 +113,18 @@ std::unique_ptr<SearchPlanner> MakeCpsatPlanner(const CpsatOptions& options,
                                                 CpsatStats* stats = nullptr);
 
 // The OR-tools library found when memplan was configured
-// (MEMPLAN_ORTOOLS_DIR: <ortools package>/.libs/libortools.so.9).
+// (MEMPLAN_ORTOOLS_DIR: <ortools package>/.libs/libortools.so.9); in a
+// build configured without one (a wheel's), the library of the ortools
+// package installed beside this program or extension module, looked for
+// once; empty when there is none.
 std::string CpsatDefaultLibrary();
 
 // Adds "cpsat" to the registry (memplan/planner.h), after the core's
 // planners, with its options (`memplan planners cpsat`). A program linking
 // memplan::cpsat calls it once, before it looks planners up by name; linking
 // alone registers nothing. Calling it again is harmless: every call returns
-// the first call's status.
+// the first call's status. Nothing is registered (OK) when there is no
+// OR-tools library to load (CpsatDefaultLibrary() empty).
 absl::Status RegisterCpsatPlanner();
 
 }  // namespace memplan

@@ -56,6 +56,7 @@ std::unique_ptr<Planner> RegisteredCpsat(const OptionValues& values) {
 
 // Explicit, not a static initialiser, as RegisterCpPlanner().
 absl::Status RegisterCpsatPlanner() {
+  if (CpsatDefaultLibrary().empty()) return absl::OkStatus();
   static const absl::Status registered = RegisterPlanner(
       {"cpsat",
        "the seed notebook's model with OR-tools' CP-SAT, from best's plan",

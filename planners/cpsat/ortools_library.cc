@@ -42,7 +42,8 @@ absl::StatusOr<SolveFunction> EntryPoint(const std::string& path) {
   absl::StatusOr<SolveFunction> entry;
   const std::string advice =
       "; the cpsat planner needs the ortools Python package "
-      "(scripts/install_deps.sh python installs it in .venv; another one: "
+      "(pip install memplan[cpsat] beside a wheel; in a build tree, "
+      "scripts/install_deps.sh python installs it in .venv; another one: "
       "configure with -DMEMPLAN_ORTOOLS_DIR=<site-packages>/ortools)";
   if (void* handle = dlopen(path.c_str(), kOpenFlags); handle == nullptr) {
     const char* why = dlerror();

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <random>
+#include <set>
 #include <utility>
 #include <vector>
 
@@ -72,8 +73,10 @@ class Search {
     std::vector<int64_t> values;
     engine_.PeakValues(greedy_peak, &values);
     const Score greedy_score = engine_.ScoreOf(values);
-    absl::Status searched = TryOrdersAndRules();
-    if (searched.ok()) searched = Climb();
+    // Nothing beats a plan at the lower bound at every sample.
+    absl::Status searched =
+        AtLowerBound(greedy_score) ? absl::OkStatus() : TryOrdersAndRules();
+    if (searched.ok() && !AtLowerBound(greedy_score)) searched = Climb();
     if (!searched.ok() && !absl::IsDeadlineExceeded(searched)) return searched;
     if (options_.stats != nullptr) {
       options_.stats->work_limit = budget_.work_limit();
@@ -106,16 +109,35 @@ class Search {
     return absl::OkStatus();
   }
 
+  // A score no plan beats: the lower bound at every sample.
+  static bool AtLowerBound(const Score& score) {
+    return score.worst <= 0 && score.sum <= 0;
+  }
+
   // The hill climb over the best order: move the buffer at the peak of the
   // worst sample earlier, or swap two, or move one anywhere; keep a change
-  // when the score drops. Until the work is spent or the deadline passes.
+  // when the score drops. Until the work is spent or the deadline passes,
+  // or sooner where the rest of the climb could not change the plan: the
+  // best at the lower bound everywhere, or (up to kEnumerated buffers)
+  // every move from the best order tried since it became the best (a
+  // layout is deterministic, so trying one again gains nothing).
   absl::Status Climb() {
     std::mt19937_64 rng(options_.seed);
     engine_.Reset();
     const int n = static_cast<int>(best_.order.size());
+    std::set<std::vector<int>> untried;  // moves from the best order
+    int64_t untried_of = -1;             // improvements_ when enumerated
     while (n >= 2 && !engine_.WorkSpent() && !engine_.OutOfTime()) {
+      if (AtLowerBound(best_.score)) break;
+      if (n <= kEnumerated && untried_of != improvements_) {
+        untried = Moves(best_.order);
+        untried_of = improvements_;
+      }
+      if (n <= kEnumerated && untried.empty()) break;
       std::vector<int> order = best_.order;
       if (!Move(rng, order)) continue;
+      // A move tried since the best was found is not laid out again.
+      if (n <= kEnumerated && untried.erase(order) == 0) continue;
       const int64_t before = engine_.work();
       MEMPLAN_RETURN_IF_ERROR(Try(order, best_.rule));
       if (options_.stats != nullptr) {
@@ -153,6 +175,35 @@ class Search {
     return true;
   }
 
+  // Every order Move() can make of `order` (the best order, with its
+  // highest buffer): each rotation of that buffer earlier, swap and move.
+  std::set<std::vector<int>> Moves(const std::vector<int>& order) const {
+    std::set<std::vector<int>> moves;
+    const int n = static_cast<int>(order.size());
+    const int pos = static_cast<int>(
+        std::find(order.begin(), order.end(), best_.highest) - order.begin());
+    for (int to = 0; pos < n && to < pos; ++to) {
+      std::vector<int> moved = order;
+      std::rotate(moved.begin() + to, moved.begin() + pos,
+                  moved.begin() + pos + 1);
+      moves.insert(std::move(moved));
+    }
+    for (int i = 0; i < n; ++i) {
+      for (int j = 0; j < n; ++j) {
+        if (i == j) continue;
+        std::vector<int> swapped = order;
+        std::swap(swapped[i], swapped[j]);
+        moves.insert(std::move(swapped));
+        std::vector<int> moved = order;
+        const int b = moved[i];
+        moved.erase(moved.begin() + i);
+        moved.insert(moved.begin() + j, b);
+        moves.insert(std::move(moved));
+      }
+    }
+    return moves;
+  }
+
   // Lays out `order` under `rule`; keeps it when its score is the best yet.
   absl::Status Try(const std::vector<int>& order, const PlaceRule& rule) {
     MEMPLAN_RETURN_IF_ERROR(engine_.Layout(order, rule));
@@ -165,6 +216,7 @@ class Search {
         engine_.PeakValues(peak, &values);
         const Score score = engine_.ScoreOf(values);
         if (!(score < best_.score)) continue;
+        ++improvements_;
         best_ = {score,
                  order,
                  rule,
@@ -191,6 +243,9 @@ class Search {
   const SymbolicSearchOptions& options_;
   Budget budget_;
   Engine engine_;
+  // The most buffers whose moves the climb enumerates (n^2 orders of n).
+  static constexpr int kEnumerated = 64;
+  int64_t improvements_ = 0;  // of best_
   double greedy_ratio_ = 0;
   size_t default_samples_ = 0;
   struct Best {

@@ -60,6 +60,7 @@ from memplan._memplan import (  # noqa: F401  (the public API)
     report_html,
 )
 from memplan import _memplan
+from memplan import _progress
 
 __all__ = [
     "Buffer",
@@ -84,6 +85,7 @@ __all__ = [
     "build_problem",
     "compare",
     "Comparison",
+    "cmake_dir",
     "default_planner",
     "is_symbolic",
     "plan_symbolic",
@@ -425,11 +427,16 @@ def _check_plan_arguments(graph, progress):
             f"every value at once with "
             f"memplan.plan_symbolic(graph)"
         )
-    if progress is not None and not callable(progress):
-        raise TypeError(
-            f"memplan.plan: progress must be callable or None "
-            f"(got {progress!r})"
-        )
+    _check_progress("plan", progress)
+
+
+def _check_progress(call, progress):
+    if progress is None or isinstance(progress, bool) or callable(progress):
+        return
+    raise TypeError(
+        f"memplan.{call}: progress must be callable, True, False or None "
+        f"(got {progress!r})"
+    )
 
 
 def _check_int(value, name, low, high):
@@ -508,11 +515,47 @@ def plan(
       the planner finds a plan smaller than any before (peak in bytes, the
       name of the planner or member of the default that found it), as it
       plans: for display; it cannot change the plan. An exception it raises
-      is raised once the plan is made.
+      is raised once the plan is made. True: a tqdm bar when tqdm is
+      installed (else a line on stderr) with the best peak so far, ending
+      with the plan's ratio to the lower bound and why it stopped
+      ("proven optimal", "at the lower bound" or "done").
     """
     graph = _input(graph)
     _check_plan_arguments(graph, progress)
     _check_solve_arguments(seed, threads, work_limit, options)
+    if progress is True:
+        display = _progress.Display("plan")
+        try:
+            result = plan(
+                graph,
+                planner,
+                time_limit=time_limit,
+                work_limit=work_limit,
+                alignment=alignment,
+                pools=pools,
+                capacity=capacity,
+                plan_constants=plan_constants,
+                plan_inputs=plan_inputs,
+                plan_outputs=plan_outputs,
+                seed=seed,
+                threads=threads,
+                options=options,
+                reorder=reorder,
+                progress=display.improved,
+            )
+        except BaseException:
+            display.close("failed")
+            raise
+        ratio = (
+            f" = {result.peak / result.lower_bound:.4f}x lower bound"
+            if result.lower_bound > 0 and len(result.pool_used) == 1
+            else ""
+        )
+        display.close(
+            _progress.stop_reason(result),
+            f"best peak {result.peak:,} bytes{ratio} ({result.planner})",
+        )
+        return result
     try:
         return _memplan._plan(
             _input(graph),
@@ -529,7 +572,7 @@ def plan(
             plan_constants=plan_constants,
             plan_inputs=plan_inputs,
             plan_outputs=plan_outputs,
-            progress=progress,
+            progress=progress or None,
         )
     except TypeError as error:
         if "incompatible function arguments" not in str(error):
@@ -555,6 +598,7 @@ def plan_symbolic(
     planner=None,
     time_limit=None,
     work_limit=None,
+    progress=None,
 ):
     """Plans a symbolic graph once for every value of its dims and returns a
     SymbolicPlan, proven over the whole ranges before it is returned.
@@ -573,7 +617,11 @@ def plan_symbolic(
     plan()'s default). A graph without dims raises DimError: plan it with
     plan(). planner: "symbolic_search" (None: the default),
     "symbolic_greedy" or "upper_bound"; time_limit and work_limit bound the
-    planning as plan()'s do.
+    planning as plan()'s do. progress: None, a callable progress(stage)
+    told each stage of the planning as a line of text (it cannot change the
+    plan; an exception it raises is raised once the plan is made), or True:
+    a tqdm bar (else a line on stderr) showing the stage, ending with the
+    buckets kept.
     """
     graph = _input(graph)
     if not isinstance(graph, Graph):
@@ -586,18 +634,46 @@ def plan_symbolic(
             f"memplan.plan_symbolic: max_buckets must be an int "
             f"(got {max_buckets!r})"
         )
-    return _memplan._plan_symbolic(
-        graph,
-        max_buckets=max_buckets,
-        target_ratio=float(target_ratio),
-        alignment=_size(alignment, "alignment"),
-        capacity=_size(capacity, "capacity"),
-        plan_inputs=plan_inputs,
-        plan_outputs=plan_outputs,
-        planner=planner or "",
-        time_limit=_seconds(time_limit, "time_limit"),
-        work_limit=work_limit,
-    )
+    _check_progress("plan_symbolic", progress)
+    display = _progress.Display("plan_symbolic") if progress is True else None
+    try:
+        result = _memplan._plan_symbolic(
+            graph,
+            max_buckets=max_buckets,
+            target_ratio=float(target_ratio),
+            alignment=_size(alignment, "alignment"),
+            capacity=_size(capacity, "capacity"),
+            plan_inputs=plan_inputs,
+            plan_outputs=plan_outputs,
+            planner=planner or "",
+            time_limit=_seconds(time_limit, "time_limit"),
+            work_limit=work_limit,
+            progress=display.stage if display else (progress or None),
+        )
+    except BaseException:
+        if display:
+            display.close("failed")
+        raise
+    if display:
+        buckets = len(result.buckets)
+        display.close(
+            "done", f"{buckets} bucket{'' if buckets == 1 else 's'} planned"
+        )
+    return result
+
+
+def cmake_dir():
+    """The CMake directory of the C++ package that `pip install` put beside
+    this one (memplan::memplan, its headers and static libraries), for a
+    C++ project of the same environment: cmake -Dmemplan_DIR=... then
+    find_package(memplan CONFIG). None where there is none (a build tree,
+    or a package installed by `cmake --install`, whose prefix has it)."""
+    here = _os.path.dirname(_os.path.abspath(__file__))
+    for libdir in ("lib", "lib64"):
+        path = _os.path.join(here, libdir, "cmake", "memplan")
+        if _os.path.isfile(_os.path.join(path, "memplanConfig.cmake")):
+            return path
+    return None
 
 
 class Comparison:

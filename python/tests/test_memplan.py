@@ -154,6 +154,46 @@ def test_progress_hears_smaller_plans_and_leaves_the_plan_alone():
         memplan.plan(problem, progress=3)
 
 
+def test_progress_true_shows_one_line_ending_with_why_it_stopped(capsys):
+    problem, _ = memplan.read_buffer_csv(DATA / "minimalloc" / "A.1048576.csv")
+    plan = memplan.plan(problem, progress=True)
+    memplan.verify(problem, plan)
+    assert plan.to_csv() == memplan.plan(problem).to_csv()
+    shown = capsys.readouterr().err
+    assert "memplan plan" in shown
+    assert (
+        f"best peak {plan.peak:,} bytes = 1.0000x lower bound (best); "
+        "stopped: proven optimal" in shown
+    )
+    memplan.plan(problem, "greedy_by_size", progress=False)
+    assert capsys.readouterr().err == ""
+    with pytest.raises(TypeError, match="progress must be callable, True"):
+        memplan.plan(problem, progress="yes")
+
+
+def test_progress_line_is_rate_limited():
+    import io
+
+    from memplan import _progress
+
+    now = [0.0]
+    out = io.StringIO()  # not a terminal: a line every 5 s
+    display = _progress.Display(
+        "plan", file=out, clock=lambda: now[0], bar=False
+    )
+    for step in range(100):  # a smaller plan every 0.1 s for 10 s
+        now[0] = step * 0.1
+        display.improved(1000 - step, "exact")
+    display.close("time limit")
+    lines = out.getvalue().splitlines()
+    assert lines == [
+        "memplan plan:    0.0 s  best peak 1,000 bytes (exact)",
+        "memplan plan:    5.0 s  best peak 950 bytes (exact)",
+        "memplan plan:    9.9 s  best peak 901 bytes (exact); stopped: "
+        "time limit",
+    ]
+
+
 def test_planner_options_by_name():
     problem, _ = memplan.read_buffer_csv(DATA / "minimalloc" / "A.1048576.csv")
     # 200000 nodes' work: a node of A's 154 buffers costs 154 // 4 + 32.

@@ -108,8 +108,18 @@ def test_the_wheel_holds_the_package_and_the_command(dist):
         re.fullmatch(r"memplan/_memplan\..*\.so", n) for n in names
     ), names
     assert f"memplan-{version}.data/scripts/memplan" in names, names
-    # Nothing of the C++ package (headers, static libraries, CMake files).
-    assert not [n for n in names if n.endswith((".a", ".h", ".cmake"))], names
+    # The C++ package beside the Python one, under memplan/.
+    for path in [
+        "memplan/lib/libmemplan.a",
+        "memplan/include/memplan/memplan.h",
+        "memplan/lib/cmake/memplan/memplanConfig.cmake",
+        "memplan/lib/cmake/memplan/memplanTargets.cmake",
+    ]:
+        assert path in names, path
+    # Nothing of the tests, benchmarks or examples.
+    assert not [
+        n for n in names if re.search(r"_test\b|bench|example|fuzz", n)
+    ], names
 
 
 def test_the_sdist_holds_the_sources_and_nothing_built(dist):
@@ -235,7 +245,7 @@ def test_the_extras_pin_the_versions_of_requirements_txt():
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())
     extras = project["project"]["optional-dependencies"]
     named = [req for reqs in extras.values() for req in reqs]
-    assert set(extras) == {"torch", "executorch", "test"}
+    assert set(extras) == {"torch", "executorch", "test", "cpsat"}
     for req in named:
         name, version = req.split("==")
         assert (
@@ -245,3 +255,66 @@ def test_the_extras_pin_the_versions_of_requirements_txt():
     for req in project["build-system"]["requires"]:
         name, version = req.split("==")
         assert pins.get(name) == version, req
+
+
+def test_a_cmake_project_finds_the_installed_cpp_package(installed, tmp_path):
+    cmake_dir = run(
+        installed / "bin" / "python",
+        "-c",
+        "import memplan; print(memplan.cmake_dir())",
+        cwd=installed,
+    ).strip()
+    assert pathlib.Path(cmake_dir).is_relative_to(installed), cmake_dir
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "CMakeLists.txt").write_text(
+        "cmake_minimum_required(VERSION 3.25)\n"
+        "project(user LANGUAGES CXX)\n"
+        "find_package(memplan CONFIG REQUIRED)\n"
+        "get_target_property(inc memplan::memplan "
+        "INTERFACE_INCLUDE_DIRECTORIES)\n"
+        'message(STATUS "memplan ${memplan_VERSION} at ${inc}")\n'
+    )
+    out = run(
+        "cmake",
+        "-S",
+        project,
+        "-B",
+        tmp_path / "build",
+        f"-Dmemplan_DIR={cmake_dir}",
+    )
+    include = pathlib.Path(cmake_dir).parents[2] / "include"
+    assert f"memplan {cmake_version()} at {include}" in out, out
+
+
+def test_cpsat_is_found_through_the_ortools_package_beside_it(
+    installed, tmp_path
+):
+    """Without ortools the wheel has no cpsat; with the package's library in
+    the environment's site-packages (here .venv's, linked), both the command
+    and the module find and use it."""
+    assert "cpsat" not in run(installed / "bin" / "memplan", "planners")
+    ortools = pytest.importorskip("ortools")
+    libs = pathlib.Path(ortools.__file__).parent / ".libs"
+    if not list(libs.glob("libortools.so.*")):
+        pytest.skip(f"no libortools.so.* in {libs}")
+    site = run(
+        installed / "bin" / "python",
+        "-c",
+        "import sysconfig; print(sysconfig.get_paths()['platlib'])",
+    ).strip()
+    fake = pathlib.Path(site) / "ortools"
+    fake.mkdir()
+    try:
+        (fake / ".libs").symlink_to(libs)
+        assert "cpsat" in run(installed / "bin" / "memplan", "planners")
+        out = run(
+            installed / "bin" / "python",
+            "-c",
+            "import memplan; print('cpsat' in memplan.planners())",
+            cwd=tmp_path,
+        )
+        assert out.strip() == "True"
+    finally:
+        (fake / ".libs").unlink(missing_ok=True)
+        fake.rmdir()

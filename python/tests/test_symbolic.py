@@ -238,3 +238,30 @@ def test_plan_symbolic_by_planner_name_within_limits():
         memplan.plan_symbolic(graph, planner="first_fit")
     with pytest.raises(ValueError, match="time_limit"):
         memplan.plan_symbolic(graph, time_limit=-1)
+
+
+def test_plan_symbolic_progress_tells_the_stages(capsys):
+    graph = attention_like(max_seq=64, layers=1)
+    quiet = memplan.plan_symbolic(graph, planner="symbolic_greedy")
+    stages = []
+    told = memplan.plan_symbolic(
+        graph, planner="symbolic_greedy", progress=stages.append
+    )
+    told.verify()
+    assert told.buckets == quiet.buckets
+    assert stages[0] == "symbolic_greedy: one plan of the whole range"
+    assert any("worst sampled peak/LB" in line for line in stages)
+
+    memplan.plan_symbolic(graph, planner="symbolic_greedy", progress=True)
+    shown = capsys.readouterr().err
+    assert "memplan plan_symbolic" in shown
+    assert f"{len(quiet.buckets)} bucket" in shown
+    assert "stopped: done" in shown
+
+    def stop(line):
+        raise KeyError("stop")
+
+    with pytest.raises(KeyError, match="stop"):
+        memplan.plan_symbolic(graph, progress=stop)
+    with pytest.raises(TypeError, match="progress must be callable"):
+        memplan.plan_symbolic(graph, progress=3)

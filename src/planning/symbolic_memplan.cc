@@ -83,15 +83,16 @@ absl::StatusOr<SymbolicGraphPlan> PlanSymbolicMemory(
   MEMPLAN_ASSIGN_OR_RETURN(result.problem,
                            BuildSymbolicProblem(graph, options.build));
   result.planner = options.planner;
+  auto tell = [&](const std::string& line) {
+    if (options.progress) options.progress(line);
+  };
+  tell(absl::StrCat(options.planner, ": one plan of the whole range"));
   MEMPLAN_ASSIGN_OR_RETURN(SymbolicPlan one,
                            planner->Solve(result.problem, search));
   result.buckets.push_back(
       {.dims = result.problem.dims, .plan = std::move(one)});
   MEMPLAN_ASSIGN_OR_RETURN(Quality one_quality,
                            QualityOf(result.problem, result.buckets, options));
-  auto tell = [&](const std::string& line) {
-    if (options.progress) options.progress(line);
-  };
   tell(
       absl::StrFormat("one plan of the whole range: worst sampled peak/LB %.3f",
                       one_quality.worst));

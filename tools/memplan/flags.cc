@@ -44,10 +44,11 @@ ABSL_FLAG(int64_t, work_limit, 0,
           "million a second; 0 = 400 million, or 40 million per second of "
           "--time-limit); the same on any machine");
 ABSL_FLAG(bool, quiet, false, "no progress lines on stderr while planning");
-ABSL_FLAG(bool, progress, false,
-          "progress lines on stderr even when stderr is not a terminal (a "
-          "planning run over a second prints its best plan so far, then a "
-          "line per smaller plan)");
+ABSL_FLAG(memplan::tool::ProgressMode, progress,
+          memplan::tool::ProgressMode::kAuto,
+          "WHEN: the progress line on stderr while planning: auto (a run over "
+          "a second, rewritten in place on a terminal; else a line every 5 s "
+          "for a run over 2 s), always (every run) or never");
 ABSL_FLAG(uint64_t, seed, 0, "N: seed of every random choice");
 ABSL_FLAG(int32_t, threads, 1, "N: worker threads, 1 to 1024");
 ABSL_FLAG(std::vector<std::string>, option, {},
@@ -125,6 +126,33 @@ bool AbslParseFlag(absl::string_view text, TimeLimit* limit,
 
 std::string AbslUnparseFlag(const TimeLimit& limit) {
   return limit.value.has_value() ? absl::FormatDuration(*limit.value) : "";
+}
+
+bool AbslParseFlag(absl::string_view text, ProgressMode* mode,
+                   std::string* error) {
+  if (text == "auto") {
+    *mode = ProgressMode::kAuto;
+  } else if (text == "always" || text == "true") {
+    *mode = ProgressMode::kAlways;
+  } else if (text == "never" || text == "false") {
+    *mode = ProgressMode::kNever;
+  } else {
+    *error = absl::StrCat("\"", text, "\" is not never, auto or always");
+    return false;
+  }
+  return true;
+}
+
+std::string AbslUnparseFlag(ProgressMode mode) {
+  switch (mode) {
+    case ProgressMode::kNever:
+      return "never";
+    case ProgressMode::kAlways:
+      return "always";
+    case ProgressMode::kAuto:
+      break;
+  }
+  return "auto";
 }
 
 bool AbslParseFlag(absl::string_view text, PoolSpecs* specs,
@@ -239,7 +267,8 @@ absl::StatusOr<Arguments> ParseArguments(
         const std::string base = name.substr(prefix.size());
         absl::CommandLineFlag* negated =
             is_allowed(base) ? absl::FindCommandLineFlag(base) : nullptr;
-        if (negated != nullptr && negated->IsOfType<bool>()) {
+        if (negated != nullptr &&
+            (negated->IsOfType<bool>() || negated->IsOfType<ProgressMode>())) {
           flag = negated;
           name = base;
           value = "false";
@@ -249,7 +278,7 @@ absl::StatusOr<Arguments> ParseArguments(
     }
     if (flag == nullptr) return UnknownFlag(spelled, allowed);
     if (!value.has_value()) {
-      if (flag->IsOfType<bool>()) {
+      if (flag->IsOfType<bool>() || flag->IsOfType<ProgressMode>()) {
         value = "true";
       } else if (i + 1 < args.size()) {
         value = args[++i];

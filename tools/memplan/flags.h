@@ -46,6 +46,13 @@ bool AbslParseFlag(absl::string_view text, TimeLimit* limit,
                    std::string* error);
 std::string AbslUnparseFlag(const TimeLimit& limit);
 
+// --progress: never, auto or always (progress.h); bare --progress is
+// always and --noprogress never, as before they had values.
+enum class ProgressMode { kNever, kAuto, kAlways };
+bool AbslParseFlag(absl::string_view text, ProgressMode* mode,
+                   std::string* error);
+std::string AbslUnparseFlag(ProgressMode mode);
+
 // --pool=NAME[:CAPACITY[:ALIGNMENT]], repeatable or comma-separated.
 struct PoolSpecs {
   std::vector<Pool> pools;
@@ -91,7 +98,7 @@ ABSL_DECLARE_FLAG(std::string, planner);
 ABSL_DECLARE_FLAG(memplan::tool::TimeLimit, time_limit);
 ABSL_DECLARE_FLAG(int64_t, work_limit);
 ABSL_DECLARE_FLAG(bool, quiet);
-ABSL_DECLARE_FLAG(bool, progress);
+ABSL_DECLARE_FLAG(memplan::tool::ProgressMode, progress);
 ABSL_DECLARE_FLAG(uint64_t, seed);
 ABSL_DECLARE_FLAG(int32_t, threads);
 ABSL_DECLARE_FLAG(std::vector<std::string>, option);

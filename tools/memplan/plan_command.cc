@@ -315,11 +315,7 @@ absl::Status Run(const Arguments& args) {
       return input.status();
     }
     if (absl::Status s = CheckNoSymbolicFlags(args); !s.ok()) return s;
-    {
-      ProgressLines progress(input->problem, ProgressWanted(args));
-      options.plan.progress = progress.Callback();
-      plan = PlanMemory(input->problem, options);
-    }
+    plan = PlanShowingProgress(args, input->problem, options);
     if (!plan.ok()) return plan.status();
   }
   const std::string out = absl::GetFlag(FLAGS_out);
@@ -388,10 +384,10 @@ Command PlanCommand() {
           "--option NAME=VALUE sets an option of the planner (repeatable; "
           "`memplan planners NAME` lists them). A second line on stderr "
           "gives the plan's counters when its planner counts what it did "
-          "(search nodes, shared objects). A run over a second prints "
-          "progress on stderr when it is a terminal (or with --progress; "
-          "never with --quiet): its best plan so far, then a line per "
-          "smaller plan. A graph JSON with dims that --dim leaves unbound "
+          "(search nodes, shared objects). A run over a second shows its "
+          "progress on stderr (--progress): one line, rewritten in place on "
+          "a terminal (else a line every 5 s), that ends saying why the run "
+          "stopped. A graph JSON with dims that --dim leaves unbound "
           "is planned once for every value of their ranges (symbolic_search, "
           "symbolic_greedy, or upper_bound, the plan at the maxima used "
           "everywhere): the plan "

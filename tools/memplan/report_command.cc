@@ -285,11 +285,16 @@ absl::Status RunSymbolic(const Arguments& args, const Graph& graph) {
   SymbolicPlanMemoryOptions options;
   options.build = BuildOptionsFromFlags();
   const absl::Time start = absl::Now();
-  options.progress = StageLines(ProgressWanted(args));
   const PlanOptions limits = PlanOptionsFromFlags(args);
   options.search.work_limit = limits.work_limit;
   options.search.time_limit = limits.time_limit;
-  absl::StatusOr<SymbolicGraphPlan> plan = PlanSymbolicMemory(graph, options);
+  absl::StatusOr<SymbolicGraphPlan> plan;
+  {
+    ProgressLines progress(ProgressWanted(args), 0, "symbolic plan");
+    options.progress = progress.StageCallback();
+    plan = PlanSymbolicMemory(graph, options);
+    progress.Finish(SymbolicStopReason(plan.ok(), limits, absl::Now() - start));
+  }
   if (!plan.ok()) return plan.status();
   absl::StatusOr<GraphPlan> at = plan->At(graph, values);
   if (!at.ok()) return at.status();
@@ -373,11 +378,7 @@ absl::Status PlanWithEach(const Arguments& args, const LoadedInput& input,
   for (const std::string& name : planners) {
     options.planner = name;
     absl::StatusOr<Plan> plan;
-    {
-      ProgressLines progress(input.problem, ProgressWanted(args));
-      options.plan.progress = progress.Callback();
-      plan = PlanMemory(input.problem, options);
-    }
+    plan = PlanShowingProgress(args, input.problem, options);
     if (plan.ok() && (name.empty() || name == DefaultPlannerName()) &&
         !args.Given("option")) {
       made_here = absl::StrCat(

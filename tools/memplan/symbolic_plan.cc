@@ -105,7 +105,6 @@ absl::StatusOr<SymbolicGraphPlan> PlanSymbolic(const Arguments& args,
   SymbolicPlanMemoryOptions options;
   options.build = build;
   options.max_buckets = absl::GetFlag(FLAGS_buckets);
-  options.progress = StageLines(ProgressWanted(args));
   options.planner = absl::GetFlag(FLAGS_planner);
   if (options.planner.empty()) options.planner = DefaultSymbolicPlannerName();
   absl::StatusOr<PlannerOptions> planner_options = PlannerOptionsFromFlags();
@@ -114,7 +113,12 @@ absl::StatusOr<SymbolicGraphPlan> PlanSymbolic(const Arguments& args,
   const PlanOptions limits = PlanOptionsFromFlags(args);
   options.search.work_limit = limits.work_limit;
   options.search.time_limit = limits.time_limit;
-  return PlanSymbolicMemory(graph, options);
+  const absl::Time start = absl::Now();
+  ProgressLines progress(ProgressWanted(args), 0, options.planner);
+  options.progress = progress.StageCallback();
+  absl::StatusOr<SymbolicGraphPlan> plan = PlanSymbolicMemory(graph, options);
+  progress.Finish(SymbolicStopReason(plan.ok(), limits, absl::Now() - start));
+  return plan;
 }
 
 // The build a symbolic plan file's graph is read with: the recorded one
