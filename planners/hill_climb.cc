@@ -265,8 +265,8 @@ class HillClimbPlanner : public SearchPlanner {
       }
       if (absl::IsAborted(status)) {
         if (best_start == nullptr) {
-          return internal::NaiveAfterSpentPass(problem, options, status,
-                                               clock.work_done());
+          return internal::PlanAfterSpentPass(problem, status,
+                                              clock.work_done());
         }
         break;
       }
