@@ -100,7 +100,9 @@ absl::StatusOr<Plan> PlanAfterSpentPass(const Problem& problem,
                                                : "cut_by_work_limit"] = 1;
   if (plan->planner != "naive") plan->counters["pass_placed"] = pass_placed;
   plan->counters["pass_work"] = pass_work;
-  if (pass_placed == 0) {  // a placement pass examines about twice the pairs
+  // A placement pass examines about twice the pairs; not counted under a
+  // deadline, which has no time for the sweep.
+  if (pass_placed == 0 && !absl::IsDeadlineExceeded(why)) {
     plan->counters["pass_estimate"] =
         2 * CountOverlappingPairs(problem) + n + PackingWork(n);
   }

@@ -27,8 +27,9 @@ std::unique_ptr<Planner> MakeNaivePlanner();
 // bounds every planner at any size and density with a plan that reuses
 // memory. Counters: cut_by_work_limit or cut_by_time_limit = 1,
 // pass_work, pass_placed (buffers of the pass kept), packed or
-// naive_plan, and without a partial pass pass_estimate (about what a
-// whole pass costs); when neither plan fits, the error with `why`.
+// naive_plan, and without a partial pass under the work limit
+// pass_estimate (about what a whole pass costs); when neither plan fits,
+// the error with `why`.
 absl::StatusOr<Plan> PlanAfterSpentPass(
     const Problem& problem, const absl::Status& why, int64_t pass_work,
     const PlacementState* partial = nullptr);
