@@ -143,8 +143,7 @@ Offset PackPool(std::span<const Record> records, Offset base,
     const Bytes alignment = r.alignment;
     std::optional<Offset> at = free.Take(r.size, alignment);
     if (!at.has_value()) {
-      at = RoundUp(frontier, alignment);
-      if (*at > frontier) free.Free(frontier, *at - frontier, frontier);
+      at = RoundUp(frontier, alignment);  // the padding is not reused
       frontier = *at + r.size;
     }
     high = std::max(high, frontier);

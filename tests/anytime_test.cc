@@ -143,6 +143,38 @@ TEST(AnytimeTest, ExplicitConflictsArePackedApart) {
   EXPECT_EQ(plan->counters["packed"], 3000);
 }
 
+TEST(AnytimeTest, PackingHonoursPoolsAlignmentsFixedBuffersAndConflicts) {
+  // Random problems with every constraint, planned by a pass cut after a
+  // few buffers and by packing alone: verified (PlanMemory), or a
+  // capacity error.
+  int planned = 0;
+  int partial = 0;  // plans that kept some of the pass's buffers
+  for (uint64_t seed = 0; seed < 200; ++seed) {
+    SCOPED_TRACE(seed);
+    const Problem problem = testing::RandomProblem(
+        seed, {.buffers = 40,
+               .pools = 2,
+               .capacity = seed % 2 == 0 ? Bytes{0} : Bytes{4000},
+               .alignments = true,
+               .explicit_conflicts = 5,
+               .fixed = 3});
+    for (const int64_t work : {int64_t{1}, int64_t{300}}) {
+      absl::StatusOr<Plan> plan = PlanMemory(
+          problem, {.planner = "greedy_by_size", .plan = {.work_limit = work}});
+      if (!plan.ok()) {
+        EXPECT_EQ(plan.status().code(), absl::StatusCode::kResourceExhausted)
+            << plan.status();
+        continue;
+      }
+      ++planned;
+      EXPECT_EQ(plan->counters["cut_by_work_limit"], 1);
+      partial += plan->counters["pass_placed"] > 0 ? 1 : 0;
+    }
+  }
+  EXPECT_GT(planned, 200);
+  EXPECT_GT(partial, 50);
+}
+
 TEST(AnytimeTest, ACapacityBelowTheLowerBoundSaysTheSmallestThatCouldWork) {
   Problem problem = Intervals();
   const Bytes lower_bound = LowerBound(problem);
