@@ -317,6 +317,11 @@ class HillClimbPlanner : public SearchPlanner {
     Plan plan = climber.ToPlan();
     plan.planner = std::string(name());
     plan.counters["work"] = budget.work_done();
+    if (climber.peak() > lower_bound && budget.WorkSpent()) {
+      plan.counters["cut_by_work_limit"] = 1;
+    } else if (climber.peak() > lower_bound && budget.OutOfTimeNow()) {
+      plan.counters["cut_by_time_limit"] = 1;
+    }
     return plan;
   }
 

@@ -67,7 +67,8 @@ absl::StatusOr<Plan> PlanMemory(const Problem& problem, const Planner& planner,
 
 // When a limit, not the problem, decided `plan` (planned with `options`):
 // one line saying which limit cut what, how far the plan is from the
-// lower bound, and what limit would give a whole greedy pass; empty
+// lower bound, and what a whole greedy pass needs (work units, or time
+// on a typical core: the limit that gives one to best); empty
 // otherwise. From the plan's counters: cut_by_work_limit or
 // cut_by_time_limit, pass_placed (buffers a cut greedy pass kept),
 // packed (buffers packed above them), naive_plan and pass_estimate (about

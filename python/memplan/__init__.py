@@ -313,7 +313,7 @@ def plan(
 def _warn_when_limited(result, time_limit, work_limit):
     """`result`, after a LimitWarning when a time or work limit decided it
     (a greedy pass cut short, its rest packed; a search ended by the
-    clock), saying what the limit cut and what limit gives a whole pass."""
+    clock), saying what the limit cut and what a whole pass needs."""
     seconds = _seconds(time_limit, "time_limit")
     note = _memplan._limit_note(result, seconds, work_limit)
     if note:

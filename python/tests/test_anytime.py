@@ -32,7 +32,7 @@ def test_a_cut_pass_warns_and_counts(trace):
     )
     message = str(caught[0].message)
     assert "the work limit (20000 work units) cut the greedy pass" in message
-    assert "--work-limit=" in message
+    assert "; a whole greedy pass costs about " in message
     assert plan.peak < plan.naive_total // 4
 
 

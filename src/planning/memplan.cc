@@ -175,16 +175,17 @@ std::string LimitName(const Plan& plan, const PlanOptions& options) {
 
 constexpr double kPassSecondsPerBuffer = 3e-6;
 
-// "--work-limit=N" or "--time-limit=S": what would pay for a whole pass,
-// from the part of it that ran (`placed` of `n` buffers, `work` units), or
-// without one from its estimate; empty when unknown.
-std::string LimitFor(const Plan& plan, const PlanOptions& options, int64_t n,
-                     int64_t placed) {
+// "costs about N work units" or "takes about T": what a whole greedy pass
+// needs, from the part of it that ran (`placed` of `n` buffers) or, without
+// one, from its estimate; empty when unknown. (A planner that gives its
+// start a share of the limit, as exact does, needs more in all.)
+std::string WholePass(const Plan& plan, const PlanOptions& options, int64_t n,
+                      int64_t placed) {
   const int64_t work = Counter(plan, "pass_work");
   if (Counter(plan, "cut_by_work_limit") > 0) {
     const int64_t whole =
         placed > 0 ? work * n / placed : Counter(plan, "pass_estimate");
-    return whole > 0 ? absl::StrCat("--work-limit=", whole) : "";
+    return whole > 0 ? absl::StrCat("costs about ", whole, " work units") : "";
   }
   // Without a pass: its set-up, the pass and the packing's reserve, about
   // 3 us a buffer on a typical core (10^6 short intervals: 2 s).
@@ -194,7 +195,7 @@ std::string LimitFor(const Plan& plan, const PlanOptions& options, int64_t n,
               static_cast<double>(n) / static_cast<double>(placed);
   }
   if (seconds <= 0) return "";
-  return absl::StrCat("--time-limit=",
+  return absl::StrCat("takes about ",
                       absl::FormatDuration(absl::Seconds(
                           std::max(0.1, std::ceil(seconds * 10) / 10))));
 }
@@ -214,11 +215,9 @@ std::string LimitNote(const Plan& plan, const PlanOptions& options) {
           : std::string("?x");
   const auto n = static_cast<int64_t>(plan.assignments.size());
   const int64_t placed = Counter(plan, "pass_placed");
-  const std::string flag = LimitFor(plan, options, n, placed);
-  const std::string more = flag.empty() ? ""
-                                        : absl::StrCat("; ", flag,
-                                                       " or more gives a whole "
-                                                       "greedy pass");
+  const std::string whole = WholePass(plan, options, n, placed);
+  const std::string more =
+      whole.empty() ? "" : absl::StrCat("; a whole greedy pass ", whole);
   if (Counter(plan, "naive_plan") > 0) {
     return absl::StrCat(limit,
                         " left no time for a plan that reuses memory: "
