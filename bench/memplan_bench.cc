@@ -39,6 +39,12 @@
 //   BM_best_trace_S_1_at_exact_limit   both with a 10 s limit
 //   With --memplan_targets, the performance targets at scale, each run 3
 //   times (one iteration per run; medians reported), wall time:
+//   BM_target_anytime_<limit>_<input>   best as an anytime planner: S_1
+//                                  at 2 s and 10^6 work units, 10^6 short
+//                                  intervals at 1 s, dense intervals
+//                                  (about 1000 alive a step) at 3x10^5 and
+//                                  10^6 with no limit: counters ratio (to
+//                                  the lower bound), cpu_s, wall_s, cut
 //   BM_target_greedy_by_size_dense_training/N   Solve alone, N = 10^4..10^6
 //   BM_target_tool_<planner>_<family>/N         the whole `memplan plan` on
 //                                  the workload written as a buffer CSV

@@ -349,9 +349,91 @@ void RegisterExactScaleTargets(const std::vector<Workload>& bundled) {
   }
 }
 
+// The default planner under `options`, as an anytime planner: counters
+// ratio (peak over the lower bound; issue targets 1.05 and 1.2), cpu_s and
+// wall_s of the Solve, cut (1 when a limit decided the plan).
+void RunAnytime(benchmark::State& state, const Problem& problem,
+                const PlanOptions& options) {
+  absl::StatusOr<std::unique_ptr<Planner>> planner = CreatePlanner("best", {});
+  if (!planner.ok()) {
+    state.SkipWithError(std::string(planner.status().message()).c_str());
+    return;
+  }
+  double cpu = 0, wall = 0;
+  std::optional<Plan> last;
+  for (auto _ : state) {
+    const double start = CpuSeconds();
+    const absl::Time began = absl::Now();
+    absl::StatusOr<Plan> plan = (*planner)->Solve(problem, options);
+    cpu = CpuSeconds() - start;
+    wall = absl::ToDoubleSeconds(absl::Now() - began);
+    if (!plan.ok()) {
+      state.SkipWithError(std::string(plan.status().message()).c_str());
+      return;
+    }
+    last = std::move(*plan);
+  }
+  if (absl::Status s = VerifyPlan(problem, *last); !s.ok()) {
+    state.SkipWithError(
+        absl::StrCat("invalid plan: ", std::string(s.message())).c_str());
+    return;
+  }
+  state.counters["ratio"] =
+      static_cast<double>(last->peak) / static_cast<double>(last->lower_bound);
+  state.counters["cpu_s"] = cpu;
+  state.counters["wall_s"] = wall;
+  state.counters["cut"] = last->counters.count("cut_by_work_limit") +
+                          last->counters.count("cut_by_time_limit");
+}
+
+// Random intervals with about 1000 buffers alive at each step (lifetimes
+// log-uniform up to 10^4 steps), made once per size.
+const Problem& DenseIntervals(int64_t n) {
+  static auto* made = new std::map<int64_t, Problem>;
+  auto [it, inserted] = made->try_emplace(n);
+  if (inserted) {
+    it->second = *SyntheticProblem(
+        SyntheticKind::kIntervals,
+        {.buffers = n, .seed = kSyntheticSeed, .max_lifetime = 10000});
+  }
+  return it->second;
+}
+
+// The anytime default (issue 45): S_1 under 2 s and 10^6 work units, 10^6
+// short intervals under 1 s, dense intervals with no limit.
+void RegisterAnytimeTargets(const std::vector<Workload>& bundled) {
+  for (const Workload& w : bundled) {
+    if (w.name != "trace_S_1") continue;
+    ThreeRuns(benchmark::RegisterBenchmark(
+        "BM_target_anytime_time_limit_2s_trace_S_1",
+        [&w](benchmark::State& state) {
+          RunAnytime(state, w.problem, {.time_limit = absl::Seconds(2)});
+        }));
+    ThreeRuns(benchmark::RegisterBenchmark(
+        "BM_target_anytime_work_limit_1e6_trace_S_1",
+        [&w](benchmark::State& state) {
+          RunAnytime(state, w.problem, {.work_limit = 1'000'000});
+        }));
+  }
+  ThreeRuns(benchmark::RegisterBenchmark(
+      "BM_target_anytime_time_limit_1s_intervals/1000000",
+      [](benchmark::State& state) {
+        RunAnytime(state, cache().Get(SyntheticKind::kIntervals, 1000000),
+                   {.time_limit = absl::Seconds(1)});
+      }));
+  for (const int64_t n : {300000, 1000000}) {
+    ThreeRuns(benchmark::RegisterBenchmark(
+        absl::StrCat("BM_target_anytime_dense_intervals/", n).c_str(),
+        [n](benchmark::State& state) {
+          RunAnytime(state, DenseIntervals(n), {});
+        }));
+  }
+}
+
 }  // namespace
 
 void RegisterTargets(const std::vector<Workload>& bundled) {
+  RegisterAnytimeTargets(bundled);
   RegisterLimitTargets();
   RegisterSyntheticTargets();
   RegisterBestTargets(bundled);

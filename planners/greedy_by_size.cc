@@ -6,8 +6,11 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
+#include "absl/time/time.h"
 #include "base/status_macros.h"
 #include "effort/set_up.h"
+#include "packed.h"
 #include "placement/placement.h"
 #include "planners.h"
 
@@ -22,22 +25,50 @@ class GreedyPlanner : public Planner {
 
   absl::StatusOr<Plan> Solve(const Problem& problem,
                              const PlanOptions& options) const override {
-    // A pass still going at the time limit (or deadline) is abandoned; one
-    // that spends the whole work limit gives way to the naive plan.
-    Budget budget(options);
-    MEMPLAN_RETURN_IF_ERROR(internal::TimeForSetUp(
-        budget, problem, internal::kPlacementSetUpPerBuffer, name()));
+    // The pass runs within the work limit and the deadline less what
+    // packing the buffers it has not placed costs: cut short, it keeps
+    // what it placed and packs the rest above (PlanAfterSpentPass).
+    const auto n = static_cast<int64_t>(problem.buffers.size());
+    const Budget whole(options);
+    PlanOptions pass = options;
+    pass.work_limit = whole.work_limit() - internal::PackingWork(n);
+    if (whole.deadline() != absl::InfiniteFuture()) {
+      pass.time_limit = absl::InfiniteDuration();
+      pass.deadline = whole.deadline() - internal::kPackingPerBuffer * n;
+    }
+    if (pass.work_limit <= 0) {
+      return internal::PlanAfterSpentPass(
+          problem,
+          absl::AbortedError(absl::StrCat(
+              "the work limit of ", whole.work_limit(),
+              " work units pays for no placement pass of ", n, " buffers")),
+          0);
+    }
+    Budget budget(pass);
+    if (absl::Status s = internal::TimeForSetUp(
+            budget, problem, internal::kPlacementSetUpPerBuffer, name());
+        !s.ok()) {
+      // Packing alone, when the deadline leaves it time.
+      if (!internal::TimeForSetUp(whole, problem, internal::kPackingPerBuffer,
+                                  "packing")
+               .ok()) {
+        return s;
+      }
+      return internal::PlanAfterSpentPass(problem, s, 0);
+    }
     const internal::PlacementIndex index(problem);
     const std::vector<BufferId> order =
         internal::SortedBuffers(problem, options_.order);
-    absl::StatusOr<Plan> plan = internal::PlaceInOrder(
-        index, order, options_.fit, &budget, budget.work_limit());
-    if (absl::IsAborted(plan.status())) {
-      return internal::NaiveAfterSpentPass(problem, options, plan.status(),
-                                           budget.work_done());
+    internal::PlacementState state(index);
+    const absl::Status status = internal::PlaceAll(state, order, options_.fit,
+                                                   &budget, pass.work_limit);
+    if (absl::IsAborted(status) || absl::IsDeadlineExceeded(status)) {
+      return internal::PlanAfterSpentPass(problem, status, state.cost(),
+                                          &state);
     }
-    if (!plan.ok()) return plan.status();
-    plan->planner = std::string(name());
+    if (!status.ok()) return status;
+    Plan plan = state.ToPlan();
+    plan.planner = std::string(name());
     return plan;
   }
 

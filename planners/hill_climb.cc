@@ -265,8 +265,8 @@ class HillClimbPlanner : public SearchPlanner {
       }
       if (absl::IsAborted(status)) {
         if (best_start == nullptr) {
-          return internal::NaiveAfterSpentPass(problem, options, status,
-                                               clock.work_done());
+          return internal::PlanAfterSpentPass(problem, status,
+                                              clock.work_done());
         }
         break;
       }
@@ -317,6 +317,11 @@ class HillClimbPlanner : public SearchPlanner {
     Plan plan = climber.ToPlan();
     plan.planner = std::string(name());
     plan.counters["work"] = budget.work_done();
+    if (climber.peak() > lower_bound && budget.WorkSpent()) {
+      plan.counters["cut_by_work_limit"] = 1;
+    } else if (climber.peak() > lower_bound && budget.OutOfTimeNow()) {
+      plan.counters["cut_by_time_limit"] = 1;
+    }
     return plan;
   }
 

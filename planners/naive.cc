@@ -17,6 +17,9 @@
 #include "base/arith.h"
 #include "memplan/problem.h"
 #include "model/problem_util.h"
+#include "packed.h"
+#include "placement/placement.h"
+#include "placement/placement_state.h"
 #include "planners.h"
 
 namespace memplan::internal {
@@ -72,18 +75,37 @@ std::unique_ptr<Planner> MakeNaivePlanner() {
   return std::make_unique<NaivePlanner>();
 }
 
-absl::StatusOr<Plan> NaiveAfterSpentPass(const Problem& problem,
-                                         const PlanOptions& options,
-                                         const absl::Status& why,
-                                         int64_t pass_work) {
-  absl::StatusOr<Plan> plan = NaivePlanner().Solve(problem, options);
+absl::StatusOr<Plan> PlanAfterSpentPass(const Problem& problem,
+                                        const absl::Status& why,
+                                        int64_t pass_work,
+                                        const PlacementState* partial) {
+  const auto n = static_cast<BufferId>(problem.buffers.size());
+  std::vector<Assignment> assignments(n);
+  std::vector<bool> placed(n, false);
+  int64_t pass_placed = 0;
+  for (BufferId b = 0; partial != nullptr && b < n; ++b) {
+    if (!partial->placed(b) || problem.buffers[b].fixed.has_value()) continue;
+    placed[b] = true;
+    assignments[b] = {
+        .buffer = b, .pool = partial->pool(b), .offset = partial->offset(b)};
+    ++pass_placed;
+  }
+  absl::StatusOr<Plan> plan = PackRest(problem, std::move(assignments), placed);
   if (!plan.ok()) {
     return absl::Status(
         plan.status().code(),
         absl::StrCat(plan.status().message(), " (after ", why.message(), ")"));
   }
-  plan->counters["pass_abandoned"] = 1;
+  plan->counters[absl::IsDeadlineExceeded(why) ? "cut_by_time_limit"
+                                               : "cut_by_work_limit"] = 1;
+  if (plan->planner != "naive") plan->counters["pass_placed"] = pass_placed;
   plan->counters["pass_work"] = pass_work;
+  // A placement pass examines about twice the pairs; not counted under a
+  // deadline, which has no time for the sweep.
+  if (pass_placed == 0 && !absl::IsDeadlineExceeded(why)) {
+    plan->counters["pass_estimate"] =
+        2 * CountOverlappingPairs(problem) + n + PackingWork(n);
+  }
   return plan;
 }
 

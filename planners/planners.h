@@ -15,19 +15,24 @@
 
 namespace memplan::internal {
 
+class PlacementState;
+
 std::unique_ptr<Planner> MakeNaivePlanner();
 
-// What a one-pass heuristic returns when its pass spent the whole work
-// limit before it finished (`why`, with the work it did): the naive plan,
-// linear in the buffers and valid wherever the buffers fit stacked, so
-// that the work limit bounds every planner at any size and density. The
-// plan is named "naive" (the planner that made it) and counts
-// `pass_abandoned` = 1 and the pass's `pass_work`; when naive fails too,
-// its error, with `why`.
-absl::StatusOr<Plan> NaiveAfterSpentPass(const Problem& problem,
-                                         const PlanOptions& options,
-                                         const absl::Status& why,
-                                         int64_t pass_work);
+// What a pass cut short by its budget returns (`why`: Aborted for the
+// work limit, DeadlineExceeded for the deadline, with the work it did):
+// the buffers of `partial` (a greedy pass's state, or none) where it
+// placed them and the rest packed by size class above them (PackRest,
+// packed.h), or the naive plan when smaller; so that the work limit
+// bounds every planner at any size and density with a plan that reuses
+// memory. Counters: cut_by_work_limit or cut_by_time_limit = 1,
+// pass_work, pass_placed (buffers of the pass kept), packed or
+// naive_plan, and without a partial pass under the work limit
+// pass_estimate (about what a whole pass costs); when neither plan fits,
+// the error with `why`.
+absl::StatusOr<Plan> PlanAfterSpentPass(
+    const Problem& problem, const absl::Status& why, int64_t pass_work,
+    const PlacementState* partial = nullptr);
 std::unique_ptr<Planner> MakeFirstFitPlanner();
 std::unique_ptr<Planner> MakePositionGreedyPlanner();
 

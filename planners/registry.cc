@@ -16,7 +16,9 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/time/time.h"
 #include "base/status_macros.h"
 #include "effort/budget.h"
 #include "exact/exact_part.h"
@@ -26,7 +28,9 @@
 #include "memplan/planners/exact.h"
 #include "memplan/planners/greedy_by_size.h"
 #include "memplan/planners/hill_climb.h"
+#include "memplan/problem.h"
 #include "memplan/spelling.h"
+#include "packed.h"
 #include "planners.h"
 #include "registry_options.h"
 
@@ -200,11 +204,11 @@ std::unique_ptr<Planner> Best(int64_t lower_bound_try_work,
   // plan changed with the order.)
   searches.push_back(
       std::make_unique<UnlessEnough>(MakeHillClimbPlanner({}), enough));
-  // The naive plan when no member gives one: under a deadline too short
-  // for a placement pass (10^6 buffers in a second), or when every pass
-  // spent the work limit.
+  // The buffers packed by size class (or the naive plan, when smaller)
+  // when no member gives a plan: under a deadline too short for a
+  // placement pass's set-up (10^6 buffers in half a second).
   return ChooseBest("best", planners(greedy), std::move(searches),
-                    planners(dense_order), internal::MakeNaivePlanner());
+                    planners(dense_order), internal::MakePackedPlanner());
 }
 
 // The default's patience (PlanOptions::patience, best's option patience):
@@ -331,6 +335,83 @@ std::unique_ptr<Planner> Caffe2Dp(const OptionValues& values) {
   options.dp_max_work = values.Int("dp_max_work");
   return MakeCaffe2DpPlanner(options);
 }
+
+// The limits of `options` as a user set them: "work limit N work units"
+// and, with one, "time limit T".
+std::string LimitText(const PlanOptions& options) {
+  std::string text =
+      absl::StrCat("work limit ", WorkLimit(options), " work units");
+  if (options.time_limit != absl::InfiniteDuration()) {
+    absl::StrAppend(&text, ", time limit ",
+                    absl::FormatDuration(options.time_limit));
+  }
+  return text;
+}
+
+// A planner's failure under capacities told as what it means:
+//   * bounded pools whose capacities add up to less than the lower bound
+//     (the most bytes alive at one step) hold no plan: said first, with
+//     the smallest capacity that could work, then the planner's failure;
+//   * a search, or a pass cut by its budget, that stopped without a plan
+//     that fits says that no plan was found within the limit, naming it:
+//     the capacity may still hold one.
+class CapacityExplained : public Planner {
+ public:
+  CapacityExplained(std::unique_ptr<Planner> planner, PlannerKind kind)
+      : planner_(std::move(planner)), kind_(kind) {}
+
+  std::string_view name() const override { return planner_->name(); }
+
+  absl::StatusOr<Plan> Solve(const Problem& problem,
+                             const PlanOptions& options) const override {
+    absl::StatusOr<Plan> plan = planner_->Solve(problem, options);
+    if (plan.ok()) return plan;
+    if (absl::Status below = BelowLowerBound(problem, plan.status());
+        !below.ok()) {
+      return below;
+    }
+    if (!absl::IsResourceExhausted(plan.status())) return plan;
+    const std::string message(plan.status().message());
+    const bool cut = absl::StrContains(message, "(after ");
+    if (!cut && (kind_ == PlannerKind::kHeuristic ||
+                 !absl::StrContains(message, "fits in no allowed pool"))) {
+      return plan;
+    }
+    return absl::ResourceExhaustedError(absl::StrCat(
+        "no plan found within the limit (", LimitText(options),
+        "): ", std::string(planner_->name()),
+        " stopped before it found a plan that fits, which a longer limit "
+        "or --planner=exact may find (its last failure: ",
+        message, ")"));
+  }
+
+ private:
+  // ResourceExhausted when every pool is bounded and their capacities add
+  // up to less than the lower bound, with `failure`; else OK.
+  static absl::Status BelowLowerBound(const Problem& problem,
+                                      const absl::Status& failure) {
+    Bytes capacity = 0;
+    for (const Pool& pool : problem.pools) {
+      if (pool.capacity == 0) return absl::OkStatus();
+      capacity += pool.capacity;
+    }
+    const Bytes lower_bound = LowerBound(problem);
+    if (lower_bound <= capacity) return absl::OkStatus();
+    return absl::ResourceExhaustedError(absl::StrCat(
+        problem.pools.size() == 1
+            ? absl::StrCat("the capacity of pool \"", problem.pools[0].name,
+                           "\", ", capacity, " bytes, is")
+            : absl::StrCat("the pools' capacities, ", capacity,
+                           " bytes together, are"),
+        " below the lower bound, ", lower_bound,
+        " bytes alive at one step: no plan fits; the smallest capacity that "
+        "could work is the lower bound, ",
+        lower_bound, " bytes (", failure.message(), ")"));
+  }
+
+  std::unique_ptr<Planner> planner_;
+  PlannerKind kind_;
+};
 
 struct Entry {
   PlannerInfo info;
@@ -510,7 +591,8 @@ absl::StatusOr<std::unique_ptr<Planner>> CreatePlanner(
   MEMPLAN_ASSIGN_OR_RETURN(
       OptionValues values,
       internal::ParseOptions(name, entry->info.options, options));
-  return entry->make(values);
+  return std::make_unique<CapacityExplained>(entry->make(values),
+                                             entry->info.kind);
 }
 
 std::string_view DefaultPlannerName() { return "best"; }

@@ -297,6 +297,20 @@ void BindPlanFunction(py::module_& m) {
       py::arg("capacity") = 0, py::arg("plan_constants") = false,
       py::arg("plan_inputs") = true, py::arg("plan_outputs") = true,
       py::arg("progress") = py::none());
+  m.def(
+      "_limit_note",
+      [](const PlanResult& result, std::optional<double> time_limit,
+         std::optional<int64_t> work_limit) {
+        PlanOptions options;
+        if (time_limit.has_value())
+          options.time_limit = absl::Seconds(*time_limit);
+        if (work_limit.has_value()) options.work_limit = *work_limit;
+        return LimitNote(result.plan, options);
+      },
+      py::arg("result"), py::arg("time_limit") = py::none(),
+      py::arg("work_limit") = py::none(),
+      "When a time or work limit decided the plan, what it cut (LimitNote); "
+      "empty otherwise.");
 }
 
 void BindProblemFunctions(py::module_& m) {

@@ -129,6 +129,37 @@ TEST(MemplanToolTest, AFullStandardOutputIsAnError) {
   }
 }
 
+// A plan a limit decided says so on stderr; a capacity missed within the
+// limit names the limit; one below the lower bound says the smallest that
+// could work. Work limits: the same on any machine.
+TEST(MemplanToolTest, TheToolSaysWhenTheLimitDecided) {
+  const std::string out = Temp("s1.csv");
+  ToolRun cut = RunTool("plan " + Data("traces/S_1.csv") +
+                        " --work-limit=1000000 --out=" + out);
+  ASSERT_EQ(cut.exit_code, 0) << cut.output;
+  EXPECT_THAT(cut.output,
+              HasSubstr("memplan plan: warning: the work limit (1000000 work "
+                        "units) cut the greedy pass after "));
+  EXPECT_THAT(cut.output, HasSubstr("; a whole greedy pass costs about "));
+  ToolRun whole = RunTool("plan " + Data("traces/tiny_bert.csv") +
+                          " --planner=greedy_by_size --out=" + out);
+  ASSERT_EQ(whole.exit_code, 0) << whole.output;
+  EXPECT_THAT(whole.output, Not(HasSubstr("warning")));
+  ToolRun missed =
+      RunTool("plan " + Data("minimalloc/D.1048576.csv") +
+              " --capacity=1048576 --work-limit=1000000 --out=" + out);
+  EXPECT_EQ(missed.exit_code, 1);
+  EXPECT_THAT(missed.output,
+              HasSubstr("no plan found within the limit (work limit 1000000 "
+                        "work units)"));
+  ToolRun below = RunTool("plan " + Data("minimalloc/D.1048576.csv") +
+                          " --capacity=900000 --out=" + out);
+  EXPECT_EQ(below.exit_code, 1);
+  EXPECT_THAT(below.output,
+              HasSubstr("the smallest capacity that could work is the lower "
+                        "bound, 986112 bytes"));
+}
+
 // Plans resnet50 with the naive planner and checks the written plan against
 // the bundled buffer CSV, pair by pair.
 TEST(MemplanToolTest, NaivePlanOfResnet50IsTheNaiveTotalAndValid) {

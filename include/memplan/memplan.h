@@ -65,6 +65,17 @@ absl::StatusOr<Plan> PlanMemory(const Problem& problem,
 absl::StatusOr<Plan> PlanMemory(const Problem& problem, const Planner& planner,
                                 const PlanOptions& options = {});
 
+// When a limit, not the problem, decided `plan` (planned with `options`):
+// one line saying which limit cut what, how far the plan is from the
+// lower bound, and what a whole greedy pass needs (work units, or time
+// on a typical core: the limit that gives one to best); empty
+// otherwise. From the plan's counters: cut_by_work_limit or
+// cut_by_time_limit, pass_placed (buffers a cut greedy pass kept),
+// packed (buffers packed above them), naive_plan and pass_estimate (about
+// what a whole pass costs, in work units). The tool prints it on stderr,
+// the Python module warns with it (memplan.LimitWarning).
+std::string LimitNote(const Plan& plan, const PlanOptions& options);
+
 }  // namespace memplan
 
 #endif  // MEMPLAN_MEMPLAN_H_

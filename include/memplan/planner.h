@@ -41,9 +41,10 @@ struct PlanOptions {
   //     counted work alone bounds the effort.
   //   * Finite: results depend on the machine's speed and load. A search cut
   //     short returns its best plan so far (not proven optimal; exact and cp
-  //     at worst their start, best at worst the naive plan); a one-pass
-  //     heuristic still going, or hill_climb before one pass, returns
-  //     DeadlineExceeded.
+  //     at worst their start); a one-pass greedy still going keeps what
+  //     it placed and packs the rest (counter cut_by_time_limit; the naive
+  //     plan only when even packing has no time); hill_climb before one
+  //     pass returns DeadlineExceeded.
   //   * Set-up that cannot stop halfway is not begun when the limit leaves
   //     it no time, so a planner returns within about the limit.
   absl::Duration time_limit = absl::InfiniteDuration();
@@ -57,9 +58,9 @@ struct PlanOptions {
   // of them per second on a typical core):
   //   * the search planners (hill_climb, best, exact, cp) search for as
   //     long as it lasts;
-  //   * a one-pass heuristic whose pass would cost more returns the naive
-  //     plan instead (counter pass_abandoned), so the limit bounds every
-  //     planner at any size and density;
+  //   * a one-pass heuristic whose pass would cost more keeps what it
+  //     placed and packs the rest above (counter cut_by_work_limit), so
+  //     the limit bounds every planner at any size and density;
   //   * 0: kWorkPerSecond per second of a finite time limit, else
   //     kDefaultWorkLimit.
   int64_t work_limit = 0;

@@ -270,7 +270,7 @@ class Caffe2DpPlanner : public Planner {
     ObjectAssignment greedy;
     if (absl::Status s = context.Greedy(order, greedy, &clock); !s.ok()) {
       if (absl::IsAborted(s)) {
-        return NaiveAfterSpentPass(problem, options, s, clock.work_done());
+        return PlanAfterSpentPass(problem, s, clock.work_done());
       }
       return s;
     }

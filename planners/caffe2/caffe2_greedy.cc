@@ -228,7 +228,7 @@ class Caffe2GreedyPlanner : public Planner {
     if (absl::Status s = context.Greedy(context.order(), objects, &budget);
         !s.ok()) {
       if (absl::IsAborted(s)) {
-        return NaiveAfterSpentPass(problem, options, s, budget.work_done());
+        return PlanAfterSpentPass(problem, s, budget.work_done());
       }
       return s;
     }

@@ -118,6 +118,15 @@ class ExactPlanner : public SearchPlanner {
       result->counters["parts"] = static_cast<int64_t>(run.d.parts.size());
       result->counters["searches"] = run.searches;
       result->counters["restarts"] = run.restarts;
+      // A minimum not proven when the limit ended the search.
+      if (capacity == 0 && !options_.lower_bound_only &&
+          !result->proven_optimal) {
+        if (run.nodes >= run.node_limit) {
+          result->counters["cut_by_work_limit"] = 1;
+        } else if (run.budget.OutOfTimeNow()) {
+          result->counters["cut_by_time_limit"] = 1;
+        }
+      }
     }
     return result;
   }

@@ -29,6 +29,7 @@ import collections as _collections
 import json as _json
 import math as _math
 import os as _os
+import warnings as _warnings
 
 from memplan._memplan import (  # noqa: F401  (the public API)
     HAVE_ONNX,
@@ -71,6 +72,7 @@ __all__ = [
     "Graph",
     "HAVE_ONNX",
     "HAVE_TFLITE",
+    "LimitWarning",
     "MAX_NAME_BYTES",
     "Op",
     "PlanResult",
@@ -110,6 +112,13 @@ __all__ = [
     "write_graph",
     "write_plan",
 ]
+
+
+class LimitWarning(UserWarning):
+    """A time or work limit, not the problem, decided the plan: plan()
+    warns with what the limit cut and what limit would give a whole greedy
+    pass. The plan's counters say the same (cut_by_work_limit or
+    cut_by_time_limit, pass_placed, packed, naive_plan)."""
 
 
 def graph_from_dict(data):
@@ -519,6 +528,7 @@ def plan(
       installed (else a line on stderr) with the best peak so far, ending
       with the plan's ratio to the lower bound and why it stopped
       ("proven optimal", "at the lower bound" or "done").
+    A plan a time or work limit decided warns with LimitWarning.
     """
     graph = _input(graph)
     _check_plan_arguments(graph, progress)
@@ -557,7 +567,7 @@ def plan(
         )
         return result
     try:
-        return _memplan._plan(
+        result = _memplan._plan(
             _input(graph),
             planner=planner or "",
             time_limit=_seconds(time_limit, "time_limit"),
@@ -584,6 +594,18 @@ def plan(
             f"(got planner={planner!r}, work_limit={work_limit!r}, "
             f"seed={seed!r}, threads={threads!r}, reorder={reorder!r})"
         ) from None
+    return _warn_when_limited(result, time_limit, work_limit)
+
+
+def _warn_when_limited(result, time_limit, work_limit):
+    """`result`, after a LimitWarning when a time or work limit decided it
+    (a greedy pass cut short, its rest packed; a search ended by the
+    clock), saying what the limit cut and what a whole pass needs."""
+    seconds = _seconds(time_limit, "time_limit")
+    note = _memplan._limit_note(result, seconds, work_limit)
+    if note:
+        _warnings.warn(note, LimitWarning, stacklevel=3)
+    return result
 
 
 def plan_symbolic(

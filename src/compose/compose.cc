@@ -202,6 +202,7 @@ class MemberRun {
       if (absl::IsDeadlineExceeded(plan.status())) {
         stopped_ = absl::StrCat(std::string(planner.name()), ": ",
                                 plan.status().message());
+        cut_ = true;
         return false;
       }
       if (!first_error_.has_value()) first_error_ = plan.status();
@@ -217,6 +218,9 @@ class MemberRun {
     return true;
   }
 
+  // The deadline ended the run with members still to run.
+  void Cut() { cut_ = true; }
+
   // A plan at the lower bound cannot be beaten.
   bool AtLowerBound() const {
     return best_.has_value() && best_->peak <= best_->lower_bound;
@@ -230,6 +234,7 @@ class MemberRun {
           name, " found no plan before its deadline (", stopped_, ")")));
     }
     best_->planner = name;
+    if (cut_) best_->counters["cut_by_time_limit"] = 1;
     return *std::move(best_);
   }
 
@@ -245,6 +250,7 @@ class MemberRun {
   std::optional<Plan> best_;
   std::optional<absl::Status> first_error_;
   std::string stopped_ = "no member finished";  // why the run ended early
+  bool cut_ = false;                            // the deadline ended it
 };
 
 class ChooseBestPlanner : public Planner {
@@ -285,6 +291,8 @@ class ChooseBestPlanner : public Planner {
                                                .patience = options.patience,
                                                .progress = options.progress}));
     if (!last.ok()) return plan;
+    if (absl::IsDeadlineExceeded(plan.status()))
+      last->counters["cut_by_time_limit"] = 1;
     last->planner = name_;
     return last;
   }
@@ -346,10 +354,11 @@ class ChooseBestPlanner : public Planner {
     MemberRun members(problem, options, budget.deadline(), choice.pass_cost);
     bool going = true;
     for (int i = 0; i < choice.run && going && !members.AtLowerBound(); ++i) {
-      if (members.best().has_value() &&
-          (budget.OutOfTimeNow() || !members.Patient())) {
+      if (members.best().has_value() && budget.OutOfTimeNow()) {
+        members.Cut();
         break;
       }
+      if (members.best().has_value() && !members.Patient()) break;
       const Planner& planner = *(*choice.pool)[i];
       members.SpendPass();
       going =
@@ -357,13 +366,18 @@ class ChooseBestPlanner : public Planner {
     }
     for (size_t i = 0; i < searches_.size() && going && !choice.dense; ++i) {
       if (members.AtLowerBound()) break;
-      if (members.best().has_value() && budget.OutOfTimeNow()) break;
+      if (members.best().has_value() && budget.OutOfTimeNow()) {
+        members.Cut();
+        break;
+      }
       Incumbent incumbent =
           members.best().has_value() ? Incumbent(*members.best()) : Incumbent();
       const SearchPlanner& search = *searches_[i];
       going = members.Consider(
           search, search.Search(problem, members.later(), incumbent));
     }
+    // A member still going at the deadline returned its plan so far.
+    if (!members.AtLowerBound() && budget.OutOfTimeNow()) members.Cut();
     return std::move(members).Result(name_);
   }
 

@@ -3,6 +3,8 @@
 #include "memplan/memplan.h"
 
 #include <algorithm>
+#include <cmath>
+#include <cstdint>
 #include <limits>
 #include <numeric>
 #include <optional>
@@ -14,6 +16,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "absl/time/clock.h"
 #include "base/status_macros.h"
 #include "memplan/registry.h"
@@ -189,6 +192,96 @@ absl::StatusOr<Plan> PlanMemory(const Problem& problem, const Planner& planner,
         "planner \"", name, "\" produced an invalid plan: ", status.message()));
   }
   return plan;
+}
+
+namespace {
+
+int64_t Counter(const Plan& plan, const std::string& name) {
+  auto it = plan.counters.find(name);
+  return it == plan.counters.end() ? 0 : it->second;
+}
+
+// "the work limit (1000000 work units)" or "the time limit (1s)".
+std::string LimitName(const Plan& plan, const PlanOptions& options) {
+  if (Counter(plan, "cut_by_work_limit") > 0) {
+    return absl::StrCat("the work limit (", WorkLimit(options), " work units)");
+  }
+  if (options.time_limit != absl::InfiniteDuration()) {
+    return absl::StrCat("the time limit (",
+                        absl::FormatDuration(options.time_limit), ")");
+  }
+  return "the deadline";
+}
+
+constexpr double kPassSecondsPerBuffer = 3e-6;
+
+// "costs about N work units" or "takes about T": what a whole greedy pass
+// needs, from the part of it that ran (`placed` of `n` buffers) or, without
+// one, from its estimate; empty when unknown. (A planner that gives its
+// start a share of the limit, as exact does, needs more in all.)
+std::string WholePass(const Plan& plan, const PlanOptions& options, int64_t n,
+                      int64_t placed) {
+  const int64_t work = Counter(plan, "pass_work");
+  if (Counter(plan, "cut_by_work_limit") > 0) {
+    const int64_t whole =
+        placed > 0 ? work * n / placed : Counter(plan, "pass_estimate");
+    return whole > 0 ? absl::StrCat("costs about ", whole, " work units") : "";
+  }
+  // Without a pass: its set-up, the pass and the packing's reserve, about
+  // 3 us a buffer on a typical core (10^6 short intervals: 2 s).
+  double seconds = static_cast<double>(n) * kPassSecondsPerBuffer;
+  if (placed > 0 && options.time_limit != absl::InfiniteDuration()) {
+    seconds = absl::ToDoubleSeconds(options.time_limit) *
+              static_cast<double>(n) / static_cast<double>(placed);
+  }
+  if (seconds <= 0) return "";
+  return absl::StrCat("takes about ",
+                      absl::FormatDuration(absl::Seconds(
+                          std::max(0.1, std::ceil(seconds * 10) / 10))));
+}
+
+}  // namespace
+
+std::string LimitNote(const Plan& plan, const PlanOptions& options) {
+  if (Counter(plan, "cut_by_work_limit") == 0 &&
+      Counter(plan, "cut_by_time_limit") == 0) {
+    return "";
+  }
+  const std::string limit = LimitName(plan, options);
+  const std::string ratio =
+      plan.lower_bound > 0
+          ? absl::StrFormat("%.4fx", static_cast<double>(plan.peak) /
+                                         static_cast<double>(plan.lower_bound))
+          : std::string("?x");
+  const auto n = static_cast<int64_t>(plan.assignments.size());
+  const int64_t placed = Counter(plan, "pass_placed");
+  const std::string whole = WholePass(plan, options, n, placed);
+  const std::string more =
+      whole.empty() ? "" : absl::StrCat("; a whole greedy pass ", whole);
+  if (Counter(plan, "naive_plan") > 0) {
+    return absl::StrCat(limit,
+                        " left no time for a plan that reuses memory: "
+                        "this is the naive plan (every buffer its own "
+                        "bytes, ",
+                        ratio, " the lower bound)", more);
+  }
+  if (Counter(plan, "packed") > 0 && placed == 0) {
+    return absl::StrCat(limit, " pays for no greedy pass: the ", n,
+                        " buffers are packed as an allocator would (", ratio,
+                        " the lower bound)", more);
+  }
+  if (Counter(plan, "packed") > 0) {
+    return absl::StrCat(limit, " cut the greedy pass after ", placed, " of ", n,
+                        " buffers: the other ", Counter(plan, "packed"),
+                        " are packed above them as an allocator would (", ratio,
+                        " the lower bound)", more);
+  }
+  return absl::StrCat(limit,
+                      " ended the search: the plan is the best "
+                      "found by then (",
+                      ratio,
+                      " the lower bound); a longer limit may give a "
+                      "smaller one");
 }
 
 }  // namespace memplan

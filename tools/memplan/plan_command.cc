@@ -281,6 +281,13 @@ std::string InplaceHintsLine(const std::string& path,
                       source, ")");
 }
 
+// A plan a time or work limit decided says so, and what limit would give
+// a whole greedy pass (LimitNote).
+void WarnWhenLimited(const Plan& plan, const PlanOptions& options) {
+  const std::string note = LimitNote(plan, options);
+  if (!note.empty()) std::cerr << "memplan plan: warning: " << note << "\n";
+}
+
 absl::Status Run(const Arguments& args) {
   PlanMemoryOptions options;
   options.planner = absl::GetFlag(FLAGS_planner);
@@ -353,6 +360,7 @@ absl::Status Run(const Arguments& args) {
               << absl::StrJoin(plan->counters, ", ", absl::PairFormatter(" "))
               << "\n";
   }
+  WarnWhenLimited(*plan, options.plan);
   return absl::OkStatus();
 }
 
