@@ -77,8 +77,8 @@ class GraphRecord:
     fallback: None when memplan planned the pools, else why Inductor's own
     planner did. nbytes, inductor_nbytes and lower_bound are the sums over
     the graph's pools (memplan's, Inductor's own at the size hints of the
-    symbols, the bound of any placement of the same live ranges, each buffer
-    rounded up to 64 bytes); for a symbolic graph they are sympy
+    symbols, and the most bytes live at one step: no placement of the same
+    live ranges needs fewer); for a symbolic graph they are sympy
     expressions (`inductor_nbytes` is what Inductor's own plan allocates at
     each size, `lower_bound` a function of the symbols' values:
     `record.lower_bound_at({symbol_name: value})`).
@@ -92,6 +92,7 @@ class GraphRecord:
     inductor_nbytes: object = 0
     lower_bound: int = 0
     plan_seconds: float = 0.0
+    proven_optimal: bool = True  # every memplan plan of it proven optimal
     fallback: str = None
     _sizes: list = dataclasses.field(default_factory=list, repr=False)
     _ranges: list = dataclasses.field(default_factory=list, repr=False)
@@ -111,7 +112,7 @@ class GraphRecord:
     def lower_bound_at(self, values):
         if not self.symbols:
             return self.lower_bound
-        sizes = [_round_up(_evaluate(s, values)) for s in self._sizes]
+        sizes = [_evaluate(s, values) for s in self._sizes]
         return _peak_of_live_sum(sizes, self._ranges)
 
 
@@ -120,8 +121,16 @@ class Session:
     `graphs` (one GraphRecord per graph Inductor compiled meanwhile),
     `planned` (those memplan planned) and `fallbacks` (the others)."""
 
-    def __init__(self, planner, options, training, max_buckets, unbounded_max,
-                 work_limit, time_limit):
+    def __init__(
+        self,
+        planner,
+        options,
+        training,
+        max_buckets,
+        unbounded_max,
+        work_limit,
+        time_limit,
+    ):
         self.planner = planner
         self.options = dict(options or {})
         self.training = training
@@ -159,20 +168,36 @@ def _validate(planner, max_buckets, unbounded_max):
             f"{', '.join(memplan.planners())}"
         )
     if isinstance(max_buckets, bool) or not isinstance(max_buckets, int):
-        raise TypeError(f"memplan.inductor: max_buckets must be an int "
-                        f"(got {max_buckets!r})")
+        raise TypeError(
+            f"memplan.inductor: max_buckets must be an int "
+            f"(got {max_buckets!r})"
+        )
     if max_buckets < 1:
-        raise ValueError(f"memplan.inductor: max_buckets must be >= 1 "
-                         f"(got {max_buckets})")
-    if (isinstance(unbounded_max, bool) or not isinstance(unbounded_max, int)
-            or unbounded_max < 1):
-        raise ValueError(f"memplan.inductor: unbounded_max must be an int "
-                         f">= 1 (got {unbounded_max!r})")
+        raise ValueError(
+            f"memplan.inductor: max_buckets must be >= 1 "
+            f"(got {max_buckets})"
+        )
+    if (
+        isinstance(unbounded_max, bool)
+        or not isinstance(unbounded_max, int)
+        or unbounded_max < 1
+    ):
+        raise ValueError(
+            f"memplan.inductor: unbounded_max must be an int "
+            f">= 1 (got {unbounded_max!r})"
+        )
 
 
-def install(planner="best", *, options=None, training=True, max_buckets=4,
-            unbounded_max=DEFAULT_UNBOUNDED_MAX, work_limit=None,
-            time_limit=None):
+def install(
+    planner="best",
+    *,
+    options=None,
+    training=True,
+    max_buckets=4,
+    unbounded_max=DEFAULT_UNBOUNDED_MAX,
+    work_limit=None,
+    time_limit=None,
+):
     """Makes every later torch.compile plan Inductor's pools with memplan,
     until `uninstall()`; returns the Session recording what was planned.
 
@@ -195,8 +220,15 @@ def install(planner="best", *, options=None, training=True, max_buckets=4,
             "call memplan.inductor.uninstall()) before starting another"
         )
     _validate(planner, max_buckets, unbounded_max)
-    session = Session(planner, options, training, max_buckets, unbounded_max,
-                      work_limit, time_limit)
+    session = Session(
+        planner,
+        options,
+        training,
+        max_buckets,
+        unbounded_max,
+        work_limit,
+        time_limit,
+    )
     _restore.extend(_configure())
     problem = _hook_problem()
     if problem is None:
@@ -205,7 +237,10 @@ def install(planner="best", *, options=None, training=True, max_buckets=4,
     else:
         warnings.warn(
             f"memplan.inductor: {problem}; Inductor's own memory planner "
-            f"plans the pools", FallbackWarning, stacklevel=2)
+            f"plans the pools",
+            FallbackWarning,
+            stacklevel=2,
+        )
     _active = session
     return session
 
@@ -282,20 +317,27 @@ def _hook_problem():
     for name, methods in needed.items():
         cls = getattr(mp, name, None)
         if cls is None:
-            return (f"torch._inductor.codegen.memory_planning has no {name} "
-                    f"(changed in this torch version)")
+            return (
+                f"torch._inductor.codegen.memory_planning has no {name} "
+                f"(changed in this torch version)"
+            )
         for method in methods:
             if not callable(getattr(cls, method, None)):
                 return f"Inductor's {name} has no {method}() (changed)"
     if _parameters(mp.MemoryPlanner.allocate_groups) != ["self"]:
-        return (f"Inductor's MemoryPlanner.allocate_groups takes "
-                f"{_parameters(mp.MemoryPlanner.allocate_groups)}, not (self)"
-                f" (changed)")
-    passes = getattr(wrapper.PythonWrapperCodegen, "run_wrapper_ir_passes",
-                     None)
+        return (
+            f"Inductor's MemoryPlanner.allocate_groups takes "
+            f"{_parameters(mp.MemoryPlanner.allocate_groups)}, not (self)"
+            f" (changed)"
+        )
+    passes = getattr(
+        wrapper.PythonWrapperCodegen, "run_wrapper_ir_passes", None
+    )
     if passes is None or _parameters(passes) != ["self", "is_inference"]:
-        return ("Inductor's PythonWrapperCodegen.run_wrapper_ir_passes is "
-                "missing or changed")
+        return (
+            "Inductor's PythonWrapperCodegen.run_wrapper_ir_passes is "
+            "missing or changed"
+        )
     return None
 
 
@@ -315,8 +357,7 @@ def _hook(training):
 
     undo = []
     mp.MemoryPlanner.allocate_groups = allocate_groups
-    undo.append(lambda: setattr(mp.MemoryPlanner, "allocate_groups",
-                                original))
+    undo.append(lambda: setattr(mp.MemoryPlanner, "allocate_groups", original))
     if training:
         cls = wrapper.PythonWrapperCodegen
         passes = cls.__dict__["run_wrapper_ir_passes"]
@@ -338,22 +379,28 @@ def _allocate(session, planner_self, original):
         record.plan_seconds = time.perf_counter() - start
         groups = _groups(planner_self)
         record.groups = len(groups)
-        _record(record, groups, [], any(not g.nbytes.is_number
-                                        for g in groups))
+        _record(record, groups, [], any(not g.nbytes.is_number for g in groups))
         record.nbytes = record.inductor_nbytes
+        record.proven_optimal = False
         session.graphs.append(record)
         return result
     try:
         layout = _plan_graph(session, planner_self, record)
     except Exception as error:  # never a crash: Inductor plans instead
-        reason = str(error) if isinstance(error, _Unsupported) else (
-            f"{type(error).__name__}: {error}")
+        reason = (
+            str(error)
+            if isinstance(error, _Unsupported)
+            else (f"{type(error).__name__}: {error}")
+        )
         record.fallback = reason
         record.plan_seconds = time.perf_counter() - start
         session.graphs.append(record)
         warnings.warn(
             f"memplan.inductor: {reason}; Inductor's own memory planner "
-            f"plans this graph", FallbackWarning, stacklevel=2)
+            f"plans this graph",
+            FallbackWarning,
+            stacklevel=2,
+        )
         return original(planner_self)
     _apply(planner_self, layout)
     record.plan_seconds = time.perf_counter() - start
@@ -425,12 +472,22 @@ def _groups(planner_self):
         nbytes = sympy.sympify(group.sym_nbytes())
         if free_unbacked_symbols(nbytes):
             raise _Unsupported(
-                f"buffer {name} has a data-dependent size {nbytes}")
+                f"buffer {name} has a data-dependent size {nbytes}"
+            )
         begin, end = group.live_range.begin, group.live_range.end
         if not (isinstance(begin, int) and isinstance(end, int)):
             raise _Unsupported(f"buffer {name} has no live range")
-        out.append(_Group(group, name, nbytes, begin, end,
-                          group.node.get_device(), bool(group.is_output)))
+        out.append(
+            _Group(
+                group,
+                name,
+                nbytes,
+                begin,
+                end,
+                group.node.get_device(),
+                bool(group.is_output),
+            )
+        )
     return out
 
 
@@ -439,13 +496,16 @@ def _pool_kinds(groups, memory_pool):
     if memory_pool not in ("intermediates", "outputs", "combined"):
         raise _Unsupported(
             f"torch._inductor.config.memory_pool={memory_pool!r} is not "
-            f"planned by memplan (\"intermediates\", \"outputs\" or "
-            f"\"combined\" are)")
+            f'planned by memplan ("intermediates", "outputs" or '
+            f'"combined" are)'
+        )
     pools = {}
     for g in groups:
         if memory_pool == "combined" or not g.is_output:
-            key = (str(g.device), memory_pool if memory_pool == "combined"
-                   else "intermediates")
+            key = (
+                str(g.device),
+                memory_pool if memory_pool == "combined" else "intermediates",
+            )
         elif memory_pool == "outputs":
             key = (str(g.device), "outputs")
         else:
@@ -454,7 +514,7 @@ def _pool_kinds(groups, memory_pool):
     return [(key[1], members) for key, members in pools.items()]
 
 
-def _graph_for(members, name):
+def _graph_for(members):
     """A memplan graph whose ops are Inductor's time steps: group i is made
     by step begin and last read by step end - 1."""
     last = max(max(g.end, g.begin + 1) for g in members)
@@ -465,8 +525,11 @@ def _graph_for(members, name):
         end = max(g.end, g.begin + 1)
         if end - 1 > g.begin:
             read[end - 1].append(f"g{i}")
-    ops = [memplan.Op(f"t{t}", read[t], produced[t]) for t in range(last + 1)
-           if read[t] or produced[t]]
+    ops = [
+        memplan.Op(f"t{t}", read[t], produced[t])
+        for t in range(last + 1)
+        if read[t] or produced[t]
+    ]
     return ops
 
 
@@ -478,47 +541,78 @@ def _plan_static(session, members, name, fixed):
     """One memplan problem for a device's groups: the output pools first
     (fixed: [(pool name, capacity, {member index: offset})], the outputs at
     Inductor's places), then "main" for the intermediates; an intermediate
-    may go into an output pool's bytes before its outputs exist. Returns
-    [(pool name, [member index], [offset], bytes)]."""
+    may go into an output pool's bytes before its outputs exist, within the
+    output pool's exact size (a pool that an intermediate would make larger
+    is closed to them and the problem planned again). Returns
+    ([(pool name, [member index], [offset], bytes)], proven optimal)."""
     sizes = [max(1, int(g.nbytes)) for g in members]
-    fixed_at = {i: (pool, off) for pool, _, places in fixed
-                for i, off in places.items()}
-    order = [pool for pool, _, _ in fixed] + ["main"]
+    capacity = {pool: cap for pool, cap, _ in fixed}
+    closed = set()
+    while True:
+        plan = _solve_static(session, members, name, fixed, sizes, closed)
+        by_pool = {}
+        for i in range(len(members)):
+            by_pool.setdefault(plan.pool(f"g{i}"), []).append(i)
+        grown = {
+            pool
+            for pool, index in by_pool.items()
+            if pool in capacity
+            and max(plan.offset(f"g{i}") + sizes[i] for i in index)
+            > capacity[pool]
+        }
+        if not grown:
+            break
+        closed |= grown
+    ranges = [(g.begin, g.end) for g in members]
+    out = []
+    for pool in [pool for pool, _, _ in fixed] + ["main"]:
+        index = by_pool.get(pool, [])
+        if not index:
+            continue
+        offsets = [plan.offset(f"g{i}") for i in index]
+        # Pools end at their last byte used, as Inductor's do.
+        nbytes = max(o + sizes[i] for o, i in zip(offsets, index))
+        _check_static(
+            [members[i] for i in index],
+            offsets,
+            [sizes[i] for i in index],
+            [ranges[i] for i in index],
+            nbytes,
+        )
+        out.append((pool, index, offsets, max(nbytes, capacity.get(pool, 0))))
+    return out, plan.proven_optimal
+
+
+def _solve_static(session, members, name, fixed, sizes, closed):
+    """memplan's verified plan of the groups, the pools in `closed` open to
+    their own outputs only."""
+    fixed_at = {
+        i: (pool, off) for pool, _, places in fixed for i, off in places.items()
+    }
+    order = [pool for pool, _, _ in fixed if pool not in closed] + ["main"]
     tensors = []
     for i, size in enumerate(sizes):
         if i in fixed_at:
             pool, off = fixed_at[i]
-            tensors.append(memplan.Tensor(f"g{i}", size, pools=[pool],
-                                          fixed=(pool, off)))
+            tensors.append(
+                memplan.Tensor(f"g{i}", size, pools=[pool], fixed=(pool, off))
+            )
         else:
             tensors.append(memplan.Tensor(f"g{i}", size, pools=order))
-    graph = memplan.Graph(name=name, tensors=tensors,
-                          ops=_graph_for(members, name))
-    pools = [(pool, _round_up(capacity), _ALIGN)
-             for pool, capacity, _ in fixed]
+    graph = memplan.Graph(name=name, tensors=tensors, ops=_graph_for(members))
+    pools = [(pool, _round_up(capacity), _ALIGN) for pool, capacity, _ in fixed]
     pools.append(("main", 0, _ALIGN))
-    plan = memplan.plan(graph, session.planner, alignment=_ALIGN,
-                        pools=pools, options=session.options,
-                        work_limit=session.work_limit,
-                        time_limit=session.time_limit)
+    plan = memplan.plan(
+        graph,
+        session.planner,
+        alignment=_ALIGN,
+        pools=pools,
+        options=session.options,
+        work_limit=session.work_limit,
+        time_limit=session.time_limit,
+    )
     memplan.verify(graph, plan)
-    ranges = [(g.begin, g.end) for g in members]
-    capacity = {pool: cap for pool, cap, _ in fixed}
-    out = []
-    for pool in order:
-        index = [i for i in range(len(members))
-                 if plan.pool(f"g{i}") == pool]
-        if not index:
-            continue
-        offsets = [plan.offset(f"g{i}") for i in index]
-        used = max(o + sizes[i] for o, i in zip(offsets, index))
-        # Pools end at their last byte used, as Inductor's do.
-        nbytes = max(capacity[pool], used) if pool in capacity else used
-        _check_static([members[i] for i in index], offsets,
-                      [sizes[i] for i in index], [ranges[i] for i in index],
-                      nbytes)
-        out.append((pool, index, offsets, nbytes))
-    return out
+    return plan
 
 
 def _check_static(members, offsets, sizes, ranges, pool_bytes):
@@ -526,17 +620,20 @@ def _check_static(members, offsets, sizes, ranges, pool_bytes):
     order = sorted(range(len(members)), key=lambda i: offsets[i])
     for i in range(len(members)):
         if offsets[i] % _ALIGN or offsets[i] + sizes[i] > pool_bytes:
-            raise _Unsupported(f"memplan's offset {offsets[i]} of "
-                               f"{members[i].name} is outside its pool")
+            raise _Unsupported(
+                f"memplan's offset {offsets[i]} of "
+                f"{members[i].name} is outside its pool"
+            )
     for x, i in enumerate(order):
-        for j in order[x + 1:]:
+        for j in order[x + 1 :]:
             if offsets[j] >= offsets[i] + sizes[i]:
                 break
             if _conflict(ranges[i], ranges[j]):
                 raise _Unsupported(
                     f"memplan's plan puts {members[i].name} and "
                     f"{members[j].name}, both live at once, in the same "
-                    f"bytes")
+                    f"bytes"
+                )
 
 
 # ---------------------------------------------------------------------------
@@ -559,7 +656,8 @@ def _polynomial(g, symbols):
     if poly is None or not all(c.is_integer for c in poly.coeffs()):
         raise _Unsupported(
             f"the size of buffer {g.name}, {g.nbytes}, is not a polynomial "
-            f"with integer coefficients of the shape symbols")
+            f"with integer coefficients of the shape symbols"
+        )
     terms, text = [], []
     for monomial, coeff in poly.terms():
         if coeff <= 0:
@@ -568,8 +666,9 @@ def _polynomial(g, symbols):
         for sym, power in zip(symbols, monomial):
             factors += [sym.name] * power
         text.append("*".join(factors))
-        terms.append(int(coeff) * sympy.Mul(*[s**p for s, p in
-                                              zip(symbols, monomial)]))
+        terms.append(
+            int(coeff) * sympy.Mul(*[s**p for s, p in zip(symbols, monomial)])
+        )
     if not text:
         return "1", sympy.Integer(1)
     return " + ".join(text), sympy.Add(*terms)
@@ -594,7 +693,8 @@ def _symbol_ranges(session, symbols, record):
             hi = int(hi)
         else:
             hi = max(session.unbounded_max, lo)
-            record.capped.append(sym.name)
+            if sym.name not in record.capped:
+                record.capped.append(sym.name)
         ranges[sym.name] = (lo, hi)
     return ranges
 
@@ -611,8 +711,9 @@ def _parse(text, symbols, steps):
         m = steps.get(sym.name)
         if m:
             names[f"{sym.name}_div"] = FloorDiv(sym, sympy.Integer(m))
-            names[f"{sym.name}_mod"] = ModularIndexing(sym, sympy.Integer(1),
-                                                       sympy.Integer(m))
+            names[f"{sym.name}_mod"] = ModularIndexing(
+                sym, sympy.Integer(1), sympy.Integer(m)
+            )
     return sympy.sympify(text, locals=names)
 
 
@@ -628,8 +729,10 @@ def _indicator(sym, cut):
 def _plan_symbolic(session, members, name, record):
     import sympy
 
-    symbols = sorted(set().union(*(g.nbytes.free_symbols for g in members)),
-                     key=lambda s: s.name)
+    symbols = sorted(
+        set().union(*(g.nbytes.free_symbols for g in members)),
+        key=lambda s: s.name,
+    )
     ranges = _symbol_ranges(session, symbols, record)
     texts, reserves = [], []
     for g in members:
@@ -637,13 +740,15 @@ def _plan_symbolic(session, members, name, record):
         texts.append(text)
         reserves.append(reserve)
     tensors = [memplan.Tensor(f"g{i}", t) for i, t in enumerate(texts)]
-    graph = memplan.Graph(name=name, tensors=tensors,
-                          ops=_graph_for(members, name))
+    graph = memplan.Graph(name=name, tensors=tensors, ops=_graph_for(members))
     graph.dims = {s.name: ranges[s.name] for s in symbols}
-    plan = memplan.plan_symbolic(graph, max_buckets=session.max_buckets,
-                                 alignment=_ALIGN,
-                                 work_limit=session.work_limit,
-                                 time_limit=session.time_limit)
+    plan = memplan.plan_symbolic(
+        graph,
+        max_buckets=session.max_buckets,
+        alignment=_ALIGN,
+        work_limit=session.work_limit,
+        time_limit=session.time_limit,
+    )
     plan.verify()
     offsets, peak = _select_buckets(plan, symbols, len(members))
     capped = [s for s in symbols if s.name in record.capped]
@@ -686,14 +791,19 @@ def _select_buckets(plan, symbols, count):
     previous = None
     for bucket in buckets:
         steps = bucket.get("steps", {})
-        own = [_parse(bucket["offsets"][f"g{i}"], symbols, steps)
-               for i in range(count)]
+        own = [
+            _parse(bucket["offsets"][f"g{i}"], symbols, steps)
+            for i in range(count)
+        ]
         own_peak = _parse(bucket["peak"], symbols, steps)
         if previous is None:
             offsets, peak = own, own_peak
         else:
-            cut = [n for n, (lo, _) in bucket["dims"].items()
-                   if lo != previous["dims"][n][0]]
+            cut = [
+                n
+                for n, (lo, _) in bucket["dims"].items()
+                if lo != previous["dims"][n][0]
+            ]
             if len(cut) != 1:
                 raise _Unsupported("memplan's buckets cut more than one dim")
             hit = _indicator(by_name[cut[0]], bucket["dims"][cut[0]][0])
@@ -714,8 +824,9 @@ def _sample_values(ranges, hints):
         out.append(sorted(v for v in values if v >= max(lo, 0)))
     points = []
     for k in range(max(len(v) for v in out)):
-        points.append({name: values[k % len(values)]
-                       for name, values in zip(ranges, out)})
+        points.append(
+            {name: values[k % len(values)] for name, values in zip(ranges, out)}
+        )
     return points
 
 
@@ -755,14 +866,25 @@ def _inductor_bytes(groups):
     blocks = []
     for g in groups:
         hint = V.graph.sizevars.optimization_hint(g.nbytes, fallback=64)
-        blocks.append((g, mp.Allocation(g.group.node,
-                                        mp.LiveRange(g.begin, g.end),
-                                        size_hint=hint,
-                                        symbolic_size=g.nbytes)))
-    outputs = [b for g, b in blocks
-               if g.is_output and config.memory_pool != "combined"]
-    inter = [b for g, b in blocks
-             if not (g.is_output and config.memory_pool != "combined")]
+        blocks.append(
+            (
+                g,
+                mp.Allocation(
+                    g.group.node,
+                    mp.LiveRange(g.begin, g.end),
+                    size_hint=hint,
+                    symbolic_size=g.nbytes,
+                ),
+            )
+        )
+    outputs = [
+        b for g, b in blocks if g.is_output and config.memory_pool != "combined"
+    ]
+    inter = [
+        b
+        for g, b in blocks
+        if not (g.is_output and config.memory_pool != "combined")
+    ]
     for b in sorted(outputs, key=lambda x: (x.size_hint, -len(x.live_range))):
         pools.allocate_output(b)
     for b in sorted(inter, key=lambda x: (-x.size_hint, -len(x.live_range))):
@@ -788,20 +910,23 @@ def _plan_graph(session, planner_self, record):
     kinds = _pool_kinds(groups, config.memory_pool)
     if symbolic:
         layout = _plan_symbolic_pools(session, kinds, record)
+        record.proven_optimal = False
     else:
         layout = []
         devices = {}
         for kind, members in kinds:
             devices.setdefault(str(members[0].device), []).append(
-                (kind, members))
+                (kind, members)
+            )
         for index, device_kinds in enumerate(devices.values()):
-            layout += _plan_static_device(session, device_kinds,
-                                          f"inductor_pools{index}")
+            layout += _plan_static_device(
+                session, device_kinds, f"inductor_pools{index}", record
+            )
     _record(record, groups, layout, symbolic)
     return layout
 
 
-def _plan_static_device(session, kinds, name):
+def _plan_static_device(session, kinds, name, record):
     """A device's pools, static sizes: the output pools as Inductor lays
     them out (each output at the start of its own pool, or all outputs side
     by side in one), the rest planned by memplan around them."""
@@ -823,33 +948,249 @@ def _plan_static_device(session, kinds, name):
             members += group
             kind_of["main"] = kind
     if len(members) == 1:
-        return [(kinds[0][0], members, [sympy.Integer(0)],
-                 members[0].nbytes, "")]
+        return [
+            (kinds[0][0], members, [sympy.Integer(0)], members[0].nbytes, "")
+        ]
     layout = []
-    for pool, index, offsets, nbytes in _plan_static(session, members, name,
-                                                     fixed):
+    pools, optimal = _plan_static(session, members, name, fixed)
+    record.proven_optimal = record.proven_optimal and optimal
+    for pool, index, offsets, nbytes in pools:
         if len(index) == 1 and pool != "main":
             nbytes = members[index[0]].nbytes  # the output's own pool
-        layout.append((kind_of[pool], [members[i] for i in index],
-                       [sympy.Integer(o) for o in offsets], nbytes,
-                       session.planner))
+        layout.append(
+            (
+                kind_of[pool],
+                [members[i] for i in index],
+                [sympy.Integer(o) for o in offsets],
+                nbytes,
+                session.planner,
+            )
+        )
     return layout
 
 
 def _plan_symbolic_pools(session, kinds, record):
+    """A graph's pools when some sizes are symbolic. memplan's symbolic
+    plans have one pool, so the intermediates that fit in an output's own
+    pool before the output exists are put there first (_absorb), and the
+    rest planned by plan_symbolic."""
     import sympy
 
+    outputs = [(k, m) for k, m in kinds if k == "output"]
+    others = [(k, m) for k, m in kinds if k != "output"]
     layout = []
-    for index, (kind, members) in enumerate(kinds):
-        if len(members) == 1:
-            layout.append((kind, members, [sympy.Integer(0)],
-                           members[0].nbytes, ""))
+    for index, (kind, members) in enumerate(others):
+        if kind == "intermediates" and outputs:
+            members, absorbed = _absorb(members, outputs, record, session)
+            layout += absorbed
+        if not members:
             continue
-        offsets, nbytes, ranges = _plan_symbolic(
-            session, members, f"inductor_pool{index}", record)
-        record.symbols.update(ranges)
-        layout.append((kind, members, offsets, nbytes, "symbolic"))
+        if len(members) == 1:
+            layout.append(
+                (kind, members, [sympy.Integer(0)], members[0].nbytes, "")
+            )
+        elif all(g.nbytes.is_number for g in members):
+            pools, _ = _plan_static(
+                session, members, f"inductor_pool{index}", []
+            )
+            for _, idx, offsets, nbytes in pools:
+                layout.append(
+                    (
+                        kind,
+                        [members[i] for i in idx],
+                        [sympy.Integer(o) for o in offsets],
+                        nbytes,
+                        session.planner,
+                    )
+                )
+        else:
+            offsets, nbytes, ranges = _plan_symbolic(
+                session, members, f"inductor_pool{index}", record
+            )
+            record.symbols.update(ranges)
+            layout.append((kind, members, offsets, nbytes, "symbolic"))
+    done = {
+        id(m[0]) for _, m, _, _, _ in layout if len(m) > 1 and m[0].is_output
+    }
+    for kind, members in outputs:
+        if id(members[0]) not in done:
+            layout.append(
+                (kind, members, [sympy.Integer(0)], members[0].nbytes, "")
+            )
     return layout
+
+
+def _coefficients(expr, symbols):
+    """{monomial: integer coefficient} of a polynomial of the symbols."""
+    import sympy
+
+    if not symbols:
+        return {(): int(expr)}
+    poly = sympy.Poly(sympy.expand(expr), *symbols)
+    return {m: int(c) for m, c in poly.terms()}
+
+
+def _dominates(big, small):
+    """Every coefficient of big at least small's: big >= small at every
+    value >= 0 of the symbols."""
+    return all(big.get(m, 0) >= c for m, c in small.items()) and all(
+        c >= 0 or m in small for m, c in big.items()
+    )
+
+
+def _coefficient_max(a, b):
+    return {m: max(a.get(m, 0), b.get(m, 0)) for m in set(a) | set(b)}
+
+
+def _coefficient_sum(a, b):
+    return {m: a.get(m, 0) + b.get(m, 0) for m in set(a) | set(b)}
+
+
+def _next_absorbed(left, placed, out, capacity, sizes, hint):
+    """The largest intermediate live where the others' bytes (at the size
+    hints) peak that fits in the output's pool before the output, and its
+    offset there; (None, None) when none does."""
+    early = [g for g in left if max(g.end, g.begin + 1) <= out.begin]
+    if not early:
+        return None, None
+    steps = sorted({g.begin for g in left})
+    live = {
+        t: sum(
+            hint[id(g)] for g in left if g.begin <= t < max(g.end, g.begin + 1)
+        )
+        for t in steps
+    }
+    top = max(live.values())
+    peaks = [t for t in steps if live[t] >= top]
+    for g in early:  # left is sorted largest first
+        if not any(g.begin <= t < max(g.end, g.begin + 1) for t in peaks):
+            continue
+        offset = {}
+        for p, p_offset in placed:
+            if _conflict((g.begin, g.end), (p.begin, p.end)):
+                offset = _coefficient_max(
+                    offset, _coefficient_sum(p_offset, sizes[id(p)])
+                )
+        if _dominates(capacity, _coefficient_sum(offset, sizes[id(g)])):
+            return g, offset
+    return None, None
+
+
+def _absorb(members, outputs, record, session):
+    """Intermediates placed in an output's own pool, in the bytes and time
+    before the output exists (as Inductor's own planner does): each at the
+    coefficient-wise largest end of those placed there that it meets in
+    time, kept when it ends within the output's size at every value
+    (coefficient-wise). The choice is made at several values of the symbols
+    (the size hint, the ends of the ranges, values between); the one whose
+    remaining intermediates have the smallest worst lower-bound ratio over
+    those values is kept. Returns (the rest, layout entries)."""
+    import sympy
+
+    symbols = sorted(
+        set().union(
+            *(
+                g.nbytes.free_symbols
+                for g in members + [m[0] for _, m in outputs]
+            )
+        ),
+        key=lambda s: s.name,
+    )
+    ranges = _symbol_ranges(session, symbols, record)
+    sizes = {}
+    for g in members:
+        _, reserve = _polynomial(g, symbols)
+        sizes[id(g)] = _coefficients(_rounded(reserve, symbols), symbols)
+    points = _absorb_points(symbols, ranges)
+    everything = members + [m[0] for _, m in outputs]
+    best = None
+    for point in points:
+        left, layout = _absorb_at(members, outputs, symbols, sizes, point)
+        score = max(
+            _absorb_score(left, layout, everything, at) for at in points
+        )
+        if best is None or score < best[0]:
+            best = (score, left, layout)
+    _, left, layout = best
+    for _, pool, offsets, nbytes, _ in layout:
+        _check_symbolic(
+            pool,
+            offsets,
+            nbytes,
+            symbols,
+            {x.name: ranges[x.name] for x in symbols},
+        )
+        record.symbols.update({x.name: ranges[x.name] for x in symbols})
+    return left, layout
+
+
+def _absorb_points(symbols, ranges):
+    """Values of the symbols at which absorptions are chosen and scored."""
+    from torch._inductor.virtualized import V
+
+    points = []
+    for k in range(6):
+        point = {}
+        for x in symbols:
+            lo, hi = ranges[x.name]
+            lo = max(lo, 1)
+            point[x.name] = int(round(lo * (hi / lo) ** (k / 5)))
+        points.append(point)
+    try:
+        points.append(
+            {x.name: int(V.graph.sizevars.size_hint(x)) for x in symbols}
+        )
+    except Exception:  # no hint: the other values suffice
+        pass
+    return points
+
+
+def _absorb_score(left, layout, everything, at):
+    """(the remaining intermediates' bound + the output pools) / the bound
+    of everything, at one value of the symbols."""
+    lower = _peak_of_live_sum(
+        [_evaluate(g.nbytes, at) for g in everything],
+        [(g.begin, g.end) for g in everything],
+    )
+    rest = _peak_of_live_sum(
+        [_evaluate(g.nbytes, at) for g in left],
+        [(g.begin, g.end) for g in left],
+    )
+    pools = sum(_evaluate(g.nbytes, at) for g in everything if g.is_output)
+    return (rest + pools) / max(lower, 1)
+
+
+def _absorb_at(members, outputs, symbols, sizes, point):
+    import sympy
+
+    hint = {id(g): _evaluate(g.nbytes, point) for g in members}
+    left = sorted(members, key=lambda g: -hint[id(g)])
+    layout = []
+    for _, (out,) in sorted(
+        outputs, key=lambda o: -_evaluate(o[1][0].nbytes, point)
+    ):
+        capacity = _coefficients(out.nbytes, symbols)
+        placed = []  # (group, offset coefficients)
+        while True:
+            g, offset = _next_absorbed(left, placed, out, capacity, sizes, hint)
+            if g is None:
+                break
+            placed.append((g, offset))
+            left = [x for x in left if x is not g]
+        pool = [out] + [g for g, _ in placed]
+        offsets = [sympy.Integer(0)] + [
+            sympy.Add(
+                *[
+                    c * sympy.Mul(*[x**k for x, k in zip(symbols, m)])
+                    for m, c in off.items()
+                ]
+            )
+            for _, off in placed
+        ]
+        if placed:
+            layout.append(("output", pool, offsets, out.nbytes, "symbolic"))
+    order = {id(g): i for i, g in enumerate(members)}
+    return sorted(left, key=lambda g: order[id(g)]), layout
 
 
 def _record(record, groups, layout, symbolic):
@@ -858,17 +1199,22 @@ def _record(record, groups, layout, symbolic):
     total = sympy.Integer(0)
     for kind, members, _, nbytes, planner in layout:
         total = total + nbytes
-        record.pools.append(PoolRecord(
-            kind, len(members), int(nbytes) if sympy.sympify(
-                nbytes).is_number else nbytes, planner))
+        record.pools.append(
+            PoolRecord(
+                kind,
+                len(members),
+                int(nbytes) if sympy.sympify(nbytes).is_number else nbytes,
+                planner,
+            )
+        )
     record.nbytes = int(total) if total.is_number else total
     record.inductor_nbytes = _inductor_bytes(groups)
-    record._sizes = [int(g.nbytes) if g.nbytes.is_number else g.nbytes
-                     for g in groups]
+    record._sizes = [
+        int(g.nbytes) if g.nbytes.is_number else g.nbytes for g in groups
+    ]
     record._ranges = [(g.begin, g.end) for g in groups]
     if not symbolic:
-        record.lower_bound = _peak_of_live_sum(
-            [_round_up(s) for s in record._sizes], record._ranges)
+        record.lower_bound = _peak_of_live_sum(record._sizes, record._ranges)
 
 
 def _apply(planner_self, layout):

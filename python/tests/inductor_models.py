@@ -54,10 +54,16 @@ def encoder():
     # A Python activation keeps the layers off PyTorch's fused fast path, so
     # that Inductor compiles (and pools) the encoder's own ops.
     layer = torch.nn.TransformerEncoderLayer(
-        d_model=64, nhead=4, dim_feedforward=128, dropout=0.0,
-        activation=gelu, batch_first=True)
-    model = torch.nn.TransformerEncoder(layer, num_layers=2,
-                                        enable_nested_tensor=False).eval()
+        d_model=64,
+        nhead=4,
+        dim_feedforward=128,
+        dropout=0.0,
+        activation=gelu,
+        batch_first=True,
+    )
+    model = torch.nn.TransformerEncoder(
+        layer, num_layers=2, enable_nested_tensor=False
+    ).eval()
     return model, (torch.randn(2, 32, 64),)
 
 
@@ -87,9 +93,13 @@ class SmallCnn(torch.nn.Module):
     def __init__(self):
         super().__init__()
         self.features = torch.nn.Sequential(
-            torch.nn.Conv2d(3, 16, 3, padding=1), torch.nn.BatchNorm2d(16),
-            torch.nn.ReLU(), torch.nn.Conv2d(16, 32, 3, padding=1),
-            torch.nn.ReLU(), torch.nn.AdaptiveAvgPool2d(1))
+            torch.nn.Conv2d(3, 16, 3, padding=1),
+            torch.nn.BatchNorm2d(16),
+            torch.nn.ReLU(),
+            torch.nn.Conv2d(16, 32, 3, padding=1),
+            torch.nn.ReLU(),
+            torch.nn.AdaptiveAvgPool2d(1),
+        )
         self.head = torch.nn.Linear(32, 10)
 
     def forward(self, x):
@@ -108,15 +118,19 @@ class Block(torch.nn.Module):
         self.qkv = torch.nn.Linear(d, 3 * d)
         self.proj = torch.nn.Linear(d, d)
         self.ln2 = torch.nn.LayerNorm(d)
-        self.mlp = torch.nn.Sequential(torch.nn.Linear(d, 4 * d),
-                                       torch.nn.GELU(),
-                                       torch.nn.Linear(4 * d, d))
+        self.mlp = torch.nn.Sequential(
+            torch.nn.Linear(d, 4 * d),
+            torch.nn.GELU(),
+            torch.nn.Linear(4 * d, d),
+        )
 
     def forward(self, x):
         b, n, d = x.shape
         q, k, v = self.qkv(self.ln1(x)).split(d, dim=2)
-        q, k, v = (t.view(b, n, self.heads, d // self.heads).transpose(1, 2)
-                   for t in (q, k, v))
+        q, k, v = (
+            t.view(b, n, self.heads, d // self.heads).transpose(1, 2)
+            for t in (q, k, v)
+        )
         scores = (q @ k.transpose(-2, -1)) * (d // self.heads) ** -0.5
         mask = torch.ones(n, n, dtype=torch.bool, device=x.device).tril()
         scores = scores.masked_fill(~mask, float("-inf")).softmax(-1)
@@ -132,8 +146,9 @@ class Decoder(torch.nn.Module):
         super().__init__()
         self.tok = torch.nn.Embedding(vocab, d)
         self.pos = torch.nn.Embedding(DECODER_MAX, d)
-        self.blocks = torch.nn.Sequential(*[Block(d, heads)
-                                            for _ in range(layers)])
+        self.blocks = torch.nn.Sequential(
+            *[Block(d, heads) for _ in range(layers)]
+        )
         self.ln = torch.nn.LayerNorm(d)
         self.head = torch.nn.Linear(d, vocab)
 

@@ -37,7 +37,8 @@ def assert_planned(session, graphs=1):
         assert g.planned and g.groups >= 1
         assert sum(p.groups for p in g.pools) == g.groups
         assert any(p.planner == "best" for p in g.pools) or g.groups == len(
-            g.pools)
+            g.pools
+        )
         assert g.lower_bound <= g.nbytes <= g.inductor_nbytes
 
 
@@ -45,15 +46,20 @@ def assert_planned(session, graphs=1):
 def cnns():
     """The heavy compiles together: each CNN compiled once with memplan."""
     out = {}
-    for name in ("resnet50", "mobilenet_v3_large", "efficientnet_b0",
-                 "densenet121"):
+    for name in (
+        "resnet50",
+        "mobilenet_v3_large",
+        "efficientnet_b0",
+        "densenet121",
+    ):
         entry = models.STATIC[name]
         out[name] = (entry,) + compile_and_run(entry)
     return out
 
 
-@pytest.mark.parametrize("name", ["resnet50", "mobilenet_v3_large",
-                                  "efficientnet_b0", "densenet121"])
+@pytest.mark.parametrize(
+    "name", ["resnet50", "mobilenet_v3_large", "efficientnet_b0", "densenet121"]
+)
 def test_cnn_matches_eager_and_is_planned_by_memplan(cnns, name):
     entry, out, session = cnns[name]
     models.assert_close(out, entry.eager())
@@ -71,13 +77,17 @@ def small():
     out = {}
     for name in ("transformer_encoder", "inplace", "training_step"):
         entry = models.STATIC[name]
-        out[name] = (entry, compile_and_run(entry),
-                     compile_and_run(entry, planner=None))
+        out[name] = (
+            entry,
+            compile_and_run(entry),
+            compile_and_run(entry, planner=None),
+        )
     return out
 
 
-@pytest.mark.parametrize("name", ["transformer_encoder", "inplace",
-                                  "training_step"])
+@pytest.mark.parametrize(
+    "name", ["transformer_encoder", "inplace", "training_step"]
+)
 def test_small_model_matches_eager_and_inductors_own_planner(small, name):
     entry, (out, session), (ref, own) = small[name]
     # Same kernels, other offsets: the same bits as Inductor's own plan.
@@ -160,17 +170,22 @@ def test_unbounded_symbol_is_capped_and_correct_beyond_the_cap():
     assert large >= lower  # beyond the cap: side by side, still big enough
 
 
-def compile_tiny(dynamic=False, f=None):
+def tiny(x):
+    y = x @ x.t()
+    return (y.sin() @ y.cos()).sum(0)
+
+
+def compile_tiny(dynamic=False, f=tiny):
     torch._dynamo.reset()
-    f = f or (lambda x: ((x * 2).sin() * x.cos()).sum(0) + x[0])
     x = torch.randn(9, 8)
     out = torch.compile(f, dynamic=dynamic)(x)
     models.assert_close(out, f(x))
 
 
 def one_fallback(session, caught, why):
-    fallbacks = [w for w in caught if issubclass(w.category,
-                                                 mi.FallbackWarning)]
+    fallbacks = [
+        w for w in caught if issubclass(w.category, mi.FallbackWarning)
+    ]
     assert len(fallbacks) == 1, [str(w.message) for w in fallbacks]
     assert why in str(fallbacks[0].message)
     assert len(session.fallbacks) == 1
@@ -241,18 +256,24 @@ def test_everything_restored_on_exit():
     from torch._inductor.codegen import memory_planning as mp
     from torch._inductor.codegen import wrapper
 
-    before = (mp.MemoryPlanner.allocate_groups,
-              wrapper.PythonWrapperCodegen.run_wrapper_ir_passes,
-              config.memory_planning, config.fx_graph_cache)
+    before = (
+        mp.MemoryPlanner.allocate_groups,
+        wrapper.PythonWrapperCodegen.run_wrapper_ir_passes,
+        config.memory_planning,
+        config.fx_graph_cache,
+    )
     with pytest.raises(KeyError):
         with mi.planning() as session:
             assert mi.installed() is session and session.hooked
             assert config.memory_planning and not config.fx_graph_cache
             assert mp.MemoryPlanner.allocate_groups is not before[0]
             raise KeyError("leave")
-    after = (mp.MemoryPlanner.allocate_groups,
-             wrapper.PythonWrapperCodegen.run_wrapper_ir_passes,
-             config.memory_planning, config.fx_graph_cache)
+    after = (
+        mp.MemoryPlanner.allocate_groups,
+        wrapper.PythonWrapperCodegen.run_wrapper_ir_passes,
+        config.memory_planning,
+        config.fx_graph_cache,
+    )
     assert after == before and mi.installed() is None
     session = mi.install()
     try:
