@@ -31,6 +31,7 @@ import warnings
 import memplan
 
 __all__ = [
+    "DEFAULT_SYMBOLIC_WORK_LIMIT",
     "DEFAULT_UNBOUNDED_MAX",
     "FallbackWarning",
     "GraphRecord",
@@ -47,8 +48,13 @@ __all__ = [
 # code stays correct at every size.
 DEFAULT_UNBOUNDED_MAX = 4096
 
+# The work limit of a symbolic search (memplan.plan_symbolic's units): on
+# the decoder of the tests it finds the plan of the library's default.
+DEFAULT_SYMBOLIC_WORK_LIMIT = 2_000_000
+
+_SYMBOLIC_PLANNERS = ("symbolic_greedy", "symbolic_search", "upper_bound")
 _ALIGN = 64  # Inductor's ALIGN_BYTES: every offset a multiple of it
-_SAMPLES = 12  # values of each symbol at which written-back offsets are checked
+_SAMPLES = 6  # values of each symbol at which written-back offsets are checked
 
 
 class FallbackWarning(UserWarning):
@@ -130,6 +136,8 @@ class Session:
         unbounded_max,
         work_limit,
         time_limit,
+        symbolic_work_limit=None,
+        symbolic_planner="symbolic_greedy",
     ):
         self.planner = planner
         self.options = dict(options or {})
@@ -137,6 +145,8 @@ class Session:
         self.max_buckets = max_buckets
         self.unbounded_max = unbounded_max
         self.work_limit = work_limit
+        self.symbolic_work_limit = symbolic_work_limit
+        self.symbolic_planner = symbolic_planner
         self.time_limit = time_limit
         self.graphs = []
         self.hooked = False
@@ -197,6 +207,8 @@ def install(
     unbounded_max=DEFAULT_UNBOUNDED_MAX,
     work_limit=None,
     time_limit=None,
+    symbolic_planner="symbolic_greedy",
+    symbolic_work_limit=DEFAULT_SYMBOLIC_WORK_LIMIT,
 ):
     """Makes every later torch.compile plan Inductor's pools with memplan,
     until `uninstall()`; returns the Session recording what was planned.
@@ -207,7 +219,9 @@ def install(
     options, work_limit and time_limit go to memplan.plan (the planner's
     options and limits). training: plan the graphs of a training step too
     (Inductor's own planning skips them). max_buckets: of a symbolic plan,
-    see memplan.plan_symbolic. unbounded_max: the value a shape symbol
+    see memplan.plan_symbolic; symbolic_planner: its planner
+    ("symbolic_greedy", fast; "symbolic_search" finds smaller plans in a
+    second or so a graph, within symbolic_work_limit). unbounded_max: the value a shape symbol
     without an upper bound is planned up to (above it the buffers of a pool
     lie side by side). Sets `memory_planning=True` and turns off Inductor's
     FX graph and AOT autograd caches (a cached graph would skip planning);
@@ -220,6 +234,11 @@ def install(
             "call memplan.inductor.uninstall()) before starting another"
         )
     _validate(planner, max_buckets, unbounded_max)
+    if symbolic_planner not in _SYMBOLIC_PLANNERS:
+        raise ValueError(
+            f"memplan.inductor: unknown symbolic_planner "
+            f"{symbolic_planner!r}; one of {', '.join(_SYMBOLIC_PLANNERS)}"
+        )
     session = Session(
         planner,
         options,
@@ -228,6 +247,8 @@ def install(
         unbounded_max,
         work_limit,
         time_limit,
+        symbolic_work_limit,
+        symbolic_planner,
     )
     _restore.extend(_configure())
     problem = _hook_problem()
@@ -421,10 +442,10 @@ def _evaluate(expr, values):
         return expr
     import sympy
 
-    subs = {s: values[s.name] for s in expr.free_symbols}
-    result = expr.subs(subs)
+    subs = {s: sympy.Integer(values[s.name]) for s in expr.free_symbols}
+    result = expr.xreplace(subs)  # FloorDiv, Min, ... evaluate on numbers
     if not result.is_number:
-        result = sympy.simplify(result)
+        result = sympy.simplify(expr.subs(subs))
     return int(result)
 
 
@@ -746,8 +767,9 @@ def _plan_symbolic(session, members, name, record):
         graph,
         max_buckets=session.max_buckets,
         alignment=_ALIGN,
-        work_limit=session.work_limit,
+        work_limit=session.symbolic_work_limit,
         time_limit=session.time_limit,
+        planner=session.symbolic_planner,
     )
     plan.verify()
     offsets, peak = _select_buckets(plan, symbols, len(members))
@@ -1103,12 +1125,13 @@ def _absorb(members, outputs, record, session):
         sizes[id(g)] = _coefficients(_rounded(reserve, symbols), symbols)
     points = _absorb_points(symbols, ranges)
     everything = members + [m[0] for _, m in outputs]
+    values = [
+        {id(g): _evaluate(g.nbytes, p) for g in everything} for p in points
+    ]
     best = None
-    for point in points:
+    for point in values:
         left, layout = _absorb_at(members, outputs, symbols, sizes, point)
-        score = max(
-            _absorb_score(left, layout, everything, at) for at in points
-        )
+        score = max(_absorb_score(left, everything, at) for at in values)
         if best is None or score < best[0]:
             best = (score, left, layout)
     _, left, layout = best
@@ -1145,30 +1168,29 @@ def _absorb_points(symbols, ranges):
     return points
 
 
-def _absorb_score(left, layout, everything, at):
+def _absorb_score(left, everything, at):
     """(the remaining intermediates' bound + the output pools) / the bound
-    of everything, at one value of the symbols."""
+    of everything, at one value of the symbols (`at`: each group's bytes
+    there)."""
     lower = _peak_of_live_sum(
-        [_evaluate(g.nbytes, at) for g in everything],
-        [(g.begin, g.end) for g in everything],
+        [at[id(g)] for g in everything], [(g.begin, g.end) for g in everything]
     )
     rest = _peak_of_live_sum(
-        [_evaluate(g.nbytes, at) for g in left],
-        [(g.begin, g.end) for g in left],
+        [at[id(g)] for g in left], [(g.begin, g.end) for g in left]
     )
-    pools = sum(_evaluate(g.nbytes, at) for g in everything if g.is_output)
+    pools = sum(at[id(g)] for g in everything if g.is_output)
     return (rest + pools) / max(lower, 1)
 
 
 def _absorb_at(members, outputs, symbols, sizes, point):
+    """The absorption chosen at one value of the symbols (`point`: each
+    group's bytes there)."""
     import sympy
 
-    hint = {id(g): _evaluate(g.nbytes, point) for g in members}
+    hint = point
     left = sorted(members, key=lambda g: -hint[id(g)])
     layout = []
-    for _, (out,) in sorted(
-        outputs, key=lambda o: -_evaluate(o[1][0].nbytes, point)
-    ):
+    for _, (out,) in sorted(outputs, key=lambda o: -point[id(o[1][0])]):
         capacity = _coefficients(out.nbytes, symbols)
         placed = []  # (group, offset coefficients)
         while True:

@@ -291,4 +291,6 @@ def test_bad_options_are_errors_naming_them():
         mi.install(max_buckets=0)
     with pytest.raises(ValueError, match="unbounded_max"):
         mi.install(unbounded_max=-3)
+    with pytest.raises(ValueError, match="unknown symbolic_planner 'x'"):
+        mi.install(symbolic_planner="x")
     assert mi.installed() is None
