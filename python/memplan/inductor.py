@@ -250,12 +250,16 @@ def install(
         symbolic_work_limit,
         symbolic_planner,
     )
-    _restore.extend(_configure())
-    problem = _hook_problem()
-    if problem is None:
-        _restore.extend(_hook(training))
-        session.hooked = True
-    else:
+    try:
+        _restore.extend(_configure())
+        problem = _hook_problem()
+        if problem is None:
+            _restore.extend(_hook(training))
+            session.hooked = True
+    except BaseException:
+        uninstall()
+        raise
+    if problem is not None:
         warnings.warn(
             f"memplan.inductor: {problem}; Inductor's own memory planner "
             f"plans the pools",

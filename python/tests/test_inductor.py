@@ -217,6 +217,30 @@ def test_fallback_planner_error(monkeypatch):
     one_fallback(session, caught, "simulated planner failure")
 
 
+def test_written_back_offsets_are_checked_against_inductors_live_ranges(
+    monkeypatch,
+):
+    """A plan that the verifier would refuse (every intermediate at offset
+    0, verifier bypassed) is caught by the check of the offsets against
+    Inductor's own live ranges: Inductor's planner plans instead."""
+    real_plan = memplan.plan
+
+    def overlapping(graph, *args, **kwargs):
+        plan = real_plan(graph, *args, **kwargs)
+        for p in plan.placements:
+            if p.pool == "main":
+                plan = plan.moved(p.name, 0)
+        return plan
+
+    monkeypatch.setattr(memplan, "plan", overlapping)
+    monkeypatch.setattr(memplan, "verify", lambda graph, plan: None)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        with mi.planning() as session:
+            compile_tiny()
+    one_fallback(session, caught, "both live at once, in the same bytes")
+
+
 def test_fallback_memory_pool_none(monkeypatch):
     import torch._inductor.config as config
 
