@@ -792,7 +792,7 @@ def _plan_symbolic(session, members, name, record):
             total = total + _rounded(reserve, symbols)
         offsets = [o + hit * (n - o) for o, n in zip(offsets, naive)]
         peak = peak + hit * (total - peak)
-    _check_symbolic(members, offsets, peak, symbols, ranges)
+    _check_symbolic(members, offsets, peak, symbols, ranges, record.capped)
     return offsets, peak, ranges
 
 
@@ -839,15 +839,20 @@ def _select_buckets(plan, symbols, count):
     return offsets, peak
 
 
-def _sample_values(ranges, hints):
+def _sample_values(ranges, hints, beyond):
     """Values of each symbol at which the written-back plan is checked: the
-    ends of its range, past its end, the size hint, and values between."""
+    ends of its range, the size hint, values between, and past the end for
+    the symbols in `beyond` (capped: the code must hold there too)."""
     out = []
     for name, (lo, hi) in ranges.items():
-        values = {lo, hi, hi + 1, 2 * hi + 3, hints.get(name, lo)}
+        values = {lo, hi, hints.get(name, lo)}
         for k in range(_SAMPLES):
             values.add(lo + (hi - lo) * k // max(1, _SAMPLES - 1) + k % 3)
-        out.append(sorted(v for v in values if v >= max(lo, 0)))
+        top = hi
+        if name in beyond:
+            values |= {hi + 1, 2 * hi + 3}
+            top = 2 * hi + 3
+        out.append(sorted(v for v in values if max(lo, 0) <= v <= top))
     points = []
     for k in range(max(len(v) for v in out)):
         points.append(
@@ -856,7 +861,7 @@ def _sample_values(ranges, hints):
     return points
 
 
-def _check_symbolic(members, offsets, peak, symbols, ranges):
+def _check_symbolic(members, offsets, peak, symbols, ranges, beyond=()):
     from torch._inductor.virtualized import V
 
     hints = {}
@@ -866,7 +871,7 @@ def _check_symbolic(members, offsets, peak, symbols, ranges):
         except Exception:  # no hint: the range's ends are checked anyway
             pass
     ranges_live = [(g.begin, g.end) for g in members]
-    for values in _sample_values(ranges, hints):
+    for values in _sample_values(ranges, hints, beyond):
         offs = [_evaluate(o, values) for o in offsets]
         sizes = [max(1, _evaluate(g.nbytes, values)) for g in members]
         pool = _evaluate(peak, values)
@@ -1146,6 +1151,7 @@ def _absorb(members, outputs, record, session):
             nbytes,
             symbols,
             {x.name: ranges[x.name] for x in symbols},
+            record.capped,
         )
         record.symbols.update({x.name: ranges[x.name] for x in symbols})
     return left, layout
