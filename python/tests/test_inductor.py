@@ -1,0 +1,320 @@
+"""memplan.inductor: torch.compile with Inductor's pools planned by memplan,
+proven by running the compiled models (CPU) against eager and against
+Inductor's own planner: torchvision CNNs, a transformer encoder, in-place
+ops, a training step (both AOT graphs planned), a GPT-like decoder with a
+dynamic sequence length planned once symbolically and run at many lengths;
+each fallback to Inductor's own planner forced; everything restored on
+exit. Compiles are shared in module fixtures to keep CPU time small."""
+
+import warnings
+
+import pytest
+import torch
+
+import inductor_models as models
+import memplan
+import memplan.inductor as mi
+
+torch.set_num_threads(1)
+
+
+def compile_and_run(entry, planner="best"):
+    torch._dynamo.reset()
+    model, inputs = entry.make()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", mi.FallbackWarning)
+        with mi.planning(planner) as session:
+            out = entry.run(model, inputs)
+    return out, session
+
+
+def assert_planned(session, graphs=1):
+    """memplan placed every group of every graph, in pools no larger than
+    Inductor's own, no smaller than the lower bound."""
+    assert len(session.graphs) == graphs
+    assert session.fallbacks == []
+    for g in session.graphs:
+        assert g.planned and g.groups >= 1
+        assert sum(p.groups for p in g.pools) == g.groups
+        assert any(p.planner == "best" for p in g.pools) or g.groups == len(
+            g.pools
+        )
+        assert g.lower_bound <= g.nbytes <= g.inductor_nbytes
+
+
+@pytest.fixture(scope="module")
+def cnns():
+    """The heavy compiles together: each CNN compiled once with memplan."""
+    out = {}
+    for name in (
+        "resnet50",
+        "mobilenet_v3_large",
+        "efficientnet_b0",
+        "densenet121",
+    ):
+        entry = models.STATIC[name]
+        out[name] = (entry,) + compile_and_run(entry)
+    return out
+
+
+@pytest.mark.parametrize(
+    "name", ["resnet50", "mobilenet_v3_large", "efficientnet_b0", "densenet121"]
+)
+def test_cnn_matches_eager_and_is_planned_by_memplan(cnns, name):
+    entry, out, session = cnns[name]
+    models.assert_close(out, entry.eager())
+    assert_planned(session)
+    (graph,) = session.graphs
+    assert graph.groups >= 10
+    # Many groups share one pool: memplan placed them, not one pool each.
+    assert max(p.groups for p in graph.pools) >= 10
+
+
+@pytest.fixture(scope="module")
+def small():
+    """Encoder, in-place ops and a training step, each compiled with
+    memplan and with Inductor's own planner (recorded, planner=None)."""
+    out = {}
+    for name in ("transformer_encoder", "inplace", "training_step"):
+        entry = models.STATIC[name]
+        out[name] = (
+            entry,
+            compile_and_run(entry),
+            compile_and_run(entry, planner=None),
+        )
+    return out
+
+
+@pytest.mark.parametrize(
+    "name", ["transformer_encoder", "inplace", "training_step"]
+)
+def test_small_model_matches_eager_and_inductors_own_planner(small, name):
+    entry, (out, session), (ref, own) = small[name]
+    # Same kernels, other offsets: the same bits as Inductor's own plan.
+    torch.testing.assert_close(out, ref, rtol=0, atol=0)
+    models.assert_close(out, entry.eager())
+    graphs = 2 if entry.training else 1
+    assert_planned(session, graphs)
+    assert len(own.graphs) == graphs and own.fallbacks == []
+    for mine, theirs in zip(session.graphs, own.graphs):
+        assert mine.groups == theirs.groups
+        assert theirs.nbytes == mine.inductor_nbytes
+
+
+def test_training_step_plans_forward_and_backward(small):
+    entry, (grads, session), _ = small["training_step"]
+    eager = entry.eager()
+    assert len(grads) == len(eager) > 2
+    models.assert_close(grads, eager)
+    forward, backward = session.graphs
+    assert forward.groups >= 2 and backward.groups >= 2
+
+
+@pytest.fixture(scope="module")
+def decoder():
+    torch._dynamo.reset()
+    model, _ = models.DECODER.make()
+    results = {}
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", mi.FallbackWarning)
+        with mi.planning() as session:
+            compiled = models.DECODER.compile(model)
+            for n in models.DECODER_SIZES:
+                x = models.decoder_input(n)
+                with torch.no_grad():
+                    results[n] = (compiled(x), model(x))
+    return session, results
+
+
+def test_decoder_dynamic_sequence_one_symbolic_plan(decoder):
+    session, results = decoder
+    for n, (out, eager) in results.items():
+        models.assert_close(out, eager)
+    assert session.fallbacks == []
+    symbolic = [g for g in session.graphs if g.symbols]
+    # One compile for every length from 2 to the maximum (1 is its own).
+    assert len(symbolic) == 1
+    (graph,) = symbolic
+    (name,) = graph.symbols
+    assert graph.symbols[name] == (2, models.DECODER_MAX)
+    assert graph.capped == []
+    for n in models.DECODER_SIZES[1:]:
+        nbytes, inductor, lower = graph.at({name: n})
+        assert 0 < lower <= nbytes
+        assert nbytes % 64 == 0
+    assert any(p.planner == "symbolic" for p in graph.pools)
+
+
+def test_unbounded_symbol_is_capped_and_correct_beyond_the_cap():
+    torch._dynamo.reset()
+
+    def f(x):
+        y = (x * 2).sin()
+        z = (y @ y.t()).relu()
+        return z.sum(0) + y.sum(1)
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", mi.FallbackWarning)
+        with mi.planning(unbounded_max=16) as session:
+            compiled = torch.compile(f)
+            for n in (5, 16, 40):
+                x = torch.randn(n, 8)
+                torch._dynamo.mark_dynamic(x, 0)  # no maximum
+                models.assert_close(compiled(x), f(x))
+    (graph,) = [g for g in session.graphs if g.symbols]
+    assert graph.capped and graph.planned
+    (name,) = graph.symbols
+    assert graph.symbols[name][1] == 16
+    small, _, _ = graph.at({name: 16})
+    large, _, lower = graph.at({name: 40})
+    assert large >= lower  # beyond the cap: side by side, still big enough
+
+
+def tiny(x):
+    y = x @ x.t()
+    return (y.sin() @ y.cos()).sum(0)
+
+
+def compile_tiny(dynamic=False, f=tiny):
+    torch._dynamo.reset()
+    x = torch.randn(9, 8)
+    out = torch.compile(f, dynamic=dynamic)(x)
+    models.assert_close(out, f(x))
+
+
+def one_fallback(session, caught, why):
+    fallbacks = [
+        w for w in caught if issubclass(w.category, mi.FallbackWarning)
+    ]
+    assert len(fallbacks) == 1, [str(w.message) for w in fallbacks]
+    assert why in str(fallbacks[0].message)
+    assert len(session.fallbacks) == 1
+    assert why in session.fallbacks[0].fallback
+
+
+def test_fallback_unsupported_size_expression():
+    def f(x):
+        h = x[::2]  # (s + 1) // 2 rows: not a polynomial
+        y = h @ h.t()
+        return (y.sin() @ y.cos()).sum(0)
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        with mi.planning() as session:
+            compile_tiny(dynamic=True, f=f)
+    one_fallback(session, caught, "is not a polynomial")
+
+
+def test_fallback_planner_error(monkeypatch):
+    def broken(*args, **kwargs):
+        raise memplan.Error("simulated planner failure")
+
+    monkeypatch.setattr(memplan, "plan", broken)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        with mi.planning() as session:
+            compile_tiny()
+    one_fallback(session, caught, "simulated planner failure")
+
+
+def test_written_back_offsets_are_checked_against_inductors_live_ranges(
+    monkeypatch,
+):
+    """A plan that the verifier would refuse (every intermediate at offset
+    0, verifier bypassed) is caught by the check of the offsets against
+    Inductor's own live ranges: Inductor's planner plans instead."""
+    real_plan = memplan.plan
+
+    def overlapping(graph, *args, **kwargs):
+        plan = real_plan(graph, *args, **kwargs)
+        for p in plan.placements:
+            if p.pool == "main":
+                plan = plan.moved(p.name, 0)
+        return plan
+
+    monkeypatch.setattr(memplan, "plan", overlapping)
+    monkeypatch.setattr(memplan, "verify", lambda graph, plan: None)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        with mi.planning() as session:
+            compile_tiny()
+    one_fallback(session, caught, "both live at once, in the same bytes")
+
+
+def test_fallback_memory_pool_none(monkeypatch):
+    import torch._inductor.config as config
+
+    monkeypatch.setattr(config, "memory_pool", "none")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        with mi.planning() as session:
+            compile_tiny()
+    one_fallback(session, caught, "memory_pool='none'")
+
+
+def test_fallback_changed_hook_signature(monkeypatch):
+    from torch._inductor.codegen import memory_planning as mp
+
+    def allocate_groups(self, extra):
+        raise AssertionError("never called")
+
+    monkeypatch.setattr(mp.MemoryPlanner, "allocate_groups", allocate_groups)
+    with pytest.warns(mi.FallbackWarning, match="allocate_groups takes"):
+        with mi.planning() as session:
+            assert not session.hooked
+            assert mp.MemoryPlanner.allocate_groups is allocate_groups
+    assert mp.MemoryPlanner.allocate_groups is allocate_groups
+
+
+def test_fallback_missing_hook(monkeypatch):
+    from torch._inductor.codegen import memory_planning as mp
+
+    monkeypatch.delattr(mp, "AllocationPools")
+    with pytest.warns(mi.FallbackWarning, match="has no AllocationPools"):
+        with mi.planning() as session:
+            assert not session.hooked
+
+
+def test_everything_restored_on_exit():
+    import torch._inductor.config as config
+    from torch._inductor.codegen import memory_planning as mp
+    from torch._inductor.codegen import wrapper
+
+    before = (
+        mp.MemoryPlanner.allocate_groups,
+        wrapper.PythonWrapperCodegen.run_wrapper_ir_passes,
+        config.memory_planning,
+        config.fx_graph_cache,
+    )
+    with pytest.raises(KeyError):
+        with mi.planning() as session:
+            assert mi.installed() is session and session.hooked
+            assert config.memory_planning and not config.fx_graph_cache
+            assert mp.MemoryPlanner.allocate_groups is not before[0]
+            raise KeyError("leave")
+    after = (
+        mp.MemoryPlanner.allocate_groups,
+        wrapper.PythonWrapperCodegen.run_wrapper_ir_passes,
+        config.memory_planning,
+        config.fx_graph_cache,
+    )
+    assert after == before and mi.installed() is None
+    session = mi.install()
+    try:
+        with pytest.raises(RuntimeError, match="already active"):
+            mi.install()
+    finally:
+        mi.uninstall()
+    assert mp.MemoryPlanner.allocate_groups is before[0]
+
+
+def test_bad_options_are_errors_naming_them():
+    with pytest.raises(ValueError, match="unknown planner 'nope'"):
+        mi.install("nope")
+    with pytest.raises(ValueError, match="max_buckets"):
+        mi.install(max_buckets=0)
+    with pytest.raises(ValueError, match="unbounded_max"):
+        mi.install(unbounded_max=-3)
+    with pytest.raises(ValueError, match="unknown symbolic_planner 'x'"):
+        mi.install(symbolic_planner="x")
+    assert mi.installed() is None
