@@ -384,8 +384,8 @@ TEST(TfliteTest, HostileInputsAreClearErrors) {
   m = SmallModel();
   m.subgraph().operators[0]->inputs[0] = 7;  // reads "out" before FC makes it
   EXPECT_THAT(ErrorOf(m.Bytes()),
-              HasSubstr("\"bad.tflite\": op \"0_CONV_2D\" reads tensor "
-                        "\"out\", which no earlier op produces"));
+              HasSubstr("\"bad.tflite\": ops \"0_CONV_2D\" -> \"1_RESHAPE\" -> "
+                        "\"2_FULLY_CONNECTED\" -> \"0_CONV_2D\" form a cycle"));
   m = SmallModel();
   m.model().subgraphs.push_back(std::make_unique<tflite::SubGraphT>());
   m.Op(tflite::BuiltinOperator_WHILE, {0}, {3});

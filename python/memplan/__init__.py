@@ -530,71 +530,78 @@ def plan(
       ("proven optimal", "at the lower bound" or "done").
     A plan a time or work limit decided warns with LimitWarning.
     """
+    arguments = {
+        name: value
+        for name, value in locals().items()
+        if name not in ("graph", "planner", "progress")
+    }
     graph = _input(graph)
     _check_plan_arguments(graph, progress)
     _check_solve_arguments(seed, threads, work_limit, options)
     if progress is True:
-        display = _progress.Display("plan")
-        try:
-            result = plan(
-                graph,
-                planner,
-                time_limit=time_limit,
-                work_limit=work_limit,
-                alignment=alignment,
-                pools=pools,
-                capacity=capacity,
-                plan_constants=plan_constants,
-                plan_inputs=plan_inputs,
-                plan_outputs=plan_outputs,
-                seed=seed,
-                threads=threads,
-                options=options,
-                reorder=reorder,
-                progress=display.improved,
-            )
-        except BaseException:
-            display.close("failed")
-            raise
-        ratio = (
-            f" = {result.peak / result.lower_bound:.4f}x lower bound"
-            if result.lower_bound > 0 and len(result.pool_used) == 1
-            else ""
+        return _plan_with_display(
+            lambda shown: plan(graph, planner, progress=shown, **arguments)
         )
-        display.close(
-            _progress.stop_reason(result),
-            f"best peak {result.peak:,} bytes{ratio} ({result.planner})",
-        )
-        return result
     try:
         result = _memplan._plan(
             _input(graph),
             planner=planner or "",
-            time_limit=_seconds(time_limit, "time_limit"),
-            work_limit=work_limit,
-            seed=seed,
-            threads=threads,
-            options=dict(options or {}),
-            reorder=reorder or "",
-            alignment=_size(alignment, "alignment"),
-            pools=_pools(pools),
-            capacity=_size(capacity, "capacity"),
-            plan_constants=plan_constants,
-            plan_inputs=plan_inputs,
-            plan_outputs=plan_outputs,
             progress=progress or None,
+            **_module_arguments(**arguments),
         )
     except TypeError as error:
         if "incompatible function arguments" not in str(error):
             raise
-        raise TypeError(
-            "memplan.plan: an argument has the wrong type: planner and "
-            "reorder are str, work_limit, seed and threads int, options a "
-            "dict, plan_constants, plan_inputs and plan_outputs bool "
-            f"(got planner={planner!r}, work_limit={work_limit!r}, "
-            f"seed={seed!r}, threads={threads!r}, reorder={reorder!r})"
-        ) from None
+        raise _wrong_plan_argument(planner, **arguments) from None
     return _warn_when_limited(result, time_limit, work_limit)
+
+
+def _module_arguments(
+    time_limit, options, reorder, alignment, pools, capacity, **rest
+):
+    """plan()'s keyword arguments as the module takes them: sizes and
+    durations read, pools made Pool objects."""
+    return dict(
+        rest,
+        time_limit=_seconds(time_limit, "time_limit"),
+        options=dict(options or {}),
+        reorder=reorder or "",
+        alignment=_size(alignment, "alignment"),
+        pools=_pools(pools),
+        capacity=_size(capacity, "capacity"),
+    )
+
+
+def _wrong_plan_argument(planner, work_limit, seed, threads, reorder, **_):
+    """plan()'s TypeError for arguments the module refused by type."""
+    return TypeError(
+        "memplan.plan: an argument has the wrong type: planner and "
+        "reorder are str, work_limit, seed and threads int, options a "
+        "dict, plan_constants, plan_inputs and plan_outputs bool "
+        f"(got planner={planner!r}, work_limit={work_limit!r}, "
+        f"seed={seed!r}, threads={threads!r}, reorder={reorder!r})"
+    )
+
+
+def _plan_with_display(run):
+    """plan(progress=True): run(improved) with a progress display, which
+    ends with the plan's ratio to the lower bound and why the run stopped."""
+    display = _progress.Display("plan")
+    try:
+        result = run(display.improved)
+    except BaseException:
+        display.close("failed")
+        raise
+    ratio = (
+        f" = {result.peak / result.lower_bound:.4f}x lower bound"
+        if result.lower_bound > 0 and len(result.pool_used) == 1
+        else ""
+    )
+    display.close(
+        _progress.stop_reason(result),
+        f"best peak {result.peak:,} bytes{ratio} ({result.planner})",
+    )
+    return result
 
 
 def _warn_when_limited(result, time_limit, work_limit):

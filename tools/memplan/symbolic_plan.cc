@@ -326,6 +326,41 @@ absl::Status VerifySymbolicPlanFile(
   return absl::OkStatus();
 }
 
+namespace {
+
+// The bucket's offsets at `values`, placed on `problem` (the graph bound
+// there), with the plan's statistics; an error names a buffer the plan
+// lacks.
+absl::StatusOr<Plan> BucketPlanAt(const SymbolicProblem& rebuilt,
+                                  const SymbolicBucket& bucket,
+                                  const Problem& problem,
+                                  const DimValues& values,
+                                  const std::string& input_path) {
+  // The bucket's offsets at the values, placed on the graph bound there.
+  std::map<std::string, size_t> by_name;
+  for (size_t b = 0; b < rebuilt.buffers.size(); ++b) {
+    by_name.emplace(rebuilt.buffers[b].name, b);
+  }
+  Plan plan;
+  const DimValues taken = StepValues(values, bucket.steps);
+  for (BufferId b = 0; b < static_cast<BufferId>(problem.buffers.size()); ++b) {
+    auto it = by_name.find(problem.buffers[b].name);
+    if (it == by_name.end()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "invalid plan: buffer \"", problem.buffers[b].name, "\" of ",
+          input_path, " at ", ValuesText(values), " is not in the plan"));
+    }
+    absl::StatusOr<int64_t> offset =
+        bucket.plan.offsets[it->second].Evaluate(taken);
+    if (!offset.ok()) return offset.status();
+    plan.assignments.push_back({.buffer = b, .pool = 0, .offset = *offset});
+  }
+  ComputePlanStatistics(problem, plan);
+  return plan;
+}
+
+}  // namespace
+
 absl::Status VerifySymbolicPlanAt(const PlanFile& file,
                                   const std::string& input_path,
                                   const PlanInput& input) {
@@ -363,27 +398,11 @@ absl::Status VerifySymbolicPlanAt(const PlanFile& file,
     return absl::InvalidArgumentError(
         absl::StrCat("invalid plan: no bucket holds ", ValuesText(*values)));
   }
-  // The bucket's offsets at the values, placed on the graph bound there.
-  std::map<std::string, size_t> by_name;
-  for (size_t b = 0; b < rebuilt->buffers.size(); ++b) {
-    by_name.emplace(rebuilt->buffers[b].name, b);
-  }
-  Plan plan;
+  absl::StatusOr<Plan> at =
+      BucketPlanAt(*rebuilt, *bucket, problem, *values, input_path);
+  if (!at.ok()) return at.status();
+  Plan& plan = *at;
   plan.planner = symbolic->planner;
-  const DimValues taken = StepValues(*values, bucket->steps);
-  for (BufferId b = 0; b < static_cast<BufferId>(problem.buffers.size()); ++b) {
-    auto it = by_name.find(problem.buffers[b].name);
-    if (it == by_name.end()) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "invalid plan: buffer \"", problem.buffers[b].name, "\" of ",
-          input_path, " at ", ValuesText(*values), " is not in the plan"));
-    }
-    absl::StatusOr<int64_t> offset =
-        bucket->plan.offsets[it->second].Evaluate(taken);
-    if (!offset.ok()) return offset.status();
-    plan.assignments.push_back({.buffer = b, .pool = 0, .offset = *offset});
-  }
-  ComputePlanStatistics(problem, plan);
   if (absl::Status s = VerifyPlan(problem, plan); !s.ok()) {
     return absl::InvalidArgumentError(absl::StrCat(
         "invalid plan at ", ValuesText(*values), ": ", s.message()));
