@@ -1028,7 +1028,8 @@ TEST(MemplanToolTest, ProgressLineSaysWhyTheRunStopped) {
        "work limit"},
       // Work without end: the time limit stops it on any machine (exact
       // needs seconds to prove J).
-      {"plan " + j + " --planner=exact --time-limit=0.2 --work-limit=1e12",
+      {"plan " + j +
+           " --planner=exact --time-limit=0.2 --work-limit=1000000000000",
        "time limit"},
       {"plan " + Data("training/mobilenet_v2_train.json"),
        "within 1.002x of the lower bound (option enough)"},
