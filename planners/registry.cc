@@ -11,6 +11,7 @@
 #include <limits>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -30,6 +31,7 @@
 #include "memplan/planners/hill_climb.h"
 #include "memplan/problem.h"
 #include "memplan/spelling.h"
+#include "model/problem_util.h"
 #include "packed.h"
 #include "planners.h"
 #include "registry_options.h"
@@ -390,11 +392,9 @@ class CapacityExplained : public Planner {
   // up to less than the lower bound, with `failure`; else OK.
   static absl::Status BelowLowerBound(const Problem& problem,
                                       const absl::Status& failure) {
-    Bytes capacity = 0;
-    for (const Pool& pool : problem.pools) {
-      if (pool.capacity == 0) return absl::OkStatus();
-      capacity += pool.capacity;
-    }
+    const std::optional<Bytes> total = internal::TotalCapacity(problem);
+    if (!total.has_value()) return absl::OkStatus();
+    const Bytes capacity = *total;
     const Bytes lower_bound = LowerBound(problem);
     if (lower_bound <= capacity) return absl::OkStatus();
     return absl::ResourceExhaustedError(absl::StrCat(

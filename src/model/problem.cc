@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <limits>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -413,6 +414,18 @@ std::string DescribeBuffer(const Problem& problem, BufferId buffer) {
   const Buffer& b = problem.buffers[buffer];
   return absl::StrCat("buffer \"", b.name, "\" (", b.size, " bytes, alive [",
                       b.lifetime.start, ", ", b.lifetime.end, "))");
+}
+
+std::optional<Bytes> TotalCapacity(const Problem& problem) {
+  constexpr Bytes kMaxBytes = std::numeric_limits<Bytes>::max();
+  if (problem.pools.empty()) return std::nullopt;
+  Bytes total = 0;
+  for (const Pool& pool : problem.pools) {
+    if (pool.capacity == 0) return std::nullopt;  // unbounded
+    total =
+        pool.capacity > kMaxBytes - total ? kMaxBytes : total + pool.capacity;
+  }
+  return total;
 }
 
 Plan StartAsPlanOf(const Problem& problem, Plan start,

@@ -5,6 +5,7 @@
 #ifndef MEMPLAN_MODEL_PROBLEM_UTIL_H_
 #define MEMPLAN_MODEL_PROBLEM_UTIL_H_
 
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -22,6 +23,11 @@ std::string DescribeBuffer(const Problem& problem, BufferId buffer);
 // (for instance the highest offset + size among buffers alive then).
 absl::Status NoFitError(const Problem& problem, BufferId buffer,
                         std::span<const Bytes> usage);
+
+// The capacities of the problem's pools added up (saturating at the
+// largest Bytes), or nullopt when a pool is unbounded (capacity 0) or there
+// is none: what the lower bound must not exceed for a plan to fit.
+std::optional<Bytes> TotalCapacity(const Problem& problem);
 
 // A search's start (verified, with its statistics: Incumbent::Get) as the
 // search's own plan, when the search returns it unsearched: renamed, and

@@ -5,7 +5,6 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
-#include <limits>
 #include <numeric>
 #include <optional>
 #include <string>
@@ -21,6 +20,7 @@
 #include "base/status_macros.h"
 #include "memplan/registry.h"
 #include "memplan/reorder.h"
+#include "model/problem_util.h"
 #include "order/order_effort.h"
 
 namespace memplan {
@@ -66,14 +66,11 @@ PlanOptions ShareOf(const PlanOptions& plan, double fraction,
 // lower bound: no planner can fit then, and the answer is the capacity
 // that could, not a buffer the planner happened to fail on.
 absl::Status CheckCapacityCanFit(const Problem& problem) {
-  constexpr Bytes kMaxBytes = std::numeric_limits<Bytes>::max();
-  Bytes total = 0;
-  for (const Pool& pool : problem.pools) {
-    if (pool.capacity == 0) return absl::OkStatus();  // unbounded
-    total =
-        pool.capacity > kMaxBytes - total ? kMaxBytes : total + pool.capacity;
+  const std::optional<Bytes> capacity = internal::TotalCapacity(problem);
+  if (!capacity.has_value() || problem.buffers.empty()) {
+    return absl::OkStatus();
   }
-  if (problem.pools.empty() || problem.buffers.empty()) return absl::OkStatus();
+  const Bytes total = *capacity;
   const Bytes bound = LowerBound(problem);
   if (bound <= total) return absl::OkStatus();
   // A buffer larger than every pool it may use is named as well.
