@@ -78,6 +78,11 @@ absl::StatusOr<Graph> ReadTfliteFromBytes(std::string_view bytes,
 absl::StatusOr<std::vector<int32_t>> TfliteOfflineOffsets(
     const TfliteModel& model, const Problem& problem, const Plan& plan);
 
+// The contents of the OfflineMemoryAllocation entry for `offsets`, as TFLM
+// reads it: int32 little-endian version 1, subgraph 0, the number of
+// offsets, then the offsets (what --format=tflm-offline writes for a model).
+std::string TfliteOfflinePlanBytes(const std::vector<int32_t>& offsets);
+
 // The model with `offsets` as its OfflineMemoryAllocation metadata (int32
 // little-endian: version 1, subgraph 0, the number of tensors, then the
 // offsets), replacing an entry of that name, and the operators of subgraph 0

@@ -13,6 +13,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
+#include "memplan/emit.h"
 #include "memplan/problem.h"
 #include "memplan/tflite.h"
 #include "schema_generated.h"
@@ -30,18 +31,6 @@ absl::flat_hash_map<std::string, int> TensorIndices(const TfliteModel& model) {
     indices[model.graph.tensors[i].name] = i;
   }
   return indices;
-}
-
-std::vector<uint8_t> LittleEndian(const std::vector<int32_t>& words) {
-  std::vector<uint8_t> bytes;
-  bytes.reserve(words.size() * 4);
-  for (const int32_t word : words) {
-    const uint32_t u = static_cast<uint32_t>(word);
-    for (int shift = 0; shift < 32; shift += 8) {
-      bytes.push_back(static_cast<uint8_t>(u >> shift));
-    }
-  }
-  return bytes;
 }
 
 // Whether anything but metadata `entry` refers to buffer `buffer`.
@@ -135,6 +124,13 @@ absl::StatusOr<std::vector<int32_t>> TfliteOfflineOffsets(
   return offsets;
 }
 
+std::string TfliteOfflinePlanBytes(const std::vector<int32_t>& offsets) {
+  std::vector<int32_t> words = {kOfflinePlanVersion, 0,
+                                static_cast<int32_t>(offsets.size())};
+  words.insert(words.end(), offsets.begin(), offsets.end());
+  return TflmOfflinePlanBytes(words);
+}
+
 absl::StatusOr<std::string> WriteTflitePlan(const TfliteModel& model,
                                             const std::vector<int32_t>& offsets,
                                             const std::vector<int>& op_order) {
@@ -169,10 +165,8 @@ absl::StatusOr<std::string> WriteTflitePlan(const TfliteModel& model,
     for (const int op : op_order) ordered.push_back(std::move(operators[op]));
     operators = std::move(ordered);
   }
-  std::vector<int32_t> words = {kOfflinePlanVersion, 0,
-                                static_cast<int32_t>(offsets.size())};
-  words.insert(words.end(), offsets.begin(), offsets.end());
-  SetOfflinePlan(*unpacked, LittleEndian(words));
+  const std::string data = TfliteOfflinePlanBytes(offsets);
+  SetOfflinePlan(*unpacked, std::vector<uint8_t>(data.begin(), data.end()));
   flatbuffers::FlatBufferBuilder builder(model.bytes.size() + 1024);
   tflite::FinishModelBuffer(builder,
                             tflite::Model::Pack(builder, unpacked.get()));

@@ -197,9 +197,7 @@ absl::StatusOr<std::string> TfliteOfflineArray(const std::string& path,
   absl::StatusOr<std::vector<int32_t>> offsets =
       TfliteOfflineOffsets(*model, input.problem, plan);
   if (!offsets.ok()) return offsets.status();
-  std::vector<int32_t> words = {1, 0, static_cast<int32_t>(offsets->size())};
-  words.insert(words.end(), offsets->begin(), offsets->end());
-  return TflmOfflinePlanBytes(words);
+  return TfliteOfflinePlanBytes(*offsets);
 #else
   (void)input;
   (void)plan;
