@@ -386,6 +386,17 @@ TEST(TfliteTest, HostileInputsAreClearErrors) {
   EXPECT_THAT(ErrorOf(m.Bytes()),
               HasSubstr("\"bad.tflite\": ops \"0_CONV_2D\" -> \"1_RESHAPE\" -> "
                         "\"2_FULLY_CONNECTED\" -> \"0_CONV_2D\" form a cycle"));
+  // An operand index just past the model's tensors, after an op whose
+  // scratch memplan adds to the graph: still beyond the model's tensors.
+  m = SmallModel();
+  const int shape = m.Tensor("tshape", {4}, tflite::TensorType_INT32, true);
+  const int tw = m.Tensor("tw", {4, 3, 3, 4}, tflite::TensorType_INT8, true);
+  const int tout = m.Tensor("tout", {1, 8, 8, 4});
+  m.Op(tflite::BuiltinOperator_TRANSPOSE_CONV, {shape, tw, 3}, {tout});
+  m.Op(tflite::BuiltinOperator_ADD, {tout, tout + 1}, {tout});
+  EXPECT_THAT(ErrorOf(m.Bytes()),
+              HasSubstr("input 1 is tensor 12, beyond subgraph 0's 12 "
+                        "tensors"));
   m = SmallModel();
   m.model().subgraphs.push_back(std::make_unique<tflite::SubGraphT>());
   m.Op(tflite::BuiltinOperator_WHILE, {0}, {3});

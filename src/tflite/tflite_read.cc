@@ -309,7 +309,9 @@ absl::StatusOr<std::vector<int32_t>> Operands(
     const std::string& type, const char* role) {
   std::vector<int32_t> result;
   if (list == nullptr) return result;
-  const size_t count = state.graph.tensors.size();
+  // The flatbuffer's tensors, not the graph's: the graph grows by the
+  // scratch tensors of the ops read before this one.
+  const size_t count = state.operands.size();
   for (size_t k = 0; k < list->size(); ++k) {
     const int32_t t = list->Get(k);
     const bool optional = t == -1 && std::string_view(role) == "input";
