@@ -127,7 +127,10 @@ int32_t BuiltinCode(const tflite::OperatorCode& code) {
 std::string OpName(const tflite::OperatorCode& code) {
   const int32_t builtin = BuiltinCode(code);
   if (builtin == tflite::BuiltinOperator_CUSTOM) {
-    return code.custom_code() != nullptr ? code.custom_code()->str() : "CUSTOM";
+    // An empty custom code is no code: the writer's object API drops it.
+    return code.custom_code() != nullptr && code.custom_code()->size() > 0
+               ? code.custom_code()->str()
+               : "CUSTOM";
   }
   if (builtin >= tflite::BuiltinOperator_MIN &&
       builtin <= tflite::BuiltinOperator_MAX) {
