@@ -407,6 +407,55 @@ TEST(TfliteTest, HostileInputsAreClearErrors) {
   EXPECT_THAT(ErrorOf(m.Bytes()), HasSubstr("has no subgraph"));
 }
 
+// The stored field `field` of flatbuffer table `table`, to overwrite.
+uint8_t& FieldOf(const void* table, flatbuffers::voffset_t field) {
+  return *reinterpret_cast<flatbuffers::Table*>(const_cast<void*>(table))
+              ->GetAddressOf(field);
+}
+
+// Union types that name a table the file does not hold pass FlatBuffers'
+// verifier; the written model has no options there, as TFLite reads it.
+TEST(TfliteTest, UnionTypeWithoutItsTableIsWrittenAsNone) {
+  ModelBuilder m = SmallModel();
+  m.subgraph().tensors[3]->quantization =
+      std::make_unique<tflite::QuantizationParametersT>();
+  flatbuffers::FlatBufferBuilder builder;
+  builder.ForceDefaults(true);  // stores the zero types, to be overwritten
+  tflite::FinishModelBuffer(builder, tflite::Model::Pack(builder, &m.model()));
+  std::string bytes(reinterpret_cast<const char*>(builder.GetBufferPointer()),
+                    builder.GetSize());
+  const tflite::SubGraph* subgraph =
+      tflite::GetModel(bytes.data())->subgraphs()->Get(0);
+  const tflite::Operator* op = subgraph->operators()->Get(0);
+  FieldOf(op, tflite::Operator::VT_BUILTIN_OPTIONS_TYPE) =
+      tflite::BuiltinOptions_Conv2DOptions;
+  FieldOf(op, tflite::Operator::VT_BUILTIN_OPTIONS_2_TYPE) =
+      tflite::BuiltinOptions2_StablehloConcatenateOptions;
+  FieldOf(subgraph->tensors()->Get(3)->quantization(),
+          tflite::QuantizationParameters::VT_DETAILS_TYPE) =
+      tflite::QuantizationDetails_CustomQuantization;
+
+  absl::StatusOr<TfliteModel> model = ReadTfliteModelFromBytes(bytes, "u");
+  ASSERT_TRUE(model.ok()) << model.status();
+  absl::StatusOr<GraphPlan> plan = PlanMemory(model->graph);
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  EXPECT_TRUE(VerifyPlan(plan->problem, plan->plan).ok());
+  absl::StatusOr<std::vector<int32_t>> offsets =
+      TfliteOfflineOffsets(*model, plan->problem, plan->plan);
+  ASSERT_TRUE(offsets.ok()) << offsets.status();
+  absl::StatusOr<std::string> written = WriteTflitePlan(*model, *offsets);
+  ASSERT_TRUE(written.ok()) << written.status();
+  const tflite::Model* out = tflite::GetModel(written->data());
+  const tflite::Operator* conv = out->subgraphs()->Get(0)->operators()->Get(0);
+  EXPECT_EQ(conv->builtin_options_type(), tflite::BuiltinOptions_NONE);
+  EXPECT_EQ(conv->builtin_options_2_type(), tflite::BuiltinOptions2_NONE);
+  absl::StatusOr<TfliteModel> again =
+      ReadTfliteModelFromBytes(*written, "written");
+  ASSERT_TRUE(again.ok()) << again.status();
+  EXPECT_EQ(again->graph, model->graph);
+  EXPECT_EQ(*again->offline_plan, *offsets);
+}
+
 TEST(TfliteTest, VariableTensorsAreLeftToTflm) {
   ModelBuilder m;
   const int in = m.Tensor("in", {1, 4});

@@ -80,6 +80,31 @@ void SetOfflinePlan(tflite::ModelT& model, std::vector<uint8_t> data) {
   model.buffers.push_back(std::move(buffer));
 }
 
+// A union whose type names a table the file does not hold: FlatBuffers'
+// verifier accepts it, and TFLite reads it as no options, but the object API
+// would pack the missing table through a null pointer. Written as none.
+template <typename Union>
+void DropIfEmpty(Union& u) {
+  if (u.value == nullptr) u.Reset();
+}
+
+void DropEmptyUnions(tflite::ModelT& model) {
+  for (const auto& subgraph : model.subgraphs) {
+    for (const auto& op : subgraph->operators) {
+      DropIfEmpty(op->builtin_options);
+      DropIfEmpty(op->builtin_options_2);
+    }
+    for (const auto& tensor : subgraph->tensors) {
+      if (tensor->quantization) DropIfEmpty(tensor->quantization->details);
+      if (!tensor->sparsity) continue;
+      for (const auto& dim : tensor->sparsity->dim_metadata) {
+        DropIfEmpty(dim->array_segments);
+        DropIfEmpty(dim->array_indices);
+      }
+    }
+  }
+}
+
 absl::Status CheckOrder(const std::vector<int>& op_order, size_t ops) {
   if (op_order.empty()) return absl::OkStatus();
   std::vector<bool> seen(ops, false);
@@ -158,6 +183,7 @@ absl::StatusOr<std::string> WriteTflitePlan(const TfliteModel& model,
           "models whose data is inside it"));
     }
   }
+  DropEmptyUnions(*unpacked);
   auto& operators = unpacked->subgraphs[0]->operators;
   MEMPLAN_RETURN_IF_ERROR(CheckOrder(op_order, operators.size()));
   if (!op_order.empty()) {
