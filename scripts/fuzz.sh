@@ -30,6 +30,8 @@ fi
 cmake --build build-fuzz --target "${fuzzers[@]/%/_fuzzer}"
 # Two at a time: as many rounds as pairs, sharing the two rounds of old.
 seconds=$(( ${1:-60} * 2 / ((${#fuzzers[@]} + 1) / 2) ))
+# libFuzzer reads 0 as no limit: every harness runs at least a second.
+((seconds >= 1)) || seconds=1
 
 # Seeds: the hand-made ones in fuzz/seeds/<harness>/ and small bench inputs.
 graphs=(bench/data/seed/seed000_model.json bench/data/models/alexnet.json)
