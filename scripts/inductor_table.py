@@ -10,10 +10,13 @@ with memplan, the lower bound of the same live ranges (the most bytes live at
 one step), and the compile time (the first call) with each. The
 GPT-like decoder is compiled once with a dynamic sequence length and run at
 each listed length: its pool bytes there against the lower bound at that
-length. Outputs are checked against eager at every run.
+length, with Inductor's default memory_pool ("intermediates": the logits in a
+pool of their own) and with "combined" (one pool). Outputs are checked
+against eager at every run.
 
     PYTHONPATH=build/python .venv/bin/python scripts/inductor_table.py
-    ... --models resnet50,decoder   # some of them
+    ... --models resnet50      # some of the static models (and the decoder)
+    ... --models=              # the decoder alone
 """
 
 import argparse
@@ -77,51 +80,76 @@ def static_row(name, entry):
     )
 
 
-def decoder_run(planner, **options):
+def decoder_run(planner, memory_pool="intermediates", **options):
     """The decoder compiled once with a dynamic sequence length and run at
-    each listed length: (records by length, seconds, session)."""
+    each listed length, under Inductor's memory_pool setting: (records by
+    length, seconds, session)."""
     entry = models.DECODER
     torch._dynamo.reset()
     model, _ = entry.make()
     records = {}
-    with mi.planning(planner, **options) as session:
-        start = time.perf_counter()
-        compiled = entry.compile(model)
-        for n in models.DECODER_SIZES:
-            x = models.decoder_input(n)
-            before = len(session.graphs)
-            out = compiled(x)
-            models.assert_close(out, model(x))
-            new = session.graphs[before:]
-            records[n] = new[-1] if new else records[max(records)]
-        seconds = time.perf_counter() - start
+    with torch._inductor.config.patch(memory_pool=memory_pool):
+        with mi.planning(planner, **options) as session:
+            start = time.perf_counter()
+            compiled = entry.compile(model)
+            for n in models.DECODER_SIZES:
+                x = models.decoder_input(n)
+                before = len(session.graphs)
+                out = compiled(x)
+                models.assert_close(out, model(x))
+                new = session.graphs[before:]
+                records[n] = new[-1] if new else records[max(records)]
+            seconds = time.perf_counter() - start
     return records, seconds, session
+
+
+# (memory_pool, symbolic planner): Inductor's default layout (each output
+# in a pool of its own) with both planners, and one pool for everything.
+DECODER_RUNS = (
+    ("intermediates", "symbolic_greedy"),
+    ("intermediates", "symbolic_search"),
+    ("combined", "symbolic_greedy"),
+)
 
 
 def decoder_rows():
     decoder_run(None)  # warm: kernels built
-    _, own_seconds, _ = decoder_run(None)
+    own_seconds = {}
+    for pool in sorted({pool for pool, _ in DECODER_RUNS}):
+        _, own_seconds[pool], _ = decoder_run(None, pool)
     rows = []
-    for planner in ("symbolic_greedy", "symbolic_search"):
+    for pool, planner in DECODER_RUNS:
         records, seconds, session = decoder_run(
-            "best", symbolic_planner=planner
+            "best", pool, symbolic_planner=planner
         )
         for n, record in records.items():
             mp, ind, lb = record.at({name: n for name in record.symbols})
             kind = planner if record.symbols else "static"
             rows.append(
-                f"| decoder, seq {n} | {kind} | {ind:,} | {mp:,} | {lb:,} | "
-                f"{ind / lb:.3f} | {mp / lb:.3f} |"
+                f"| decoder, seq {n} | {pool} | {kind} | {ind:,} | {mp:,} | "
+                f"{lb:,} | {ind / lb:.3f} | {mp / lb:.3f} |"
             )
         plan_s = sum(g.plan_seconds for g in session.graphs)
+        own = own_seconds[pool]
         rows.append(
-            f"| {planner}: {len(session.graphs)} graphs, "
-            f"{len(session.fallbacks)} fallbacks | compiling and running "
-            f"every length: {own_seconds:.1f} s with Inductor's planner, "
+            f"| {pool}, {planner}: {len(session.graphs)} graphs, "
+            f"{len(session.fallbacks)} fallbacks | | compiling and running "
+            f"every length: {own:.1f} s with Inductor's planner, "
             f"{seconds:.1f} s with memplan | memplan's planning "
-            f"{plan_s:.2f} s ({100 * plan_s / own_seconds:.1f} %) | | | | |"
+            f"{plan_s:.2f} s ({100 * plan_s / own:.1f} %) | | | | |"
         )
     return rows
+
+
+def print_static_header():
+    print(
+        "| model | graphs | pools | Inductor's planner (bytes) | memplan "
+        "(bytes) | lower bound | Inductor / LB | memplan / LB | memplan's "
+        "proven optimal | compile s, "
+        "Inductor | compile s, memplan | of it memplan's planning s (% of Inductor's compile) | "
+        "fallbacks |"
+    )
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---|---:|---:|---:|---:|")
 
 
 def main():
@@ -135,25 +163,19 @@ def main():
         f"torch {torch.__version__}, torchvision {torchvision.__version__}, "
         f"{os.cpu_count()} cores, load average {load:.1f} at the start\n"
     )
-    print(
-        "| model | graphs | pools | Inductor's planner (bytes) | memplan "
-        "(bytes) | lower bound | Inductor / LB | memplan / LB | memplan's "
-        "proven optimal | compile s, "
-        "Inductor | compile s, memplan | of it memplan's planning s (% of Inductor's compile) | "
-        "fallbacks |"
-    )
-    print("|---|---:|---:|---:|---:|---:|---:|---:|---|---:|---:|---:|---:|")
-    for name in args.models.split(","):
-        if name:
-            print(static_row(name, models.STATIC[name]), flush=True)
+    names = [name for name in args.models.split(",") if name]
+    if names:
+        print_static_header()
+    for name in names:
+        print(static_row(name, models.STATIC[name]), flush=True)
     if not args.no_decoder:
         rows = decoder_rows()
         print(
-            "\n| decoder (dynamic seq) | plan | Inductor's planner (bytes, "
-            "planned at the hint) | memplan (bytes) | lower bound | "
-            "Inductor / LB | memplan / LB |"
+            "\n| decoder (dynamic seq) | memory_pool | plan | Inductor's "
+            "planner (bytes, planned at the hint) | memplan (bytes) | lower "
+            "bound | Inductor / LB | memplan / LB |"
         )
-        print("|---|---|---:|---:|---:|---:|---:|")
+        print("|---|---|---|---:|---:|---:|---:|---:|")
         for row in rows:
             print(row)
     print(f"\nload average {os.getloadavg()[0]:.1f} at the end")
