@@ -84,7 +84,10 @@ class GraphRecord:
     planner did. nbytes, inductor_nbytes and lower_bound are the sums over
     the graph's pools (memplan's, Inductor's own at the size hints of the
     symbols, and the most bytes live at one step: no placement of the same
-    live ranges needs fewer); for a symbolic graph they are sympy
+    live ranges needs fewer). pool_bound (static graphs): no placement
+    needs fewer bytes with the output pools Inductor's memory_pool gives
+    (_pool_bound); proven_optimal: nbytes is at it, or memplan proved its
+    plan of a single pool optimal. For a symbolic graph they are sympy
     expressions (`inductor_nbytes` is what Inductor's own plan allocates at
     each size, `lower_bound` a function of the symbols' values:
     `record.lower_bound_at({symbol_name: value})`).
@@ -97,8 +100,9 @@ class GraphRecord:
     nbytes: object = 0
     inductor_nbytes: object = 0
     lower_bound: int = 0
+    pool_bound: int = 0  # static: the fewest bytes with these output pools
     plan_seconds: float = 0.0
-    proven_optimal: bool = True  # every memplan plan of it proven optimal
+    proven_optimal: bool = True  # nbytes proven the fewest (static graphs)
     fallback: str = None
     _sizes: list = dataclasses.field(default_factory=list, repr=False)
     _ranges: list = dataclasses.field(default_factory=list, repr=False)
@@ -979,12 +983,19 @@ def _plan_static_device(session, kinds, name, record):
             members += group
             kind_of["main"] = kind
     if len(members) == 1:
+        record.pool_bound += int(members[0].nbytes)
         return [
             (kinds[0][0], members, [sympy.Integer(0)], members[0].nbytes, "")
         ]
     layout = []
     pools, optimal = _plan_static(session, members, name, fixed)
-    record.proven_optimal = record.proven_optimal and optimal
+    bound = _pool_bound(members, fixed)
+    record.pool_bound += bound
+    total = sum(int(nbytes) for _, _, _, nbytes in pools)
+    # memplan's own proof holds for one pool; with output pools the bound
+    # of those pools decides.
+    proven = total <= bound or (optimal and not fixed)
+    record.proven_optimal = record.proven_optimal and proven
     for pool, index, offsets, nbytes in pools:
         if len(index) == 1 and pool != "main":
             nbytes = members[index[0]].nbytes  # the output's own pool
@@ -998,6 +1009,42 @@ def _plan_static_device(session, kinds, name, record):
             )
         )
     return layout
+
+
+def _pool_bound(members, fixed):
+    """The fewest bytes any placement of a device's groups needs with the
+    output pools as fixed ([(pool, capacity, {member index: offset})], as
+    _plan_static takes them): the output pools' bytes, plus the most bytes
+    of intermediates live at one step beyond what the output pools can hold
+    at that step. An output pool holds, while its outputs there are live,
+    only the bytes they leave free, and only intermediates no larger than
+    what the outputs live with them leave of it. Alignment is ignored (a
+    bound all the same)."""
+    sizes = [max(1, int(g.nbytes)) for g in members]
+    ranges = [(g.begin, g.end) for g in members]
+    owner = {i: pool for pool, _, places in fixed for i in places}
+    room = {}  # (pool, intermediate): the most of the pool it may use
+    for pool, capacity, places in fixed:
+        for i in range(len(members)):
+            if i not in owner:
+                room[pool, i] = capacity - sum(
+                    sizes[o] for o in places if _conflict(ranges[i], ranges[o])
+                )
+    main = 0
+    for t in sorted({begin for begin, _ in ranges}):
+        live = [i for i, (b, e) in enumerate(ranges) if b <= t < max(e, b + 1)]
+        rest = sum(sizes[i] for i in live if i not in owner)
+        held = 0
+        for pool, capacity, places in fixed:
+            free = capacity - sum(sizes[o] for o in live if o in places)
+            fits = sum(
+                sizes[i]
+                for i in live
+                if i not in owner and sizes[i] <= room[pool, i]
+            )
+            held += max(0, min(free, fits))
+        main = max(main, rest - held)
+    return sum(capacity for _, capacity, _ in fixed) + main
 
 
 def _plan_symbolic_pools(session, kinds, record):
