@@ -63,13 +63,15 @@ bool Enough(const Problem& problem, Incumbent& incumbent, double enough) {
 // exact's search for a plan at the lower bound with the lesser of
 // `max_work` and `nodes_per_buffer` nodes per buffer (0: no such cap), and
 // once the start is Enough() (then the try can only turn a plan within
-// 0.2 % into a proof) with the more of a quarter of the options' patience
-// and one descent: a node per buffer, and a kDescentSlack-th more for
-// backtracking (bert_base's 5620 buffers: at the lower bound in 5625
-// nodes, where a quarter of the patience paid for 730).
-// (The training steps of densenet121, efficientnet_b0 and mobilenet_v2 by
-// torch 2 are within 0.03 % of the bound and the try fails there: with the
-// whole patience it cost them 0.08 s of 0.12-0.17 s.)
+// 0.2 % into a proof) with a quarter of the options' patience. (The
+// training steps of densenet121, efficientnet_b0 and mobilenet_v2 by torch
+// 2 are within 0.03 % of the bound and the try fails there: with the whole
+// patience it cost them 0.08 s of 0.12-0.17 s.) Within kDescentWithin of
+// the bound, where the greedy plan all but reached it, the try affords one
+// descent if that is more: a node per buffer and a kDescentSlack-th more
+// for backtracking (bert_base's 5620 buffers, 1.00001x: at the bound in
+// 5625 nodes, where a quarter of the patience paid for 730).
+constexpr double kDescentWithin = 1.0001;
 constexpr int64_t kDescentSlack = 8;
 
 class LowerBoundTry : public SearchPlanner {
@@ -97,11 +99,13 @@ class LowerBoundTry : public SearchPlanner {
                                             internal::exact::NodeWork(n)));
     }
     if (options.patience > 0 && Enough(problem, incumbent, enough_)) {
-      const int64_t descent =
-          (n + n / kDescentSlack) * internal::exact::NodeWork(n);
-      capped.work_limit = std::min(
-          capped.work_limit,
-          std::max<int64_t>(1, std::max(options.patience / 4, descent)));
+      int64_t cap = options.patience / 4;
+      if (Enough(problem, incumbent, kDescentWithin)) {
+        cap = std::max(cap,
+                       (n + n / kDescentSlack) * internal::exact::NodeWork(n));
+      }
+      capped.work_limit =
+          std::min(capped.work_limit, std::max<int64_t>(1, cap));
     }
     return search_->Search(problem, capped, incumbent);
   }
