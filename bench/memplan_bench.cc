@@ -59,6 +59,12 @@
 //   BM_target_best_<input>                      best with the default time
 //                                  limit on S_1, somas_resnet50 and
 //                                  MiniMalloc's D and J
+//   BM_target_tool_best_<input>                 the whole `memplan plan
+//                                  FILE` by default, as a child, on
+//                                  MiniMalloc's D and J, bert_base and
+//                                  pangu_2.6B: counters cpu_s (the child's),
+//                                  max_rss_mb, peak and ratio of the plan
+//                                  it wrote (read back, verified)
 //   BM_target_best_reach_minimalloc_{D,J}      best by default: counter
 //                                  reach_cpu_s, the CPU seconds until its
 //                                  plan is at 1007616 (D) or 1031168 (J),

@@ -62,11 +62,18 @@ bool Enough(const Problem& problem, Incumbent& incumbent, double enough) {
 
 // exact's search for a plan at the lower bound with the lesser of
 // `max_work` and `nodes_per_buffer` nodes per buffer (0: no such cap), and
-// with a quarter of the options' patience at most once the start is
-// Enough(): then the try can only turn a plan within 0.2 % into a proof.
-// (The training steps of densenet121, efficientnet_b0 and mobilenet_v2 by
-// torch 2 are within 0.03 % of the bound and the try fails there: with the
-// whole patience it cost them 0.08 s of 0.12-0.17 s.)
+// once the start is Enough() (then the try can only turn a plan within
+// 0.2 % into a proof) with a quarter of the options' patience. (The
+// training steps of densenet121, efficientnet_b0 and mobilenet_v2 by torch
+// 2 are within 0.03 % of the bound and the try fails there: with the whole
+// patience it cost them 0.08 s of 0.12-0.17 s.) Within kDescentWithin of
+// the bound, where the greedy plan all but reached it, the try affords one
+// descent if that is more: a node per buffer and a kDescentSlack-th more
+// for backtracking (bert_base's 5620 buffers, 1.00001x: at the bound in
+// 5625 nodes, where a quarter of the patience paid for 730).
+constexpr double kDescentWithin = 1.0001;
+constexpr int64_t kDescentSlack = 8;
+
 class LowerBoundTry : public SearchPlanner {
  public:
   LowerBoundTry(int64_t max_work, int64_t nodes_per_buffer, double enough)
@@ -92,8 +99,13 @@ class LowerBoundTry : public SearchPlanner {
                                             internal::exact::NodeWork(n)));
     }
     if (options.patience > 0 && Enough(problem, incumbent, enough_)) {
-      capped.work_limit = std::min(capped.work_limit,
-                                   std::max<int64_t>(1, options.patience / 4));
+      int64_t cap = options.patience / 4;
+      if (Enough(problem, incumbent, kDescentWithin)) {
+        cap = std::max(cap,
+                       (n + n / kDescentSlack) * internal::exact::NodeWork(n));
+      }
+      capped.work_limit =
+          std::min(capped.work_limit, std::max<int64_t>(1, cap));
     }
     return search_->Search(problem, capped, incumbent);
   }
@@ -108,12 +120,17 @@ class LowerBoundTry : public SearchPlanner {
 // exact's search below the best plan, with at least `nodes_per_buffer`
 // nodes per buffer of patience (when it has any): its first gain below a
 // good start can come late (MiniMalloc's J: none in 256 nodes per buffer,
-// then 1.1749x to 1.0424x).
+// then 1.1749x to 1.0424x). With patience, `max_nodes_per_buffer` nodes per
+// buffer at most (0: no cap): MiniMalloc's D has its last gain at about
+// 1400 (1.0218x); J spent the rest of the default budget, 7300 per buffer,
+// on its last 0.1 % (1031168 bytes at about 1200 nodes per buffer, 1030144
+// at 3300), which HeightSweep takes further at a fraction of the cost.
 class PatientExact : public SearchPlanner {
  public:
-  explicit PatientExact(int64_t nodes_per_buffer)
+  PatientExact(int64_t nodes_per_buffer, int64_t max_nodes_per_buffer)
       : search_(MakeExactPlanner({.lower_bound_probed = true})),
-        nodes_per_buffer_(nodes_per_buffer) {}
+        nodes_per_buffer_(nodes_per_buffer),
+        max_nodes_per_buffer_(max_nodes_per_buffer) {}
 
   std::string_view name() const override { return search_->name(); }
 
@@ -124,15 +141,24 @@ class PatientExact : public SearchPlanner {
       return search_->Search(problem, options, incumbent);
     }
     const auto n = static_cast<int64_t>(problem.buffers.size());
+    const int64_t node_work = internal::exact::NodeWork(n);
     PlanOptions patient = options;
-    patient.patience = std::max(
-        options.patience, nodes_per_buffer_ * n * internal::exact::NodeWork(n));
-    return search_->Search(problem, patient, incumbent);
+    patient.deadline = Budget(options).deadline();
+    patient.patience =
+        std::max(options.patience, nodes_per_buffer_ * n * node_work);
+    const int64_t cap = max_nodes_per_buffer_ * n * node_work;
+    const bool capped = max_nodes_per_buffer_ > 0 && cap < WorkLimit(options);
+    if (capped) patient.work_limit = std::max<int64_t>(1, cap);
+    absl::StatusOr<Plan> plan = search_->Search(problem, patient, incumbent);
+    // The cap, not the caller's limit, ended it.
+    if (capped && plan.ok()) plan->counters.erase("cut_by_work_limit");
+    return plan;
   }
 
  private:
   std::unique_ptr<SearchPlanner> search_;
   int64_t nodes_per_buffer_;
+  int64_t max_nodes_per_buffer_;
 };
 
 // `search`, skipped (its plan is the start's) once the start is Enough().
@@ -155,8 +181,164 @@ class UnlessEnough : public SearchPlanner {
   double enough_;
 };
 
-// PatientExact's floor (J needs more than 256).
+// Heights below the start's peak, each probed by exact under that height
+// as a capacity with `nodes_per_buffer` nodes per buffer; the next height
+// is a `steps`-th of the gap to the lower bound below the last one (or
+// below the plan found there), until `failures` probes in a row have found
+// no smaller plan or the options' patience is spent (as a search's,
+// Budget::OutOfPatience()). A probe of one height takes the forced raises
+// without nodes and, with slack, often succeeds at once under one of its
+// random orders (MiniMalloc's J: 1020928 bytes after 44 probes, 2.1x10^7
+// work units, where the minimising search took 1.8x10^8 to reach 1030144).
+// Single pool without a capacity; else the start. The counter
+// "sweep_probes" says how many probes it made.
+class HeightSweep : public SearchPlanner {
+ public:
+  HeightSweep(int64_t nodes_per_buffer, int failures, int steps)
+      : search_(MakeExactPlanner({})),
+        nodes_per_buffer_(nodes_per_buffer),
+        failures_(failures),
+        steps_(steps) {}
+
+  std::string_view name() const override { return search_->name(); }
+
+  absl::StatusOr<Plan> Search(const Problem& problem,
+                              const PlanOptions& options,
+                              Incumbent& incumbent) const override {
+    const absl::StatusOr<Plan>& start = incumbent.Get();
+    if (!start.ok() || problem.pools.size() != 1 ||
+        problem.pools[0].capacity != 0) {
+      return start;
+    }
+    const auto n = static_cast<int64_t>(problem.buffers.size());
+    const int64_t node_work = internal::exact::NodeWork(n);
+    Budget budget(options);
+    Plan best = *start;
+    Problem capped = problem;
+    Bytes height = best.peak;
+    int64_t probes = 0;
+    int64_t gained_at = 0;  // work done at the last smaller plan
+    for (int failed = 0; failed < failures_;) {
+      if (budget.WorkSpent() || budget.OutOfPatience() ||
+          budget.OutOfTimeNow()) {
+        break;
+      }
+      height = std::min(height, best.peak) -
+               std::max<Bytes>(1, (best.peak - best.lower_bound) / steps_);
+      if (height < best.lower_bound) break;
+      capped.pools[0].capacity = height;
+      // A probe gets its nodes, within the work and the patience left.
+      int64_t work = std::min(budget.work_limit() - budget.work_done(),
+                              nodes_per_buffer_ * n * node_work);
+      if (options.patience > 0) {
+        work = std::min(work, std::max(options.patience,
+                                       Budget::kPatienceGrowth * gained_at) -
+                                  (budget.work_done() - gained_at));
+      }
+      PlanOptions probe = options;
+      probe.deadline = budget.deadline();
+      probe.work_limit = std::max<int64_t>(1, work);
+      probe.progress = nullptr;
+      Incumbent none;
+      absl::StatusOr<Plan> plan = search_->Search(capped, probe, none);
+      ++probes;
+      budget.Tick(plan.ok() ? std::min(probe.work_limit,
+                                       plan->counters["nodes"] * node_work)
+                            : probe.work_limit);
+      if (plan.ok()) {
+        ComputePlanStatistics(problem, *plan);
+        if (plan->peak < best.peak) {
+          best = *std::move(plan);
+          gained_at = budget.work_done();
+          budget.Improved(best.peak, name());
+          failed = 0;
+          continue;
+        }
+      }
+      ++failed;
+    }
+    best.counters["sweep_probes"] = probes;
+    return best;
+  }
+
+ private:
+  std::unique_ptr<SearchPlanner> search_;
+  int64_t nodes_per_buffer_;
+  int failures_;
+  int steps_;
+};
+
+// `first`, then `second` from the same start (not from `first`'s plan)
+// with the work `first` left; the smaller plan. The two descend by
+// different paths: the minimising search from a plan HeightSweep found
+// stops where from the start it would have gone on (MiniMalloc's D:
+// 1031168 bytes instead of 1007616), and the sweep from the minimising
+// search's plan finds nothing smaller (J).
+class FromOneStart : public SearchPlanner {
+ public:
+  FromOneStart(std::unique_ptr<SearchPlanner> first,
+               std::unique_ptr<SearchPlanner> second)
+      : first_(std::move(first)), second_(std::move(second)) {}
+
+  std::string_view name() const override { return first_->name(); }
+
+  absl::StatusOr<Plan> Search(const Problem& problem,
+                              const PlanOptions& options,
+                              Incumbent& incumbent) const override {
+    Budget budget(options);
+    PlanOptions rest = options;
+    rest.deadline = budget.deadline();
+    absl::StatusOr<Plan> a = first_->Search(problem, rest, incumbent);
+    if (a.ok()) {
+      budget.Tick(a->counters["nodes"] *
+                  internal::exact::NodeWork(
+                      static_cast<int64_t>(problem.buffers.size())));
+    }
+    if (budget.WorkSpent() || budget.OutOfTimeNow()) return a;
+    rest.work_limit = budget.work_limit() - budget.work_done();
+    absl::StatusOr<Plan> b = second_->Search(problem, rest, incumbent);
+    if (!a.ok()) return b;
+    return b.ok() && b->peak < a->peak ? b : a;
+  }
+
+ private:
+  std::unique_ptr<SearchPlanner> first_;
+  std::unique_ptr<SearchPlanner> second_;
+};
+
+// `search`, skipped (its plan is the start's) once exact's search has
+// found the best plan so far: hill_climb climbs from its own greedy start,
+// not from that plan, and where exact's search has gone below the greedy
+// plans the climb spends its patience above it (MiniMalloc's J: 1 s of
+// CPU from 1.26x to 1.17x the lower bound, with exact's plan at 1.03x;
+// D: no gain either).
+class UnlessExactGained : public SearchPlanner {
+ public:
+  explicit UnlessExactGained(std::unique_ptr<SearchPlanner> search)
+      : search_(std::move(search)) {}
+
+  std::string_view name() const override { return search_->name(); }
+
+  absl::StatusOr<Plan> Search(const Problem& problem,
+                              const PlanOptions& options,
+                              Incumbent& incumbent) const override {
+    const absl::StatusOr<Plan>& start = incumbent.Get();
+    if (start.ok() && start->planner == "exact") return start;
+    return search_->Search(problem, options, incumbent);
+  }
+
+ private:
+  std::unique_ptr<SearchPlanner> search_;
+};
+
+// PatientExact's floor (J needs more than 256) and cap.
 constexpr int64_t kExactPatienceNodesPerBuffer = 512;
+constexpr int64_t kExactMaxNodesPerBuffer = 1536;
+// HeightSweep's nodes per buffer of a probe, failures in a row before it
+// stops, and steps of the gap.
+constexpr int64_t kSweepNodesPerBuffer = 16;
+constexpr int kSweepFailures = 16;
+constexpr int kSweepSteps = 32;
 
 // `try_nodes_per_buffer`: the quick try's cap per buffer; `enough`: the
 // ratio to the lower bound within which the later searches are skipped
@@ -195,17 +377,25 @@ std::unique_ptr<Planner> Best(int64_t lower_bound_try_work,
   // try fails, the searches below run as without it.
   searches.push_back(std::make_unique<LowerBoundTry>(
       lower_bound_try_work, try_nodes_per_buffer, enough));
-  // Below the best plan so far, with as many nodes as the budget pays for:
-  // what fits MiniMalloc's challenging instances at their lower bound. The
-  // quick try has just probed the bound (ExactOptions::lower_bound_probed).
+  // Below the best plan so far: exact's search with as many nodes as its
+  // patience and cap give it (what fits MiniMalloc's challenging instances
+  // at their lower bound; the quick try has just probed the bound,
+  // ExactOptions::lower_bound_probed), then HeightSweep from the same
+  // start.
   searches.push_back(std::make_unique<UnlessEnough>(
-      std::make_unique<PatientExact>(kExactPatienceNodesPerBuffer), enough));
-  // Then hill_climb from its plan, while it still gains. (Before exact's
-  // search it spent MiniMalloc's J 0.7 s after its last gain, at 1.17x the
-  // bound, where exact's search descends to 1.06x in 0.1 s; no bundled
-  // plan changed with the order.)
-  searches.push_back(
-      std::make_unique<UnlessEnough>(MakeHillClimbPlanner({}), enough));
+      std::make_unique<FromOneStart>(
+          std::make_unique<PatientExact>(kExactPatienceNodesPerBuffer,
+                                         kExactMaxNodesPerBuffer),
+          std::make_unique<HeightSweep>(kSweepNodesPerBuffer, kSweepFailures,
+                                        kSweepSteps)),
+      enough));
+  // Then hill_climb, while it still gains, unless exact gave the best
+  // plan so far (UnlessExactGained). (Before exact's search it spent
+  // MiniMalloc's J 0.7 s after its last gain, at 1.17x the bound, where
+  // exact's search descends to 1.06x in 0.1 s; no bundled plan changed
+  // with the order.)
+  searches.push_back(std::make_unique<UnlessEnough>(
+      std::make_unique<UnlessExactGained>(MakeHillClimbPlanner({})), enough));
   // The buffers packed by size class (or the naive plan, when smaller)
   // when no member gives a plan: under a deadline too short for a
   // placement pass's set-up (10^6 buffers in half a second).
@@ -471,10 +661,11 @@ const std::vector<Entry>& Entries() {
         "the smallest plan of the greedy placements (size, size class, area "
         "and lifetime orders, best and first fit; position_greedy) and "
         "caffe2_dp, a short exact search at the lower bound, exact's "
-        "search below the best plan, then hill_climb from it, each search "
-        "only while it still finds smaller plans (patience) and the plan is "
-        "above 1.002x the lower bound (enough); naive when none gives a "
-        "plan",
+        "search below the best plan and a sweep of heights under it from "
+        "the same start, then hill_climb unless exact gave the plan, each "
+        "search only while it still finds smaller plans (patience) and the "
+        "plan is above 1.002x the lower bound (enough); naive when none "
+        "gives a plan",
         kSearch, kBudgeted, BestOptionList()},
        [](const OptionValues& values) {
          return WithPatience(

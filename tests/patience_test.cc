@@ -142,6 +142,52 @@ TEST(PatienceTest, TheDefaultIsWithinItsRatioOfTheWholeBudget) {
   }
 }
 
+// Once its start is within 1.002x of the bound, the default's try at the
+// bound still affords one descent, a node per buffer and an eighth more:
+// bert_base's 5620 buffers reach their bound, proven, in that many nodes.
+TEST(PatienceTest, TheDefaultReachesBertBasesBoundInOneDescent) {
+  absl::StatusOr<Problem> problem = LoadProblem("traces/bert_base.csv");
+  ASSERT_TRUE(problem.ok()) << problem.status();
+  absl::StatusOr<Plan> plan = PlanMemory(*problem);
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  EXPECT_TRUE(VerifyPlan(*problem, *plan).ok());
+  EXPECT_EQ(plan->peak, plan->lower_bound);
+  EXPECT_TRUE(plan->proven_optimal);
+  const auto n = static_cast<int64_t>(problem->buffers.size());
+  ASSERT_TRUE(plan->counters.contains("nodes"));
+  EXPECT_LE(plan->counters.at("nodes"), n + n / 8);
+}
+
+// Where the try at the bound fails, exact's search below the plan stops at
+// its cap of nodes per buffer (not a cut by the work limit), and the sweep
+// of heights from the same start goes below it: MiniMalloc's J by the
+// sweep's probes, below the 1030144 bytes of the whole budget's search; D
+// keeps the search's 1007616. Both twice alike.
+TEST(PatienceTest, TheDefaultSweepsHeightsFromTheStartOfExactsSearch) {
+  struct Case {
+    std::string input;
+    Bytes at_most;
+    bool by_sweep;
+  };
+  for (const Case& c :
+       std::vector<Case>{{"minimalloc/J.1048576.csv", 1030144, true},
+                         {"minimalloc/D.1048576.csv", 1007616, false}}) {
+    SCOPED_TRACE(c.input);
+    absl::StatusOr<Problem> problem = LoadProblem(c.input);
+    ASSERT_TRUE(problem.ok()) << problem.status();
+    absl::StatusOr<Plan> plan = PlanMemory(*problem);
+    ASSERT_TRUE(plan.ok()) << plan.status();
+    EXPECT_TRUE(VerifyPlan(*problem, *plan).ok());
+    EXPECT_LE(plan->peak, c.at_most);
+    EXPECT_FALSE(plan->counters.contains("cut_by_work_limit"));
+    EXPECT_EQ(plan->counters.contains("sweep_probes"), c.by_sweep);
+    absl::StatusOr<Plan> again = PlanMemory(*problem);
+    ASSERT_TRUE(again.ok()) << again.status();
+    EXPECT_EQ(plan->assignments, again->assignments);
+    EXPECT_EQ(plan->counters, again->counters);
+  }
+}
+
 TEST(ProgressTest, ReportsEachSmallerPlanAndLeavesThePlanAlone) {
   absl::StatusOr<Problem> problem = LoadProblem("minimalloc/A.1048576.csv");
   ASSERT_TRUE(problem.ok()) << problem.status();
