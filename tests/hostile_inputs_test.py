@@ -16,6 +16,13 @@ AddressSanitizer: its allocator reserves terabytes of address space at start,
 and it reports running out of memory as an error of its own rather than
 throwing std::bad_alloc, so there the limit is skipped (the cases still run,
 with their time limit), and the bombs and floods are 4 times smaller.
+
+The peak resident memory of each case is printed (the child's own, from
+wait4); `stats` and `plan` of the 10^6-op chain (the default planner, the
+plan JSON to stdout) must each stay within 1 GB. Memory, unlike time, does
+not vary with the machine's load, so the bound is checked on the whole
+chain, whose two runs take about 12 s of CPU. Not under AddressSanitizer,
+whose shadow memory and quarantine are not the tool's.
 """
 
 import gzip
@@ -24,12 +31,14 @@ import resource
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import zlib
 
 MEMORY_LIMIT = 2 << 30
 TIME_LIMIT = 120  # seconds per case: "ends", on a loaded machine under ASan
 MIB = 1 << 20
+CHAIN_RSS_LIMIT = 10**9  # bytes: the 10^6-op chain's stats and plan
 
 
 def write_gzip_of(path, chunk, count, head=b"", tail=b""):
@@ -77,7 +86,7 @@ def make_cases(d, scale):
 
     return (
         bomb_cases(path, scale)
-        + huge_cases(path)
+        + huge_cases(path, scale)
         + not_a_graph_cases(path, scale)
     )
 
@@ -124,7 +133,7 @@ def bomb_cases(path, scale):
     return cases
 
 
-def huge_cases(path):
+def huge_cases(path, scale):
     """Huge steps, sizes and names, deep nesting, 10^6 ops, 10^5 buffers."""
     cases = []
     # Huge steps and sizes.
@@ -163,7 +172,17 @@ def huge_cases(path):
     p = path("chain.json")
     with open(p, "w") as f:
         f.write(chain_graph(10**6))
-    cases.append(("chain_1e6_ops", ["stats", p], p, None))
+    cases.append(("chain_1e6_ops", ["stats", p], p, None, CHAIN_RSS_LIMIT))
+    if scale == 1:  # under ASan, whose memory is not the tool's: stats only
+        cases.append(
+            (
+                "chain_1e6_ops_plan",
+                ["plan", p],
+                p,
+                "peak 128 bytes, 0.00% of naive total 64000064",
+                CHAIN_RSS_LIMIT,
+            )
+        )
     # 10^5 buffers alive at once, with a fast planner.
     p = path("overlapping.csv")
     with open(p, "w") as f:
@@ -225,34 +244,69 @@ def limit_memory():
     resource.setrlimit(resource.RLIMIT_AS, (MEMORY_LIMIT, MEMORY_LIMIT))
 
 
-def run_case(binary, name, args, input_path, expect, asan):
-    start = time.monotonic()
-    try:
-        result = subprocess.run(
-            [binary] + args,
-            capture_output=True,
-            timeout=TIME_LIMIT,
+def run_measured(command, asan):
+    """Runs `command` for at most TIME_LIMIT seconds: its exit status (None
+    when it was stopped at the limit), its stdout's first 64 bytes, its
+    stderr and its own peak resident memory in bytes."""
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        child = subprocess.Popen(
+            command,
+            stdout=out,
+            stderr=err,
             preexec_fn=None if asan else limit_memory,
         )
-    except subprocess.TimeoutExpired:
+        stopped = []
+        timer = threading.Timer(
+            TIME_LIMIT, lambda: stopped.append(child.kill())
+        )
+        timer.start()
+        try:
+            _, status, usage = os.wait4(child.pid, 0)
+        finally:
+            timer.cancel()
+        child.returncode = os.waitstatus_to_exitcode(status)
+        out.seek(0)
+        err.seek(0)
+        return (
+            None if stopped else child.returncode,
+            out.read(64),
+            err.read().decode("utf-8", "replace"),
+            usage.ru_maxrss * 1024,  # Linux: KiB
+        )
+
+
+def run_case(binary, case, asan):
+    name, args, input_path, expect = case[:4]
+    rss_limit = case[4] if len(case) > 4 else None
+    start = time.monotonic()
+    returncode, stdout, stderr, rss = run_measured([binary] + args, asan)
+    if returncode is None:
         return f"{name}: did not end within {TIME_LIMIT} s"
     seconds = time.monotonic() - start
-    stderr = result.stderr.decode("utf-8", "replace")
     print(
-        f"{name}: exit {result.returncode} in {seconds:.1f} s: "
-        f"{stderr.strip()[:300]}",
+        f"{name}: exit {returncode} in {seconds:.1f} s, peak RSS "
+        f"{rss / 1e6:.0f} MB: {stderr.strip()[:300]}",
         flush=True,
     )
-    if result.returncode < 0:
-        return f"{name}: killed by signal {-result.returncode}"
-    if result.returncode not in (0, 1, 2):
-        return f"{name}: exit status {result.returncode}"
-    if result.returncode != 0 and input_path not in stderr:
+    if returncode < 0:
+        return f"{name}: killed by signal {-returncode}"
+    if returncode not in (0, 1, 2):
+        return f"{name}: exit status {returncode}"
+    if returncode != 0 and input_path not in stderr:
         return f"{name}: the error does not name {input_path}"
     if len(stderr) > 4096:
         return f"{name}: {len(stderr)} bytes on stderr"
     if expect is not None and expect not in stderr:
         return f'{name}: stderr lacks "{expect}"'
+    to_stdout = not any(a.startswith("--out=") for a in args)
+    if args[0] == "plan" and returncode == 0 and to_stdout:
+        if not stdout.startswith(b'{\n"format":"memplan-plan-v1"'):
+            return f"{name}: stdout is not a plan: {stdout!r}"
+    if rss_limit is not None and not asan and rss > rss_limit:
+        return (
+            f"{name}: peak RSS {rss / 1e6:.0f} MB, over the "
+            f"{rss_limit / 1e6:.0f} MB limit"
+        )
     return None
 
 
@@ -273,9 +327,10 @@ def main():
     with tempfile.TemporaryDirectory(prefix="memplan_hostile_") as d:
         cases = make_cases(d, 4 if asan else 1)
         last_use = {case[2]: i for i, case in enumerate(cases)}
-        for i, (name, args, input_path, expect) in enumerate(cases):
+        for i, case in enumerate(cases):
+            name, input_path = case[0], case[2]
             if not only or name in only:
-                failure = run_case(binary, name, args, input_path, expect, asan)
+                failure = run_case(binary, case, asan)
                 if failure is not None:
                     failures.append(failure)
             # Free the disk of the big inputs as soon as they are done.

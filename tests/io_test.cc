@@ -6,9 +6,11 @@
 #include <cstdio>
 #include <limits>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "memplan/load.h"
@@ -390,6 +392,60 @@ TEST(PlanJsonTest, RoundTripsAPlan) {
   EXPECT_EQ(back->pool_used, plan->pool_used);
   EXPECT_EQ(back->planner, "naive");
   EXPECT_TRUE(VerifyPlan(*problem, *back).ok());
+}
+
+// A chain of `n` ops, each reading the previous one's output.
+Graph ChainGraph(int n) {
+  Graph graph{.name = "chain"};
+  graph.tensors.push_back(
+      {.name = "t0", .size = 64, .kind = TensorKind::kInput});
+  for (int i = 1; i <= n; ++i) {
+    graph.tensors.push_back({.name = absl::StrCat("t", i), .size = 64});
+    graph.ops.push_back({.name = absl::StrCat("op", i),
+                         .type = "Relu",
+                         .inputs = {absl::StrCat("t", i - 1)},
+                         .outputs = {absl::StrCat("t", i)}});
+  }
+  return graph;
+}
+
+TEST(PlanJsonTest, WrittenInPiecesOfAboutAMegabyte) {
+  const Graph graph = ChainGraph(20000);
+  absl::StatusOr<GraphPlan> planned = PlanMemory(graph, {});
+  ASSERT_TRUE(planned.ok()) << planned.status();
+  ASSERT_TRUE(VerifyPlan(planned->problem, planned->plan).ok());
+  const PlanJsonOptions options{.graph = &graph};
+  std::vector<std::string> pieces;
+  WritePlanJson(planned->problem, planned->plan, options,
+                [&](std::string_view piece) { pieces.emplace_back(piece); });
+  const std::string text = absl::StrJoin(pieces, "");
+  EXPECT_EQ(text, PlanToJson(planned->problem, planned->plan, options));
+  ASSERT_GE(pieces.size(), 2u) << text.size() << " bytes";
+  for (const std::string& piece : pieces) {
+    EXPECT_FALSE(piece.empty());
+    EXPECT_LT(piece.size(), size_t{1} << 21);
+  }
+  EXPECT_THAT(text, HasSubstr("\"tensors\":[\n{\"name\":\"t0\""));
+  absl::StatusOr<Plan> back = ParsePlanJson(text, planned->problem);
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_EQ(back->assignments, planned->plan.assignments);
+  EXPECT_TRUE(VerifyPlan(planned->problem, *back).ok());
+  // Written to a file as it comes, plain or compressed: the same text.
+  for (const std::string name : {"pieces.plan.json", "pieces.plan.json.gz"}) {
+    const std::string path = TempPath(name);
+    ASSERT_TRUE(WriteFile(path, [&](const TextSink& write) {
+                  for (const std::string& piece : pieces) write(piece);
+                }).ok());
+    absl::StatusOr<std::string> read = ReadFile(path);
+    ASSERT_TRUE(read.ok()) << read.status();
+    EXPECT_TRUE(*read == text) << name;
+    std::remove(path.c_str());
+  }
+  const absl::Status unwritable = WriteFile(
+      "/nonexistent/dir/plan.json", [](const TextSink& write) { write("{}"); });
+  EXPECT_EQ(unwritable.code(), absl::StatusCode::kPermissionDenied);
+  EXPECT_THAT(unwritable.message(),
+              HasSubstr("cannot write \"/nonexistent/dir/plan.json\""));
 }
 
 TEST(PlanJsonTest, UnknownBuffersAndPoolsAreNamed) {

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <new>
 #include <optional>
 #include <stdexcept>
@@ -180,35 +181,40 @@ absl::StatusOr<std::string> ReadPlain(const std::string& path,
   return contents;
 }
 
-absl::Status WriteGzip(const std::string& path, std::string_view contents) {
+absl::Status WriteGzip(const std::string& path,
+                       const std::function<void(const TextSink&)>& contents) {
   gzFile file = gzopen(path.c_str(), "wb");
   if (file == nullptr) {
     return absl::PermissionDeniedError(
         absl::StrCat("cannot write \"", path, "\""));
   }
-  size_t done = 0;
-  while (done < contents.size()) {
-    const unsigned chunk = static_cast<unsigned>(
-        std::min<size_t>(contents.size() - done, 1 << 20));
-    if (gzwrite(file, contents.data() + done, chunk) !=
-        static_cast<int>(chunk)) {
-      gzclose(file);
-      return absl::DataLossError(absl::StrCat("cannot write \"", path, "\""));
+  bool failed = false;  // the pieces after a failed write are dropped
+  contents([&](std::string_view piece) {
+    size_t done = 0;
+    while (!failed && done < piece.size()) {
+      const unsigned chunk =
+          static_cast<unsigned>(std::min<size_t>(piece.size() - done, 1 << 20));
+      failed =
+          gzwrite(file, piece.data() + done, chunk) != static_cast<int>(chunk);
+      done += chunk;
     }
-    done += chunk;
-  }
-  if (gzclose(file) != Z_OK) {
+  });
+  if (gzclose(file) != Z_OK || failed) {
     return absl::DataLossError(absl::StrCat("cannot write \"", path, "\""));
   }
   return absl::OkStatus();
 }
 
-absl::Status WritePlain(const std::string& path, std::string_view contents) {
+absl::Status WritePlain(const std::string& path,
+                        const std::function<void(const TextSink&)>& contents) {
   std::ofstream out(path, std::ios::binary);
   if (!out)
     return absl::PermissionDeniedError(
         absl::StrCat("cannot write \"", path, "\""));
-  out.write(contents.data(), static_cast<std::streamsize>(contents.size()));
+  contents([&](std::string_view piece) {
+    if (out)
+      out.write(piece.data(), static_cast<std::streamsize>(piece.size()));
+  });
   out.close();
   if (!out)
     return absl::DataLossError(absl::StrCat("cannot write \"", path, "\""));
@@ -244,6 +250,11 @@ absl::StatusOr<std::string> ReadFile(const std::string& path,
 }
 
 absl::Status WriteFile(const std::string& path, std::string_view contents) {
+  return WriteFile(path, [&](const TextSink& write) { write(contents); });
+}
+
+absl::Status WriteFile(const std::string& path,
+                       const std::function<void(const TextSink&)>& contents) {
   return IsCompressedName(path) ? WriteGzip(path, contents)
                                 : WritePlain(path, contents);
 }

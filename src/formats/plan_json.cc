@@ -73,19 +73,48 @@ Json ProvenanceJson(const PlanProvenance& p, const Graph* graph) {
   return build;
 }
 
+// Text for a TextSink, handed over in pieces of about a megabyte.
+class PieceWriter {
+ public:
+  explicit PieceWriter(const TextSink& write) : write_(write) {}
+  PieceWriter(const PieceWriter&) = delete;
+  PieceWriter& operator=(const PieceWriter&) = delete;
+  ~PieceWriter() { Flush(); }
+
+  template <typename... Parts>
+  void Append(const Parts&... parts) {
+    absl::StrAppend(&buffer_, parts...);
+    if (buffer_.size() >= kPieceBytes) Flush();
+  }
+  void Flush() {
+    if (!buffer_.empty()) write_(buffer_);
+    buffer_.clear();
+  }
+
+ private:
+  static constexpr size_t kPieceBytes = 1 << 20;
+  const TextSink& write_;
+  std::string buffer_;
+};
+
 // "tensors": every tensor with its pool and offset, or "planned": false.
-absl::StatusOr<std::string> TensorsJson(const Problem& problem,
-                                        const Plan& plan, const Graph* graph) {
-  std::string out = ",\n\"tensors\":[\n";
+// A graph the problem was not built from leaves them out rather than
+// listing wrong ones.
+void WriteTensors(const Problem& problem, const Plan& plan, const Graph* graph,
+                  PieceWriter& out) {
+  absl::StatusOr<std::vector<TensorPlacement>> tensors;
+  if (graph != nullptr) {
+    tensors = PlaceTensors(*graph, problem, plan);
+    if (!tensors.ok()) return;
+  }
+  out.Append(",\n\"tensors\":[\n");
   bool first = true;
   auto add = [&](const Json& j) {
-    absl::StrAppend(&out, first ? "" : ",\n", Dump(j));
+    out.Append(first ? "" : ",\n", Dump(j));
     first = false;
   };
   if (graph != nullptr) {
-    MEMPLAN_ASSIGN_OR_RETURN(std::vector<TensorPlacement> tensors,
-                             PlaceTensors(*graph, problem, plan));
-    for (const TensorPlacement& t : tensors) {
+    for (const TensorPlacement& t : *tensors) {
       if (t.planned()) {
         add({{"name", t.name},
              {"pool", problem.pools[t.pool].name},
@@ -103,46 +132,52 @@ absl::StatusOr<std::string> TensorsJson(const Problem& problem,
       }
     }
   }
-  absl::StrAppend(&out, first ? "" : "\n", "]");
-  return out;
+  out.Append(first ? "" : "\n", "]");
 }
 
-}  // namespace
-
-std::string PlanToJson(const Problem& problem, const Plan& plan,
-                       const PlanJsonOptions& options) {
-  std::string out = absl::StrCat("{\n\"format\":\"", kPlanFormat, "\"");
+// "format" to "pools".
+void WritePlanHead(const Problem& problem, const Plan& plan,
+                   const PlanJsonOptions& options, PieceWriter& out) {
+  out.Append("{\n\"format\":\"", kPlanFormat, "\"");
   if (options.provenance.has_value()) {
     const PlanProvenance& p = *options.provenance;
-    absl::StrAppend(&out, ",\n\"input\":",
-                    Dump(Json({{"name", p.input}, {"hash", p.input_hash}})),
-                    ",\n\"build\":", Dump(ProvenanceJson(p, options.graph)));
+    out.Append(",\n\"input\":",
+               Dump(Json({{"name", p.input}, {"hash", p.input_hash}})),
+               ",\n\"build\":", Dump(ProvenanceJson(p, options.graph)));
   }
-  absl::StrAppend(
-      &out, ",\n\"planner\":", Dump(Json(plan.planner)),
-      ",\n\"peak\":", plan.peak, ",\n\"naive_total\":", plan.naive_total,
-      ",\n\"lower_bound\":", plan.lower_bound,
-      ",\n\"proven_optimal\":", plan.proven_optimal ? "true" : "false");
+  out.Append(",\n\"planner\":", Dump(Json(plan.planner)),
+             ",\n\"peak\":", plan.peak, ",\n\"naive_total\":", plan.naive_total,
+             ",\n\"lower_bound\":", plan.lower_bound,
+             ",\n\"proven_optimal\":", plan.proven_optimal ? "true" : "false");
   if (options.wall_time) {
-    absl::StrAppend(&out, ",\n\"wall_time_ms\":",
-                    absl::ToDoubleMilliseconds(plan.wall_time));
+    out.Append(",\n\"wall_time_ms\":",
+               absl::ToDoubleMilliseconds(plan.wall_time));
   }
   // Only this counter, as before counters were kept in general: the JSON of
   // other planners' plans stays as it was.
   if (auto it = plan.counters.find("shared_objects");
       it != plan.counters.end() && it->second > 0) {
-    absl::StrAppend(&out, ",\n\"shared_objects\":", it->second);
+    out.Append(",\n\"shared_objects\":", it->second);
   }
-  absl::StrAppend(&out, ",\n\"pools\":[\n");
+  out.Append(",\n\"pools\":[\n");
   for (size_t p = 0; p < problem.pools.size(); ++p) {
     const Pool& pool = problem.pools[p];
     Json j = {{"name", pool.name},
               {"capacity", pool.capacity},
               {"alignment", pool.alignment},
               {"used", p < plan.pool_used.size() ? plan.pool_used[p] : 0}};
-    absl::StrAppend(&out, Dump(j), p + 1 < problem.pools.size() ? ",\n" : "\n");
+    out.Append(Dump(j), p + 1 < problem.pools.size() ? ",\n" : "\n");
   }
-  absl::StrAppend(&out, "],\n\"buffers\":[\n");
+  out.Append("]");
+}
+
+}  // namespace
+
+void WritePlanJson(const Problem& problem, const Plan& plan,
+                   const PlanJsonOptions& options, const TextSink& write) {
+  PieceWriter out(write);
+  WritePlanHead(problem, plan, options, out);
+  out.Append(",\n\"buffers\":[\n");
   for (size_t i = 0; i < plan.assignments.size(); ++i) {
     const Assignment& a = plan.assignments[i];
     const Buffer& b = problem.buffers[a.buffer];
@@ -150,19 +185,19 @@ std::string PlanToJson(const Problem& problem, const Plan& plan,
               {"size", b.size},        {"start", b.lifetime.start},
               {"end", b.lifetime.end}, {"pool", problem.pools[a.pool].name},
               {"offset", a.offset}};
-    absl::StrAppend(&out, Dump(j),
-                    i + 1 < plan.assignments.size() ? ",\n" : "\n");
+    out.Append(Dump(j), i + 1 < plan.assignments.size() ? ",\n" : "\n");
   }
-  absl::StrAppend(&out, "]");
-  // A graph the problem was not built from leaves the tensors out rather
-  // than listing wrong ones.
-  if (absl::StatusOr<std::string> tensors =
-          TensorsJson(problem, plan, options.graph);
-      tensors.ok()) {
-    absl::StrAppend(&out, *tensors);
-  }
-  absl::StrAppend(&out, "\n}\n");
-  return out;
+  out.Append("]");
+  WriteTensors(problem, plan, options.graph, out);
+  out.Append("\n}\n");
+}
+
+std::string PlanToJson(const Problem& problem, const Plan& plan,
+                       const PlanJsonOptions& options) {
+  std::string text;
+  WritePlanJson(problem, plan, options,
+                [&](std::string_view piece) { text.append(piece); });
+  return text;
 }
 
 namespace {

@@ -348,7 +348,7 @@ absl::StatusOr<LoadedInput> Load(const std::string& path,
 absl::StatusOr<Graph> ApplyDims(Graph graph, const DimValues& values,
                                 const DimRanges& ranges) {
   MEMPLAN_RETURN_IF_ERROR(NarrowDims(graph, ranges, values));
-  return BindDims(graph, values);
+  return BindDims(std::move(graph), values);
 }
 
 absl::StatusOr<DimArguments> ParseDimArguments(

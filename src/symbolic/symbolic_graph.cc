@@ -50,10 +50,14 @@ absl::Status ValidateSymbolicSizes(const Graph& graph) {
 }
 
 absl::StatusOr<Graph> BindDims(const Graph& graph, const DimValues& values) {
+  return BindDims(Graph(graph), values);
+}
+
+absl::StatusOr<Graph> BindDims(Graph&& graph, const DimValues& values) {
   MEMPLAN_RETURN_IF_ERROR(ValidateSymbolicSizes(graph));
   MEMPLAN_RETURN_IF_ERROR(CheckDimValues(graph.dims, values));
-  if (values.empty()) return graph;
-  Graph bound = graph;
+  Graph bound = std::move(graph);
+  if (values.empty()) return bound;
   for (const auto& [name, value] : values) bound.dims.erase(name);
   for (Tensor& t : bound.tensors) {
     if (!t.symbolic_size.has_value()) continue;
