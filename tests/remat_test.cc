@@ -14,8 +14,10 @@
 #include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "memplan/formats.h"
 #include "memplan/memplan.h"
 #include "memplan/verify.h"
+#include "test_util.h"
 
 namespace memplan {
 namespace {
@@ -209,6 +211,35 @@ TEST(RematTest, SweepsTheBudgetsOfALongChain) {
   // them and the input; with it, well under half.
   EXPECT_EQ(plain->plan.peak, 1000);
   EXPECT_LE(smallest, 500) << smallest;
+}
+
+// A traced training step (views, in-place hints, a loss): every op that
+// writes nothing is made recomputable at a cost of the bytes it makes.
+TEST(RematTest, FitsATracedTrainingStep) {
+  // 0.6 of the peak is about the least this heuristic reaches on it.
+  const std::string name = "resnet18_train";
+  absl::StatusOr<std::string> text =
+      ReadFile(testing::DataPath(absl::StrCat("training/", name, ".json")));
+  ASSERT_TRUE(text.ok()) << text.status();
+  absl::StatusOr<Graph> graph = ParseGraphJson(*text);
+  ASSERT_TRUE(graph.ok()) << graph.status();
+  absl::flat_hash_map<std::string, Bytes> size;
+  for (const Tensor& t : graph->tensors) size[t.name] = t.size;
+  for (Op& op : graph->ops) {
+    op.recomputable = op.writes.empty() && !op.pinned;
+    op.cost = 0;
+    for (const std::string& out : op.outputs) *op.cost += size[out];
+  }
+  PlanMemoryOptions options{.planner = "greedy_by_size"};
+  absl::StatusOr<GraphPlan> plain = PlanMemory(*graph, options);
+  ASSERT_TRUE(plain.ok()) << plain.status();
+  for (double fraction : {0.9, 0.75, 0.6}) {
+    const Bytes budget = static_cast<Bytes>(plain->plan.peak * fraction);
+    absl::StatusOr<RematResult> result = Rematerialize(*graph, budget, options);
+    ASSERT_TRUE(result.ok())
+        << name << " " << fraction << ": " << result.status();
+    ExpectSound(*graph, *result, budget);
+  }
 }
 
 TEST(RematTest, AGraphThatFitsIsPlannedAsGiven) {
