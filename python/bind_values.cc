@@ -163,7 +163,8 @@ void BindOpAndPool(py::module_& m) {
                        std::vector<std::string> scratch,
                        std::vector<std::pair<int, int>> inplace,
                        std::vector<std::pair<int, int>> alias,
-                       std::vector<int> writes, bool pinned) {
+                       std::vector<int> writes, bool pinned,
+                       std::optional<double> cost, bool recomputable) {
              return Op{.name = std::move(name),
                        .type = std::move(type),
                        .inputs = std::move(inputs),
@@ -172,7 +173,9 @@ void BindOpAndPool(py::module_& m) {
                        .inplace = PairsFrom(inplace),
                        .alias = PairsFrom(alias),
                        .writes = std::move(writes),
-                       .pinned = pinned};
+                       .pinned = pinned,
+                       .cost = cost,
+                       .recomputable = recomputable};
            }),
            py::arg("name"), py::arg("inputs") = std::vector<std::string>{},
            py::arg("outputs") = std::vector<std::string>{}, py::kw_only(),
@@ -180,7 +183,8 @@ void BindOpAndPool(py::module_& m) {
            py::arg("scratch") = std::vector<std::string>{},
            py::arg("inplace") = std::vector<std::pair<int, int>>{},
            py::arg("alias") = std::vector<std::pair<int, int>>{},
-           py::arg("writes") = std::vector<int>{}, py::arg("pinned") = false)
+           py::arg("writes") = std::vector<int>{}, py::arg("pinned") = false,
+           py::arg("cost") = std::nullopt, py::arg("recomputable") = false)
       .def_readwrite("name", &Op::name)
       .def_readwrite("type", &Op::type)
       .def_readwrite("inputs", &Op::inputs)
@@ -198,6 +202,9 @@ void BindOpAndPool(py::module_& m) {
           })
       .def_readwrite("writes", &Op::writes)
       .def_readwrite("pinned", &Op::pinned)
+      // FLOPs or any consistent unit; None when unknown.
+      .def_readwrite("cost", &Op::cost)
+      .def_readwrite("recomputable", &Op::recomputable)
       .def(py::self == py::self)
       .def("__repr__", [](const Op& op) {
         return absl::StrCat("Op(\"", op.name, "\", type=\"", op.type, "\")");

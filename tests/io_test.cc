@@ -194,6 +194,102 @@ TEST(GraphJsonTest, PinnedIsABoolean) {
   }
 }
 
+// "cost" is a non-negative finite number, written as an integer when it is
+// one; "recomputable" is true or false. Both are written only when given,
+// and read back as written.
+TEST(GraphJsonTest, CostAndRecomputableRoundTrip) {
+  auto parse = [](const std::string& fields) {
+    return ParseGraphJson(
+        R"({"format":"memplan-graph-v1","tensors":[)"
+        R"({"name":"x","size":4,"kind":"input"},)"
+        R"({"name":"y","size":4,"kind":"output"}],)"
+        R"("ops":[{"name":"relu","inputs":["x"],"outputs":["y"])" +
+        fields + "}]}");
+  };
+  absl::StatusOr<Graph> graph = parse(R"(,"cost":1000,"recomputable":true)");
+  ASSERT_TRUE(graph.ok()) << graph.status();
+  EXPECT_EQ(graph->ops[0].cost, 1000.0);
+  EXPECT_TRUE(graph->ops[0].recomputable);
+  EXPECT_THAT(GraphToJson(*graph), AllOf(HasSubstr(R"("cost":1000,)"),
+                                         HasSubstr(R"("recomputable":true)")));
+  graph = parse("");
+  ASSERT_TRUE(graph.ok()) << graph.status();
+  EXPECT_FALSE(graph->ops[0].cost.has_value());
+  EXPECT_FALSE(graph->ops[0].recomputable);
+  EXPECT_THAT(GraphToJson(*graph),
+              AllOf(Not(HasSubstr("cost")), Not(HasSubstr("recomputable"))));
+  for (const char* cost : {"0", "0.5", "1e19", "1.0000000000000002",
+                           "123456789012345678", "2.5e-300", "-0.0"}) {
+    graph = parse(absl::StrCat(R"(,"cost":)", cost));
+    ASSERT_TRUE(graph.ok()) << cost << ": " << graph.status();
+    absl::StatusOr<Graph> back = ParseGraphJson(GraphToJson(*graph));
+    ASSERT_TRUE(back.ok()) << cost << ": " << back.status();
+    EXPECT_EQ(*back, *graph) << cost;
+    EXPECT_EQ(GraphToJson(*back), GraphToJson(*graph)) << cost;
+  }
+  graph = parse(R"(,"cost":0.5)");
+  ASSERT_TRUE(graph.ok());
+  EXPECT_THAT(GraphToJson(*graph), HasSubstr(R"("cost":0.5)"));
+}
+
+TEST(GraphJsonTest, CostAndRecomputableErrorsNameTheOp) {
+  auto parse = [](const std::string& fields) {
+    return ParseGraphJson(
+        R"({"format":"memplan-graph-v1","tensors":[)"
+        R"({"name":"x","size":4,"kind":"input"},)"
+        R"({"name":"y","size":4,"kind":"output"}],)"
+        R"("ops":[{"name":"mul_","inputs":["x"],"outputs":["y"])" +
+        fields + "}]}");
+  };
+  EXPECT_THAT(ErrorOf(parse(R"(,"cost":-1)").status()),
+              AllOf(HasSubstr("op \"mul_\""), HasSubstr("\"cost\" is -1"),
+                    HasSubstr("not a non-negative finite number")));
+  EXPECT_THAT(ErrorOf(parse(R"(,"cost":-0.25)").status()),
+              AllOf(HasSubstr("op \"mul_\""), HasSubstr("-0.25")));
+  for (const char* bad : {"\"12\"", "true", "[]", "{}"}) {
+    EXPECT_THAT(ErrorOf(parse(absl::StrCat(R"(,"cost":)", bad)).status()),
+                AllOf(HasSubstr("op \"mul_\""),
+                      HasSubstr("\"cost\" must be a non-negative number")))
+        << bad;
+  }
+  EXPECT_THAT(ErrorOf(parse(R"(,"cost":1e400)").status()),
+              HasSubstr("malformed JSON"));
+  for (const char* bad : {"1", "\"true\"", "[]"}) {
+    EXPECT_THAT(
+        ErrorOf(parse(absl::StrCat(R"(,"recomputable":)", bad)).status()),
+        AllOf(HasSubstr("op \"mul_\""),
+              HasSubstr("\"recomputable\" must be true or false")))
+        << bad;
+  }
+  // An op that writes is never recomputed: the two together are refused.
+  EXPECT_THAT(
+      ErrorOf(parse(R"(,"writes":[0],"recomputable":true)").status()),
+      AllOf(HasSubstr("op \"mul_\" is \"recomputable\" but writes input 0"),
+            HasSubstr("drop \"recomputable\"")));
+  EXPECT_TRUE(parse(R"(,"writes":[0],"recomputable":false,"cost":3)").ok());
+  // A graph made in code is checked when it is planned.
+  absl::StatusOr<Graph> graph = parse("");
+  ASSERT_TRUE(graph.ok()) << graph.status();
+  ASSERT_TRUE(BuildProblem(*graph).ok());
+  for (double cost : {-1.0, std::numeric_limits<double>::quiet_NaN(),
+                      std::numeric_limits<double>::infinity()}) {
+    Graph bad = *graph;
+    bad.ops[0].cost = cost;
+    EXPECT_THAT(ErrorOf(BuildProblem(bad).status()),
+                AllOf(HasSubstr("op \"mul_\" has cost"),
+                      HasSubstr("not a non-negative finite number")))
+        << cost;
+  }
+  Graph bad = *graph;
+  bad.ops[0].writes = {0};
+  bad.ops[0].recomputable = true;
+  EXPECT_THAT(ErrorOf(BuildProblem(bad).status()),
+              HasSubstr("op \"mul_\" is recomputable but writes input 0"));
+  bad.ops[0].recomputable = false;
+  bad.ops[0].cost = 0;
+  EXPECT_TRUE(BuildProblem(bad).ok());
+}
+
 TEST(BufferCsvTest, ReadsMiniMallocFilesAndWritesThemBack) {
   absl::StatusOr<std::string> text =
       ReadFile(testing::DataPath("minimalloc/input.12.csv"));

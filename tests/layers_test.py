@@ -58,6 +58,7 @@ ALLOWED = {
         "formats",
         "load",
     },
+    "remat": {"base", "dims", "model", "effort", "planning"},
     "load": {"base", "dims", "model", "effort", "order", "symbolic", "formats"},
     "report": {"base", "dims", "model", "formats", "compose"},
     "onnx": {"base", "dims", "model", "formats", "symbolic", "load"},

@@ -121,6 +121,15 @@ struct Op {
   // generator, I/O): a reordering keeps the pinned ops of a graph in their
   // relative order. Its data dependencies are kept either way.
   bool pinned = false;
+  // What running the op costs: a non-negative finite number, FLOPs where
+  // the front end knows them, else any unit consistent within the graph;
+  // absent when unknown. Informative for planning without a budget.
+  std::optional<double> cost;
+  // Running the op again on the same inputs gives the same outputs (pure:
+  // no writes, no random draw unless its generator state is replayed), so
+  // a budgeted plan may recompute it. An op with `writes` never is: the
+  // readers and BuildProblem refuse the two together.
+  bool recomputable = false;
   bool operator==(const Op&) const = default;
 };
 

@@ -1,8 +1,10 @@
 """What an op of a torch.fx graph does to its arguments, as the op's schema
 and torch.fx say it: which arguments it writes, which argument a result
-aliases, and whether its place among other ops is pinned. memplan.torch
-(a traced model) and memplan.executorch (an edge program) both build their
-graphs' Op.writes, alias hints and Op.pinned from these rules.
+aliases, whether its place among other ops is pinned, whether running it
+again gives the same results, and what it costs. memplan.torch (a traced
+model) and memplan.executorch (an edge program) both build their graphs'
+Op.writes, alias hints and Op.pinned from these rules; memplan.torch its
+Op.recomputable and Op.cost too.
 
 PyTorch is imported when a rule is first used, not by `import memplan`.
 """
@@ -105,3 +107,44 @@ def is_pinned(node):
     if node.target in _side_effectful_functions:
         return True
     return torch.Tag.nondeterministic_seeded in getattr(node.target, "tags", ())
+
+
+def is_recomputable(node):
+    """Whether running the op again on the same inputs gives the same
+    results (Op.recomputable): an ATen op (its schema known) that writes no
+    argument (no in-place update, no copy_ into a buffer, no out=) and is
+    not pinned (no random draw, no side effect)."""
+    schema = _schema(node)
+    if schema is None or node.target is operator.getitem:
+        return False
+    if any(
+        argument.alias_info is not None and argument.alias_info.is_write
+        for argument in schema.arguments
+    ):
+        return False
+    return not is_pinned(node)
+
+
+def flop_count(node, args, kwargs, value):
+    """The FLOPs of one run of the op on these arguments (Op.cost): the
+    formula torch.utils.flop_counter.FlopCounterMode counts for its ATen
+    op (matmuls, convolutions, attention, their backward ops); an op it
+    has no formula for costs one FLOP per element of its tensor results
+    that are not views of its arguments (elementwise work). None when the
+    op is not an ATen op."""
+    import torch  # noqa: PLC0415
+    from torch.utils.flop_counter import flop_registry  # noqa: PLC0415
+
+    packet = getattr(node.target, "overloadpacket", None)
+    if packet is None or _schema(node) is None:
+        return None
+    formula = flop_registry.get(packet)
+    if formula is not None:
+        return int(formula(*args, **kwargs, out_val=value))
+    if returns_view(node):
+        return 0
+    return sum(
+        leaf.numel()
+        for leaf in _leaves(value)
+        if isinstance(leaf, torch.Tensor)
+    )

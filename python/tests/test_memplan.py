@@ -124,6 +124,49 @@ def test_writes_round_trip_and_are_checked():
         memplan.plan(graph, "naive")
 
 
+def test_costs_and_recomputable_round_trip_and_are_checked():
+    graph = small_graph()
+    ops = graph.ops
+    ops[0].cost = 2.5e6
+    ops[0].recomputable = True
+    ops[2] = memplan.Op("relu", ["v"], ["b"], cost=4000, recomputable=True)
+    graph.ops = ops
+    assert graph.ops[0].cost == 2.5e6 and graph.ops[1].cost is None
+    assert [o.recomputable for o in graph.ops] == [True, False, True, False]
+    data = graph.to_dict()
+    assert data["ops"][0]["cost"] == 2500000
+    assert data["ops"][2]["cost"] == 4000 and data["ops"][2]["recomputable"]
+    assert "cost" not in data["ops"][1] and "recomputable" not in data["ops"][1]
+    assert memplan.graph_from_dict(data) == graph
+    # No plan changes for them: the same offsets as without.
+    plan = memplan.plan(graph, "greedy_by_size")
+    memplan.verify(graph, plan)
+    assert plan.tensors == memplan.plan(small_graph(), "greedy_by_size").tensors
+    for bad, message in (
+        (-1, r'op "conv": "cost" is -1, not a non-negative finite number'),
+        ("12", r'op "conv": "cost" must be a non-negative number'),
+        (float("nan"), r"graph\['ops'\]\[0\]\['cost'\] = nan"),
+    ):
+        data["ops"][0]["cost"] = bad
+        with pytest.raises(ValueError, match=message):
+            memplan.graph_from_dict(data)
+    data["ops"][0]["cost"] = 1
+    data["ops"][0]["writes"] = [0]
+    with pytest.raises(ValueError, match='op "conv" is "recomputable" but wr'):
+        memplan.graph_from_dict(data)
+    # A graph made in code is checked when it is planned.
+    ops = graph.ops
+    ops[2].cost = float("inf")
+    graph.ops = ops
+    with pytest.raises(ValueError, match='op "relu" has cost inf, not a no'):
+        memplan.plan(graph, "naive")
+    ops[2].cost = 1
+    ops[2].writes = [0]
+    graph.ops = ops
+    with pytest.raises(ValueError, match='op "relu" is recomputable but wr'):
+        memplan.plan(graph, "naive")
+
+
 def test_planners_listed():
     names = memplan.planners()
     for name in ("naive", "greedy_by_size", "best", "exact", "cp"):

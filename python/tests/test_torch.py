@@ -402,6 +402,71 @@ def test_training_step_computes_the_models_gradients_and_buffers():
     assert same(out, t.run((x,), seed=7))
 
 
+def dropout_cnn():
+    """A small CNN with batch norm (whose running statistics a training
+    step updates) and dropout (a random draw)."""
+    nn = torch.nn
+    torch.manual_seed(0)
+    return nn.Sequential(
+        nn.Conv2d(3, 8, 3, padding=1),
+        nn.BatchNorm2d(8),
+        nn.ReLU(),
+        nn.Dropout(0.1),
+        nn.Conv2d(8, 16, 3, stride=2, padding=1),
+        nn.BatchNorm2d(16),
+        nn.ReLU(),
+        nn.AdaptiveAvgPool2d(1),
+        nn.Flatten(),
+        nn.Linear(16, 10),
+    ).train()
+
+
+def test_training_step_carries_flops_and_recomputable_ops():
+    from torch.utils.flop_counter import FlopCounterMode, flop_registry
+
+    model = dropout_cnn()
+    x = torch.randn(2, 3, 16, 16)
+    t = mt.trace(model, (x,), training=True, loss_fn=cross_entropy)
+    eager = copy.deepcopy(model)
+    params = [p for p in eager.parameters() if p.requires_grad]
+    with FlopCounterMode(display=False) as counter:
+        torch.autograd.grad(cross_entropy(eager(x)), params)
+    step = counter.get_total_flops()
+    ops = t.graph.ops
+    assert [o.name for o in ops] == [r.name for r in t.ops]
+    assert all(o.cost is not None and o.cost >= 0 for o in ops)
+
+    # The ops FlopCounterMode has a formula for cost what it counts for the
+    # whole step; the others one per element they make.
+    def counted(r):
+        packet = getattr(getattr(r.node, "target", None), "overloadpacket", 0)
+        return packet in flop_registry
+
+    assert sum(o.cost for o, r in zip(ops, t.ops) if counted(r)) == step
+    assert step < sum(o.cost for o in ops) < 1.2 * step
+    convs = [o for o in ops if o.type.startswith("aten.convolution")]
+    assert len(convs) == 4 and all(o.recomputable and o.cost > 0 for o in convs)
+    # Batch norm's running statistics are written (copy_), dropout draws:
+    # neither is run again.
+    writes = [o for o in ops if o.writes]
+    assert len(writes) == len(t.buffer_writes) == 6
+    assert not any(o.recomputable for o in writes)
+    draws = [o for o in ops if o.pinned]
+    assert [o.type for o in draws] == ["aten.native_dropout.default"]
+    assert not draws[0].recomputable
+    assert sum(o.recomputable for o in ops) == len(ops) - 7
+    # They round-trip, and change no plan.
+    data = t.graph.to_dict()
+    assert memplan.graph_from_dict(data) == t.graph
+    for o in data["ops"]:
+        del o["cost"]
+        o.pop("recomputable", None)
+    bare = memplan.graph_from_dict(data)
+    assert not any(o.recomputable or o.cost is not None for o in bare.ops)
+    plan = make_plan(t.graph, "greedy_by_size")
+    assert plan.tensors == make_plan(bare, "greedy_by_size").tensors
+
+
 class Branches(torch.nn.Module):
     """Two wide branches whose first halves the model runs before either
     second half: a memory-aware order interleaves them. Batch norm in

@@ -2,8 +2,10 @@
 // One tensor and one op a line when written, like the bundled data.
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -85,6 +87,46 @@ absl::StatusOr<std::vector<int>> GetWrites(const Json& object, const Op& op,
     out.push_back(static_cast<int>(j));
   }
   return out;
+}
+
+// "cost": a non-negative finite number (JSON holds no NaN or infinity, and
+// ParseJson refuses a number no double holds); absent or null: unknown.
+absl::StatusOr<std::optional<double>> GetCost(const Json& object,
+                                              absl::string_view where) {
+  auto it = object.find("cost");
+  if (it == object.end() || it->is_null()) return std::nullopt;
+  if (!it->is_number()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(where, ": \"cost\" must be a non-negative number"));
+  }
+  const double cost = it->get<double>();
+  if (!std::isfinite(cost) || cost < 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(where, ": \"cost\" is ", Dump(*it),
+                     ", not a non-negative finite number"));
+  }
+  return cost;
+}
+
+// "pinned" and "recomputable": true or false; absent or null is false.
+absl::StatusOr<bool> GetFlag(const Json& object, const char* key,
+                             absl::string_view where) {
+  auto it = object.find(key);
+  if (it == object.end() || it->is_null()) return false;
+  if (!it->is_boolean()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(where, ": \"", key, "\" must be true or false"));
+  }
+  return it->get<bool>();
+}
+
+// A cost is written as an integer when it is one (FLOPs), else as the
+// shortest decimal that reads back as the same double.
+Json CostJson(double cost) {
+  if (cost == std::trunc(cost) && std::fabs(cost) < 9.2e18) {
+    return static_cast<int64_t>(cost);
+  }
+  return cost;
 }
 
 absl::StatusOr<TensorKind> ParseKind(const std::string& kind,
@@ -243,7 +285,7 @@ absl::StatusOr<Op> ParseOp(const Json& o, size_t index) {
   MEMPLAN_RETURN_IF_ERROR(
       CheckKeys(o, where,
                 {"name", "type", "inputs", "outputs", "scratch", "inplace",
-                 "alias", "writes", "pinned"}));
+                 "alias", "writes", "pinned", "cost", "recomputable"}));
   MEMPLAN_ASSIGN_OR_RETURN(op.type, GetString(o, "type", where, false));
   MEMPLAN_ASSIGN_OR_RETURN(op.inputs, GetStrings(o, "inputs", where));
   MEMPLAN_ASSIGN_OR_RETURN(op.outputs, GetStrings(o, "outputs", where));
@@ -251,12 +293,13 @@ absl::StatusOr<Op> ParseOp(const Json& o, size_t index) {
   MEMPLAN_ASSIGN_OR_RETURN(op.inplace, GetPairs(o, "inplace", where));
   MEMPLAN_ASSIGN_OR_RETURN(op.alias, GetPairs(o, "alias", where));
   MEMPLAN_ASSIGN_OR_RETURN(op.writes, GetWrites(o, op, where));
-  if (auto pinned = o.find("pinned"); pinned != o.end() && !pinned->is_null()) {
-    if (!pinned->is_boolean()) {
-      return absl::InvalidArgumentError(
-          absl::StrCat(where, ": \"pinned\" must be true or false"));
-    }
-    op.pinned = pinned->get<bool>();
+  MEMPLAN_ASSIGN_OR_RETURN(op.pinned, GetFlag(o, "pinned", where));
+  MEMPLAN_ASSIGN_OR_RETURN(op.cost, GetCost(o, where));
+  MEMPLAN_ASSIGN_OR_RETURN(op.recomputable, GetFlag(o, "recomputable", where));
+  if (op.recomputable && !op.writes.empty()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        where, " is \"recomputable\" but writes input ", op.writes[0],
+        ": an op that writes is never recomputed (drop \"recomputable\")"));
   }
   return op;
 }
@@ -420,6 +463,8 @@ std::string GraphToJson(const Graph& graph) {
     if (!o.alias.empty()) j["alias"] = PairsJson(o.alias);
     if (!o.writes.empty()) j["writes"] = o.writes;
     if (o.pinned) j["pinned"] = true;
+    if (o.cost.has_value()) j["cost"] = CostJson(*o.cost);
+    if (o.recomputable) j["recomputable"] = true;
     absl::StrAppend(&out, Dump(j), i + 1 < graph.ops.size() ? ",\n" : "\n");
   }
   absl::StrAppend(&out, "]\n}\n");

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cmath>
 #include <iterator>
 #include <limits>
 #include <memory>
@@ -244,6 +245,22 @@ class Builder {
     return absl::OkStatus();
   }
 
+  // A graph made in code is checked as the readers check a file.
+  static absl::Status CheckCost(const Op& op) {
+    if (op.cost.has_value() && !(std::isfinite(*op.cost) && *op.cost >= 0)) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("op \"", op.name, "\" has cost ", *op.cost,
+                       ", not a non-negative finite number"));
+    }
+    if (op.recomputable && !op.writes.empty()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "op \"", op.name, "\" is recomputable but writes input ",
+          op.writes[0],
+          ": an op that writes is never recomputed (drop recomputable)"));
+    }
+    return absl::OkStatus();
+  }
+
   absl::Status WalkOps() {
     absl::flat_hash_map<absl::string_view, int> op_names;
     op_names.reserve(graph_.ops.size());
@@ -260,6 +277,7 @@ class Builder {
       MEMPLAN_RETURN_IF_ERROR(CheckPairs(op, op.inplace, "inplace"));
       MEMPLAN_RETURN_IF_ERROR(CheckPairs(op, op.alias, "alias"));
       MEMPLAN_RETURN_IF_ERROR(CheckWrites(op));
+      MEMPLAN_RETURN_IF_ERROR(CheckCost(op));
       for (const std::string& name : op.inputs) {
         MEMPLAN_ASSIGN_OR_RETURN(int t, FindTensor(name, op, "input"));
         const Tensor& tensor = graph_.tensors[t];

@@ -169,7 +169,9 @@ class _Recorder:
             self.bound.append((node, value))
             self.bound_nodes.add(node)
             return
-        self.ops.extend(_OpRecording(self, node, value).records())
+        recording = _OpRecording(self, node, value)
+        recording.cost = _fx_rules.flop_count(node, args, kwargs, value)
+        self.ops.extend(recording.records())
 
     def mark_outputs(self, output_value):
         """The graph outputs' tensor names; activations among them become
@@ -209,6 +211,7 @@ class _OpRecording:
                     self.arg_values[tname] = recorder.env[arg]
         self.outputs, self.alias, self.out_names = [], [], []
         self.views_op = None
+        self.cost = None  # FLOPs, set by the recorder
 
     def records(self):
         """The op's OpRecord, and the VIEWS_OP step after it when results
@@ -254,6 +257,8 @@ class _OpRecording:
             writes=writes,
             out_names=self.out_names,
             pinned=_fx_rules.is_pinned(node),
+            cost=self.cost,
+            recomputable=not writes and _fx_rules.is_recomputable(node),
         )
         return [op] if self.views_op is None else [op, self.views_op]
 
@@ -271,6 +276,7 @@ class _OpRecording:
                 alias=[],
                 writes=[],
                 out_names=[],
+                cost=0,  # it runs no code
             )
         views_op = self.views_op
         if key not in r.owner:  # the storage, made by this op
@@ -460,6 +466,8 @@ def make_graph(name, tensors, ops, sizes=None):
             alias=o.alias,
             writes=_write_indices(o),
             pinned=o.pinned,
+            cost=o.cost,
+            recomputable=o.recomputable,
         )
         for o in ops
     ]

@@ -54,6 +54,8 @@ class OpRecord:
     writes: list  # input tensor names the op writes (its schema says so)
     out_names: list  # per flattened result: tensor name or None (not a tensor)
     pinned: bool = False  # a side effect: its order among such ops is kept
+    cost: typing.Optional[int] = None  # FLOPs of one run (Op.cost)
+    recomputable: bool = False  # pure: may run again (Op.recomputable)
 
 
 @dataclasses.dataclass

@@ -1,0 +1,306 @@
+// Rematerialization on small hand-made training steps: each rewritten graph
+// computes what the original does (checked by running both on hashed
+// values), keeps the write rules, and its verified plan fits the budget.
+
+#include "remat/remat.h"
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "memplan/formats.h"
+#include "memplan/memplan.h"
+#include "memplan/verify.h"
+#include "test_util.h"
+
+namespace memplan {
+namespace {
+
+using ::testing::AllOf;
+using ::testing::HasSubstr;
+
+// A chain of three layers, forward then backward: f1..f3 make a1..a3,
+// which b3..b1 read again; x is read by f1 and b1, the constant w by f2.
+// `write_w`: an op after f3 updates w in place (as an optimizer step or a
+// batch-norm statistic would), so f2 cannot run again after it.
+Graph TrainingChain(bool write_w) {
+  auto act = [](const char* name, Bytes size) {
+    return Tensor{.name = name, .size = size};
+  };
+  Graph g{.name = "chain"};
+  g.tensors = {{.name = "x", .size = 100, .kind = TensorKind::kInput},
+               {.name = "w", .size = 8, .kind = TensorKind::kConstant},
+               act("a1", 100),
+               act("a2", 100),
+               act("a3", 100),
+               act("loss", 10),
+               act("g3", 100),
+               act("g2", 100),
+               act("g1", 100),
+               {.name = "gx", .size = 100, .kind = TensorKind::kOutput}};
+  auto op = [](const char* name, std::vector<std::string> in,
+               std::vector<std::string> out, double cost) {
+    return Op{.name = name,
+              .type = "f",
+              .inputs = std::move(in),
+              .outputs = std::move(out),
+              .cost = cost,
+              .recomputable = true};
+  };
+  g.ops = {op("f1", {"x"}, {"a1"}, 5), op("f2", {"a1", "w"}, {"a2"}, 20),
+           op("f3", {"a2"}, {"a3"}, 40), op("f4", {"a3"}, {"loss"}, 1)};
+  if (write_w) {
+    g.ops.push_back(Op{.name = "update_",
+                       .type = "update_",
+                       .inputs = {"w"},
+                       .writes = {0},
+                       .cost = 1});
+  }
+  for (Op o :
+       {op("b4", {"loss"}, {"g3"}, 1), op("b3", {"g3", "a3"}, {"g2"}, 40),
+        op("b2", {"g2", "a2"}, {"g1"}, 20),
+        op("b1", {"g1", "a1", "x"}, {"gx"}, 5)}) {
+    o.recomputable = false;  // the backward pass is not run again
+    g.ops.push_back(o);
+  }
+  return g;
+}
+
+// The op or tensor a recomputed one stands in for ("f1" for "f1.recompute"
+// and "f1.recompute_2").
+std::string Origin(const std::string& name) {
+  return name.substr(0, name.find(kRecomputeSuffix));
+}
+
+// Runs `graph` on hashed values: an op's outputs hash its (original) name
+// and its inputs' values, a write replaces the written input's value. Calls
+// `made` with each output and its value.
+absl::flat_hash_map<std::string, uint64_t> Run(
+    const Graph& graph,
+    const std::function<void(const std::string&, uint64_t)>& made = nullptr) {
+  absl::flat_hash_map<std::string, uint64_t> value;
+  auto hash = [](uint64_t h, uint64_t v) {
+    return (h ^ v) * 1099511628211ull + 0x9e3779b97f4a7c15ull;
+  };
+  for (const Tensor& t : graph.tensors) {
+    value[t.name] = std::hash<std::string>()(t.name);
+  }
+  for (const Op& op : graph.ops) {
+    const std::string origin = Origin(op.name);
+    uint64_t h = std::hash<std::string>()(origin);
+    for (const std::string& in : op.inputs) h = hash(h, value[in]);
+    for (size_t k = 0; k < op.outputs.size(); ++k) {
+      value[op.outputs[k]] = hash(h, k);
+      if (made) made(op.outputs[k], value[op.outputs[k]]);
+    }
+    for (int j : op.writes) value[op.inputs[j]] = hash(h, 1000 + j);
+  }
+  return value;
+}
+
+// What every rewrite must keep: the outputs' values, every recomputed
+// tensor equal to the one it stands in for, the recomputed ops pure and
+// named after their originals, and a verified plan within the budget.
+void ExpectSound(const Graph& original, const RematResult& result,
+                 Bytes budget) {
+  ASSERT_TRUE(VerifyPlan(result.plan.problem, result.plan.plan).ok());
+  EXPECT_LE(result.plan.plan.peak, budget);
+  EXPECT_GT(result.peak_without, budget);
+  absl::flat_hash_map<std::string, uint64_t> first;
+  Run(original, [&](const std::string& t, uint64_t v) { first[t] = v; });
+  absl::flat_hash_map<std::string, uint64_t> before = Run(original);
+  absl::flat_hash_map<std::string, uint64_t> after =
+      Run(result.graph, [&](const std::string& t, uint64_t v) {
+        const std::string origin = Origin(t);
+        EXPECT_EQ(v, first[origin])
+            << t << " holds other bytes than " << origin;
+      });
+  for (const Tensor& t : original.tensors) {
+    if (t.kind == TensorKind::kOutput) {
+      EXPECT_EQ(after[t.name], before[t.name]) << t.name;
+    }
+  }
+  double cost = 0;
+  absl::flat_hash_map<std::string, const Op*> by_name;
+  for (const Op& op : original.ops) by_name[op.name] = &op;
+  for (const std::string& name : result.recomputed) {
+    const std::string origin = Origin(name);
+    ASSERT_TRUE(by_name.contains(origin)) << name;
+    const Op& op = *by_name[origin];
+    EXPECT_TRUE(op.recomputable && op.writes.empty()) << name;
+    cost += op.cost.value_or(0);
+  }
+  EXPECT_EQ(result.added_cost, cost);
+  EXPECT_EQ(result.graph.ops.size(),
+            original.ops.size() + result.recomputed.size());
+}
+
+TEST(RematTest, FitsTheChainIntoSmallerBudgets) {
+  const Graph graph = TrainingChain(false);
+  absl::StatusOr<GraphPlan> plain = PlanMemory(graph);
+  ASSERT_TRUE(plain.ok()) << plain.status();
+  const Bytes peak = plain->plan.peak;
+  EXPECT_EQ(peak, 600);  // x, a1, a2, a3, g3, g2 at b3
+  for (Bytes budget : {peak - 100, peak - 200}) {
+    absl::StatusOr<RematResult> result = Rematerialize(graph, budget);
+    ASSERT_TRUE(result.ok()) << budget << ": " << result.status();
+    EXPECT_EQ(result->peak_without, peak);
+    EXPECT_FALSE(result->recomputed.empty());
+    ExpectSound(graph, *result, budget);
+  }
+}
+
+// n layers of 100 bytes, forward then backward, each backward op reading
+// its layer's activation; the input is read by the first layers both ways.
+Graph LongChain(int n) {
+  Graph g{.name = "long"};
+  g.tensors = {{.name = "x", .size = 100, .kind = TensorKind::kInput},
+               {.name = "a0", .size = 100},
+               {.name = "g0", .size = 100, .kind = TensorKind::kOutput}};
+  g.ops = {Op{.name = "f0", .inputs = {"x"}, .outputs = {"a0"}}};
+  for (int i = 1; i <= n; ++i) {
+    g.tensors.push_back({.name = absl::StrCat("a", i), .size = 100});
+    g.ops.push_back(Op{.name = absl::StrCat("f", i),
+                       .inputs = {absl::StrCat("a", i - 1)},
+                       .outputs = {absl::StrCat("a", i)},
+                       .cost = 10.0 * i});
+  }
+  g.tensors.push_back({.name = absl::StrCat("g", n + 1), .size = 100});
+  g.ops.push_back(Op{.name = "loss",
+                     .inputs = {absl::StrCat("a", n)},
+                     .outputs = {absl::StrCat("g", n + 1)}});
+  for (int i = n; i >= 1; --i) {
+    if (i > 1) g.tensors.push_back({.name = absl::StrCat("g", i), .size = 100});
+    g.ops.push_back(
+        Op{.name = absl::StrCat("b", i),
+           .inputs = {absl::StrCat("g", i + 1), absl::StrCat("a", i - 1)},
+           .outputs = {i > 1 ? absl::StrCat("g", i) : "g0"}});
+  }
+  for (Op& op : g.ops) op.recomputable = op.name[0] == 'f';
+  g.ops[0].cost = 1;
+  return g;
+}
+
+// Every budget from the peak down to the smallest reached gives a sound
+// rewrite, the smaller budgets at a higher cost.
+TEST(RematTest, SweepsTheBudgetsOfALongChain) {
+  const Graph graph = LongChain(8);
+  absl::StatusOr<GraphPlan> plain = PlanMemory(graph);
+  ASSERT_TRUE(plain.ok()) << plain.status();
+  double last_cost = 0;
+  Bytes smallest = plain->plan.peak;
+  for (Bytes budget = plain->plan.peak - 100; budget > 0; budget -= 100) {
+    absl::StatusOr<RematResult> result = Rematerialize(graph, budget);
+    if (!result.ok()) {
+      EXPECT_THAT(result.status().message(),
+                  HasSubstr(absl::StrCat("the smallest peak found is ")));
+      break;
+    }
+    ExpectSound(graph, *result, budget);
+    EXPECT_GE(result->added_cost, last_cost) << budget;
+    last_cost = result->added_cost;
+    smallest = result->plan.plan.peak;
+  }
+  // Without recomputation every activation is alive at the loss: 10 of
+  // them and the input; with it, well under half.
+  EXPECT_EQ(plain->plan.peak, 1000);
+  EXPECT_LE(smallest, 500) << smallest;
+}
+
+// A traced training step (views, in-place hints, a loss): every op that
+// writes nothing is made recomputable at a cost of the bytes it makes.
+TEST(RematTest, FitsATracedTrainingStep) {
+  // 0.6 of the peak is about the least this heuristic reaches on it.
+  const std::string name = "resnet18_train";
+  absl::StatusOr<std::string> text =
+      ReadFile(testing::DataPath(absl::StrCat("training/", name, ".json")));
+  ASSERT_TRUE(text.ok()) << text.status();
+  absl::StatusOr<Graph> graph = ParseGraphJson(*text);
+  ASSERT_TRUE(graph.ok()) << graph.status();
+  absl::flat_hash_map<std::string, Bytes> size;
+  for (const Tensor& t : graph->tensors) size[t.name] = t.size;
+  for (Op& op : graph->ops) {
+    op.recomputable = op.writes.empty() && !op.pinned;
+    op.cost = 0;
+    for (const std::string& out : op.outputs) *op.cost += size[out];
+  }
+  PlanMemoryOptions options{.planner = "greedy_by_size"};
+  absl::StatusOr<GraphPlan> plain = PlanMemory(*graph, options);
+  ASSERT_TRUE(plain.ok()) << plain.status();
+  for (double fraction : {0.9, 0.75, 0.6}) {
+    const Bytes budget = static_cast<Bytes>(plain->plan.peak * fraction);
+    absl::StatusOr<RematResult> result = Rematerialize(*graph, budget, options);
+    ASSERT_TRUE(result.ok())
+        << name << " " << fraction << ": " << result.status();
+    ExpectSound(*graph, *result, budget);
+  }
+}
+
+TEST(RematTest, AGraphThatFitsIsPlannedAsGiven) {
+  const Graph graph = TrainingChain(false);
+  absl::StatusOr<RematResult> result = Rematerialize(graph, 600);
+  ASSERT_TRUE(result.ok()) << result.status();
+  EXPECT_EQ(result->graph, graph);
+  EXPECT_TRUE(result->recomputed.empty());
+  EXPECT_EQ(result->added_cost, 0);
+  EXPECT_EQ(result->plan.plan.peak, 600);
+}
+
+TEST(RematTest, NothingIsRecomputedAcrossAWriteOfItsInput) {
+  Graph graph = TrainingChain(true);
+  // w is planned here: the write keeps f2 from running again after it,
+  // whatever it would free.
+  PlanMemoryOptions options;
+  options.build.plan_constants = true;
+  absl::StatusOr<GraphPlan> plain = PlanMemory(graph, options);
+  ASSERT_TRUE(plain.ok()) << plain.status();
+  absl::StatusOr<RematResult> result =
+      Rematerialize(graph, plain->plan.peak - 100, options);
+  ASSERT_TRUE(result.ok()) << result.status();
+  ExpectSound(graph, *result, plain->plan.peak - 100);
+  for (const std::string& name : result->recomputed) {
+    EXPECT_NE(name, std::string("f2") + kRecomputeSuffix);
+  }
+  // With every op but f2 made unfit, no rewrite is left (f2 would keep w,
+  // 8 bytes, alive longer: the budget leaves room for that).
+  const Bytes budget = plain->plan.peak - 90;
+  for (Op& op : graph.ops) op.recomputable = op.name == "f2";
+  absl::StatusOr<RematResult> none = Rematerialize(graph, budget, options);
+  EXPECT_THAT(none.status().message(),
+              AllOf(HasSubstr("no recomputation found fits graph \"chain\""),
+                    HasSubstr(absl::StrCat("the smallest peak found is ",
+                                           plain->plan.peak, " bytes"))));
+  // Without the write, f2 alone fits the same budget.
+  Graph unwritten = TrainingChain(false);
+  for (Op& op : unwritten.ops) op.recomputable = op.name == "f2";
+  absl::StatusOr<RematResult> f2 = Rematerialize(unwritten, budget, options);
+  ASSERT_TRUE(f2.ok()) << f2.status();
+  EXPECT_EQ(f2->recomputed,
+            std::vector<std::string>{std::string("f2") + kRecomputeSuffix});
+  ExpectSound(unwritten, *f2, budget);
+}
+
+TEST(RematTest, AnInfeasibleBudgetGivesTheSmallestPeakFound) {
+  const Graph graph = TrainingChain(false);
+  absl::StatusOr<RematResult> result = Rematerialize(graph, 50);
+  ASSERT_FALSE(result.ok());
+  EXPECT_EQ(result.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(result.status().message(),
+              AllOf(HasSubstr("into 50 bytes"),
+                    HasSubstr("the smallest peak found is "),
+                    HasSubstr("(600 without recomputation)")));
+  EXPECT_THAT(Rematerialize(graph, 0).status().message(),
+              HasSubstr("give a positive number of bytes"));
+  EXPECT_THAT(
+      Rematerialize(graph, 500, {.reorder = "memory"}).status().message(),
+      HasSubstr("leave reorder empty"));
+}
+
+}  // namespace
+}  // namespace memplan
