@@ -218,9 +218,12 @@ class EarlySearch : public SearchPlanner {
     ++calls_;
     return result_;
   }
-  bool RunsEarly(const Problem&, const Plan& best) const override {
+  bool RunsEarly(const Problem&, const Plan& best,
+                 int heuristics) const override {
+    seen_heuristics_ = heuristics;
     return best.peak <= early_at_;
   }
+  mutable int seen_heuristics_ = 0;
   int calls() const { return calls_; }
 
  private:
@@ -248,9 +251,9 @@ TEST(ChooseBestTest, ASearchRunsEarlyOnceItsHeuristicPlanIsThere) {
         /*early_at=*/9);
     const EarlySearch* search_ptr = search.get();
     searches.push_back(std::move(search));
-    absl::StatusOr<Plan> plan =
-        ChooseBest("mine", std::move(heuristics), std::move(searches))
-            ->Solve(problem, {.work_limit = 1000});
+    const std::unique_ptr<Planner> planner =
+        ChooseBest("mine", std::move(heuristics), std::move(searches));
+    absl::StatusOr<Plan> plan = planner->Solve(problem, {.work_limit = 1000});
     ASSERT_TRUE(plan.ok()) << plan.status();
     EXPECT_TRUE(VerifyPlan(problem, *plan).ok());
     EXPECT_EQ(plan->peak, 7);
@@ -258,6 +261,7 @@ TEST(ChooseBestTest, ASearchRunsEarlyOnceItsHeuristicPlanIsThere) {
     // leaves the third nothing to run for; else the third runs, and the
     // search does not run again.
     EXPECT_EQ(search_ptr->calls(), 1);
+    EXPECT_EQ(search_ptr->seen_heuristics_, 2);
     EXPECT_EQ(fixed[0]->calls(), 1);
     EXPECT_EQ(fixed[1]->calls(), 1);
     EXPECT_EQ(fixed[2]->calls(), found ? 0 : 1);

@@ -61,10 +61,11 @@ class SearchPlanner : public Planner {
   absl::StatusOr<Plan> Solve(const Problem& problem,
                              const PlanOptions& options) const override;
 
-  // Whether ChooseBest runs this search as soon as its heuristics have
-  // found `best`, before the rest of them: a quick try whose plan would
-  // leave them nothing to gain. By default it runs after them.
-  virtual bool RunsEarly(const Problem& problem, const Plan& best) const;
+  // Whether ChooseBest runs this search as soon as its first `heuristics`
+  // have found `best`, before the rest of them: a quick try whose plan
+  // would leave them nothing to gain. By default it runs after them.
+  virtual bool RunsEarly(const Problem& problem, const Plan& best,
+                         int heuristics) const;
 };
 
 // `search`, started from the plan of `heuristic`, which gets `share` of the

@@ -366,7 +366,7 @@ class ChooseBestPlanner : public Planner {
           members.Consider(planner, planner.Solve(problem, members.later()));
       while (going && !choice.dense && searched < searches_.size() &&
              members.best().has_value() && !members.AtLowerBound() &&
-             searches_[searched]->RunsEarly(problem, *members.best())) {
+             searches_[searched]->RunsEarly(problem, *members.best(), i + 1)) {
         going = RunSearch(*searches_[searched++], problem, budget, members);
       }
     }
@@ -428,7 +428,7 @@ const absl::StatusOr<Plan>& Incumbent::Get() {
   return *plan_;
 }
 
-bool SearchPlanner::RunsEarly(const Problem&, const Plan&) const {
+bool SearchPlanner::RunsEarly(const Problem&, const Plan&, int) const {
   return false;
 }
 
