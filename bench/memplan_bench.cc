@@ -59,6 +59,10 @@
 //   BM_target_best_<input>                      best with the default time
 //                                  limit on S_1, somas_resnet50 and
 //                                  MiniMalloc's D and J
+//   BM_target_best_training_<graph>             best by default on every
+//                                  training step (training/, the steps of
+//                                  order/, training_steps/): counters
+//                                  cpu_s (target: 0.1 s), ratio
 //   BM_target_best_reach_minimalloc_{D,J}      best by default: counter
 //                                  reach_cpu_s, the CPU seconds until its
 //                                  plan is at 1007616 (D) or 1031168 (J),
