@@ -111,10 +111,10 @@ std::unique_ptr<Planner> WithPatience(std::unique_ptr<Planner> planner,
 //     others each on average; a problem dense only for its size (10^6 short
 //     intervals) keeps the usual list.
 //   * Once a plan meets the lower bound, no further member runs.
-//   * A search whose RunsEarly() holds for the smallest plan so far runs
-//     right after the heuristic that gave that plan, before the others;
-//     the searches keep their order (one runs early only once those
-//     before it have run).
+//   * After each heuristic, a search whose RunsEarly() holds (for the
+//     smallest plan so far and the heuristics run) runs at once, before
+//     the other heuristics; the searches keep their order (one runs early
+//     only once those before it have run).
 //   * Patience (PlanOptions::patience): the first heuristic runs, a later
 //     one only when the passes since the last smaller plan, its own
 //     included (each counted as in the dense rule), cost at most the
