@@ -65,6 +65,10 @@
 //                                  pangu_2.6B: counters cpu_s (the child's),
 //                                  max_rss_mb, peak and ratio of the plan
 //                                  it wrote (read back, verified)
+//   BM_target_best_training_<graph>             best by default on every
+//                                  training step (training/, the steps of
+//                                  order/, training_steps/): counters
+//                                  cpu_s (target: 0.1 s), ratio
 //   BM_target_best_reach_minimalloc_{D,J}      best by default: counter
 //                                  reach_cpu_s, the CPU seconds until its
 //                                  plan is at 1007616 (D) or 1031168 (J),

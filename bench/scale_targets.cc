@@ -21,6 +21,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
@@ -498,10 +499,61 @@ void RegisterAnytimeTargets(const std::vector<Workload>& bundled) {
   }
 }
 
+// The training steps the default plans at once (issue 45: at most 0.1 s
+// CPU each): training/*.json, the traced steps of order/ and
+// training_steps/, loaded once when the suite starts.
+const std::vector<Workload>& TrainingSteps() {
+  static auto* steps = [] {
+    namespace fs = std::filesystem;
+    auto* out = new std::vector<Workload>;
+    std::vector<fs::path> paths;
+    for (const char* dir : {"training", "order", "training_steps"}) {
+      std::error_code ec;
+      for (const auto& e :
+           fs::directory_iterator(settings().data_dir + "/" + dir, ec)) {
+        const std::string file = e.path().filename().string();
+        const bool json =
+            absl::EndsWith(file, ".json") || absl::EndsWith(file, ".json.gz");
+        if (json && (std::string_view(dir) != "order" ||
+                     absl::StrContains(file, "_step"))) {
+          paths.push_back(e.path());
+        }
+      }
+    }
+    std::sort(paths.begin(), paths.end());
+    for (const fs::path& path : paths) {
+      absl::StatusOr<LoadedInput> input =
+          LoadInput(path.string(), BuildOptions{});
+      if (!input.ok()) {
+        fprintf(stderr, "memplan_bench: skipping %s: %s\n",
+                path.string().c_str(),
+                std::string(input.status().message()).c_str());
+        continue;
+      }
+      std::string name = path.filename().string();
+      name = name.substr(0, name.find('.'));
+      out->push_back({name, std::move(input->problem)});
+    }
+    return out;
+  }();
+  return *steps;
+}
+
+// The default planner on each training step, as it answers by default:
+// counters cpu_s (the Solve's CPU seconds), ratio (to the lower bound).
+void RegisterTrainingTargets() {
+  for (const Workload& w : TrainingSteps()) {
+    ThreeRuns(benchmark::RegisterBenchmark(
+        absl::StrCat("BM_target_best_training_", w.name).c_str(),
+        [&w](benchmark::State& state) { RunAnytime(state, w.problem, {}); }));
+  }
+}
+
 }  // namespace
 
 void RegisterTargets(const std::vector<Workload>& bundled) {
   RegisterAnytimeTargets(bundled);
+  RegisterTrainingTargets();
   RegisterLimitTargets();
   RegisterSyntheticTargets();
   RegisterBestTargets(bundled);

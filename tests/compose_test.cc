@@ -206,6 +206,68 @@ TEST(ChooseBestTest, SearchesStartFromTheBestPlanAndStopAtTheLowerBound) {
   EXPECT_EQ(search_ptr->seen_work_limit_, 0);
 }
 
+// A search that returns a fixed result, counts its calls, and asks to run
+// early once the best plan is at most `early_at` bytes.
+class EarlySearch : public SearchPlanner {
+ public:
+  EarlySearch(absl::StatusOr<Plan> result, Bytes early_at)
+      : result_(std::move(result)), early_at_(early_at) {}
+  std::string_view name() const override { return "early"; }
+  absl::StatusOr<Plan> Search(const Problem&, const PlanOptions&,
+                              Incumbent&) const override {
+    ++calls_;
+    return result_;
+  }
+  bool RunsEarly(const Problem&, const Plan& best,
+                 int heuristics) const override {
+    seen_heuristics_ = heuristics;
+    return best.peak <= early_at_;
+  }
+  mutable int seen_heuristics_ = 0;
+  int calls() const { return calls_; }
+
+ private:
+  absl::StatusOr<Plan> result_;
+  Bytes early_at_;
+  mutable int calls_ = 0;
+};
+
+TEST(ChooseBestTest, ASearchRunsEarlyOnceItsHeuristicPlanIsThere) {
+  const Problem problem = Stack();  // lower bound 7
+  for (const bool found : {true, false}) {
+    SCOPED_TRACE(found ? "the search finds the bound" : "it finds nothing");
+    std::vector<std::unique_ptr<Planner>> heuristics;
+    std::vector<const Fixed*> fixed;
+    for (const Offset base : {8, 2, 0}) {  // peaks 15, 9, 7
+      auto h = std::make_unique<Fixed>(absl::StrCat("at_", base),
+                                       Stacked(problem, base, ""));
+      fixed.push_back(h.get());
+      heuristics.push_back(std::move(h));
+    }
+    std::vector<std::unique_ptr<SearchPlanner>> searches;
+    auto search = std::make_unique<EarlySearch>(
+        found ? absl::StatusOr<Plan>(Stacked(problem, 0, "early"))
+              : absl::StatusOr<Plan>(absl::NotFoundError("none")),
+        /*early_at=*/9);
+    const EarlySearch* search_ptr = search.get();
+    searches.push_back(std::move(search));
+    const std::unique_ptr<Planner> planner =
+        ChooseBest("mine", std::move(heuristics), std::move(searches));
+    absl::StatusOr<Plan> plan = planner->Solve(problem, {.work_limit = 1000});
+    ASSERT_TRUE(plan.ok()) << plan.status();
+    EXPECT_TRUE(VerifyPlan(problem, *plan).ok());
+    EXPECT_EQ(plan->peak, 7);
+    // After the second heuristic's plan (9 bytes), once: at the bound it
+    // leaves the third nothing to run for; else the third runs, and the
+    // search does not run again.
+    EXPECT_EQ(search_ptr->calls(), 1);
+    EXPECT_EQ(search_ptr->seen_heuristics_, 2);
+    EXPECT_EQ(fixed[0]->calls(), 1);
+    EXPECT_EQ(fixed[1]->calls(), 1);
+    EXPECT_EQ(fixed[2]->calls(), found ? 0 : 1);
+  }
+}
+
 TEST(ChooseBestTest, DenseProblemsRunTheDenseHeuristics) {
   // 600 buffers alive together: 179700 overlapping pairs, 299.5 a buffer;
   // a pass is 2 x 179700 + 600 = 360000 units.

@@ -16,6 +16,7 @@
 #include "hill_climb.h"
 #include "memplan/compose.h"
 #include "memplan/memplan.h"
+#include "memplan/planners/caffe2.h"
 #include "memplan/registry.h"
 #include "memplan/synthetic.h"
 #include "memplan/verify.h"
@@ -324,6 +325,9 @@ TEST(QualityTest, BestIsNeverWorseThanTheHeuristicsItRuns) {
     }
   }
   heuristics.push_back(MakeHillClimbPlanner({}));
+  // memonger's greedy: best runs it in one unbounded pool (the training
+  // graphs and minimalloc/A), the dynamic program, never worse, elsewhere.
+  heuristics.push_back(MakeCaffe2GreedyPlanner({}));
   for (const auto& [name, problem] : corpus) {
     SCOPED_TRACE(name);
     absl::StatusOr<Plan> best_or = best_planner->Solve(problem, budget);

@@ -60,6 +60,12 @@ class SearchPlanner : public Planner {
 
   absl::StatusOr<Plan> Solve(const Problem& problem,
                              const PlanOptions& options) const override;
+
+  // Whether ChooseBest runs this search as soon as its first `heuristics`
+  // have found `best`, before the rest of them: a quick try whose plan
+  // would leave them nothing to gain. By default it runs after them.
+  virtual bool RunsEarly(const Problem& problem, const Plan& best,
+                         int heuristics) const;
 };
 
 // `search`, started from the plan of `heuristic`, which gets `share` of the
@@ -105,6 +111,10 @@ std::unique_ptr<Planner> WithPatience(std::unique_ptr<Planner> planner,
 //     others each on average; a problem dense only for its size (10^6 short
 //     intervals) keeps the usual list.
 //   * Once a plan meets the lower bound, no further member runs.
+//   * After each heuristic, a search whose RunsEarly() holds (for the
+//     smallest plan so far and the heuristics run) runs at once, before
+//     the other heuristics; the searches keep their order (one runs early
+//     only once those before it have run).
 //   * Patience (PlanOptions::patience): the first heuristic runs, a later
 //     one only when the passes since the last smaller plan, its own
 //     included (each counted as in the dense rule), cost at most the

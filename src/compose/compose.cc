@@ -353,6 +353,7 @@ class ChooseBestPlanner : public Planner {
     const MemberChoice choice = ChooseMembers(problem, budget);
     MemberRun members(problem, options, budget.deadline(), choice.pass_cost);
     bool going = true;
+    size_t searched = 0;  // the searches that have run
     for (int i = 0; i < choice.run && going && !members.AtLowerBound(); ++i) {
       if (members.best().has_value() && budget.OutOfTimeNow()) {
         members.Cut();
@@ -363,22 +364,33 @@ class ChooseBestPlanner : public Planner {
       members.SpendPass();
       going =
           members.Consider(planner, planner.Solve(problem, members.later()));
-    }
-    for (size_t i = 0; i < searches_.size() && going && !choice.dense; ++i) {
-      if (members.AtLowerBound()) break;
-      if (members.best().has_value() && budget.OutOfTimeNow()) {
-        members.Cut();
-        break;
+      while (going && !choice.dense && searched < searches_.size() &&
+             members.best().has_value() && !members.AtLowerBound() &&
+             searches_[searched]->RunsEarly(problem, *members.best(), i + 1)) {
+        going = RunSearch(*searches_[searched++], problem, budget, members);
       }
-      Incumbent incumbent =
-          members.best().has_value() ? Incumbent(*members.best()) : Incumbent();
-      const SearchPlanner& search = *searches_[i];
-      going = members.Consider(
-          search, search.Search(problem, members.later(), incumbent));
+    }
+    for (; searched < searches_.size() && going && !choice.dense; ++searched) {
+      if (members.AtLowerBound()) break;
+      going = RunSearch(*searches_[searched], problem, budget, members);
     }
     // A member still going at the deadline returned its plan so far.
     if (!members.AtLowerBound() && budget.OutOfTimeNow()) members.Cut();
     return std::move(members).Result(name_);
+  }
+
+  // `search` from the smallest plan so far, unless the deadline has come
+  // (then the run is cut); false when the run ends.
+  static bool RunSearch(const SearchPlanner& search, const Problem& problem,
+                        const Budget& budget, MemberRun& members) {
+    if (members.best().has_value() && budget.OutOfTimeNow()) {
+      members.Cut();
+      return false;
+    }
+    Incumbent incumbent =
+        members.best().has_value() ? Incumbent(*members.best()) : Incumbent();
+    return members.Consider(search,
+                            search.Search(problem, members.later(), incumbent));
   }
 
   std::string name_;
@@ -414,6 +426,10 @@ const absl::StatusOr<Plan>& Incumbent::Get() {
     plan_ = std::move(plan);
   }
   return *plan_;
+}
+
+bool SearchPlanner::RunsEarly(const Problem&, const Plan&, int) const {
+  return false;
 }
 
 absl::StatusOr<Plan> SearchPlanner::Solve(const Problem& problem,
