@@ -86,7 +86,10 @@ Outcome PartSearch::Run(int64_t height, const std::vector<int>& rank,
         if (num_unplaced_ == 0) return Outcome::kFound;
         budget.Tick(node_work_);
         if (nodes_ >= node_limit || budget.OutOfTime()) return Outcome::kLimit;
-        if (MayOverrun(node_limit)) return Outcome::kLimit;
+        if (MayOverrun(budget)) {
+          nodes_ = std::max(nodes_, node_limit);  // no node left to begin
+          return Outcome::kLimit;
+        }
         step = Expand(frames_[depth]);
         // A node whose candidates cost more than the work between two
         // readings of the clock (tens of thousands of items on one cell)
@@ -108,13 +111,13 @@ Outcome PartSearch::Run(int64_t height, const std::vector<int>& rank,
   }
 }
 
-bool PartSearch::MayOverrun(int64_t node_limit) const {
+bool PartSearch::MayOverrun(const Budget& budget) const {
   // At most every item scanned and every unplaced one sorted.
   const auto u = static_cast<uint64_t>(num_unplaced_);
   const int64_t most = static_cast<int64_t>(part_.items.size()) +
                        static_cast<int64_t>(u) * std::bit_width(u);
   return most > Budget::kClockWork &&
-         nodes_ + (most - node_work_) / node_work_ >= node_limit;
+         budget.work_done() + most - node_work_ > budget.work_limit();
 }
 
 // A new node: cut when its state is known to fail or the sections cannot
