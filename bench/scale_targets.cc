@@ -260,8 +260,8 @@ void RegisterCountedTargets() {
   for (const int64_t n : {100000, 1000000}) {
     for (const std::string_view kind : {"all_alive", "random_intervals"}) {
       for (const PlannerInfo& info : RegisteredPlanners()) {
-        for (const int64_t limit : {int64_t{10'000'000}, int64_t{40'000'000},
-                                    int64_t{0}}) {
+        for (const int64_t limit :
+             {int64_t{10'000'000}, int64_t{40'000'000}, int64_t{0}}) {
           const std::string name(info.name);
           benchmark::RegisterBenchmark(
               absl::StrCat("BM_target_counted_", name, "_", std::string(kind),

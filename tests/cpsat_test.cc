@@ -440,7 +440,8 @@ TEST(CpsatTest, ALibraryThatDoesNotLoadIsTriedOnlyWithinTheDeadline) {
   std::unique_ptr<SearchPlanner> cpsat = MakeCpsatPlanner(missing);
   // With the deadline passed, or too close for a first load (a quarter of
   // a second), no load is begun: the start, cut by time.
-  for (const absl::Duration left : {-absl::Seconds(1), absl::Milliseconds(50)}) {
+  for (const absl::Duration left :
+       {-absl::Seconds(1), absl::Milliseconds(50)}) {
     SCOPED_TRACE(absl::FormatDuration(left));
     Incumbent late(*start);
     absl::StatusOr<Plan> plan =
