@@ -275,9 +275,12 @@ class Caffe2DpPlanner : public Planner {
       return s;
     }
 
-    // Its work in nodes: the lesser of its own cap and the work limit.
+    // Its work in nodes: the lesser of its own cap and what the greedy
+    // pass left of the work limit.
     const int64_t nodes =
-        std::min(options_.dp_max_work, WorkLimit(options)) / kCaffe2DpNodeWork;
+        std::max<int64_t>(0, std::min(options_.dp_max_work,
+                                      WorkLimit(options) - clock.work_done())) /
+        kCaffe2DpNodeWork;
     NodeBudget budget(nodes, options);
     Search search(context, budget);
     // The top level of Search::Solve, step by step, so that a step over its
