@@ -63,6 +63,8 @@ class NodeBudget {
   bool ok() const { return !exhausted_ && !step_exhausted_; }
   bool exhausted() const { return exhausted_; }
   void ClearStep() { step_exhausted_ = false; }
+  // The work the nodes counted.
+  int64_t work() const { return clock_.work_done(); }
 
  private:
   // A node copies an assignment: worth this much work to the clock's
@@ -305,8 +307,10 @@ class Caffe2DpPlanner : public Planner {
     }
     ObjectAssignment dp = search.Export(best.empty() ? empty : best.back());
     best.clear();
-    // The rest of the order after the search, greedily; when the deadline
-    // cuts that, the greedy plan is the answer.
+    // The rest of the order after the search, greedily, within what the
+    // passes and the search left of the work limit; when that or the
+    // deadline cuts it, the greedy plan is the answer.
+    clock.Carry(budget.work());
     absl::StatusOr<Plan> greedy_plan = context.Layout(greedy, name());
     if (absl::Status s = context.Greedy(
             std::span<const BufferId>(order).subspan(done), dp, &clock);
