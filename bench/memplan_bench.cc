@@ -48,7 +48,8 @@
 //   BM_target_counted_<planner>_<input>_<limit>/N   every planner under
 //                                  10^7 and 4x10^7 work units and the
 //                                  default limit, N = 10^5 and 10^6 buffers
-//                                  all alive or random intervals, one run:
+//                                  all alive, random or short intervals,
+//                                  one run:
 //                                  counter counted_ratio is the work its
 //                                  Solve counted over the limit (target
 //                                  1.1; the same on any machine)

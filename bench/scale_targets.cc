@@ -253,12 +253,14 @@ void RunCounted(benchmark::State& state, const std::string& planner_name,
 }
 
 // Every planner's counted work against its work limit (issue 47: at most
-// 1.1x): 10^5 and 10^6 buffers all alive at once or random intervals, under
-// 10^7 and 4x10^7 work units and the default limit. No clock: the counts
-// are the same on any machine.
+// 1.1x): 10^5 and 10^6 buffers all alive at once, random intervals (a third
+// alive at once) or short intervals (the synthetic family, about 20 alive),
+// under 10^7 and 4x10^7 work units and the default limit. No clock: the
+// counts are the same on any machine.
 void RegisterCountedTargets() {
   for (const int64_t n : {100000, 1000000}) {
-    for (const std::string_view kind : {"all_alive", "random_intervals"}) {
+    for (const std::string_view kind :
+         {"all_alive", "random_intervals", "short_intervals"}) {
       for (const PlannerInfo& info : RegisteredPlanners()) {
         for (const int64_t limit :
              {int64_t{10'000'000}, int64_t{40'000'000}, int64_t{0}}) {
@@ -269,7 +271,11 @@ void RegisterCountedTargets() {
                            "/", n)
                   .c_str(),
               [name, kind, n, limit](benchmark::State& state) {
-                RunCounted(state, name, WorkLimitProblem(kind, n), limit);
+                RunCounted(state, name,
+                           kind == "short_intervals"
+                               ? cache().Get(SyntheticKind::kIntervals, n)
+                               : WorkLimitProblem(kind, n),
+                           limit);
               })
               ->Iterations(1)
               ->UseRealTime()
