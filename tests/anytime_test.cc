@@ -279,6 +279,21 @@ TEST(AnytimeTest, EveryPlannerCountsWithinATenthOverItsWorkLimit) {
       EXPECT_LE(meter.counted(), work + work / 10);
     }
   }
+  // 10^5 short intervals (about 20 alive at once) under 10^7 units: the
+  // greedy pass leaves caffe2_dp's search and its greedy finish a share.
+  absl::StatusOr<Problem> short_intervals = SyntheticProblem(
+      SyntheticKind::kIntervals, {.buffers = 100000, .seed = 7});
+  ASSERT_TRUE(short_intervals.ok()) << short_intervals.status();
+  const int64_t work = 10'000'000;
+  for (const PlannerInfo& info : RegisteredPlanners()) {
+    SCOPED_TRACE(absl::StrCat(std::string(info.name), " on short intervals"));
+    internal::WorkMeter meter;
+    absl::StatusOr<Plan> plan = PlanMemory(
+        *short_intervals,
+        {.planner = std::string(info.name), .plan = {.work_limit = work}});
+    ASSERT_TRUE(plan.ok()) << plan.status();  // verified
+    EXPECT_LE(meter.counted(), work + work / 10);
+  }
 }
 
 }  // namespace
