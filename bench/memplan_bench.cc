@@ -45,6 +45,14 @@
 //                                  (about 1000 alive a step) at 3x10^5 and
 //                                  10^6 with no limit: counters ratio (to
 //                                  the lower bound), cpu_s, wall_s, cut
+//   BM_target_counted_<planner>_<input>_<limit>/N   every planner under
+//                                  10^7 and 4x10^7 work units and the
+//                                  default limit, N = 10^5 and 10^6 buffers
+//                                  all alive, random or short intervals,
+//                                  one run:
+//                                  counter counted_ratio is the work its
+//                                  Solve counted over the limit (target
+//                                  1.1; the same on any machine)
 //   BM_target_greedy_by_size_dense_training/N   Solve alone, N = 10^4..10^6
 //   BM_target_tool_<planner>_<family>/N         the whole `memplan plan` on
 //                                  the workload written as a buffer CSV

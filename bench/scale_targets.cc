@@ -26,6 +26,7 @@
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "bench_util.h"
+#include "effort/budget.h"
 #include "memplan/formats.h"
 #include "memplan/io.h"
 #include "memplan/memplan.h"
@@ -259,6 +260,80 @@ void RunReach(benchmark::State& state, const Problem& problem, Bytes height) {
   state.counters["reach_cpu_s"] = reach;
   state.counters["cpu_s"] = cpu;
   state.counters["peak"] = static_cast<double>(last->peak);
+}
+
+// One Solve of `planner_name` under `work_limit` (0: the default), its
+// work counted as it goes (internal::WorkMeter): counter counted_ratio, the
+// work units counted over the limit (the target: at most 1.1, whatever the
+// size and density), with counted and limit themselves.
+void RunCounted(benchmark::State& state, const std::string& planner_name,
+                const Problem& problem, int64_t work_limit) {
+  absl::StatusOr<std::unique_ptr<Planner>> planner =
+      CreatePlanner(planner_name, OptionsFor(planner_name));
+  if (!planner.ok()) {
+    state.SkipWithError(std::string(planner.status().message()).c_str());
+    return;
+  }
+  const PlanOptions options{.work_limit = work_limit};
+  int64_t counted = 0;
+  std::optional<absl::StatusOr<Plan>> last;
+  for (auto _ : state) {
+    internal::WorkMeter meter;
+    last = (*planner)->Solve(problem, options);
+    counted = meter.counted();
+  }
+  if (!last.has_value() || !last->ok()) {
+    state.SkipWithError(
+        last.has_value()
+            ? std::string(last->status().message().substr(0, 200)).c_str()
+            : "no Solve");
+    return;
+  }
+  if (absl::Status s = VerifyPlan(problem, **last); !s.ok()) {
+    state.SkipWithError(
+        absl::StrCat("invalid plan: ", std::string(s.message())).c_str());
+    return;
+  }
+  const int64_t limit = WorkLimit(options);
+  state.counters["counted"] = static_cast<double>(counted);
+  state.counters["limit"] = static_cast<double>(limit);
+  state.counters["counted_ratio"] =
+      static_cast<double>(counted) / static_cast<double>(limit);
+  state.counters["peak"] = static_cast<double>((*last)->peak);
+}
+
+// Every planner's counted work against its work limit (issue 47: at most
+// 1.1x): 10^5 and 10^6 buffers all alive at once, random intervals (a third
+// alive at once) or short intervals (the synthetic family, about 20 alive),
+// under 10^7 and 4x10^7 work units and the default limit. No clock: the
+// counts are the same on any machine.
+void RegisterCountedTargets() {
+  for (const int64_t n : {100000, 1000000}) {
+    for (const std::string_view kind :
+         {"all_alive", "random_intervals", "short_intervals"}) {
+      for (const PlannerInfo& info : RegisteredPlanners()) {
+        for (const int64_t limit :
+             {int64_t{10'000'000}, int64_t{40'000'000}, int64_t{0}}) {
+          const std::string name(info.name);
+          benchmark::RegisterBenchmark(
+              absl::StrCat("BM_target_counted_", name, "_", std::string(kind),
+                           "_", limit == 0 ? "default" : absl::StrCat(limit),
+                           "/", n)
+                  .c_str(),
+              [name, kind, n, limit](benchmark::State& state) {
+                RunCounted(state, name,
+                           kind == "short_intervals"
+                               ? cache().Get(SyntheticKind::kIntervals, n)
+                               : WorkLimitProblem(kind, n),
+                           limit);
+              })
+              ->Iterations(1)
+              ->UseRealTime()
+              ->Unit(benchmark::kSecond);
+        }
+      }
+    }
+  }
 }
 
 // Every planner with the default work limit and no clock: the limit bounds
@@ -555,6 +630,7 @@ void RegisterTargets(const std::vector<Workload>& bundled) {
   RegisterAnytimeTargets(bundled);
   RegisterTrainingTargets();
   RegisterLimitTargets();
+  RegisterCountedTargets();
   RegisterSyntheticTargets();
   RegisterBestTargets(bundled);
   RegisterExactScaleTargets(bundled);

@@ -74,14 +74,17 @@ class Climber {
   int64_t work() const { return state_.work() + scans_; }
   Plan ToPlan() const { return state_.ToPlan(); }
 
-  // From now on the climb's work is ticked in `budget`, which has counted
-  // the work done so far. A round still placing when the count passes the
-  // budget's work limit by a quarter is abandoned: a round re-places a
-  // suffix of the order, on a dense problem as much work as a whole pass.
-  void Attach(Budget& budget) {
+  // From now on the climb's work is ticked in `budget`, which starts from
+  // `counted`, the work of every start (counted as they ran). A round still
+  // placing when the count passes the budget's work limit by a twentieth is
+  // abandoned: a round re-places a suffix of the order, on a dense problem
+  // as much work as a whole pass, and the Solve counts within 1.1x of its
+  // limit.
+  void Attach(Budget& budget, int64_t counted) {
     budget_ = &budget;
-    round_work_cap_ = budget.work_limit() + budget.work_limit() / 4;
-    Sync();
+    round_work_cap_ = budget.work_limit() + budget.work_limit() / 20;
+    budget.Carry(counted);
+    synced_ = work();
   }
 
   // One perturbation; true when it was kept. A round still placing at the
@@ -118,7 +121,10 @@ class Climber {
   }
 
   // Ticks the work done since the last call in the attached budget.
-  void Sync() { budget_->Tick(work() - budget_->work_done()); }
+  void Sync() {
+    budget_->Tick(work() - synced_);
+    synced_ = work();
+  }
 
  private:
   struct Saved {
@@ -220,6 +226,7 @@ class Climber {
   std::vector<internal::Obstacle> obstacles_;
   std::vector<Saved> saved_;
   Budget* budget_ = nullptr;
+  int64_t synced_ = 0;  // work() at the last Sync()
   int64_t round_work_cap_ = 0;
 };
 
@@ -298,7 +305,7 @@ class HillClimbPlanner : public SearchPlanner {
     climb_options.deadline = clock.deadline();
     climb_options.work_limit = WorkLimit(options);
     Budget budget(climb_options);
-    climber.Attach(budget);
+    climber.Attach(budget, clock.work_done());
     std::mt19937_64 rng(options.seed);
     int64_t since_gain = 0;
     for (int64_t round = 0; round < options_.max_rounds; ++round) {

@@ -12,7 +12,11 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
 #include "gtest/gtest.h"
+#include "memplan/compose.h"
+#include "memplan/formats.h"
 #include "memplan/io.h"
 #include "memplan/memplan.h"
 #include "memplan/registry.h"
@@ -397,6 +401,67 @@ TEST(CpsatTest, ModelTooLargeForTheBudgetReturnsTheStart) {
   EXPECT_EQ(none.status().code(), absl::StatusCode::kResourceExhausted);
   EXPECT_NE(none.status().message().find("pairs"), std::string::npos);
   EXPECT_FALSE(stats.model_built);
+}
+
+// MiniMalloc's A (154 buffers), whose naive plan is far above its bound.
+Problem MiniMallocA() {
+  absl::StatusOr<std::string> text =
+      ReadFile(testing::DataPath("minimalloc/A.1048576.csv"));
+  absl::StatusOr<BufferCsv> csv = ParseBufferCsv(*text);
+  return csv->problem;
+}
+
+TEST(CpsatTest, ADeadlinePassedBeforeTheCallReturnsTheStartCutByTime) {
+  // The library's load counts against the deadline: with none of it left
+  // the start comes back, said to be cut by the time limit.
+  const Problem problem = MiniMallocA();
+  absl::StatusOr<std::unique_ptr<Planner>> cpsat =
+      CreatePlanner("cpsat", {{"max_pairs_per_second", "0"}});
+  ASSERT_TRUE(cpsat.ok()) << cpsat.status();
+  const PlanOptions options{.deadline = absl::Now() - absl::Seconds(1)};
+  absl::StatusOr<Plan> plan = (*cpsat)->Solve(problem, options);
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  EXPECT_TRUE(VerifyPlan(problem, *plan).ok()) << VerifyPlan(problem, *plan);
+  EXPECT_EQ(plan->planner, "cpsat");
+  EXPECT_EQ(plan->counters["cut_by_time_limit"], 1);
+  EXPECT_NE(LimitNote(*plan, options).find("the deadline"), std::string::npos)
+      << LimitNote(*plan, options);
+}
+
+TEST(CpsatTest, ALibraryThatDoesNotLoadIsTriedOnlyWithinTheDeadline) {
+  const Problem problem = MiniMallocA();
+  absl::StatusOr<std::unique_ptr<Planner>> naive = CreatePlanner("naive");
+  ASSERT_TRUE(naive.ok()) << naive.status();
+  absl::StatusOr<Plan> start = (*naive)->Solve(problem, {});
+  ASSERT_TRUE(start.ok()) << start.status();
+  CpsatOptions missing;
+  missing.library = "/nonexistent/libortools.so.9";
+  missing.max_pairs_per_second = 0;
+  std::unique_ptr<SearchPlanner> cpsat = MakeCpsatPlanner(missing);
+  // With the deadline passed, or too close for a first load (a quarter of
+  // a second), no load is begun: the start, cut by time.
+  for (const absl::Duration left :
+       {-absl::Seconds(1), absl::Milliseconds(50)}) {
+    SCOPED_TRACE(absl::FormatDuration(left));
+    Incumbent late(*start);
+    absl::StatusOr<Plan> plan =
+        cpsat->Search(problem, {.deadline = absl::Now() + left}, late);
+    ASSERT_TRUE(plan.ok()) << plan.status();
+    EXPECT_TRUE(VerifyPlan(problem, *plan).ok()) << VerifyPlan(problem, *plan);
+    EXPECT_EQ(plan->peak, start->peak);
+    EXPECT_EQ(plan->counters["cut_by_time_limit"], 1);
+    EXPECT_NE(LimitNote(*plan, {.deadline = absl::Now()}).find("the deadline"),
+              std::string::npos);
+  }
+  // Then, with time left, the load's own error, naming the library.
+  Incumbent with_time(*start);
+  absl::StatusOr<Plan> failed =
+      cpsat->Search(problem, testing::CountedWork(1), with_time);
+  ASSERT_FALSE(failed.ok());
+  EXPECT_EQ(failed.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_NE(failed.status().message().find("/nonexistent/libortools.so.9"),
+            std::string::npos)
+      << failed.status();
 }
 
 }  // namespace

@@ -63,6 +63,8 @@ class NodeBudget {
   bool ok() const { return !exhausted_ && !step_exhausted_; }
   bool exhausted() const { return exhausted_; }
   void ClearStep() { step_exhausted_ = false; }
+  // The work the nodes counted.
+  int64_t work() const { return clock_.work_done(); }
 
  private:
   // A node copies an assignment: worth this much work to the clock's
@@ -275,9 +277,12 @@ class Caffe2DpPlanner : public Planner {
       return s;
     }
 
-    // Its work in nodes: the lesser of its own cap and the work limit.
+    // Its work in nodes: the lesser of its own cap and what the greedy
+    // pass left of the work limit.
     const int64_t nodes =
-        std::min(options_.dp_max_work, WorkLimit(options)) / kCaffe2DpNodeWork;
+        std::max<int64_t>(0, std::min(options_.dp_max_work,
+                                      WorkLimit(options) - clock.work_done())) /
+        kCaffe2DpNodeWork;
     NodeBudget budget(nodes, options);
     Search search(context, budget);
     // The top level of Search::Solve, step by step, so that a step over its
@@ -302,8 +307,10 @@ class Caffe2DpPlanner : public Planner {
     }
     ObjectAssignment dp = search.Export(best.empty() ? empty : best.back());
     best.clear();
-    // The rest of the order after the search, greedily; when the deadline
-    // cuts that, the greedy plan is the answer.
+    // The rest of the order after the search, greedily, within what the
+    // passes and the search left of the work limit; when that or the
+    // deadline cuts it, the greedy plan is the answer.
+    clock.Carry(budget.work());
     absl::StatusOr<Plan> greedy_plan = context.Layout(greedy, name());
     if (absl::Status s = context.Greedy(
             std::span<const BufferId>(order).subspan(done), dp, &clock);

@@ -32,12 +32,22 @@ constexpr int kOpenFlags = RTLD_NOW | RTLD_LOCAL | RTLD_DEEPBIND;
 constexpr int kOpenFlags = RTLD_NOW | RTLD_LOCAL | RTLD_DEEPBIND;
 #endif
 
-// The entry point of the library at `path`, loaded once per path.
-absl::StatusOr<SolveFunction> EntryPoint(const std::string& path) {
+std::mutex& LoadMutex() {
   static std::mutex mutex;
+  return mutex;
+}
+
+// The libraries loaded (or that failed to load), by path.
+std::map<std::string, absl::StatusOr<SolveFunction>>& Loaded() {
   static auto* loaded =
       new std::map<std::string, absl::StatusOr<SolveFunction>>();
-  std::lock_guard<std::mutex> lock(mutex);
+  return *loaded;
+}
+
+// The entry point of the library at `path`, loaded once per path.
+absl::StatusOr<SolveFunction> EntryPoint(const std::string& path) {
+  std::lock_guard<std::mutex> lock(LoadMutex());
+  auto* loaded = &Loaded();
   if (auto it = loaded->find(path); it != loaded->end()) return it->second;
   absl::StatusOr<SolveFunction> entry;
   const std::string advice =
@@ -65,6 +75,15 @@ absl::StatusOr<SolveFunction> EntryPoint(const std::string& path) {
 }
 
 }  // namespace
+
+bool CpSatLibraryTried(std::string_view library_path) {
+  std::lock_guard<std::mutex> lock(LoadMutex());
+  return Loaded().contains(std::string(library_path));
+}
+
+absl::Status LoadCpSatLibrary(std::string_view library_path) {
+  return EntryPoint(std::string(library_path)).status();
+}
 
 absl::StatusOr<std::string> SolveCpModel(std::string_view library_path,
                                          const std::string& model,

@@ -22,6 +22,14 @@ namespace memplan::internal {
 //     does not load or lacks the entry point.
 // OR-tools aborts the process on a message it cannot parse: the model must
 // be well-formed (wire.h).
+// Loads the library at `path` as SolveCpModel does (once; the same
+// errors), without solving: for a caller that counts the load, about a
+// second from a cold disk, against its deadline.
+absl::Status LoadCpSatLibrary(std::string_view library_path);
+// Whether the library at `path` was loaded already (or failed to load):
+// SolveCpModel and LoadCpSatLibrary then cost no load.
+bool CpSatLibraryTried(std::string_view library_path);
+
 absl::StatusOr<std::string> SolveCpModel(std::string_view library_path,
                                          const std::string& model,
                                          const std::string& parameters);

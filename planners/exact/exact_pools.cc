@@ -614,13 +614,14 @@ Packing PoolSearch::Repack(PoolId p, BufferId b) {
   const absl::StatusOr<Plan> plan =
       MakeExactPlanner(single)->Solve(sub, plan_options);
   if (!plan.ok()) {
-    budget_.Tick(work);
+    budget_.Carry(work);  // the part's search counted its own
     return absl::IsResourceExhausted(plan.status()) && SearchComplete(sub)
                ? Packing::kNone
                : Packing::kUnknown;
   }
+  // The part's search counted its nodes as it ran.
   const auto nodes = plan->counters.find("nodes");
-  budget_.Tick(
+  budget_.Carry(
       std::min(work, (nodes != plan->counters.end() ? nodes->second : 0) *
                          NodeWork(static_cast<int64_t>(sub.buffers.size()))));
   for (size_t i = 0; i < buffers.size(); ++i) {
@@ -680,8 +681,9 @@ absl::StatusOr<Plan> PoolSearch::Compose() {
         sub,
         {.deadline = budget_.deadline(), .work_limit = left, .seed = seed_});
     if (!sub_plan.ok()) return sub_plan.status();
+    // The part's search counted its nodes as it ran.
     const auto nodes = sub_plan->counters.find("nodes");
-    budget_.Tick(
+    budget_.Carry(
         std::min(left, (nodes != sub_plan->counters.end() ? nodes->second : 0) *
                            NodeWork(static_cast<int64_t>(sub.buffers.size()))));
     // SubProblem keeps the buffers in id order.

@@ -86,6 +86,10 @@ Outcome PartSearch::Run(int64_t height, const std::vector<int>& rank,
         if (num_unplaced_ == 0) return Outcome::kFound;
         budget.Tick(node_work_);
         if (nodes_ >= node_limit || budget.OutOfTime()) return Outcome::kLimit;
+        if (MayOverrun(budget)) {
+          nodes_ = std::max(nodes_, node_limit);  // no node left to begin
+          return Outcome::kLimit;
+        }
         step = Expand(frames_[depth]);
         // A node whose candidates cost more than the work between two
         // readings of the clock (tens of thousands of items on one cell)
@@ -105,6 +109,15 @@ Outcome PartSearch::Run(int64_t height, const std::vector<int>& rank,
         break;
     }
   }
+}
+
+bool PartSearch::MayOverrun(const Budget& budget) const {
+  // At most every item scanned and every unplaced one sorted.
+  const auto u = static_cast<uint64_t>(num_unplaced_);
+  const int64_t most = static_cast<int64_t>(part_.items.size()) +
+                       static_cast<int64_t>(u) * std::bit_width(u);
+  return most > Budget::kClockWork &&
+         budget.work_done() + most - node_work_ > budget.work_limit();
 }
 
 // A new node: cut when its state is known to fail or the sections cannot

@@ -91,6 +91,13 @@ class PartSearch {
   bool collapse_raises_ = true;
   bool inference_ = true;
   bool use_cache_ = true;
+  // A node of more candidates than the work between two readings of the
+  // clock counts them as nodes (Run): one whose candidates could take
+  // `budget` past its work limit is not begun, so that the Solve's count
+  // stays within the limit at any size (the first node of 10^5 buffers
+  // alive together costs about 70 nodes). The search then ends as if its
+  // nodes were spent.
+  bool MayOverrun(const Budget& budget) const;
   int64_t node_work_ = 1;
   int64_t height_ = 0;
   int64_t nodes_ = 0;

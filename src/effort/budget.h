@@ -23,6 +23,34 @@
 
 namespace memplan {
 
+class Budget;
+
+namespace internal {
+
+// What the budgets on this thread tick while a meter lives: the work a
+// Solve counted in all, whichever budgets it split its effort into (work
+// handed from one budget to another, Budget::Carry, counts once). For the
+// tests and the benchmark, which compare it with the Solve's work limit,
+// and for compositions that share one limit among their members; a
+// planner's work on other threads is not seen (one thread by default).
+// Meters nest: each counts from its own start.
+class WorkMeter {
+ public:
+  WorkMeter() : start_(ticked_) {}
+  WorkMeter(const WorkMeter&) = delete;
+  WorkMeter& operator=(const WorkMeter&) = delete;
+
+  int64_t counted() const { return ticked_ - start_; }
+
+ private:
+  friend class ::memplan::Budget;
+  // Every work unit ticked on this thread.
+  static inline constinit thread_local int64_t ticked_ = 0;
+  int64_t start_;
+};
+
+}  // namespace internal
+
 // The budget of one Solve: counted work and, when the caller set a time
 // limit or deadline, the clock. Planners Tick() the work they do and stop
 // when Expired(); a one-pass heuristic whose pass spends the whole count
@@ -35,7 +63,13 @@ class Budget {
   // now + options.time_limit.
   explicit Budget(const PlanOptions& options);
 
-  void Tick(int64_t work = 1) { work_done_ += work; }
+  void Tick(int64_t work = 1) {
+    work_done_ += work;
+    internal::WorkMeter::ticked_ += work;
+  }
+  // Ticks work another budget of the same Solve counted already: this
+  // budget's count grows, the Solve's (internal::WorkMeter) does not.
+  void Carry(int64_t work) { work_done_ += work; }
   // The counted work is spent or the deadline has passed.
   bool Expired() { return WorkSpent() || OutOfTime(); }
   // The counted work is spent (the clock is not read).

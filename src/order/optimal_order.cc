@@ -1016,7 +1016,7 @@ absl::StatusOr<Bytes> FindIncumbent(const Graph& graph,
   MEMPLAN_ASSIGN_OR_RETURN(
       const std::optional<internal::OrderBounds> bounds,
       internal::ComputeOrderBounds(graph, options, bound_budget));
-  whole.Tick(bound_budget.work_done());
+  whole.Carry(bound_budget.work_done());
   const Bytes any_bound = bounds.has_value() ? bounds->bound.bytes : 0;
   if (any_bound < result.peak) {
     // "window"'s order, where it is lower, is the incumbent instead: on
@@ -1030,7 +1030,7 @@ absl::StatusOr<Bytes> FindIncumbent(const Graph& graph,
         WindowOrder window,
         internal::ComputeWindowOpOrder(graph, options, window_budget, bounds,
                                        &memory));
-    whole.Tick(window_budget.work_done());
+    whole.Carry(window_budget.work_done());
     if (window.peak < result.peak) {
       result.order = std::move(window.order);
       result.peak = window.peak;

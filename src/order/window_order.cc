@@ -513,7 +513,7 @@ absl::StatusOr<WindowOrder> ComputeWindowOpOrder(const Graph& graph,
   MEMPLAN_ASSIGN_OR_RETURN(
       const std::optional<internal::OrderBounds> bounds,
       internal::ComputeOrderBounds(graph, options, bound_budget));
-  if (limited) budget.Tick(bound_budget.work_done());
+  if (limited) budget.Carry(bound_budget.work_done());
   MEMPLAN_ASSIGN_OR_RETURN(
       WindowOrder window,
       internal::ComputeWindowOpOrder(graph, options, budget, bounds));

@@ -69,7 +69,7 @@ inline constexpr int64_t kNoCostLimit = std::numeric_limits<int64_t>::max();
 
 // Places into `state` (nothing placed yet) the fixed buffers, then every
 // buffer of `order` (all non-fixed buffers, each once) with
-// PlaceGreedily(fit). With a `budget`, the run ticks its work there and is
+// PlaceGreedily(fit). With a `budget`, the run ticks its cost there and is
 // abandoned (DeadlineExceeded, saying how far it got) when still going at
 // the budget's deadline; and (Aborted, saying how far it got) once its
 // cost (PlacementState::cost()) reaches `cost_limit` with buffers still to
