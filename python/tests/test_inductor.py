@@ -222,20 +222,28 @@ def test_training_step_plans_forward_and_backward(small):
         assert graph.proven_optimal
 
 
-@pytest.fixture(scope="module")
-def decoder():
+def run_decoder(**inductor_config):
+    """The decoder compiled once with memplan's planning under Inductor's
+    `inductor_config` and run at every length: the session and, by length,
+    the compiled and eager outputs."""
     torch._dynamo.reset()
     model, _ = models.DECODER.make()
     results = {}
     with warnings.catch_warnings():
         warnings.simplefilter("error", mi.FallbackWarning)
-        with mi.planning() as session:
-            compiled = models.DECODER.compile(model)
-            for n in models.DECODER_SIZES:
-                x = models.decoder_input(n)
-                with torch.no_grad():
-                    results[n] = (compiled(x), model(x))
+        with torch._inductor.config.patch(**inductor_config):
+            with mi.planning() as session:
+                compiled = models.DECODER.compile(model)
+                for n in models.DECODER_SIZES:
+                    x = models.decoder_input(n)
+                    with torch.no_grad():
+                        results[n] = (compiled(x), model(x))
     return session, results
+
+
+@pytest.fixture(scope="module")
+def decoder():
+    return run_decoder()
 
 
 def test_decoder_dynamic_sequence_one_symbolic_plan(decoder):
@@ -321,19 +329,7 @@ def test_decoder_output_pool_of_its_own_cannot_reach_the_bound(decoder):
 
 @pytest.fixture(scope="module")
 def decoder_one_pool():
-    torch._dynamo.reset()
-    model, _ = models.DECODER.make()
-    results = {}
-    with warnings.catch_warnings():
-        warnings.simplefilter("error", mi.FallbackWarning)
-        with torch._inductor.config.patch(memory_pool="combined"):
-            with mi.planning() as session:
-                compiled = models.DECODER.compile(model)
-                for n in models.DECODER_SIZES:
-                    x = models.decoder_input(n)
-                    with torch.no_grad():
-                        results[n] = (compiled(x), model(x))
-    return session, results
+    return run_decoder(memory_pool="combined")
 
 
 def test_decoder_in_one_pool_within_five_percent_of_the_bound(
