@@ -78,9 +78,19 @@ else
   fi
   echo "install_deps.sh: installing the pinned Python packages into .venv" \
        "(PyPI; the first time downloads about 4 GB: PyTorch and its CUDA libraries)"
+  # pip unpacks the downloads in TMPDIR and installs about 6 GB into .venv.
+  tmp=${TMPDIR:-/tmp}
+  for dir in . "$tmp"; do
+    free_gb=$(( $(df -Pk "$dir" | awk 'NR==2 {print $4}') / 1048576 ))
+    if (( free_gb < 12 )); then
+      echo "install_deps.sh: warning: $free_gb GB free on the disk of $(cd "$dir" && pwd);" \
+           "installing the packages needs about 12 GB (free space, or set TMPDIR to a larger disk)" >&2
+    fi
+  done
   if ! "${pip[@]}" install --progress-bar off -r requirements.txt; then
     echo "install_deps.sh: installing requirements.txt into .venv failed (see pip's message" \
-         "above; is https://pypi.org reachable?). Run this script again to retry." >&2
+         "above; is https://pypi.org reachable? \"No space left on device\": free about 12 GB" \
+         "on the disks of .venv and $tmp). Run this script again to retry." >&2
     exit 1
   fi
   echo "$wanted" > "$stamp"
