@@ -311,7 +311,8 @@ class ChooseBestPlanner : public Planner {
   // the choice does not depend on the clock.
   struct MemberChoice {
     double pass_cost;  // a placement pass examines about twice the pairs
-    bool dense;        // too few passes for every heuristic: no searches
+    bool dense;        // too few passes for every heuristic: only the
+                       // searches for dense problems
     const std::vector<std::unique_ptr<Planner>>* pool;
     int run;  // how many heuristics of *pool run
   };
@@ -365,13 +366,20 @@ class ChooseBestPlanner : public Planner {
       going =
           members.Consider(planner, planner.Solve(problem, members.later()));
       while (going && !choice.dense && searched < searches_.size() &&
-             members.best().has_value() && !members.AtLowerBound() &&
-             searches_[searched]->RunsEarly(problem, *members.best(), i + 1)) {
-        going = RunSearch(*searches_[searched++], problem, budget, members);
+             members.best().has_value() && !members.AtLowerBound()) {
+        const SearchPlanner& search = *searches_[searched];
+        if (!search.ForDense() &&
+            !search.RunsEarly(problem, *members.best(), i + 1)) {
+          break;
+        }
+        ++searched;
+        if (!search.ForDense())
+          going = RunSearch(search, problem, budget, members);
       }
     }
-    for (; searched < searches_.size() && going && !choice.dense; ++searched) {
+    for (; searched < searches_.size() && going; ++searched) {
       if (members.AtLowerBound()) break;
+      if (searches_[searched]->ForDense() != choice.dense) continue;
       going = RunSearch(*searches_[searched], problem, budget, members);
     }
     // A member still going at the deadline returned its plan so far.
@@ -431,6 +439,8 @@ const absl::StatusOr<Plan>& Incumbent::Get() {
 bool SearchPlanner::RunsEarly(const Problem&, const Plan&, int) const {
   return false;
 }
+
+bool SearchPlanner::ForDense() const { return false; }
 
 absl::StatusOr<Plan> SearchPlanner::Solve(const Problem& problem,
                                           const PlanOptions& options) const {
