@@ -12,7 +12,6 @@
 #include "effort/budget.h"
 #include "effort/set_up.h"
 #include "exact/exact.h"
-#include "exact/exact_part.h"
 #include "memplan/problem.h"
 #include "placement/placement.h"
 
@@ -96,24 +95,20 @@ class PeakWindowPlanner : public SearchPlanner {
                               const PlanOptions& options,
                               Incumbent& incumbent) const override {
     const absl::StatusOr<Plan>& start = incumbent.Get();
-    if (!Applies(problem)) return start;
     Budget budget(options);
-    std::vector<BufferId> members;
-    std::optional<absl::StatusOr<Plan>> window =
-        SolveWindow(problem, options.seed, budget, members);
-    if (!window.has_value() || !window->ok()) return start;
-    // The window's buffers fixed where the search put them.
-    Problem fixed = problem;
-    for (size_t i = 0; i < members.size(); ++i) {
-      fixed.buffers[members[i]].fixed =
-          Placement{.pool = (*window)->assignments[i].pool,
-                    .offset = (*window)->assignments[i].offset};
-    }
-    if (!internal::TimeForSetUp(budget, problem,
+    // The window, its search and the passes' set-up cannot stop halfway.
+    if (!Applies(problem) ||
+        !internal::TimeForSetUp(budget, problem,
                                 internal::kPlacementSetUpPerBuffer, name())
              .ok()) {
       return start;
     }
+    std::vector<BufferId> members;
+    std::optional<absl::StatusOr<Plan>> window =
+        SolveWindow(problem, options, budget, members);
+    if (!window.has_value() || !window->ok() || budget.OutOfTimeNow())
+      return start;
+    const Problem fixed = Fixed(problem, members, **window);
     const internal::PlacementIndex index(fixed);
     std::optional<Plan> best;
     if (start.ok()) best = *start;
@@ -149,26 +144,51 @@ class PeakWindowPlanner : public SearchPlanner {
                         [](const Buffer& b) { return b.fixed.has_value(); });
   }
 
-  // exact's plan of the window (`members` its buffers), its work ticked in
-  // `budget`; none when the window is too large.
+  // What placement reads of `problem` (no names), with `members` fixed
+  // where `window` (their plan, in order) put them.
+  static Problem Fixed(const Problem& problem,
+                       const std::vector<BufferId>& members,
+                       const Plan& window) {
+    Problem fixed;
+    fixed.pools = problem.pools;
+    fixed.conflicts = problem.conflicts;
+    fixed.buffers.resize(problem.buffers.size());
+    for (size_t b = 0; b < problem.buffers.size(); ++b) {
+      const Buffer& buffer = problem.buffers[b];
+      Buffer& lean = fixed.buffers[b];
+      lean.size = buffer.size;
+      lean.alignment = buffer.alignment;
+      lean.lifetime = buffer.lifetime;
+      lean.pools = buffer.pools;
+    }
+    for (size_t i = 0; i < members.size(); ++i) {
+      fixed.buffers[members[i]].fixed =
+          Placement{.pool = window.assignments[i].pool,
+                    .offset = window.assignments[i].offset};
+    }
+    return fixed;
+  }
+
+  // exact's plan of the window (`members` its buffers), with the options'
+  // seed and patience, its work carried into `budget`; none when the
+  // window is too large.
   std::optional<absl::StatusOr<Plan>> SolveWindow(
-      const Problem& problem, uint64_t seed, Budget& budget,
+      const Problem& problem, const PlanOptions& options, Budget& budget,
       std::vector<BufferId>& members) const {
     const Problem sub = WindowProblem(
         problem, PeakWindow(problem, options_.window_share), members);
     const auto n = static_cast<int64_t>(sub.buffers.size());
     if (n == 0 || n > options_.max_window_buffers) return std::nullopt;
     PlanOptions search;
-    search.seed = seed;
+    search.seed = options.seed;
+    search.patience = options.patience;
     search.deadline = budget.deadline();
     search.work_limit = std::max<int64_t>(
         1, std::min(options_.window_work,
                     budget.work_limit() - budget.work_done()));
+    const internal::WorkMeter meter;
     absl::StatusOr<Plan> plan = search_->Solve(sub, search);
-    const int64_t nodes = plan.ok() ? plan->counters["nodes"] : 0;
-    budget.Tick(plan.ok() ? std::min(search.work_limit,
-                                     nodes * internal::exact::NodeWork(n))
-                          : search.work_limit);
+    budget.Carry(meter.counted());
     return plan;
   }
 

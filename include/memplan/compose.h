@@ -110,7 +110,7 @@ std::unique_ptr<Planner> WithPatience(std::unique_ptr<Planner> planner,
 //     pairs of buffers, in work units) costs more than a sixteenth of the
 //     budget per heuristic, fewer heuristics run (the first always), and
 //     of the searches only those whose ForDense() holds (which run on no
-//     other problem).
+//     other problem), with the work the heuristics left.
 //   * Those heuristics come from `dense_heuristics` (the fittest for dense
 //     problems first) when it is not empty and the buffers overlap 256
 //     others each on average; a problem dense only for its size (10^6 short

@@ -352,6 +352,8 @@ class ChooseBestPlanner : public Planner {
       return s;
     }
     const MemberChoice choice = ChooseMembers(problem, budget);
+    // What the members counted: a dense problem's searches get the rest.
+    const internal::WorkMeter meter;
     MemberRun members(problem, options, budget.deadline(), choice.pass_cost);
     bool going = true;
     size_t searched = 0;  // the searches that have run
@@ -380,25 +382,31 @@ class ChooseBestPlanner : public Planner {
     for (; searched < searches_.size() && going; ++searched) {
       if (members.AtLowerBound()) break;
       if (searches_[searched]->ForDense() != choice.dense) continue;
-      going = RunSearch(*searches_[searched], problem, budget, members);
+      const int64_t rest = budget.work_limit() - meter.counted();
+      if (choice.dense && rest <= 0) break;
+      going = RunSearch(*searches_[searched], problem, budget, members,
+                        choice.dense ? rest : 0);
     }
     // A member still going at the deadline returned its plan so far.
     if (!members.AtLowerBound() && budget.OutOfTimeNow()) members.Cut();
     return std::move(members).Result(name_);
   }
 
-  // `search` from the smallest plan so far, unless the deadline has come
+  // `search` from the smallest plan so far, with `work_limit` work units
+  // when positive (else the options' own), unless the deadline has come
   // (then the run is cut); false when the run ends.
   static bool RunSearch(const SearchPlanner& search, const Problem& problem,
-                        const Budget& budget, MemberRun& members) {
+                        const Budget& budget, MemberRun& members,
+                        int64_t work_limit = 0) {
     if (members.best().has_value() && budget.OutOfTimeNow()) {
       members.Cut();
       return false;
     }
     Incumbent incumbent =
         members.best().has_value() ? Incumbent(*members.best()) : Incumbent();
-    return members.Consider(search,
-                            search.Search(problem, members.later(), incumbent));
+    PlanOptions options = members.later();
+    if (work_limit > 0) options.work_limit = work_limit;
+    return members.Consider(search, search.Search(problem, options, incumbent));
   }
 
   std::string name_;
