@@ -47,8 +47,8 @@ Lifetime PeakWindow(const Problem& problem, double share) {
   size_t first = peak;
   size_t last = peak;  // the window's last segment
   while (first > 0 && live[first - 1] >= low) --first;
-  while (last + 1 < live.size() && live[last + 1] >= low) ++last;
-  // The segment after the last one exists: live is 0 after every end.
+  // The last segment (after every end) holds nothing and stays out.
+  while (last + 2 < live.size() && live[last + 1] >= low) ++last;
   return {steps[first], steps[last + 1]};
 }
 
@@ -62,7 +62,8 @@ Problem WindowProblem(const Problem& problem, Lifetime window,
   std::vector<BufferId> index(problem.buffers.size(), -1);
   for (BufferId b = 0; b < static_cast<BufferId>(problem.buffers.size()); ++b) {
     const Buffer& buffer = problem.buffers[b];
-    if (buffer.size == 0 || buffer.lifetime.start >= window.end ||
+    if (buffer.size == 0 || buffer.lifetime.start >= buffer.lifetime.end ||
+        buffer.lifetime.start >= window.end ||
         buffer.lifetime.end <= window.start) {
       continue;
     }
