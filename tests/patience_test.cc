@@ -243,6 +243,32 @@ TEST(PatienceTest, PeakWindowKeepsItsStartWhereItCannotGain) {
   EXPECT_FALSE(kept->counters.contains("window_buffers"));
 }
 
+// On random problems, some with alignments, explicit conflicts or fixed
+// buffers (which it leaves alone), peak_window's plan is valid and never
+// larger than its start.
+TEST(PatienceTest, PeakWindowsPlansAreValidAndNoLarger) {
+  const std::unique_ptr<SearchPlanner> window = MakePeakWindowPlanner({});
+  const std::unique_ptr<Planner> greedy = MakeGreedyPlanner({});
+  int gained = 0;
+  for (uint64_t seed = 0; seed < 60; ++seed) {
+    SCOPED_TRACE(absl::StrCat("seed ", seed));
+    const Problem problem = memplan::testing::RandomProblem(
+        seed, {.buffers = 60,
+               .alignments = seed % 4 == 1,
+               .explicit_conflicts = seed % 4 == 2 ? 6 : 0,
+               .fixed = seed % 4 == 3 ? 3 : 0});
+    Incumbent start(*greedy, problem, {});
+    ASSERT_TRUE(start.Get().ok()) << start.Get().status();
+    absl::StatusOr<Plan> plan =
+        window->Search(problem, {.work_limit = 10'000'000}, start);
+    ASSERT_TRUE(plan.ok()) << plan.status();
+    EXPECT_TRUE(VerifyPlan(problem, *plan).ok()) << VerifyPlan(problem, *plan);
+    EXPECT_LE(plan->peak, start.Get()->peak);
+    if (plan->peak < start.Get()->peak) ++gained;
+  }
+  EXPECT_GT(gained, 0);
+}
+
 TEST(ProgressTest, ReportsEachSmallerPlanAndLeavesThePlanAlone) {
   absl::StatusOr<Problem> problem = LoadProblem("minimalloc/A.1048576.csv");
   ASSERT_TRUE(problem.ok()) << problem.status();
