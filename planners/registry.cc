@@ -33,6 +33,7 @@
 #include "memplan/spelling.h"
 #include "model/problem_util.h"
 #include "packed.h"
+#include "peak_window.h"
 #include "planners.h"
 #include "registry_options.h"
 
@@ -190,6 +191,7 @@ class UnlessEnough : public SearchPlanner {
       : search_(std::move(search)), enough_(enough) {}
 
   std::string_view name() const override { return search_->name(); }
+  bool ForDense() const override { return search_->ForDense(); }
 
   absl::StatusOr<Plan> Search(const Problem& problem,
                               const PlanOptions& options,
@@ -394,10 +396,12 @@ class SharedObjects : public Planner {
 // ratio to the lower bound within which the later searches are skipped
 // (both 0: none; exact's start, whose plans stay as they were);
 // `caffe2_dp_anywhere`: caffe2_dp on every problem (exact's start),
-// else only where its plan can be the smallest (SharedObjects).
+// else only where its plan can be the smallest (SharedObjects);
+// `peak_window`: on dense problems, peak_window after the greedy passes
+// (not in exact's start, whose plans stay as they were).
 std::unique_ptr<Planner> Best(int64_t lower_bound_try_work,
                               int64_t try_nodes_per_buffer, double enough,
-                              bool caffe2_dp_anywhere) {
+                              bool caffe2_dp_anywhere, bool peak_window) {
   // The greedy placements. Dense problems, which afford few passes, run
   // the first few of the same with size classes first: there they are as
   // tight or tighter and placed faster (10^6 dense training-like buffers:
@@ -456,6 +460,14 @@ std::unique_ptr<Planner> Best(int64_t lower_bound_try_work,
   // with the order.)
   searches.push_back(std::make_unique<UnlessEnough>(
       std::make_unique<UnlessExactGained>(MakeHillClimbPlanner({})), enough));
+  // Dense problems run none of the above (ChooseBest): there, above
+  // `enough`, the steps around the peak planned by exact's search and the
+  // rest placed around them (pangu_2.6B: 1.0334x by size classes, at the
+  // lower bound with peak_window).
+  if (peak_window) {
+    searches.push_back(
+        std::make_unique<UnlessEnough>(MakePeakWindowPlanner({}), enough));
+  }
   // The buffers packed by size class (or the naive plan, when smaller)
   // when no member gives a plan: under a deadline too short for a
   // placement pass's set-up (10^6 buffers in half a second).
@@ -725,13 +737,15 @@ const std::vector<Entry>& Entries() {
         "a sweep of heights under it from the same start, then hill_climb "
         "unless exact gave the plan, each search only while it still finds "
         "smaller plans (patience) and the plan is above 1.002x the lower "
-        "bound (enough); naive when none gives a plan",
+        "bound (enough); on dense problems, fewer greedy placements and, of "
+        "the searches, the steps around the peak planned by exact's search "
+        "with the rest placed around them; naive when none gives a plan",
         kSearch, kBudgeted, BestOptionList()},
        [](const OptionValues& values) {
          return WithPatience(
              Best(values.Int("lower_bound_try_work"),
                   kLowerBoundTryNodesPerBuffer, values.Double("enough"),
-                  /*caffe2_dp_anywhere=*/false),
+                  /*caffe2_dp_anywhere=*/false, /*peak_window=*/true),
              values.Int("patience"));
        }},
       {{"exact",
@@ -800,7 +814,8 @@ namespace internal {
 
 std::unique_ptr<Planner> MakeHeuristicStart() {
   return WithFallback(
-      Best(kLowerBoundTryWork, 0, 0, /*caffe2_dp_anywhere=*/true),
+      Best(kLowerBoundTryWork, 0, 0, /*caffe2_dp_anywhere=*/true,
+           /*peak_window=*/false),
       WithFallback(MakeGreedyPlanner({}), internal::MakeNaivePlanner()));
 }
 

@@ -303,6 +303,63 @@ TEST(ChooseBestTest, DenseProblemsRunTheDenseHeuristics) {
   EXPECT_EQ(few->peak, 9);
 }
 
+// A search that returns a fixed result, counts its calls, and is for dense
+// problems or for the others (ForDense()).
+class SearchFor : public SearchPlanner {
+ public:
+  SearchFor(absl::StatusOr<Plan> result, bool for_dense)
+      : result_(std::move(result)), for_dense_(for_dense) {}
+  std::string_view name() const override {
+    return for_dense_ ? "for_dense" : "for_others";
+  }
+  bool ForDense() const override { return for_dense_; }
+  absl::StatusOr<Plan> Search(const Problem&, const PlanOptions&,
+                              Incumbent&) const override {
+    ++calls_;
+    return result_;
+  }
+  int calls() const { return calls_; }
+
+ private:
+  absl::StatusOr<Plan> result_;
+  bool for_dense_;
+  mutable int calls_ = 0;
+};
+
+TEST(ChooseBestTest, ASearchForDenseProblemsRunsOnThemAlone) {
+  // As above: 600 buffers alive together, a pass of 360000 units.
+  Problem crowded{.pools = {{.name = "default"}}};
+  for (int i = 0; i < 600; ++i) {
+    crowded.buffers.push_back(
+        {.name = absl::StrCat("b", i), .size = 1, .lifetime = {0, 2}});
+  }
+  for (const bool dense : {false, true}) {
+    SCOPED_TRACE(dense ? "dense" : "not dense");
+    std::vector<std::unique_ptr<Planner>> heuristics;
+    heuristics.push_back(
+        std::make_unique<Fixed>("greedy", Stacked(crowded, 2, "")));
+    // The search for dense problems first: on the others it neither runs
+    // nor keeps the other search from running early or late.
+    auto for_dense = std::make_unique<SearchFor>(Stacked(crowded, 0, ""), true);
+    auto for_others =
+        std::make_unique<SearchFor>(Stacked(crowded, 1, ""), false);
+    const SearchFor* dense_ptr = for_dense.get();
+    const SearchFor* others_ptr = for_others.get();
+    std::vector<std::unique_ptr<SearchPlanner>> searches;
+    searches.push_back(std::move(for_dense));
+    searches.push_back(std::move(for_others));
+    const std::unique_ptr<Planner> planner =
+        ChooseBest("mine", std::move(heuristics), std::move(searches));
+    absl::StatusOr<Plan> plan =
+        planner->Solve(crowded, {.work_limit = dense ? 400'000 : 2'000'000});
+    ASSERT_TRUE(plan.ok()) << plan.status();
+    EXPECT_TRUE(VerifyPlan(crowded, *plan).ok());
+    EXPECT_EQ(plan->peak, dense ? 600 : 601);
+    EXPECT_EQ(dense_ptr->calls(), dense ? 1 : 0);
+    EXPECT_EQ(others_ptr->calls(), dense ? 0 : 1);
+  }
+}
+
 TEST(ChooseBestTest, PatienceStopsTheHeuristicsThatStopGaining) {
   const Problem problem = Stack();  // a pass is 9 units
   std::vector<const Fixed*> called;

@@ -18,6 +18,7 @@
 #include "memplan/planner.h"
 #include "memplan/problem.h"
 #include "memplan/verify.h"
+#include "peak_window.h"
 #include "test_util.h"
 
 namespace memplan {
@@ -186,6 +187,86 @@ TEST(PatienceTest, TheDefaultSweepsHeightsFromTheStartOfExactsSearch) {
     EXPECT_EQ(plan->assignments, again->assignments);
     EXPECT_EQ(plan->counters, again->counters);
   }
+}
+
+// pangu_2.6B (18692 buffers) is dense for the default: one greedy pass,
+// by size classes (1.0334x the lower bound), then peak_window: the steps
+// around the peak planned by exact's search, the rest placed around them,
+// at the lower bound. Within the default budget, twice alike.
+TEST(PatienceTest, TheDefaultPlansPangusPeakByExactsSearch) {
+  absl::StatusOr<Problem> problem = LoadProblem("traces/pangu_2.6B.csv");
+  ASSERT_TRUE(problem.ok()) << problem.status();
+  absl::StatusOr<Plan> plan = PlanMemory(*problem);
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  EXPECT_TRUE(VerifyPlan(*problem, *plan).ok());
+  EXPECT_LE(static_cast<double>(plan->peak),
+            1.005 * static_cast<double>(plan->lower_bound));
+  EXPECT_EQ(plan->peak, plan->lower_bound);
+  EXPECT_FALSE(plan->counters.contains("cut_by_work_limit"));
+  // The window: the buffers alive over the steps of at least 0.9x
+  // max-live around its peak, a few hundred, planned in few nodes.
+  ASSERT_TRUE(plan->counters.contains("window_buffers"));
+  EXPECT_GT(plan->counters.at("window_buffers"), 0);
+  EXPECT_LE(plan->counters.at("window_buffers"), 1000);
+  ASSERT_TRUE(plan->counters.contains("window_nodes"));
+  EXPECT_LE(plan->counters.at("window_nodes"),
+            plan->counters.at("window_buffers") * 4);
+  absl::StatusOr<Plan> again = PlanMemory(*problem);
+  ASSERT_TRUE(again.ok()) << again.status();
+  EXPECT_EQ(plan->assignments, again->assignments);
+}
+
+// peak_window keeps its start where it does not apply (two pools), and
+// never returns a larger plan than its start.
+TEST(PatienceTest, PeakWindowKeepsItsStartWhereItCannotGain) {
+  absl::StatusOr<Problem> problem = LoadProblem("traces/pangu_2.6B.csv");
+  ASSERT_TRUE(problem.ok()) << problem.status();
+  const std::unique_ptr<SearchPlanner> window = MakePeakWindowPlanner({});
+  // From greedy by size's plan (1.0076x): smaller.
+  const std::unique_ptr<Planner> greedy = MakeGreedyPlanner({});
+  Incumbent by_size(*greedy, *problem, {});
+  ASSERT_TRUE(by_size.Get().ok()) << by_size.Get().status();
+  const Bytes start = by_size.Get()->peak;
+  absl::StatusOr<Plan> plan = window->Search(*problem, {}, by_size);
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  EXPECT_TRUE(VerifyPlan(*problem, *plan).ok());
+  EXPECT_LT(plan->peak, start);
+  EXPECT_EQ(plan->planner, "peak_window");
+  // Two pools: the start as it is.
+  Problem two_pools = *problem;
+  two_pools.pools.push_back({.name = "second"});
+  Incumbent start_plan(*greedy, two_pools, {});
+  ASSERT_TRUE(start_plan.Get().ok()) << start_plan.Get().status();
+  absl::StatusOr<Plan> kept = window->Search(two_pools, {}, start_plan);
+  ASSERT_TRUE(kept.ok()) << kept.status();
+  EXPECT_EQ(kept->assignments, start_plan.Get()->assignments);
+  EXPECT_FALSE(kept->counters.contains("window_buffers"));
+}
+
+// On random problems, some with alignments, explicit conflicts or fixed
+// buffers (which it leaves alone), peak_window's plan is valid and never
+// larger than its start.
+TEST(PatienceTest, PeakWindowsPlansAreValidAndNoLarger) {
+  const std::unique_ptr<SearchPlanner> window = MakePeakWindowPlanner({});
+  const std::unique_ptr<Planner> greedy = MakeGreedyPlanner({});
+  int gained = 0;
+  for (uint64_t seed = 0; seed < 60; ++seed) {
+    SCOPED_TRACE(absl::StrCat("seed ", seed));
+    const Problem problem = memplan::testing::RandomProblem(
+        seed, {.buffers = 60,
+               .alignments = seed % 4 == 1,
+               .explicit_conflicts = seed % 4 == 2 ? 6 : 0,
+               .fixed = seed % 4 == 3 ? 3 : 0});
+    Incumbent start(*greedy, problem, {});
+    ASSERT_TRUE(start.Get().ok()) << start.Get().status();
+    absl::StatusOr<Plan> plan =
+        window->Search(problem, {.work_limit = 10'000'000}, start);
+    ASSERT_TRUE(plan.ok()) << plan.status();
+    EXPECT_TRUE(VerifyPlan(problem, *plan).ok()) << VerifyPlan(problem, *plan);
+    EXPECT_LE(plan->peak, start.Get()->peak);
+    if (plan->peak < start.Get()->peak) ++gained;
+  }
+  EXPECT_GT(gained, 0);
 }
 
 TEST(ProgressTest, ReportsEachSmallerPlanAndLeavesThePlanAlone) {

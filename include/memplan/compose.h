@@ -66,6 +66,10 @@ class SearchPlanner : public Planner {
   // would leave them nothing to gain. By default it runs after them.
   virtual bool RunsEarly(const Problem& problem, const Plan& best,
                          int heuristics) const;
+
+  // Whether ChooseBest runs this search on dense problems, and only there
+  // (where it runs no other search). By default on the others.
+  virtual bool ForDense() const;
 };
 
 // `search`, started from the plan of `heuristic`, which gets `share` of the
@@ -104,8 +108,9 @@ std::unique_ptr<Planner> WithPatience(std::unique_ptr<Planner> planner,
 //     worse than any member on its own.
 //   * Dense problems: where one placement pass (about twice the overlapping
 //     pairs of buffers, in work units) costs more than a sixteenth of the
-//     budget per heuristic, fewer heuristics run (the first always) and no
-//     searches.
+//     budget per heuristic, fewer heuristics run (the first always), and
+//     of the searches only those whose ForDense() holds (which run on no
+//     other problem), with the work the heuristics left.
 //   * Those heuristics come from `dense_heuristics` (the fittest for dense
 //     problems first) when it is not empty and the buffers overlap 256
 //     others each on average; a problem dense only for its size (10^6 short

@@ -311,7 +311,8 @@ class ChooseBestPlanner : public Planner {
   // the choice does not depend on the clock.
   struct MemberChoice {
     double pass_cost;  // a placement pass examines about twice the pairs
-    bool dense;        // too few passes for every heuristic: no searches
+    bool dense;        // too few passes for every heuristic: only the
+                       // searches for dense problems
     const std::vector<std::unique_ptr<Planner>>* pool;
     int run;  // how many heuristics of *pool run
   };
@@ -351,6 +352,8 @@ class ChooseBestPlanner : public Planner {
       return s;
     }
     const MemberChoice choice = ChooseMembers(problem, budget);
+    // What the members counted: a dense problem's searches get the rest.
+    const internal::WorkMeter meter;
     MemberRun members(problem, options, budget.deadline(), choice.pass_cost);
     bool going = true;
     size_t searched = 0;  // the searches that have run
@@ -365,32 +368,45 @@ class ChooseBestPlanner : public Planner {
       going =
           members.Consider(planner, planner.Solve(problem, members.later()));
       while (going && !choice.dense && searched < searches_.size() &&
-             members.best().has_value() && !members.AtLowerBound() &&
-             searches_[searched]->RunsEarly(problem, *members.best(), i + 1)) {
-        going = RunSearch(*searches_[searched++], problem, budget, members);
+             members.best().has_value() && !members.AtLowerBound()) {
+        const SearchPlanner& search = *searches_[searched];
+        if (!search.ForDense() &&
+            !search.RunsEarly(problem, *members.best(), i + 1)) {
+          break;
+        }
+        ++searched;
+        if (!search.ForDense())
+          going = RunSearch(search, problem, budget, members);
       }
     }
-    for (; searched < searches_.size() && going && !choice.dense; ++searched) {
+    for (; searched < searches_.size() && going; ++searched) {
       if (members.AtLowerBound()) break;
-      going = RunSearch(*searches_[searched], problem, budget, members);
+      if (searches_[searched]->ForDense() != choice.dense) continue;
+      const int64_t rest = budget.work_limit() - meter.counted();
+      if (choice.dense && rest <= 0) break;
+      going = RunSearch(*searches_[searched], problem, budget, members,
+                        choice.dense ? rest : 0);
     }
     // A member still going at the deadline returned its plan so far.
     if (!members.AtLowerBound() && budget.OutOfTimeNow()) members.Cut();
     return std::move(members).Result(name_);
   }
 
-  // `search` from the smallest plan so far, unless the deadline has come
+  // `search` from the smallest plan so far, with `work_limit` work units
+  // when positive (else the options' own), unless the deadline has come
   // (then the run is cut); false when the run ends.
   static bool RunSearch(const SearchPlanner& search, const Problem& problem,
-                        const Budget& budget, MemberRun& members) {
+                        const Budget& budget, MemberRun& members,
+                        int64_t work_limit = 0) {
     if (members.best().has_value() && budget.OutOfTimeNow()) {
       members.Cut();
       return false;
     }
     Incumbent incumbent =
         members.best().has_value() ? Incumbent(*members.best()) : Incumbent();
-    return members.Consider(search,
-                            search.Search(problem, members.later(), incumbent));
+    PlanOptions options = members.later();
+    if (work_limit > 0) options.work_limit = work_limit;
+    return members.Consider(search, search.Search(problem, options, incumbent));
   }
 
   std::string name_;
@@ -431,6 +447,8 @@ const absl::StatusOr<Plan>& Incumbent::Get() {
 bool SearchPlanner::RunsEarly(const Problem&, const Plan&, int) const {
   return false;
 }
+
+bool SearchPlanner::ForDense() const { return false; }
 
 absl::StatusOr<Plan> SearchPlanner::Solve(const Problem& problem,
                                           const PlanOptions& options) const {
