@@ -123,6 +123,9 @@ def capture(make, budget):
     from torch._functorch.partitioners import (
         min_cut_rematerialization_partition,
     )
+    # Some of Inductor's decompositions (max_pool2d's) look up its
+    # lowerings, which torch.compile imports before them.
+    import torch._inductor.lowering  # noqa: F401
     from torch._inductor.decomposition import select_decomp_table
 
     model, inputs, loss_fn = make()
