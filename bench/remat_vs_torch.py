@@ -123,6 +123,7 @@ def capture(make, budget):
     from torch._functorch.partitioners import (
         min_cut_rematerialization_partition,
     )
+
     # Some of Inductor's decompositions (max_pool2d's) look up its
     # lowerings, which torch.compile imports before them.
     import torch._inductor.lowering  # noqa: F401
@@ -231,7 +232,6 @@ def _copy_backward(cap, graph, saved):
     bw_placeholders = [
         n for n in cap.backward.graph.nodes if n.op == "placeholder"
     ]
-    first = bw_placeholders[0] if bw_placeholders else None
     bound = [n for n in bw_placeholders if not n.name.startswith("tangents")]
     if len(bound) != len(saved):
         raise RuntimeError(
@@ -239,9 +239,11 @@ def _copy_backward(cap, graph, saved):
             f"forward saves {len(saved)}"
         )
     env.update(zip(bound, saved))
+    # The tangents join the forward's placeholders, after them.
+    first_op = next(n for n in graph.nodes if n.op != "placeholder")
     for node in cap.backward.graph.nodes:
         if node.op == "placeholder" and node not in env:
-            with graph.inserting_before(first and env.get(first)):
+            with graph.inserting_before(first_op):
                 env[node] = graph.placeholder(node.name)
             env[node].meta = dict(node.meta)
             tangents.append(env[node])
@@ -264,6 +266,15 @@ def _write_mutations(cap, graph, placeholders, outputs):
     order = {n: i for i, n in enumerate(graph.nodes)}
     for k, index in enumerate(cap.mutated):
         old, new = placeholders[index], outputs[k]
+        shapes = [
+            tuple(getattr(n.meta.get("val"), "shape", ())) for n in (old, new)
+        ]
+        if shapes[0] != shapes[1]:
+            raise RuntimeError(
+                f"the forward graph's mutated input {index} ({old.name}, "
+                f"shape {shapes[0]}) and its new value {new.name} (shape "
+                f"{shapes[1]}) differ: cannot write it in place"
+            )
         after = max([new, *old.users], key=lambda n: order[n])
         with graph.inserting_after(after):
             graph.call_function(torch.ops.aten.copy_.default, (old, new))

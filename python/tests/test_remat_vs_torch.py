@@ -45,9 +45,6 @@ def test_partitions_plan_and_verify(run):
         assert placed
         for t in placed:
             assert t.offset + t.size <= p.peak
-        # The backward's recomputed ops are ops of the graph planned.
-        names = {o.name for o in p.graph.ops}
-        assert p.recomputed <= len(names)
 
 
 def test_budget_zero_saves_no_activation_and_recomputes_the_forward(run):
@@ -62,6 +59,7 @@ def test_budget_zero_saves_no_activation_and_recomputes_the_forward(run):
     assert at_zero.recompute_flops > at_one.recompute_flops
     assert at_zero.recompute_flops <= at_zero.forward_flops
     assert at_zero.recompute_flops > 0.9 * at_zero.forward_flops
+    assert 0 < at_one.recomputed < at_zero.recomputed
 
 
 def test_files(run):
