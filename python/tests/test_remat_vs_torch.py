@@ -9,9 +9,7 @@ import sys
 
 import pytest
 
-torch = pytest.importorskip("torch")
-
-import memplan  # noqa: E402
+import memplan
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "bench"))
 import remat_vs_torch as rvt  # noqa: E402
