@@ -552,22 +552,29 @@ def _summary(torch_points, sides):
 
 
 def _markdown(rows, summary):
+    """The rows as a markdown table (memplan's columns when measured), and
+    the summary as a second one."""
     lines = [
         "| model | budget | torch peak MB | saved MB | torch recompute "
-        "FLOPs | of them counted | memplan added FLOPs | memplan/torch |",
-        "|---|---:|---:|---:|---:|---:|---:|---:|",
+        "FLOPs | of them counted |"
+        + (" memplan added FLOPs | memplan/torch |" if summary else ""),
+        "|---|---:|---:|---:|---:|---:|" + ("---:|---:|" if summary else ""),
     ]
     for r in rows:
-        added = r.get("memplan_added_flops")
-        lines.append(
+        line = (
             f"| {r['model']} | {r['budget']:.1f} | {_mb(r['torch_peak'])} "
             f"| {_mb(r['torch_saved_bytes'])} "
             f"| {r['torch_recompute_flops']:,} "
-            f"| {r['torch_recompute_counted_flops']:,} "
-            f"| {'' if added is None else f'{added:,.0f}'}"
-            f"{' (no plan)' if r.get('memplan_error') else ''} "
-            f"| {r.get('ratio', '')} |"
+            f"| {r['torch_recompute_counted_flops']:,} |"
         )
+        if summary:
+            added = r.get("memplan_added_flops")
+            line += (
+                f" {'' if added is None else f'{added:,.0f}'}"
+                f"{'(no plan)' if r.get('memplan_error') else ''} "
+                f"| {r.get('ratio', '')} |"
+            )
+        lines.append(line)
     if summary:
         lines += [
             "",
