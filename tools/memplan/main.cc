@@ -41,6 +41,7 @@ const std::vector<Command>& Commands() {
   static const auto* const kCommands = new std::vector<Command>{
       PlanCommand(),     VerifyCommand(),  StatsCommand(),
       PlannersCommand(), CompareCommand(), ReportCommand(),
+      RematCommand(),
   };
   return *kCommands;
 }
