@@ -350,6 +350,18 @@ TEST(RematTest, PrefersTheCheapOp) {
   EXPECT_EQ(result->added_cost, 1);
 }
 
+// Under 250 bytes fc's step needs c dropped too, which alone is enough:
+// relu, taken first for the head, is taken back.
+TEST(RematTest, TakesBackARewriteALaterOneMadeUnneeded) {
+  const Graph graph = ConvRelu();
+  absl::StatusOr<RematResult> result = Rematerialize(graph, 250);
+  ASSERT_TRUE(result.ok()) << result.status();
+  ExpectSound(graph, *result, 250);
+  EXPECT_EQ(result->recomputed,
+            std::vector<std::string>{std::string("conv") + kRecomputeSuffix});
+  EXPECT_EQ(result->added_cost, 100);
+}
+
 // Whether an inserted op reads a tensor another inserted op made.
 bool HasChain(const RematResult& result) {
   for (const Op& op : result.graph.ops) {

@@ -100,7 +100,7 @@ TEST(RematToolTest, SweepPrintsATableFromThePeakToTheSmallest) {
   std::vector<std::string> first =
       absl::StrSplit(lines[1], ' ', absl::SkipEmpty());
   EXPECT_EQ(first,
-            (std::vector<std::string>{"1000", "1000", "0", "0.0%", "0"}));
+            (std::vector<std::string>{"1000", "1000", "0", "0.00%", "0"}));
 }
 
 TEST(RematToolTest, ABudgetOutOfReachGivesTheSmallest) {

@@ -50,7 +50,8 @@ int RecSlot(int y) { return y - (y & 1); }
 // Live bytes per slot: adds to ranges of slots, the most and where.
 class Profile {
  public:
-  explicit Profile(int slots) : n_(std::max(slots, 1)) {
+  // Counts the nodes it visits into *work.
+  Profile(int slots, int64_t* work) : n_(std::max(slots, 1)), work_(work) {
     size_ = 1;
     while (size_ < n_) size_ *= 2;
     max_.assign(2 * size_, 0);
@@ -82,7 +83,6 @@ class Profile {
     for (int v = slot + size_; v >= 1; v /= 2) sum += add_[v];
     return sum;
   }
-  int64_t work() const { return work_; }
 
  private:
   void Pull(int v) {
@@ -92,7 +92,7 @@ class Profile {
                 (r == std::max(l, r) ? count_[2 * v + 1] : 0);
   }
   void Add(int v, int lo, int hi, int from, int to, Bytes delta) {
-    ++work_;
+    ++*work_;
     if (from <= lo && hi <= to) {
       add_[v] += delta;
       max_[v] += delta;
@@ -108,7 +108,7 @@ class Profile {
   int size_;
   std::vector<Bytes> max_, add_;
   std::vector<int64_t> count_;
-  int64_t work_ = 0;
+  int64_t* work_;
 };
 
 // Who makes and reads each tensor, which tensors share bytes (the groups
@@ -232,7 +232,7 @@ class Search {
   Search(const Graph& graph, const Problem& problem, const BuildOptions& build)
       : graph_(graph),
         index_(IndexGraph(graph)),
-        profile_(2 * static_cast<int>(graph.ops.size()) + 2),
+        profile_(2 * static_cast<int>(graph.ops.size()) + 2, &work_),
         op_of_(graph.ops.size(), kNone),
         output_of_(graph.tensors.size(), kNone),
         buffer_of_(graph.tensors.size(), kNone) {
@@ -251,10 +251,11 @@ class Search {
     for (int i = 0; i < static_cast<int>(graph.ops.size()); ++i) {
       if (Eligible(graph, graph.ops[i], index_)) AddOp(i);
     }
+    initial_ = Initial{profile_, outputs_, ops_, buffer_end_};
   }
 
   Bytes MaxLive() const { return profile_.Max(); }
-  int64_t work() const { return profile_.work() + scanned_; }
+  int64_t work() const { return work_; }
 
   // Keeps rewrites while the most live bytes exceed `target`; false when
   // no rewrite lowers them further or `budget` is spent.
@@ -266,6 +267,31 @@ class Search {
       if (!lowered || budget.Expired()) return profile_.Max() <= target;
     }
     return true;
+  }
+
+  // Takes back, the costliest first, each kept rewrite without which the
+  // most live bytes stay at most `limit`, while `budget` lasts.
+  void Prune(Bytes limit, Budget& budget) {
+    std::vector<int> by_cost(chosen_.size());
+    for (size_t c = 0; c < chosen_.size(); ++c) by_cost[c] = c;
+    std::stable_sort(by_cost.begin(), by_cost.end(), [&](int a, int b) {
+      return chosen_[a].cost > chosen_[b].cost;
+    });
+    std::vector<bool> kept(chosen_.size(), true);
+    for (int c : by_cost) {
+      if (budget.Expired()) break;
+      kept[c] = false;
+      const int64_t before = work();
+      Replay(kept);
+      budget.Tick(work() - before);
+      if (profile_.Max() > limit) kept[c] = true;
+    }
+    Replay(kept);
+    std::vector<Choice> left;
+    for (size_t c = 0; c < chosen_.size(); ++c) {
+      if (kept[c]) left.push_back(chosen_[c]);
+    }
+    chosen_ = std::move(left);
   }
 
   // The graph with every kept recomputation inserted; `recomputed` gets
@@ -526,7 +552,7 @@ class Search {
       double cost = 0;
     } best;
     for (int k = 0; k < static_cast<int>(ops_.size()); ++k) {
-      ++scanned_;
+      ++work_;
       const std::optional<std::pair<int, int>> stretch = StretchAt(k, p);
       if (!stretch.has_value()) continue;
       const size_t mark = log_.size();
@@ -548,11 +574,50 @@ class Search {
       }
     }
     if (best.k == kNone) return false;
+    const double cost_before = cost_;
     const bool ok = Drop(best.k, best.x, best.y);
     log_.clear();
+    chosen_.push_back({best.k, p, cost_ - cost_before});
     return ok;
   }
 
+  // A rewrite kept: op k's stretch holding slot `focus` dropped (while the
+  // search lowered the live bytes there).
+  struct Choice {
+    int k = 0, focus = 0;
+    double cost = 0;
+  };
+  // The state before any rewrite.
+  struct Initial {
+    Profile profile;
+    std::vector<OutputState> outputs;
+    std::vector<OpState> ops;
+    std::vector<int> buffer_end;
+  };
+
+  // The state of the chosen rewrites that `kept` marks, applied in order
+  // from the start (a rewrite whose op has no stretch holding its slot
+  // any more is skipped).
+  void Replay(const std::vector<bool>& kept) {
+    profile_ = initial_->profile;
+    outputs_ = initial_->outputs;
+    ops_ = initial_->ops;
+    buffer_end_ = initial_->buffer_end;
+    cost_ = 0;
+    log_.clear();
+    for (size_t c = 0; c < chosen_.size(); ++c) {
+      if (!kept[c]) continue;
+      const Choice& choice = chosen_[c];
+      const std::optional<std::pair<int, int>> stretch =
+          StretchAt(choice.k, choice.focus);
+      if (!stretch.has_value()) continue;
+      focus_ = choice.focus;
+      if (!Drop(choice.k, stretch->first, stretch->second)) Rollback(0);
+      log_.clear();
+    }
+  }
+
+  int64_t work_ = 0;  // profile nodes visited and ops scanned
   const Graph& graph_;
   GraphIndex index_;
   Profile profile_;
@@ -567,7 +632,8 @@ class Search {
   std::vector<LogEntry> log_;
   double cost_ = 0;
   int focus_ = 0;
-  int64_t scanned_ = 0;
+  std::vector<Choice> chosen_;
+  std::optional<Initial> initial_;
 };
 
 // A name like `base` that is none of `taken`; taken then holds it.
@@ -645,6 +711,21 @@ absl::Status CheckArguments(Bytes budget, const PlanMemoryOptions& options) {
   return absl::OkStatus();
 }
 
+// `fitted` with the rewrites it needs no longer taken back (Search::Prune),
+// when the rewritten graph still fits the budget at a lower cost.
+absl::StatusOr<RematResult> Pruned(const PlanMemoryOptions& options,
+                                   Search& search, Budget& effort, Bytes budget,
+                                   RematResult fitted) {
+  search.Prune(search.MaxLive(), effort);
+  RematResult pruned;
+  pruned.peak_without = fitted.peak_without;
+  pruned.graph = search.Build(pruned.recomputed, pruned.added_cost);
+  if (pruned.added_cost >= fitted.added_cost) return fitted;
+  MEMPLAN_ASSIGN_OR_RETURN(pruned.plan, PlanMemory(pruned.graph, options));
+  if (pruned.plan.plan.peak > budget) return fitted;
+  return pruned;
+}
+
 // Rematerialize, and the smallest placed peak it found on the way.
 absl::StatusOr<RematResult> Fit(const Graph& graph, Bytes budget,
                                 const PlanMemoryOptions& options,
@@ -671,7 +752,8 @@ absl::StatusOr<RematResult> Fit(const Graph& graph, Bytes budget,
     MEMPLAN_ASSIGN_OR_RETURN(result.plan, PlanMemory(result.graph, options));
     const Bytes placed = result.plan.plan.peak;
     smallest = std::min(smallest, placed);
-    if (placed <= budget) return result;
+    if (placed <= budget)
+      return Pruned(options, search, effort, budget, std::move(result));
     if (!reached || effort.Expired()) break;
     target = std::min(target, search.MaxLive()) - (placed - budget);
     if (target <= 0) target = 0;

@@ -107,7 +107,7 @@ Costs CostsOf(const Graph& graph) {
 }
 
 std::string Percent(double part, double whole) {
-  return whole > 0 ? absl::StrFormat("%.1f%%", 100 * part / whole) : "-";
+  return whole > 0 ? absl::StrFormat("%.2f%%", 100 * part / whole) : "-";
 }
 
 // The rewritten graph to --graph-out and its plan to --out, the plan
