@@ -103,6 +103,16 @@ TEST(RematToolTest, SweepPrintsATableFromThePeakToTheSmallest) {
             (std::vector<std::string>{"1000", "1000", "0", "0.00%", "0"}));
 }
 
+// A graph with nothing to recompute: one row, and a note saying why.
+TEST(RematToolTest, ASweepWithNothingToRecomputeSaysSo) {
+  ToolRun run = RunTool("remat " + testing::DataPath("models/resnet50.json") +
+                        " --sweep=3");
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  EXPECT_THAT(run.output,
+              AllOf(HasSubstr("no recomputation lowers the peak of graph"),
+                    HasSubstr("(0 of its")));
+}
+
 TEST(RematToolTest, ABudgetOutOfReachGivesTheSmallest) {
   ToolRun run = RunTool(absl::StrCat("remat ", WriteChain(), " --budget=100"));
   EXPECT_EQ(run.exit_code, 1);

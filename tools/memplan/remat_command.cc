@@ -164,6 +164,13 @@ absl::Status RunSweep(const Graph& graph, const PlanMemoryOptions& options) {
         "%14d %14d %14.6g %12s %8d\n", p.budget, p.peak, p.added_cost,
         Percent(p.added_cost, costs.total), p.recomputed);
   }
+  if (sweep->size() == 1) {
+    int recomputable = 0;
+    for (const Op& op : graph.ops) recomputable += op.recomputable;
+    std::cerr << "memplan remat: no recomputation lowers the peak of graph \""
+              << graph.name << "\" (" << recomputable << " of its "
+              << graph.ops.size() << " ops are marked \"recomputable\")\n";
+  }
   return absl::OkStatus();
 }
 
