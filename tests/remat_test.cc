@@ -362,6 +362,47 @@ TEST(RematTest, TakesBackARewriteALaterOneMadeUnneeded) {
   EXPECT_EQ(result->added_cost, 100);
 }
 
+// X, made by an op that may not run again, feeds A and B, whose outputs
+// only the backward pass reads; X itself is dead after B. Dropping a or b
+// alone would keep X alive to the backward pass (nothing gained at the
+// loss); dropping both keeps X once for the two.
+TEST(RematTest, DropsOpsThatShareAnInputTogether) {
+  Graph g{.name = "siblings"};
+  g.tensors = {{.name = "x", .size = 10, .kind = TensorKind::kInput},
+               {.name = "X", .size = 100},
+               {.name = "a", .size = 100},
+               {.name = "b", .size = 100},
+               {.name = "c", .size = 200},
+               {.name = "loss", .size = 10},
+               {.name = "gb", .size = 10},
+               {.name = "ga", .size = 10},
+               {.name = "gx", .size = 10, .kind = TensorKind::kOutput}};
+  auto op = [](const char* name, std::vector<std::string> in, const char* out,
+               bool recomputable) {
+    return Op{.name = name,
+              .inputs = std::move(in),
+              .outputs = {out},
+              .cost = 10,
+              .recomputable = recomputable};
+  };
+  g.ops = {
+      op("bn", {"x"}, "X", false),        op("A", {"X"}, "a", true),
+      op("B", {"X"}, "b", true),          op("C", {"x"}, "c", false),
+      op("g", {"c"}, "loss", false),      op("bb", {"loss", "b"}, "gb", false),
+      op("ba", {"gb", "a"}, "ga", false), op("bx", {"ga", "x"}, "gx", false)};
+  absl::StatusOr<GraphPlan> plain = PlanMemory(g);
+  ASSERT_TRUE(plain.ok()) << plain.status();
+  EXPECT_EQ(plain->plan.peak, 420);  // x, a, b, c and the loss at g
+  absl::StatusOr<RematResult> result = Rematerialize(g, 400);
+  ASSERT_TRUE(result.ok()) << result.status();
+  ExpectSound(g, *result, 400);
+  std::vector<std::string> recomputed = result->recomputed;
+  std::sort(recomputed.begin(), recomputed.end());
+  EXPECT_EQ(recomputed,
+            (std::vector<std::string>{std::string("A") + kRecomputeSuffix,
+                                      std::string("B") + kRecomputeSuffix}));
+}
+
 // Whether an inserted op reads a tensor another inserted op made.
 bool HasChain(const RematResult& result) {
   for (const Op& op : result.graph.ops) {

@@ -538,6 +538,41 @@ class Search {
     return std::nullopt;
   }
 
+  // Drops op k's stretch holding slot p; when that alone frees nothing
+  // there (an input it needs would be kept alive over p), drops with it
+  // the stretches at p of the other ops reading its inputs, which then
+  // share that input. The ops dropped go to `group` (op k first); false
+  // when op k's drop fails.
+  bool DropAt(int k, int p, std::vector<int>& group) {
+    const std::optional<std::pair<int, int>> stretch = StretchAt(k, p);
+    const Bytes before = profile_.At(p);
+    if (!stretch.has_value() || !Drop(k, stretch->first, stretch->second))
+      return false;
+    group.push_back(k);
+    if (profile_.At(p) < before) return true;
+    for (const std::string& name : graph_.ops[op_index_[k]].inputs) {
+      const int t = index_.Of(name);
+      if (t == kNone) continue;
+      for (int reader : index_.readers[t]) {
+        const int j = op_of_[reader];
+        if (j == kNone ||
+            std::find(group.begin(), group.end(), j) != group.end()) {
+          continue;
+        }
+        ++work_;
+        const std::optional<std::pair<int, int>> at = StretchAt(j, p);
+        if (!at.has_value()) continue;
+        const size_t mark = log_.size();
+        if (Drop(j, at->first, at->second)) {
+          group.push_back(j);
+        } else {
+          Rollback(mark);
+        }
+      }
+    }
+    return true;
+  }
+
   // Keeps the rewrite of the most bytes freed at the first slot of the
   // most live bytes per unit of cost that leaves fewer slots at least as
   // high; false when there is none.
@@ -547,17 +582,18 @@ class Search {
     const int64_t count = profile_.Count();
     focus_ = p;
     struct Best {
-      int k = kNone, x = 0, y = 0;
+      int k = kNone;
       Bytes gain = 0;
       double cost = 0;
     } best;
+    std::vector<int> group;
     for (int k = 0; k < static_cast<int>(ops_.size()); ++k) {
       ++work_;
-      const std::optional<std::pair<int, int>> stretch = StretchAt(k, p);
-      if (!stretch.has_value()) continue;
+      if (!StretchAt(k, p).has_value()) continue;
       const size_t mark = log_.size();
       const double cost_before = cost_;
-      const bool ok = Drop(k, stretch->first, stretch->second);
+      group.clear();
+      const bool ok = DropAt(k, p, group);
       const Bytes gain = peak - profile_.At(p);
       const double cost = cost_ - cost_before;
       const bool lower = profile_.Max() < peak ||
@@ -570,14 +606,18 @@ class Search {
       const double right = static_cast<double>(best.gain) * cost;
       if (best.k == kNone || left > right ||
           (left == right && gain > best.gain)) {
-        best = {k, stretch->first, stretch->second, gain, cost};
+        best = {k, gain, cost};
       }
     }
     if (best.k == kNone) return false;
     const double cost_before = cost_;
-    const bool ok = Drop(best.k, best.x, best.y);
+    group.clear();
+    const bool ok = DropAt(best.k, p, group);
     log_.clear();
-    chosen_.push_back({best.k, p, cost_ - cost_before});
+    // Each op of the group is taken back on its own (Prune).
+    for (size_t g = 0; g < group.size(); ++g) {
+      chosen_.push_back({group[g], p, g == 0 ? cost_ - cost_before : 0.0});
+    }
     return ok;
   }
 
