@@ -48,17 +48,20 @@ struct RematResult {
 // most live bytes exceed the target (at first the budget), it takes, among
 // the recomputations that free bytes at the step of the most, the one of
 // the most bytes freed there per unit of cost that raises no other step as
-// high, and updates the live bytes of the steps it changes. Then it places
-// the rewritten graph once; when the placed peak is still above the budget
-// it lowers the target by the difference and goes on. The graph as given
-// when its peak already fits (added cost 0). Ops whose outputs share bytes
-// with another tensor (alias or in-place hints, a write), have scratch
-// tensors, are pinned, or make a graph output are never recomputed. The
-// search counts its work against options.plan's work limit (and deadline,
-// when set), as the planners do: the same graph, budget and options give
-// the same rewrite on any machine. `options.reorder` must be empty: the
-// graph's own order is planned. A budget no rewrite found reaches is
-// InvalidArgument giving the smallest peak found.
+// high (with the other readers of an input it would keep alive, when that
+// alone frees nothing), and updates the live bytes of the steps it
+// changes. Then it places the rewritten graph; when the placed peak is
+// still above the budget it lowers the target by the difference and goes
+// on. Last, it takes back rewrites that later ones made unneeded. The
+// graph as given when its peak already fits (added cost 0). Ops whose
+// outputs share bytes with another tensor (alias or in-place hints, a
+// write), have scratch tensors, are pinned, or make a graph output are
+// never recomputed, nor ops whose inputs are written between the two runs.
+// The search counts its work against options.plan's work limit (and
+// deadline, when set), as the planners do: the same graph, budget and
+// options give the same rewrite on any machine. `options.reorder` must be
+// empty: the graph's own order is planned. A budget no rewrite found
+// reaches is InvalidArgument giving the smallest peak found.
 absl::StatusOr<RematResult> Rematerialize(
     const Graph& graph, Bytes budget, const PlanMemoryOptions& options = {});
 
