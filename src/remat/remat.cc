@@ -798,11 +798,19 @@ absl::StatusOr<RematResult> Fit(const Graph& graph, Bytes budget,
     target = std::min(target, search.MaxLive()) - (placed - budget);
     if (target <= 0) target = 0;
   }
+  const std::string limit =
+      effort.WorkSpent()
+          ? absl::StrCat(", or a work limit above ", effort.work_limit(),
+                         " units (the search stopped at it)")
+      : effort.OutOfTimeNow()
+          ? ", or more time (the search stopped at its deadline)"
+          : "";
   return absl::InvalidArgumentError(absl::StrCat(
       "no recomputation found fits graph \"", graph.name, "\" into ", budget,
       " bytes: the smallest peak found is ", smallest, " bytes (", peak_without,
       " without recomputation); give a budget of at least ", smallest,
-      " bytes, or mark more ops \"recomputable\""));
+      " bytes, ", limit.empty() ? "or " : "", "mark more ops \"recomputable\"",
+      limit));
 }
 
 }  // namespace
