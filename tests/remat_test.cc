@@ -219,7 +219,7 @@ TEST(RematTest, SweepsTheBudgetsOfALongChain) {
 // A traced training step (views, in-place hints, a loss): every op that
 // writes nothing is made recomputable at a cost of the bytes it makes.
 TEST(RematTest, FitsATracedTrainingStep) {
-  // 0.6 of the peak is about the least this heuristic reaches on it.
+  // 0.55 of the peak is about the least the heuristic reaches on it.
   const std::string name = "resnet18_train";
   absl::StatusOr<std::string> text =
       ReadFile(testing::DataPath(absl::StrCat("training/", name, ".json")));
