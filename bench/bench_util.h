@@ -154,6 +154,8 @@ void RegisterSyntheticRuns(const std::vector<std::string>& planners);
 void RegisterExactTargets(const std::vector<Workload>& bundled);
 //   scale_targets.cc: --memplan_targets.
 void RegisterTargets(const std::vector<Workload>& bundled);
+//   remat_targets.cc: --memplan_targets' rematerialization sweeps.
+void RegisterRematTargets();
 //   order_targets.cc: --memplan_order_targets.
 void RegisterOrderTargets();
 

@@ -77,6 +77,12 @@
 //                                  training step (training/, the steps of
 //                                  order/, training_steps/): counters
 //                                  cpu_s (target: 0.1 s), ratio
+//   BM_target_remat_<graph>                     RematSweep of 8 budgets on
+//                                  each step of remat/ (op costs), each
+//                                  budget fitted again alone: counters
+//                                  max_point_cpu_s (target: 2 s at 2,500
+//                                  ops), peak_ratio_k, cost_pct_k (the cost
+//                                  curve), smallest_ratio (remat_targets.cc)
 //   BM_target_best_reach_minimalloc_{D,J}      best by default: counter
 //                                  reach_cpu_s, the CPU seconds until its
 //                                  plan is at 1007616 (D) or 1031168 (J),

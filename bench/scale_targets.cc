@@ -629,6 +629,7 @@ void RegisterTrainingTargets() {
 void RegisterTargets(const std::vector<Workload>& bundled) {
   RegisterAnytimeTargets(bundled);
   RegisterTrainingTargets();
+  RegisterRematTargets();
   RegisterLimitTargets();
   RegisterCountedTargets();
   RegisterSyntheticTargets();

@@ -1,12 +1,26 @@
-// Rematerialize (remat/remat.h): the greedy rewrite of the op list and the
-// plan of each graph it makes.
+// Rematerialize and RematSweep (memplan/remat.h): a greedy search over the
+// live bytes of the graph's own order, updated for each rewrite it keeps,
+// and the placement of the rewritten graph.
+//
+// Time is counted in slots: slot 2s+1 is op s, slot 2s the ops run again
+// just before it (its "pre-phase"). A tensor made by op p and last read by
+// op c is live over slots [2p+1, 2c+2). The search keeps, for each op it
+// may run again, the slots at which its outputs are read ("events": the
+// op's own slot, its readers', and the pre-phases that read them again),
+// and the stretches between two events it has dropped: the outputs are
+// dead after the first event and made again in the pre-phase of the
+// second. An op run again needs its inputs live in that pre-phase: an
+// input still live is read there; a dead one is kept alive longer, or,
+// when it is dropped there or keeping it would hold bytes at the step the
+// search lowers, made again itself (a chain).
 
 #include "remat/remat.h"
 
 #include <algorithm>
 #include <cstddef>
+#include <cstdint>
+#include <optional>
 #include <string>
-#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -16,6 +30,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
+#include "effort/budget.h"
 #include "memplan/memplan.h"
 #include "memplan/problem.h"
 
@@ -23,49 +38,81 @@ namespace memplan {
 namespace {
 
 constexpr int kNone = -1;
-// Candidates whose rewritten graph is built and measured in one round.
-constexpr int kTriesPerRound = 16;
 // How many producers deep an op's dead inputs are made again with it.
-constexpr int kChainDepth = 2;
+constexpr int kChainDepth = 3;
+// Placements of rewritten graphs before the last, which goes as far as
+// the search can.
+constexpr int kPlacements = 8;
 
-// The bytes live at each step of a problem built in the graph's own order
-// (op i runs at step i).
-std::vector<Bytes> LiveBytes(const Problem& problem, size_t num_steps) {
-  std::vector<Bytes> delta(num_steps + 1, 0);
-  for (const Buffer& b : problem.buffers) {
-    const size_t start = std::min<size_t>(b.lifetime.start, num_steps);
-    const size_t end = std::min<size_t>(b.lifetime.end, num_steps);
-    delta[start] += b.size;
-    delta[end] -= b.size;
-  }
-  std::vector<Bytes> live(num_steps, 0);
-  Bytes sum = 0;
-  for (size_t s = 0; s < num_steps; ++s) live[s] = sum += delta[s];
-  return live;
-}
+// The pre-phase a recomputation before the read at event slot `y` runs in.
+int RecSlot(int y) { return y - (y & 1); }
 
-// The most live bytes and the steps that have them: a rewrite is kept when
-// it lowers the most, or keeps it at fewer steps.
-struct Peak {
-  Bytes bytes = 0;
-  std::vector<int> steps;  // ascending
-  bool BetterThan(const Peak& o) const {
-    return bytes < o.bytes ||
-           (bytes == o.bytes && steps.size() < o.steps.size());
+// Live bytes per slot: adds to ranges of slots, the most and where.
+class Profile {
+ public:
+  // Counts the nodes it visits into *work.
+  Profile(int slots, int64_t* work) : n_(std::max(slots, 1)), work_(work) {
+    size_ = 1;
+    while (size_ < n_) size_ *= 2;
+    max_.assign(2 * size_, 0);
+    add_.assign(2 * size_, 0);
+    count_.assign(2 * size_, 0);
+    for (int i = 0; i < size_; ++i) count_[size_ + i] = i < n_ ? 1 : 0;
+    for (int v = size_ - 1; v >= 1; --v) Pull(v);
   }
+
+  // Adds `delta` to slots [from, to).
+  void Add(int from, int to, Bytes delta) {
+    from = std::max(from, 0);
+    to = std::min(to, n_);
+    if (from < to && delta != 0) Add(1, 0, size_, from, to, delta);
+  }
+  Bytes Max() const { return max_[1]; }
+  int64_t Count() const { return count_[1]; }  // slots at the most
+  int ArgMax() const {                         // the first slot at the most
+    int v = 1;
+    Bytes want = max_[1];
+    while (v < size_) {
+      want -= add_[v];
+      v = max_[2 * v] == want ? 2 * v : 2 * v + 1;
+    }
+    return v - size_;
+  }
+  Bytes At(int slot) const {
+    Bytes sum = 0;
+    for (int v = slot + size_; v >= 1; v /= 2) sum += add_[v];
+    return sum;
+  }
+
+ private:
+  void Pull(int v) {
+    const Bytes l = max_[2 * v], r = max_[2 * v + 1];
+    max_[v] = std::max(l, r) + add_[v];
+    count_[v] = (l == std::max(l, r) ? count_[2 * v] : 0) +
+                (r == std::max(l, r) ? count_[2 * v + 1] : 0);
+  }
+  void Add(int v, int lo, int hi, int from, int to, Bytes delta) {
+    ++*work_;
+    if (from <= lo && hi <= to) {
+      add_[v] += delta;
+      max_[v] += delta;
+      return;
+    }
+    const int mid = (lo + hi) / 2;
+    if (from < mid) Add(2 * v, lo, mid, from, to, delta);
+    if (mid < to) Add(2 * v + 1, mid, hi, from, to, delta);
+    Pull(v);
+  }
+
+  int n_;
+  int size_;
+  std::vector<Bytes> max_, add_;
+  std::vector<int64_t> count_;
+  int64_t* work_;
 };
 
-Peak PeakOf(const std::vector<Bytes>& live) {
-  Peak peak;
-  for (size_t s = 0; s < live.size(); ++s) {
-    if (live[s] > peak.bytes) peak = Peak{.bytes = live[s], .steps = {}};
-    if (live[s] == peak.bytes) peak.steps.push_back(static_cast<int>(s));
-  }
-  return peak;
-}
-
-// Who makes and reads each tensor, and which tensors share bytes: the
-// groups that alias and in-place hints join, and the ops writing each.
+// Who makes and reads each tensor, which tensors share bytes (the groups
+// that alias and in-place hints join) and the ops writing each group.
 struct GraphIndex {
   absl::flat_hash_map<std::string, int> tensor;
   std::vector<int> producer;
@@ -82,10 +129,6 @@ struct GraphIndex {
   int Of(const std::string& name) const {
     auto it = tensor.find(name);
     return it == tensor.end() ? kNone : it->second;
-  }
-  // The last op reading tensor t, else its producer, else kNone.
-  int LastUse(int t) const {
-    return readers[t].empty() ? producer[t] : readers[t].back();
   }
 };
 
@@ -142,289 +185,559 @@ GraphIndex IndexGraph(const Graph& graph) {
   return index;
 }
 
-// One recomputation: ops run again right before op `at` (the first reader
-// of the last op's outputs after a stretch without one), each reading its
-// `inputs`: the last op, after those of its inputs that would otherwise
-// be kept alive over the stretch, when they can be made again too.
-struct Run {
-  int op = 0;
-  std::vector<std::string> inputs;
-};
-struct Candidate {
-  int op = 0;  // the op whose outputs are dropped over the stretch
-  int at = 0;
-  Bytes gain = 0;  // bytes freed at a peak step, less inputs kept longer
-  double cost = 0;
-  std::vector<Run> runs;          // in order; the last runs `op`
-  std::vector<std::string> kept;  // inputs kept alive longer
-};
-
-// Candidates rank by bytes freed per unit of cost (a free op first), then
-// by bytes, then by position (deterministic).
-bool Before(const Candidate& a, const Candidate& b) {
-  const double left = a.gain * b.cost;
-  const double right = b.gain * a.cost;
-  if (left != right) return left > right;
-  return std::tie(b.gain, a.op, a.at) < std::tie(a.gain, b.op, b.at);
+bool Eligible(const Graph& graph, const Op& op, GraphIndex& index) {
+  if (!op.recomputable || op.pinned || !op.writes.empty() ||
+      !op.scratch.empty() || !op.inplace.empty() || !op.alias.empty() ||
+      op.outputs.empty()) {
+    return false;
+  }
+  for (const std::string& name : op.outputs) {
+    const int t = index.Of(name);
+    if (t == kNone) return false;
+    const Tensor& tensor = graph.tensors[t];
+    if (tensor.kind != TensorKind::kActivation || tensor.fixed.has_value() ||
+        index.shared[index.Find(t)] || index.in_conflicts.contains(name)) {
+      return false;
+    }
+  }
+  return true;
 }
 
-class Rewriter {
+// Inserts v into the ascending vector `s` unless there.
+void InsertSorted(std::vector<int>& s, int v) {
+  auto it = std::lower_bound(s.begin(), s.end(), v);
+  if (it == s.end() || *it != v) s.insert(it, v);
+}
+bool HasSorted(const std::vector<int>& s, int v) {
+  return std::binary_search(s.begin(), s.end(), v);
+}
+
+// The output of an op that may run again: where it is read and live.
+struct OutputState {
+  int tensor = 0;
+  Bytes size = 0;
+  std::vector<int> events;                // ascending slots
+  std::vector<std::pair<int, int>> live;  // disjoint [from, to), sorted
+};
+// An op that may run again: its outputs, the union of their events, and
+// the event slots ending a dropped stretch (it runs again in RecSlot).
+struct OpState {
+  std::vector<int> outputs;  // into Search::outputs_
+  std::vector<int> events;
+  std::vector<int> dropped;
+};
+
+class Search {
  public:
-  Rewriter(const Graph& graph, const BuildOptions& build)
-      : graph_(graph), build_(build) {
-    for (const Tensor& t : graph.tensors) tensor_names_.insert(t.name);
-    for (const Op& op : graph.ops) op_names_.insert(op.name);
+  Search(const Graph& graph, const Problem& problem, const BuildOptions& build)
+      : graph_(graph),
+        index_(IndexGraph(graph)),
+        profile_(2 * static_cast<int>(graph.ops.size()) + 2, &work_),
+        op_of_(graph.ops.size(), kNone),
+        output_of_(graph.tensors.size(), kNone),
+        buffer_of_(graph.tensors.size(), kNone) {
+    (void)build;
+    for (int b = 0; b < static_cast<int>(problem.buffers.size()); ++b) {
+      const Buffer& buffer = problem.buffers[b];
+      const int from = 2 * static_cast<int>(buffer.lifetime.start) + 1;
+      const int to = 2 * static_cast<int>(buffer.lifetime.end);
+      profile_.Add(from, to, buffer.size);
+      buffer_size_.push_back(buffer.size);
+      buffer_end_.push_back(to);
+      for (const std::string& name : buffer.tensors) {
+        if (const int t = index_.Of(name); t != kNone) buffer_of_[t] = b;
+      }
+    }
+    for (int i = 0; i < static_cast<int>(graph.ops.size()); ++i) {
+      if (Eligible(graph, graph.ops[i], index_)) AddOp(i);
+    }
+    initial_ = Initial{profile_, outputs_, ops_, buffer_end_};
   }
 
-  const Graph& graph() const { return graph_; }
-  double added_cost() const { return added_cost_; }
-  const std::vector<std::string>& recomputed() const { return recomputed_; }
+  Bytes MaxLive() const { return profile_.Max(); }
+  int64_t work() const { return work_; }
 
-  // Keeps the first of the best candidates whose rewritten graph has a
-  // better peak of live bytes than `problem` (the current graph's);
-  // false when none has.
-  absl::StatusOr<bool> Round(const Problem& problem) {
-    const Peak peak = PeakOf(LiveBytes(problem, graph_.ops.size()));
-    GraphIndex index = IndexGraph(graph_);
-    std::vector<Candidate> candidates = Candidates(index, peak);
-    std::sort(candidates.begin(), candidates.end(), Before);
-    const int tries =
-        std::min<int>(kTriesPerRound, static_cast<int>(candidates.size()));
-    for (int k = 0; k < tries; ++k) {
-      Rewrite next = Apply(candidates[k], index);
-      MEMPLAN_ASSIGN_OR_RETURN(Problem built, BuildProblem(next.graph, build_));
-      if (!PeakOf(LiveBytes(built, next.graph.ops.size())).BetterThan(peak))
+  // Keeps rewrites while the most live bytes exceed `target`; false when
+  // no rewrite lowers them further or `budget` is spent.
+  bool LowerTo(Bytes target, Budget& budget) {
+    while (profile_.Max() > target) {
+      const int64_t before = work();
+      const bool lowered = Step();
+      budget.Tick(work() - before);
+      if (!lowered || budget.Expired()) return profile_.Max() <= target;
+    }
+    return true;
+  }
+
+  // Takes back, the costliest first, each kept rewrite without which the
+  // most live bytes stay at most `limit`, while `budget` lasts.
+  void Prune(Bytes limit, Budget& budget) {
+    std::vector<int> by_cost(chosen_.size());
+    for (size_t c = 0; c < chosen_.size(); ++c) by_cost[c] = c;
+    std::stable_sort(by_cost.begin(), by_cost.end(), [&](int a, int b) {
+      return chosen_[a].cost > chosen_[b].cost;
+    });
+    std::vector<bool> kept(chosen_.size(), true);
+    for (int c : by_cost) {
+      if (budget.Expired()) break;
+      kept[c] = false;
+      const int64_t before = work();
+      Replay(kept);
+      budget.Tick(work() - before);
+      if (profile_.Max() > limit) kept[c] = true;
+    }
+    Replay(kept);
+    std::vector<Choice> left;
+    for (size_t c = 0; c < chosen_.size(); ++c) {
+      if (kept[c]) left.push_back(chosen_[c]);
+    }
+    chosen_ = std::move(left);
+  }
+
+  // The graph with every kept recomputation inserted; `recomputed` gets
+  // the inserted ops' names and `cost` their costs' sum.
+  Graph Build(std::vector<std::string>& recomputed, double& cost) const;
+
+ private:
+  struct LogEntry {
+    enum Kind { kOutput, kOp, kEnd, kAdd, kCost } kind = kAdd;
+    int id = 0;
+    OutputState output;
+    OpState op;
+    int from = 0, to = 0;
+    Bytes delta = 0;
+    double cost = 0;
+  };
+
+  void AddOp(int i) {
+    OpState state;
+    const int slot = 2 * i + 1;
+    state.events.push_back(slot);
+    for (const std::string& name : graph_.ops[i].outputs) {
+      const int t = index_.Of(name);
+      OutputState out{.tensor = t, .size = 0, .events = {slot}, .live = {}};
+      const int b = buffer_of_[t];
+      if (b != kNone) out.size = buffer_size_[b];
+      for (int r : index_.readers[t]) {
+        InsertSorted(out.events, 2 * r + 1);
+        InsertSorted(state.events, 2 * r + 1);
+      }
+      out.live.push_back({slot, out.events.back() + 1});
+      output_of_[t] = static_cast<int>(outputs_.size());
+      state.outputs.push_back(static_cast<int>(outputs_.size()));
+      outputs_.push_back(std::move(out));
+    }
+    op_of_[i] = static_cast<int>(ops_.size());
+    op_index_.push_back(i);
+    ops_.push_back(std::move(state));
+  }
+
+  // --- changes, each logged so that Rollback() undoes it.
+  LogEntry& Log(LogEntry::Kind kind, int id) {
+    log_.emplace_back();
+    log_.back().kind = kind;
+    log_.back().id = id;
+    return log_.back();
+  }
+  void AddBytes(int from, int to, Bytes delta) {
+    if (from >= to || delta == 0) return;
+    profile_.Add(from, to, delta);
+    LogEntry& e = Log(LogEntry::kAdd, 0);
+    e.from = from;
+    e.to = to;
+    e.delta = delta;
+  }
+  OutputState& TouchOutput(int o) {
+    Log(LogEntry::kOutput, o).output = outputs_[o];
+    return outputs_[o];
+  }
+  OpState& TouchOp(int k) {
+    Log(LogEntry::kOp, k).op = ops_[k];
+    return ops_[k];
+  }
+  void AddCost(double c) {
+    Log(LogEntry::kCost, 0).cost = cost_;
+    cost_ += c;
+  }
+  void Rollback(size_t mark) {
+    while (log_.size() > mark) {
+      LogEntry& e = log_.back();
+      switch (e.kind) {
+        case LogEntry::kOutput:
+          outputs_[e.id] = std::move(e.output);
+          break;
+        case LogEntry::kOp:
+          ops_[e.id] = std::move(e.op);
+          break;
+        case LogEntry::kEnd:
+          buffer_end_[e.id] = e.from;
+          break;
+        case LogEntry::kAdd:
+          profile_.Add(e.from, e.to, -e.delta);
+          break;
+        case LogEntry::kCost:
+          cost_ = e.cost;
+          break;
+      }
+      log_.pop_back();
+    }
+  }
+
+  // Output o live over [from, to) / dead there; the profile follows.
+  void MakeLive(int o, int from, int to) {
+    OutputState& out = TouchOutput(o);
+    std::vector<std::pair<int, int>> merged;
+    int lo = from, hi = to;
+    int cursor = from;
+    for (const auto& [a, b] : out.live) {
+      if (b < from || a > to) {
+        merged.push_back({a, b});
         continue;
-      Commit(std::move(next), candidates[k].cost);
-      return true;
+      }
+      if (a > cursor) AddBytes(cursor, std::min(a, to), out.size);
+      cursor = std::max(cursor, b);
+      lo = std::min(lo, a);
+      hi = std::max(hi, b);
+    }
+    if (cursor < to) AddBytes(cursor, to, out.size);
+    merged.push_back({lo, hi});
+    std::sort(merged.begin(), merged.end());
+    outputs_[o].live = std::move(merged);
+  }
+  void MakeDead(int o, int from, int to) {
+    OutputState& out = TouchOutput(o);
+    std::vector<std::pair<int, int>> kept;
+    for (const auto& [a, b] : out.live) {
+      const int x = std::max(a, from), y = std::min(b, to);
+      if (x >= y) {
+        kept.push_back({a, b});
+        continue;
+      }
+      AddBytes(x, y, -out.size);
+      if (a < x) kept.push_back({a, x});
+      if (y < b) kept.push_back({y, b});
+    }
+    outputs_[o].live = std::move(kept);
+  }
+  bool LiveAt(int o, int slot) const {
+    for (const auto& [a, b] : outputs_[o].live) {
+      if (a <= slot && slot < b) return true;
     }
     return false;
   }
-
- private:
-  struct Rewrite {
-    Graph graph;
-    std::vector<std::string> op_names;
-    std::vector<std::pair<std::string, std::string>> versions;  // new, old
-  };
-
-  bool Eligible(const Op& op, GraphIndex& index) const {
-    if (!op.recomputable || op.pinned || !op.writes.empty() ||
-        !op.scratch.empty() || !op.inplace.empty() || !op.alias.empty() ||
-        op.outputs.empty() || copies_.contains(op.name)) {
-      return false;
+  // The end of o's last live stretch that starts at or before `slot`.
+  int LiveEndBefore(int o, int slot) const {
+    int end = 0;
+    for (const auto& [a, b] : outputs_[o].live) {
+      if (a <= slot) end = std::max(end, b);
     }
-    for (const std::string& name : op.outputs) {
-      const int t = index.Of(name);
-      if (t == kNone) return false;
-      const Tensor& tensor = graph_.tensors[t];
-      if (tensor.kind != TensorKind::kActivation || tensor.fixed.has_value() ||
-          index.shared[index.Find(t)] || index.in_conflicts.contains(name)) {
-        return false;
-      }
+    return end;
+  }
+  bool RunsAgainAt(int k, int slot) const {
+    const std::vector<int>& d = ops_[k].dropped;
+    return HasSorted(d, slot) || HasSorted(d, slot + 1);
+  }
+
+  // Whether a write to the bytes of tensor t falls after op i and before
+  // op `before`.
+  bool WrittenBetween(int t, int i, int before) {
+    const std::vector<int>& w = index_.writers[index_.Find(t)];
+    auto it = std::upper_bound(w.begin(), w.end(), i);
+    return it != w.end() && *it < before;
+  }
+
+  // Op k (an op that may run again) runs again in pre-phase `r`, its
+  // outputs made there, its inputs needed there.
+  bool RunAgain(int k, int r, int depth) {
+    OpState& op = TouchOp(k);
+    InsertSorted(op.events, r);
+    InsertSorted(op.dropped, r);
+    for (int o : ops_[k].outputs) MakeLive(o, r, r + 1);
+    AddCost(graph_.ops[op_index_[k]].cost.value_or(0));
+    return NeedInputs(k, r, depth);
+  }
+
+  bool NeedInputs(int k, int r, int depth) {
+    const int i = op_index_[k];
+    for (const std::string& name : graph_.ops[i].inputs) {
+      if (!Need(index_.Of(name), r, i, depth)) return false;
     }
     return true;
   }
 
-  bool Planned(const Tensor& t) const {
-    switch (t.kind) {
-      case TensorKind::kConstant:
-        return build_.plan_constants;
-      case TensorKind::kInput:
-        return build_.plan_inputs;
-      default:
-        return true;
+  // Tensor t, read by op `reader`, holds the same bytes in pre-phase r.
+  bool Need(int t, int r, int reader, int depth) {
+    if (t == kNone) return false;
+    const int o = output_of_[t];
+    if (o == kNone) {
+      if (WrittenBetween(t, reader, r / 2)) return false;
+      const int b = buffer_of_[t];
+      if (b != kNone && buffer_end_[b] <= r) {
+        AddBytes(buffer_end_[b], r + 1, buffer_size_[b]);
+        Log(LogEntry::kEnd, b).from = buffer_end_[b];
+        buffer_end_[b] = r + 1;
+      }
+      return true;
     }
-  }
-
-  // The tensor holding, at op `at`, the bytes `name` held when it was made:
-  // its newest recomputed version made before `at`, else itself.
-  std::string VersionAt(const std::string& name, int at,
-                        const GraphIndex& index) const {
-    auto origin = origin_.find(name);
-    const std::string& first = origin == origin_.end() ? name : origin->second;
-    std::string best = first;
-    int best_producer = index.producer[index.Of(first)];
-    auto versions = versions_.find(first);
-    if (versions == versions_.end()) return best;
-    for (const std::string& v : versions->second) {
-      const int p = index.producer[index.Of(v)];
-      if (p < at && p > best_producer) best = v, best_producer = p;
+    const int k = op_of_[index_.producer[t]];
+    if (RunsAgainAt(k, r)) return true;
+    const std::vector<int>& events = ops_[k].events;
+    auto next = std::upper_bound(events.begin(), events.end(), r);
+    const bool is_event = next != events.begin() && *std::prev(next) == r;
+    const bool in_dropped =
+        !is_event && next != events.end() && HasSorted(ops_[k].dropped, *next);
+    if (LiveAt(o, r) && !in_dropped) {
+      InsertSorted(TouchOutput(o).events, r);
+      InsertSorted(TouchOp(k).events, r);
+      return true;
     }
-    return best;
+    if (in_dropped) {
+      if (depth == 0) return false;
+      InsertSorted(TouchOutput(o).events, r);
+      return RunAgain(k, r, depth - 1);
+    }
+    const int end = LiveEndBefore(o, r);
+    const bool after_all = next == events.end() && !is_event;
+    if (after_all && depth > 0 && end <= focus_ && focus_ <= r) {
+      const size_t mark = log_.size();
+      InsertSorted(TouchOutput(o).events, r);
+      if (RunAgain(k, r, depth - 1)) return true;
+      Rollback(mark);
+    }
+    MakeLive(o, end, r + 1);
+    InsertSorted(TouchOutput(o).events, r);
+    InsertSorted(TouchOp(k).events, r);
+    return true;
   }
 
-  // Whether a write to the bytes of tensor t falls between ops i and `at`.
-  static bool WrittenBetween(int t, int i, int at, GraphIndex& index) {
-    const std::vector<int>& w = index.writers[index.Find(t)];
-    auto it = std::upper_bound(w.begin(), w.end(), i);
-    return it != w.end() && *it < at;
+  // Drops op k's outputs over the stretch ending at event y (from event
+  // x) and runs it again before y.
+  bool Drop(int k, int x, int y) {
+    const int r = RecSlot(y);
+    OpState& op = TouchOp(k);
+    InsertSorted(op.dropped, y);
+    for (int o : ops_[k].outputs) {
+      MakeDead(o, x + 1, r);
+      MakeLive(o, r, r + 1);
+    }
+    AddCost(graph_.ops[op_index_[k]].cost.value_or(0));
+    return NeedInputs(k, r, kChainDepth);
   }
 
-  // Adds to `c` op i run again before op `at`, after the runs of the
-  // producers of its inputs that are dead at `step` (up to `depth` deep),
-  // or else keeping those inputs alive; false when an input's bytes are
-  // written in between (the op would read other bytes).
-  bool AddRun(int i, int at, int step, int depth, GraphIndex& index,
-              Candidate& c) const {
-    const Op& op = graph_.ops[i];
-    Run run{.op = i, .inputs = {}};
-    for (const std::string& name : op.inputs) {
-      const std::string v = VersionAt(name, at, index);
-      const int t = index.Of(v);
-      if (v == name && WrittenBetween(t, i, at, index)) return false;
-      run.inputs.push_back(v);
-      // Read at op i, so made before the step: it is live there when it
-      // is read there or later.
-      const Tensor& tensor = graph_.tensors[t];
-      if (!Planned(tensor) || tensor.kind == TensorKind::kOutput ||
-          index.LastUse(t) >= step || Contains(c.kept, v) || Made(c, v, index))
-        continue;
-      const int q = index.producer[t];
-      if (depth > 0 && q != kNone && Eligible(graph_.ops[q], index)) {
-        Candidate with = c;
-        if (AddRun(q, at, step, depth - 1, index, with)) {
-          c = std::move(with);
+  // The stretch of op k's outputs holding slot p that may be dropped.
+  std::optional<std::pair<int, int>> StretchAt(int k, int p) const {
+    const std::vector<int>& events = ops_[k].events;
+    auto next = std::upper_bound(events.begin(), events.end(), p);
+    if (next == events.begin() || next == events.end()) return std::nullopt;
+    const int x = *std::prev(next), y = *next;
+    if (x == p || p >= RecSlot(y) || HasSorted(ops_[k].dropped, y))
+      return std::nullopt;
+    for (int o : ops_[k].outputs) {
+      if (LiveAt(o, p)) return std::pair{x, y};
+    }
+    return std::nullopt;
+  }
+
+  // Drops op k's stretch holding slot p; when that alone frees nothing
+  // there (an input it needs would be kept alive over p), drops with it
+  // the stretches at p of the other ops reading its inputs, which then
+  // share that input. The ops dropped go to `group` (op k first); false
+  // when op k's drop fails.
+  bool DropAt(int k, int p, std::vector<int>& group) {
+    const std::optional<std::pair<int, int>> stretch = StretchAt(k, p);
+    const Bytes before = profile_.At(p);
+    if (!stretch.has_value() || !Drop(k, stretch->first, stretch->second))
+      return false;
+    group.push_back(k);
+    if (profile_.At(p) < before) return true;
+    for (const std::string& name : graph_.ops[op_index_[k]].inputs) {
+      const int t = index_.Of(name);
+      if (t == kNone) continue;
+      for (int reader : index_.readers[t]) {
+        const int j = op_of_[reader];
+        if (j == kNone ||
+            std::find(group.begin(), group.end(), j) != group.end()) {
           continue;
         }
+        ++work_;
+        const std::optional<std::pair<int, int>> at = StretchAt(j, p);
+        if (!at.has_value()) continue;
+        const size_t mark = log_.size();
+        if (Drop(j, at->first, at->second)) {
+          group.push_back(j);
+        } else {
+          Rollback(mark);
+        }
       }
-      c.gain -= tensor.size;
-      c.kept.push_back(v);
     }
-    c.cost += op.cost.value_or(0);
-    c.runs.push_back(std::move(run));
     return true;
   }
 
-  static bool Contains(const std::vector<std::string>& names,
-                       const std::string& name) {
-    return std::find(names.begin(), names.end(), name) != names.end();
-  }
-
-  // Whether tensor v is an output of an op `c` runs again.
-  bool Made(const Candidate& c, const std::string& v, GraphIndex& index) const {
-    const int p = index.producer[index.Of(v)];
-    return std::any_of(c.runs.begin(), c.runs.end(),
-                       [p](const Run& r) { return r.op == p; });
-  }
-
-  // The candidate of op i running again before op `at`, its first reader
-  // after a stretch holding `step` (a peak step), when it frees bytes there.
-  bool Measure(int i, int at, int step, GraphIndex& index, Candidate& c) const {
-    c = Candidate{
-        .op = i, .at = at, .gain = 0, .cost = 0, .runs = {}, .kept = {}};
-    for (const std::string& name : graph_.ops[i].outputs)
-      c.gain += graph_.tensors[index.Of(name)].size;
-    return AddRun(i, at, step, kChainDepth, index, c) && c.gain > 0;
-  }
-
-  std::vector<Candidate> Candidates(GraphIndex& index, const Peak& peak) const {
-    std::vector<Candidate> out;
-    for (int i = 0; i < static_cast<int>(graph_.ops.size()); ++i) {
-      if (!Eligible(graph_.ops[i], index)) continue;
-      std::vector<int> events = {i};
-      for (const std::string& name : graph_.ops[i].outputs) {
-        const std::vector<int>& r = index.readers[index.Of(name)];
-        events.insert(events.end(), r.begin(), r.end());
-      }
-      std::sort(events.begin(), events.end());
-      events.erase(std::unique(events.begin(), events.end()), events.end());
-      for (size_t k = 0; k + 1 < events.size(); ++k) {
-        const int from = events[k], at = events[k + 1];
-        auto step =
-            std::upper_bound(peak.steps.begin(), peak.steps.end(), from);
-        if (step == peak.steps.end() || *step >= at) continue;
-        Candidate c;
-        if (Measure(i, at, *step, index, c)) out.push_back(std::move(c));
+  // Keeps the rewrite of the most bytes freed at the first slot of the
+  // most live bytes per unit of cost that leaves fewer slots at least as
+  // high; false when there is none.
+  bool Step() {
+    const int p = profile_.ArgMax();
+    const Bytes peak = profile_.Max();
+    const int64_t count = profile_.Count();
+    focus_ = p;
+    struct Best {
+      int k = kNone;
+      Bytes gain = 0;
+      double cost = 0;
+    } best;
+    std::vector<int> group;
+    for (int k = 0; k < static_cast<int>(ops_.size()); ++k) {
+      ++work_;
+      if (!StretchAt(k, p).has_value()) continue;
+      const size_t mark = log_.size();
+      const double cost_before = cost_;
+      group.clear();
+      const bool ok = DropAt(k, p, group);
+      const Bytes gain = peak - profile_.At(p);
+      const double cost = cost_ - cost_before;
+      const bool lower = profile_.Max() < peak ||
+                         (profile_.Max() == peak && profile_.Count() < count);
+      Rollback(mark);
+      if (!ok || !lower || gain <= 0) continue;
+      // More bytes per unit of cost first (a free op first), then more
+      // bytes, then the earlier op (deterministic).
+      const double left = static_cast<double>(gain) * best.cost;
+      const double right = static_cast<double>(best.gain) * cost;
+      if (best.k == kNone || left > right ||
+          (left == right && gain > best.gain)) {
+        best = {k, gain, cost};
       }
     }
-    return out;
+    if (best.k == kNone) return false;
+    const double cost_before = cost_;
+    group.clear();
+    const bool ok = DropAt(best.k, p, group);
+    log_.clear();
+    // Each op of the group is taken back on its own (Prune).
+    for (size_t g = 0; g < group.size(); ++g) {
+      chosen_.push_back({group[g], p, g == 0 ? cost_ - cost_before : 0.0});
+    }
+    return ok;
   }
 
-  // The copy of run r: the op's name and outputs' with the suffix.
-  Op Copy(const Run& r, const GraphIndex& index, Rewrite& next,
-          absl::flat_hash_set<std::string>& made,
-          absl::flat_hash_map<std::string, std::string>& renamed) const {
-    Op copy = graph_.ops[r.op];
-    const std::string op_base = copy.name + kRecomputeSuffix;
-    copy.name = op_base;
-    for (int k = 2; op_names_.contains(copy.name) || made.contains(copy.name);
-         ++k) {
-      copy.name = absl::StrCat(op_base, "_", k);
+  // A rewrite kept: op k's stretch holding slot `focus` dropped (while the
+  // search lowered the live bytes there).
+  struct Choice {
+    int k = 0, focus = 0;
+    double cost = 0;
+  };
+  // The state before any rewrite.
+  struct Initial {
+    Profile profile;
+    std::vector<OutputState> outputs;
+    std::vector<OpState> ops;
+    std::vector<int> buffer_end;
+  };
+
+  // The state of the chosen rewrites that `kept` marks, applied in order
+  // from the start (a rewrite whose op has no stretch holding its slot
+  // any more is skipped).
+  void Replay(const std::vector<bool>& kept) {
+    profile_ = initial_->profile;
+    outputs_ = initial_->outputs;
+    ops_ = initial_->ops;
+    buffer_end_ = initial_->buffer_end;
+    cost_ = 0;
+    log_.clear();
+    for (size_t c = 0; c < chosen_.size(); ++c) {
+      if (!kept[c]) continue;
+      const Choice& choice = chosen_[c];
+      const std::optional<std::pair<int, int>> stretch =
+          StretchAt(choice.k, choice.focus);
+      if (!stretch.has_value()) continue;
+      focus_ = choice.focus;
+      if (!Drop(choice.k, stretch->first, stretch->second)) Rollback(0);
+      log_.clear();
     }
-    made.insert(copy.name);
-    next.op_names.push_back(copy.name);
-    copy.inputs = r.inputs;
-    for (std::string& out : copy.outputs) {
-      Tensor tensor = graph_.tensors[index.Of(out)];
-      tensor.fixed.reset();
-      const std::string base = out + kRecomputeSuffix;
-      std::string name = base;
-      for (int k = 2; tensor_names_.contains(name) || made.contains(name); ++k)
-        name = absl::StrCat(base, "_", k);
-      made.insert(name);
-      tensor.name = name;
-      next.graph.tensors.push_back(std::move(tensor));
-      next.versions.emplace_back(name, out);
-      renamed.emplace(out, name);
-      out = name;
-    }
-    return copy;
   }
 
-  // The graph with c's runs inserted before op c.at, and every reader from
-  // there on (the runs included) reading the new outputs.
-  Rewrite Apply(const Candidate& c, const GraphIndex& index) const {
-    Rewrite next{.graph = graph_, .op_names = {}, .versions = {}};
-    absl::flat_hash_map<std::string, std::string> renamed;
-    absl::flat_hash_set<std::string> made;
-    std::vector<Op> copies;
-    for (const Run& r : c.runs) {
-      copies.push_back(Copy(r, index, next, made, renamed));
-    }
-    std::vector<Op>& ops = next.graph.ops;
-    ops.insert(ops.begin() + c.at, copies.begin(), copies.end());
-    for (size_t j = c.at; j < ops.size(); ++j) {
-      for (std::string& in : ops[j].inputs) {
-        if (auto it = renamed.find(in); it != renamed.end()) in = it->second;
-      }
-    }
-    return next;
-  }
-
-  void Commit(Rewrite next, double cost) {
-    for (const auto& [made, old] : next.versions) {
-      auto origin = origin_.find(old);
-      const std::string first = origin == origin_.end() ? old : origin->second;
-      origin_[made] = first;
-      versions_[first].push_back(made);
-      tensor_names_.insert(made);
-    }
-    for (const std::string& name : next.op_names) {
-      op_names_.insert(name);
-      copies_.insert(name);
-      recomputed_.push_back(name);
-    }
-    added_cost_ += cost;
-    graph_ = std::move(next.graph);
-  }
-
-  Graph graph_;
-  BuildOptions build_;
-  absl::flat_hash_set<std::string> tensor_names_;
-  absl::flat_hash_set<std::string> op_names_;
-  absl::flat_hash_set<std::string> copies_;
-  // A recomputed tensor -> the tensor it stands in for, and back.
-  absl::flat_hash_map<std::string, std::string> origin_;
-  absl::flat_hash_map<std::string, std::vector<std::string>> versions_;
-  std::vector<std::string> recomputed_;
-  double added_cost_ = 0;
+  int64_t work_ = 0;  // profile nodes visited and ops scanned
+  const Graph& graph_;
+  GraphIndex index_;
+  Profile profile_;
+  std::vector<OutputState> outputs_;
+  std::vector<OpState> ops_;
+  std::vector<int> op_of_;      // graph op -> ops_ index, or kNone
+  std::vector<int> op_index_;   // ops_ index -> graph op
+  std::vector<int> output_of_;  // tensor -> outputs_ index, or kNone
+  std::vector<int> buffer_of_;  // tensor -> problem buffer, or kNone
+  std::vector<Bytes> buffer_size_;
+  std::vector<int> buffer_end_;  // slot after the last one live
+  std::vector<LogEntry> log_;
+  double cost_ = 0;
+  int focus_ = 0;
+  std::vector<Choice> chosen_;
+  std::optional<Initial> initial_;
 };
 
-}  // namespace
+// A name like `base` that is none of `taken`; taken then holds it.
+std::string FreshName(const std::string& base,
+                      absl::flat_hash_set<std::string>& taken) {
+  std::string name = base;
+  for (int k = 2; taken.contains(name); ++k) name = absl::StrCat(base, "_", k);
+  taken.insert(name);
+  return name;
+}
 
-absl::StatusOr<RematResult> Rematerialize(const Graph& graph, Bytes budget,
-                                          const PlanMemoryOptions& options) {
+Graph Search::Build(std::vector<std::string>& recomputed, double& cost) const {
+  // (pre-phase slot, graph op) of every run again, in order.
+  std::vector<std::pair<int, int>> runs;
+  for (int k = 0; k < static_cast<int>(ops_.size()); ++k) {
+    for (int y : ops_[k].dropped) runs.push_back({RecSlot(y), op_index_[k]});
+  }
+  std::sort(runs.begin(), runs.end());
+  runs.erase(std::unique(runs.begin(), runs.end()), runs.end());
+  Graph out = graph_;
+  out.ops.clear();
+  absl::flat_hash_set<std::string> op_names, tensor_names;
+  for (const Op& op : graph_.ops) op_names.insert(op.name);
+  for (const Tensor& t : graph_.tensors) tensor_names.insert(t.name);
+  // tensor -> (slot made again, its name), ascending.
+  absl::flat_hash_map<int, std::vector<std::pair<int, std::string>>> versions;
+  auto version_at = [&](const std::string& name, int slot) {
+    auto it = versions.find(index_.Of(name));
+    if (it == versions.end()) return name;
+    std::string best = name;
+    for (const auto& [made, v] : it->second) {
+      if (made <= slot) best = v;
+    }
+    return best;
+  };
+  auto read = [&](Op& op, int slot) {
+    for (std::string& in : op.inputs) in = version_at(in, slot);
+  };
+  size_t next = 0;
+  cost = 0;
+  for (int s = 0; s < static_cast<int>(graph_.ops.size()); ++s) {
+    for (; next < runs.size() && runs[next].first == 2 * s; ++next) {
+      Op copy = graph_.ops[runs[next].second];
+      read(copy, 2 * s);
+      copy.name = FreshName(copy.name + kRecomputeSuffix, op_names);
+      for (std::string& o : copy.outputs) {
+        Tensor tensor = graph_.tensors[index_.Of(o)];
+        tensor.name = FreshName(o + kRecomputeSuffix, tensor_names);
+        versions[index_.Of(o)].push_back({2 * s, tensor.name});
+        o = tensor.name;
+        out.tensors.push_back(std::move(tensor));
+      }
+      cost += copy.cost.value_or(0);
+      recomputed.push_back(copy.name);
+      out.ops.push_back(std::move(copy));
+    }
+    Op op = graph_.ops[s];
+    read(op, 2 * s + 1);
+    out.ops.push_back(std::move(op));
+  }
+  return out;
+}
+
+absl::Status CheckArguments(Bytes budget, const PlanMemoryOptions& options) {
   if (budget <= 0) {
     return absl::InvalidArgumentError(absl::StrCat(
         "the budget is ", budget, " bytes: give a positive number of bytes"));
@@ -435,28 +748,111 @@ absl::StatusOr<RematResult> Rematerialize(const Graph& graph, Bytes budget,
         "(it is \"",
         options.reorder, "\")"));
   }
-  MEMPLAN_ASSIGN_OR_RETURN(GraphPlan plan, PlanMemory(graph, options));
+  return absl::OkStatus();
+}
+
+// `fitted` with the rewrites it needs no longer taken back (Search::Prune),
+// when the rewritten graph still fits the budget at a lower cost.
+absl::StatusOr<RematResult> Pruned(const PlanMemoryOptions& options,
+                                   Search& search, Budget& effort, Bytes budget,
+                                   RematResult fitted) {
+  search.Prune(search.MaxLive(), effort);
+  RematResult pruned;
+  pruned.peak_without = fitted.peak_without;
+  pruned.graph = search.Build(pruned.recomputed, pruned.added_cost);
+  if (pruned.added_cost >= fitted.added_cost) return fitted;
+  MEMPLAN_ASSIGN_OR_RETURN(pruned.plan, PlanMemory(pruned.graph, options));
+  if (pruned.plan.plan.peak > budget) return fitted;
+  return pruned;
+}
+
+// Rematerialize, and the smallest placed peak it found on the way.
+absl::StatusOr<RematResult> Fit(const Graph& graph, Bytes budget,
+                                const PlanMemoryOptions& options,
+                                GraphPlan plan, Bytes& smallest) {
   const Bytes peak_without = plan.plan.peak;
-  Bytes smallest = peak_without;
-  Rewriter rewriter(graph, options.build);
-  for (size_t round = 0; plan.plan.peak > budget && round < graph.ops.size();
-       ++round) {
-    MEMPLAN_ASSIGN_OR_RETURN(bool rewritten, rewriter.Round(plan.problem));
-    if (!rewritten) break;
-    MEMPLAN_ASSIGN_OR_RETURN(plan, PlanMemory(rewriter.graph(), options));
-    smallest = std::min(smallest, plan.plan.peak);
+  smallest = peak_without;
+  if (peak_without <= budget) {
+    return RematResult{.graph = graph,
+                       .plan = std::move(plan),
+                       .added_cost = 0,
+                       .peak_without = peak_without,
+                       .recomputed = {}};
   }
-  if (plan.plan.peak > budget) {
+  Budget effort(options.plan);
+  Search search(graph, plan.problem, options.build);
+  Bytes target = budget;
+  for (int round = 0; round < kPlacements; ++round) {
+    // The last round goes as far as the search can.
+    if (round == kPlacements - 1) target = 0;
+    const bool reached = search.LowerTo(target, effort);
+    RematResult result;
+    result.peak_without = peak_without;
+    result.graph = search.Build(result.recomputed, result.added_cost);
+    MEMPLAN_ASSIGN_OR_RETURN(result.plan, PlanMemory(result.graph, options));
+    const Bytes placed = result.plan.plan.peak;
+    smallest = std::min(smallest, placed);
+    if (placed <= budget)
+      return Pruned(options, search, effort, budget, std::move(result));
+    if (!reached || effort.Expired()) break;
+    target = std::min(target, search.MaxLive()) - (placed - budget);
+    if (target <= 0) target = 0;
+  }
+  const std::string limit =
+      effort.WorkSpent()
+          ? absl::StrCat(", or a work limit above ", effort.work_limit(),
+                         " units (the search stopped at it)")
+      : effort.OutOfTimeNow()
+          ? ", or more time (the search stopped at its deadline)"
+          : "";
+  return absl::InvalidArgumentError(absl::StrCat(
+      "no recomputation found fits graph \"", graph.name, "\" into ", budget,
+      " bytes: the smallest peak found is ", smallest, " bytes (", peak_without,
+      " without recomputation); give a budget of at least ", smallest,
+      " bytes, ", limit.empty() ? "or " : "", "mark more ops \"recomputable\"",
+      limit));
+}
+
+}  // namespace
+
+absl::StatusOr<RematResult> Rematerialize(const Graph& graph, Bytes budget,
+                                          const PlanMemoryOptions& options) {
+  MEMPLAN_RETURN_IF_ERROR(CheckArguments(budget, options));
+  MEMPLAN_ASSIGN_OR_RETURN(GraphPlan plan, PlanMemory(graph, options));
+  Bytes smallest = 0;
+  return Fit(graph, budget, options, std::move(plan), smallest);
+}
+
+absl::StatusOr<std::vector<RematSweepPoint>> RematSweep(
+    const Graph& graph, int points, const PlanMemoryOptions& options) {
+  if (points < 2) {
     return absl::InvalidArgumentError(absl::StrCat(
-        "no recomputation found fits graph \"", graph.name, "\" into ", budget,
-        " bytes: the smallest peak found is ", smallest, " bytes (",
-        peak_without, " without recomputation)"));
+        "a sweep of ", points, " budgets: give at least 2 points"));
   }
-  return RematResult{.graph = rewriter.graph(),
-                     .plan = std::move(plan),
-                     .added_cost = rewriter.added_cost(),
-                     .peak_without = peak_without,
-                     .recomputed = rewriter.recomputed()};
+  MEMPLAN_RETURN_IF_ERROR(CheckArguments(1, options));
+  MEMPLAN_ASSIGN_OR_RETURN(GraphPlan plan, PlanMemory(graph, options));
+  const Bytes top = plan.plan.peak;
+  Bytes smallest = top;
+  // The smallest peak: the search run as far as it goes.
+  (void)Fit(graph, 1, options, plan, smallest);
+  std::vector<Bytes> budgets = {top};
+  for (int k = 1; k < points; ++k) {
+    const Bytes b =
+        top - static_cast<Bytes>(static_cast<double>(top - smallest) * k /
+                                 (points - 1));
+    if (b < budgets.back()) budgets.push_back(b);
+  }
+  std::vector<RematSweepPoint> sweep;
+  for (Bytes budget : budgets) {
+    Bytes unused = 0;
+    MEMPLAN_ASSIGN_OR_RETURN(RematResult fitted,
+                             Fit(graph, budget, options, plan, unused));
+    sweep.push_back({.budget = budget,
+                     .peak = fitted.plan.plan.peak,
+                     .added_cost = fitted.added_cost,
+                     .recomputed = static_cast<int>(fitted.recomputed.size())});
+  }
+  return sweep;
 }
 
 }  // namespace memplan

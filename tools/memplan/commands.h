@@ -39,6 +39,7 @@ Command StatsCommand();
 Command PlannersCommand();
 Command CompareCommand();
 Command ReportCommand();
+Command RematCommand();
 
 // Flag lists shared by several commands (abseil names).
 // --time-limit, --work-limit, --seed, --threads

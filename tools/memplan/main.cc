@@ -39,8 +39,8 @@ constexpr int kUsageError = 2;
 
 const std::vector<Command>& Commands() {
   static const auto* const kCommands = new std::vector<Command>{
-      PlanCommand(),     VerifyCommand(),  StatsCommand(),
-      PlannersCommand(), CompareCommand(), ReportCommand(),
+      PlanCommand(),    VerifyCommand(), StatsCommand(), PlannersCommand(),
+      CompareCommand(), ReportCommand(), RematCommand(),
   };
   return *kCommands;
 }
