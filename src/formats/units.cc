@@ -37,33 +37,57 @@ constexpr Unit kUnits[] = {
     {"tb", Bytes{1000} * 1000 * 1000 * 1000},
 };
 
+constexpr char kSizeForm[] =
+    "a non-negative number with an optional unit (B, K/KiB, M/MiB, G/GiB, "
+    "T/TiB = powers of 1024; KB, MB, GB, TB = powers of 1000)";
+
+// The digits at the front of `text`, taken off it.
+absl::string_view TakeDigits(absl::string_view& text) {
+  size_t n = 0;
+  while (n < text.size() && absl::ascii_isdigit(text[n])) ++n;
+  const absl::string_view digits = text.substr(0, n);
+  text.remove_prefix(n);
+  return digits;
+}
+
 }  // namespace
 
 absl::StatusOr<Bytes> ParseByteSize(absl::string_view text) {
   const std::string lower =
       absl::AsciiStrToLower(absl::StripAsciiWhitespace(text));
-  size_t digits = 0;
-  while (digits < lower.size() && absl::ascii_isdigit(lower[digits])) ++digits;
-  const absl::string_view number = absl::string_view(lower).substr(0, digits);
-  const absl::string_view suffix = absl::string_view(lower).substr(digits);
+  absl::string_view rest = lower;
+  const absl::string_view number = TakeDigits(rest);
+  absl::string_view fraction;
+  if (absl::ConsumePrefix(&rest, ".")) fraction = TakeDigits(rest);
   Bytes value = 0;
-  if (number.empty() || !absl::SimpleAtoi(number, &value)) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "\"", text,
-        "\" is not a size: a non-negative integer with an optional unit "
-        "(B, K/KiB, M/MiB, G/GiB, T/TiB = powers of 1024; KB, MB, GB, TB = "
-        "powers of 1000)"));
+  if (number.empty() || !absl::SimpleAtoi(number, &value) ||
+      fraction.size() > 18) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("\"", text, "\" is not a size: ", kSizeForm));
   }
   for (const Unit& unit : kUnits) {
-    if (unit.suffix != suffix) continue;
+    if (unit.suffix != rest) continue;
     if (value > std::numeric_limits<Bytes>::max() / unit.factor) {
       return absl::InvalidArgumentError(
           absl::StrCat("\"", text, "\" overflows 64-bit bytes"));
     }
-    return value * unit.factor;
+    // A fraction of the unit, rounded down to a whole byte: 1.5G is
+    // 1610612736 bytes.
+    unsigned __int128 part = 0, scale = 1;
+    for (char c : fraction) {
+      part = part * 10 + (c - '0');
+      scale *= 10;
+    }
+    part = part * static_cast<unsigned __int128>(unit.factor) / scale;
+    if (part > static_cast<unsigned __int128>(
+                   std::numeric_limits<Bytes>::max() - value * unit.factor)) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("\"", text, "\" overflows 64-bit bytes"));
+    }
+    return value * unit.factor + static_cast<Bytes>(part);
   }
   return absl::InvalidArgumentError(absl::StrCat(
-      "\"", text, "\" has an unknown unit \"", suffix,
+      "\"", text, "\" has an unknown unit \"", rest,
       "\" (B, K/KiB, M/MiB, G/GiB, T/TiB = powers of 1024; KB, MB, GB, TB = "
       "powers of 1000)"));
 }
