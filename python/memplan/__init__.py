@@ -638,7 +638,7 @@ def rematerialize(
     """Fits a training step into `budget` bytes by running chosen ops again
     (DESIGN.md, "Op costs and recomputation"); returns a RematResult.
 
-    budget: the peak to reach, in bytes: an int or a size such as "1.5M".
+    budget: the peak to reach, in bytes: an int or a size such as "512KiB".
     The graph's ops that may be recomputed (Op.recomputable: no writes, no
     randomness) are, when their outputs are read, left unread over a
     stretch of steps and read again, run a second time (a copy named after
