@@ -76,17 +76,6 @@ std::vector<Pool> DeclaredPools(const py::object& input) {
 
 namespace {
 
-struct SolveArgs {
-  std::string planner;
-  std::optional<double> time_limit;
-  std::optional<int64_t> work_limit;
-  uint64_t seed = 0;
-  int threads = 1;
-  PlannerOptions options;  // the planner's own, as text (OptionText)
-  std::string reorder;
-  py::object progress;  // None or called with (peak, planner)
-};
-
 // A Python value of a planner option as the registry's text: bool as
 // true/false, int and float as Python writes them (repr, which round-trips),
 // str as it is. The registry parses it by the option's declared type.
@@ -105,7 +94,9 @@ std::string OptionText(const std::string& name, const py::handle& value) {
                    py::type::of(value).attr("__name__").cast<std::string>()));
 }
 
-PlannerOptions OptionsOf(const py::dict& options) {
+}  // namespace
+
+PlannerOptions PlannerOptionsOf(const py::dict& options) {
   PlannerOptions out;
   for (const auto& [key, value] : options) {
     if (!py::isinstance<py::str>(key)) {
@@ -116,6 +107,19 @@ PlannerOptions OptionsOf(const py::dict& options) {
   }
   return out;
 }
+
+namespace {
+
+struct SolveArgs {
+  std::string planner;
+  std::optional<double> time_limit;
+  std::optional<int64_t> work_limit;
+  uint64_t seed = 0;
+  int threads = 1;
+  PlannerOptions options;  // the planner's own, as text (OptionText)
+  std::string reorder;
+  py::object progress;  // None or called with (peak, planner)
+};
 
 // The search's limits, seed and threads of `solve`, checked.
 PlanOptions PlanOptionsOf(const SolveArgs& solve) {
@@ -284,7 +288,7 @@ void BindPlanFunction(py::module_& m) {
                         .work_limit = work_limit,
                         .seed = seed,
                         .threads = threads,
-                        .options = OptionsOf(options),
+                        .options = PlannerOptionsOf(options),
                         .reorder = reorder,
                         .progress = progress};
         return RunPlanner(input, solve, args);

@@ -49,4 +49,5 @@ PYBIND11_MODULE(_memplan, m) {
   BindFormats(m);
   BindReports(m);
   BindSymbolic(m);
+  BindRemat(m);
 }

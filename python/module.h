@@ -157,6 +157,10 @@ Problem ProblemOf(const py::object& input, const BuildOptions& build,
 // with the one unbounded "default" pool that an input declaring none gets.
 std::vector<Pool> DeclaredPools(const py::object& input);
 
+// A planner's own options, {name: bool, int, float or str}, as the
+// registry's text; TypeError naming a bad key or value (bind_planning.cc).
+PlannerOptions PlannerOptionsOf(const py::dict& options);
+
 // A TensorKind, or its name ("activation", ...); ValueError naming it.
 TensorKind KindFrom(const py::object& kind);  // bind_values.cc
 
@@ -170,6 +174,7 @@ void BindFormats(py::module_& m);     // bind_formats.cc: readers, writers
 void BindReports(py::module_& m);     // bind_reports.cc: report_html
 // bind_symbolic.cc: Graph.dims, Tensor.symbolic_size, SymbolicPlan
 void BindSymbolic(py::module_& m);
+void BindRemat(py::module_& m);  // bind_remat.cc: _rematerialize
 
 // PlanResult's writers and reports (to_json ... report_html), bind_reports.cc.
 void DefPlanEmitters(py::class_<PlanResult>& cls);

@@ -42,6 +42,7 @@ from memplan._memplan import (  # noqa: F401  (the public API)
     Op,
     PlanResult,
     Pool,
+    RematResult,
     SymbolicPlan,
     Problem,
     Tensor,
@@ -78,6 +79,7 @@ __all__ = [
     "PlanResult",
     "Pool",
     "Problem",
+    "RematResult",
     "Tensor",
     "TensorKind",
     "SymbolicPlan",
@@ -106,6 +108,7 @@ __all__ = [
     "read_onnx",
     "read_tflite",
     "read_plan",
+    "rematerialize",
     "report_html",
     "verify",
     "write_buffer_csv",
@@ -613,6 +616,74 @@ def _warn_when_limited(result, time_limit, work_limit):
     if note:
         _warnings.warn(note, LimitWarning, stacklevel=3)
     return result
+
+
+def rematerialize(
+    graph,
+    budget,
+    *,
+    planner=None,
+    time_limit=None,
+    work_limit=None,
+    alignment=1,
+    pools=None,
+    capacity=0,
+    plan_constants=False,
+    plan_inputs=True,
+    plan_outputs=True,
+    seed=0,
+    threads=1,
+    options=None,
+):
+    """Fits a training step into `budget` bytes by running chosen ops again
+    (DESIGN.md, "Op costs and recomputation"); returns a RematResult.
+
+    budget: the peak to reach, in bytes: an int or a size such as "512KiB".
+    The graph's ops that may be recomputed (Op.recomputable: no writes, no
+    randomness) are, when their outputs are read, left unread over a
+    stretch of steps and read again, run a second time (a copy named after
+    the op with ".recompute") before the later reader, which then reads the
+    copy's outputs; the earlier outputs are freed in between. A greedy
+    search picks the recomputations of the most bytes freed per unit of
+    Op.cost until the plan's peak is at most the budget.
+
+    result.graph is the rewritten graph, result.plan its verified plan (in
+    the graph's own order; `verify(result.graph, result.plan)` checks it
+    again), result.added_cost the sum of the recomputed ops' costs,
+    result.peak_without the peak of the graph as given and
+    result.recomputed the inserted ops' names. A graph that already fits
+    comes back as it is (nothing recomputed).
+
+    The other arguments are plan()'s (no reorder: the graph's own order is
+    planned). A budget no recomputation found reaches raises ValueError
+    giving the smallest peak found.
+    """
+    graph = _input(graph)
+    if not isinstance(graph, Graph):
+        raise TypeError(
+            "memplan.rematerialize: expected a memplan.Graph (a problem "
+            "has no ops to run again)"
+        )
+    _check_plan_arguments(graph, None)
+    _check_solve_arguments(seed, threads, work_limit, options)
+    arguments = _module_arguments(
+        time_limit=time_limit,
+        options=options,
+        reorder=None,
+        alignment=alignment,
+        pools=pools,
+        capacity=capacity,
+        work_limit=work_limit,
+        plan_constants=plan_constants,
+        plan_inputs=plan_inputs,
+        plan_outputs=plan_outputs,
+        seed=seed,
+        threads=threads,
+    )
+    del arguments["reorder"]
+    return _memplan._rematerialize(
+        graph, _size(budget, "budget"), planner=planner or "", **arguments
+    )
 
 
 def plan_symbolic(

@@ -167,6 +167,75 @@ def test_costs_and_recomputable_round_trip_and_are_checked():
         memplan.plan(graph, "naive")
 
 
+def training_chain():
+    """Three layers forward then backward: f1..f3 make a1..a3, which
+    b3..b1 read again (remat_test.cc's TrainingChain)."""
+
+    def act(name, size=100, kind="activation"):
+        return memplan.Tensor(name, size, kind=kind)
+
+    tensors = [act("x", kind="input"), act("w", 8, "constant")]
+    tensors += [act(n) for n in ("a1", "a2", "a3")] + [act("loss", 10)]
+    tensors += [act(n) for n in ("g3", "g2", "g1")] + [act("gx", kind="output")]
+    forward = [
+        ("f1", ["x"], ["a1"], 5),
+        ("f2", ["a1", "w"], ["a2"], 20),
+        ("f3", ["a2"], ["a3"], 40),
+        ("f4", ["a3"], ["loss"], 1),
+    ]
+    backward = [
+        ("b4", ["loss"], ["g3"], 1),
+        ("b3", ["g3", "a3"], ["g2"], 40),
+        ("b2", ["g2", "a2"], ["g1"], 20),
+        ("b1", ["g1", "a1", "x"], ["gx"], 5),
+    ]
+    ops = [
+        memplan.Op(n, i, o, cost=c, recomputable=True) for n, i, o, c in forward
+    ] + [memplan.Op(n, i, o, cost=c) for n, i, o, c in backward]
+    return memplan.Graph(name="chain", tensors=tensors, ops=ops)
+
+
+def test_rematerialize_fits_a_budget_by_running_ops_again():
+    graph = training_chain()
+    assert memplan.plan(graph).peak == 600
+    result = memplan.rematerialize(graph, 500)
+    assert isinstance(result, memplan.RematResult)
+    assert result.peak_without == 600 and result.plan.peak <= 500
+    assert result.recomputed and result.added_cost > 0
+    ops = {op.name: op for op in result.graph.ops}
+    for name in result.recomputed:
+        assert name.split(".recompute")[0] in ops and name in ops
+    assert result.added_cost == sum(ops[n].cost for n in result.recomputed)
+    memplan.verify(result.graph, result.plan)
+    assert result.plan.op_order == list(range(len(result.graph.ops)))
+    assert "peak_without=600" in repr(result)
+    # A budget as text, and one already met: the graph as given.
+    same = memplan.rematerialize(graph, "1KiB")
+    assert same.recomputed == [] and same.added_cost == 0
+    assert same.graph == graph and same.plan.peak == 600
+
+
+def test_rematerialize_errors_name_the_argument():
+    graph = training_chain()
+    with pytest.raises(ValueError, match=r"smallest peak found is (\d+) byt"):
+        memplan.rematerialize(graph, 50)
+    try:
+        memplan.rematerialize(graph, 50)
+    except ValueError as error:
+        smallest = int(re.search(r"found is (\d+)", str(error)).group(1))
+    assert memplan.rematerialize(graph, smallest).plan.peak == smallest
+    with pytest.raises(ValueError, match="the budget is 0 bytes"):
+        memplan.rematerialize(graph, 0)
+    with pytest.raises(ValueError, match="budget: "):
+        memplan.rematerialize(graph, "lots")
+    with pytest.raises(TypeError, match="budget must be an int"):
+        memplan.rematerialize(graph, 1.5)
+    with pytest.raises(TypeError, match="a problem has no ops"):
+        memplan.rematerialize(memplan.build_problem(graph), 500)
+    with pytest.raises(ValueError, match="unknown planner|no planner"):
+        memplan.rematerialize(graph, 500, planner="nonesuch")
+
+
 def test_planners_listed():
     names = memplan.planners()
     for name in ("naive", "greedy_by_size", "best", "exact", "cp"):

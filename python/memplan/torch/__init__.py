@@ -66,12 +66,19 @@ were copied onto (an op can change no other byte); otherwise it raises
 ArenaError naming the overwritten tensor, the op that overwrote it and both
 byte ranges.
 
+rematerialize() fits a training step into a budget in bytes by running
+chosen ops again (memplan.rematerialize on its graph); run_in_arena(traced,
+result.plan, inputs, graph=result.graph) runs the rewritten op list, each
+recomputed op the traced node run again into its own planned place
+(docs/python.md).
+
 PyTorch (2.x, with torch.export) is imported when these functions are first
 called, not by `import memplan`.
 
 The jobs live in modules of this package: export (trace()), record (the
 graph recording), dims (symbolic dims), records (what a trace holds),
-arena (run_in_arena()) and reporting (report()); the FX rules they share with
+arena (run_in_arena()), remat (rematerialize() and the rewritten op list)
+and reporting (report()); the FX rules they share with
 memplan.executorch (written arguments, aliases, pinned ops) are
 memplan._fx_rules.
 """
@@ -88,6 +95,7 @@ from memplan.torch.records import (
     TensorRecord,
     Traced,
 )
+from memplan.torch.remat import rematerialize
 from memplan.torch.reporting import format_report, pytorch_peak, report
 
 __all__ = [
@@ -100,6 +108,7 @@ __all__ = [
     "Traced",
     "format_report",
     "pytorch_peak",
+    "rematerialize",
     "report",
     "run_in_arena",
     "trace",

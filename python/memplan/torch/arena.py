@@ -85,14 +85,20 @@ def _plan_order(traced, plan):
     n = len(traced.ops)
     order = list(getattr(plan, "op_order", None) or range(n))
     if sorted(order) != list(range(n)):
+        more = (
+            " (a rematerialized plan runs with graph=, its RematResult's "
+            "graph)"
+            if len(order) > n
+            else ""
+        )
         raise ValueError(
             f"the plan's op order has {len(order)} steps, not "
-            f"a permutation of the {n} traced ops"
+            f"a permutation of the {n} traced ops{more}"
         )
     return order
 
 
-def run_in_arena(traced, plan, inputs, seed=0, state=None):
+def run_in_arena(traced, plan, inputs, seed=0, state=None, graph=None):
     """Runs `traced` in the plan's op order (plan.op_order: the traced order
     unless the plan was made with `reorder`) with every tensor the plan
     places inside one uint8 arena at its planned offset (pools laid one
@@ -105,22 +111,45 @@ def run_in_arena(traced, plan, inputs, seed=0, state=None):
     overwrote it and both byte ranges (arena bytes), and whether the plan's
     order differs from the traced one. `state` is Traced.run's: constants
     the plan leaves out of the arena (the default) are those tensors,
-    updated by the graph's buffer writes."""
+    updated by the graph's buffer writes.
+
+    `graph`: the op list run, when it is not the traced one: the graph of a
+    RematResult (rematerialize(), whose plan is `plan`), the traced ops
+    with recomputed ops among them. A recomputed op runs its traced op's
+    node again on the tensors the graph names, its results copied to the
+    recomputed tensors' planned places, which the later ops the graph
+    names read; its bytes are checked like any op's."""
     torch_module()
     if traced.dims:  # symbolic: recorded again at the inputs' sizes
+        if graph is not None:
+            raise ValueError(
+                "a rematerialized graph runs at the sizes it was planned "
+                "for: trace the model without symbolic=True"
+            )
         traced = traced.bind(inputs)
-    return _ArenaRun(traced, plan).run(inputs, seed, state)
+    if graph is None:
+        return _ArenaRun(traced, plan).run(inputs, seed, state)
+    from memplan.torch.remat import rewrite  # noqa: PLC0415
+
+    rewritten = rewrite(traced, graph)
+    return _ArenaRun(rewritten.traced, plan, rewritten).run(inputs, seed, state)
 
 
 class _ArenaRun:
     """One run of a traced graph inside the arena a plan lays out."""
 
-    def __init__(self, traced, plan):
+    def __init__(self, traced, plan, rewritten=None):
         torch = torch_module()
         self.traced = traced
+        # A rematerialized op list (remat.Rewrite): the copies' indices and
+        # the recomputed tensors ops read in place of the traced ones.
+        self.copies = rewritten.copies if rewritten else set()
+        self.reads = rewritten.reads if rewritten else {}
+        self.recomputed = {}  # recomputed tensor name -> its arena value
         self.order = _plan_order(traced, plan)
         self.reordered = self.order != list(range(len(self.order)))
         self.groups, total = _groups(traced, plan, self.order)
+        self.size = total  # the plan's bytes, its pools one after another
         self.arena = torch.zeros(total + 64, dtype=torch.uint8)
         self.base_ptr = self.arena.data_ptr()
         self.typed = {}  # dtype -> the arena viewed as that dtype
@@ -145,7 +174,7 @@ class _ArenaRun:
         for step, i in enumerate(self.order):
             op = traced.ops[i]
             if op.node is not None:  # a VIEWS_OP step changes no byte
-                self._run_op(step, op)
+                self._run_op(step, op, i)
         self._check(len(self.order), None, [])  # the outputs, every byte
         output = next(n for n in reversed(nodes) if n.op == "output")
         try:
@@ -340,12 +369,15 @@ class _ArenaRun:
                 env[node] = value
                 self._take_items(node)
 
-    def _run_op(self, step, op):
-        """Runs one op on arena tensors, puts its results in the arena and
-        checks what it may have changed."""
+    def _run_op(self, step, op, i):
+        """Runs one op (traced.ops[i]) on arena tensors, puts its results in
+        the arena and checks what it may have changed."""
         traced, node = self.traced, op.node
+        env = self.env
+        if i in self.reads:
+            env = _Reading(env, traced.names, self.reads[i], self.recomputed)
         try:
-            args, kwargs = node_args(node, self.env)
+            args, kwargs = node_args(node, env)
         except KeyError as e:
             raise ValueError(
                 f'op "{op.name}" needs the result of "{e.args[0]}", which '
@@ -366,8 +398,13 @@ class _ArenaRun:
             self._place_result(step, op, leaf, name, wrote)
             for leaf, name in zip(flatten(value), op.out_names)
         ]
-        self.env[node] = _rebuild(value, iter(placed_leaves))
-        self._take_items(node)
+        if i in self.copies:  # a recomputed op: its results go by name
+            for leaf, name in zip(placed_leaves, op.out_names):
+                if name is not None:
+                    self.recomputed[name] = leaf
+        else:
+            self.env[node] = _rebuild(value, iter(placed_leaves))
+            self._take_items(node)
         self._check(
             step, op, wrote, {traced.tensors[n].root for n in op.inputs}
         )
@@ -403,6 +440,22 @@ class _ArenaRun:
                 f"at byte {want - self.base_ptr}{self._orders_note(step)}"
             )
         return leaf
+
+
+class _Reading:
+    """The values an op of a rematerialized op list reads: the recomputed
+    tensors it reads in place of traced ones (`reads`: traced name ->
+    recomputed name), the run's values of fx nodes otherwise."""
+
+    def __init__(self, env, names, reads, recomputed):
+        self.env, self.names = env, names
+        self.reads, self.recomputed = reads, recomputed
+
+    def __getitem__(self, node):
+        name = self.names.get(node)
+        if isinstance(name, str) and name in self.reads:
+            return self.recomputed[self.reads[name]]
+        return self.env[node]
 
 
 def _arena_storage_offset(node, op, args, kwargs, groups, tensors):
