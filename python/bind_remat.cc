@@ -1,5 +1,5 @@
 // Rematerialization: _rematerialize (memplan/__init__.py's rematerialize
-// wraps it) and the RematResult it returns (remat/remat.h).
+// wraps it) and the RematResult it returns (memplan/remat.h).
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -9,8 +9,8 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "memplan/memplan.h"
+#include "memplan/remat.h"
 #include "module.h"
-#include "remat/remat.h"
 
 namespace memplan::python {
 namespace {
