@@ -46,7 +46,10 @@ def trace(
     outputs are the gradients of the parameters that require them, in
     `model.named_parameters()` order (the loss is a graph output too, not
     returned by runs). The model's train()/eval() mode is used as it is
-    (dropout, batch norm and its buffer updates). `dynamic_shapes` is
+    (dropout, batch norm and its buffer updates); a training step's
+    scaled dot product attention is exported on the math backend (torch's
+    joint graph of the fused CPU kernel computes wrong gradients).
+    `dynamic_shapes` is
     torch.export's; each dynamic dimension is bound to its example value
     (a warning, and Traced.dynamic_dims); with symbolic=True the graph
     keeps them as dims instead, named after the torch.export.Dim objects,
@@ -120,16 +123,23 @@ def _export(model, example_inputs, training, loss_fn, name, dynamic_shapes):
             dynamic_shapes = dynamic_shapes.values()
         dynamic_shapes = (tuple(dynamic_shapes),)
     try:
-        ep = torch.export.export(
-            module, example_inputs, dynamic_shapes=dynamic_shapes
-        )
-        if training:
-            from torch.export.experimental import (  # noqa: PLC0415
-                _export_forward_backward,
+        # A training step's attention runs on the math backend: torch's
+        # joint graph pairs the decomposed forward of the fused CPU
+        # attention with the fused kernel's backward, whose gradients are
+        # then wrong (off by up to 8 on remat_models.transformer). The
+        # math backend's forward and backward are ATen ops that agree
+        # with eager autograd.
+        with _attention_backend(torch, training):
+            ep = torch.export.export(
+                module, example_inputs, dynamic_shapes=dynamic_shapes
             )
+            if training:
+                from torch.export.experimental import (  # noqa: PLC0415
+                    _export_forward_backward,
+                )
 
-            _check_all_parameters_used(ep, model, name)
-            return _export_forward_backward(ep, joint_loss_index=0)
+                _check_all_parameters_used(ep, model, name)
+                return _export_forward_backward(ep, joint_loss_index=0)
         return ep.run_decompositions()
     except GuardOnDataDependentSymNode as e:
         raise TraceError(
@@ -137,6 +147,18 @@ def _export(model, example_inputs, training, loss_fn, name, dynamic_shapes):
                 name, str(e), str(getattr(e, "partial_fx_graph", "") or "")
             )
         ) from e
+
+
+def _attention_backend(torch, training):
+    """The context a model is exported in: scaled dot product attention
+    on its math backend for a training step, as it is otherwise."""
+    import contextlib  # noqa: PLC0415
+
+    if not training:
+        return contextlib.nullcontext()
+    from torch.nn.attention import SDPBackend, sdpa_kernel  # noqa: PLC0415
+
+    return sdpa_kernel(SDPBackend.MATH)
 
 
 def _check_all_parameters_used(ep, model, name):
