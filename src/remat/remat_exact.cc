@@ -77,6 +77,9 @@ struct Model {
   int num_steps = 0;
   // The decisions, cheapest per byte first.
   std::vector<int> by_ratio;
+  // Per step: the most bytes that recomputations may yet keep alive there
+  // beyond the graph's own last readers (their inputs).
+  std::vector<Bytes> ext;
 
   int Step(int stage, int op) const {
     const std::vector<int>& ops = stage_ops[stage];
@@ -274,6 +277,44 @@ void LayOutSteps(Model& m) {
   m.num_steps = base;
 }
 
+// Model::ext: each input of a decision may be read up to the decision's
+// last stage: its bytes from its last reader in the graph to there.
+void ExtensionBound(Model& m) {
+  // (first step past the graph's last reader, last step, bytes) per
+  // tensor of a decision, per buffer otherwise.
+  absl::flat_hash_map<int64_t, std::pair<int, int>> span;
+  absl::flat_hash_map<int64_t, Bytes> bytes;
+  for (const Decision& d : m.decisions) {
+    const int end = m.Step(d.stages.back(), d.op);
+    for (int t : d.inputs) {
+      int64_t key;
+      int from;
+      if (m.decision_of_tensor[t] != kNone) {
+        key = t;
+        from = m.reads[t].empty() ? m.OpStep(m.producer[t]) : m.reads[t].back();
+        bytes[key] = m.size[t];
+      } else if (const int b = m.buffer_of[t]; b != kNone) {
+        key = -1 - int64_t{b};
+        from = m.buffer_last[b];
+        bytes[key] = m.buffer_size[b];
+      } else {
+        continue;
+      }
+      auto [it, added] = span.try_emplace(key, from + 1, end);
+      it->second.second = std::max(it->second.second, end);
+    }
+  }
+  std::vector<Bytes> delta(m.num_steps + 1, 0);
+  for (const auto& [key, range] : span) {
+    if (range.first > range.second) continue;
+    delta[range.first] += bytes[key];
+    delta[range.second + 1] -= bytes[key];
+  }
+  m.ext.assign(m.num_steps, 0);
+  Bytes sum = 0;
+  for (int s = 0; s < m.num_steps; ++s) m.ext[s] = sum += delta[s];
+}
+
 // The model of `graph`, whose problem (built in the graph's own order) is
 // `problem`.
 Model ModelOf(const Graph& graph, const Problem& problem) {
@@ -316,6 +357,7 @@ Model ModelOf(const Graph& graph, const Problem& problem) {
     m.buffer_first.push_back(m.OpStep(first));
     m.buffer_last.push_back(m.OpStep(std::max(first, end)));
   }
+  ExtensionBound(m);
   for (int k = 0; k < static_cast<int>(m.decisions.size()); ++k)
     m.by_ratio.push_back(k);
   std::stable_sort(m.by_ratio.begin(), m.by_ratio.end(), [&](int a, int b) {
@@ -378,7 +420,8 @@ class Search {
   }
 
   bool found() const { return found_; }
-  bool complete() const { return !stopped_; }
+  // Searched to the end, every choice enumerated.
+  bool complete() const { return !stopped_ && !truncated_; }
   double best_cost() const { return best_cost_; }
   Bytes best_peak() const { return best_peak_; }
   const Choice& best() const { return best_; }
@@ -547,7 +590,7 @@ class Search {
 
   // The stages decision k may run again at now: read there, not read at
   // the stage before (nor made there).
-  std::vector<int> Choices(int k) const {
+  std::vector<int> Choices(int k) {
     const Decision& d = m_.decisions[k];
     std::vector<int> events = {d.op};
     for (int t : d.outputs) {
@@ -558,12 +601,36 @@ class Search {
     std::vector<int> out;
     for (int b : d.stages) {
       if (std::binary_search(events.begin(), events.end(), b) &&
-          !std::binary_search(events.begin(), events.end(), b - 1))
+          !std::binary_search(events.begin(), events.end(), b - 1) &&
+          (goal_ == Goal::kLeastPeak || Needed(k, b)))
         out.push_back(b);
     }
-    if (out.size() > static_cast<size_t>(kMaxChoices))
+    if (out.size() > static_cast<size_t>(kMaxChoices)) {
       out.erase(out.begin(), out.end() - kMaxChoices);
+      truncated_ = true;
+    }
     return out;
+  }
+
+  // Whether decision k running again at stage b may be needed: some step
+  // its outputs would be dropped over may yet hold more than the bound
+  // with them. Else a solution with it is no cheaper than the same without
+  // it, which fits as well (dropping it only keeps the outputs alive over
+  // those steps, and frees its inputs' extra span), so the search skips it.
+  bool Needed(int k, int b) const {
+    const Decision& d = m_.decisions[k];
+    const int made = m_.Step(b, d.op);
+    int from = m_.OpStep(d.op);
+    for (int t : d.outputs) {
+      const std::vector<int>& r = reads_[t];
+      auto it = std::lower_bound(r.begin(), r.end(), made);
+      if (it != r.begin()) from = std::max(from, *std::prev(it));
+    }
+    Count(made - from);
+    for (int s = from + 1; s < made; ++s) {
+      if (keep_[s] + m_.ext[s] > bound_) return true;
+    }
+    return false;
   }
 
   void Decide(size_t k) {
@@ -620,6 +687,7 @@ class Search {
   double cost_ = 0;
   bool found_ = false;
   bool stopped_ = false;
+  bool truncated_ = false;
   double best_cost_ = std::numeric_limits<double>::infinity();
   Bytes best_peak_ = std::numeric_limits<Bytes>::max();
   Choice best_;
