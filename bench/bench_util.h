@@ -156,6 +156,8 @@ void RegisterExactTargets(const std::vector<Workload>& bundled);
 void RegisterTargets(const std::vector<Workload>& bundled);
 //   order_targets.cc: --memplan_order_targets.
 void RegisterOrderTargets();
+//   remat_targets.cc: exact rematerialization at 5 budgets (always).
+void RegisterRematTargets();
 
 }  // namespace memplan::bench
 
