@@ -4,7 +4,8 @@
 //
 // The search decides the ops from the last to the first, so that when an
 // op is decided every reader of its outputs is known: the graph's own and
-// the recomputations of its consumers, decided before it. It keeps the
+// the recomputations of its consumers, decided before it; and for each op,
+// stage by stage, whether it runs again there (a bound at each). It keeps the
 // live bytes of every step with the undecided ops' outputs kept alive
 // from their op to their last known reader: an upper bound of what they
 // will hold there, less the bytes they may drop. A node is cut when some
@@ -16,7 +17,6 @@
 #include "remat/remat_exact.h"
 
 #include <algorithm>
-#include <bit>
 #include <cstddef>
 #include <cstdint>
 #include <limits>
@@ -39,9 +39,6 @@ namespace memplan {
 namespace {
 
 constexpr int kNone = -1;
-// Stages one op may run again at that a node enumerates all subsets of;
-// beyond, the latest ones only.
-constexpr int kMaxChoices = 16;
 // Steps or decisions the search looks at per work unit.
 constexpr int64_t kStepsPerUnit = 8;
 
@@ -369,16 +366,6 @@ Model ModelOf(const Graph& graph, const Problem& problem) {
   return m;
 }
 
-// Subsets of n choices, fewest first.
-std::vector<uint32_t> SubsetsBySize(int n) {
-  std::vector<uint32_t> masks(size_t{1} << n);
-  for (uint32_t i = 0; i < masks.size(); ++i) masks[i] = i;
-  std::stable_sort(masks.begin(), masks.end(), [](uint32_t a, uint32_t b) {
-    return std::popcount(a) < std::popcount(b);
-  });
-  return masks;
-}
-
 enum class Goal { kLeastCost, kLeastPeak };
 
 // The branch and bound search over one model: the least cost within
@@ -397,6 +384,7 @@ class Search {
     buffer_last_ = m.buffer_last;
     reads_ = m.reads;
     current_.assign(m.decisions.size(), {});
+    choices_.assign(m.decisions.size(), {});
     for (int t = 0; t < m.num_ops; ++t) ++exists_[m.OpStep(t)];
     for (size_t b = 0; b < m.buffer_size.size(); ++b) {
       if (!m.searched[b])
@@ -420,8 +408,7 @@ class Search {
   }
 
   bool found() const { return found_; }
-  // Searched to the end, every choice enumerated.
-  bool complete() const { return !stopped_ && !truncated_; }
+  bool complete() const { return !stopped_; }
   double best_cost() const { return best_cost_; }
   Bytes best_peak() const { return best_peak_; }
   const Choice& best() const { return best_; }
@@ -472,29 +459,29 @@ class Search {
     buffer_last_[b] = step;
   }
 
-  // Decision k runs again at `stages`: its outputs' versions replace the
-  // span they were kept over, its inputs are read at the new steps.
-  void Apply(int k, const std::vector<int>& stages) {
+  // Decision k runs again at stage b, after the stages it already runs
+  // again at (current_[k], all before b): each output is dropped from its
+  // last read (or making) before the new step to it, or made there only
+  // when it is not read after; the inputs are read at the new step.
+  void Drop(int k, int b) {
     const Decision& d = m_.decisions[k];
-    std::vector<int> made = {m_.OpStep(d.op)};
-    for (int b : stages) made.push_back(m_.Step(b, d.op));
+    const int made = m_.Step(b, d.op);
+    const int before = current_[k].empty() ? m_.OpStep(d.op)
+                                           : m_.Step(current_[k].back(), d.op);
     for (int t : d.outputs) {
       const std::vector<int>& r = reads_[t];
-      Add(made[0], Last(t), -m_.size[t]);
-      for (size_t v = 0; v < made.size(); ++v) {
-        const int end = v + 1 < made.size() ? made[v + 1] : m_.num_steps;
-        auto it = std::lower_bound(r.begin(), r.end(), end);
-        const int last = it == r.begin() || *std::prev(it) < made[v]
-                             ? made[v]
-                             : *std::prev(it);
-        Add(made[v], last, m_.size[t]);
+      if (made > Last(t)) {
+        Add(made, made, m_.size[t]);
+        continue;
       }
+      auto it = std::lower_bound(r.begin(), r.end(), made);
+      const int from =
+          std::max(before, it == r.begin() ? before : *std::prev(it));
+      if (from + 1 <= made - 1) Add(from + 1, made - 1, -m_.size[t]);
     }
-    for (size_t v = 1; v < made.size(); ++v) {
-      ++exists_[made[v]];
-      journal_.push_back({.kind = Undo::kExists, .a = made[v]});
-      for (int t : d.inputs) Read(t, made[v]);
-    }
+    ++exists_[made];
+    journal_.push_back({.kind = Undo::kExists, .a = made});
+    for (int t : d.inputs) Read(t, made);
   }
 
   void Revert(size_t mark) {
@@ -523,6 +510,7 @@ class Search {
   // Bytes decision k (undecided) may drop at step s: its outputs alive
   // there in keep_ but neither made nor read there.
   Bytes Droppable(int k, int s) const {
+    if (k == partial_ && s <= partial_upto_) return 0;
     Bytes bytes = 0;
     const Decision& d = m_.decisions[k];
     for (int t : d.outputs) {
@@ -559,6 +547,7 @@ class Search {
   // Whether a completion of the decisions before `from` may beat the best.
   bool Promising(size_t from) {
     const Bytes target = goal_ == Goal::kLeastCost ? bound_ : best_peak_ - 1;
+    Count(m_.num_steps);
     double need = 0;
     for (int s = 0; s < m_.num_steps; ++s) {
       if (exists_[s] == 0 || keep_[s] <= target) continue;
@@ -571,6 +560,7 @@ class Search {
   }
 
   void Leaf() {
+    Count(m_.num_steps);
     Bytes peak = 0;
     for (int s = 0; s < m_.num_steps; ++s) {
       if (exists_[s] > 0) peak = std::max(peak, keep_[s]);
@@ -605,10 +595,6 @@ class Search {
           (goal_ == Goal::kLeastPeak || Needed(k, b)))
         out.push_back(b);
     }
-    if (out.size() > static_cast<size_t>(kMaxChoices)) {
-      out.erase(out.begin(), out.end() - kMaxChoices);
-      truncated_ = true;
-    }
     return out;
   }
 
@@ -635,41 +621,42 @@ class Search {
 
   void Decide(size_t k) {
     if (k == m_.decisions.size()) return Leaf();
-    const std::vector<int> choices = Choices(static_cast<int>(k));
-    const std::vector<uint32_t>& masks = Masks(choices.size());
-    const double cost = m_.decisions[k].cost;
-    for (size_t x = 0; x < masks.size(); ++x) {
-      const uint32_t mask =
-          goal_ == Goal::kLeastCost ? masks[x] : masks[masks.size() - 1 - x];
-      const double added = cost * std::popcount(mask);
-      if (cost_ + added >= best_cost_) {
-        if (goal_ == Goal::kLeastCost) break;
-        continue;
-      }
-      std::vector<int> stages;
-      for (size_t j = 0; j < choices.size(); ++j) {
-        if (mask >> j & 1) stages.push_back(choices[j]);
-      }
-      const size_t mark = journal_.size();
-      Apply(static_cast<int>(k), stages);
-      current_[k] = stages;
-      cost_ += added;
-      if (effort_.Expired()) stopped_ = true;
-      if (!stopped_ && Promising(k + 1)) Decide(k + 1);
-      cost_ -= added;
-      current_[k].clear();
-      Revert(mark);
-      if (stopped_) return;
-    }
+    choices_[k] = Choices(static_cast<int>(k));
+    Branch(k, 0);
   }
 
-  static const std::vector<uint32_t>& Masks(size_t n) {
-    static const std::vector<std::vector<uint32_t>>* const kMasks = [] {
-      auto* all = new std::vector<std::vector<uint32_t>>;
-      for (int i = 0; i <= kMaxChoices; ++i) all->push_back(SubsetsBySize(i));
-      return all;
-    }();
-    return (*kMasks)[n];
+  // Decides whether decision k runs again at its j-th choice, and goes on:
+  // the least cost runs it again last, the least peak first.
+  void Branch(size_t k, size_t j) {
+    const std::vector<int>& choices = choices_[k];
+    if (j == choices.size()) {
+      if (Promising(k + 1)) Decide(k + 1);
+      return;
+    }
+    const double cost = m_.decisions[k].cost;
+    const int op = m_.decisions[k].op;
+    for (int x = 0; x < 2 && !stopped_; ++x) {
+      const bool again = (x == 1) == (goal_ == Goal::kLeastCost);
+      if (again && cost_ + cost >= best_cost_) continue;
+      const size_t mark = journal_.size();
+      if (again) {
+        Drop(static_cast<int>(k), choices[j]);
+        current_[k].push_back(choices[j]);
+        cost_ += cost;
+      }
+      const int partial = partial_, upto = partial_upto_;
+      partial_ = static_cast<int>(k);
+      partial_upto_ = m_.Step(choices[j], op);
+      if (effort_.Expired()) stopped_ = true;
+      if (!stopped_ && Promising(k)) Branch(k, j + 1);
+      partial_ = partial;
+      partial_upto_ = upto;
+      if (again) {
+        cost_ -= cost;
+        current_[k].pop_back();
+      }
+      Revert(mark);
+    }
   }
 
   const Model& m_;
@@ -684,10 +671,14 @@ class Search {
   std::vector<std::vector<int>> reads_;
   std::vector<Undo> journal_;
   Choice current_;
+  Choice choices_;  // per decision, its choices once decided
+  // The decision being branched on, and the last step of the spans its
+  // branching decided (not droppable any more).
+  int partial_ = kNone;
+  int partial_upto_ = 0;
   double cost_ = 0;
   bool found_ = false;
   bool stopped_ = false;
-  bool truncated_ = false;
   double best_cost_ = std::numeric_limits<double>::infinity();
   Bytes best_peak_ = std::numeric_limits<Bytes>::max();
   Choice best_;
