@@ -111,10 +111,10 @@
 //                                  into bench/order_results.md)
 //   BM_remat_exact_mlp_train       always: RematerializeExact on the
 //                                  MLP's training step (61 ops) at 0.9 to
-//                                  0.7 of its peak, 3 runs of one
+//                                  0.5 of its peak, 3 runs of one
 //                                  iteration (the 5 solves): counters
 //                                  proven (of 5), max_solve_cpu_s (target
-//                                  10 s), work, cost_0.7
+//                                  10 s), work, cost_0.5
 // Only Solve() is timed (no validation, no verification); every plan is
 // verified once after timing, and a rejected plan fails the benchmark.
 // Counters: buffers, peak, lb_ratio (peak / lower bound), optimal.

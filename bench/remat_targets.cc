@@ -44,9 +44,10 @@ absl::StatusOr<Graph> MlpStep() {
   return graph;
 }
 
-// The 5 solves at 0.9, 0.85, 0.8, 0.75 and 0.7 of the placed peak, default
-// limits: counters proven (of 5), max_solve_cpu_s, work (all 5), cost_0.7
-// (the added cost at the least budget, in bytes made again).
+// The 5 solves at 0.9, 0.8, 0.7, 0.6 and 0.5 of the placed peak (0.5: the
+// least any rewrite reaches), default limits: counters proven (of 5),
+// max_solve_cpu_s, work (all 5), cost_0.5 (the added cost at the least
+// budget, in bytes made again).
 void BM_remat_exact_mlp_train(benchmark::State& state) {
   absl::StatusOr<Graph> graph = MlpStep();
   if (!graph.ok()) {
@@ -68,7 +69,7 @@ void BM_remat_exact_mlp_train(benchmark::State& state) {
     proven = 0;
     slowest = 0;
     work = 0;
-    for (double fraction : {0.9, 0.85, 0.8, 0.75, 0.7}) {
+    for (double fraction : {0.9, 0.8, 0.7, 0.6, 0.5}) {
       const double start = CpuSeconds();
       absl::StatusOr<RematExactResult> result = RematerializeExact(
           *graph, static_cast<Bytes>(plain->plan.peak * fraction), options);
@@ -85,7 +86,7 @@ void BM_remat_exact_mlp_train(benchmark::State& state) {
   state.counters["proven"] = proven;
   state.counters["max_solve_cpu_s"] = slowest;
   state.counters["work"] = static_cast<double>(work);
-  state.counters["cost_0.7"] = cost;
+  state.counters["cost_0.5"] = cost;
 }
 
 }  // namespace

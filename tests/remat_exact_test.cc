@@ -372,6 +372,16 @@ TEST(RematExactTest, ProvesTheTracedMlpAtFiveBudgets) {
       EXPECT_LE(exact->remat.added_cost, greedy->added_cost) << fraction;
     }
   }
+  // Below half the peak no rewrite fits: at a step of the backward pass
+  // three activations of 256 KiB are read or made whatever runs again.
+  absl::StatusOr<RematExactResult> low =
+      RematerializeExact(graph, plain->plan.peak * 45 / 100, options);
+  EXPECT_EQ(low.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(low.status().message(),
+              AllOf(HasSubstr("(proven)"),
+                    HasSubstr(absl::StrCat("the smallest peak found is ",
+                                           plain->plan.peak / 2, " bytes"))))
+      << low.status();
 }
 
 TEST(RematExactTest, AGraphThatFitsIsPlannedAsGiven) {
