@@ -5,14 +5,16 @@
 // The search decides the ops from the last to the first, so that when an
 // op is decided every reader of its outputs is known: the graph's own and
 // the recomputations of its consumers, decided before it; and for each op,
-// stage by stage, whether it runs again there (a bound at each). It keeps the
-// live bytes of every step with the undecided ops' outputs kept alive
-// from their op to their last known reader: an upper bound of what they
-// will hold there, less the bytes they may drop. A node is cut when some
+// stage by stage, whether it runs again there (a bound at each). It keeps
+// the live bytes of every step with the undecided ops' outputs kept alive
+// from their op to their last known reader. A node is cut when some
 // step's bytes cannot come within the budget even if every undecided op
 // dropped its outputs wherever it may, or when the cost so far plus a
 // fractional knapsack of the undecided ops' costs over the worst step's
-// excess is no less than the best cost found.
+// excess is no less than the best cost found. A recomputation is not
+// tried where no step it would drop its outputs over can need it (the
+// bytes there, plus what recomputations may still keep alive, fit with
+// its outputs kept).
 
 #include "remat/remat_exact.h"
 
