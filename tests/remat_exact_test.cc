@@ -512,6 +512,27 @@ TEST(RematExactTest, RejectsBadArguments) {
       << low.status();
 }
 
+TEST(RematExactTest, ARewritePlacedAboveTheBudgetIsNotReturned) {
+  // naive gives every buffer bytes of its own: a recomputation adds
+  // buffers, so no rewrite places within less than the plain peak, however
+  // few bytes are live. The rewrites found are excluded, then the bound on
+  // live bytes lowered, until none is left: an error, not proven.
+  const Graph graph = TrainingChain(false);
+  RematExactOptions naive;
+  naive.plan.planner = "naive";
+  absl::StatusOr<GraphPlan> plain = PlanMemory(graph, naive.plan);
+  ASSERT_TRUE(plain.ok()) << plain.status();
+  const Bytes budget = plain->plan.peak - 1;
+  absl::StatusOr<RematExactResult> result =
+      RematerializeExact(graph, budget, naive);
+  EXPECT_EQ(result.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(result.status().message(),
+              AllOf(HasSubstr(absl::StrCat("into ", budget, " bytes: ")),
+                    HasSubstr(absl::StrCat("the smallest peak found is ",
+                                           plain->plan.peak, " bytes"))))
+      << result.status();
+}
+
 TEST(RematExactTest, ALimitSpentBeforeAnyFitIsAClearError) {
   absl::StatusOr<RematExactResult> result =
       RematerializeExact(LongChain(4), 400, {.work_limit = 1});

@@ -594,7 +594,7 @@ class Search {
     for (int b : d.stages) {
       if (std::binary_search(events.begin(), events.end(), b) &&
           !std::binary_search(events.begin(), events.end(), b - 1) &&
-          (goal_ == Goal::kLeastPeak || Needed(k, b)))
+          (goal_ == Goal::kLeastPeak || !excluded_.empty() || Needed(k, b)))
         out.push_back(b);
     }
     return out;
@@ -604,7 +604,9 @@ class Search {
   // its outputs would be dropped over may yet hold more than the bound
   // with them. Else a solution with it is no cheaper than the same without
   // it, which fits as well (dropping it only keeps the outputs alive over
-  // those steps, and frees its inputs' extra span), so the search skips it.
+  // those steps, and frees its inputs' extra span), so the search skips it;
+  // not once rewrites are excluded for their placement (the one without it
+  // may be among them).
   bool Needed(int k, int b) const {
     const Decision& d = m_.decisions[k];
     const int made = m_.Step(b, d.op);
