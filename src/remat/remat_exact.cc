@@ -42,7 +42,7 @@ namespace {
 
 constexpr int kNone = -1;
 // Steps or decisions the search looks at per work unit.
-constexpr int64_t kStepsPerUnit = 8;
+constexpr int64_t kStepsPerUnit = 16;
 
 // An op the search decides: where it may run again.
 struct Decision {
@@ -509,56 +509,52 @@ class Search {
     }
   }
 
-  // Bytes decision k (undecided) may drop at step s: its outputs alive
-  // there in keep_ but neither made nor read there.
-  Bytes Droppable(int k, int s) const {
-    if (k == partial_ && s <= partial_upto_) return 0;
-    Bytes bytes = 0;
-    const Decision& d = m_.decisions[k];
-    for (int t : d.outputs) {
-      const std::vector<int>& r = reads_[t];
-      if (s <= m_.OpStep(d.op) || r.empty() || s >= r.back()) continue;
-      if (!std::binary_search(r.begin(), r.end(), s)) bytes += m_.size[t];
+  // Over every step above `target`: the bytes the decisions `from` on
+  // (undecided, or being branched on) may drop there (their outputs alive
+  // there but neither made nor read there, and for the one being branched
+  // on, past the spans decided), and the least cost (fractional, each
+  // decision's cost spread over its bytes, cheapest per byte first) of
+  // dropping the excess.
+  void Droppable(size_t from, Bytes target) {
+    left_.assign(m_.num_steps, 0);
+    dropped_.assign(m_.num_steps, 0);
+    need_.assign(m_.num_steps, 0);
+    for (int s = 0; s < m_.num_steps; ++s) {
+      if (exists_[s] > 0 && keep_[s] > target) left_[s] = keep_[s] - target;
     }
-    return bytes;
-  }
-
-  // The least cost (kLeastCost) that brings step s within the bound,
-  // fractional, with decisions `from` on undecided; infinity when their
-  // droppable bytes cannot.
-  double CostToFit(int s, Bytes excess, size_t from) const {
-    Bytes droppable = 0;
-    double cost = 0;
-    Bytes left = excess;
     for (int k : m_.by_ratio) {
       if (static_cast<size_t>(k) < from) continue;
-      const Bytes drop = Droppable(k, s);
-      if (drop == 0) continue;
-      droppable += drop;
-      if (left > 0) {
-        const Decision& d = m_.decisions[k];
-        const Bytes take = std::min(left, d.bytes);
-        cost += d.cost * static_cast<double>(take) / d.bytes;
-        left -= take;
+      const Decision& d = m_.decisions[k];
+      const double per_byte = d.bytes > 0 ? d.cost / d.bytes : 0;
+      const int past = k == partial_ ? partial_upto_ : kNone;
+      for (int t : d.outputs) {
+        int before = m_.OpStep(d.op);
+        for (int r : reads_[t]) {
+          for (int s = std::max(before, past) + 1; s < r; ++s) {
+            dropped_[s] += m_.size[t];
+            const Bytes take = std::min(left_[s], m_.size[t]);
+            need_[s] += per_byte * static_cast<double>(take);
+            left_[s] -= take;
+          }
+          Count(r - before);
+          before = r;
+        }
       }
     }
-    Count(static_cast<int64_t>(m_.decisions.size() - from));
-    return droppable < excess ? std::numeric_limits<double>::infinity() : cost;
   }
 
   // Whether a completion of the decisions before `from` may beat the best.
   bool Promising(size_t from) {
     const Bytes target = goal_ == Goal::kLeastCost ? bound_ : best_peak_ - 1;
     Count(m_.num_steps);
+    Droppable(from, target);
     double need = 0;
     for (int s = 0; s < m_.num_steps; ++s) {
       if (exists_[s] == 0 || keep_[s] <= target) continue;
-      need = std::max(need, CostToFit(s, keep_[s] - target, from));
-      if (need == std::numeric_limits<double>::infinity()) return false;
-      if (goal_ == Goal::kLeastCost && cost_ + need * (1 - 1e-9) >= best_cost_)
-        return false;
+      if (dropped_[s] < keep_[s] - target) return false;
+      need = std::max(need, need_[s]);
     }
-    return true;
+    return goal_ == Goal::kLeastPeak || cost_ + need * (1 - 1e-9) < best_cost_;
   }
 
   void Leaf() {
@@ -669,6 +665,9 @@ class Search {
   const std::vector<Choice>& excluded_;
   Budget& effort_;
   mutable int64_t looked_ = 0;
+  // Droppable()'s, per step.
+  std::vector<Bytes> left_, dropped_;
+  std::vector<double> need_;
   std::vector<Bytes> keep_;
   std::vector<int> exists_;
   std::vector<int> buffer_last_;
