@@ -64,9 +64,9 @@ struct RematExactOptions {
   // The search's effort in work units (memplan/planner.h: about
   // kWorkPerSecond a second): 0 = kDefaultWorkLimit, about 10 s of CPU
   // (the MLP training step of 61 ops, bench/data/training, is proven at
-  // budgets from 0.9 to 0.5 of its peak within 9 s each, 0.6 the
-  // slowest). Counted, so the same graph gives the same result on any
-  // machine.
+  // budgets from 0.9 to 0.5 of its peak, the slowest, 0.6, in about 7 s
+  // and 3x10^8 units). Counted, so the same graph gives the same result on
+  // any machine.
   int64_t work_limit = 0;
   // An optional wall-clock end (results then depend on the machine).
   absl::Time deadline = absl::InfiniteFuture();
