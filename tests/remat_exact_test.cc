@@ -503,6 +503,10 @@ TEST(RematExactTest, RejectsBadArguments) {
   reorder.plan.reorder = "memory";
   EXPECT_THAT(RematerializeExact(graph, 500, reorder).status().message(),
               HasSubstr("leave reorder empty"));
+  Graph empty{.name = "empty"};
+  empty.tensors = {{.name = "x", .size = 100, .kind = TensorKind::kInput}};
+  EXPECT_THAT(RematerializeExact(empty, 50).status().message(),
+              HasSubstr("the smallest peak found is 100 bytes"));
   absl::StatusOr<RematExactResult> low = RematerializeExact(graph, 50);
   EXPECT_EQ(low.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(low.status().message(),

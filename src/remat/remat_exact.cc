@@ -783,6 +783,15 @@ PlanOptions Limits(const RematExactOptions& options, int share) {
   return limits;
 }
 
+absl::Status NoFitError(const Graph& graph, Bytes budget, bool proven,
+                        Bytes smallest, Bytes peak_without) {
+  return absl::InvalidArgumentError(absl::StrCat(
+      "no recomputation fits graph \"", graph.name, "\" into ", budget,
+      " bytes", proven ? " (proven)" : "", ": the smallest peak found is ",
+      smallest, " bytes (", peak_without,
+      " without recomputation); give a budget of at least that"));
+}
+
 // The error for a budget no rewrite met: the rewrite of the least live
 // peak (searched with a quarter of the limits), placed.
 absl::Status NoFit(const Graph& graph, const Model& m, Bytes budget,
@@ -798,11 +807,7 @@ absl::Status NoFit(const Graph& graph, const Model& m, Bytes budget,
     MEMPLAN_ASSIGN_OR_RETURN(GraphPlan plan, PlanMemory(r.graph, options.plan));
     smallest = std::min(smallest, plan.plan.peak);
   }
-  return absl::InvalidArgumentError(absl::StrCat(
-      "no recomputation fits graph \"", graph.name, "\" into ", budget,
-      " bytes", proven ? " (proven)" : "", ": the smallest peak found is ",
-      smallest, " bytes (", peak_without,
-      " without recomputation); give a budget of at least that"));
+  return NoFitError(graph, budget, proven, smallest, peak_without);
 }
 
 absl::Status CheckArguments(Bytes budget, const RematExactOptions& options) {
@@ -844,6 +849,9 @@ absl::StatusOr<RematExactResult> RematerializeExact(
     return absl::InvalidArgumentError(absl::StrCat(
         "graph \"", graph.name, "\" has ", plain.problem.pools.size(),
         " pools: exact rematerialization plans graphs of one pool"));
+  }
+  if (graph.ops.empty()) {  // nothing to run again
+    return NoFitError(graph, budget, true, plain.plan.peak, plain.plan.peak);
   }
   const Model m = ModelOf(graph, plain.problem);
   Budget effort(Limits(options, 1));
