@@ -158,6 +158,9 @@ void RegisterTargets(const std::vector<Workload>& bundled);
 void RegisterRematTargets();
 //   order_targets.cc: --memplan_order_targets.
 void RegisterOrderTargets();
+//   remat_exact_targets.cc: --memplan_targets' exact rematerialization at
+//   5 budgets.
+void RegisterRematExactTargets();
 
 }  // namespace memplan::bench
 

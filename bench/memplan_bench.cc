@@ -115,6 +115,12 @@
 //                                  traced PyTorch graphs of bench/data/order
 //                                  (scripts/order_results.py tabulates them
 //                                  into bench/order_results.md)
+//   BM_remat_exact_mlp_train       --memplan_targets: RematerializeExact on the
+//                                  MLP's training step (61 ops) at 0.9 to
+//                                  0.5 of its peak, 3 runs of one
+//                                  iteration (the 5 solves): counters
+//                                  proven (of 5), max_solve_cpu_s (target
+//                                  10 s), work, cost_0.5
 // Only Solve() is timed (no validation, no verification); every plan is
 // verified once after timing, and a rejected plan fails the benchmark.
 // Counters: buffers, peak, lb_ratio (peak / lower bound), optimal.
@@ -143,8 +149,8 @@
 //                  registry checks the value)
 //
 // Sources: this file (main, memplan's own flags, the registration order);
-// planner_benchmarks.cc, exact_targets.cc, scale_targets.cc and
-// order_targets.cc (one group
+// planner_benchmarks.cc, exact_targets.cc, scale_targets.cc,
+// order_targets.cc and remat_targets.cc (one group
 // each); bench_util.h (what the groups share).
 
 #include <benchmark/benchmark.h>

@@ -630,6 +630,7 @@ void RegisterTargets(const std::vector<Workload>& bundled) {
   RegisterAnytimeTargets(bundled);
   RegisterTrainingTargets();
   RegisterRematTargets();
+  RegisterRematExactTargets();
   RegisterLimitTargets();
   RegisterCountedTargets();
   RegisterSyntheticTargets();

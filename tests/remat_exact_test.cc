@@ -1,0 +1,548 @@
+// Exact rematerialization: on small hand-made training steps its cost
+// equals that of every rewrite of its model enumerated one by one (each
+// built and measured by BuildProblem), proven; on a traced training step
+// it proves its cost at five budgets and never costs more than the greedy.
+// Every rewrite computes what the original does (checked by running both
+// on hashed values) and its verified plan fits the budget.
+
+#include "remat/remat_exact.h"
+
+#include <algorithm>
+#include <cstdint>
+#include <functional>
+#include <limits>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/strings/str_cat.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "memplan/formats.h"
+#include "memplan/memplan.h"
+#include "memplan/problem.h"
+#include "memplan/verify.h"
+#include "remat/remat.h"
+#include "test_util.h"
+
+namespace memplan {
+namespace {
+
+using ::testing::AllOf;
+using ::testing::HasSubstr;
+
+Op Layer(const char* name, std::vector<std::string> in,
+         std::vector<std::string> out, double cost, bool recomputable) {
+  return Op{.name = name,
+            .type = "f",
+            .inputs = std::move(in),
+            .outputs = std::move(out),
+            .cost = cost,
+            .recomputable = recomputable};
+}
+
+// Three layers, forward then backward (as in remat_test.cc): f1..f3 make
+// a1..a3, which b3..b1 read again. `write_w`: an op after f3 updates the
+// constant w that f2 reads, so f2 cannot run again after it.
+Graph TrainingChain(bool write_w) {
+  Graph g{.name = "chain"};
+  g.tensors = {{.name = "x", .size = 100, .kind = TensorKind::kInput},
+               {.name = "w", .size = 8, .kind = TensorKind::kConstant},
+               {.name = "a1", .size = 100},
+               {.name = "a2", .size = 100},
+               {.name = "a3", .size = 100},
+               {.name = "loss", .size = 10},
+               {.name = "g3", .size = 100},
+               {.name = "g2", .size = 100},
+               {.name = "g1", .size = 100},
+               {.name = "gx", .size = 100, .kind = TensorKind::kOutput}};
+  g.ops = {Layer("f1", {"x"}, {"a1"}, 5, true),
+           Layer("f2", {"a1", "w"}, {"a2"}, 20, true),
+           Layer("f3", {"a2"}, {"a3"}, 40, true),
+           Layer("f4", {"a3"}, {"loss"}, 1, true)};
+  if (write_w) {
+    g.ops.push_back(Op{.name = "update_",
+                       .type = "update_",
+                       .inputs = {"w"},
+                       .writes = {0},
+                       .cost = 1});
+  }
+  for (const Op& op : {Layer("b4", {"loss"}, {"g3"}, 1, false),
+                       Layer("b3", {"g3", "a3"}, {"g2"}, 40, false),
+                       Layer("b2", {"g2", "a2"}, {"g1"}, 20, false),
+                       Layer("b1", {"g1", "a1", "x"}, {"gx"}, 5, false)}) {
+    g.ops.push_back(op);
+  }
+  return g;
+}
+
+// n layers of 100 bytes (as in remat_test.cc), costs 1, 10, 20, ...:
+// 2n + 3 ops.
+Graph LongChain(int n) {
+  Graph g{.name = "long"};
+  g.tensors = {{.name = "x", .size = 100, .kind = TensorKind::kInput},
+               {.name = "a0", .size = 100},
+               {.name = "g0", .size = 100, .kind = TensorKind::kOutput}};
+  g.ops = {Op{.name = "f0", .inputs = {"x"}, .outputs = {"a0"}, .cost = 1}};
+  for (int i = 1; i <= n; ++i) {
+    g.tensors.push_back({.name = absl::StrCat("a", i), .size = 100});
+    g.ops.push_back(Op{.name = absl::StrCat("f", i),
+                       .inputs = {absl::StrCat("a", i - 1)},
+                       .outputs = {absl::StrCat("a", i)},
+                       .cost = 10.0 * i});
+  }
+  g.tensors.push_back({.name = absl::StrCat("g", n + 1), .size = 100});
+  g.ops.push_back(Op{.name = "loss",
+                     .inputs = {absl::StrCat("a", n)},
+                     .outputs = {absl::StrCat("g", n + 1)}});
+  for (int i = n; i >= 1; --i) {
+    if (i > 1) g.tensors.push_back({.name = absl::StrCat("g", i), .size = 100});
+    g.ops.push_back(
+        Op{.name = absl::StrCat("b", i),
+           .inputs = {absl::StrCat("g", i + 1), absl::StrCat("a", i - 1)},
+           .outputs = {i > 1 ? absl::StrCat("g", i) : "g0"}});
+  }
+  for (Op& op : g.ops) op.recomputable = op.name[0] == 'f';
+  return g;
+}
+
+// The op or tensor a recomputed one stands in for.
+std::string Origin(const std::string& name) {
+  return name.substr(0, name.find(kRecomputeSuffix));
+}
+
+// Runs `graph` on hashed values: an op's outputs hash its (original) name
+// and its inputs' values, a write replaces the written input's value.
+absl::flat_hash_map<std::string, uint64_t> Run(
+    const Graph& graph,
+    const std::function<void(const std::string&, uint64_t)>& made = nullptr) {
+  absl::flat_hash_map<std::string, uint64_t> value;
+  auto hash = [](uint64_t h, uint64_t v) {
+    return (h ^ v) * 1099511628211ull + 0x9e3779b97f4a7c15ull;
+  };
+  for (const Tensor& t : graph.tensors) {
+    value[t.name] = std::hash<std::string>()(t.name);
+  }
+  for (const Op& op : graph.ops) {
+    uint64_t h = std::hash<std::string>()(Origin(op.name));
+    for (const std::string& in : op.inputs) h = hash(h, value[in]);
+    for (size_t k = 0; k < op.outputs.size(); ++k) {
+      value[op.outputs[k]] = hash(h, k);
+      if (made) made(op.outputs[k], value[op.outputs[k]]);
+    }
+    for (int j : op.writes) value[op.inputs[j]] = hash(h, 1000 + j);
+  }
+  return value;
+}
+
+// What every rewrite must keep: the outputs' values, every recomputed
+// tensor equal to the one it stands in for, recomputed ops pure and named
+// after their originals, the cost, and a verified plan within the budget.
+void ExpectSound(const Graph& original, const RematExactResult& exact,
+                 Bytes budget) {
+  const RematResult& result = exact.remat;
+  ASSERT_TRUE(VerifyPlan(result.plan.problem, result.plan.plan).ok());
+  EXPECT_LE(result.plan.plan.peak, budget);
+  EXPECT_LE(exact.live_peak, result.plan.plan.peak);
+  EXPECT_EQ(exact.live_peak, LowerBound(result.plan.problem));
+  absl::flat_hash_map<std::string, uint64_t> first;
+  Run(original, [&](const std::string& t, uint64_t v) { first[t] = v; });
+  absl::flat_hash_map<std::string, uint64_t> before = Run(original);
+  absl::flat_hash_map<std::string, uint64_t> after =
+      Run(result.graph, [&](const std::string& t, uint64_t v) {
+        EXPECT_EQ(v, first[Origin(t)]) << t << " holds other bytes";
+      });
+  for (const Tensor& t : original.tensors) {
+    if (t.kind == TensorKind::kOutput) {
+      EXPECT_EQ(after[t.name], before[t.name]) << t.name;
+    }
+  }
+  absl::flat_hash_map<std::string, const Op*> by_name;
+  for (const Op& op : original.ops) by_name[op.name] = &op;
+  double cost = 0;
+  for (const std::string& name : result.recomputed) {
+    ASSERT_TRUE(by_name.contains(Origin(name))) << name;
+    const Op& op = *by_name[Origin(name)];
+    EXPECT_TRUE(op.recomputable && op.writes.empty()) << name;
+    cost += op.cost.value_or(0);
+  }
+  EXPECT_DOUBLE_EQ(result.added_cost, cost);
+  EXPECT_EQ(result.graph.ops.size(),
+            original.ops.size() + result.recomputed.size());
+}
+
+// The least cost over every rewrite of the model, each built and measured
+// by BuildProblem: for each recomputable op from the last to the first,
+// every subset of the stages b >= i + 2 at which its outputs are read (by
+// the graph or by the recomputations chosen for its consumers) and not
+// read at b - 1, where no op in between writes what it reads.
+class BruteForce {
+ public:
+  BruteForce(const Graph& graph, Bytes budget, const BuildOptions& build)
+      : graph_(graph),
+        budget_(budget),
+        build_(build),
+        stages_(graph.ops.size()) {}
+
+  double Least() {
+    Enumerate(static_cast<int>(graph_.ops.size()) - 1);
+    return least_;
+  }
+  int rewrites() const { return rewrites_; }
+
+ private:
+  bool Reads(int op, const std::string& tensor) const {
+    const std::vector<std::string>& in = graph_.ops[op].inputs;
+    return std::find(in.begin(), in.end(), tensor) != in.end();
+  }
+  bool Written(int i, int b) const {
+    for (int w = i + 1; w < b; ++w) {
+      for (int j : graph_.ops[w].writes) {
+        if (Reads(i, graph_.ops[w].inputs[j])) return true;
+      }
+    }
+    return false;
+  }
+  // The stages at which op i's outputs are read.
+  std::vector<bool> ReadAt(int i) const {
+    std::vector<bool> read(graph_.ops.size(), false);
+    read[i] = true;
+    for (const std::string& out : graph_.ops[i].outputs) {
+      for (size_t c = i + 1; c < graph_.ops.size(); ++c) {
+        if (!Reads(c, out)) continue;
+        read[c] = true;
+        for (int b : stages_[c]) read[b] = true;
+      }
+    }
+    return read;
+  }
+
+  void Enumerate(int i) {
+    if (i < 0) return Measure();
+    const Op& op = graph_.ops[i];
+    if (!op.recomputable || !op.writes.empty()) return Enumerate(i - 1);
+    const std::vector<bool> read = ReadAt(i);
+    std::vector<int> choices;
+    for (size_t b = i + 2; b < graph_.ops.size(); ++b) {
+      if (read[b] && !read[b - 1] && !Written(i, b)) choices.push_back(b);
+    }
+    for (uint32_t mask = 0; mask < (1u << choices.size()); ++mask) {
+      stages_[i].clear();
+      for (size_t j = 0; j < choices.size(); ++j) {
+        if (mask >> j & 1) stages_[i].push_back(choices[j]);
+      }
+      Enumerate(i - 1);
+    }
+    stages_[i].clear();
+  }
+
+  // The rewrite of the current choice: its live peak and its cost.
+  void Measure() {
+    Graph g = graph_;
+    g.ops.clear();
+    absl::flat_hash_map<std::string, std::string> newest;
+    double cost = 0;
+    auto add = [&](Op op, int k) {
+      for (std::string& in : op.inputs) {
+        if (newest.contains(in)) in = newest[in];
+      }
+      if (k > 0) {
+        op.name = absl::StrCat(op.name, "#", k);
+        cost += op.cost.value_or(0);
+        for (std::string& out : op.outputs) {
+          Tensor t =
+              *std::find_if(graph_.tensors.begin(), graph_.tensors.end(),
+                            [&](const Tensor& x) { return x.name == out; });
+          t.name = newest[out] = absl::StrCat(out, "#", k);
+          g.tensors.push_back(t);
+          out = t.name;
+        }
+      }
+      g.ops.push_back(std::move(op));
+    };
+    for (size_t t = 0; t < graph_.ops.size(); ++t) {
+      for (size_t i = 0; i < t; ++i) {
+        for (size_t k = 0; k < stages_[i].size(); ++k) {
+          if (stages_[i][k] == static_cast<int>(t)) add(graph_.ops[i], k + 1);
+        }
+      }
+      add(graph_.ops[t], 0);
+    }
+    ++rewrites_;
+    absl::StatusOr<Problem> problem = BuildProblem(g, build_);
+    ASSERT_TRUE(problem.ok()) << problem.status();
+    if (LowerBound(*problem) <= budget_) least_ = std::min(least_, cost);
+  }
+
+  const Graph& graph_;
+  const Bytes budget_;
+  const BuildOptions build_;
+  std::vector<std::vector<int>> stages_;
+  double least_ = std::numeric_limits<double>::infinity();
+  int rewrites_ = 0;
+};
+
+// Every budget from the peak down to the smallest any rewrite reaches: the
+// exact cost is the brute force's, proven; below, a clear error.
+void ExpectBruteForceCosts(const Graph& graph, const RematExactOptions& o,
+                           int min_solved = 3) {
+  absl::StatusOr<GraphPlan> plain = PlanMemory(graph, o.plan);
+  ASSERT_TRUE(plain.ok()) << plain.status();
+  int solved = 0;
+  for (Bytes budget = plain->plan.peak; budget > 0; budget -= 10) {
+    BruteForce brute(graph, budget, o.plan.build);
+    const double least = brute.Least();
+    absl::StatusOr<RematExactResult> exact =
+        RematerializeExact(graph, budget, o);
+    if (least == std::numeric_limits<double>::infinity()) {
+      ASSERT_FALSE(exact.ok()) << budget;
+      EXPECT_EQ(exact.status().code(), absl::StatusCode::kInvalidArgument);
+      EXPECT_THAT(exact.status().message(),
+                  AllOf(HasSubstr(absl::StrCat("into ", budget, " bytes")),
+                        HasSubstr("the smallest peak found is ")));
+      break;
+    }
+    ASSERT_TRUE(exact.ok()) << budget << ": " << exact.status();
+    EXPECT_TRUE(exact->proven) << budget;
+    EXPECT_EQ(exact->remat.added_cost, least) << budget;
+    ExpectSound(graph, *exact, budget);
+    EXPECT_GT(brute.rewrites(), 1);
+    // The greedy costs no less at the same budget.
+    absl::StatusOr<RematResult> greedy = Rematerialize(graph, budget, o.plan);
+    if (greedy.ok()) EXPECT_LE(least, greedy->added_cost) << budget;
+    ++solved;
+  }
+  EXPECT_GE(solved, min_solved) << graph.name;
+}
+
+TEST(RematExactTest, EqualsTheBruteForceOnTheChain) {
+  ExpectBruteForceCosts(TrainingChain(false), {});
+}
+
+TEST(RematExactTest, EqualsTheBruteForceOnALongChain) {
+  ExpectBruteForceCosts(LongChain(4), {});  // 11 ops
+  // With the input the caller's, the least budgets make the first layers
+  // again from it, one after the other.
+  RematExactOptions unplanned;
+  unplanned.plan.build.plan_inputs = false;
+  ExpectBruteForceCosts(LongChain(4), unplanned);
+}
+
+TEST(RematExactTest, EqualsTheBruteForceAcrossAWrite) {
+  RematExactOptions options;
+  options.plan.build.plan_constants = true;  // w is planned
+  ExpectBruteForceCosts(TrainingChain(true), options);
+}
+
+// A traced training step (61 ops: views, a loss) with every op that
+// writes nothing made recomputable at a cost of the bytes it makes, as
+// remat_test.cc does.
+Graph TracedStep(const std::string& name) {
+  absl::StatusOr<std::string> text =
+      ReadFile(testing::DataPath(absl::StrCat("training/", name, ".json")));
+  EXPECT_TRUE(text.ok()) << text.status();
+  absl::StatusOr<Graph> graph = ParseGraphJson(text.value_or(""));
+  EXPECT_TRUE(graph.ok()) << graph.status();
+  if (!graph.ok()) return Graph{};
+  absl::flat_hash_map<std::string, Bytes> size;
+  for (const Tensor& t : graph->tensors) size[t.name] = t.size;
+  for (Op& op : graph->ops) {
+    op.recomputable = op.writes.empty() && !op.pinned;
+    op.cost = 0;
+    for (const std::string& out : op.outputs) *op.cost += size[out];
+  }
+  return *graph;
+}
+
+// Five budgets of the MLP's training step, from 0.9 to 0.7 of its peak:
+// each proven, no dearer than the greedy's rewrite at the same budget
+// (which finds none below 0.85).
+TEST(RematExactTest, ProvesTheTracedMlpAtFiveBudgets) {
+  const Graph graph = TracedStep("mlp_train");
+  ASSERT_EQ(graph.ops.size(), 61u);
+  // The inputs (weights among them) and outputs (the gradients) are the
+  // caller's: the arena holds the step's own tensors.
+  RematExactOptions options;
+  options.plan.build.plan_inputs = false;
+  options.plan.build.plan_outputs = false;
+  absl::StatusOr<GraphPlan> plain = PlanMemory(graph, options.plan);
+  ASSERT_TRUE(plain.ok()) << plain.status();
+  for (double fraction : {0.9, 0.85, 0.8, 0.75, 0.7}) {
+    const Bytes budget = static_cast<Bytes>(plain->plan.peak * fraction);
+    absl::StatusOr<RematExactResult> exact =
+        RematerializeExact(graph, budget, options);
+    ASSERT_TRUE(exact.ok()) << fraction << ": " << exact.status();
+    EXPECT_TRUE(exact->proven) << fraction;
+    EXPECT_GT(exact->remat.added_cost, 0);
+    ExpectSound(graph, *exact, budget);
+    absl::StatusOr<RematResult> greedy =
+        Rematerialize(graph, budget, options.plan);
+    if (greedy.ok()) {
+      EXPECT_LE(exact->remat.added_cost, greedy->added_cost) << fraction;
+    }
+  }
+  // Below half the peak no rewrite fits: at a step of the backward pass
+  // three activations of 256 KiB are read or made whatever runs again.
+  absl::StatusOr<RematExactResult> low =
+      RematerializeExact(graph, plain->plan.peak * 45 / 100, options);
+  EXPECT_EQ(low.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(low.status().message(),
+              AllOf(HasSubstr("(proven)"),
+                    HasSubstr(absl::StrCat("the smallest peak found is ",
+                                           plain->plan.peak / 2, " bytes"))))
+      << low.status();
+}
+
+// A seeded training step of 7 or 9 ops: 3 or 4 forward layers (some
+// reading an earlier activation too, some making a second output that the
+// backward pass reads), a loss, and a backward layer per forward one
+// reading its gradient and activations; sizes 20 to 100 bytes, forward
+// costs 1 to 20.
+Graph RandomStep(uint32_t seed) {
+  std::mt19937 random(seed);
+  auto pick = [&](int lo, int hi) {
+    return std::uniform_int_distribution<int>(lo, hi)(random);
+  };
+  Graph g{.name = absl::StrCat("random_", seed)};
+  g.tensors = {{.name = "a0", .size = 50, .kind = TensorKind::kInput}};
+  const int layers = pick(3, 4);
+  std::vector<bool> second(layers + 1, false);
+  for (int i = 1; i <= layers; ++i) {
+    Op f{.name = absl::StrCat("f", i),
+         .inputs = {absl::StrCat("a", i - 1)},
+         .outputs = {absl::StrCat("a", i)},
+         .cost = static_cast<double>(pick(1, 20)),
+         .recomputable = true};
+    g.tensors.push_back({.name = f.outputs[0], .size = 10 * pick(2, 10)});
+    if (i >= 2 && pick(0, 9) < 3) f.inputs.push_back(absl::StrCat("a", i - 2));
+    if (pick(0, 9) < 2) {
+      second[i] = true;
+      f.outputs.push_back(absl::StrCat("s", i));
+      g.tensors.push_back({.name = f.outputs[1], .size = 10 * pick(2, 10)});
+    }
+    g.ops.push_back(std::move(f));
+  }
+  g.tensors.push_back({.name = absl::StrCat("g", layers + 1), .size = 10});
+  g.ops.push_back(Op{.name = "loss",
+                     .inputs = {absl::StrCat("a", layers)},
+                     .outputs = {absl::StrCat("g", layers + 1)}});
+  for (int i = layers; i >= 1; --i) {
+    Op b{.name = absl::StrCat("b", i),
+         .inputs = {absl::StrCat("g", i + 1), absl::StrCat("a", i - 1)},
+         .outputs = {absl::StrCat("g", i)}};
+    if (pick(0, 1) == 1) b.inputs.push_back(absl::StrCat("a", i));
+    if (second[i]) b.inputs.push_back(absl::StrCat("s", i));
+    g.tensors.push_back(
+        {.name = b.outputs[0],
+         .size = 10 * pick(2, 10),
+         .kind = i == 1 ? TensorKind::kOutput : TensorKind::kActivation});
+    g.ops.push_back(std::move(b));
+  }
+  return g;
+}
+
+TEST(RematExactTest, EqualsTheBruteForceOnRandomSteps) {
+  RematExactOptions unplanned;  // the input is the caller's
+  unplanned.plan.build.plan_inputs = false;
+  for (uint32_t seed = 1; seed <= 16; ++seed) {
+    ExpectBruteForceCosts(RandomStep(seed), {}, 1);
+    ExpectBruteForceCosts(RandomStep(seed), unplanned, 1);
+  }
+}
+
+TEST(RematExactTest, AGraphThatFitsIsPlannedAsGiven) {
+  const Graph graph = TrainingChain(false);
+  absl::StatusOr<RematExactResult> result = RematerializeExact(graph, 600);
+  ASSERT_TRUE(result.ok()) << result.status();
+  EXPECT_EQ(result->remat.graph, graph);
+  EXPECT_TRUE(result->proven);
+  EXPECT_EQ(result->remat.added_cost, 0);
+  EXPECT_EQ(result->remat.plan.plan.peak, 600);
+}
+
+TEST(RematExactTest, NamesASecondRecomputationApart) {
+  // a is read after each of two stretches of 600 bytes: within 600 bytes
+  // f runs twice more (its input, a constant, is not planned).
+  Graph graph{.name = "twice"};
+  graph.tensors = {{.name = "x", .size = 100, .kind = TensorKind::kConstant},
+                   {.name = "a", .size = 100},
+                   {.name = "y1", .size = 100},
+                   {.name = "h1", .size = 300},
+                   {.name = "k1", .size = 300},
+                   {.name = "y2", .size = 100},
+                   {.name = "h2", .size = 300},
+                   {.name = "k2", .size = 300},
+                   {.name = "out", .size = 100, .kind = TensorKind::kOutput}};
+  graph.ops = {Layer("f", {"x"}, {"a"}, 1, true),
+               Layer("u1", {"a"}, {"y1"}, 1, false),
+               Layer("s1", {"y1"}, {"h1"}, 1, false),
+               Layer("s2", {"h1"}, {"k1"}, 1, false),
+               Layer("u2", {"k1", "a"}, {"y2"}, 1, false),
+               Layer("s3", {"y2"}, {"h2"}, 1, false),
+               Layer("s4", {"h2"}, {"k2"}, 1, false),
+               Layer("u3", {"k2", "a"}, {"out"}, 1, false)};
+  absl::StatusOr<RematExactResult> result = RematerializeExact(graph, 600);
+  ASSERT_TRUE(result.ok()) << result.status();
+  EXPECT_EQ(result->remat.peak_without, 700);
+  EXPECT_TRUE(result->proven);
+  ExpectSound(graph, *result, 600);
+  EXPECT_EQ(result->remat.recomputed,
+            (std::vector<std::string>{"f.recompute", "f.recompute_2"}));
+  EXPECT_EQ(result->remat.graph.ops.back().outputs,
+            std::vector<std::string>{"out"});
+  EXPECT_EQ(result->remat.graph.ops.back().inputs,
+            (std::vector<std::string>{"k2", "a.recompute_2"}));
+}
+
+TEST(RematExactTest, RejectsBadArguments) {
+  const Graph graph = TrainingChain(false);
+  EXPECT_THAT(RematerializeExact(graph, 0).status().message(),
+              HasSubstr("give a positive number of bytes"));
+  RematExactOptions reorder;
+  reorder.plan.reorder = "memory";
+  EXPECT_THAT(RematerializeExact(graph, 500, reorder).status().message(),
+              HasSubstr("leave reorder empty"));
+  Graph empty{.name = "empty"};
+  empty.tensors = {{.name = "x", .size = 100, .kind = TensorKind::kInput}};
+  EXPECT_THAT(RematerializeExact(empty, 50).status().message(),
+              HasSubstr("the smallest peak found is 100 bytes"));
+  absl::StatusOr<RematExactResult> low = RematerializeExact(graph, 50);
+  EXPECT_EQ(low.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(low.status().message(),
+              AllOf(HasSubstr("into 50 bytes (proven)"),
+                    HasSubstr("the smallest peak found is 500 bytes"),
+                    HasSubstr("(600 without recomputation)")))
+      << low.status();
+}
+
+TEST(RematExactTest, ARewritePlacedAboveTheBudgetIsNotReturned) {
+  // naive gives every buffer bytes of its own: a recomputation adds
+  // buffers, so no rewrite places within less than the plain peak, however
+  // few bytes are live. The rewrites found are excluded, then the bound on
+  // live bytes lowered, until none is left: an error, not proven.
+  const Graph graph = TrainingChain(false);
+  RematExactOptions naive;
+  naive.plan.planner = "naive";
+  absl::StatusOr<GraphPlan> plain = PlanMemory(graph, naive.plan);
+  ASSERT_TRUE(plain.ok()) << plain.status();
+  const Bytes budget = plain->plan.peak - 1;
+  absl::StatusOr<RematExactResult> result =
+      RematerializeExact(graph, budget, naive);
+  EXPECT_EQ(result.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(result.status().message(),
+              AllOf(HasSubstr(absl::StrCat("into ", budget, " bytes: ")),
+                    HasSubstr(absl::StrCat("the smallest peak found is ",
+                                           plain->plan.peak, " bytes"))))
+      << result.status();
+}
+
+TEST(RematExactTest, ALimitSpentBeforeAnyFitIsAClearError) {
+  absl::StatusOr<RematExactResult> result =
+      RematerializeExact(LongChain(4), 400, {.work_limit = 1});
+  EXPECT_EQ(result.status().code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_THAT(result.status().message(), HasSubstr("raise the work limit"));
+}
+
+}  // namespace
+}  // namespace memplan
