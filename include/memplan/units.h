@@ -7,9 +7,9 @@
 // Sizes: a non-negative number with an optional unit, B, K/KiB, M/MiB,
 // G/GiB, T/TiB (powers of 1024) or KB, MB, GB, TB (powers of 1000), in any
 // case; a fraction of a unit is rounded down to a whole byte
-// (ParseByteSize("1.5G") == 1610612736). Durations: a non-negative number of seconds, or a finite duration
-// such as 500ms, 1.5s, 2m. Anything else is InvalidArgument quoting the
-// text.
+// (ParseByteSize("1.5G") == 1610612736). Durations: a non-negative number of
+// seconds, or a finite duration such as 500ms, 1.5s, 2m. Anything else is
+// InvalidArgument quoting the text.
 
 #ifndef MEMPLAN_UNITS_H_
 #define MEMPLAN_UNITS_H_
