@@ -264,9 +264,10 @@ class HeightSweep : public SearchPlanner {
       Incumbent none;
       absl::StatusOr<Plan> plan = search_->Search(capped, probe, none);
       ++probes;
-      budget.Tick(plan.ok() ? std::min(probe.work_limit,
-                                       plan->counters["nodes"] * node_work)
-                            : probe.work_limit);
+      // The probe's search counted its work for the Solve already.
+      budget.Carry(plan.ok() ? std::min(probe.work_limit,
+                                        plan->counters["nodes"] * node_work)
+                             : probe.work_limit);
       if (plan.ok()) {
         ComputePlanStatistics(problem, *plan);
         if (plan->peak < best.peak) {
@@ -311,10 +312,10 @@ class FromOneStart : public SearchPlanner {
     PlanOptions rest = options;
     rest.deadline = budget.deadline();
     absl::StatusOr<Plan> a = first_->Search(problem, rest, incumbent);
-    if (a.ok()) {
-      budget.Tick(a->counters["nodes"] *
-                  internal::exact::NodeWork(
-                      static_cast<int64_t>(problem.buffers.size())));
+    if (a.ok()) {  // counted for the Solve by the search already
+      budget.Carry(a->counters["nodes"] *
+                   internal::exact::NodeWork(
+                       static_cast<int64_t>(problem.buffers.size())));
     }
     if (budget.WorkSpent() || budget.OutOfTimeNow()) return a;
     rest.work_limit = budget.work_limit() - budget.work_done();
