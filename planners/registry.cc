@@ -395,10 +395,11 @@ class SharedObjects : public Planner {
 // ratio to the lower bound within which the later searches are skipped
 // (both 0: none; exact's start, whose plans stay as they were);
 // `caffe2_dp_anywhere`: caffe2_dp on every problem (exact's start),
-// else only where its plan can be the smallest (SharedObjects).
+// else only where its plan can be the smallest (SharedObjects);
+// `member_work`: how the members share the work limit.
 std::unique_ptr<Planner> Best(int64_t lower_bound_try_work,
                               int64_t try_nodes_per_buffer, double enough,
-                              bool caffe2_dp_anywhere) {
+                              bool caffe2_dp_anywhere, MemberWork member_work) {
   // The greedy placements. Dense problems, which afford few passes, run
   // the first few of the same with size classes first: there they are as
   // tight or tighter and placed faster (10^6 dense training-like buffers:
@@ -461,7 +462,8 @@ std::unique_ptr<Planner> Best(int64_t lower_bound_try_work,
   // when no member gives a plan: under a deadline too short for a
   // placement pass's set-up (10^6 buffers in half a second).
   return ChooseBest("best", planners(greedy), std::move(searches),
-                    planners(dense_order), internal::MakePackedPlanner());
+                    planners(dense_order), internal::MakePackedPlanner(),
+                    member_work);
 }
 
 // The default's patience (PlanOptions::patience, best's option patience):
@@ -555,7 +557,8 @@ std::unique_ptr<Planner> Exact(const OptionValues& values) {
   options.across_pools = true;
   std::unique_ptr<SearchPlanner> search = MakeExactPlanner(options);
   if (!values.Bool("warm_start")) return search;
-  return WarmStarted(std::move(search), internal::MakeHeuristicStart(),
+  return WarmStarted(std::move(search),
+                     internal::MakeHeuristicStart(MemberWork::kWhole),
                      values.Double("start_share"), values.Int("start_work"));
 }
 
@@ -732,7 +735,7 @@ const std::vector<Entry>& Entries() {
          return WithPatience(
              Best(values.Int("lower_bound_try_work"),
                   kLowerBoundTryNodesPerBuffer, values.Double("enough"),
-                  /*caffe2_dp_anywhere=*/false),
+                  /*caffe2_dp_anywhere=*/false, MemberWork::kShared),
              values.Int("patience"));
        }},
       {{"exact",
@@ -799,9 +802,9 @@ absl::Status UnknownPlanner(std::string_view name) {
 
 namespace internal {
 
-std::unique_ptr<Planner> MakeHeuristicStart() {
+std::unique_ptr<Planner> MakeHeuristicStart(MemberWork member_work) {
   return WithFallback(
-      Best(kLowerBoundTryWork, 0, 0, /*caffe2_dp_anywhere=*/true),
+      Best(kLowerBoundTryWork, 0, 0, /*caffe2_dp_anywhere=*/true, member_work),
       WithFallback(MakeGreedyPlanner({}), internal::MakeNaivePlanner()));
 }
 
