@@ -410,7 +410,14 @@ class SharedObjects : public Planner {
                              const PlanOptions& options) const override {
     const bool one_unbounded =
         problem.pools.size() == 1 && problem.pools[0].capacity == 0;
-    return (one_unbounded ? greedy_ : dp_)->Solve(problem, options);
+    if (one_unbounded) return greedy_->Solve(problem, options);
+    // The dynamic program spends what it is given: half of what the
+    // passes before it left, the rest to the searches after it (with all
+    // of it, two-pool problems under 1.2x10^7 units left hill_climb
+    // nothing, and best's plan was up to 4 % above hill_climb's alone).
+    PlanOptions half = options;
+    half.work_limit = std::max<int64_t>(1, WorkLimit(options) / 2);
+    return dp_->Solve(problem, half);
   }
 
  private:
