@@ -11,6 +11,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "memplan/compose.h"
 #include "memplan/planner.h"
 
 namespace memplan::internal {
@@ -37,9 +38,12 @@ std::unique_ptr<Planner> MakeFirstFitPlanner();
 std::unique_ptr<Planner> MakePositionGreedyPlanner();
 
 // The search planners' warm start, as the registry writes it for exact and
-// for the optional cp component: best's plan, else greedy_by_size's, else
-// naive's.
-std::unique_ptr<Planner> MakeHeuristicStart();
+// for the optional cp and cpsat components: best's plan, else
+// greedy_by_size's, else naive's; its members share its work limit as
+// `member_work` says (cp and cpsat: kShared, so that start and search
+// count within the limit; exact: kWhole, the start whose plans exact's
+// were measured from).
+std::unique_ptr<Planner> MakeHeuristicStart(MemberWork member_work);
 
 // The plans of the heuristics (the greedy orders and fits, caffe2_greedy,
 // caffe2_dp, hill_climb), verified and with their statistics, each with

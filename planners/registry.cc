@@ -266,9 +266,10 @@ class HeightSweep : public SearchPlanner {
       Incumbent none;
       absl::StatusOr<Plan> plan = search_->Search(capped, probe, none);
       ++probes;
-      budget.Tick(plan.ok() ? std::min(probe.work_limit,
-                                       plan->counters["nodes"] * node_work)
-                            : probe.work_limit);
+      // The probe's search counted its work for the Solve already.
+      budget.Carry(plan.ok() ? std::min(probe.work_limit,
+                                        plan->counters["nodes"] * node_work)
+                             : probe.work_limit);
       if (plan.ok()) {
         ComputePlanStatistics(problem, *plan);
         if (plan->peak < best.peak) {
@@ -313,10 +314,10 @@ class FromOneStart : public SearchPlanner {
     PlanOptions rest = options;
     rest.deadline = budget.deadline();
     absl::StatusOr<Plan> a = first_->Search(problem, rest, incumbent);
-    if (a.ok()) {
-      budget.Tick(a->counters["nodes"] *
-                  internal::exact::NodeWork(
-                      static_cast<int64_t>(problem.buffers.size())));
+    if (a.ok()) {  // counted for the Solve by the search already
+      budget.Carry(a->counters["nodes"] *
+                   internal::exact::NodeWork(
+                       static_cast<int64_t>(problem.buffers.size())));
     }
     if (budget.WorkSpent() || budget.OutOfTimeNow()) return a;
     rest.work_limit = budget.work_limit() - budget.work_done();
@@ -328,6 +329,33 @@ class FromOneStart : public SearchPlanner {
  private:
   std::unique_ptr<SearchPlanner> first_;
   std::unique_ptr<SearchPlanner> second_;
+};
+
+// exact's `search`, skipped (its plan is the start's) when the work limit
+// buys fewer of its nodes than there are buffers: too few for one descent
+// through every buffer, and what it would spend goes to the searches after
+// it. (10^5 short intervals under the default limit: 16,000 nodes of
+// 25,032 units each gave no gain in 3.5x10^8 units, where hill_climb after
+// it took the plan from 1.0290x to 1.0162x the lower bound. Every bundled
+// input affords thousands of nodes per buffer.)
+class IfADescentFits : public SearchPlanner {
+ public:
+  explicit IfADescentFits(std::unique_ptr<SearchPlanner> search)
+      : search_(std::move(search)) {}
+
+  std::string_view name() const override { return search_->name(); }
+
+  absl::StatusOr<Plan> Search(const Problem& problem,
+                              const PlanOptions& options,
+                              Incumbent& incumbent) const override {
+    const auto n = static_cast<int64_t>(problem.buffers.size());
+    if (WorkLimit(options) / internal::exact::NodeWork(n) < n)
+      return incumbent.Get();
+    return search_->Search(problem, options, incumbent);
+  }
+
+ private:
+  std::unique_ptr<SearchPlanner> search_;
 };
 
 // `search`, skipped (its plan is the start's) once exact's search has
@@ -392,16 +420,43 @@ class SharedObjects : public Planner {
   std::unique_ptr<Planner> greedy_;
 };
 
+// `planner` with half the work limit of its options. Where best's members
+// share its limit, memonger's dynamic program, which spends what it is
+// given, gets half of what the passes before it left, and the searches
+// after it the rest: with all of it, two-pool problems under 1.2x10^7
+// units left hill_climb nothing (best's plan up to 4 % above hill_climb's
+// alone), and cpsat's start under 4x10^7 units no try at the lower bound
+// (MiniMalloc's A at 1.26x, not at the bound).
+class HalfTheWork : public Planner {
+ public:
+  explicit HalfTheWork(std::unique_ptr<Planner> planner)
+      : planner_(std::move(planner)) {}
+
+  std::string_view name() const override { return planner_->name(); }
+
+  absl::StatusOr<Plan> Solve(const Problem& problem,
+                             const PlanOptions& options) const override {
+    PlanOptions half = options;
+    half.work_limit = std::max<int64_t>(1, WorkLimit(options) / 2);
+    return planner_->Solve(problem, half);
+  }
+
+ private:
+  std::unique_ptr<Planner> planner_;
+};
+
 // `try_nodes_per_buffer`: the quick try's cap per buffer; `enough`: the
 // ratio to the lower bound within which the later searches are skipped
 // (both 0: none; exact's start, whose plans stay as they were);
 // `caffe2_dp_anywhere`: caffe2_dp on every problem (exact's start),
 // else only where its plan can be the smallest (SharedObjects);
 // `peak_window`: on dense problems, peak_window after the greedy passes
-// (not in exact's start, whose plans stay as they were).
+// (not in exact's start, whose plans stay as they were);
+// `member_work`: how the members share the work limit.
 std::unique_ptr<Planner> Best(int64_t lower_bound_try_work,
                               int64_t try_nodes_per_buffer, double enough,
-                              bool caffe2_dp_anywhere, bool peak_window) {
+                              bool caffe2_dp_anywhere, bool peak_window,
+                              MemberWork member_work) {
   // The greedy placements. Dense problems, which afford few passes, run
   // the first few of the same with size classes first: there they are as
   // tight or tighter and placed faster (10^6 dense training-like buffers:
@@ -422,19 +477,21 @@ std::unique_ptr<Planner> Best(int64_t lower_bound_try_work,
   // never worse than caffe2_greedy): on problems of several pools their
   // plan can be smaller, or fit where no placement pass does. Last, so
   // that it wins only when strictly smaller.
-  auto planners =
-      [caffe2_dp_anywhere](const std::vector<GreedyOptions>& options) {
-        std::vector<std::unique_ptr<Planner>> out;
-        for (const GreedyOptions& o : options)
-          out.push_back(MakeGreedyPlanner(o));
-        std::unique_ptr<Planner> shared_objects = MakeCaffe2DpPlanner({});
-        if (!caffe2_dp_anywhere) {
-          shared_objects = std::make_unique<SharedObjects>(
-              std::move(shared_objects), MakeCaffe2GreedyPlanner({}));
-        }
-        out.push_back(std::move(shared_objects));
-        return out;
-      };
+  auto planners = [caffe2_dp_anywhere,
+                   member_work](const std::vector<GreedyOptions>& options) {
+    std::vector<std::unique_ptr<Planner>> out;
+    for (const GreedyOptions& o : options) out.push_back(MakeGreedyPlanner(o));
+    std::unique_ptr<Planner> shared_objects = MakeCaffe2DpPlanner({});
+    if (member_work == MemberWork::kShared) {
+      shared_objects = std::make_unique<HalfTheWork>(std::move(shared_objects));
+    }
+    if (!caffe2_dp_anywhere) {
+      shared_objects = std::make_unique<SharedObjects>(
+          std::move(shared_objects), MakeCaffe2GreedyPlanner({}));
+    }
+    out.push_back(std::move(shared_objects));
+    return out;
+  };
   std::vector<std::unique_ptr<SearchPlanner>> searches;
   // A quick try for a plan at the lower bound, with exact's search. Real
   // traces and most of MiniMalloc's instances have such a plan; where the
@@ -446,13 +503,17 @@ std::unique_ptr<Planner> Best(int64_t lower_bound_try_work,
   // at their lower bound; the quick try has just probed the bound,
   // ExactOptions::lower_bound_probed), then HeightSweep from the same
   // start.
-  searches.push_back(std::make_unique<UnlessEnough>(
-      std::make_unique<FromOneStart>(
-          std::make_unique<PatientExact>(kExactPatienceNodesPerBuffer,
-                                         kExactMaxNodesPerBuffer),
-          std::make_unique<HeightSweep>(kSweepNodesPerBuffer, kSweepFailures,
-                                        kSweepSteps)),
-      enough));
+  // Where the members share the limit, both only where the work left buys
+  // a descent (IfADescentFits); with the whole limit each (exact's start),
+  // as they were.
+  std::unique_ptr<SearchPlanner> below = std::make_unique<FromOneStart>(
+      std::make_unique<PatientExact>(kExactPatienceNodesPerBuffer,
+                                     kExactMaxNodesPerBuffer),
+      std::make_unique<HeightSweep>(kSweepNodesPerBuffer, kSweepFailures,
+                                    kSweepSteps));
+  if (member_work == MemberWork::kShared)
+    below = std::make_unique<IfADescentFits>(std::move(below));
+  searches.push_back(std::make_unique<UnlessEnough>(std::move(below), enough));
   // Then hill_climb, while it still gains, unless exact gave the best
   // plan so far (UnlessExactGained). (Before exact's search it spent
   // MiniMalloc's J 0.7 s after its last gain, at 1.17x the bound, where
@@ -472,7 +533,8 @@ std::unique_ptr<Planner> Best(int64_t lower_bound_try_work,
   // when no member gives a plan: under a deadline too short for a
   // placement pass's set-up (10^6 buffers in half a second).
   return ChooseBest("best", planners(greedy), std::move(searches),
-                    planners(dense_order), internal::MakePackedPlanner());
+                    planners(dense_order), internal::MakePackedPlanner(),
+                    member_work);
 }
 
 // The default's patience (PlanOptions::patience, best's option patience):
@@ -566,7 +628,8 @@ std::unique_ptr<Planner> Exact(const OptionValues& values) {
   options.across_pools = true;
   std::unique_ptr<SearchPlanner> search = MakeExactPlanner(options);
   if (!values.Bool("warm_start")) return search;
-  return WarmStarted(std::move(search), internal::MakeHeuristicStart(),
+  return WarmStarted(std::move(search),
+                     internal::MakeHeuristicStart(MemberWork::kWhole),
                      values.Double("start_share"), values.Int("start_work"));
 }
 
@@ -745,7 +808,8 @@ const std::vector<Entry>& Entries() {
          return WithPatience(
              Best(values.Int("lower_bound_try_work"),
                   kLowerBoundTryNodesPerBuffer, values.Double("enough"),
-                  /*caffe2_dp_anywhere=*/false, /*peak_window=*/true),
+                  /*caffe2_dp_anywhere=*/false, /*peak_window=*/true,
+                  MemberWork::kShared),
              values.Int("patience"));
        }},
       {{"exact",
@@ -812,10 +876,16 @@ absl::Status UnknownPlanner(std::string_view name) {
 
 namespace internal {
 
-std::unique_ptr<Planner> MakeHeuristicStart() {
+// Where the members share the start's limit, the quick try at the lower
+// bound is capped per buffer as best's is: spending what it is given where
+// no plan is at the bound, it left exact's search nothing (cpsat's start on
+// MiniMalloc's D under its capacity at 4x10^7 units: no plan that fits).
+std::unique_ptr<Planner> MakeHeuristicStart(MemberWork member_work) {
+  const int64_t try_nodes_per_buffer =
+      member_work == MemberWork::kShared ? kLowerBoundTryNodesPerBuffer : 0;
   return WithFallback(
-      Best(kLowerBoundTryWork, 0, 0, /*caffe2_dp_anywhere=*/true,
-           /*peak_window=*/false),
+      Best(kLowerBoundTryWork, try_nodes_per_buffer, 0,
+           /*caffe2_dp_anywhere=*/true, /*peak_window=*/false, member_work),
       WithFallback(MakeGreedyPlanner({}), internal::MakeNaivePlanner()));
 }
 

@@ -206,6 +206,51 @@ TEST(ChooseBestTest, SearchesStartFromTheBestPlanAndStopAtTheLowerBound) {
   EXPECT_EQ(search_ptr->seen_work_limit_, 0);
 }
 
+// A search that spends its whole work limit and returns its start.
+class SpendingSearch : public SearchPlanner {
+ public:
+  std::string_view name() const override { return "spending"; }
+  absl::StatusOr<Plan> Search(const Problem&, const PlanOptions& options,
+                              Incumbent& incumbent) const override {
+    ++calls_;
+    Budget(options).Tick(WorkLimit(options));
+    return incumbent.Get();
+  }
+  int calls() const { return calls_; }
+
+ private:
+  mutable int calls_ = 0;
+};
+
+TEST(ChooseBestTest, SharedMembersCountWithinTheLimitWholeOnesEachSpendIt) {
+  const Problem problem = Stack();
+  for (const MemberWork work : {MemberWork::kShared, MemberWork::kWhole}) {
+    const bool shared = work == MemberWork::kShared;
+    SCOPED_TRACE(shared ? "shared" : "whole");
+    std::vector<std::unique_ptr<Planner>> heuristics;
+    heuristics.push_back(
+        std::make_unique<Fixed>("mid", Stacked(problem, 2, "")));
+    std::vector<std::unique_ptr<SearchPlanner>> searches;
+    auto first = std::make_unique<SpendingSearch>();
+    auto second = std::make_unique<SpendingSearch>();
+    const SpendingSearch* second_ptr = second.get();
+    searches.push_back(std::move(first));
+    searches.push_back(std::move(second));
+    const std::unique_ptr<Planner> planner = ChooseBest(
+        "mine", std::move(heuristics), std::move(searches), {}, nullptr, work);
+    internal::WorkMeter meter;
+    absl::StatusOr<Plan> plan = planner->Solve(problem, {.work_limit = 1000});
+    ASSERT_TRUE(plan.ok()) << plan.status();
+    EXPECT_TRUE(VerifyPlan(problem, *plan).ok());
+    EXPECT_EQ(plan->peak, 9);
+    // Shared: the first search spends the limit, the second does not run
+    // and the plan says the limit cut the run.
+    EXPECT_EQ(meter.counted(), shared ? 1000 : 2000);
+    EXPECT_EQ(second_ptr->calls(), shared ? 0 : 1);
+    EXPECT_EQ(plan->counters.count("cut_by_work_limit"), shared ? 1u : 0u);
+  }
+}
+
 // A search that returns a fixed result, counts its calls, and asks to run
 // early once the best plan is at most `early_at` bytes.
 class EarlySearch : public SearchPlanner {

@@ -84,7 +84,7 @@ std::unique_ptr<Planner> WarmStarted(std::unique_ptr<SearchPlanner> search,
 
 // `search` with at most `max_work` work units (fewer when the options give
 // fewer), within the same deadline; named as the search. A quick try before
-// the longer searches of a ChooseBest, which each get the whole budget.
+// the longer searches of a ChooseBest.
 std::unique_ptr<SearchPlanner> WorkCapped(std::unique_ptr<SearchPlanner> search,
                                           int64_t max_work);
 
@@ -102,10 +102,23 @@ std::unique_ptr<Planner> WithFallback(std::unique_ptr<Planner> primary,
 std::unique_ptr<Planner> WithPatience(std::unique_ptr<Planner> planner,
                                       int64_t patience);
 
+// How the members of a ChooseBest share its work limit.
+enum class MemberWork {
+  // Each member gets what the members before it left of the limit (the
+  // limit less the work they counted): the Solve counts within its limit,
+  // give or take the last member's overrun of its own.
+  kShared,
+  // Each member gets the whole limit, and the Solve may count several
+  // times it: never worse than a member on its own under the same limit.
+  kWhole,
+};
+
 // The smallest valid plan (ties: the earlier) of `heuristics` (one-pass
 // planners), then of `searches`, each started from the smallest plan so far.
-//   * Every member gets the whole budget of the options: best is never
-//     worse than any member on its own.
+//   * `member_work`: what each member gets of the work limit (MemberWork);
+//     with kShared, the members left without work once it is spent do not
+//     run, and a plan above the lower bound then has the counter
+//     cut_by_work_limit.
 //   * Dense problems: where one placement pass (about twice the overlapping
 //     pairs of buffers, in work units) costs more than a sixteenth of the
 //     budget per heuristic, fewer heuristics run (the first always), and
@@ -144,7 +157,8 @@ std::unique_ptr<Planner> ChooseBest(
     std::string name, std::vector<std::unique_ptr<Planner>> heuristics,
     std::vector<std::unique_ptr<SearchPlanner>> searches,
     std::vector<std::unique_ptr<Planner>> dense_heuristics = {},
-    std::unique_ptr<Planner> last_resort = nullptr);
+    std::unique_ptr<Planner> last_resort = nullptr,
+    MemberWork member_work = MemberWork::kShared);
 
 }  // namespace memplan
 

@@ -61,7 +61,8 @@ std::unique_ptr<Planner> RegisteredCp(const OptionValues& values) {
   options.max_clique_members = values.Int("max_clique_members");
   std::unique_ptr<SearchPlanner> search = MakeCpPlanner(options);
   if (!values.Bool("warm_start")) return search;
-  return WarmStarted(std::move(search), internal::MakeHeuristicStart(),
+  return WarmStarted(std::move(search),
+                     internal::MakeHeuristicStart(MemberWork::kShared),
                      values.Double("start_share"));
 }
 

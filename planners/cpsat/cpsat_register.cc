@@ -48,7 +48,8 @@ std::unique_ptr<Planner> RegisteredCpsat(const OptionValues& values) {
   options.max_pairs_per_second = values.Int("max_pairs_per_second");
   std::unique_ptr<SearchPlanner> search = MakeCpsatPlanner(options);
   if (!values.Bool("warm_start")) return search;
-  return WarmStarted(std::move(search), internal::MakeHeuristicStart(),
+  return WarmStarted(std::move(search),
+                     internal::MakeHeuristicStart(MemberWork::kShared),
                      values.Double("start_share"));
 }
 

@@ -15,6 +15,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
+#include "effort/budget.h"
 #include "effort/set_up.h"
 #include "memplan/problem.h"
 #include "memplan/verify.h"
@@ -220,6 +221,8 @@ class MemberRun {
 
   // The deadline ended the run with members still to run.
   void Cut() { cut_ = true; }
+  // The work limit left the members still to run no work.
+  void Spent() { spent_limit_ = true; }
 
   // A plan at the lower bound cannot be beaten.
   bool AtLowerBound() const {
@@ -235,6 +238,8 @@ class MemberRun {
     }
     best_->planner = name;
     if (cut_) best_->counters["cut_by_time_limit"] = 1;
+    if (spent_limit_ && best_->peak > best_->lower_bound)
+      best_->counters["cut_by_work_limit"] = 1;
     return *std::move(best_);
   }
 
@@ -251,6 +256,7 @@ class MemberRun {
   std::optional<absl::Status> first_error_;
   std::string stopped_ = "no member finished";  // why the run ended early
   bool cut_ = false;                            // the deadline ended it
+  bool spent_limit_ = false;                    // the work limit ended it
 };
 
 class ChooseBestPlanner : public Planner {
@@ -259,12 +265,14 @@ class ChooseBestPlanner : public Planner {
                     std::vector<std::unique_ptr<Planner>> heuristics,
                     std::vector<std::unique_ptr<SearchPlanner>> searches,
                     std::vector<std::unique_ptr<Planner>> dense_heuristics,
-                    std::unique_ptr<Planner> last_resort)
+                    std::unique_ptr<Planner> last_resort,
+                    MemberWork member_work)
       : name_(std::move(name)),
         heuristics_(std::move(heuristics)),
         searches_(std::move(searches)),
         dense_heuristics_(std::move(dense_heuristics)),
-        last_resort_(std::move(last_resort)) {}
+        last_resort_(std::move(last_resort)),
+        member_work_(member_work) {}
 
   std::string_view name() const override { return name_; }
 
@@ -340,10 +348,25 @@ class ChooseBestPlanner : public Planner {
     return {.pass_cost = pass_cost, .dense = dense, .pool = &pool, .run = run};
   }
 
+  // The options of the next member: the members' own, with what the
+  // members before it left of the work limit when they share it (none
+  // left: nullopt, and the run is cut by the limit).
+  std::optional<PlanOptions> NextMember(
+      const MemberRun& members, const Budget& budget,
+      const internal::WorkMeter& meter) const {
+    PlanOptions next = members.later();
+    if (member_work_ == MemberWork::kWhole) return next;
+    const int64_t left = budget.work_limit() - meter.counted();
+    if (left <= 0) return std::nullopt;
+    next.work_limit = left;
+    return next;
+  }
+
   // The smallest plan of the members, as the header says.
   absl::StatusOr<Plan> SolveByMembers(const Problem& problem,
                                       const PlanOptions& options) const {
     const Budget budget(options);
+    const internal::WorkMeter meter;  // what the members counted
     // Under a deadline that leaves no time for one placement pass, not even
     // the pairs are counted.
     if (absl::Status s = internal::TimeForSetUp(
@@ -352,8 +375,6 @@ class ChooseBestPlanner : public Planner {
       return s;
     }
     const MemberChoice choice = ChooseMembers(problem, budget);
-    // What the members counted: a dense problem's searches get the rest.
-    const internal::WorkMeter meter;
     MemberRun members(problem, options, budget.deadline(), choice.pass_cost);
     bool going = true;
     size_t searched = 0;  // the searches that have run
@@ -363,10 +384,15 @@ class ChooseBestPlanner : public Planner {
         break;
       }
       if (members.best().has_value() && !members.Patient()) break;
+      const std::optional<PlanOptions> next =
+          NextMember(members, budget, meter);
+      if (!next.has_value()) {
+        members.Spent();
+        break;
+      }
       const Planner& planner = *(*choice.pool)[i];
       members.SpendPass();
-      going =
-          members.Consider(planner, planner.Solve(problem, members.later()));
+      going = members.Consider(planner, planner.Solve(problem, *next));
       while (going && !choice.dense && searched < searches_.size() &&
              members.best().has_value() && !members.AtLowerBound()) {
         const SearchPlanner& search = *searches_[searched];
@@ -376,15 +402,16 @@ class ChooseBestPlanner : public Planner {
         }
         ++searched;
         if (!search.ForDense())
-          going = RunSearch(search, problem, budget, members);
+          going = RunSearch(search, problem, budget, meter, members);
       }
     }
     for (; searched < searches_.size() && going; ++searched) {
       if (members.AtLowerBound()) break;
       if (searches_[searched]->ForDense() != choice.dense) continue;
+      // A dense problem's search gets what the greedy passes left.
       const int64_t rest = budget.work_limit() - meter.counted();
       if (choice.dense && rest <= 0) break;
-      going = RunSearch(*searches_[searched], problem, budget, members,
+      going = RunSearch(*searches_[searched], problem, budget, meter, members,
                         choice.dense ? rest : 0);
     }
     // A member still going at the deadline returned its plan so far.
@@ -393,20 +420,25 @@ class ChooseBestPlanner : public Planner {
   }
 
   // `search` from the smallest plan so far, with `work_limit` work units
-  // when positive (else the options' own), unless the deadline has come
-  // (then the run is cut); false when the run ends.
-  static bool RunSearch(const SearchPlanner& search, const Problem& problem,
-                        const Budget& budget, MemberRun& members,
-                        int64_t work_limit = 0) {
+  // when positive (else what NextMember gives), unless the deadline has
+  // come (then the run is cut) or the work limit is spent; false when the
+  // run ends.
+  bool RunSearch(const SearchPlanner& search, const Problem& problem,
+                 const Budget& budget, const internal::WorkMeter& meter,
+                 MemberRun& members, int64_t work_limit = 0) const {
     if (members.best().has_value() && budget.OutOfTimeNow()) {
       members.Cut();
       return false;
     }
+    std::optional<PlanOptions> next = NextMember(members, budget, meter);
+    if (!next.has_value()) {
+      members.Spent();
+      return false;
+    }
     Incumbent incumbent =
         members.best().has_value() ? Incumbent(*members.best()) : Incumbent();
-    PlanOptions options = members.later();
-    if (work_limit > 0) options.work_limit = work_limit;
-    return members.Consider(search, search.Search(problem, options, incumbent));
+    if (work_limit > 0) next->work_limit = work_limit;
+    return members.Consider(search, search.Search(problem, *next, incumbent));
   }
 
   std::string name_;
@@ -414,6 +446,7 @@ class ChooseBestPlanner : public Planner {
   std::vector<std::unique_ptr<SearchPlanner>> searches_;
   std::vector<std::unique_ptr<Planner>> dense_heuristics_;
   std::unique_ptr<Planner> last_resort_;
+  MemberWork member_work_;
 };
 
 bool VerifiesItsPlans(const Planner& planner) {
@@ -483,10 +516,10 @@ std::unique_ptr<Planner> ChooseBest(
     std::string name, std::vector<std::unique_ptr<Planner>> heuristics,
     std::vector<std::unique_ptr<SearchPlanner>> searches,
     std::vector<std::unique_ptr<Planner>> dense_heuristics,
-    std::unique_ptr<Planner> last_resort) {
+    std::unique_ptr<Planner> last_resort, MemberWork member_work) {
   return std::make_unique<ChooseBestPlanner>(
       std::move(name), std::move(heuristics), std::move(searches),
-      std::move(dense_heuristics), std::move(last_resort));
+      std::move(dense_heuristics), std::move(last_resort), member_work);
 }
 
 }  // namespace memplan
