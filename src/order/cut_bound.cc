@@ -35,20 +35,18 @@ constexpr int kSource = 0;
 constexpr int kSink = 1;
 
 // Maximum flow by Dinic's blocking flows, with iterative augmenting paths.
+// The arcs are kept in one array and listed per node (in the order they
+// were added) only once the network is complete: a network is built for
+// each op, and lists per node cost an allocation each.
 class FlowNetwork {
  public:
   void Reset() {
     edges_.clear();
-    out_.assign(2, {});
+    nodes_ = 2;
   }
-  int AddNode() {
-    out_.emplace_back();
-    return static_cast<int>(out_.size()) - 1;
-  }
+  int AddNode() { return nodes_++; }
   void AddArc(int from, int to, Bytes capacity) {
-    out_[from].push_back(static_cast<int>(edges_.size()));
     edges_.push_back(Arc{to, capacity});
-    out_[to].push_back(static_cast<int>(edges_.size()));
     edges_.push_back(Arc{from, 0});
   }
   int arcs() const { return static_cast<int>(edges_.size()); }
@@ -56,10 +54,11 @@ class FlowNetwork {
   // The maximum flow from the source to the sink; false when `work` (the
   // arcs looked at, counted) would pass `max_work` first.
   bool MaxFlow(int64_t max_work, int64_t& work, Bytes& flow) {
+    ListArcs();
     flow = 0;
     while (Levels(work)) {
       if (work > max_work) return false;
-      next_.assign(out_.size(), 0);
+      next_.assign(first_.begin(), first_.end() - 1);
       flow += BlockingFlow(work);
       if (work > max_work) return false;
     }
@@ -72,17 +71,30 @@ class FlowNetwork {
     Bytes capacity;  // left; arc e ^ 1 is e's reverse
   };
 
+  // Node v's arcs: out_[first_[v], first_[v + 1]), in the order added.
+  void ListArcs() {
+    first_.assign(nodes_ + 1, 0);
+    for (size_t e = 0; e < edges_.size(); ++e) ++first_[edges_[e ^ 1].to + 1];
+    for (int v = 0; v < nodes_; ++v) first_[v + 1] += first_[v];
+    out_.resize(edges_.size());
+    next_.assign(first_.begin(), first_.end() - 1);
+    for (size_t e = 0; e < edges_.size(); ++e) {
+      out_[next_[edges_[e ^ 1].to]++] = static_cast<int>(e);
+    }
+  }
+
   bool Levels(int64_t& work) {
-    level_.assign(out_.size(), -1);
+    level_.assign(nodes_, -1);
     level_[kSource] = 0;
-    std::vector<int> queue = {kSource};
-    for (size_t i = 0; i < queue.size(); ++i) {
-      const int v = queue[i];
-      for (int e : out_[v]) {
+    queue_.assign(1, kSource);
+    for (size_t i = 0; i < queue_.size(); ++i) {
+      const int v = queue_[i];
+      for (int k = first_[v]; k < first_[v + 1]; ++k) {
         ++work;
-        if (edges_[e].capacity > 0 && level_[edges_[e].to] < 0) {
-          level_[edges_[e].to] = level_[v] + 1;
-          queue.push_back(edges_[e].to);
+        const Arc& arc = edges_[out_[k]];
+        if (arc.capacity > 0 && level_[arc.to] < 0) {
+          level_[arc.to] = level_[v] + 1;
+          queue_.push_back(arc.to);
         }
       }
     }
@@ -91,7 +103,8 @@ class FlowNetwork {
 
   Bytes BlockingFlow(int64_t& work) {
     Bytes total = 0;
-    std::vector<int> path;  // arcs from the source
+    std::vector<int>& path = queue_;  // arcs from the source
+    path.clear();
     int v = kSource;
     while (true) {
       if (v == kSink) {
@@ -111,11 +124,11 @@ class FlowNetwork {
         continue;
       }
       bool advanced = false;
-      for (; next_[v] < static_cast<int>(out_[v].size()); ++next_[v]) {
+      for (; next_[v] < first_[v + 1]; ++next_[v]) {
         ++work;
-        const Arc& arc = edges_[out_[v][next_[v]]];
+        const Arc& arc = edges_[out_[next_[v]]];
         if (arc.capacity > 0 && level_[arc.to] == level_[v] + 1) {
-          path.push_back(out_[v][next_[v]]);
+          path.push_back(out_[next_[v]]);
           v = arc.to;
           advanced = true;
           break;
@@ -130,113 +143,177 @@ class FlowNetwork {
     }
   }
 
+  int nodes_ = 2;
   std::vector<Arc> edges_;
-  std::vector<std::vector<int>> out_;
+  std::vector<int> first_;
+  std::vector<int> out_;
   std::vector<int> level_;
   std::vector<int> next_;
+  std::vector<int> queue_;  // Levels' queue, BlockingFlow's path
 };
 
-// Per op, the ops it precedes (its descendants, itself included), as a
-// bitset: x precedes y in every order when y is in x's row.
+// Per op, the ops it precedes (its descendants, itself included) and
+// those that precede it (its ancestors, itself included), as bitsets: x
+// precedes y in every order when y is in x's row of descendants, x in y's
+// row of ancestors.
 class Ancestry {
  public:
-  Ancestry(const Dag& dag, int64_t& work)
+  Ancestry(const Dag& dag, const std::vector<std::vector<int>>& pred,
+           int64_t& work)
       : n_(static_cast<int>(dag.succ.size())),
         words_((n_ + 63) / 64),
-        descendants_(static_cast<size_t>(n_) * words_, 0) {
+        descendants_(static_cast<size_t>(n_) * words_, 0),
+        ancestors_(static_cast<size_t>(n_) * words_, 0) {
     // Every edge points forward in the graph's order.
     for (int x = n_ - 1; x >= 0; --x) {
       uint64_t* d = &descendants_[static_cast<size_t>(x) * words_];
       d[x / 64] |= uint64_t{1} << (x % 64);
       for (int s : dag.succ[x]) {
-        const uint64_t* ds = &descendants_[static_cast<size_t>(s) * words_];
+        const uint64_t* ds = Descendants(s);
         for (int w = 0; w < words_; ++w) d[w] |= ds[w];
       }
       work += static_cast<int64_t>(dag.succ[x].size() + 1) * words_;
     }
+    // The same rows read the other way, not counted: the work stays that
+    // of the descendants alone, whose rows were once the only ones.
+    for (int x = 0; x < n_; ++x) {
+      uint64_t* a = &ancestors_[static_cast<size_t>(x) * words_];
+      a[x / 64] |= uint64_t{1} << (x % 64);
+      for (int p : pred[x]) {
+        const uint64_t* ap = Ancestors(p);
+        for (int w = 0; w < words_; ++w) a[w] |= ap[w];
+      }
+    }
   }
 
-  bool Precedes(int x, int y) const {
-    return (descendants_[static_cast<size_t>(x) * words_ + y / 64] >>
-            (y % 64)) &
-           1;
+  int words() const { return words_; }
+  const uint64_t* Descendants(int x) const {
+    return &descendants_[static_cast<size_t>(x) * words_];
+  }
+  const uint64_t* Ancestors(int x) const {
+    return &ancestors_[static_cast<size_t>(x) * words_];
+  }
+  bool Precedes(int x, int y) const { return Has(Descendants(x), y); }
+
+  static bool Has(const uint64_t* bits, int x) {
+    return (bits[x / 64] >> (x % 64)) & 1;
   }
 
  private:
   int n_;
   int words_;
   std::vector<uint64_t> descendants_;
+  std::vector<uint64_t> ancestors_;
 };
 
-// Where an op stands against u: before it in every order, after it (or u),
-// or free.
-enum class Side { kBefore, kAfter, kFree };
+// The groups OpCut counts, their fields side by side and their ops in one
+// array: the footprint of every op reads them.
+struct CountedGroups {
+  struct Group {
+    Bytes size;
+    bool from_start;
+    bool to_end;
+    int starts;  // its starts are ops[starts, ends), its ends ops[ends, end)
+    int ends;
+    int end;
+  };
+
+  CountedGroups(const std::vector<ViewGroup>& groups,
+                const std::vector<int>& counted) {
+    for (int g : counted) {
+      const ViewGroup& group = groups[g];
+      Group c{.size = group.size,
+              .from_start = group.from_start,
+              .to_end = group.to_end,
+              .starts = static_cast<int>(ops.size()),
+              .ends = 0,
+              .end = 0};
+      ops.insert(ops.end(), group.starts.begin(), group.starts.end());
+      c.ends = static_cast<int>(ops.size());
+      ops.insert(ops.end(), group.ends.begin(), group.ends.end());
+      c.end = static_cast<int>(ops.size());
+      list.push_back(c);
+      work += c.end - c.starts + 1;
+    }
+  }
+
+  std::vector<Group> list;
+  std::vector<int> ops;
+  int64_t work = 0;  // that of reading every group's ops
+};
 
 // The footprint of op `u` (see the file comment), or -1 past `max_work`.
 class OpCut {
  public:
-  OpCut(const Dag& dag, const std::vector<std::vector<int>>& pred,
+  OpCut(const std::vector<std::vector<int>>& pred,
         const std::vector<ViewGroup>& groups, const std::vector<int>& counted,
         const Ancestry& ancestry)
-      : dag_(dag),
-        pred_(pred),
-        groups_(groups),
-        counted_(counted),
+      : pred_(pred),
         ancestry_(ancestry),
-        node_(dag.succ.size(), -1) {}
+        n_(static_cast<int>(pred.size())),
+        groups_(groups, counted),
+        node_(n_, -1),
+        after_(ancestry.words()),
+        before_(ancestry.words()) {}
 
   // With `before` (an op, or -1) run before u and `after` not: orders
   // that run them so.
   Bytes Footprint(int u, Bytes best, int64_t max_work, int64_t& work,
                   int before = -1, int after = -1) {
-    const int n = static_cast<int>(dag_.succ.size());
-    side_.resize(n);
-    for (int x = 0; x < n; ++x) {
-      if (ancestry_.Precedes(u, x) ||
-          (after >= 0 && ancestry_.Precedes(after, x))) {
-        side_[x] = Side::kAfter;
-      } else if (ancestry_.Precedes(x, u) ||
-                 (before >= 0 && ancestry_.Precedes(x, before))) {
-        side_[x] = Side::kBefore;
-      } else {
-        side_[x] = Side::kFree;
-      }
+    // Where each op stands against u: before it in every order, after it
+    // (or u), or free. After wins over before.
+    const int words = ancestry_.words();
+    const uint64_t* du = ancestry_.Descendants(u);
+    const uint64_t* au = ancestry_.Ancestors(u);
+    for (int w = 0; w < words; ++w) {
+      after_[w] = du[w];
+      before_[w] = au[w];
     }
-    work += n;
+    if (after >= 0) {
+      const uint64_t* d = ancestry_.Descendants(after);
+      for (int w = 0; w < words; ++w) after_[w] |= d[w];
+    }
+    if (before >= 0) {
+      const uint64_t* a = ancestry_.Ancestors(before);
+      for (int w = 0; w < words; ++w) before_[w] |= a[w];
+    }
+    for (int w = 0; w < words; ++w) before_[w] &= ~after_[w];
+    work += n_;
     // The groups' terms; the footprint is at most `fixed` (D holding no
     // free op: no cost, no gain).
     Bytes fixed = 0;
     terms_.clear();
-    for (int g : counted_) {
-      work += static_cast<int64_t>(groups_[g].starts.size() +
-                                   groups_[g].ends.size() + 1);
-      fixed += Term(g, u);
+    for (int c = 0; c < static_cast<int>(groups_.list.size()); ++c) {
+      fixed += Term(c, u);
     }
+    work += groups_.work;
     if (fixed <= best) return fixed;
     network_.Reset();
-    for (int x = 0; x < n; ++x) {
-      node_[x] = side_[x] == Side::kFree ? network_.AddNode() : -1;
+    for (int x = 0; x < n_; ++x) {
+      node_[x] = Free(x) ? network_.AddNode() : -1;
     }
     Bytes gains = 0;
     for (const GroupTerm& term : terms_) {
-      const ViewGroup& group = groups_[term.group];
+      const CountedGroups::Group& group = groups_.list[term.group];
       if (term.gain) {
         const int z = network_.AddNode();
         network_.AddArc(kSource, z, group.size);
         gains += group.size;
-        for (int e : group.ends) {
-          if (node_[e] >= 0) network_.AddArc(z, node_[e], kUnbounded);
+        for (int i = group.ends; i < group.end; ++i) {
+          if (node_[groups_.ops[i]] >= 0)
+            network_.AddArc(z, node_[groups_.ops[i]], kUnbounded);
         }
       }
       if (term.cost) {
         const int y = network_.AddNode();
         network_.AddArc(y, kSink, group.size);
-        for (int s : group.starts) {
-          if (node_[s] >= 0) network_.AddArc(node_[s], y, kUnbounded);
+        for (int i = group.starts; i < group.ends; ++i) {
+          if (node_[groups_.ops[i]] >= 0)
+            network_.AddArc(node_[groups_.ops[i]], y, kUnbounded);
         }
       }
     }
-    for (int x = 0; x < n; ++x) {
+    for (int x = 0; x < n_; ++x) {
       if (node_[x] < 0) continue;
       for (int p : pred_[x]) {
         if (node_[p] >= 0) network_.AddArc(node_[x], node_[p], kUnbounded);
@@ -254,42 +331,49 @@ class OpCut {
   static constexpr Bytes kUnbounded = kMaxBytes + 1;
 
   struct GroupTerm {
-    int group;
+    int group;  // in groups_.list
     bool cost;  // started only if a free op of D starts it
     bool gain;  // ended if every op that ends it is in D, free ones too
   };
 
-  // Group g's bytes at u with no free op in D; records its cost and gain.
-  Bytes Term(int g, int u) {
-    const ViewGroup& group = groups_[g];
+  bool After(int x) const { return Ancestry::Has(after_.data(), x); }
+  bool Before(int x) const { return Ancestry::Has(before_.data(), x); }
+  bool Free(int x) const { return !After(x) && !Before(x); }
+
+  // Group c's bytes at u with no free op in D; records its cost
+  // and gain.
+  Bytes Term(int c, int u) {
+    const CountedGroups::Group& group = groups_.list[c];
     bool started = group.from_start;
     bool free_start = false;
-    for (int s : group.starts) {
+    for (int i = group.starts; i < group.ends; ++i) {
+      const int s = groups_.ops[i];
       if (s == u) return group.size;  // written while u runs
-      started = started || side_[s] == Side::kBefore;
-      free_start = free_start || side_[s] == Side::kFree;
+      started = started || Before(s);
+      free_start = free_start || Free(s);
     }
     if (!started && !free_start) return 0;  // started after u
     // Whether every op ending it may be in D: not for a graph output, nor
     // when u or a descendant ends it.
     bool may_end = !group.to_end;
     bool free_end = false;
-    for (int e : group.ends) {
-      if (side_[e] == Side::kAfter) may_end = false;
-      free_end = free_end || side_[e] == Side::kFree;
+    for (int i = group.ends; i < group.end; ++i) {
+      const int e = groups_.ops[i];
+      if (After(e)) may_end = false;
+      free_end = free_end || Free(e);
     }
     if (may_end && !free_end) return 0;  // ended before u in every order
-    if (!started || may_end) terms_.push_back(GroupTerm{g, !started, may_end});
+    if (!started || may_end) terms_.push_back(GroupTerm{c, !started, may_end});
     return started ? group.size : 0;
   }
 
-  const Dag& dag_;
   const std::vector<std::vector<int>>& pred_;
-  const std::vector<ViewGroup>& groups_;
-  const std::vector<int>& counted_;
   const Ancestry& ancestry_;
-  std::vector<Side> side_;
+  int n_;
+  CountedGroups groups_;
   std::vector<int> node_;
+  std::vector<uint64_t> after_;   // per op, bits: after u (or u)
+  std::vector<uint64_t> before_;  // before u, not after
   std::vector<GroupTerm> terms_;
   FlowNetwork network_;
 };
@@ -322,9 +406,9 @@ void CutBound(const Dag& dag, const std::vector<ViewGroup>& groups,
     edges += static_cast<int64_t>(dag.succ[x].size());
   }
   if (work + (edges + n) * ((n + 63) / 64) > max_work) return;
-  const Ancestry ancestry(dag, work);
+  const Ancestry ancestry(dag, pred, work);
   const std::vector<int> largest = Largest(groups);
-  OpCut cut(dag, pred, groups, largest, ancestry);
+  OpCut cut(pred, groups, largest, ancestry);
   std::vector<std::pair<Bytes, int>> footprints;  // (-footprint, op)
   for (int u : ops_first) {
     const Bytes footprint = cut.Footprint(u, best, max_work, work);
