@@ -35,26 +35,26 @@ constexpr int kSource = 0;
 constexpr int kSink = 1;
 
 // Maximum flow by Dinic's blocking flows, with iterative augmenting paths.
-// The arcs are kept in one array and listed per node (in the order they
-// were added) only once the network is complete: a network is built for
-// each op, and lists per node cost an allocation each.
+// The arcs are added to one array and laid out per node (in the order they
+// were added) once the network is complete: a network is built for each
+// op, where lists per node cost an allocation each, and the flow reads
+// each node's arcs side by side.
 class FlowNetwork {
  public:
   void Reset() {
-    edges_.clear();
+    added_.clear();
     nodes_ = 2;
   }
   int AddNode() { return nodes_++; }
   void AddArc(int from, int to, Bytes capacity) {
-    edges_.push_back(Arc{to, capacity});
-    edges_.push_back(Arc{from, 0});
+    added_.push_back(Added{from, to, capacity});
   }
-  int arcs() const { return static_cast<int>(edges_.size()); }
+  int arcs() const { return 2 * static_cast<int>(added_.size()); }
 
   // The maximum flow from the source to the sink; false when `work` (the
   // arcs looked at, counted) would pass `max_work` first.
   bool MaxFlow(int64_t max_work, int64_t& work, Bytes& flow) {
-    ListArcs();
+    LayOut();
     flow = 0;
     while (Levels(work)) {
       if (work > max_work) return false;
@@ -66,20 +66,36 @@ class FlowNetwork {
   }
 
  private:
-  struct Arc {
+  struct Added {
+    int from;
     int to;
-    Bytes capacity;  // left; arc e ^ 1 is e's reverse
+    Bytes capacity;
   };
 
-  // Node v's arcs: out_[first_[v], first_[v + 1]), in the order added.
-  void ListArcs() {
+  // Node v's arcs, each added arc and then its reverse as added: positions
+  // [first_[v], first_[v + 1]) of to_, capacity_ (what is left) and
+  // reverse_ (the reverse arc's position).
+  void LayOut() {
     first_.assign(nodes_ + 1, 0);
-    for (size_t e = 0; e < edges_.size(); ++e) ++first_[edges_[e ^ 1].to + 1];
+    for (const Added& arc : added_) {
+      ++first_[arc.from + 1];
+      ++first_[arc.to + 1];
+    }
     for (int v = 0; v < nodes_; ++v) first_[v + 1] += first_[v];
-    out_.resize(edges_.size());
+    const size_t arcs = 2 * added_.size();
+    to_.resize(arcs);
+    capacity_.resize(arcs);
+    reverse_.resize(arcs);
     next_.assign(first_.begin(), first_.end() - 1);
-    for (size_t e = 0; e < edges_.size(); ++e) {
-      out_[next_[edges_[e ^ 1].to]++] = static_cast<int>(e);
+    for (const Added& arc : added_) {
+      const int forward = next_[arc.from]++;
+      const int back = next_[arc.to]++;
+      to_[forward] = arc.to;
+      capacity_[forward] = arc.capacity;
+      reverse_[forward] = back;
+      to_[back] = arc.from;
+      capacity_[back] = 0;
+      reverse_[back] = forward;
     }
   }
 
@@ -89,12 +105,11 @@ class FlowNetwork {
     queue_.assign(1, kSource);
     for (size_t i = 0; i < queue_.size(); ++i) {
       const int v = queue_[i];
+      work += first_[v + 1] - first_[v];
       for (int k = first_[v]; k < first_[v + 1]; ++k) {
-        ++work;
-        const Arc& arc = edges_[out_[k]];
-        if (arc.capacity > 0 && level_[arc.to] < 0) {
-          level_[arc.to] = level_[v] + 1;
-          queue_.push_back(arc.to);
+        if (capacity_[k] > 0 && level_[to_[k]] < 0) {
+          level_[to_[k]] = level_[v] + 1;
+          queue_.push_back(to_[k]);
         }
       }
     }
@@ -109,27 +124,26 @@ class FlowNetwork {
     while (true) {
       if (v == kSink) {
         Bytes pushed = std::numeric_limits<Bytes>::max();
-        for (int e : path) pushed = std::min(pushed, edges_[e].capacity);
+        for (int k : path) pushed = std::min(pushed, capacity_[k]);
         size_t saturated = path.size();
         for (size_t i = 0; i < path.size(); ++i) {
-          edges_[path[i]].capacity -= pushed;
-          edges_[path[i] ^ 1].capacity += pushed;
-          if (edges_[path[i]].capacity == 0 && saturated == path.size()) {
+          capacity_[path[i]] -= pushed;
+          capacity_[reverse_[path[i]]] += pushed;
+          if (capacity_[path[i]] == 0 && saturated == path.size()) {
             saturated = i;
           }
         }
         total += pushed;
         path.resize(saturated);  // back to the tail of the first saturated
-        v = path.empty() ? kSource : edges_[path.back()].to;
+        v = path.empty() ? kSource : to_[path.back()];
         continue;
       }
       bool advanced = false;
-      for (; next_[v] < first_[v + 1]; ++next_[v]) {
+      for (int& k = next_[v]; k < first_[v + 1]; ++k) {
         ++work;
-        const Arc& arc = edges_[out_[next_[v]]];
-        if (arc.capacity > 0 && level_[arc.to] == level_[v] + 1) {
-          path.push_back(out_[next_[v]]);
-          v = arc.to;
+        if (capacity_[k] > 0 && level_[to_[k]] == level_[v] + 1) {
+          path.push_back(k);
+          v = to_[k];
           advanced = true;
           break;
         }
@@ -138,15 +152,17 @@ class FlowNetwork {
       if (v == kSource) return total;
       level_[v] = -1;  // a dead end for the rest of this phase
       path.pop_back();
-      v = path.empty() ? kSource : edges_[path.back()].to;
+      v = path.empty() ? kSource : to_[path.back()];
       ++next_[v];
     }
   }
 
   int nodes_ = 2;
-  std::vector<Arc> edges_;
+  std::vector<Added> added_;
   std::vector<int> first_;
-  std::vector<int> out_;
+  std::vector<int> to_;
+  std::vector<Bytes> capacity_;
+  std::vector<int> reverse_;
   std::vector<int> level_;
   std::vector<int> next_;
   std::vector<int> queue_;  // Levels' queue, BlockingFlow's path
