@@ -544,6 +544,37 @@ TEST(PlanJsonTest, WrittenInPiecesOfAboutAMegabyte) {
               HasSubstr("cannot write \"/nonexistent/dir/plan.json\""));
 }
 
+TEST(PlanJsonTest, NamesAreEscapedAsJsonAndReadBack) {
+  // Written without building a JSON document: every character that needs
+  // it is still escaped, UTF-8 kept, and the names read back the same.
+  Problem problem{
+      .buffers =
+          {Buffer{.name = "q\"b\\s", .size = 4, .lifetime = {0, 1}},
+           Buffer{.name = "tab\tnl\nctl\x01", .size = 4, .lifetime = {0, 2}},
+           Buffer{.name = "caf\xc3\xa9 \x7f", .size = 8, .lifetime = {1, 2}}},
+      .pools = {Pool{.name = "p\"ool"}}};
+  for (Buffer& b : problem.buffers) b.tensors = {b.name, b.name + "/view"};
+  absl::StatusOr<Plan> plan = PlanMemory(problem, {.planner = "naive"});
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  ASSERT_TRUE(VerifyPlan(problem, *plan).ok());
+  const std::string text = PlanToJson(problem, *plan);
+  EXPECT_THAT(text,
+              AllOf(HasSubstr(R"("name":"q\"b\\s")"),
+                    HasSubstr(R"("name":"tab\tnl\nctl\u0001")"),
+                    HasSubstr("\"name\":\"caf\xc3\xa9 \x7f\""),
+                    HasSubstr(R"("pool":"p\"ool")"),
+                    HasSubstr(R"("tensors":["q\"b\\s","q\"b\\s/view"])")));
+  absl::StatusOr<Plan> back = ParsePlanJson(text, problem);
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_EQ(back->assignments, plan->assignments);
+  EXPECT_TRUE(VerifyPlan(problem, *back).ok());
+  // Bytes that are not UTF-8 become replacement characters, as before.
+  problem.buffers[0].name = "bad\xff";
+  problem.buffers[0].tensors = {"bad\xff"};
+  EXPECT_THAT(PlanToJson(problem, *plan),
+              HasSubstr("\"name\":\"bad\xef\xbf\xbd\""));
+}
+
 TEST(PlanJsonTest, UnknownBuffersAndPoolsAreNamed) {
   Problem problem{
       .buffers = {Buffer{.name = "a", .size = 4, .lifetime = {0, 1}}},

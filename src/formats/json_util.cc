@@ -259,6 +259,16 @@ std::string Dump(const Json& j) {
   return j.dump(-1, ' ', false, Json::error_handler_t::replace);
 }
 
+std::string DumpString(absl::string_view s) {
+  // Printable ASCII but the quote and the backslash is written as it is;
+  // anything else (escapes, UTF-8, bytes that are not) as Dump writes it.
+  const bool plain = std::all_of(s.begin(), s.end(), [](char c) {
+    return c >= 0x20 && c < 0x7f && c != '"' && c != '\\';
+  });
+  if (!plain) return Dump(Json(std::string(s)));
+  return absl::StrCat("\"", s, "\"");
+}
+
 // InvalidArgument naming the first key of `object` not in `known`.
 absl::Status CheckKeys(const Json& object, absl::string_view where,
                        std::initializer_list<absl::string_view> known) {
