@@ -276,6 +276,10 @@ class OpCut {
   // that run them so.
   Bytes Footprint(int u, Bytes best, int64_t max_work, int64_t& work,
                   int before = -1, int after = -1) {
+    if (before < 0 && after < 0 && Tabulated(u) && fixed_[u] <= best) {
+      work += n_ + groups_.work;  // as the sides and the terms count
+      return fixed_[u];
+    }
     // Where each op stands against u: before it in every order, after it
     // (or u), or free. After wins over before.
     const int words = ancestry_.words();
@@ -341,6 +345,59 @@ class OpCut {
     return fixed - (gains - cut);  // the cut is at most the gains
   }
 
+  // The work each footprint counts before its network.
+  int64_t FixedWork() const { return n_ + groups_.work; }
+
+  // Footprint()'s `fixed` (the groups' terms) at the first `count` ops of
+  // `ops`, for all of them at once, from the descendants' rows: group g
+  // counts at u when u starts it, or when one of its starts precedes u
+  // (or it is a graph input) and not every op ending it does (nor is it a
+  // graph output). Summed into fixed_ for the ops whose footprints
+  // Footprint() may then return without looking at the groups one by one.
+  void Tabulate(const std::vector<int>& ops, int64_t count) {
+    const int words = ancestry_.words();
+    std::vector<uint64_t> wanted(words, 0);
+    for (int i = 0; i < static_cast<int>(std::min<int64_t>(count, ops.size()));
+         ++i) {
+      wanted[ops[i] / 64] |= uint64_t{1} << (ops[i] % 64);
+    }
+    fixed_.assign(n_, 0);
+    std::vector<uint64_t> counts(words);
+    for (const CountedGroups::Group& group : groups_.list) {
+      // Started: a start precedes u (or u starts it).
+      for (int w = 0; w < words; ++w) counts[w] = group.from_start ? ~0ull : 0;
+      for (int i = group.starts; i < group.ends; ++i) {
+        const uint64_t* d = ancestry_.Descendants(groups_.ops[i]);
+        for (int w = 0; w < words; ++w) counts[w] |= d[w];
+      }
+      // Less ended: every end precedes u, none is u.
+      if (!group.to_end) {
+        std::vector<uint64_t>& ended = ended_;
+        ended.assign(words, ~0ull);
+        for (int i = group.ends; i < group.end; ++i) {
+          const uint64_t* d = ancestry_.Descendants(groups_.ops[i]);
+          for (int w = 0; w < words; ++w) ended[w] &= d[w];
+        }
+        for (int i = group.ends; i < group.end; ++i) {
+          const int e = groups_.ops[i];
+          ended[e / 64] &= ~(uint64_t{1} << (e % 64));
+        }
+        for (int w = 0; w < words; ++w) counts[w] &= ~ended[w];
+      }
+      for (int i = group.starts; i < group.ends; ++i) {
+        const int s = groups_.ops[i];
+        counts[s / 64] |= uint64_t{1} << (s % 64);
+      }
+      for (int w = 0; w < words; ++w) {
+        for (uint64_t bits = counts[w] & wanted[w]; bits != 0;
+             bits &= bits - 1) {
+          fixed_[w * 64 + __builtin_ctzll(bits)] += group.size;
+        }
+      }
+    }
+    tabulated_ = std::move(wanted);
+  }
+
  private:
   // Above the sum of every size (BuildProblem keeps it within kMaxBytes),
   // so never cut, and with that sum added still inside int64.
@@ -354,6 +411,9 @@ class OpCut {
 
   bool After(int x) const { return Ancestry::Has(after_.data(), x); }
   bool Before(int x) const { return Ancestry::Has(before_.data(), x); }
+  bool Tabulated(int u) const {
+    return !tabulated_.empty() && Ancestry::Has(tabulated_.data(), u);
+  }
   bool Free(int x) const { return !After(x) && !Before(x); }
 
   // Group c's bytes at u with no free op in D; records its cost
@@ -387,6 +447,9 @@ class OpCut {
   const Ancestry& ancestry_;
   int n_;
   CountedGroups groups_;
+  std::vector<uint64_t> tabulated_;  // the ops whose fixed_ is known
+  std::vector<Bytes> fixed_;
+  std::vector<uint64_t> ended_;
   std::vector<int> node_;
   std::vector<uint64_t> after_;   // per op, bits: after u (or u)
   std::vector<uint64_t> before_;  // before u, not after
@@ -425,6 +488,8 @@ void CutBound(const Dag& dag, const std::vector<ViewGroup>& groups,
   const Ancestry ancestry(dag, pred, work);
   const std::vector<int> largest = Largest(groups);
   OpCut cut(pred, groups, largest, ancestry);
+  // The first pass can look at no more ops than this.
+  cut.Tabulate(ops_first, (max_work - work) / cut.FixedWork() + 1);
   std::vector<std::pair<Bytes, int>> footprints;  // (-footprint, op)
   for (int u : ops_first) {
     const Bytes footprint = cut.Footprint(u, best, max_work, work);
