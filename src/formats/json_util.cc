@@ -69,8 +69,10 @@ class DomBuilder {
 
   bool key(Json::string_t& k) {
     if (!CheckLength(k)) return false;
-    Json& object = *open_.back().value;
-    if (object.contains(k)) {
+    // One lookup: the slot for the key, unless it is there already.
+    auto [slot, added] =
+        open_.back().value->get_ref<Json::object_t&>().try_emplace(k);
+    if (!added) {
       const std::string& under = open_.back().under;
       error_ = under.empty()
                    ? absl::StrCat("key \"", k, "\" appears twice in one object")
@@ -79,7 +81,7 @@ class DomBuilder {
                                   under, "\"");
       return false;
     }
-    slot_ = &object[k];
+    slot_ = &slot->second;
     last_key_ = std::move(k);
     return true;
   }
