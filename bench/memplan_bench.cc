@@ -77,6 +77,11 @@
 //                                  training step (training/, the steps of
 //                                  order/, training_steps/): counters
 //                                  cpu_s (target: 0.1 s), ratio
+//   BM_target_tool_best_training_<graph>        the whole `memplan plan
+//                                  FILE` by default on the same steps, as
+//                                  a child, the plan written as JSON:
+//                                  counter cpu_s (target: 0.1 s), peak,
+//                                  ratio, max_rss_mb
 //   BM_target_remat_<graph>                     RematSweep of 8 budgets on
 //                                  each step of remat/ (op costs), each
 //                                  budget fitted again alone: counters

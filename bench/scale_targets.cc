@@ -111,21 +111,25 @@ void RunTool(benchmark::State& state, const std::string& planner,
 
 // The whole tool on a bundled file (bench/data/`relative`), planned by
 // `planner`: cpu_s, max_rss_mb, and the peak and ratio to the lower bound
-// of the plan it wrote, read back for `problem` and verified.
+// of the plan it wrote, read back for `problem` and verified. A graph's
+// plan is written as JSON, as the tool writes it by default (the summary's
+// bound over op orders included), a buffer CSV's as CSV.
 void RunToolOnFile(benchmark::State& state, const std::string& planner,
                    const std::string& relative, const Problem& problem) {
 #ifdef MEMPLAN_BENCH_TOOL
-  const std::string out =
-      (std::filesystem::temp_directory_path() /
-       absl::StrCat("memplan_bench_", getpid(), "_tool_plan.csv"))
-          .string();
+  const bool graph = absl::StrContains(relative, ".json");
+  const std::string out = (std::filesystem::temp_directory_path() /
+                           absl::StrCat("memplan_bench_", getpid(),
+                                        "_tool_plan", graph ? ".json" : ".csv"))
+                              .string();
   if (!RunToolOn(state, planner, settings().data_dir + "/" + relative, out)) {
     return;
   }
   absl::StatusOr<std::string> text = ReadFile(out);
   std::filesystem::remove(out);
-  absl::StatusOr<Plan> plan = text.ok() ? ParsePlanCsv(*text, problem)
-                                        : absl::StatusOr<Plan>(text.status());
+  absl::StatusOr<Plan> plan = !text.ok() ? absl::StatusOr<Plan>(text.status())
+                              : graph    ? ParsePlanJson(*text, problem)
+                                         : ParsePlanCsv(*text, problem);
   absl::Status valid = plan.ok() ? VerifyPlan(problem, *plan) : plan.status();
   if (!valid.ok()) {
     state.SkipWithError(
@@ -577,10 +581,15 @@ void RegisterAnytimeTargets(const std::vector<Workload>& bundled) {
 // The training steps the default plans at once (issue 45: at most 0.1 s
 // CPU each): training/*.json, the traced steps of order/ and
 // training_steps/, loaded once when the suite starts.
-const std::vector<Workload>& TrainingSteps() {
+struct TrainingStep {
+  Workload workload;
+  std::string relative;  // its file under bench/data
+};
+
+const std::vector<TrainingStep>& TrainingSteps() {
   static auto* steps = [] {
     namespace fs = std::filesystem;
-    auto* out = new std::vector<Workload>;
+    auto* out = new std::vector<TrainingStep>;
     std::vector<fs::path> paths;
     for (const char* dir : {"training", "order", "training_steps"}) {
       std::error_code ec;
@@ -607,7 +616,9 @@ const std::vector<Workload>& TrainingSteps() {
       }
       std::string name = path.filename().string();
       name = name.substr(0, name.find('.'));
-      out->push_back({name, std::move(input->problem)});
+      out->push_back({{name, std::move(input->problem)},
+                      absl::StrCat(path.parent_path().filename().string(), "/",
+                                   path.filename().string())});
     }
     return out;
   }();
@@ -616,11 +627,23 @@ const std::vector<Workload>& TrainingSteps() {
 
 // The default planner on each training step, as it answers by default:
 // counters cpu_s (the Solve's CPU seconds), ratio (to the lower bound).
+// Then the whole `memplan plan FILE` on each, as a child (cpu_s: its CPU,
+// target 0.1 s): reading the graph, the summary's bound over op orders
+// and writing the plan JSON included.
 void RegisterTrainingTargets() {
-  for (const Workload& w : TrainingSteps()) {
+  for (const TrainingStep& step : TrainingSteps()) {
+    const Workload& w = step.workload;
     ThreeRuns(benchmark::RegisterBenchmark(
         absl::StrCat("BM_target_best_training_", w.name).c_str(),
         [&w](benchmark::State& state) { RunAnytime(state, w.problem, {}); }));
+  }
+  for (const TrainingStep& step : TrainingSteps()) {
+    ThreeRuns(benchmark::RegisterBenchmark(
+        absl::StrCat("BM_target_tool_best_training_", step.workload.name)
+            .c_str(),
+        [&step](benchmark::State& state) {
+          RunToolOnFile(state, "best", step.relative, step.workload.problem);
+        }));
   }
 }
 

@@ -98,6 +98,68 @@ TEST(GraphJsonTest, ReadsEveryBundledGraphAndGzip) {
   std::remove(gz.c_str());
 }
 
+TEST(GraphJsonTest, ThePlainReaderGivesTheGeneralOnesGraph) {
+  // Plain graphs are read without a JSON value per element; an escape in
+  // "format" (the same string) sends the text to the general reader.
+  std::vector<std::string> paths = testing::ModelGraphs();
+  for (const char* path :
+       {"training/mobilenet_v2_train.json",
+        "training/transformer_lm_train.json", "order/mobilenet_v2_step.json",
+        "training_steps/swin_t_train_b8.json.gz",
+        "training_steps/tx_gpt_small_train.json.gz"}) {
+    paths.push_back(path);
+  }
+  const std::string format = "\"memplan-graph-v1\"";
+  for (const std::string& path : paths) {
+    absl::StatusOr<std::string> text = ReadFile(testing::DataPath(path));
+    ASSERT_TRUE(text.ok()) << text.status();
+    const size_t at = text->find(format);
+    ASSERT_NE(at, std::string::npos) << path;
+    std::string escaped = *text;
+    escaped.replace(at, format.size(), "\"memplan-graph-v\\u0031\"");
+    absl::StatusOr<Graph> plain = ParseGraphJson(*text);
+    absl::StatusOr<Graph> general = ParseGraphJson(escaped);
+    ASSERT_TRUE(plain.ok()) << path << ": " << plain.status();
+    ASSERT_TRUE(general.ok()) << path << ": " << general.status();
+    EXPECT_EQ(*plain, *general) << path;
+    EXPECT_FALSE(plain->ops.empty()) << path;
+  }
+  // What only the general reader takes, or refuses: the same as before.
+  const std::string head = R"({"format": "memplan-graph-v1", "ops": [], )";
+  absl::StatusOr<Graph> other = ParseGraphJson(
+      head +
+      R"("tensors": [{"name": "caf\u00e9", "size": 15, "kind": null}]})");
+  ASSERT_TRUE(other.ok()) << other.status();
+  EXPECT_EQ(other->tensors[0].name, "caf\xc3\xa9");
+  EXPECT_EQ(other->tensors[0].kind, TensorKind::kActivation);
+  EXPECT_THAT(
+      ErrorOf(
+          ParseGraphJson(head + R"("tensors": [{"name": "a", "size": 1.5e1}]})")
+              .status()),
+      HasSubstr("must be an integer"));
+  EXPECT_THAT(
+      ErrorOf(ParseGraphJson(
+                  head + R"("tensors": [{"name": "a", "size": 1, "size": 2}]})")
+                  .status()),
+      HasSubstr("key \"size\" appears twice"));
+  EXPECT_THAT(
+      ErrorOf(ParseGraphJson(head + R"("tensors": [{"name": "a", "size": 1}])")
+                  .status()),
+      HasSubstr("malformed JSON"));
+  EXPECT_THAT(
+      ErrorOf(ParseGraphJson(
+                  head +
+                  R"("tensors": [{"name": "a", "size": 1, "alignment": 0}]})")
+                  .status()),
+      HasSubstr("alignment 0"));
+  EXPECT_THAT(
+      ErrorOf(ParseGraphJson(
+                  head +
+                  R"("tensors": [{"name": "a", "size": 9223372036854775808}]})")
+                  .status()),
+      HasSubstr("overflows int64"));
+}
+
 TEST(GraphJsonTest, MalformedJsonSaysWhere) {
   const std::string message = ErrorOf(
       ParseGraphJson("{\n\"format\": \"memplan-graph-v1\",\n  \"ops\": [}")
@@ -542,6 +604,37 @@ TEST(PlanJsonTest, WrittenInPiecesOfAboutAMegabyte) {
   EXPECT_EQ(unwritable.code(), absl::StatusCode::kPermissionDenied);
   EXPECT_THAT(unwritable.message(),
               HasSubstr("cannot write \"/nonexistent/dir/plan.json\""));
+}
+
+TEST(PlanJsonTest, NamesAreEscapedAsJsonAndReadBack) {
+  // Written without building a JSON document: every character that needs
+  // it is still escaped, UTF-8 kept, and the names read back the same.
+  Problem problem{
+      .buffers =
+          {Buffer{.name = "q\"b\\s", .size = 4, .lifetime = {0, 1}},
+           Buffer{.name = "tab\tnl\nctl\x01", .size = 4, .lifetime = {0, 2}},
+           Buffer{.name = "caf\xc3\xa9 \x7f", .size = 8, .lifetime = {1, 2}}},
+      .pools = {Pool{.name = "p\"ool"}}};
+  for (Buffer& b : problem.buffers) b.tensors = {b.name, b.name + "/view"};
+  absl::StatusOr<Plan> plan = PlanMemory(problem, {.planner = "naive"});
+  ASSERT_TRUE(plan.ok()) << plan.status();
+  ASSERT_TRUE(VerifyPlan(problem, *plan).ok());
+  const std::string text = PlanToJson(problem, *plan);
+  EXPECT_THAT(text,
+              AllOf(HasSubstr(R"("name":"q\"b\\s")"),
+                    HasSubstr(R"("name":"tab\tnl\nctl\u0001")"),
+                    HasSubstr("\"name\":\"caf\xc3\xa9 \x7f\""),
+                    HasSubstr(R"("pool":"p\"ool")"),
+                    HasSubstr(R"("tensors":["q\"b\\s","q\"b\\s/view"])")));
+  absl::StatusOr<Plan> back = ParsePlanJson(text, problem);
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_EQ(back->assignments, plan->assignments);
+  EXPECT_TRUE(VerifyPlan(problem, *back).ok());
+  // Bytes that are not UTF-8 become replacement characters, as before.
+  problem.buffers[0].name = "bad\xff";
+  problem.buffers[0].tensors = {"bad\xff"};
+  EXPECT_THAT(PlanToJson(problem, *plan),
+              HasSubstr("\"name\":\"bad\xef\xbf\xbd\""));
 }
 
 TEST(PlanJsonTest, UnknownBuffersAndPoolsAreNamed) {

@@ -342,6 +342,259 @@ struct GraphElements {
   }
 };
 
+// Reads the graph JSON the bundled data and the exporters write, without
+// building a JSON value per tensor and op: objects of known keys, each
+// once, whose values are printable-ASCII strings without escapes, integers
+// that fit int64 and arrays of them. Anything else (an escape, UTF-8, a
+// number with a fraction, null, another key, a key twice, "pools", "dims",
+// a symbolic size, "cost", a syntax error) makes Read() return
+// false, and ParseGraphJson reads the text again with the general reader,
+// whose results and errors are the reference; on what Read() accepts both
+// give the same graph (GraphJsonTest.ThePlainReaderGivesTheGeneralOnesGraph).
+class PlainGraphReader {
+ public:
+  explicit PlainGraphReader(absl::string_view text)
+      : p_(text.data()), end_(text.data() + text.size()) {}
+
+  // The tensors and ops into `graph`, the root's "format" and "name" into
+  // `root` (with "tensors" and "ops" as empty arrays, as the general
+  // reader leaves them).
+  bool Read(Graph& graph, Json& root) {
+    std::string format;
+    std::string name;
+    std::string source;
+    unsigned seen = 0;
+    const bool read = Object([&](const std::string& key) {
+      if (key == "format") return Once(seen, 1) && String(format);
+      if (key == "name") return Once(seen, 2) && String(name);
+      // Read by no one: kept as the general reader keeps it.
+      if (key == "source") return Once(seen, 16) && String(source);
+      if (key == "tensors") {
+        return Once(seen, 4) && Array([&] {
+                 graph.tensors.emplace_back();
+                 return ReadTensor(graph.tensors.back());
+               });
+      }
+      if (key == "ops") {
+        return Once(seen, 8) && Array([&] {
+                 if (graph.ops.capacity() == 0) {
+                   graph.ops.reserve(graph.tensors.size());
+                 }
+                 graph.ops.emplace_back();
+                 return ReadOp(graph.ops.back());
+               });
+      }
+      return false;
+    });
+    Space();
+    if (!read || p_ != end_ || (seen & 13) != 13) return false;
+    root = Json::object();
+    root["format"] = std::move(format);
+    if (seen & 2) root["name"] = std::move(name);
+    if (seen & 16) root["source"] = std::move(source);
+    root["tensors"] = Json::array();
+    root["ops"] = Json::array();
+    return true;
+  }
+
+ private:
+  static bool Once(unsigned& seen, unsigned bit) {
+    if (seen & bit) return false;
+    seen |= bit;
+    return true;
+  }
+
+  void Space() {
+    while (p_ != end_ &&
+           (*p_ == ' ' || *p_ == '\n' || *p_ == '\r' || *p_ == '\t')) {
+      ++p_;
+    }
+  }
+
+  bool Eat(char c) {
+    Space();
+    if (p_ == end_ || *p_ != c) return false;
+    ++p_;
+    return true;
+  }
+
+  bool String(std::string& out) {
+    if (!Eat('"')) return false;
+    const char* begin = p_;
+    while (p_ != end_ && *p_ != '"') {
+      const unsigned char c = *p_;
+      if (c < 0x20 || c >= 0x7f || c == '\\') return false;
+      ++p_;
+    }
+    if (p_ == end_ || static_cast<size_t>(p_ - begin) > kMaxNameBytes) {
+      return false;
+    }
+    out.assign(begin, p_);
+    ++p_;
+    return true;
+  }
+
+  bool Int(int64_t& out) {
+    Space();
+    const bool negative = p_ != end_ && *p_ == '-';
+    if (negative) ++p_;
+    if (p_ == end_ || *p_ < '0' || *p_ > '9') return false;
+    if (*p_ == '0' && p_ + 1 != end_ && p_[1] >= '0' && p_[1] <= '9') {
+      return false;
+    }
+    uint64_t value = 0;
+    for (; p_ != end_ && *p_ >= '0' && *p_ <= '9'; ++p_) {
+      const uint64_t digit = *p_ - '0';
+      if (value > (uint64_t{1} << 63) / 10) return false;
+      value = value * 10 + digit;
+    }
+    if (p_ != end_ && (*p_ == '.' || *p_ == 'e' || *p_ == 'E')) return false;
+    const uint64_t limit =
+        negative ? uint64_t{1} << 63 : (uint64_t{1} << 63) - 1;
+    if (value > limit) return false;
+    out = negative ? static_cast<int64_t>(0 - value)
+                   : static_cast<int64_t>(value);
+    return true;
+  }
+
+  // "[" element ("," element)* "]" or "[]"; `element` reads one.
+  template <typename Element>
+  bool Array(Element element) {
+    if (!Eat('[')) return false;
+    if (Eat(']')) return true;
+    do {
+      if (!element()) return false;
+    } while (Eat(','));
+    return Eat(']');
+  }
+
+  // "{" key ":" value ("," ...)* "}"; `member` reads the value of a key.
+  template <typename Member>
+  bool Object(Member member) {
+    if (!Eat('{')) return false;
+    if (Eat('}')) return true;
+    std::string key;
+    do {
+      if (!String(key) || !Eat(':') || !member(key)) return false;
+    } while (Eat(','));
+    return Eat('}');
+  }
+
+  bool Strings(std::vector<std::string>& out) {
+    return Array([&] {
+      out.emplace_back();
+      return String(out.back());
+    });
+  }
+
+  bool ReadTensor(Tensor& tensor) {
+    unsigned seen = 0;
+    std::string kind;
+    const bool read = Object([&](const std::string& key) {
+      if (key == "name") return Once(seen, 1) && String(tensor.name);
+      if (key == "size") return Once(seen, 2) && Int(tensor.size);
+      if (key == "dtype") return Once(seen, 4) && String(tensor.dtype);
+      if (key == "kind") return Once(seen, 8) && String(kind);
+      if (key == "alignment") {
+        return Once(seen, 16) && Int(tensor.alignment) && tensor.alignment != 0;
+      }
+      if (key == "shape") {
+        return Once(seen, 32) && Array([&] {
+                 tensor.shape.emplace_back();
+                 return Int(tensor.shape.back());
+               });
+      }
+      if (key == "source") {
+        return Once(seen, 64) && ReadSource(tensor.source.emplace());
+      }
+      return false;
+    });
+    if (!read || (seen & 3) != 3) return false;
+    if (!(seen & 8)) return true;  // an activation
+    absl::StatusOr<TensorKind> parsed = ParseKind(kind, "");
+    if (!parsed.ok()) return false;
+    tensor.kind = *parsed;
+    return true;
+  }
+
+  bool ReadSource(TensorSource& source) {
+    unsigned seen = 0;
+    return Object([&](const std::string& key) {
+      if (key == "module") return Once(seen, 1) && String(source.module);
+      if (key == "file") return Once(seen, 2) && String(source.file);
+      if (key == "line") {
+        return Once(seen, 4) && Int(source.line) && source.line >= 0;
+      }
+      return false;
+    });
+  }
+
+  bool Bool(bool& out) {
+    Space();
+    for (const bool value : {true, false}) {
+      const absl::string_view word = value ? "true" : "false";
+      if (static_cast<size_t>(end_ - p_) >= word.size() &&
+          absl::string_view(p_, word.size()) == word) {
+        p_ += word.size();
+        out = value;
+        return true;
+      }
+    }
+    return false;
+  }
+
+  // [[output, input], ...], each index within int32.
+  bool Pairs(std::vector<OperandPair>& out) {
+    return Array([&] {
+      int64_t output = 0;
+      int64_t input = 0;
+      if (!Eat('[') || !Int(output) || !Eat(',') || !Int(input) || !Eat(']') ||
+          output < 0 || input < 0 || output > INT32_MAX || input > INT32_MAX) {
+        return false;
+      }
+      out.push_back({static_cast<int>(output), static_cast<int>(input)});
+      return true;
+    });
+  }
+
+  bool ReadOp(Op& op) {
+    unsigned seen = 0;
+    const bool read = Object([&](const std::string& key) {
+      if (key == "name") return Once(seen, 1) && String(op.name);
+      if (key == "type") return Once(seen, 2) && String(op.type);
+      if (key == "inputs") return Once(seen, 4) && Strings(op.inputs);
+      if (key == "outputs") return Once(seen, 8) && Strings(op.outputs);
+      if (key == "scratch") return Once(seen, 16) && Strings(op.scratch);
+      if (key == "inplace") return Once(seen, 32) && Pairs(op.inplace);
+      if (key == "alias") return Once(seen, 64) && Pairs(op.alias);
+      if (key == "pinned") return Once(seen, 128) && Bool(op.pinned);
+      if (key == "writes") {
+        return Once(seen, 256) && Array([&] {
+                 int64_t j = 0;
+                 if (!Int(j) || j < 0 || j > INT32_MAX) return false;
+                 op.writes.push_back(static_cast<int>(j));
+                 return true;
+               });
+      }
+      return false;
+    });
+    if (!read || !(seen & 1)) return false;
+    // Each write an input of the op, once (the general reader's checks).
+    for (size_t i = 0; i < op.writes.size(); ++i) {
+      const int j = op.writes[i];
+      if (j >= static_cast<int>(op.inputs.size()) ||
+          std::find(op.writes.begin(), op.writes.begin() + i, j) !=
+              op.writes.begin() + i) {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  const char* p_;
+  const char* end_;
+};
+
 }  // namespace
 
 absl::StatusOr<Graph> ParseGraphJson(std::string_view std_text) {
@@ -349,8 +602,12 @@ absl::StatusOr<Graph> ParseGraphJson(std::string_view std_text) {
   // Tensors and ops are parsed as they are read, never held as a document.
   Graph graph;
   GraphElements elements{.graph = &graph};
-  MEMPLAN_ASSIGN_OR_RETURN(
-      Json root, ParseJson(text, {"tensors", "ops"}, std::ref(elements)));
+  Json root;
+  if (!PlainGraphReader(text).Read(graph, root)) {
+    graph = Graph();
+    MEMPLAN_ASSIGN_OR_RETURN(
+        root, ParseJson(text, {"tensors", "ops"}, std::ref(elements)));
+  }
   if (!root.is_object())
     return absl::InvalidArgumentError("a graph must be a JSON object");
   if (!root.contains("format")) {

@@ -69,8 +69,10 @@ class DomBuilder {
 
   bool key(Json::string_t& k) {
     if (!CheckLength(k)) return false;
-    Json& object = *open_.back().value;
-    if (object.contains(k)) {
+    // One lookup: the slot for the key, unless it is there already.
+    auto [slot, added] =
+        open_.back().value->get_ref<Json::object_t&>().try_emplace(k);
+    if (!added) {
       const std::string& under = open_.back().under;
       error_ = under.empty()
                    ? absl::StrCat("key \"", k, "\" appears twice in one object")
@@ -79,7 +81,7 @@ class DomBuilder {
                                   under, "\"");
       return false;
     }
-    slot_ = &object[k];
+    slot_ = &slot->second;
     last_key_ = std::move(k);
     return true;
   }
@@ -257,6 +259,16 @@ absl::StatusOr<Json> ParseJson(absl::string_view text,
 // made in code) is written with replacement characters instead of throwing.
 std::string Dump(const Json& j) {
   return j.dump(-1, ' ', false, Json::error_handler_t::replace);
+}
+
+std::string DumpString(absl::string_view s) {
+  // Printable ASCII but the quote and the backslash is written as it is;
+  // anything else (escapes, UTF-8, bytes that are not) as Dump writes it.
+  const bool plain = std::all_of(s.begin(), s.end(), [](char c) {
+    return c >= 0x20 && c < 0x7f && c != '"' && c != '\\';
+  });
+  if (!plain) return Dump(Json(std::string(s)));
+  return absl::StrCat("\"", s, "\"");
 }
 
 // InvalidArgument naming the first key of `object` not in `known`.

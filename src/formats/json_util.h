@@ -46,6 +46,10 @@ absl::StatusOr<Json> ParseJson(absl::string_view text,
 // made in code) is written with replacement characters instead of throwing.
 std::string Dump(const Json& j);
 
+// Dump(Json(s)) without building a Json: the quoted string, escaped as
+// Dump escapes it.
+std::string DumpString(absl::string_view s);
+
 // InvalidArgument naming the first key of `object` not in `known`.
 absl::Status CheckKeys(const Json& object, absl::string_view where,
                        std::initializer_list<absl::string_view> known);

@@ -28,6 +28,7 @@ using internal::CheckKeys;
 using internal::DimsFromJson;
 using internal::DimsToJson;
 using internal::Dump;
+using internal::DumpString;
 using internal::GetInt;
 using internal::GetString;
 using internal::Json;
@@ -108,27 +109,28 @@ void WriteTensors(const Problem& problem, const Plan& plan, const Graph* graph,
     if (!tensors.ok()) return;
   }
   out.Append(",\n\"tensors\":[\n");
+  // What Dump gives for {"name", "pool", "offset"} (keys in order), written
+  // directly: a graph has thousands of tensors.
+  std::vector<std::string> pools;
+  for (const Pool& pool : problem.pools) pools.push_back(DumpString(pool.name));
   bool first = true;
-  auto add = [&](const Json& j) {
-    out.Append(first ? "" : ",\n", Dump(j));
+  auto add = [&](const std::string& name, int pool, Bytes offset) {
+    out.Append(first ? "" : ",\n", "{\"name\":", DumpString(name));
+    if (pool < 0) {
+      out.Append(",\"planned\":false}");
+    } else {
+      out.Append(",\"offset\":", offset, ",\"pool\":", pools[pool], "}");
+    }
     first = false;
   };
   if (graph != nullptr) {
     for (const TensorPlacement& t : *tensors) {
-      if (t.planned()) {
-        add({{"name", t.name},
-             {"pool", problem.pools[t.pool].name},
-             {"offset", t.offset}});
-      } else {
-        add({{"name", t.name}, {"planned", false}});
-      }
+      add(t.name, t.planned() ? t.pool : -1, t.offset);
     }
   } else {
     for (const Assignment& a : plan.assignments) {
       for (const std::string& name : problem.buffers[a.buffer].tensors) {
-        add({{"name", name},
-             {"pool", problem.pools[a.pool].name},
-             {"offset", a.offset}});
+        add(name, a.pool, a.offset);
       }
     }
   }
@@ -178,14 +180,20 @@ void WritePlanJson(const Problem& problem, const Plan& plan,
   PieceWriter out(write);
   WritePlanHead(problem, plan, options, out);
   out.Append(",\n\"buffers\":[\n");
+  std::vector<std::string> pools;
+  for (const Pool& pool : problem.pools) pools.push_back(DumpString(pool.name));
   for (size_t i = 0; i < plan.assignments.size(); ++i) {
     const Assignment& a = plan.assignments[i];
     const Buffer& b = problem.buffers[a.buffer];
-    Json j = {{"name", b.name},        {"tensors", b.tensors},
-              {"size", b.size},        {"start", b.lifetime.start},
-              {"end", b.lifetime.end}, {"pool", problem.pools[a.pool].name},
-              {"offset", a.offset}};
-    out.Append(Dump(j), i + 1 < plan.assignments.size() ? ",\n" : "\n");
+    // Dump's object, keys in order, written directly.
+    out.Append("{\"end\":", b.lifetime.end, ",\"name\":", DumpString(b.name),
+               ",\"offset\":", a.offset, ",\"pool\":", pools[a.pool],
+               ",\"size\":", b.size, ",\"start\":", b.lifetime.start,
+               ",\"tensors\":[");
+    for (size_t t = 0; t < b.tensors.size(); ++t) {
+      out.Append(t == 0 ? "" : ",", DumpString(b.tensors[t]));
+    }
+    out.Append("]}", i + 1 < plan.assignments.size() ? ",\n" : "\n");
   }
   out.Append("]");
   WriteTensors(problem, plan, options.graph, out);

@@ -35,31 +35,30 @@ constexpr int kSource = 0;
 constexpr int kSink = 1;
 
 // Maximum flow by Dinic's blocking flows, with iterative augmenting paths.
+// The arcs are added to one array and laid out per node (in the order they
+// were added) once the network is complete: a network is built for each
+// op, where lists per node cost an allocation each, and the flow reads
+// each node's arcs side by side.
 class FlowNetwork {
  public:
   void Reset() {
-    edges_.clear();
-    out_.assign(2, {});
+    added_.clear();
+    nodes_ = 2;
   }
-  int AddNode() {
-    out_.emplace_back();
-    return static_cast<int>(out_.size()) - 1;
-  }
+  int AddNode() { return nodes_++; }
   void AddArc(int from, int to, Bytes capacity) {
-    out_[from].push_back(static_cast<int>(edges_.size()));
-    edges_.push_back(Arc{to, capacity});
-    out_[to].push_back(static_cast<int>(edges_.size()));
-    edges_.push_back(Arc{from, 0});
+    added_.push_back(Added{from, to, capacity});
   }
-  int arcs() const { return static_cast<int>(edges_.size()); }
+  int arcs() const { return 2 * static_cast<int>(added_.size()); }
 
   // The maximum flow from the source to the sink; false when `work` (the
   // arcs looked at, counted) would pass `max_work` first.
   bool MaxFlow(int64_t max_work, int64_t& work, Bytes& flow) {
+    LayOut();
     flow = 0;
     while (Levels(work)) {
       if (work > max_work) return false;
-      next_.assign(out_.size(), 0);
+      next_.assign(first_.begin(), first_.end() - 1);
       flow += BlockingFlow(work);
       if (work > max_work) return false;
     }
@@ -67,22 +66,50 @@ class FlowNetwork {
   }
 
  private:
-  struct Arc {
+  struct Added {
+    int from;
     int to;
-    Bytes capacity;  // left; arc e ^ 1 is e's reverse
+    Bytes capacity;
   };
 
+  // Node v's arcs, each added arc and then its reverse as added: positions
+  // [first_[v], first_[v + 1]) of to_, capacity_ (what is left) and
+  // reverse_ (the reverse arc's position).
+  void LayOut() {
+    first_.assign(nodes_ + 1, 0);
+    for (const Added& arc : added_) {
+      ++first_[arc.from + 1];
+      ++first_[arc.to + 1];
+    }
+    for (int v = 0; v < nodes_; ++v) first_[v + 1] += first_[v];
+    const size_t arcs = 2 * added_.size();
+    to_.resize(arcs);
+    capacity_.resize(arcs);
+    reverse_.resize(arcs);
+    next_.assign(first_.begin(), first_.end() - 1);
+    for (const Added& arc : added_) {
+      const int forward = next_[arc.from]++;
+      const int back = next_[arc.to]++;
+      to_[forward] = arc.to;
+      capacity_[forward] = arc.capacity;
+      reverse_[forward] = back;
+      to_[back] = arc.from;
+      capacity_[back] = 0;
+      reverse_[back] = forward;
+    }
+  }
+
   bool Levels(int64_t& work) {
-    level_.assign(out_.size(), -1);
+    level_.assign(nodes_, -1);
     level_[kSource] = 0;
-    std::vector<int> queue = {kSource};
-    for (size_t i = 0; i < queue.size(); ++i) {
-      const int v = queue[i];
-      for (int e : out_[v]) {
-        ++work;
-        if (edges_[e].capacity > 0 && level_[edges_[e].to] < 0) {
-          level_[edges_[e].to] = level_[v] + 1;
-          queue.push_back(edges_[e].to);
+    queue_.assign(1, kSource);
+    for (size_t i = 0; i < queue_.size(); ++i) {
+      const int v = queue_[i];
+      work += first_[v + 1] - first_[v];
+      for (int k = first_[v]; k < first_[v + 1]; ++k) {
+        if (capacity_[k] > 0 && level_[to_[k]] < 0) {
+          level_[to_[k]] = level_[v] + 1;
+          queue_.push_back(to_[k]);
         }
       }
     }
@@ -91,32 +118,32 @@ class FlowNetwork {
 
   Bytes BlockingFlow(int64_t& work) {
     Bytes total = 0;
-    std::vector<int> path;  // arcs from the source
+    std::vector<int>& path = queue_;  // arcs from the source
+    path.clear();
     int v = kSource;
     while (true) {
       if (v == kSink) {
         Bytes pushed = std::numeric_limits<Bytes>::max();
-        for (int e : path) pushed = std::min(pushed, edges_[e].capacity);
+        for (int k : path) pushed = std::min(pushed, capacity_[k]);
         size_t saturated = path.size();
         for (size_t i = 0; i < path.size(); ++i) {
-          edges_[path[i]].capacity -= pushed;
-          edges_[path[i] ^ 1].capacity += pushed;
-          if (edges_[path[i]].capacity == 0 && saturated == path.size()) {
+          capacity_[path[i]] -= pushed;
+          capacity_[reverse_[path[i]]] += pushed;
+          if (capacity_[path[i]] == 0 && saturated == path.size()) {
             saturated = i;
           }
         }
         total += pushed;
         path.resize(saturated);  // back to the tail of the first saturated
-        v = path.empty() ? kSource : edges_[path.back()].to;
+        v = path.empty() ? kSource : to_[path.back()];
         continue;
       }
       bool advanced = false;
-      for (; next_[v] < static_cast<int>(out_[v].size()); ++next_[v]) {
+      for (int& k = next_[v]; k < first_[v + 1]; ++k) {
         ++work;
-        const Arc& arc = edges_[out_[v][next_[v]]];
-        if (arc.capacity > 0 && level_[arc.to] == level_[v] + 1) {
-          path.push_back(out_[v][next_[v]]);
-          v = arc.to;
+        if (capacity_[k] > 0 && level_[to_[k]] == level_[v] + 1) {
+          path.push_back(k);
+          v = to_[k];
           advanced = true;
           break;
         }
@@ -125,118 +152,188 @@ class FlowNetwork {
       if (v == kSource) return total;
       level_[v] = -1;  // a dead end for the rest of this phase
       path.pop_back();
-      v = path.empty() ? kSource : edges_[path.back()].to;
+      v = path.empty() ? kSource : to_[path.back()];
       ++next_[v];
     }
   }
 
-  std::vector<Arc> edges_;
-  std::vector<std::vector<int>> out_;
+  int nodes_ = 2;
+  std::vector<Added> added_;
+  std::vector<int> first_;
+  std::vector<int> to_;
+  std::vector<Bytes> capacity_;
+  std::vector<int> reverse_;
   std::vector<int> level_;
   std::vector<int> next_;
+  std::vector<int> queue_;  // Levels' queue, BlockingFlow's path
 };
 
-// Per op, the ops it precedes (its descendants, itself included), as a
-// bitset: x precedes y in every order when y is in x's row.
+// Per op, the ops it precedes (its descendants, itself included) and
+// those that precede it (its ancestors, itself included), as bitsets: x
+// precedes y in every order when y is in x's row of descendants, x in y's
+// row of ancestors.
 class Ancestry {
  public:
-  Ancestry(const Dag& dag, int64_t& work)
+  Ancestry(const Dag& dag, const std::vector<std::vector<int>>& pred,
+           int64_t& work)
       : n_(static_cast<int>(dag.succ.size())),
         words_((n_ + 63) / 64),
-        descendants_(static_cast<size_t>(n_) * words_, 0) {
+        descendants_(static_cast<size_t>(n_) * words_, 0),
+        ancestors_(static_cast<size_t>(n_) * words_, 0) {
     // Every edge points forward in the graph's order.
     for (int x = n_ - 1; x >= 0; --x) {
       uint64_t* d = &descendants_[static_cast<size_t>(x) * words_];
       d[x / 64] |= uint64_t{1} << (x % 64);
       for (int s : dag.succ[x]) {
-        const uint64_t* ds = &descendants_[static_cast<size_t>(s) * words_];
+        const uint64_t* ds = Descendants(s);
         for (int w = 0; w < words_; ++w) d[w] |= ds[w];
       }
       work += static_cast<int64_t>(dag.succ[x].size() + 1) * words_;
     }
+    // The same rows read the other way, not counted: the work stays that
+    // of the descendants alone, whose rows were once the only ones.
+    for (int x = 0; x < n_; ++x) {
+      uint64_t* a = &ancestors_[static_cast<size_t>(x) * words_];
+      a[x / 64] |= uint64_t{1} << (x % 64);
+      for (int p : pred[x]) {
+        const uint64_t* ap = Ancestors(p);
+        for (int w = 0; w < words_; ++w) a[w] |= ap[w];
+      }
+    }
   }
 
-  bool Precedes(int x, int y) const {
-    return (descendants_[static_cast<size_t>(x) * words_ + y / 64] >>
-            (y % 64)) &
-           1;
+  int words() const { return words_; }
+  const uint64_t* Descendants(int x) const {
+    return &descendants_[static_cast<size_t>(x) * words_];
+  }
+  const uint64_t* Ancestors(int x) const {
+    return &ancestors_[static_cast<size_t>(x) * words_];
+  }
+  bool Precedes(int x, int y) const { return Has(Descendants(x), y); }
+
+  static bool Has(const uint64_t* bits, int x) {
+    return (bits[x / 64] >> (x % 64)) & 1;
   }
 
  private:
   int n_;
   int words_;
   std::vector<uint64_t> descendants_;
+  std::vector<uint64_t> ancestors_;
 };
 
-// Where an op stands against u: before it in every order, after it (or u),
-// or free.
-enum class Side { kBefore, kAfter, kFree };
+// The groups OpCut counts, their fields side by side and their ops in one
+// array: the footprint of every op reads them.
+struct CountedGroups {
+  struct Group {
+    Bytes size;
+    bool from_start;
+    bool to_end;
+    int starts;  // its starts are ops[starts, ends), its ends ops[ends, end)
+    int ends;
+    int end;
+  };
+
+  CountedGroups(const std::vector<ViewGroup>& groups,
+                const std::vector<int>& counted) {
+    for (int g : counted) {
+      const ViewGroup& group = groups[g];
+      Group c{.size = group.size,
+              .from_start = group.from_start,
+              .to_end = group.to_end,
+              .starts = static_cast<int>(ops.size()),
+              .ends = 0,
+              .end = 0};
+      ops.insert(ops.end(), group.starts.begin(), group.starts.end());
+      c.ends = static_cast<int>(ops.size());
+      ops.insert(ops.end(), group.ends.begin(), group.ends.end());
+      c.end = static_cast<int>(ops.size());
+      list.push_back(c);
+      work += c.end - c.starts + 1;
+    }
+  }
+
+  std::vector<Group> list;
+  std::vector<int> ops;
+  int64_t work = 0;  // that of reading every group's ops
+};
 
 // The footprint of op `u` (see the file comment), or -1 past `max_work`.
 class OpCut {
  public:
-  OpCut(const Dag& dag, const std::vector<std::vector<int>>& pred,
+  OpCut(const std::vector<std::vector<int>>& pred,
         const std::vector<ViewGroup>& groups, const std::vector<int>& counted,
         const Ancestry& ancestry)
-      : dag_(dag),
-        pred_(pred),
-        groups_(groups),
-        counted_(counted),
+      : pred_(pred),
         ancestry_(ancestry),
-        node_(dag.succ.size(), -1) {}
+        n_(static_cast<int>(pred.size())),
+        groups_(groups, counted),
+        node_(n_, -1),
+        after_(ancestry.words()),
+        before_(ancestry.words()) {}
 
   // With `before` (an op, or -1) run before u and `after` not: orders
   // that run them so.
   Bytes Footprint(int u, Bytes best, int64_t max_work, int64_t& work,
                   int before = -1, int after = -1) {
-    const int n = static_cast<int>(dag_.succ.size());
-    side_.resize(n);
-    for (int x = 0; x < n; ++x) {
-      if (ancestry_.Precedes(u, x) ||
-          (after >= 0 && ancestry_.Precedes(after, x))) {
-        side_[x] = Side::kAfter;
-      } else if (ancestry_.Precedes(x, u) ||
-                 (before >= 0 && ancestry_.Precedes(x, before))) {
-        side_[x] = Side::kBefore;
-      } else {
-        side_[x] = Side::kFree;
-      }
+    if (before < 0 && after < 0 && Tabulated(u) && fixed_[u] <= best) {
+      work += n_ + groups_.work;  // as the sides and the terms count
+      return fixed_[u];
     }
-    work += n;
+    // Where each op stands against u: before it in every order, after it
+    // (or u), or free. After wins over before.
+    const int words = ancestry_.words();
+    const uint64_t* du = ancestry_.Descendants(u);
+    const uint64_t* au = ancestry_.Ancestors(u);
+    for (int w = 0; w < words; ++w) {
+      after_[w] = du[w];
+      before_[w] = au[w];
+    }
+    if (after >= 0) {
+      const uint64_t* d = ancestry_.Descendants(after);
+      for (int w = 0; w < words; ++w) after_[w] |= d[w];
+    }
+    if (before >= 0) {
+      const uint64_t* a = ancestry_.Ancestors(before);
+      for (int w = 0; w < words; ++w) before_[w] |= a[w];
+    }
+    for (int w = 0; w < words; ++w) before_[w] &= ~after_[w];
+    work += n_;
     // The groups' terms; the footprint is at most `fixed` (D holding no
     // free op: no cost, no gain).
     Bytes fixed = 0;
     terms_.clear();
-    for (int g : counted_) {
-      work += static_cast<int64_t>(groups_[g].starts.size() +
-                                   groups_[g].ends.size() + 1);
-      fixed += Term(g, u);
+    for (int c = 0; c < static_cast<int>(groups_.list.size()); ++c) {
+      fixed += Term(c, u);
     }
+    work += groups_.work;
     if (fixed <= best) return fixed;
     network_.Reset();
-    for (int x = 0; x < n; ++x) {
-      node_[x] = side_[x] == Side::kFree ? network_.AddNode() : -1;
+    for (int x = 0; x < n_; ++x) {
+      node_[x] = Free(x) ? network_.AddNode() : -1;
     }
     Bytes gains = 0;
     for (const GroupTerm& term : terms_) {
-      const ViewGroup& group = groups_[term.group];
+      const CountedGroups::Group& group = groups_.list[term.group];
       if (term.gain) {
         const int z = network_.AddNode();
         network_.AddArc(kSource, z, group.size);
         gains += group.size;
-        for (int e : group.ends) {
-          if (node_[e] >= 0) network_.AddArc(z, node_[e], kUnbounded);
+        for (int i = group.ends; i < group.end; ++i) {
+          if (node_[groups_.ops[i]] >= 0)
+            network_.AddArc(z, node_[groups_.ops[i]], kUnbounded);
         }
       }
       if (term.cost) {
         const int y = network_.AddNode();
         network_.AddArc(y, kSink, group.size);
-        for (int s : group.starts) {
-          if (node_[s] >= 0) network_.AddArc(node_[s], y, kUnbounded);
+        for (int i = group.starts; i < group.ends; ++i) {
+          if (node_[groups_.ops[i]] >= 0)
+            network_.AddArc(node_[groups_.ops[i]], y, kUnbounded);
         }
       }
     }
-    for (int x = 0; x < n; ++x) {
+    for (int x = 0; x < n_; ++x) {
       if (node_[x] < 0) continue;
       for (int p : pred_[x]) {
         if (node_[p] >= 0) network_.AddArc(node_[x], node_[p], kUnbounded);
@@ -248,48 +345,114 @@ class OpCut {
     return fixed - (gains - cut);  // the cut is at most the gains
   }
 
+  // The work each footprint counts before its network.
+  int64_t FixedWork() const { return n_ + groups_.work; }
+
+  // Footprint()'s `fixed` (the groups' terms) at the first `count` ops of
+  // `ops`, for all of them at once, from the descendants' rows: group g
+  // counts at u when u starts it, or when one of its starts precedes u
+  // (or it is a graph input) and not every op ending it does (nor is it a
+  // graph output). Summed into fixed_ for the ops whose footprints
+  // Footprint() may then return without looking at the groups one by one.
+  void Tabulate(const std::vector<int>& ops, int64_t count) {
+    const int words = ancestry_.words();
+    std::vector<uint64_t> wanted(words, 0);
+    for (int i = 0; i < static_cast<int>(std::min<int64_t>(count, ops.size()));
+         ++i) {
+      wanted[ops[i] / 64] |= uint64_t{1} << (ops[i] % 64);
+    }
+    fixed_.assign(n_, 0);
+    std::vector<uint64_t> counts(words);
+    for (const CountedGroups::Group& group : groups_.list) {
+      // Started: a start precedes u (or u starts it).
+      for (int w = 0; w < words; ++w) counts[w] = group.from_start ? ~0ull : 0;
+      for (int i = group.starts; i < group.ends; ++i) {
+        const uint64_t* d = ancestry_.Descendants(groups_.ops[i]);
+        for (int w = 0; w < words; ++w) counts[w] |= d[w];
+      }
+      // Less ended: every end precedes u, none is u.
+      if (!group.to_end) {
+        std::vector<uint64_t>& ended = ended_;
+        ended.assign(words, ~0ull);
+        for (int i = group.ends; i < group.end; ++i) {
+          const uint64_t* d = ancestry_.Descendants(groups_.ops[i]);
+          for (int w = 0; w < words; ++w) ended[w] &= d[w];
+        }
+        for (int i = group.ends; i < group.end; ++i) {
+          const int e = groups_.ops[i];
+          ended[e / 64] &= ~(uint64_t{1} << (e % 64));
+        }
+        for (int w = 0; w < words; ++w) counts[w] &= ~ended[w];
+      }
+      for (int i = group.starts; i < group.ends; ++i) {
+        const int s = groups_.ops[i];
+        counts[s / 64] |= uint64_t{1} << (s % 64);
+      }
+      for (int w = 0; w < words; ++w) {
+        for (uint64_t bits = counts[w] & wanted[w]; bits != 0;
+             bits &= bits - 1) {
+          fixed_[w * 64 + __builtin_ctzll(bits)] += group.size;
+        }
+      }
+    }
+    tabulated_ = std::move(wanted);
+  }
+
  private:
   // Above the sum of every size (BuildProblem keeps it within kMaxBytes),
   // so never cut, and with that sum added still inside int64.
   static constexpr Bytes kUnbounded = kMaxBytes + 1;
 
   struct GroupTerm {
-    int group;
+    int group;  // in groups_.list
     bool cost;  // started only if a free op of D starts it
     bool gain;  // ended if every op that ends it is in D, free ones too
   };
 
-  // Group g's bytes at u with no free op in D; records its cost and gain.
-  Bytes Term(int g, int u) {
-    const ViewGroup& group = groups_[g];
+  bool After(int x) const { return Ancestry::Has(after_.data(), x); }
+  bool Before(int x) const { return Ancestry::Has(before_.data(), x); }
+  bool Tabulated(int u) const {
+    return !tabulated_.empty() && Ancestry::Has(tabulated_.data(), u);
+  }
+  bool Free(int x) const { return !After(x) && !Before(x); }
+
+  // Group c's bytes at u with no free op in D; records its cost
+  // and gain.
+  Bytes Term(int c, int u) {
+    const CountedGroups::Group& group = groups_.list[c];
     bool started = group.from_start;
     bool free_start = false;
-    for (int s : group.starts) {
+    for (int i = group.starts; i < group.ends; ++i) {
+      const int s = groups_.ops[i];
       if (s == u) return group.size;  // written while u runs
-      started = started || side_[s] == Side::kBefore;
-      free_start = free_start || side_[s] == Side::kFree;
+      started = started || Before(s);
+      free_start = free_start || Free(s);
     }
     if (!started && !free_start) return 0;  // started after u
     // Whether every op ending it may be in D: not for a graph output, nor
     // when u or a descendant ends it.
     bool may_end = !group.to_end;
     bool free_end = false;
-    for (int e : group.ends) {
-      if (side_[e] == Side::kAfter) may_end = false;
-      free_end = free_end || side_[e] == Side::kFree;
+    for (int i = group.ends; i < group.end; ++i) {
+      const int e = groups_.ops[i];
+      if (After(e)) may_end = false;
+      free_end = free_end || Free(e);
     }
     if (may_end && !free_end) return 0;  // ended before u in every order
-    if (!started || may_end) terms_.push_back(GroupTerm{g, !started, may_end});
+    if (!started || may_end) terms_.push_back(GroupTerm{c, !started, may_end});
     return started ? group.size : 0;
   }
 
-  const Dag& dag_;
   const std::vector<std::vector<int>>& pred_;
-  const std::vector<ViewGroup>& groups_;
-  const std::vector<int>& counted_;
   const Ancestry& ancestry_;
-  std::vector<Side> side_;
+  int n_;
+  CountedGroups groups_;
+  std::vector<uint64_t> tabulated_;  // the ops whose fixed_ is known
+  std::vector<Bytes> fixed_;
+  std::vector<uint64_t> ended_;
   std::vector<int> node_;
+  std::vector<uint64_t> after_;   // per op, bits: after u (or u)
+  std::vector<uint64_t> before_;  // before u, not after
   std::vector<GroupTerm> terms_;
   FlowNetwork network_;
 };
@@ -322,9 +485,11 @@ void CutBound(const Dag& dag, const std::vector<ViewGroup>& groups,
     edges += static_cast<int64_t>(dag.succ[x].size());
   }
   if (work + (edges + n) * ((n + 63) / 64) > max_work) return;
-  const Ancestry ancestry(dag, work);
+  const Ancestry ancestry(dag, pred, work);
   const std::vector<int> largest = Largest(groups);
-  OpCut cut(dag, pred, groups, largest, ancestry);
+  OpCut cut(pred, groups, largest, ancestry);
+  // The first pass can look at no more ops than this.
+  cut.Tabulate(ops_first, (max_work - work) / cut.FixedWork() + 1);
   std::vector<std::pair<Bytes, int>> footprints;  // (-footprint, op)
   for (int u : ops_first) {
     const Bytes footprint = cut.Footprint(u, best, max_work, work);
