@@ -314,7 +314,7 @@ Json PairsJson(const std::vector<OperandPair>& pairs) {
 // (ElementSink); the first error of each is kept, to be reported in the
 // order of ParseGraphJson's checks.
 struct GraphElements {
-  Graph* graph;
+  Graph* graph = nullptr;
   absl::Status tensor_error;
   absl::Status op_error;
 
@@ -601,7 +601,8 @@ absl::StatusOr<Graph> ParseGraphJson(std::string_view std_text) {
   const absl::string_view text(std_text.data(), std_text.size());
   // Tensors and ops are parsed as they are read, never held as a document.
   Graph graph;
-  GraphElements elements{.graph = &graph};
+  GraphElements elements;
+  elements.graph = &graph;
   Json root;
   if (!PlainGraphReader(text).Read(graph, root)) {
     graph = Graph();
