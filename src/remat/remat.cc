@@ -39,7 +39,7 @@ namespace {
 
 constexpr int kNone = -1;
 // How many producers deep an op's dead inputs are made again with it.
-constexpr int kChainDepth = 3;
+constexpr int kChainDepth = 8;
 // Placements of rewritten graphs before the last, which goes as far as
 // the search can.
 constexpr int kPlacements = 8;

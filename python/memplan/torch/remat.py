@@ -128,6 +128,18 @@ def _made_again(graph, graph_op, orig, j, traced, tensors, origin, was, now, k):
     )
 
 
+def _reroot(orig, graph_op, tensors, rerooted):
+    """A traced view op reading a recomputed tensor (or a view of one)
+    makes a view of the recomputed storage: `rerooted` gets its outputs'
+    storage and base."""
+    for o, i in orig.alias:
+        read = graph_op.inputs[i]
+        if read in rerooted:
+            rerooted[orig.outputs[o]] = (rerooted[read][0], read)
+        elif read in tensors:
+            rerooted[orig.outputs[o]] = (tensors[read].root, read)
+
+
 def rewrite(traced, graph):
     """The Rewrite of `traced` whose op list is `graph`'s: the traced ops
     in their order with recomputed ops among them. ValueError when `graph`
@@ -138,6 +150,7 @@ def rewrite(traced, graph):
     tensors = {}
     origin = {}  # recomputed tensor -> the traced tensor it stands in for
     new_index = {}  # traced op index -> its index in the rewritten list
+    rerooted = {}  # traced view -> (recomputed storage, base) it views
     for k, graph_op in enumerate(graph.ops):
         if graph_op.name in index:
             orig = traced.ops[index[graph_op.name]]
@@ -151,6 +164,7 @@ def rewrite(traced, graph):
                 )
             new_index[index[orig.name]] = k
             rename = _renamed_inputs(graph, graph_op, orig, origin)
+            _reroot(orig, graph_op, tensors, rerooted)
             ops.append(dataclasses.replace(orig, inputs=list(graph_op.inputs)))
         else:
             orig = _copy_of(traced.ops, index, graph_op, graph)
@@ -191,6 +205,11 @@ def rewrite(traced, graph):
     for name, t in traced.tensors.items():
         producer = None if t.producer is None else new_index[t.producer]
         tensors[name] = dataclasses.replace(t, producer=producer)
+        if name in rerooted:
+            root, base = rerooted[name]
+            tensors[name] = dataclasses.replace(
+                tensors[name], root=root, base=base
+            )
     rewritten = dataclasses.replace(
         traced, graph=graph, ops=ops, tensors=tensors
     )
