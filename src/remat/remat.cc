@@ -12,7 +12,9 @@
 // second. An op run again needs its inputs live in that pre-phase: an
 // input still live is read there; a dead one is kept alive longer, or,
 // when it is dropped there or keeping it would hold bytes at the step the
-// search lowers, made again itself (a chain).
+// search lowers, made again itself (a chain). An op whose outputs are
+// read through views runs again with them: each output and its views are
+// one buffer, read wherever any of them is read.
 
 #include "remat/remat.h"
 
