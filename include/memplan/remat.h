@@ -53,8 +53,10 @@ struct RematResult {
 // alone frees nothing), and updates the live bytes of the steps it
 // changes. Then it places the rewritten graph; when the placed peak is
 // still above the budget it lowers the target by the difference and goes
-// on. Last, it takes back rewrites that later ones made unneeded. The
-// graph as given when its peak already fits (added cost 0). An op whose
+// on. Last, it takes back rewrites that later ones made unneeded (letting
+// the live bytes rise by the room the placement left, when that still
+// fits). The graph as given when its peak already fits (added cost 0).
+// An op whose
 // outputs are read through views (pure ops with alias or in-place hints
 // reading and making only tensors that share those bytes) runs again with
 // the views made before that point, their copies aliasing its copy. Ops

@@ -841,19 +841,39 @@ absl::Status CheckArguments(Bytes budget, const PlanMemoryOptions& options) {
   return absl::OkStatus();
 }
 
-// `fitted` with the rewrites it needs no longer taken back (Search::Prune),
-// when the rewritten graph still fits the budget at a lower cost.
+// `best`, or the rewrite of `search` with the rewrites that live bytes of
+// at most `limit` do not need taken back (Search::Prune), when that one
+// still fits the budget at a lower cost.
+absl::Status PruneTo(const PlanMemoryOptions& options, Search& search,
+                     Budget& effort, Bytes budget, Bytes limit,
+                     RematResult& best) {
+  search.Prune(limit, effort);
+  RematResult pruned;
+  pruned.peak_without = best.peak_without;
+  pruned.graph = search.Build(pruned.recomputed, pruned.added_cost);
+  if (pruned.added_cost >= best.added_cost) return absl::OkStatus();
+  MEMPLAN_ASSIGN_OR_RETURN(pruned.plan, PlanMemory(pruned.graph, options));
+  if (pruned.plan.plan.peak <= budget) best = std::move(pruned);
+  return absl::OkStatus();
+}
+
+// `fitted` with the rewrites it no longer needs taken back: first those
+// the room left under the budget allows (the live bytes may rise by it),
+// then, when that placement does not fit, those the live bytes as they are
+// allow.
 absl::StatusOr<RematResult> Pruned(const PlanMemoryOptions& options,
                                    Search& search, Budget& effort, Bytes budget,
                                    RematResult fitted) {
-  search.Prune(search.MaxLive(), effort);
-  RematResult pruned;
-  pruned.peak_without = fitted.peak_without;
-  pruned.graph = search.Build(pruned.recomputed, pruned.added_cost);
-  if (pruned.added_cost >= fitted.added_cost) return fitted;
-  MEMPLAN_ASSIGN_OR_RETURN(pruned.plan, PlanMemory(pruned.graph, options));
-  if (pruned.plan.plan.peak > budget) return fitted;
-  return pruned;
+  const Bytes room = budget - fitted.plan.plan.peak;
+  const Bytes live = search.MaxLive();
+  if (room > 0) {
+    Search loose = search;
+    MEMPLAN_RETURN_IF_ERROR(
+        PruneTo(options, loose, effort, budget, live + room, fitted));
+  }
+  MEMPLAN_RETURN_IF_ERROR(
+      PruneTo(options, search, effort, budget, live, fitted));
+  return fitted;
 }
 
 // Rematerialize, and the smallest placed peak it found on the way.
