@@ -463,6 +463,67 @@ TEST(RematTest, RecomputesChains) {
   EXPECT_TRUE(HasChain(*result));
 }
 
+// LongChain(n) with each activation read back through views: v<i> is a
+// view of a<i> (an alias op, as reshape or transpose), w<i> a view of
+// v<i>, and b<i+1> reads w<i> instead of a<i>. `write_view`: the views of
+// a2 are written in place, so a2 and its views are never made again.
+Graph ViewChain(int n, bool write_view) {
+  Graph g = LongChain(n);
+  std::vector<Op> ops;
+  for (Op& op : g.ops) {
+    if (op.name[0] == 'b') {
+      const int i = std::stoi(op.name.substr(1)) - 1;
+      op.inputs[1] = absl::StrCat("w", i);
+    }
+    ops.push_back(op);
+    if (op.name[0] != 'f') continue;
+    const std::string a = op.outputs[0], i = a.substr(1);
+    for (const std::string& view : {"v" + i, "w" + i}) {
+      g.tensors.push_back({.name = view, .size = 100});
+      ops.push_back(Op{.name = "view_" + view,
+                       .type = "view",
+                       .inputs = {view[0] == 'v' ? a : "v" + i},
+                       .outputs = {view},
+                       .alias = {{.output = 0, .input = 0}},
+                       .recomputable = true});
+    }
+    if (write_view && i == "2") {
+      ops.push_back(Op{.name = "scale_", .inputs = {"w2"}, .writes = {0}});
+    }
+  }
+  g.ops = std::move(ops);
+  return g;
+}
+
+// A producer is run again with the views that its later readers read, the
+// views' copies aliasing the producer's copy; a group written in place is
+// never made again.
+TEST(RematTest, RecomputesAProducerWithItsViews) {
+  for (bool write_view : {false, true}) {
+    SCOPED_TRACE(write_view);
+    const Graph graph = ViewChain(8, write_view);
+    absl::StatusOr<GraphPlan> plain = PlanMemory(graph);
+    ASSERT_TRUE(plain.ok()) << plain.status();
+    const Bytes budget = plain->plan.peak - 300;
+    absl::StatusOr<RematResult> result = Rematerialize(graph, budget);
+    ASSERT_TRUE(result.ok()) << result.status();
+    ExpectSound(graph, *result, budget);
+    int views = 0;
+    for (const Op& op : result->graph.ops) {
+      if (op.type != "view" || op.name == Origin(op.name)) continue;
+      ++views;
+      // The copy reads the copy of what its original read.
+      EXPECT_NE(op.inputs[0], Origin(op.inputs[0])) << op.name;
+      EXPECT_EQ(op.alias.size(), 1u) << op.name;
+      if (write_view) EXPECT_NE(Origin(op.name).back(), '2') << op.name;
+    }
+    EXPECT_GT(views, 0);
+    for (const std::string& name : result->recomputed) {
+      if (write_view) EXPECT_NE(Origin(name), "f2") << "a2 is written";
+    }
+  }
+}
+
 // The sweep: budgets evenly spaced from the peak without recomputation
 // down to the smallest reached, each fitted soundly, the cost never lower
 // at a smaller budget.

@@ -9,9 +9,10 @@
 // kRecomputeSuffix, reading the same tensors (each still holding the same
 // bytes: no op between the two runs writes them), and producing new
 // tensors (the outputs' names with the suffix) that the later readers read
-// instead. An op whose inputs are dropped too is run again after theirs (a
-// chain). The rewritten graph is planned with PlanMemory and its plan
-// verified like any other.
+// instead; the views of its outputs that are read later run again with it.
+// An op whose inputs are dropped too is run again after theirs (a chain). The
+// rewritten graph is planned with PlanMemory and its plan verified like any
+// other.
 //
 //   absl::StatusOr<memplan::RematResult> fitted =
 //       memplan::Rematerialize(graph, /*budget=*/1.5 * (1 << 30));
@@ -52,11 +53,17 @@ struct RematResult {
 // alone frees nothing), and updates the live bytes of the steps it
 // changes. Then it places the rewritten graph; when the placed peak is
 // still above the budget it lowers the target by the difference and goes
-// on. Last, it takes back rewrites that later ones made unneeded. The
-// graph as given when its peak already fits (added cost 0). Ops whose
-// outputs share bytes with another tensor (alias or in-place hints, a
-// write), have scratch tensors, are pinned, or make a graph output are
-// never recomputed, nor ops whose inputs are written between the two runs.
+// on. Last, it takes back rewrites that later ones made unneeded (letting
+// the live bytes rise by the room the placement left, when that still
+// fits). The graph as given when its peak already fits (added cost 0).
+// An op whose
+// outputs are read through views (pure ops with alias or in-place hints
+// reading and making only tensors that share those bytes) runs again with
+// the views made before that point, their copies aliasing its copy. Ops
+// with alias or in-place hints of their own, writes or scratch tensors,
+// pinned ops, ops making a graph output or a tensor sharing bytes with
+// anything but such views are never recomputed, nor ops whose inputs are
+// written between the two runs.
 // The search counts its work against options.plan's work limit (and
 // deadline, when set), as the planners do: the same graph, budget and
 // options give the same rewrite on any machine. `options.reorder` must be

@@ -9,8 +9,9 @@ The budgets are fractions of the peak without recomputation that the
 greedy reaches. The CNN (resnet18) is planned with its gradients left to
 the caller (plan_outputs=False): with them in the arena its peak is
 mostly the 45 MB of gradients, which no recomputation lowers. The
-transformer reaches 0.98 of its peak at best, so its budgets lie between
-that and the peak."""
+transformer's activations are read back through views (reshape,
+transpose, expand), which are run again with the op they view; it
+reaches 0.56 of its peak, the U-Net 0.49 and the CNN 0.46."""
 
 import copy
 import functools
@@ -32,7 +33,7 @@ ALIGNMENT = 64
 # recomputation)
 CASES = {
     "cnn_bn": (False, (0.9, 0.75, 0.6)),
-    "transformer": (True, (0.999, 0.99, 0.985)),
+    "transformer": (True, (0.9, 0.75, 0.6)),
     "unet": (True, (0.9, 0.75, 0.6)),
 }
 
@@ -101,6 +102,9 @@ def test_rematerialized_step_gives_eager_gradients(name, fraction, monkeypatch):
         original = traced_ops[re.sub(r"\.recompute(_\d+)?$", "", copied)]
         assert not ops[copied].writes and not original.writes
         assert original.recomputable
+    if name == "transformer":
+        # Its activations are read through views, run again with them.
+        assert any(ops[copied].alias for copied in result.recomputed)
     names = [op.name for op in result.graph.ops]
     for writer in traced.buffer_writes.values():
         assert names.count(writer) == 1

@@ -12,7 +12,9 @@
 // second. An op run again needs its inputs live in that pre-phase: an
 // input still live is read there; a dead one is kept alive longer, or,
 // when it is dropped there or keeping it would hold bytes at the step the
-// search lowers, made again itself (a chain).
+// search lowers, made again itself (a chain). An op whose outputs are
+// read through views runs again with them: each output and its views are
+// one buffer, read wherever any of them is read.
 
 #include "remat/remat.h"
 
@@ -39,7 +41,7 @@ namespace {
 
 constexpr int kNone = -1;
 // How many producers deep an op's dead inputs are made again with it.
-constexpr int kChainDepth = 3;
+constexpr int kChainDepth = 8;
 // Placements of rewritten graphs before the last, which goes as far as
 // the search can.
 constexpr int kPlacements = 8;
@@ -120,6 +122,7 @@ struct GraphIndex {
   std::vector<int> parent;                // union-find over tensors
   std::vector<bool> shared;               // per group root
   std::vector<std::vector<int>> writers;  // per group root, ascending
+  std::vector<std::vector<int>> group;    // per group root, its tensors
   absl::flat_hash_set<std::string> in_conflicts;
 
   int Find(int t) {
@@ -170,6 +173,8 @@ GraphIndex IndexGraph(const Graph& graph) {
   }
   index.shared.assign(n, false);
   index.writers.resize(n);
+  index.group.resize(n);
+  for (int t = 0; t < n; ++t) index.group[index.Find(t)].push_back(t);
   for (int t = 0; t < n; ++t) {
     if (paired[t]) index.shared[index.Find(t)] = true;
   }
@@ -185,21 +190,76 @@ GraphIndex IndexGraph(const Graph& graph) {
   return index;
 }
 
-bool Eligible(const Graph& graph, const Op& op, GraphIndex& index) {
+// Whether tensor t may be dropped and made again: an activation, not
+// fixed, in no conflict.
+bool Droppable(const Graph& graph, const GraphIndex& index, int t) {
+  if (t == kNone) return false;
+  const Tensor& tensor = graph.tensors[t];
+  return tensor.kind == TensorKind::kActivation && !tensor.fixed.has_value() &&
+         !index.in_conflicts.contains(tensor.name);
+}
+
+// Whether op q is a view of the group `root`: pure, reading and making
+// only tensors of the group (through alias or in-place hints).
+bool IsView(const Op& q, GraphIndex& index, int root) {
+  if (!q.recomputable || q.pinned || !q.writes.empty() || !q.scratch.empty() ||
+      (q.alias.empty() && q.inplace.empty())) {
+    return false;
+  }
+  for (const std::string& name : q.inputs) {
+    const int t = index.Of(name);
+    if (t == kNone || index.Find(t) != root) return false;
+  }
+  for (const std::string& name : q.outputs) {
+    const int t = index.Of(name);
+    if (t == kNone || index.Find(t) != root) return false;
+  }
+  return true;
+}
+
+// The ops that make the other tensors sharing the bytes of op p's output
+// t, added to `views`: ops run again with p (their outputs aliasing its
+// output again). False when the group holds a tensor that is not a view
+// of t made by such an op, is written, or spans more than one buffer.
+bool ViewsOf(const Graph& graph, GraphIndex& index,
+             const std::vector<int>& buffer_of, int p, int t,
+             std::vector<int>& views) {
+  const int root = index.Find(t);
+  if (!index.shared[root]) return true;
+  if (!index.writers[root].empty()) return false;
+  for (int u : index.group[root]) {
+    if (u == t) continue;
+    const int q = index.producer[u];
+    if (q == kNone || q == p || buffer_of[t] == kNone ||
+        buffer_of[u] != buffer_of[t] || !Droppable(graph, index, u) ||
+        !IsView(graph.ops[q], index, root)) {
+      return false;
+    }
+    views.push_back(q);
+  }
+  return true;
+}
+
+// Whether op i may run again; `views` gets the view ops run with it
+// (ascending).
+bool Eligible(const Graph& graph, int i, GraphIndex& index,
+              const std::vector<int>& buffer_of, std::vector<int>& views) {
+  const Op& op = graph.ops[i];
   if (!op.recomputable || op.pinned || !op.writes.empty() ||
       !op.scratch.empty() || !op.inplace.empty() || !op.alias.empty() ||
       op.outputs.empty()) {
     return false;
   }
+  views.clear();
   for (const std::string& name : op.outputs) {
     const int t = index.Of(name);
-    if (t == kNone) return false;
-    const Tensor& tensor = graph.tensors[t];
-    if (tensor.kind != TensorKind::kActivation || tensor.fixed.has_value() ||
-        index.shared[index.Find(t)] || index.in_conflicts.contains(name)) {
+    if (!Droppable(graph, index, t) ||
+        !ViewsOf(graph, index, buffer_of, i, t, views)) {
       return false;
     }
   }
+  std::sort(views.begin(), views.end());
+  views.erase(std::unique(views.begin(), views.end()), views.end());
   return true;
 }
 
@@ -248,8 +308,9 @@ class Search {
         if (const int t = index_.Of(name); t != kNone) buffer_of_[t] = b;
       }
     }
+    std::vector<int> views;
     for (int i = 0; i < static_cast<int>(graph.ops.size()); ++i) {
-      if (Eligible(graph, graph.ops[i], index_)) AddOp(i);
+      if (Eligible(graph, i, index_, buffer_of_, views)) AddOp(i, views);
     }
     initial_ = Initial{profile_, outputs_, ops_, buffer_end_};
   }
@@ -309,8 +370,12 @@ class Search {
     double cost = 0;
   };
 
-  void AddOp(int i) {
+  // Op i, run again with `views` (the ops making views of its outputs):
+  // each output's group of tensors sharing its bytes is one OutputState,
+  // read wherever any of them is read.
+  void AddOp(int i, const std::vector<int>& views) {
     OpState state;
+    const int k = static_cast<int>(ops_.size());
     const int slot = 2 * i + 1;
     state.events.push_back(slot);
     for (const std::string& name : graph_.ops[i].outputs) {
@@ -318,18 +383,34 @@ class Search {
       OutputState out{.tensor = t, .size = 0, .events = {slot}, .live = {}};
       const int b = buffer_of_[t];
       if (b != kNone) out.size = buffer_size_[b];
-      for (int r : index_.readers[t]) {
-        InsertSorted(out.events, 2 * r + 1);
-        InsertSorted(state.events, 2 * r + 1);
+      const int root = index_.Find(t);
+      const std::vector<int> alone = {t};
+      for (int u : index_.shared[root] ? index_.group[root] : alone) {
+        for (int r : index_.readers[u]) {
+          InsertSorted(out.events, 2 * r + 1);
+          InsertSorted(state.events, 2 * r + 1);
+        }
+        output_of_[u] = static_cast<int>(outputs_.size());
       }
       out.live.push_back({slot, out.events.back() + 1});
-      output_of_[t] = static_cast<int>(outputs_.size());
       state.outputs.push_back(static_cast<int>(outputs_.size()));
       outputs_.push_back(std::move(out));
     }
-    op_of_[i] = static_cast<int>(ops_.size());
+    for (int v : views) op_of_[v] = k;
+    op_of_[i] = k;
     op_index_.push_back(i);
+    views_.push_back(views);
     ops_.push_back(std::move(state));
+  }
+
+  // The cost of running op k again in pre-phase r: its own and that of
+  // its views made before r.
+  double RunCost(int k, int r) const {
+    double cost = graph_.ops[op_index_[k]].cost.value_or(0);
+    for (int v : views_[k]) {
+      if (2 * v + 1 < r) cost += graph_.ops[v].cost.value_or(0);
+    }
+    return cost;
   }
 
   // --- changes, each logged so that Rollback() undoes it.
@@ -453,7 +534,7 @@ class Search {
     InsertSorted(op.events, r);
     InsertSorted(op.dropped, r);
     for (int o : ops_[k].outputs) MakeLive(o, r, r + 1);
-    AddCost(graph_.ops[op_index_[k]].cost.value_or(0));
+    AddCost(RunCost(k, r));
     return NeedInputs(k, r, depth);
   }
 
@@ -520,7 +601,7 @@ class Search {
       MakeDead(o, x + 1, r);
       MakeLive(o, r, r + 1);
     }
-    AddCost(graph_.ops[op_index_[k]].cost.value_or(0));
+    AddCost(RunCost(k, r));
     return NeedInputs(k, r, kChainDepth);
   }
 
@@ -555,7 +636,7 @@ class Search {
       if (t == kNone) continue;
       for (int reader : index_.readers[t]) {
         const int j = op_of_[reader];
-        if (j == kNone ||
+        if (j == kNone || op_index_[j] != reader ||
             std::find(group.begin(), group.end(), j) != group.end()) {
           continue;
         }
@@ -663,10 +744,11 @@ class Search {
   Profile profile_;
   std::vector<OutputState> outputs_;
   std::vector<OpState> ops_;
-  std::vector<int> op_of_;      // graph op -> ops_ index, or kNone
-  std::vector<int> op_index_;   // ops_ index -> graph op
-  std::vector<int> output_of_;  // tensor -> outputs_ index, or kNone
-  std::vector<int> buffer_of_;  // tensor -> problem buffer, or kNone
+  std::vector<int> op_of_;               // graph op -> ops_ index, or kNone
+  std::vector<int> op_index_;            // ops_ index -> graph op
+  std::vector<std::vector<int>> views_;  // ops_ index -> its view ops
+  std::vector<int> output_of_;           // tensor -> outputs_ index, or kNone
+  std::vector<int> buffer_of_;           // tensor -> problem buffer, or kNone
   std::vector<Bytes> buffer_size_;
   std::vector<int> buffer_end_;  // slot after the last one live
   std::vector<LogEntry> log_;
@@ -712,23 +794,31 @@ Graph Search::Build(std::vector<std::string>& recomputed, double& cost) const {
   auto read = [&](Op& op, int slot) {
     for (std::string& in : op.inputs) in = version_at(in, slot);
   };
+  // Op i run again in pre-phase `slot`, reading the versions made by then.
+  auto emit = [&](int i, int slot) {
+    Op copy = graph_.ops[i];
+    read(copy, slot);
+    copy.name = FreshName(copy.name + kRecomputeSuffix, op_names);
+    for (std::string& o : copy.outputs) {
+      Tensor tensor = graph_.tensors[index_.Of(o)];
+      tensor.name = FreshName(o + kRecomputeSuffix, tensor_names);
+      versions[index_.Of(o)].push_back({slot, tensor.name});
+      o = tensor.name;
+      out.tensors.push_back(std::move(tensor));
+    }
+    cost += copy.cost.value_or(0);
+    recomputed.push_back(copy.name);
+    out.ops.push_back(std::move(copy));
+  };
   size_t next = 0;
   cost = 0;
   for (int s = 0; s < static_cast<int>(graph_.ops.size()); ++s) {
     for (; next < runs.size() && runs[next].first == 2 * s; ++next) {
-      Op copy = graph_.ops[runs[next].second];
-      read(copy, 2 * s);
-      copy.name = FreshName(copy.name + kRecomputeSuffix, op_names);
-      for (std::string& o : copy.outputs) {
-        Tensor tensor = graph_.tensors[index_.Of(o)];
-        tensor.name = FreshName(o + kRecomputeSuffix, tensor_names);
-        versions[index_.Of(o)].push_back({2 * s, tensor.name});
-        o = tensor.name;
-        out.tensors.push_back(std::move(tensor));
+      const int k = op_of_[runs[next].second];
+      emit(runs[next].second, 2 * s);
+      for (int v : views_[k]) {
+        if (v < s) emit(v, 2 * s);
       }
-      cost += copy.cost.value_or(0);
-      recomputed.push_back(copy.name);
-      out.ops.push_back(std::move(copy));
     }
     Op op = graph_.ops[s];
     read(op, 2 * s + 1);
@@ -751,19 +841,39 @@ absl::Status CheckArguments(Bytes budget, const PlanMemoryOptions& options) {
   return absl::OkStatus();
 }
 
-// `fitted` with the rewrites it needs no longer taken back (Search::Prune),
-// when the rewritten graph still fits the budget at a lower cost.
+// `best`, or the rewrite of `search` with the rewrites that live bytes of
+// at most `limit` do not need taken back (Search::Prune), when that one
+// still fits the budget at a lower cost.
+absl::Status PruneTo(const PlanMemoryOptions& options, Search& search,
+                     Budget& effort, Bytes budget, Bytes limit,
+                     RematResult& best) {
+  search.Prune(limit, effort);
+  RematResult pruned;
+  pruned.peak_without = best.peak_without;
+  pruned.graph = search.Build(pruned.recomputed, pruned.added_cost);
+  if (pruned.added_cost >= best.added_cost) return absl::OkStatus();
+  MEMPLAN_ASSIGN_OR_RETURN(pruned.plan, PlanMemory(pruned.graph, options));
+  if (pruned.plan.plan.peak <= budget) best = std::move(pruned);
+  return absl::OkStatus();
+}
+
+// `fitted` with the rewrites it no longer needs taken back: first those
+// the room left under the budget allows (the live bytes may rise by it),
+// then, when that placement does not fit, those the live bytes as they are
+// allow.
 absl::StatusOr<RematResult> Pruned(const PlanMemoryOptions& options,
                                    Search& search, Budget& effort, Bytes budget,
                                    RematResult fitted) {
-  search.Prune(search.MaxLive(), effort);
-  RematResult pruned;
-  pruned.peak_without = fitted.peak_without;
-  pruned.graph = search.Build(pruned.recomputed, pruned.added_cost);
-  if (pruned.added_cost >= fitted.added_cost) return fitted;
-  MEMPLAN_ASSIGN_OR_RETURN(pruned.plan, PlanMemory(pruned.graph, options));
-  if (pruned.plan.plan.peak > budget) return fitted;
-  return pruned;
+  const Bytes room = budget - fitted.plan.plan.peak;
+  const Bytes live = search.MaxLive();
+  if (room > 0) {
+    Search loose = search;
+    MEMPLAN_RETURN_IF_ERROR(
+        PruneTo(options, loose, effort, budget, live + room, fitted));
+  }
+  MEMPLAN_RETURN_IF_ERROR(
+      PruneTo(options, search, effort, budget, live, fitted));
+  return fitted;
 }
 
 // Rematerialize, and the smallest placed peak it found on the way.

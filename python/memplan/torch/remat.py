@@ -94,6 +94,52 @@ def _renamed_inputs(graph, graph_op, orig, origin):
     return rename
 
 
+def _made_again(graph, graph_op, orig, j, traced, tensors, origin, was, now, k):
+    """The record of tensor `now`, output j of recomputed op `graph_op`,
+    standing in for traced tensor `was`: a new storage where `was` is
+    one, or a view of the recomputed storage the copy reads where `was`
+    is a view (the copy of a view op run again with its producer)."""
+    if now in traced.tensors or now in tensors:
+        raise _mismatch(graph, f'op "{graph_op.name}" makes "{now}" again')
+    t = traced.tensors[was]
+    if t.root == was:
+        return dataclasses.replace(
+            t, name=now, kind="activation", root=now, producer=k, base=None
+        )
+    read = [graph_op.inputs[i] for o, i in orig.alias if o == j]
+    bases = [tensors.get(r) for r in read]
+    if (
+        len(read) != 1
+        or bases[0] is None
+        or origin.get(bases[0].root) != t.root
+    ):
+        raise _mismatch(
+            graph,
+            f'op "{graph_op.name}" makes "{now}" in place of "{was}", a '
+            f"view, without reading a recomputed tensor of its storage",
+        )
+    return dataclasses.replace(
+        t,
+        name=now,
+        kind="activation",
+        root=bases[0].root,
+        producer=k,
+        base=read[0],
+    )
+
+
+def _reroot(orig, graph_op, tensors, rerooted):
+    """A traced view op reading a recomputed tensor (or a view of one)
+    makes a view of the recomputed storage: `rerooted` gets its outputs'
+    storage and base."""
+    for o, i in orig.alias:
+        read = graph_op.inputs[i]
+        if read in rerooted:
+            rerooted[orig.outputs[o]] = (rerooted[read][0], read)
+        elif read in tensors:
+            rerooted[orig.outputs[o]] = (tensors[read].root, read)
+
+
 def rewrite(traced, graph):
     """The Rewrite of `traced` whose op list is `graph`'s: the traced ops
     in their order with recomputed ops among them. ValueError when `graph`
@@ -104,6 +150,7 @@ def rewrite(traced, graph):
     tensors = {}
     origin = {}  # recomputed tensor -> the traced tensor it stands in for
     new_index = {}  # traced op index -> its index in the rewritten list
+    rerooted = {}  # traced view -> (recomputed storage, base) it views
     for k, graph_op in enumerate(graph.ops):
         if graph_op.name in index:
             orig = traced.ops[index[graph_op.name]]
@@ -117,27 +164,26 @@ def rewrite(traced, graph):
                 )
             new_index[index[orig.name]] = k
             rename = _renamed_inputs(graph, graph_op, orig, origin)
+            _reroot(orig, graph_op, tensors, rerooted)
             ops.append(dataclasses.replace(orig, inputs=list(graph_op.inputs)))
         else:
             orig = _copy_of(traced.ops, index, graph_op, graph)
             rename = _renamed_inputs(graph, graph_op, orig, origin)
             made = dict(zip(orig.outputs, graph_op.outputs))
-            for was, now in made.items():
-                if traced.tensors[was].root != was or now in traced.tensors:
-                    raise _mismatch(
-                        graph,
-                        f'op "{graph_op.name}" makes "{now}" in place of '
-                        f'"{was}", which is not a new storage of the trace',
-                    )
-                origin[now] = was
-                tensors[now] = dataclasses.replace(
-                    traced.tensors[was],
-                    name=now,
-                    kind="activation",
-                    root=now,
-                    producer=k,
-                    base=None,
+            for j, (was, now) in enumerate(made.items()):
+                tensors[now] = _made_again(
+                    graph,
+                    graph_op,
+                    orig,
+                    j,
+                    traced,
+                    tensors,
+                    origin,
+                    was,
+                    now,
+                    k,
                 )
+                origin[now] = was
             copies.add(k)
             ops.append(
                 dataclasses.replace(
@@ -146,7 +192,6 @@ def rewrite(traced, graph):
                     inputs=list(graph_op.inputs),
                     outputs=list(graph_op.outputs),
                     out_names=[made.get(n, n) for n in orig.out_names],
-                    alias=[],
                     writes=[],
                 )
             )
@@ -160,6 +205,11 @@ def rewrite(traced, graph):
     for name, t in traced.tensors.items():
         producer = None if t.producer is None else new_index[t.producer]
         tensors[name] = dataclasses.replace(t, producer=producer)
+        if name in rerooted:
+            root, base = rerooted[name]
+            tensors[name] = dataclasses.replace(
+                tensors[name], root=root, base=base
+            )
     rewritten = dataclasses.replace(
         traced, graph=graph, ops=ops, tensors=tensors
     )
