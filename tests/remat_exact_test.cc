@@ -301,6 +301,7 @@ void ExpectBruteForceCosts(const Graph& graph, const RematExactOptions& o,
       // again twice): then it is returned, not proven.
       if (exact.ok()) {
         EXPECT_FALSE(exact->proven) << budget;
+        EXPECT_TRUE(exact->heuristic) << budget;
         ExpectSound(graph, *exact, budget);
         absl::StatusOr<RematResult> greedy =
             Rematerialize(graph, budget, o.plan);

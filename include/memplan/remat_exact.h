@@ -87,6 +87,9 @@ struct RematExactResult {
   RematResult remat;
   // No rewrite in the model fits the budget at a smaller added cost.
   bool proven = false;
+  // The rewrite is the heuristic's (Rematerialize), outside the model:
+  // cheaper than the search's, or fitting where the search found none.
+  bool heuristic = false;
   // The most bytes live at one step of the rewritten graph.
   Bytes live_peak = 0;
   // Work units the searches counted, and how many searches ran.

@@ -923,6 +923,7 @@ absl::StatusOr<RematExactResult> RematerializeExact(
       PeakOf(LiveBytes(greedy->plan.problem, greedy->graph.ops.size()));
   result.remat = *std::move(greedy);
   result.proven = false;
+  result.heuristic = true;
   if (exact.ok()) {
     result.work = exact->work;
     result.searches = exact->searches;
