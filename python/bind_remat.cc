@@ -1,5 +1,6 @@
 // Rematerialization: _rematerialize (memplan/__init__.py's rematerialize
-// wraps it) and the RematResult it returns (memplan/remat.h).
+// wraps it) and the RematResult it returns (memplan/remat.h, and
+// memplan/remat_exact.h for exact=True).
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -7,9 +8,12 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "memplan/memplan.h"
+#include "memplan/planner.h"
 #include "memplan/remat.h"
+#include "memplan/remat_exact.h"
 #include "module.h"
 
 namespace memplan::python {
@@ -23,9 +27,10 @@ struct PyRematResult {
   double added_cost = 0;
   Bytes peak_without = 0;
   std::vector<std::string> recomputed;
+  bool proven = false;
 };
 
-PyRematResult ToPython(RematResult r, const BuildOptions& build) {
+PyRematResult ToPython(RematResult r, const BuildOptions& build, bool proven) {
   PlanResult plan;
   plan.problem = std::move(r.plan.problem);
   plan.plan = std::move(r.plan.plan);
@@ -37,7 +42,26 @@ PyRematResult ToPython(RematResult r, const BuildOptions& build) {
                        .plan = std::move(plan),
                        .added_cost = r.added_cost,
                        .peak_without = r.peak_without,
-                       .recomputed = std::move(r.recomputed)};
+                       .recomputed = std::move(r.recomputed),
+                       .proven = proven};
+}
+
+// RematerializeExact with the planning's effort: its work limit (or the
+// time limit's share) for the search, a deadline the time limit from now.
+absl::StatusOr<RematResult> FitExact(const Graph& graph, Bytes budget,
+                                     const PlanMemoryOptions& options,
+                                     bool& proven) {
+  RematExactOptions exact;
+  exact.plan = options;
+  exact.work_limit = WorkLimit(options.plan);
+  if (options.plan.time_limit != absl::InfiniteDuration()) {
+    exact.deadline = absl::Now() + options.plan.time_limit;
+  }
+  absl::StatusOr<RematExactResult> fitted =
+      RematerializeExact(graph, budget, exact);
+  if (!fitted.ok()) return fitted.status();
+  proven = fitted->proven;
+  return std::move(fitted->remat);
 }
 
 // The search limits, seed and threads of the planning, checked.
@@ -81,11 +105,17 @@ void BindRemat(py::module_& m) {
                     "the same options")
       .def_readonly("recomputed", &PyRematResult::recomputed,
                     "the names of the inserted ops, in the order chosen")
+      .def_readonly("proven", &PyRematResult::proven,
+                    "True when the exact search (exact=True) proved that no "
+                    "rewrite of its stage model over the graph's own op "
+                    "order fits the budget at a smaller added cost; False "
+                    "for the heuristic and when the limits ran out")
       .def("__repr__", [](const PyRematResult& r) {
         return absl::StrCat("<RematResult peak=", r.plan.plan.peak,
                             " peak_without=", r.peak_without,
                             " recomputed=", r.recomputed.size(),
-                            " ops added_cost=", r.added_cost, ">");
+                            " ops added_cost=", r.added_cost,
+                            r.proven ? " proven" : "", ">");
       });
   m.def(
       "_rematerialize",
@@ -93,7 +123,7 @@ void BindRemat(py::module_& m) {
          std::optional<double> time_limit, std::optional<int64_t> work_limit,
          uint64_t seed, int threads, const py::dict& options, Bytes alignment,
          std::optional<std::vector<Pool>> pools, Bytes capacity,
-         bool plan_constants, bool plan_inputs, bool plan_outputs) {
+         bool plan_constants, bool plan_inputs, bool plan_outputs, bool exact) {
         BuildArgs args{.alignment = alignment,
                        .pools = std::move(pools),
                        .capacity = capacity,
@@ -106,11 +136,13 @@ void BindRemat(py::module_& m) {
         memory_options.planner_options = PlannerOptionsOf(options);
         memory_options.plan = LimitsOf(time_limit, work_limit, seed, threads);
         absl::StatusOr<RematResult> result;
+        bool proven = false;
         {
           py::gil_scoped_release release;
-          result = Rematerialize(graph, budget, memory_options);
+          result = exact ? FitExact(graph, budget, memory_options, proven)
+                         : Rematerialize(graph, budget, memory_options);
         }
-        return ToPython(Take(std::move(result)), memory_options.build);
+        return ToPython(Take(std::move(result)), memory_options.build, proven);
       },
       py::arg("graph"), py::arg("budget"), py::kw_only(),
       py::arg("planner") = "", py::arg("time_limit") = py::none(),
@@ -118,7 +150,8 @@ void BindRemat(py::module_& m) {
       py::arg("threads") = 1, py::arg("options") = py::dict(),
       py::arg("alignment") = 1, py::arg("pools") = py::none(),
       py::arg("capacity") = 0, py::arg("plan_constants") = false,
-      py::arg("plan_inputs") = true, py::arg("plan_outputs") = true);
+      py::arg("plan_inputs") = true, py::arg("plan_outputs") = true,
+      py::arg("exact") = false);
 }
 
 }  // namespace memplan::python

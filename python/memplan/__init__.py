@@ -622,6 +622,7 @@ def rematerialize(
     graph,
     budget,
     *,
+    exact=False,
     planner=None,
     time_limit=None,
     work_limit=None,
@@ -647,6 +648,16 @@ def rematerialize(
     search picks the recomputations of the most bytes freed per unit of
     Op.cost until the plan's peak is at most the budget.
 
+    exact=True searches instead for the least added cost, by branch and
+    bound (for graphs of up to about 60 ops): result.proven is True when it
+    proved that no rewrite of its stage model (ops run again at the steps
+    of the graph's own op order where their outputs are read) fits the
+    budget at a smaller cost; False when the limits ran out first (raise
+    work_limit), and always for the heuristic. work_limit (plan()'s
+    default when None) and time_limit bound the whole search; when they
+    run out before any rewrite within the budget is found, the error says
+    so.
+
     result.graph is the rewritten graph, result.plan its verified plan (in
     the graph's own order; `verify(result.graph, result.plan)` checks it
     again), result.added_cost the sum of the recomputed ops' costs,
@@ -666,6 +677,11 @@ def rematerialize(
         )
     _check_plan_arguments(graph, None)
     _check_solve_arguments(seed, threads, work_limit, options)
+    if not isinstance(exact, bool):
+        raise TypeError(
+            "memplan.rematerialize: exact must be True or False, not "
+            f"{type(exact).__name__} ({exact!r})"
+        )
     arguments = _module_arguments(
         time_limit=time_limit,
         options=options,
@@ -682,7 +698,11 @@ def rematerialize(
     )
     del arguments["reorder"]
     return _memplan._rematerialize(
-        graph, _size(budget, "budget"), planner=planner or "", **arguments
+        graph,
+        _size(budget, "budget"),
+        planner=planner or "",
+        exact=exact,
+        **arguments,
     )
 
 

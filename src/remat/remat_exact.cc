@@ -36,6 +36,7 @@
 #include "memplan/memplan.h"
 #include "memplan/planner.h"
 #include "memplan/problem.h"
+#include "memplan/remat.h"
 
 namespace memplan {
 namespace {
@@ -829,11 +830,10 @@ absl::Status CheckArguments(Bytes budget, const RematExactOptions& options) {
   return absl::OkStatus();
 }
 
-}  // namespace
-
-absl::StatusOr<RematExactResult> RematerializeExact(
-    const Graph& graph, Bytes budget, const RematExactOptions& options) {
-  MEMPLAN_RETURN_IF_ERROR(CheckArguments(budget, options));
+// The search and the loop that places its rewrites (RematerializeExact
+// but the comparison with the heuristic).
+absl::StatusOr<RematExactResult> SearchExact(const Graph& graph, Bytes budget,
+                                             const RematExactOptions& options) {
   MEMPLAN_ASSIGN_OR_RETURN(GraphPlan plain, PlanMemory(graph, options.plan));
   RematExactResult result;
   result.remat.peak_without = plain.plan.peak;
@@ -898,6 +898,37 @@ absl::StatusOr<RematExactResult> RematerializeExact(
     }
   }
   return NoFit(graph, m, budget, plain.plan.peak, options, proven);
+}
+
+}  // namespace
+
+absl::StatusOr<RematExactResult> RematerializeExact(
+    const Graph& graph, Bytes budget, const RematExactOptions& options) {
+  MEMPLAN_RETURN_IF_ERROR(CheckArguments(budget, options));
+  absl::StatusOr<RematExactResult> exact = SearchExact(graph, budget, options);
+  if (exact.ok() && exact->remat.added_cost == 0) return exact;
+  // Limits spent before any fit: the caller asked for the search's answer.
+  if (!exact.ok() && !absl::IsInvalidArgument(exact.status())) return exact;
+  // A rewrite outside the model (an op run again at a stage whose step
+  // before read its outputs too, as a chain's second recomputation does)
+  // may fit where none of the model does, or cost less.
+  absl::StatusOr<RematResult> greedy =
+      Rematerialize(graph, budget, options.plan);
+  if (!greedy.ok() ||
+      (exact.ok() && exact->remat.added_cost <= greedy->added_cost)) {
+    return exact;
+  }
+  RematExactResult result;
+  result.live_peak =
+      PeakOf(LiveBytes(greedy->plan.problem, greedy->graph.ops.size()));
+  result.remat = *std::move(greedy);
+  result.proven = false;
+  result.heuristic = true;
+  if (exact.ok()) {
+    result.work = exact->work;
+    result.searches = exact->searches;
+  }
+  return result;
 }
 
 }  // namespace memplan

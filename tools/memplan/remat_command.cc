@@ -1,5 +1,6 @@
 // memplan remat: a training step fitted into a budget by recomputing ops
-// (memplan/remat.h), or the cost of recomputation against the budget.
+// (memplan/remat.h; with --exact, memplan/remat_exact.h), or the cost of
+// recomputation against the budget.
 
 #include <filesystem>
 #include <iostream>
@@ -9,14 +10,20 @@
 #include <vector>
 
 #include "absl/flags/flag.h"
+#include "absl/status/status.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
 #include "commands.h"
 #include "input.h"
 #include "memplan/formats.h"
 #include "memplan/memplan.h"
+#include "memplan/planner.h"
 #include "memplan/remat.h"
+#include "memplan/remat_exact.h"
 
 ABSL_FLAG(memplan::tool::ByteSize, budget, {0},
           "SIZE: the most bytes the plan may take (e.g. 36MiB); the peak "
@@ -24,6 +31,10 @@ ABSL_FLAG(memplan::tool::ByteSize, budget, {0},
 ABSL_FLAG(int32_t, sweep, 0,
           "N: instead of one budget, N budgets from the peak without "
           "recomputation down to the smallest peak reached, as a table");
+ABSL_FLAG(bool, exact, false,
+          "with --budget: the least added cost, proven by a branch and bound "
+          "search within --work-limit (for graphs of up to about 60 ops), "
+          "instead of the heuristic's");
 
 namespace memplan::tool {
 namespace {
@@ -37,6 +48,11 @@ absl::Status Check(const Arguments& args) {
   }
   if (budget && absl::GetFlag(FLAGS_budget).bytes <= 0) {
     return absl::InvalidArgumentError("--budget must be a positive size");
+  }
+  if (sweep && absl::GetFlag(FLAGS_exact)) {
+    return absl::InvalidArgumentError(
+        "--exact fits one --budget: the sweep runs the heuristic (give "
+        "--budget=SIZE --exact for each budget to prove)");
   }
   if (sweep && absl::GetFlag(FLAGS_sweep) < 2) {
     return absl::InvalidArgumentError("--sweep needs at least 2 budgets");
@@ -130,24 +146,99 @@ absl::Status WriteOutputs(const RematResult& fitted) {
   });
 }
 
+void PrintSummary(const Graph& graph, const RematResult& fitted, Bytes budget) {
+  const Costs costs = CostsOf(graph);
+  std::cout << "peak without recomputation: " << Size(fitted.peak_without)
+            << "\n"
+            << "peak reached: " << Size(fitted.plan.plan.peak) << " (budget "
+            << Size(budget) << ")\n"
+            << "added cost: " << absl::StrFormat("%.6g", fitted.added_cost)
+            << " (" << Percent(fitted.added_cost, costs.total)
+            << " of the graph's cost, "
+            << Percent(fitted.added_cost, costs.recomputable)
+            << " of its recomputable ops')\n"
+            << "ops recomputed: " << fitted.recomputed.size() << " (the graph "
+            << graph.ops.size() << " ops, the rewritten one "
+            << fitted.graph.ops.size() << ")\n";
+}
+
 absl::Status RunBudget(const Graph& graph, const PlanMemoryOptions& options) {
   const Bytes budget = absl::GetFlag(FLAGS_budget).bytes;
   absl::StatusOr<RematResult> fitted = Rematerialize(graph, budget, options);
   if (!fitted.ok()) return fitted.status();
   if (absl::Status s = WriteOutputs(*fitted); !s.ok()) return s;
-  const Costs costs = CostsOf(graph);
-  std::cout << "peak without recomputation: " << Size(fitted->peak_without)
-            << "\n"
-            << "peak reached: " << Size(fitted->plan.plan.peak) << " (budget "
-            << Size(budget) << ")\n"
-            << "added cost: " << absl::StrFormat("%.6g", fitted->added_cost)
-            << " (" << Percent(fitted->added_cost, costs.total)
-            << " of the graph's cost, "
-            << Percent(fitted->added_cost, costs.recomputable)
-            << " of its recomputable ops')\n"
-            << "ops recomputed: " << fitted->recomputed.size() << " (the graph "
-            << graph.ops.size() << " ops, the rewritten one "
-            << fitted->graph.ops.size() << ")\n";
+  PrintSummary(graph, *fitted, budget);
+  return absl::OkStatus();
+}
+
+// The number of ops up to which the exact search usually proves its cost
+// within the default work limit.
+constexpr int kExactOps = 60;
+
+std::string HeuristicHint(const Graph& graph) {
+  return absl::StrCat("graph \"", graph.name, "\" has ", graph.ops.size(),
+                      " ops, and --exact suits graphs of up to about ",
+                      kExactOps, ": drop --exact for the heuristic");
+}
+
+// Why the search did not prove its cost least.
+std::string NotProvenReason(const RematExactResult& fitted,
+                            const RematExactOptions& exact) {
+  std::vector<std::string> reasons;
+  if (fitted.heuristic) {
+    reasons.push_back(
+        fitted.searches > 0
+            ? "the heuristic's rewrite, outside the search's model, costs less"
+            : "the heuristic's rewrite, outside the search's model, fits "
+              "where none of the model does");
+  }
+  if (fitted.work >= exact.work_limit) {
+    reasons.push_back("work limit reached: raise --work-limit");
+  } else if (exact.deadline != absl::InfiniteFuture() &&
+             absl::Now() >= exact.deadline) {
+    reasons.push_back("time limit reached: raise --time-limit");
+  } else if (!fitted.heuristic) {
+    reasons.push_back(
+        "the placed peak exceeded the live bytes, so the search lowered its "
+        "bound");
+  }
+  return absl::StrJoin(reasons, "; ");
+}
+
+// --exact: RematerializeExact with the planning flags' effort, one unit
+// for the search (--work-limit, its default, or the --time-limit's share)
+// and a deadline --time-limit from now.
+absl::Status RunExact(const Graph& graph, const PlanMemoryOptions& options) {
+  const Bytes budget = absl::GetFlag(FLAGS_budget).bytes;
+  RematExactOptions exact;
+  exact.plan = options;
+  exact.work_limit = WorkLimit(options.plan);
+  if (options.plan.time_limit != absl::InfiniteDuration()) {
+    exact.deadline = absl::Now() + options.plan.time_limit;
+  }
+  absl::StatusOr<RematExactResult> fitted =
+      RematerializeExact(graph, budget, exact);
+  if (absl::IsResourceExhausted(fitted.status()) &&
+      static_cast<int>(graph.ops.size()) > kExactOps) {
+    return absl::ResourceExhaustedError(
+        absl::StrCat(fitted.status().message(), "; ", HeuristicHint(graph)));
+  }
+  if (!fitted.ok()) return fitted.status();
+  if (absl::Status s = WriteOutputs(fitted->remat); !s.ok()) return s;
+  PrintSummary(graph, fitted->remat, budget);
+  std::cout << "search: "
+            << (fitted->proven
+                    ? "least added cost, proven"
+                    : absl::StrCat("not proven (",
+                                   NotProvenReason(*fitted, exact), ")"));
+  if (fitted->searches > 0) {
+    std::cout << " (" << fitted->work << " work units, " << fitted->searches
+              << (fitted->searches == 1 ? " search)" : " searches)");
+  }
+  std::cout << "\n";
+  if (!fitted->proven && static_cast<int>(graph.ops.size()) > kExactOps) {
+    std::cerr << "memplan remat: " << HeuristicHint(graph) << "\n";
+  }
   return absl::OkStatus();
 }
 
@@ -192,6 +283,7 @@ absl::Status Run(const Arguments& args) {
                      "(ops with \"cost\" and \"recomputable\")"));
   }
   if (args.Given("sweep")) return RunSweep(*input->graph, options);
+  if (absl::GetFlag(FLAGS_exact)) return RunExact(*input->graph, options);
   return RunBudget(*input->graph, options);
 }
 
@@ -200,7 +292,7 @@ absl::Status Run(const Arguments& args) {
 Command RematCommand() {
   Command command{
       .name = "remat",
-      .synopsis = "INPUT (--budget=SIZE | --sweep=N) [flags]",
+      .synopsis = "INPUT (--budget=SIZE [--exact] | --sweep=N) [flags]",
       .description =
           "Fits a training step (a graph JSON whose ops carry \"cost\" and "
           "\"recomputable\") into --budget bytes by running chosen ops again "
@@ -211,7 +303,11 @@ Command RematCommand() {
           "the ops recomputed. --graph-out writes the rewritten graph, "
           "--out its plan (memplan-plan-v1 JSON, verified; `memplan verify "
           "GRAPH PLAN` checks both). A budget below the smallest peak found "
-          "is an error that gives that peak. --sweep=N instead prints a "
+          "is an error that gives that peak. --exact searches for the least "
+          "added cost and proves it (within the stage model over the "
+          "graph's own order, and --work-limit; for graphs of up to about "
+          "60 ops); the summary says whether it was proven. --sweep=N "
+          "instead prints a "
           "table: N budgets evenly spaced from the peak without "
           "recomputation down to the smallest peak reached, each planned "
           "and verified, with the peak, the added cost and the ops "
@@ -221,7 +317,8 @@ Command RematCommand() {
       .check = &Check,
       .run = &Run,
   };
-  command.flags = {"budget", "sweep", "planner", "option", "out", "graph_out"};
+  command.flags = {"budget", "sweep", "exact",    "planner",
+                   "option", "out",   "graph_out"};
   for (const std::string& f : PlanningFlags()) command.flags.push_back(f);
   for (const std::string& f : InputFlags()) command.flags.push_back(f);
   return command;

@@ -18,17 +18,21 @@ import memplan as _memplan
 _COPY = re.compile(r"^(?P<op>.+)\.recompute(?:_[0-9]+)?$")
 
 
-def rematerialize(traced, budget, **plan_options):
-    """memplan.rematerialize(traced.graph, budget, **plan_options): the
-    training step `traced` (trace(..., training=True)) fitted into `budget`
-    bytes by running chosen ops again. Run it with
+def rematerialize(traced, budget, *, exact=False, **plan_options):
+    """memplan.rematerialize(traced.graph, budget, exact=exact,
+    **plan_options): the training step `traced` (trace(...,
+    training=True)) fitted into `budget` bytes by running chosen ops again
+    (exact=True: the least added cost, proven on small steps; see
+    result.proven). Run it with
     run_in_arena(traced, result.plan, inputs, graph=result.graph)."""
     if traced.dims:
         raise ValueError(
             "rematerialize plans fixed sizes: trace the model without "
             "symbolic=True"
         )
-    return _memplan.rematerialize(traced.graph, budget, **plan_options)
+    return _memplan.rematerialize(
+        traced.graph, budget, exact=exact, **plan_options
+    )
 
 
 @dataclasses.dataclass
