@@ -445,6 +445,27 @@ class HalfTheWork : public Planner {
   std::unique_ptr<Planner> planner_;
 };
 
+// best's passes: the greedy placements, then memonger's shared objects
+// (caffe2_dp, never worse than caffe2_greedy): on problems of several pools
+// their plan can be smaller, or fit where no placement pass does. Last, so
+// that it wins only when strictly smaller.
+std::vector<std::unique_ptr<Planner>> BestPasses(
+    const std::vector<GreedyOptions>& options, bool caffe2_dp_anywhere,
+    MemberWork member_work) {
+  std::vector<std::unique_ptr<Planner>> out;
+  for (const GreedyOptions& o : options) out.push_back(MakeGreedyPlanner(o));
+  std::unique_ptr<Planner> shared_objects = MakeCaffe2DpPlanner({});
+  if (member_work == MemberWork::kShared) {
+    shared_objects = std::make_unique<HalfTheWork>(std::move(shared_objects));
+  }
+  if (!caffe2_dp_anywhere) {
+    shared_objects = std::make_unique<SharedObjects>(
+        std::move(shared_objects), MakeCaffe2GreedyPlanner({}));
+  }
+  out.push_back(std::move(shared_objects));
+  return out;
+}
+
 // `try_nodes_per_buffer`: the quick try's cap per buffer; `enough`: the
 // ratio to the lower bound within which the later searches are skipped
 // (both 0: none; exact's start, whose plans stay as they were);
@@ -473,24 +494,9 @@ std::unique_ptr<Planner> Best(int64_t lower_bound_try_work,
       {.order = PlacementOrder::kLifetime, .fit = Fit::kFirst}};
   std::vector<GreedyOptions> dense_order = greedy;
   std::swap(dense_order[0], dense_order[1]);
-  // After the greedy placements, memonger's shared objects (caffe2_dp,
-  // never worse than caffe2_greedy): on problems of several pools their
-  // plan can be smaller, or fit where no placement pass does. Last, so
-  // that it wins only when strictly smaller.
   auto planners = [caffe2_dp_anywhere,
                    member_work](const std::vector<GreedyOptions>& options) {
-    std::vector<std::unique_ptr<Planner>> out;
-    for (const GreedyOptions& o : options) out.push_back(MakeGreedyPlanner(o));
-    std::unique_ptr<Planner> shared_objects = MakeCaffe2DpPlanner({});
-    if (member_work == MemberWork::kShared) {
-      shared_objects = std::make_unique<HalfTheWork>(std::move(shared_objects));
-    }
-    if (!caffe2_dp_anywhere) {
-      shared_objects = std::make_unique<SharedObjects>(
-          std::move(shared_objects), MakeCaffe2GreedyPlanner({}));
-    }
-    out.push_back(std::move(shared_objects));
-    return out;
+    return BestPasses(options, caffe2_dp_anywhere, member_work);
   };
   std::vector<std::unique_ptr<SearchPlanner>> searches;
   // A quick try for a plan at the lower bound, with exact's search. Real

@@ -618,6 +618,23 @@ def _warn_when_limited(result, time_limit, work_limit):
     return result
 
 
+def _remat_graph(graph, exact):
+    """rematerialize()'s graph, its arguments checked."""
+    graph = _input(graph)
+    if not isinstance(graph, Graph):
+        raise TypeError(
+            "memplan.rematerialize: expected a memplan.Graph (a problem "
+            "has no ops to run again)"
+        )
+    _check_plan_arguments(graph, None)
+    if not isinstance(exact, bool):
+        raise TypeError(
+            "memplan.rematerialize: exact must be True or False, not "
+            f"{type(exact).__name__} ({exact!r})"
+        )
+    return graph
+
+
 def rematerialize(
     graph,
     budget,
@@ -669,19 +686,8 @@ def rematerialize(
     planned). A budget no recomputation found reaches raises ValueError
     giving the smallest peak found.
     """
-    graph = _input(graph)
-    if not isinstance(graph, Graph):
-        raise TypeError(
-            "memplan.rematerialize: expected a memplan.Graph (a problem "
-            "has no ops to run again)"
-        )
-    _check_plan_arguments(graph, None)
+    graph = _remat_graph(graph, exact)
     _check_solve_arguments(seed, threads, work_limit, options)
-    if not isinstance(exact, bool):
-        raise TypeError(
-            "memplan.rematerialize: exact must be True or False, not "
-            f"{type(exact).__name__} ({exact!r})"
-        )
     arguments = _module_arguments(
         time_limit=time_limit,
         options=options,
