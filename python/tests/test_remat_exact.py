@@ -130,10 +130,15 @@ def test_torch_exact_step_runs_with_eager_gradients():
     assert len(traced.graph.ops) == 64
     peak = memplan.plan(traced.graph).peak
     result = mt.rematerialize(traced, int(peak * 0.9), exact=True)
-    assert result.proven and result.plan.peak <= int(peak * 0.9)
+    assert result.plan.peak <= int(peak * 0.9)
     assert result.recomputed
     heuristic = mt.rematerialize(traced, int(peak * 0.9))
     assert result.added_cost <= heuristic.added_cost
+    # The traced step reads its saved activations through views (aliases),
+    # which only the heuristic runs again with their producer: its rewrite
+    # is returned, not proven.
+    assert not result.proven
+    assert any(".recompute" in n and "alias" in n for n in result.recomputed)
     memplan.verify(result.graph, result.plan)
     out = mt.run_in_arena(traced, result.plan, (x,), graph=result.graph)
     torch.testing.assert_close(out, tuple(grads))
