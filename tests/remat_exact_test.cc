@@ -24,6 +24,7 @@
 #include "memplan/problem.h"
 #include "memplan/verify.h"
 #include "remat/remat.h"
+#include "remat_test_util.h"
 #include "test_util.h"
 
 namespace memplan {
@@ -77,99 +78,13 @@ Graph TrainingChain(bool write_w) {
   return g;
 }
 
-// n layers of 100 bytes (as in remat_test.cc), costs 1, 10, 20, ...:
-// 2n + 3 ops.
-Graph LongChain(int n) {
-  Graph g{.name = "long"};
-  g.tensors = {{.name = "x", .size = 100, .kind = TensorKind::kInput},
-               {.name = "a0", .size = 100},
-               {.name = "g0", .size = 100, .kind = TensorKind::kOutput}};
-  g.ops = {Op{.name = "f0", .inputs = {"x"}, .outputs = {"a0"}, .cost = 1}};
-  for (int i = 1; i <= n; ++i) {
-    g.tensors.push_back({.name = absl::StrCat("a", i), .size = 100});
-    g.ops.push_back(Op{.name = absl::StrCat("f", i),
-                       .inputs = {absl::StrCat("a", i - 1)},
-                       .outputs = {absl::StrCat("a", i)},
-                       .cost = 10.0 * i});
-  }
-  g.tensors.push_back({.name = absl::StrCat("g", n + 1), .size = 100});
-  g.ops.push_back(Op{.name = "loss",
-                     .inputs = {absl::StrCat("a", n)},
-                     .outputs = {absl::StrCat("g", n + 1)}});
-  for (int i = n; i >= 1; --i) {
-    if (i > 1) g.tensors.push_back({.name = absl::StrCat("g", i), .size = 100});
-    g.ops.push_back(
-        Op{.name = absl::StrCat("b", i),
-           .inputs = {absl::StrCat("g", i + 1), absl::StrCat("a", i - 1)},
-           .outputs = {i > 1 ? absl::StrCat("g", i) : "g0"}});
-  }
-  for (Op& op : g.ops) op.recomputable = op.name[0] == 'f';
-  return g;
-}
-
-// The op or tensor a recomputed one stands in for.
-std::string Origin(const std::string& name) {
-  return name.substr(0, name.find(kRecomputeSuffix));
-}
-
-// Runs `graph` on hashed values: an op's outputs hash its (original) name
-// and its inputs' values, a write replaces the written input's value.
-absl::flat_hash_map<std::string, uint64_t> Run(
-    const Graph& graph,
-    const std::function<void(const std::string&, uint64_t)>& made = nullptr) {
-  absl::flat_hash_map<std::string, uint64_t> value;
-  auto hash = [](uint64_t h, uint64_t v) {
-    return (h ^ v) * 1099511628211ull + 0x9e3779b97f4a7c15ull;
-  };
-  for (const Tensor& t : graph.tensors) {
-    value[t.name] = std::hash<std::string>()(t.name);
-  }
-  for (const Op& op : graph.ops) {
-    uint64_t h = std::hash<std::string>()(Origin(op.name));
-    for (const std::string& in : op.inputs) h = hash(h, value[in]);
-    for (size_t k = 0; k < op.outputs.size(); ++k) {
-      value[op.outputs[k]] = hash(h, k);
-      if (made) made(op.outputs[k], value[op.outputs[k]]);
-    }
-    for (int j : op.writes) value[op.inputs[j]] = hash(h, 1000 + j);
-  }
-  return value;
-}
-
-// What every rewrite must keep: the outputs' values, every recomputed
-// tensor equal to the one it stands in for, recomputed ops pure and named
-// after their originals, the cost, and a verified plan within the budget.
+// What every rewrite must keep (remat_test_util.h), and the live peak the
+// search reports: the lower bound of the rewritten graph's problem.
 void ExpectSound(const Graph& original, const RematExactResult& exact,
                  Bytes budget) {
-  const RematResult& result = exact.remat;
-  ASSERT_TRUE(VerifyPlan(result.plan.problem, result.plan.plan).ok());
-  EXPECT_LE(result.plan.plan.peak, budget);
-  EXPECT_LE(exact.live_peak, result.plan.plan.peak);
-  EXPECT_EQ(exact.live_peak, LowerBound(result.plan.problem));
-  absl::flat_hash_map<std::string, uint64_t> first;
-  Run(original, [&](const std::string& t, uint64_t v) { first[t] = v; });
-  absl::flat_hash_map<std::string, uint64_t> before = Run(original);
-  absl::flat_hash_map<std::string, uint64_t> after =
-      Run(result.graph, [&](const std::string& t, uint64_t v) {
-        EXPECT_EQ(v, first[Origin(t)]) << t << " holds other bytes";
-      });
-  for (const Tensor& t : original.tensors) {
-    if (t.kind == TensorKind::kOutput) {
-      EXPECT_EQ(after[t.name], before[t.name]) << t.name;
-    }
-  }
-  absl::flat_hash_map<std::string, const Op*> by_name;
-  for (const Op& op : original.ops) by_name[op.name] = &op;
-  double cost = 0;
-  for (const std::string& name : result.recomputed) {
-    ASSERT_TRUE(by_name.contains(Origin(name))) << name;
-    const Op& op = *by_name[Origin(name)];
-    EXPECT_TRUE(op.recomputable && op.writes.empty()) << name;
-    cost += op.cost.value_or(0);
-  }
-  EXPECT_DOUBLE_EQ(result.added_cost, cost);
-  EXPECT_EQ(result.graph.ops.size(),
-            original.ops.size() + result.recomputed.size());
+  testing::ExpectSoundRewrite(original, exact.remat, budget);
+  EXPECT_LE(exact.live_peak, exact.remat.plan.plan.peak);
+  EXPECT_EQ(exact.live_peak, LowerBound(exact.remat.plan.problem));
 }
 
 // The least cost over every rewrite of the model, each built and measured
@@ -333,12 +248,12 @@ TEST(RematExactTest, EqualsTheBruteForceOnTheChain) {
 }
 
 TEST(RematExactTest, EqualsTheBruteForceOnALongChain) {
-  ExpectBruteForceCosts(LongChain(4), {});  // 11 ops
+  ExpectBruteForceCosts(testing::LongChain(4), {});  // 11 ops
   // With the input the caller's, the least budgets make the first layers
   // again from it, one after the other.
   RematExactOptions unplanned;
   unplanned.plan.build.plan_inputs = false;
-  ExpectBruteForceCosts(LongChain(4), unplanned);
+  ExpectBruteForceCosts(testing::LongChain(4), unplanned);
 }
 
 TEST(RematExactTest, EqualsTheBruteForceAcrossAWrite) {
@@ -351,20 +266,7 @@ TEST(RematExactTest, EqualsTheBruteForceAcrossAWrite) {
 // writes nothing made recomputable at a cost of the bytes it makes, as
 // remat_test.cc does.
 Graph TracedStep(const std::string& name) {
-  absl::StatusOr<std::string> text =
-      ReadFile(testing::DataPath(absl::StrCat("training/", name, ".json")));
-  EXPECT_TRUE(text.ok()) << text.status();
-  absl::StatusOr<Graph> graph = ParseGraphJson(text.value_or(""));
-  EXPECT_TRUE(graph.ok()) << graph.status();
-  if (!graph.ok()) return Graph{};
-  absl::flat_hash_map<std::string, Bytes> size;
-  for (const Tensor& t : graph->tensors) size[t.name] = t.size;
-  for (Op& op : graph->ops) {
-    op.recomputable = op.writes.empty() && !op.pinned;
-    op.cost = 0;
-    for (const std::string& out : op.outputs) *op.cost += size[out];
-  }
-  return *graph;
+  return testing::TrainingStepWithByteCosts(name);
 }
 
 // Five budgets of the MLP's training step, from 0.9 to 0.7 of its peak:
@@ -551,7 +453,7 @@ TEST(RematExactTest, ARewritePlacedAboveTheBudgetIsNotReturned) {
 
 TEST(RematExactTest, ALimitSpentBeforeAnyFitIsAClearError) {
   absl::StatusOr<RematExactResult> result =
-      RematerializeExact(LongChain(4), 400, {.work_limit = 1});
+      RematerializeExact(testing::LongChain(4), 400, {.work_limit = 1});
   EXPECT_EQ(result.status().code(), absl::StatusCode::kResourceExhausted);
   EXPECT_THAT(result.status().message(), HasSubstr("raise the work limit"));
 }

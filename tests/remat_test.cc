@@ -20,6 +20,7 @@
 #include "memplan/load.h"
 #include "memplan/memplan.h"
 #include "memplan/verify.h"
+#include "remat_test_util.h"
 #include "test_util.h"
 
 namespace memplan {
@@ -75,73 +76,12 @@ Graph TrainingChain(bool write_w) {
   return g;
 }
 
-// The op or tensor a recomputed one stands in for ("f1" for "f1.recompute"
-// and "f1.recompute_2").
-std::string Origin(const std::string& name) {
-  return name.substr(0, name.find(kRecomputeSuffix));
-}
-
-// Runs `graph` on hashed values: an op's outputs hash its (original) name
-// and its inputs' values, a write replaces the written input's value. Calls
-// `made` with each output and its value.
-absl::flat_hash_map<std::string, uint64_t> Run(
-    const Graph& graph,
-    const std::function<void(const std::string&, uint64_t)>& made = nullptr) {
-  absl::flat_hash_map<std::string, uint64_t> value;
-  auto hash = [](uint64_t h, uint64_t v) {
-    return (h ^ v) * 1099511628211ull + 0x9e3779b97f4a7c15ull;
-  };
-  for (const Tensor& t : graph.tensors) {
-    value[t.name] = std::hash<std::string>()(t.name);
-  }
-  for (const Op& op : graph.ops) {
-    const std::string origin = Origin(op.name);
-    uint64_t h = std::hash<std::string>()(origin);
-    for (const std::string& in : op.inputs) h = hash(h, value[in]);
-    for (size_t k = 0; k < op.outputs.size(); ++k) {
-      value[op.outputs[k]] = hash(h, k);
-      if (made) made(op.outputs[k], value[op.outputs[k]]);
-    }
-    for (int j : op.writes) value[op.inputs[j]] = hash(h, 1000 + j);
-  }
-  return value;
-}
-
-// What every rewrite must keep: the outputs' values, every recomputed
-// tensor equal to the one it stands in for, the recomputed ops pure and
-// named after their originals, and a verified plan within the budget.
+// What every rewrite must keep (remat_test_util.h), and a graph that did
+// not fit as given.
 void ExpectSound(const Graph& original, const RematResult& result,
                  Bytes budget) {
-  ASSERT_TRUE(VerifyPlan(result.plan.problem, result.plan.plan).ok());
-  EXPECT_LE(result.plan.plan.peak, budget);
+  testing::ExpectSoundRewrite(original, result, budget);
   EXPECT_GT(result.peak_without, budget);
-  absl::flat_hash_map<std::string, uint64_t> first;
-  Run(original, [&](const std::string& t, uint64_t v) { first[t] = v; });
-  absl::flat_hash_map<std::string, uint64_t> before = Run(original);
-  absl::flat_hash_map<std::string, uint64_t> after =
-      Run(result.graph, [&](const std::string& t, uint64_t v) {
-        const std::string origin = Origin(t);
-        EXPECT_EQ(v, first[origin])
-            << t << " holds other bytes than " << origin;
-      });
-  for (const Tensor& t : original.tensors) {
-    if (t.kind == TensorKind::kOutput) {
-      EXPECT_EQ(after[t.name], before[t.name]) << t.name;
-    }
-  }
-  double cost = 0;
-  absl::flat_hash_map<std::string, const Op*> by_name;
-  for (const Op& op : original.ops) by_name[op.name] = &op;
-  for (const std::string& name : result.recomputed) {
-    const std::string origin = Origin(name);
-    ASSERT_TRUE(by_name.contains(origin)) << name;
-    const Op& op = *by_name[origin];
-    EXPECT_TRUE(op.recomputable && op.writes.empty()) << name;
-    cost += op.cost.value_or(0);
-  }
-  EXPECT_EQ(result.added_cost, cost);
-  EXPECT_EQ(result.graph.ops.size(),
-            original.ops.size() + result.recomputed.size());
 }
 
 TEST(RematTest, FitsTheChainIntoSmallerBudgets) {
@@ -159,41 +99,10 @@ TEST(RematTest, FitsTheChainIntoSmallerBudgets) {
   }
 }
 
-// n layers of 100 bytes, forward then backward, each backward op reading
-// its layer's activation; the input is read by the first layers both ways.
-Graph LongChain(int n) {
-  Graph g{.name = "long"};
-  g.tensors = {{.name = "x", .size = 100, .kind = TensorKind::kInput},
-               {.name = "a0", .size = 100},
-               {.name = "g0", .size = 100, .kind = TensorKind::kOutput}};
-  g.ops = {Op{.name = "f0", .inputs = {"x"}, .outputs = {"a0"}}};
-  for (int i = 1; i <= n; ++i) {
-    g.tensors.push_back({.name = absl::StrCat("a", i), .size = 100});
-    g.ops.push_back(Op{.name = absl::StrCat("f", i),
-                       .inputs = {absl::StrCat("a", i - 1)},
-                       .outputs = {absl::StrCat("a", i)},
-                       .cost = 10.0 * i});
-  }
-  g.tensors.push_back({.name = absl::StrCat("g", n + 1), .size = 100});
-  g.ops.push_back(Op{.name = "loss",
-                     .inputs = {absl::StrCat("a", n)},
-                     .outputs = {absl::StrCat("g", n + 1)}});
-  for (int i = n; i >= 1; --i) {
-    if (i > 1) g.tensors.push_back({.name = absl::StrCat("g", i), .size = 100});
-    g.ops.push_back(
-        Op{.name = absl::StrCat("b", i),
-           .inputs = {absl::StrCat("g", i + 1), absl::StrCat("a", i - 1)},
-           .outputs = {i > 1 ? absl::StrCat("g", i) : "g0"}});
-  }
-  for (Op& op : g.ops) op.recomputable = op.name[0] == 'f';
-  g.ops[0].cost = 1;
-  return g;
-}
-
 // Every budget from the peak down to the smallest reached gives a sound
 // rewrite, the smaller budgets at a higher cost.
 TEST(RematTest, SweepsTheBudgetsOfALongChain) {
-  const Graph graph = LongChain(8);
+  const Graph graph = testing::LongChain(8);
   absl::StatusOr<GraphPlan> plain = PlanMemory(graph);
   ASSERT_TRUE(plain.ok()) << plain.status();
   double last_cost = 0;
@@ -221,18 +130,8 @@ TEST(RematTest, SweepsTheBudgetsOfALongChain) {
 TEST(RematTest, FitsATracedTrainingStep) {
   // 0.55 of the peak is about the least the heuristic reaches on it.
   const std::string name = "resnet18_train";
-  absl::StatusOr<std::string> text =
-      ReadFile(testing::DataPath(absl::StrCat("training/", name, ".json")));
-  ASSERT_TRUE(text.ok()) << text.status();
-  absl::StatusOr<Graph> graph = ParseGraphJson(*text);
-  ASSERT_TRUE(graph.ok()) << graph.status();
-  absl::flat_hash_map<std::string, Bytes> size;
-  for (const Tensor& t : graph->tensors) size[t.name] = t.size;
-  for (Op& op : graph->ops) {
-    op.recomputable = op.writes.empty() && !op.pinned;
-    op.cost = 0;
-    for (const std::string& out : op.outputs) *op.cost += size[out];
-  }
+  const Graph step = testing::TrainingStepWithByteCosts(name);
+  const Graph* graph = &step;
   PlanMemoryOptions options{.planner = "greedy_by_size"};
   absl::StatusOr<GraphPlan> plain = PlanMemory(*graph, options);
   ASSERT_TRUE(plain.ok()) << plain.status();
@@ -439,7 +338,7 @@ bool HasChain(const RematResult& result) {
 // LongChain whose backward ops read only the even layers' activations:
 // running f4 again for b4 needs a3, which nothing else keeps.
 Graph SparseChain(int n) {
-  Graph g = LongChain(n);
+  Graph g = testing::LongChain(n);
   for (Op& op : g.ops) {
     if (op.name[0] != 'b') continue;
     const int i = std::stoi(op.name.substr(1));
@@ -468,7 +367,7 @@ TEST(RematTest, RecomputesChains) {
 // v<i>, and b<i+1> reads w<i> instead of a<i>. `write_view`: the views of
 // a2 are written in place, so a2 and its views are never made again.
 Graph ViewChain(int n, bool write_view) {
-  Graph g = LongChain(n);
+  Graph g = testing::LongChain(n);
   std::vector<Op> ops;
   for (Op& op : g.ops) {
     if (op.name[0] == 'b') {
@@ -510,16 +409,17 @@ TEST(RematTest, RecomputesAProducerWithItsViews) {
     ExpectSound(graph, *result, budget);
     int views = 0;
     for (const Op& op : result->graph.ops) {
-      if (op.type != "view" || op.name == Origin(op.name)) continue;
+      if (op.type != "view" || op.name == testing::Origin(op.name)) continue;
       ++views;
       // The copy reads the copy of what its original read.
-      EXPECT_NE(op.inputs[0], Origin(op.inputs[0])) << op.name;
+      EXPECT_NE(op.inputs[0], testing::Origin(op.inputs[0])) << op.name;
       EXPECT_EQ(op.alias.size(), 1u) << op.name;
-      if (write_view) EXPECT_NE(Origin(op.name).back(), '2') << op.name;
+      if (write_view)
+        EXPECT_NE(testing::Origin(op.name).back(), '2') << op.name;
     }
     EXPECT_GT(views, 0);
     for (const std::string& name : result->recomputed) {
-      if (write_view) EXPECT_NE(Origin(name), "f2") << "a2 is written";
+      if (write_view) EXPECT_NE(testing::Origin(name), "f2") << "a2 is written";
     }
   }
 }
@@ -528,7 +428,7 @@ TEST(RematTest, RecomputesAProducerWithItsViews) {
 // down to the smallest reached, each fitted soundly, the cost never lower
 // at a smaller budget.
 TEST(RematTest, SweepGoesFromThePeakToTheSmallest) {
-  const Graph graph = LongChain(8);
+  const Graph graph = testing::LongChain(8);
   absl::StatusOr<std::vector<RematSweepPoint>> sweep = RematSweep(graph, 5);
   ASSERT_TRUE(sweep.ok()) << sweep.status();
   ASSERT_EQ(sweep->size(), 5u);
@@ -560,7 +460,7 @@ TEST(RematTest, SweepGoesFromThePeakToTheSmallest) {
 // The search counts its work in the planners' unit: a work limit bounds
 // it, and the same limit gives the same rewrite.
 TEST(RematTest, WorkIsCountedAndBounded) {
-  const Graph graph = LongChain(12);
+  const Graph graph = testing::LongChain(12);
   internal::WorkMeter meter;
   absl::StatusOr<RematResult> full = Rematerialize(graph, 700);
   ASSERT_TRUE(full.ok()) << full.status();
