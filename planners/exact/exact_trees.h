@@ -34,7 +34,7 @@ class MinMarks {
   int leaves() const { return size_; }
   // Without SettleAndClear (marks abandoned halfway).
   void Clear() {
-    std::fill(tree_.begin(), tree_.end(), empty_);
+    for (int node : marked_) tree_[node] = empty_;
     marked_.clear();
   }
   // Every position that `nodes` cover (AppendCover) is at most `value`.
@@ -92,7 +92,8 @@ class MinMarks {
   int64_t empty_;
   int size_ = 1;
   std::vector<int64_t> tree_;
-  std::vector<int> marked_;  // the nodes marked since the last clearing
+  // The nodes marked since the last clearing: every node not empty.
+  std::vector<int> marked_;
 };
 
 }  // namespace memplan::internal::exact
