@@ -17,11 +17,23 @@
 namespace memplan {
 namespace {
 
-class GreedyPlanner : public Planner {
+class GreedyPlanner : public Planner, public internal::GreedyPass {
  public:
   explicit GreedyPlanner(const GreedyOptions& options) : options_(options) {}
 
   std::string_view name() const override { return GreedyPlannerName(options_); }
+
+  PlacementOrder pass_order() const override { return options_.order; }
+  Fit pass_fit() const override { return options_.fit; }
+  bool Finishes(const Problem& problem, const PlanOptions& options,
+                int64_t work) const override {
+    // As Solve() runs the pass: PlaceAll stops it once its cost reaches
+    // the cost limit with buffers still to place.
+    const Budget whole(options);
+    const auto n = static_cast<int64_t>(problem.buffers.size());
+    return whole.deadline() == absl::InfiniteFuture() &&
+           work < whole.work_limit() - internal::PackingWork(n);
+  }
 
   absl::StatusOr<Plan> Solve(const Problem& problem,
                              const PlanOptions& options) const override {

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cstdint>
+#include <limits>
 #include <memory>
 #include <string>
 #include <thread>
@@ -16,6 +17,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "effort/budget.h"
+#include "greedy_by_size.h"
 #include "gtest/gtest.h"
 #include "memplan/memplan.h"
 #include "memplan/planner.h"
@@ -433,6 +435,61 @@ TEST(ChooseBestTest, PatienceStopsTheHeuristicsThatStopGaining) {
   ASSERT_EQ(called.size(), 3u);
   EXPECT_EQ(called[1]->calls(), 1);
   EXPECT_EQ(called[2]->calls(), 0);
+}
+
+// Seven buffers of 20 and 10 bytes, `ids` giving each its id (0 to 6) in
+// the order of their starts.
+Problem SevenBuffers(const std::vector<int>& ids) {
+  const struct {
+    Step start, end;
+    Bytes size;
+  } rows[] = {{0, 2, 20}, {1, 4, 20}, {2, 5, 10}, {3, 4, 10},
+              {4, 5, 20}, {5, 6, 10}, {6, 8, 10}};
+  Problem problem{.pools = {{.name = "default"}}};
+  problem.buffers.resize(7);
+  for (int i = 0; i < 7; ++i) {
+    problem.buffers[ids[i]] = {.name = absl::StrCat("b", ids[i]),
+                               .size = rows[i].size,
+                               .lifetime = {rows[i].start, rows[i].end}};
+  }
+  return problem;
+}
+
+// first_fit, then the pass by size with ties by id (position_greedy), as
+// in best. With ids in the order of the starts their orders are the same
+// and the second pass is not run again, its work counted as it counts it;
+// with ids that put buffers of equal size out of that order (an instance a
+// search over small ones found) it runs, and its plan (at the lower bound,
+// 40 bytes; first_fit's is 50) wins.
+TEST(ChooseBestTest, APassRepeatingAnOrderCountsItsWorkAndLosesNoPlan) {
+  for (const std::vector<int>& ids : {std::vector<int>{0, 1, 2, 3, 4, 5, 6},
+                                      std::vector<int>{4, 3, 5, 6, 0, 2, 1}}) {
+    const Problem problem = SevenBuffers(ids);
+    const std::vector<GreedyOptions> passes = {
+        {.order = PlacementOrder::kSize, .fit = Fit::kFirst},
+        {.order = PlacementOrder::kSizeThenId, .fit = Fit::kFirst}};
+    int64_t alone = 0;  // the passes' work, each run alone
+    Bytes smallest = std::numeric_limits<Bytes>::max();
+    std::vector<std::unique_ptr<Planner>> heuristics;
+    for (const GreedyOptions& pass : passes) {
+      heuristics.push_back(MakeGreedyPlanner(pass));
+      const internal::WorkMeter meter;
+      absl::StatusOr<Plan> plan = heuristics.back()->Solve(problem, {});
+      ASSERT_TRUE(plan.ok()) << plan.status();
+      ASSERT_TRUE(VerifyPlan(problem, *plan).ok());
+      alone += meter.counted();
+      smallest = std::min(smallest, plan->peak);
+    }
+    const std::unique_ptr<Planner> planner = ChooseBest(
+        "mine", std::move(heuristics), {}, {}, nullptr, MemberWork::kShared);
+    const internal::WorkMeter meter;
+    absl::StatusOr<Plan> plan = planner->Solve(problem, {});
+    ASSERT_TRUE(plan.ok()) << plan.status();
+    EXPECT_TRUE(VerifyPlan(problem, *plan).ok());
+    EXPECT_EQ(meter.counted(), alone);
+    EXPECT_EQ(plan->peak, smallest);
+    EXPECT_EQ(plan->peak, ids[0] == 0 ? 50 : 40);
+  }
 }
 
 TEST(ChooseBestTest, ProgressHearsEachSmallerPlanOnce) {

@@ -379,30 +379,43 @@ bool PartSearch::SectionsFit() {
 // around it and its lower neighbour's floor (kInf: both dead).
 void PartSearch::FindRun(Frame& fr) const {
   const int sections = static_cast<int>(eff_.size());
+  const int64_t* eff = eff_.data();
+  const int64_t* rem = rem_.data();
   int64_t best_slack = kInf, best_floor = kInf;
   int s = 0;
   while (s < sections) {
-    if (eff_[s] >= kInf) {
+    if (eff[s] >= kInf) {
       ++s;
       continue;
     }
-    const int64_t f = eff_[s];
+    const int64_t f = eff[s];
+    // Runs are long (a few thousand sections make a few dozen runs): four
+    // sections at a time to the run's end.
     int end = s + 1;
-    while (end < sections && eff_[end] == f) ++end;
-    const int64_t left = s > 0 ? eff_[s - 1] : kInf;
-    const int64_t right = end < sections ? eff_[end] : kInf;
+    while (end + 4 <= sections &&
+           ((eff[end] ^ f) | (eff[end + 1] ^ f) | (eff[end + 2] ^ f) |
+            (eff[end + 3] ^ f)) == 0) {
+      end += 4;
+    }
+    while (end < sections && eff[end] == f) ++end;
+    const int64_t left = s > 0 ? eff[s - 1] : kInf;
+    const int64_t right = end < sections ? eff[end] : kInf;
     if (left > f && right > f) {
-      for (int t = s; t < end; ++t) {
-        const int64_t slack = height_ - f - rem_[t];
-        if (slack < best_slack || (slack == best_slack && f < best_floor)) {
-          best_slack = slack;
-          best_floor = f;
-          fr.f = f;
-          fr.r0 = s;
-          fr.r1 = end;
-          fr.cell = t;
-          fr.h = std::min(left, right);
-        }
+      // The run's least slack is at its most remaining bytes, the leftmost
+      // such section; it is the cell when it beats the best so far.
+      int64_t most = rem[s];
+      for (int t = s + 1; t < end; ++t) most = std::max(most, rem[t]);
+      const int64_t slack = height_ - f - most;
+      if (slack < best_slack || (slack == best_slack && f < best_floor)) {
+        int t = s;
+        while (rem[t] != most) ++t;
+        best_slack = slack;
+        best_floor = f;
+        fr.f = f;
+        fr.r0 = s;
+        fr.r1 = end;
+        fr.cell = t;
+        fr.h = std::min(left, right);
       }
     }
     s = end;

@@ -259,6 +259,59 @@ class MemberRun {
   bool spent_limit_ = false;                    // the work limit ended it
 };
 
+// The greedy passes of one run that repeat an earlier one. The pass by
+// size with ties by id (position_greedy) places the same order as the pass
+// by size with the same fit (first_fit) wherever the buffers of equal size
+// start in the order of their ids, as in most traced graphs; it then gives
+// the same plan, which cannot be smaller, for the same counted work.
+class RepeatedPasses {
+ public:
+  // `planner` gave a plan (`ok`) or not, counting `work` units.
+  void Ran(const Planner& planner, bool ok, int64_t work) {
+    const auto* pass = dynamic_cast<const internal::GreedyPass*>(&planner);
+    if (ok && pass != nullptr && pass->pass_order() == PlacementOrder::kSize) {
+      by_size_.push_back({.fit = pass->pass_fit(), .work = work});
+    }
+  }
+
+  // The work `planner`, run with `options`, would count to place the order
+  // of a pass that gave a plan; nullopt when it may place another order or
+  // stop short.
+  std::optional<int64_t> Repeats(const Problem& problem, const Planner& planner,
+                                 const PlanOptions& options) {
+    const auto* pass = dynamic_cast<const internal::GreedyPass*>(&planner);
+    if (pass == nullptr || pass->pass_order() != PlacementOrder::kSizeThenId)
+      return std::nullopt;
+    for (const ByOrder& earlier : by_size_) {
+      if (earlier.fit != pass->pass_fit() ||
+          !pass->Finishes(problem, options, earlier.work) ||
+          !SameOrders(problem)) {
+        continue;
+      }
+      return earlier.work;
+    }
+    return std::nullopt;
+  }
+
+ private:
+  struct ByOrder {
+    Fit fit;
+    int64_t work;
+  };
+
+  // Whether the orders by size and by size then id are the same.
+  bool SameOrders(const Problem& problem) {
+    if (!same_.has_value()) {
+      same_ = internal::SortedBuffers(problem, PlacementOrder::kSize) ==
+              internal::SortedBuffers(problem, PlacementOrder::kSizeThenId);
+    }
+    return *same_;
+  }
+
+  std::vector<ByOrder> by_size_;
+  std::optional<bool> same_;
+};
+
 class ChooseBestPlanner : public Planner {
  public:
   ChooseBestPlanner(std::string name,
@@ -376,6 +429,7 @@ class ChooseBestPlanner : public Planner {
     }
     const MemberChoice choice = ChooseMembers(problem, budget);
     MemberRun members(problem, options, budget.deadline(), choice.pass_cost);
+    RepeatedPasses repeated;
     bool going = true;
     size_t searched = 0;  // the searches that have run
     for (int i = 0; i < choice.run && going && !members.AtLowerBound(); ++i) {
@@ -392,7 +446,16 @@ class ChooseBestPlanner : public Planner {
       }
       const Planner& planner = *(*choice.pool)[i];
       members.SpendPass();
-      going = members.Consider(planner, planner.Solve(problem, *next));
+      if (const std::optional<int64_t> work =
+              repeated.Repeats(problem, planner, *next);
+          work.has_value()) {
+        Budget(*next).Tick(*work);  // counted as the pass would count it
+      } else {
+        const internal::WorkMeter pass;
+        absl::StatusOr<Plan> plan = planner.Solve(problem, *next);
+        repeated.Ran(planner, plan.ok(), pass.counted());
+        going = members.Consider(planner, std::move(plan));
+      }
       while (going && !choice.dense && searched < searches_.size() &&
              members.best().has_value() && !members.AtLowerBound()) {
         const SearchPlanner& search = *searches_[searched];

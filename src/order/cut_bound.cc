@@ -264,13 +264,18 @@ class OpCut {
   OpCut(const std::vector<std::vector<int>>& pred,
         const std::vector<ViewGroup>& groups, const std::vector<int>& counted,
         const Ancestry& ancestry)
-      : pred_(pred),
+      : pred_first_(pred.size() + 1, 0),
         ancestry_(ancestry),
         n_(static_cast<int>(pred.size())),
         groups_(groups, counted),
         node_(n_, -1),
         after_(ancestry.words()),
-        before_(ancestry.words()) {}
+        before_(ancestry.words()) {
+    for (int x = 0; x < n_; ++x) {
+      pred_first_[x + 1] = pred_first_[x] + static_cast<int>(pred[x].size());
+      pred_.insert(pred_.end(), pred[x].begin(), pred[x].end());
+    }
+  }
 
   // With `before` (an op, or -1) run before u and `after` not: orders
   // that run them so.
@@ -298,6 +303,7 @@ class OpCut {
       for (int w = 0; w < words; ++w) before_[w] |= a[w];
     }
     for (int w = 0; w < words; ++w) before_[w] &= ~after_[w];
+    const int free = Sides();
     work += n_;
     // The groups' terms; the footprint is at most `fixed` (D holding no
     // free op: no cost, no gain).
@@ -309,9 +315,7 @@ class OpCut {
     work += groups_.work;
     if (fixed <= best) return fixed;
     network_.Reset();
-    for (int x = 0; x < n_; ++x) {
-      node_[x] = Free(x) ? network_.AddNode() : -1;
-    }
+    for (int x = 0; x < free; ++x) network_.AddNode();
     Bytes gains = 0;
     for (const GroupTerm& term : terms_) {
       const CountedGroups::Group& group = groups_.list[term.group];
@@ -335,7 +339,8 @@ class OpCut {
     }
     for (int x = 0; x < n_; ++x) {
       if (node_[x] < 0) continue;
-      for (int p : pred_[x]) {
+      for (int i = pred_first_[x]; i < pred_first_[x + 1]; ++i) {
+        const int p = pred_[i];
         if (node_[p] >= 0) network_.AddArc(node_[x], node_[p], kUnbounded);
       }
     }
@@ -409,24 +414,41 @@ class OpCut {
     bool gain;  // ended if every op that ends it is in D, free ones too
   };
 
-  bool After(int x) const { return Ancestry::Has(after_.data(), x); }
-  bool Before(int x) const { return Ancestry::Has(before_.data(), x); }
+  // node_[x]: kBefore, kAfter, or for a free op its node in the network.
+  static constexpr int kBefore = -1;
+  static constexpr int kAfter = -2;
+
+  // Each op's side from after_ and before_ into node_, the free ops
+  // numbered from the first node after the source and the sink, in order;
+  // returns how many are free.
+  int Sides() {
+    int free = 0;
+    for (int x = 0; x < n_; ++x) {
+      const uint64_t bit = uint64_t{1} << (x % 64);
+      node_[x] = (after_[x / 64] & bit)    ? kAfter
+                 : (before_[x / 64] & bit) ? kBefore
+                                           : 2 + free++;
+    }
+    return free;
+  }
+
   bool Tabulated(int u) const {
     return !tabulated_.empty() && Ancestry::Has(tabulated_.data(), u);
   }
-  bool Free(int x) const { return !After(x) && !Before(x); }
 
   // Group c's bytes at u with no free op in D; records its cost
   // and gain.
   Bytes Term(int c, int u) {
     const CountedGroups::Group& group = groups_.list[c];
+    const int* ops = groups_.ops.data();
+    const int* node = node_.data();
     bool started = group.from_start;
     bool free_start = false;
     for (int i = group.starts; i < group.ends; ++i) {
-      const int s = groups_.ops[i];
+      const int s = ops[i];
       if (s == u) return group.size;  // written while u runs
-      started = started || Before(s);
-      free_start = free_start || Free(s);
+      started = started || node[s] == kBefore;
+      free_start = free_start || node[s] >= 0;
     }
     if (!started && !free_start) return 0;  // started after u
     // Whether every op ending it may be in D: not for a graph output, nor
@@ -434,16 +456,17 @@ class OpCut {
     bool may_end = !group.to_end;
     bool free_end = false;
     for (int i = group.ends; i < group.end; ++i) {
-      const int e = groups_.ops[i];
-      if (After(e)) may_end = false;
-      free_end = free_end || Free(e);
+      const int e = ops[i];
+      if (node[e] == kAfter) may_end = false;
+      free_end = free_end || node[e] >= 0;
     }
     if (may_end && !free_end) return 0;  // ended before u in every order
     if (!started || may_end) terms_.push_back(GroupTerm{c, !started, may_end});
     return started ? group.size : 0;
   }
 
-  const std::vector<std::vector<int>>& pred_;
+  std::vector<int> pred_first_;  // op x's predecessors: pred_[first_[x]..]
+  std::vector<int> pred_;
   const Ancestry& ancestry_;
   int n_;
   CountedGroups groups_;

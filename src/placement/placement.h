@@ -78,6 +78,23 @@ absl::Status PlaceAll(PlacementState& state, std::span<const BufferId> order,
                       Fit fit, Budget* budget = nullptr,
                       int64_t cost_limit = kNoCostLimit);
 
+// A planner that is one greedy placement pass (planners/greedy_by_size.h):
+// its plan, and the work it counts, depend on the problem, its order of
+// the buffers and its fit alone, wherever its limits do not stop it. A
+// composition may skip a pass that would place the order of one that
+// just ran (RepeatedPasses in compose.cc).
+class GreedyPass {
+ public:
+  virtual ~GreedyPass() = default;
+  virtual PlacementOrder pass_order() const = 0;
+  virtual Fit pass_fit() const = 0;
+  // Whether the pass, run on `problem` with `options`, places every
+  // buffer when it counts `work` units in all: no deadline, and that work
+  // under its cost limit.
+  virtual bool Finishes(const Problem& problem, const PlanOptions& options,
+                        int64_t work) const = 0;
+};
+
 // PlaceAll into a new state, as a whole plan. The plan's planner name is
 // left empty.
 absl::StatusOr<Plan> PlaceInOrder(const PlacementIndex& index,
