@@ -89,9 +89,14 @@ def stems(folder, suffix=".json"):
 
 
 def executorch_rows(python, build):
-    """(rows of scripts/executorch_pass_cpu.py, exit status)."""
+    """(rows of scripts/executorch_pass_cpu.py, medians of 5 turns, exit
+    status)."""
     env = dict(os.environ, PYTHONPATH=str(build / "python"))
-    command = [python, str(ROOT / "scripts" / "executorch_pass_cpu.py")]
+    command = [
+        python,
+        str(ROOT / "scripts" / "executorch_pass_cpu.py"),
+        "--repeats=5",
+    ]
     log("$", " ".join(command))
     done = subprocess.run(command, env=env, capture_output=True, text=True)
     sys.stderr.write(done.stderr[-4000:])
@@ -99,7 +104,14 @@ def executorch_rows(python, build):
     for line in done.stdout.splitlines():
         cells = [c.strip() for c in line.strip().strip("|").split("|")]
         if len(cells) >= 5 and re.fullmatch(r"\d+\.\d+", cells[4]):
-            rows.append({"model": cells[0], "ratio": float(cells[4])})
+            rows.append(
+                {
+                    "model": cells[0],
+                    "default": cells[2],
+                    "memplan": cells[3],
+                    "ratio": float(cells[4]),
+                }
+            )
     return rows, done.returncode
 
 
@@ -357,7 +369,8 @@ def executorch_row(table, et):
         label,
         target,
         f"{len(rows)} programs, {min(ratios):.2f}-{max(ratios):.2f}x "
-        f"(worst {worst['model']}); arenas "
+        f"(worst {worst['model']}: {worst['memplan']} against "
+        f"{worst['default']}); arenas "
         + ("as recorded" if status == 0 else "**differ**"),
         max(ratios) <= 1.2 and status == 0 and len(rows) == 12,
     )
