@@ -393,7 +393,7 @@ def cpsat_rows(table, rows):
         mm = r.get("minimalloc_cpu_s", 0)
         ok = ok and mm > 0 and r["cpu_s"] <= mm and r["solved"] == 1
         parts.append(f"{n[-1]} {r['cpu_s']:.2f}/{mm:.2f}")
-    measured = "s, cpsat/MiniMalloc: " + ", ".join(parts)
+    measured = "CPU s, cpsat/MiniMalloc: " + ", ".join(parts)
     if gone:
         measured += "; failed: " + ", ".join(gone)
     table.add(label, target, measured, ok)
@@ -503,7 +503,11 @@ def main(argv=None):
     )
     if args.json:
         with open(args.json, "w") as f:
-            json.dump({"rows": rows, "executorch": et}, f, indent=1)
+            json.dump(
+                {"rows": rows, "executorch": et, "test_steps": test_steps},
+                f,
+                indent=1,
+            )
     return 0
 
 
