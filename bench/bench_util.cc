@@ -185,4 +185,8 @@ void ThreeRuns(benchmark::internal::Benchmark* b) {
       ->Unit(benchmark::kMillisecond);
 }
 
+void OneRun(benchmark::internal::Benchmark* b) {
+  b->Iterations(1)->UseRealTime()->Unit(benchmark::kMillisecond);
+}
+
 }  // namespace memplan::bench

@@ -121,6 +121,8 @@ std::vector<Workload> LoadBundled();
 
 // The targets' timing: 3 runs of one iteration each, medians reported.
 void ThreeRuns(benchmark::internal::Benchmark* b);
+// One run of one iteration: rows of a minute or more.
+void OneRun(benchmark::internal::Benchmark* b);
 
 // One of the exact planner's targets (see the top of memplan_bench.cc).
 struct ExactRun {
@@ -134,9 +136,11 @@ struct ExactRun {
   // MiniMalloc's CPU seconds on the same run, recorded (bench/NOTES.md); 0:
   // none. Counters minimalloc_cpu_s and cpu_vs_minimalloc beside cpu_s.
   double minimalloc_cpu_s = 0;
+  bool one_run = false;  // OneRun instead of ThreeRuns
 };
 
-// Registers `run` as the benchmark `name`, timed as ThreeRuns says.
+// Registers `run` as the benchmark `name`, timed as ThreeRuns (or OneRun)
+// says.
 void AddExactRun(const std::string& name, ExactRun run);
 
 // The MiniMalloc instances among `bundled`, in its order.

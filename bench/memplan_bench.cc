@@ -40,11 +40,13 @@
 //   With --memplan_targets, the performance targets at scale, each run 3
 //   times (one iteration per run; medians reported), wall time:
 //   BM_target_anytime_<limit>_<input>   best as an anytime planner: S_1
-//                                  at 2 s and 10^6 work units, 10^6 short
-//                                  intervals at 1 s, dense intervals
-//                                  (about 1000 alive a step) at 3x10^5 and
-//                                  10^6 with no limit: counters ratio (to
-//                                  the lower bound), cpu_s, wall_s, cut
+//                                  at 2 s and 10^6 work units, pangu_2.6B
+//                                  at 2 s, 10^6 short intervals at 1 s,
+//                                  dense intervals (about 1000 alive a
+//                                  step) at 3x10^5 and 10^6 with no limit
+//                                  (one run each): counters ratio (to the
+//                                  lower bound), cpu_s, wall_s, cut,
+//                                  max_rss_mb (the process's peak)
 //   BM_target_counted_<planner>_<input>_<limit>/N   every planner under
 //                                  10^7 and 4x10^7 work units and the
 //                                  default limit, N = 10^5 and 10^6 buffers
@@ -97,7 +99,7 @@
 //                                  1048576: the 11 instances in a row, and J
 //   BM_target_exact_minimise_minimalloc_{D,J}   exact's least peak of D
 //                                  and J (--memplan_exact_time_limit,
-//                                  default 60 s)
+//                                  default 60 s; one run each)
 //   With --memplan_order_targets, the op orderings, each run 3 times (one
 //   iteration per run; medians reported), wall time:
 //   BM_order_<ordering>_<graph>    traced (the graph's own order),
