@@ -68,6 +68,9 @@ class Captured:
     user_inputs: list  # positions of the model's inputs among the forward's
     joint: object = None  # the joint graph the partitioner started from
     num_fwd_outputs: int = 0  # the joint's outputs before the gradients
+    # Per forward placeholder, the model's parameter or buffer it is (its
+    # name in model.named_parameters() or named_buffers()), else None.
+    state_names: list = None
 
 
 @dataclasses.dataclass
@@ -185,6 +188,10 @@ def capture(make, budget):
                 f"of {getattr(make, '__name__', make)}: no partition to "
                 f"measure"
             )
+    state = dict(model.named_parameters())
+    state.update(model.named_buffers())
+    by_ptr = {t.data_ptr(): n for n, t in state.items()}
+    state_names = [by_ptr.get(p) for p in seen["forward_args_ptrs"]]
     ptrs = {t.data_ptr() for t in inputs}
     user = [i for i, p in enumerate(seen["forward_args_ptrs"]) if p in ptrs]
     if len(user) != len(inputs):
@@ -202,6 +209,7 @@ def capture(make, budget):
         user_inputs=user,
         joint=seen.get("joint"),
         num_fwd_outputs=seen.get("num_fwd_outputs", 0),
+        state_names=state_names,
     )
 
 
@@ -360,6 +368,9 @@ class JointStep:
     traced: object  # memplan.torch's Traced
     forward_flops: int  # Op.cost of the ops the forward outputs need
     total_flops: int  # Op.cost of all its ops
+    # The parameter (model.named_parameters()) of each gradient output,
+    # in the order of the outputs after the loss.
+    grad_names: list
 
 
 def _ancestors(nodes):
@@ -388,13 +399,19 @@ def joint_step(name, cap):
     outputs = list(out.args[0])
     forward_outputs = outputs[: cap.num_fwd_outputs]
     grads = [n for n in outputs[cap.num_fwd_outputs :] if n is not None]
+    grad_names = [
+        cap.state_names[i]
+        for i, n in enumerate(outputs[cap.num_fwd_outputs :])
+        if n is not None
+    ]
     forward_nodes = {
         n.name for n in _ancestors(forward_outputs) if n.op == "call_function"
     }
     graph.erase_node(out)
     _write_mutations(cap, graph, primals, forward_outputs)
     user_outputs = forward_outputs[len(cap.mutated) :]
-    graph.output(tuple(user_outputs + grads))
+    outputs = tuple(user_outputs + grads)
+    graph.output(outputs)
     module = torch.fx.GraphModule(torch.nn.Module(), graph)
     fw_names = [
         n.name for n in cap.forward.graph.nodes if n.op == "placeholder"
@@ -425,13 +442,16 @@ def joint_step(name, cap):
         [values[n] for n in input_names],
         True,
         f"{name}_joint",
-        None,
+        # run_in_arena returns the outputs as this flat tuple: the loss,
+        # then the gradients in the order of the parameters.
+        torch.utils._pytree.tree_flatten(outputs)[1],
     )
     forward = sum(o.cost or 0 for o in traced.ops if o.name in forward_nodes)
     return JointStep(
         traced=traced,
         forward_flops=forward,
         total_flops=sum(o.cost or 0 for o in traced.ops),
+        grad_names=grad_names,
     )
 
 

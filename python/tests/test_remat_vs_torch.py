@@ -1,8 +1,8 @@
 """bench/remat_vs_torch.py on the transformer at two of torch's budgets:
 torch's partition captured, joined into one graph, planned and verified,
 its recompute counted; the joint graph the partitioner started from,
-rematerialized by memplan at torch's peaks; and the command's files and
-errors."""
+rematerialized by memplan at torch's peaks and run in one arena; and the
+command's files and errors."""
 
 import csv
 import json
@@ -99,6 +99,33 @@ def test_memplan_reaches_torchs_peaks_for_less(run):
     assert smallest.peak < at_one.peak
     assert smallest.added_flops <= side.forward_flops * rvt.FORWARD_SHARE
     memplan.verify(smallest.result.graph, smallest.result.plan)
+
+
+def test_memplans_rewrite_of_the_joint_graph_runs_in_its_arena(run):
+    """The rewrite at torch's budget-1.0 peak, run in one arena of the
+    planned size (every byte checked), gives eager PyTorch's loss and
+    gradients."""
+    import torch
+    from memplan.torch import run_in_arena
+
+    joint = run[0][0].joint
+    result = run[1]["transformer"].points[0].result
+    assert result.recomputed
+    model, inputs, loss_fn = rvt.remat_models.transformer()
+    out = run_in_arena(
+        joint.traced,
+        result.plan,
+        list(inputs) + [torch.ones(())],  # the loss's tangent
+        graph=result.graph,
+    )
+    loss = loss_fn(model(*inputs))
+    loss.backward()
+    params = dict(model.named_parameters())
+    assert sorted(joint.grad_names) == sorted(params)
+    torch.testing.assert_close(out[0], loss.detach())
+    torch.testing.assert_close(
+        out[1:], tuple(params[n].grad for n in joint.grad_names)
+    )
 
 
 def test_files(run):
