@@ -16,11 +16,14 @@ forward ops the backward graph runs again, and separately those of them
 torch.utils.flop_counter has a formula for (matmuls, convolutions,
 attention).
 
-memplan's side: the same step traced by memplan.torch.trace(training=True)
-and rematerialized by memplan.rematerialize at each of torch's peaks in
-bytes: the added FLOPs and their ratio to torch's. Then the smallest peak
-memplan reaches with recompute of at most a third of the forward's FLOPs,
-against torch's peak at budget 0.0.
+memplan's side starts from the same graph as torch's partitioner: the
+functionalized, decomposed joint forward and backward graph AOTAutograd
+hands to the partition function (recorded before the partitioner runs,
+the same treatment of parameters, inputs, tangents, gradients and buffer
+updates as torch's partition), rematerialized by memplan.rematerialize at
+each of torch's peaks in bytes: the added FLOPs and their ratio to torch's.
+Then the smallest peak memplan reaches with recompute of at most a third
+of the forward's FLOPs, against torch's peak at budget 0.0.
 
     PYTHONPATH=build/python .venv/bin/python bench/remat_vs_torch.py \\
         --csv remat_vs_torch.csv --json remat_vs_torch.json
@@ -63,6 +66,11 @@ class Captured:
     backward_args: list
     mutated: list  # forward placeholders whose new value it returns first
     user_inputs: list  # positions of the model's inputs among the forward's
+    joint: object = None  # the joint graph the partitioner started from
+    num_fwd_outputs: int = 0  # the joint's outputs before the gradients
+    # Per forward placeholder, the model's parameter or buffer it is (its
+    # name in model.named_parameters() or named_buffers()), else None.
+    state_names: list = None
 
 
 @dataclasses.dataclass
@@ -78,9 +86,12 @@ class TorchPoint:
     recompute_counted: int  # of them, the ops FlopCounterMode counts
     recomputed: int  # forward ops the backward runs again
     forward_flops: int  # Op.cost of the forward graph's ops
+    total_flops: int  # Op.cost of both graphs' ops
     saved_bytes: int  # storages the forward saves for the backward
     graph: object = dataclasses.field(repr=False, default=None)
     plan: object = dataclasses.field(repr=False, default=None)
+    joint: object = dataclasses.field(repr=False, default=None)  # JointStep
+    joint_flops: int = None  # Op.cost of the joint graph's ops
 
 
 def _step_module(model, loss_fn):
@@ -132,6 +143,20 @@ def capture(make, budget):
     model, inputs, loss_fn = make()
     seen = {}
 
+    def partition(joint_module, joint_inputs, **kwargs):
+        parts = min_cut_rematerialization_partition(
+            joint_module, joint_inputs, **kwargs
+        )
+        # A copy of the functionalized, decomposed joint graph as the
+        # partitioner split it: it has replaced the module's graph by the
+        # graph with dead code eliminated and common subexpressions merged
+        # (torch._functorch.config.cse), before choosing what to save.
+        graph = torch.fx.Graph()
+        graph.output(graph.graph_copy(joint_module.graph, {}))
+        seen["joint"] = torch.fx.GraphModule(joint_module, graph)
+        seen["num_fwd_outputs"] = kwargs["num_fwd_outputs"]
+        return parts
+
     def forward_compiler(gm, example_inputs):
         seen["forward"] = gm
         meta = torch._guards.TracingContext.get().fw_metadata
@@ -145,7 +170,7 @@ def capture(make, budget):
     backend = aot_autograd(
         fw_compiler=forward_compiler,
         bw_compiler=backward_compiler,
-        partition_fn=min_cut_rematerialization_partition,
+        partition_fn=partition,
         decompositions=select_decomp_table(),
     )
     torch._dynamo.reset()
@@ -163,6 +188,10 @@ def capture(make, budget):
                 f"of {getattr(make, '__name__', make)}: no partition to "
                 f"measure"
             )
+    state = dict(model.named_parameters())
+    state.update(model.named_buffers())
+    by_ptr = {t.data_ptr(): n for n, t in state.items()}
+    state_names = [by_ptr.get(p) for p in seen["forward_args_ptrs"]]
     ptrs = {t.data_ptr() for t in inputs}
     user = [i for i, p in enumerate(seen["forward_args_ptrs"]) if p in ptrs]
     if len(user) != len(inputs):
@@ -178,6 +207,9 @@ def capture(make, budget):
         backward_args=seen["backward_args"],
         mutated=seen["mutated"],
         user_inputs=user,
+        joint=seen.get("joint"),
+        num_fwd_outputs=seen.get("num_fwd_outputs", 0),
+        state_names=state_names,
     )
 
 
@@ -327,6 +359,102 @@ def joint(cap):
     )
 
 
+@dataclasses.dataclass
+class JointStep:
+    """The joint forward and backward graph the partitioner starts from,
+    recorded as memplan.torch records a training step: what memplan's side
+    rematerializes."""
+
+    traced: object  # memplan.torch's Traced
+    forward_flops: int  # Op.cost of the ops the forward outputs need
+    total_flops: int  # Op.cost of all its ops
+    # The parameter (model.named_parameters()) of each gradient output,
+    # in the order of the outputs after the loss.
+    grad_names: list
+
+
+def _ancestors(nodes):
+    seen, stack = set(), [n for n in nodes if isinstance(n, torch.fx.Node)]
+    while stack:
+        node = stack.pop()
+        if node in seen:
+            continue
+        seen.add(node)
+        stack += node.all_input_nodes
+    return seen
+
+
+def joint_step(name, cap):
+    """The functionalized, decomposed joint graph AOTAutograd gave the
+    partitioner (before any partition: no budget), recorded the way
+    joint() records the partition: the parameters and buffers constants,
+    the model's inputs and the tangents inputs, the gradients outputs, the
+    buffer updates written in place."""
+    graph = torch.fx.Graph()
+    graph.output(graph.graph_copy(cap.joint.graph, {}))
+    placeholders = [n for n in graph.nodes if n.op == "placeholder"]
+    primals = [n for n in placeholders if not n.name.startswith("tangents")]
+    tangents = [n for n in placeholders if n.name.startswith("tangents")]
+    out = graph.output_node()
+    outputs = list(out.args[0])
+    forward_outputs = outputs[: cap.num_fwd_outputs]
+    grads = [n for n in outputs[cap.num_fwd_outputs :] if n is not None]
+    grad_names = [
+        cap.state_names[i]
+        for i, n in enumerate(outputs[cap.num_fwd_outputs :])
+        if n is not None
+    ]
+    forward_nodes = {
+        n.name for n in _ancestors(forward_outputs) if n.op == "call_function"
+    }
+    graph.erase_node(out)
+    _write_mutations(cap, graph, primals, forward_outputs)
+    user_outputs = forward_outputs[len(cap.mutated) :]
+    outputs = tuple(user_outputs + grads)
+    graph.output(outputs)
+    module = torch.fx.GraphModule(torch.nn.Module(), graph)
+    fw_names = [
+        n.name for n in cap.forward.graph.nodes if n.op == "placeholder"
+    ]
+    values = dict(zip(fw_names, cap.forward_args))
+    bw_names = [
+        n.name for n in cap.backward.graph.nodes if n.op == "placeholder"
+    ]
+    values.update(
+        (n, a)
+        for n, a in zip(bw_names, cap.backward_args)
+        if n.startswith("tangents")
+    )
+    missing = [n.name for n in placeholders if n.name not in values]
+    if missing:
+        raise RuntimeError(
+            f"the joint graph of {name} reads {', '.join(missing)}, which "
+            f"neither partitioned graph was called with"
+        )
+    input_names = [primals[i].name for i in cap.user_inputs]
+    input_names += [t.name for t in tangents]
+    names = [n.name for n in placeholders]
+    traced = _record.record(
+        module,
+        names,
+        input_names,
+        {n: values[n] for n in names if n not in input_names},
+        [values[n] for n in input_names],
+        True,
+        f"{name}_joint",
+        # run_in_arena returns the outputs as this flat tuple: the loss,
+        # then the gradients in the order of the parameters.
+        torch.utils._pytree.tree_flatten(outputs)[1],
+    )
+    forward = sum(o.cost or 0 for o in traced.ops if o.name in forward_nodes)
+    return JointStep(
+        traced=traced,
+        forward_flops=forward,
+        total_flops=sum(o.cost or 0 for o in traced.ops),
+        grad_names=grad_names,
+    )
+
+
 def _counted(op):
     """Whether torch.utils.flop_counter has a formula for the op."""
     from torch.utils.flop_counter import flop_registry
@@ -357,8 +485,9 @@ def _saved_bytes(traced, saved):
     )
 
 
-def torch_point(name, budget, planner=None):
-    """torch's partition of model `name` at `budget`, planned by memplan."""
+def torch_point(name, budget, planner=None, with_joint=False):
+    """torch's partition of model `name` at `budget`, planned by memplan;
+    with the joint graph it started from when `with_joint`."""
     cap = capture(remat_models.MODELS[name], budget)
     j = joint(cap)
     traced = _record.record(
@@ -386,9 +515,11 @@ def torch_point(name, budget, planner=None):
         forward_flops=sum(
             o.cost or 0 for o in traced.ops if o.name in j.forward_ops
         ),
+        total_flops=sum(o.cost or 0 for o in traced.ops),
         saved_bytes=_saved_bytes(traced, j.saved),
         graph=traced.graph,
         plan=plan,
+        joint=joint_step(name, cap) if with_joint else None,
     )
 
 
@@ -413,6 +544,7 @@ class MemplanPoint:
     peak: int = None  # bytes of the verified plan; None: not reached
     added_flops: float = None
     error: str = ""  # why no plan meets the budget
+    result: object = dataclasses.field(repr=False, default=None)
 
 
 @dataclasses.dataclass
@@ -438,7 +570,10 @@ def _remat(api, graph, budget):
             f"of {result.plan.peak} bytes, above the budget"
         )
     return MemplanPoint(
-        budget=budget, peak=result.plan.peak, added_flops=result.added_cost
+        budget=budget,
+        peak=result.plan.peak,
+        added_flops=result.added_cost,
+        result=result,
     )
 
 
@@ -461,20 +596,16 @@ def _smallest(api, graph, peak_without, max_added, steps):
 
 
 def memplan_side(name, torch_points, steps=12):
-    """memplan's side for model `name`: its trace of the training step,
-    rematerialized at each of torch's peaks, and its smallest peak with
-    recompute of at most FORWARD_SHARE of the forward's FLOPs."""
-    import memplan.torch as mt
-
+    """memplan's side for model `name`: the joint graph torch's
+    partitioner started from (joint_step), rematerialized at each of
+    torch's peaks, and its smallest peak with recompute of at most
+    FORWARD_SHARE of the forward's FLOPs."""
     api = _rematerialize_api()
-    model, inputs, loss_fn = remat_models.MODELS[name]()
-    traced = mt.trace(model, inputs, training=True, loss_fn=loss_fn)
-    graph = traced.graph
+    joint = next(p.joint for p in torch_points if p.joint is not None)
+    graph = joint.traced.graph
     own = memplan.plan(graph)
     memplan.verify(graph, own)
-    loss = traced.outputs[-1]  # the loss: the joint graph's last output
-    last_forward = traced.tensors[loss].producer
-    forward = sum(o.cost or 0 for o in traced.ops[: last_forward + 1])
+    forward = joint.forward_flops
     points = [_remat(api, graph, p.peak) for p in torch_points]
     smallest = _smallest(api, graph, own.peak, forward * FORWARD_SHARE, steps)
     return MemplanSide(
@@ -486,6 +617,10 @@ def memplan_side(name, torch_points, steps=12):
     )
 
 
+def _flops(n):
+    return "" if n is None else f"{n:,.0f}"
+
+
 def _mb(n):
     return "" if n is None else f"{n / 1e6:.3f}"
 
@@ -495,7 +630,11 @@ def _ratio(a, b):
         return ""
     if b == 0:
         return "1.00" if a == 0 else "inf"
-    return f"{a / b:.2f}"
+    shown = f"{a / b:.2f}"
+    if shown == "1.00" and a != b:
+        # Which side of 1 it is on: the target is at most 1.
+        return f"{a / b:.5f}"
+    return shown
 
 
 def _rows(torch_points, sides):
@@ -512,6 +651,12 @@ def _rows(torch_points, sides):
             "torch_recompute_counted_flops": p.recompute_counted,
             "torch_recomputed_ops": p.recomputed,
             "torch_forward_flops": p.forward_flops,
+            # Both graphs' FLOPs less the joint graph's: the recompute
+            # less the ops the partition moved to the backward (which
+            # memplan's rewrite, keeping every op, counts as recomputed).
+            "torch_net_added_flops": (
+                None if p.joint_flops is None else p.total_flops - p.joint_flops
+            ),
         }
         side = sides.get(p.model)
         if side is not None:
@@ -556,16 +701,18 @@ def _markdown(rows, summary):
     the summary as a second one."""
     lines = [
         "| model | budget | torch peak MB | saved MB | torch recompute "
-        "FLOPs | of them counted |"
+        "FLOPs | of them counted | torch net added FLOPs |"
         + (" memplan added FLOPs | memplan/torch |" if summary else ""),
-        "|---|---:|---:|---:|---:|---:|" + ("---:|---:|" if summary else ""),
+        "|---|---:|---:|---:|---:|---:|---:|"
+        + ("---:|---:|" if summary else ""),
     ]
     for r in rows:
         line = (
             f"| {r['model']} | {r['budget']:.1f} | {_mb(r['torch_peak'])} "
             f"| {_mb(r['torch_saved_bytes'])} "
             f"| {r['torch_recompute_flops']:,} "
-            f"| {r['torch_recompute_counted_flops']:,} |"
+            f"| {r['torch_recompute_counted_flops']:,} "
+            f"| {_flops(r['torch_net_added_flops'])} |"
         )
         if summary:
             added = r.get("memplan_added_flops")
@@ -607,11 +754,13 @@ def measure(models, budgets, torch_only=False, steps=12):
     for name in models:
         mine = []
         for budget in budgets:
-            mine.append(torch_point(name, budget))
+            mine.append(torch_point(name, budget, with_joint=not mine))
             print(
                 f"{name} at {budget}: peak {mine[-1].peak:,} bytes",
                 file=sys.stderr,
             )
+        for p in mine:
+            p.joint_flops = mine[0].joint.total_flops
         torch_points += mine
         if not torch_only:
             sides[name] = memplan_side(name, mine, steps)

@@ -21,6 +21,7 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <limits>
 #include <optional>
 #include <string>
 #include <utility>
@@ -289,8 +290,12 @@ struct OpState {
 
 class Search {
  public:
-  Search(const Graph& graph, const Problem& problem, const BuildOptions& build)
-      : graph_(graph),
+  // `in_sequence`: a chain's intermediates counted as made and freed one
+  // after the other (AddTransient), else as live together.
+  Search(const Graph& graph, const Problem& problem, const BuildOptions& build,
+         bool in_sequence)
+      : in_sequence_(in_sequence),
+        graph_(graph),
         index_(IndexGraph(graph)),
         profile_(2 * static_cast<int>(graph.ops.size()) + 2, &work_),
         op_of_(graph.ops.size(), kNone),
@@ -333,6 +338,7 @@ class Search {
   // Takes back, the costliest first, each kept rewrite without which the
   // most live bytes stay at most `limit`, while `budget` lasts.
   void Prune(Bytes limit, Budget& budget) {
+    ReorderChosen(limit, budget);
     std::vector<int> by_cost(chosen_.size());
     for (size_t c = 0; c < chosen_.size(); ++c) by_cost[c] = c;
     std::stable_sort(by_cost.begin(), by_cost.end(), [&](int a, int b) {
@@ -355,13 +361,38 @@ class Search {
     chosen_ = std::move(left);
   }
 
+  // The kept rewrites replayed with later ops' first, kept when the most
+  // live bytes stay at most `limit` at a lower cost: an op dropped after
+  // a later op run again reads it has a stretch ending at that run, and
+  // runs again once where, dropped before, it runs again for that run and
+  // for its own readers.
+  void ReorderChosen(Bytes limit, Budget& budget) {
+    if (chosen_.size() < 2 || budget.Expired()) return;
+    const std::vector<bool> all(chosen_.size(), true);
+    const int64_t before = work();
+    Replay(all);
+    const double in_order = cost_;
+    std::vector<Choice> reordered = chosen_;
+    std::stable_sort(reordered.begin(), reordered.end(),
+                     [&](const Choice& a, const Choice& b) {
+                       return op_index_[a.k] > op_index_[b.k];
+                     });
+    std::swap(chosen_, reordered);
+    Replay(all);
+    budget.Tick(work() - before);
+    if (profile_.Max() > limit || cost_ >= in_order) {
+      std::swap(chosen_, reordered);
+      Replay(all);
+    }
+  }
+
   // The graph with every kept recomputation inserted; `recomputed` gets
   // the inserted ops' names and `cost` their costs' sum.
   Graph Build(std::vector<std::string>& recomputed, double& cost) const;
 
  private:
   struct LogEntry {
-    enum Kind { kOutput, kOp, kEnd, kAdd, kCost } kind = kAdd;
+    enum Kind { kOutput, kOp, kEnd, kAdd, kCost, kTransient } kind = kAdd;
     int id = 0;
     OutputState output;
     OpState op;
@@ -459,6 +490,9 @@ class Search {
         case LogEntry::kCost:
           cost_ = e.cost;
           break;
+        case LogEntry::kTransient:
+          transient_[e.id] = e.delta;
+          break;
       }
       log_.pop_back();
     }
@@ -527,13 +561,42 @@ class Search {
     return it != w.end() && *it < before;
   }
 
-  // Op k (an op that may run again) runs again in pre-phase `r`, its
-  // outputs made there, its inputs needed there.
+  // The outputs of ops run again in pre-phase r only for other ops run
+  // again there (a chain's intermediates) are made and freed one after
+  // the other: pre-phase r holds `need` bytes more than the outputs that
+  // outlive it, the most of any such op there, not the sum.
+  void AddTransient(int r, Bytes need) {
+    Bytes& have = transient_[r];
+    if (need <= have) return;
+    Log(LogEntry::kTransient, r).delta = have;
+    const Bytes more = need - have;
+    have = need;
+    AddBytes(r, r + 1, more);
+  }
+
+  // Op k (an op that may run again) runs again in pre-phase `r` for the
+  // ops run again there, its outputs made there, its inputs needed there.
   bool RunAgain(int k, int r, int depth) {
     OpState& op = TouchOp(k);
     InsertSorted(op.events, r);
     InsertSorted(op.dropped, r);
-    for (int o : ops_[k].outputs) MakeLive(o, r, r + 1);
+    Bytes transient = 0;
+    for (int o : ops_[k].outputs) {
+      const bool touches =
+          std::any_of(outputs_[o].live.begin(), outputs_[o].live.end(),
+                      [r](const std::pair<int, int>& s) {
+                        return s.first <= r + 1 && r <= s.second;
+                      });
+      if (touches || !in_sequence_) {
+        MakeLive(o, r, r + 1);
+        continue;
+      }
+      OutputState& out = TouchOutput(o);
+      out.live.push_back({r, r + 1});
+      std::sort(out.live.begin(), out.live.end());
+      transient += out.size;
+    }
+    AddTransient(r, transient);
     AddCost(RunCost(k, r));
     return NeedInputs(k, r, depth);
   }
@@ -579,7 +642,8 @@ class Search {
     }
     const int end = LiveEndBefore(o, r);
     const bool after_all = next == events.end() && !is_event;
-    if (after_all && depth > 0 && end <= focus_ && focus_ <= r) {
+    if (after_all && depth > 0 && outputs_[o].size >= keep_below_ &&
+        end <= focus_ && focus_ <= r) {
       const size_t mark = log_.size();
       InsertSorted(TouchOutput(o).events, r);
       if (RunAgain(k, r, depth - 1)) return true;
@@ -654,6 +718,15 @@ class Search {
     return true;
   }
 
+  // The keep_below_ of search mode `mode` (0-2) for dropping op k.
+  Bytes KeepBelow(int k, int mode) const {
+    if (mode == 0) return 0;
+    if (mode == 1) return std::numeric_limits<Bytes>::max();
+    Bytes made = 0;
+    for (int o : ops_[k].outputs) made += outputs_[o].size;
+    return made / 16;
+  }
+
   // Keeps the rewrite of the most bytes freed at the first slot of the
   // most live bytes per unit of cost that leaves fewer slots at least as
   // high; false when there is none.
@@ -666,9 +739,16 @@ class Search {
       int k = kNone;
       Bytes gain = 0;
       double cost = 0;
+      Bytes keep_below = 0;
     } best;
     std::vector<int> group;
-    for (int k = 0; k < static_cast<int>(ops_.size()); ++k) {
+    // Each op three times: its dead inputs made again with it where they
+    // would hold bytes at p; kept alive instead (a small input kept may
+    // spare a costly chain); kept alive when under 1/16 of its outputs'
+    // bytes, made again otherwise.
+    for (int m = 0; m < 3 * static_cast<int>(ops_.size()); ++m) {
+      const int k = m / 3;
+      keep_below_ = KeepBelow(k, m % 3);
       ++work_;
       if (!StretchAt(k, p).has_value()) continue;
       const size_t mark = log_.size();
@@ -687,17 +767,19 @@ class Search {
       const double right = static_cast<double>(best.gain) * cost;
       if (best.k == kNone || left > right ||
           (left == right && gain > best.gain)) {
-        best = {k, gain, cost};
+        best = {k, gain, cost, keep_below_};
       }
     }
     if (best.k == kNone) return false;
     const double cost_before = cost_;
     group.clear();
+    keep_below_ = best.keep_below;
     const bool ok = DropAt(best.k, p, group);
     log_.clear();
     // Each op of the group is taken back on its own (Prune).
     for (size_t g = 0; g < group.size(); ++g) {
-      chosen_.push_back({group[g], p, g == 0 ? cost_ - cost_before : 0.0});
+      chosen_.push_back(
+          {group[g], p, g == 0 ? cost_ - cost_before : 0.0, best.keep_below});
     }
     return ok;
   }
@@ -707,6 +789,7 @@ class Search {
   struct Choice {
     int k = 0, focus = 0;
     double cost = 0;
+    Bytes keep_below = 0;  // the dead inputs kept alive, not made again
   };
   // The state before any rewrite.
   struct Initial {
@@ -724,6 +807,7 @@ class Search {
     outputs_ = initial_->outputs;
     ops_ = initial_->ops;
     buffer_end_ = initial_->buffer_end;
+    transient_.clear();
     cost_ = 0;
     log_.clear();
     for (size_t c = 0; c < chosen_.size(); ++c) {
@@ -733,11 +817,13 @@ class Search {
           StretchAt(choice.k, choice.focus);
       if (!stretch.has_value()) continue;
       focus_ = choice.focus;
+      keep_below_ = choice.keep_below;
       if (!Drop(choice.k, stretch->first, stretch->second)) Rollback(0);
       log_.clear();
     }
   }
 
+  bool in_sequence_;
   int64_t work_ = 0;  // profile nodes visited and ops scanned
   const Graph& graph_;
   GraphIndex index_;
@@ -752,8 +838,13 @@ class Search {
   std::vector<Bytes> buffer_size_;
   std::vector<int> buffer_end_;  // slot after the last one live
   std::vector<LogEntry> log_;
+  // Pre-phase slot -> the bytes added there for a chain's intermediates.
+  absl::flat_hash_map<int, Bytes> transient_;
   double cost_ = 0;
   int focus_ = 0;
+  // A dead input of an op run again smaller than this is kept alive
+  // rather than made again (unless it is dropped there).
+  Bytes keep_below_ = 0;
   std::vector<Choice> chosen_;
   std::optional<Initial> initial_;
 };
@@ -876,10 +967,12 @@ absl::StatusOr<RematResult> Pruned(const PlanMemoryOptions& options,
   return fitted;
 }
 
-// Rematerialize, and the smallest placed peak it found on the way.
-absl::StatusOr<RematResult> Fit(const Graph& graph, Bytes budget,
-                                const PlanMemoryOptions& options,
-                                GraphPlan plan, Bytes& smallest) {
+// Rematerialize by a search counting chains `in_sequence` or not, and the
+// smallest placed peak it found on the way.
+absl::StatusOr<RematResult> FitWith(const Graph& graph, Bytes budget,
+                                    const PlanMemoryOptions& options,
+                                    GraphPlan plan, bool in_sequence,
+                                    Bytes& smallest) {
   const Bytes peak_without = plan.plan.peak;
   smallest = peak_without;
   if (peak_without <= budget) {
@@ -890,7 +983,7 @@ absl::StatusOr<RematResult> Fit(const Graph& graph, Bytes budget,
                        .recomputed = {}};
   }
   Budget effort(options.plan);
-  Search search(graph, plan.problem, options.build);
+  Search search(graph, plan.problem, options.build, in_sequence);
   Bytes target = budget;
   for (int round = 0; round < kPlacements; ++round) {
     // The last round goes as far as the search can.
@@ -921,6 +1014,31 @@ absl::StatusOr<RematResult> Fit(const Graph& graph, Bytes budget,
       " without recomputation); give a budget of at least ", smallest,
       " bytes, ", limit.empty() ? "or " : "", "mark more ops \"recomputable\"",
       limit));
+}
+
+// The cheaper fit of the searches counting a chain's intermediates as
+// made one after the other (closer to the placement when chains are
+// linear) and as live together (when they are not); the smallest placed
+// peak of both.
+absl::StatusOr<RematResult> Fit(const Graph& graph, Bytes budget,
+                                const PlanMemoryOptions& options,
+                                const GraphPlan& plan, Bytes& smallest) {
+  Bytes smallest_seq = 0, smallest_all = 0;
+  absl::StatusOr<RematResult> seq =
+      FitWith(graph, budget, options, plan, true, smallest_seq);
+  if (!seq.ok() && !absl::IsInvalidArgument(seq.status())) return seq;
+  smallest = smallest_seq;
+  if (seq.ok() && seq->recomputed.empty()) return seq;
+  absl::StatusOr<RematResult> all =
+      FitWith(graph, budget, options, plan, false, smallest_all);
+  if (!all.ok() && !absl::IsInvalidArgument(all.status())) return all;
+  smallest = std::min(smallest_seq, smallest_all);
+  if (seq.ok() && all.ok()) {
+    return seq->added_cost <= all->added_cost ? seq : all;
+  }
+  if (seq.ok()) return seq;
+  if (all.ok()) return all;
+  return smallest_seq <= smallest_all ? seq : all;
 }
 
 }  // namespace
