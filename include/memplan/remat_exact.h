@@ -55,6 +55,7 @@
 #include <cstdint>
 
 #include "absl/status/statusor.h"
+#include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "memplan/memplan.h"
 #include "memplan/remat.h"
@@ -80,6 +81,14 @@ struct RematExactOptions {
   // An optional wall-clock end (results then depend on the machine).
   absl::Time deadline = absl::InfiniteFuture();
 };
+
+// The exact mode's options for the planning's: `options` to build and
+// place, the search's work limit the planning's (WorkLimit: its own, the
+// default, or its time limit's share) and, with a time limit, a deadline
+// that long after `now`. What the tool's --exact and Python's exact=True
+// run with.
+RematExactOptions RematExactOptionsFor(const PlanMemoryOptions& options,
+                                       absl::Time now = absl::Now());
 
 struct RematExactResult {
   // The rewritten graph, its verified plan, the cost; `recomputed` lists
