@@ -37,6 +37,7 @@
 #include "memplan/planner.h"
 #include "memplan/problem.h"
 #include "memplan/remat.h"
+#include "remat/eligible.h"
 
 namespace memplan {
 namespace {
@@ -90,92 +91,24 @@ struct Model {
   int OpStep(int op) const { return Step(op, op); }
 };
 
-// Which tensors share bytes (alias and in-place pairs), the ops writing
-// each group, and the readers of each tensor: the rules of remat.cc,
-// written out again here as that file keeps them to itself.
-struct Sharing {
-  absl::flat_hash_map<std::string, int> tensor;
-  std::vector<int> parent;
-  std::vector<bool> paired, written, in_conflict;
-  std::vector<std::vector<int>> writers;  // per root, ascending
-  std::vector<std::vector<int>> readers;  // per tensor, ascending, distinct
+using remat::GraphIndex;
 
-  int Of(const std::string& name) const {
-    auto it = tensor.find(name);
-    return it == tensor.end() ? kNone : it->second;
-  }
-  int Find(int t) {
-    while (parent[t] != t) t = parent[t] = parent[parent[t]];
-    return t;
-  }
-};
-
-void Pair(const Op& op, const std::vector<OperandPair>& pairs, Sharing& s) {
-  for (const OperandPair& p : pairs) {
-    const int out = s.Of(op.outputs[p.output]);
-    const int in = s.Of(op.inputs[p.input]);
-    if (out == kNone || in == kNone) continue;
-    s.paired[out] = s.paired[in] = true;
-    s.parent[s.Find(out)] = s.Find(in);
-  }
-}
-
-Sharing ShareOf(const Graph& graph) {
-  Sharing s;
-  const int n = static_cast<int>(graph.tensors.size());
-  for (int t = 0; t < n; ++t) s.tensor.emplace(graph.tensors[t].name, t);
-  s.parent.resize(n);
-  for (int t = 0; t < n; ++t) s.parent[t] = t;
-  s.paired.assign(n, false);
-  s.written.assign(n, false);
-  s.in_conflict.assign(n, false);
-  s.writers.resize(n);
-  s.readers.resize(n);
-  for (int i = 0; i < static_cast<int>(graph.ops.size()); ++i) {
-    const Op& op = graph.ops[i];
-    Pair(op, op.inplace, s);
-    Pair(op, op.alias, s);
-    for (const std::string& name : op.inputs) {
-      const int t = s.Of(name);
-      if (t != kNone && (s.readers[t].empty() || s.readers[t].back() != i))
-        s.readers[t].push_back(i);
-    }
-  }
-  for (int i = 0; i < static_cast<int>(graph.ops.size()); ++i) {
-    for (int j : graph.ops[i].writes) {
-      const int t = s.Of(graph.ops[i].inputs[j]);
-      if (t == kNone) continue;
-      s.written[t] = true;
-      s.writers[s.Find(t)].push_back(i);
-    }
-  }
-  for (const TensorConflict& c : graph.conflicts) {
-    for (const std::string& name : {c.a, c.b}) {
-      if (const int t = s.Of(name); t != kNone) s.in_conflict[t] = true;
-    }
-  }
-  return s;
-}
-
-// Whether op `i` may run again at all (before its stages are known).
-bool Eligible(const Graph& graph, int i, Sharing& s,
+// Whether op `i` may run again at all (before its stages are known): the
+// rules of remat/eligible.h, for an op whose outputs have no views and
+// are alone in their buffers, and whose inputs are all tensors of the
+// graph.
+bool Eligible(const Graph& graph, int i, GraphIndex& s,
               const std::vector<int>& buffer_of, const Problem& problem) {
-  const Op& op = graph.ops[i];
-  if (!op.recomputable || op.pinned || !op.writes.empty() ||
-      !op.scratch.empty() || !op.inplace.empty() || !op.alias.empty() ||
-      op.outputs.empty()) {
+  std::vector<int> views;
+  if (!remat::Eligible(graph, i, s, buffer_of, views) || !views.empty()) {
     return false;
   }
-  for (const std::string& name : op.inputs) {
+  for (const std::string& name : graph.ops[i].inputs) {
     if (s.Of(name) == kNone) return false;
   }
-  for (const std::string& name : op.outputs) {
+  for (const std::string& name : graph.ops[i].outputs) {
     const int t = s.Of(name);
-    if (t == kNone) return false;
-    const Tensor& tensor = graph.tensors[t];
-    if (tensor.kind != TensorKind::kActivation || tensor.fixed.has_value() ||
-        s.paired[t] || s.written[s.Find(t)] || s.in_conflict[t] ||
-        buffer_of[t] == kNone ||
+    if (s.shared[s.Find(t)] || buffer_of[t] == kNone ||
         problem.buffers[buffer_of[t]].tensors.size() != 1) {
       return false;
     }
@@ -185,7 +118,7 @@ bool Eligible(const Graph& graph, int i, Sharing& s,
 
 // The last stage before which each tensor may be read: its last reader's
 // when it is merged in place into that reader's output, else unlimited.
-std::vector<int> ReadLimits(const Graph& graph, Sharing& s,
+std::vector<int> ReadLimits(const Graph& graph, GraphIndex& s,
                             const std::vector<int>& buffer_of) {
   std::vector<int> limit(graph.tensors.size(), std::numeric_limits<int>::max());
   for (const Op& op : graph.ops) {
@@ -204,7 +137,7 @@ std::vector<int> ReadLimits(const Graph& graph, Sharing& s,
 
 // Whether op i may run again before op b: no write to its inputs' bytes
 // in between, no input read past an in-place merge.
-bool Allowed(const Graph& graph, int i, int b, Sharing& s,
+bool Allowed(const Graph& graph, int i, int b, GraphIndex& s,
              const std::vector<int>& limit) {
   for (const std::string& name : graph.ops[i].inputs) {
     const int t = s.Of(name);
@@ -219,7 +152,7 @@ bool Allowed(const Graph& graph, int i, int b, Sharing& s,
 // The decisions, from the last op to the first: an op may run again at
 // the stages where its outputs are read, by the graph's ops or by the
 // recomputations of its consumers, at least two stages after it.
-void FindDecisions(const Graph& graph, const Problem& problem, Sharing& s,
+void FindDecisions(const Graph& graph, const Problem& problem, GraphIndex& s,
                    Model& m) {
   const int n = m.num_ops;
   const std::vector<int> limit = ReadLimits(graph, s, m.buffer_of);
@@ -320,7 +253,7 @@ void ExtensionBound(Model& m) {
 Model ModelOf(const Graph& graph, const Problem& problem) {
   Model m;
   m.num_ops = static_cast<int>(graph.ops.size());
-  Sharing s = ShareOf(graph);
+  GraphIndex s = remat::IndexGraph(graph);
   const int num_tensors = static_cast<int>(graph.tensors.size());
   m.buffer_of.assign(num_tensors, kNone);
   for (int b = 0; b < static_cast<int>(problem.buffers.size()); ++b) {
@@ -901,6 +834,17 @@ absl::StatusOr<RematExactResult> SearchExact(const Graph& graph, Bytes budget,
 }
 
 }  // namespace
+
+RematExactOptions RematExactOptionsFor(const PlanMemoryOptions& options,
+                                       absl::Time now) {
+  RematExactOptions exact;
+  exact.plan = options;
+  exact.work_limit = WorkLimit(options.plan);
+  if (options.plan.time_limit != absl::InfiniteDuration()) {
+    exact.deadline = now + options.plan.time_limit;
+  }
+  return exact;
+}
 
 absl::StatusOr<RematExactResult> RematerializeExact(
     const Graph& graph, Bytes budget, const RematExactOptions& options) {
