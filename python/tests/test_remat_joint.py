@@ -144,6 +144,18 @@ def test_rematerialized_joint_step_gives_eager_gradients(
         torch.testing.assert_close(state[n], value)
 
 
+def test_an_ordinary_run_gives_eager_gradients_and_statistics():
+    """Traced.run (torch's own memory) of the functional step: the model's
+    inputs only, the gradients in named_parameters() order."""
+    traced, inputs, grads, buffers = step("unet")
+    state = {n: c.clone() for n, c in traced.constants.items()}
+    torch.testing.assert_close(traced.run(inputs, state=state), tuple(grads))
+    for n, value in buffers.items():
+        torch.testing.assert_close(state[n], value)
+    with pytest.raises(ValueError, match="takes 1 inputs, got 2"):
+        traced.run(list(inputs) + [torch.ones(())])
+
+
 def test_infeasible_budget_gives_the_smallest_found():
     traced = step("unet")[0]
     with pytest.raises(ValueError, match="smallest peak found is") as error:
