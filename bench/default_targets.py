@@ -18,7 +18,7 @@ and a Python with torch and executorch, `--python`):
   python3 bench/default_targets.py [--build DIR] [--python PYTHON]
                                    [--skip-torch] [--json FILE]
 About 7 minutes on a 2-CPU machine at load 4, most of it the dense rows,
-exact's two searches (60 s limit each) and the ExecuTorch exports.
+exact's two searches (60 s of counted work each) and the ExecuTorch exports.
 """
 
 import argparse
@@ -407,7 +407,7 @@ def minimise_rows(table, rows):
         name = f"minimalloc_{x}"
         r = rows.get(f"BM_target_exact_minimise_{name}")
         before = MINIMISED_BEFORE[name]
-        label = f"{x} minimised, `exact` (60 s, one run)"
+        label = f"{x} minimised, `exact` (60 s of counted work, one run)"
         target = f"proven optimal, or < {before}"
         if r is None or "error" in r:
             table.add(label, target, (r or {}).get("error", "no result"), False)

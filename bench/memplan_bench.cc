@@ -98,8 +98,9 @@
 //   BM_target_exact_capacity_minimalloc_{all,J} exact under capacity
 //                                  1048576: the 11 instances in a row, and J
 //   BM_target_exact_minimise_minimalloc_{D,J}   exact's least peak of D
-//                                  and J (--memplan_exact_time_limit,
-//                                  default 60 s; one run each)
+//                                  and J within the counted work of
+//                                  --memplan_exact_time_limit (default 60 s,
+//                                  2.4x10^9 units; no clock; one run each)
 //   With --memplan_order_targets, the op orderings, each run 3 times (one
 //   iteration per run; medians reported), wall time:
 //   BM_order_<ordering>_<graph>    traced (the graph's own order),

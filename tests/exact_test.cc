@@ -600,6 +600,25 @@ TEST(ExactTest, TheTimeLimitKeepsTheBestPlan) {
   EXPECT_FALSE(plan->proven_optimal);  // D's optimum is open
 }
 
+// Past the creep's work (ExactOptions::creep_work), minimising sweeps the
+// heights below its best plan with probes of one height each: MiniMalloc's
+// J reaches 1020928, which the creep and bisection miss with the same work.
+TEST(ExactTest, SweepsBelowTheBestPlanPastTheCreepsWork) {
+  absl::StatusOr<Problem> problem = LoadProblem("minimalloc/J.1048576.csv");
+  ASSERT_TRUE(problem.ok()) << problem.status();
+  const PlanOptions work = testing::CountedWork(2.5);
+  absl::StatusOr<Plan> crept = MakeExactPlanner({})->Solve(*problem, work);
+  absl::StatusOr<Plan> swept =
+      MakeExactPlanner({.creep_work = kWorkPerSecond / 2})
+          ->Solve(*problem, work);
+  ASSERT_TRUE(crept.ok()) << crept.status();
+  ASSERT_TRUE(swept.ok()) << swept.status();
+  EXPECT_TRUE(VerifyPlan(*problem, *crept).ok());
+  EXPECT_TRUE(VerifyPlan(*problem, *swept).ok());
+  EXPECT_GT(crept->peak, 1020928);
+  EXPECT_LE(swept->peak, 1020928);
+}
+
 TEST(ExactTest, NodeLimitsMakeItDeterministic) {
   absl::StatusOr<Problem> problem = LoadProblem("minimalloc/A.1048576.csv");
   ASSERT_TRUE(problem.ok()) << problem.status();

@@ -9,8 +9,10 @@
 //     limit probes the lower bound (ExactOptions::lower_bound_probed), then
 //     one below the best plan while plans come, then bisects with at most
 //     two probes that run out of nodes; the limit then grows. No probe eats
-//     the budget and a plan once found is kept. proven_optimal only when
-//     the bounds meet.
+//     the budget and a plan once found is kept. Past the default budget's
+//     work (ExactOptions::creep_work), sweeps of probes of one height each,
+//     every height below the best plan in turn with a growing work limit.
+//     proven_optimal only when the bounds meet.
 //   * ExactOptions::lower_bound_only, in either mode: max-live alone, in
 //     rounds: a plan there, or NotFound when the node limit comes first
 //     (DeadlineExceeded: the deadline); a capacity below max-live is
@@ -111,6 +113,11 @@ struct ExactOptions {
   // rounds then probe it only once their searches are longer than those,
   // and after the heights below the plan, where a plan can still be found.
   bool lower_bound_probed = false;
+  // Minimising: the work units (of PlanOptions' work limit) that the
+  // creep down from the best plan and the bisection may take; the rest of a
+  // longer budget goes to sweeps of one-height probes below the best plan
+  // (exact.cc, SweepBelow). The default budget's creep is as before.
+  int64_t creep_work = kDefaultWorkLimit;
   // Several pools: search the pool of every buffer (the registered `exact`
   // does). false: Unimplemented, as best's members keep it, so that best
   // still compares plans of several pools by their peak alone.
