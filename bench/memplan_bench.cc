@@ -40,8 +40,8 @@
 //   With --memplan_targets, the performance targets at scale, each run 3
 //   times (one iteration per run; medians reported), wall time:
 //   BM_target_anytime_<limit>_<input>   best as an anytime planner: S_1
-//                                  at 2 s and 10^6 work units, pangu_2.6B
-//                                  at 2 s, 10^6 short intervals at 1 s,
+//                                  at 2 s and 10^6 work units, pangu_2.6B and
+//                                  Y_1 at 2 s, 10^6 short intervals at 1 s,
 //                                  dense intervals (about 1000 alive a
 //                                  step) at 3x10^5 and 10^6 with no limit
 //                                  (one run each): counters ratio (to the

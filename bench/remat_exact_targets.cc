@@ -6,14 +6,15 @@
 
 #include <algorithm>
 #include <string>
+#include <utility>
 
-#include "absl/container/flat_hash_map.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
 #include "bench_util.h"
 #include "memplan/formats.h"
 #include "memplan/memplan.h"
 #include "remat/remat_exact.h"
+#include "workloads/byte_costs.h"
 
 namespace memplan::bench {
 namespace {
@@ -34,14 +35,7 @@ absl::StatusOr<Graph> MlpStep() {
   if (!text.ok()) return text.status();
   absl::StatusOr<Graph> graph = ParseGraphJson(*text);
   if (!graph.ok()) return graph.status();
-  absl::flat_hash_map<std::string, Bytes> size;
-  for (const Tensor& t : graph->tensors) size[t.name] = t.size;
-  for (Op& op : graph->ops) {
-    op.recomputable = op.writes.empty() && !op.pinned;
-    op.cost = 0;
-    for (const std::string& out : op.outputs) *op.cost += size[out];
-  }
-  return graph;
+  return WithByteCosts(*std::move(graph));
 }
 
 // The 5 solves at 0.9, 0.8, 0.7, 0.6 and 0.5 of the placed peak (0.5: the

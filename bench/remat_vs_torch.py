@@ -47,30 +47,13 @@ sys.path.insert(
 import remat_models  # noqa: E402
 
 import memplan  # noqa: E402
+from memplan.torch import joint as _joint  # noqa: E402
 from memplan.torch import record as _record  # noqa: E402
 
 BUDGETS = (1.0, 0.8, 0.6, 0.4, 0.2, 0.0)
 # The target of issue 44: memplan's smallest peak with recompute of at most
 # this share of the forward's FLOPs.
 FORWARD_SHARE = 1 / 3
-
-
-@dataclasses.dataclass
-class Captured:
-    """What torch.compile's partition of one training step ran: the
-    forward and backward graphs with the tensors each was called with."""
-
-    forward: object  # torch.fx.GraphModule
-    backward: object
-    forward_args: list
-    backward_args: list
-    mutated: list  # forward placeholders whose new value it returns first
-    user_inputs: list  # positions of the model's inputs among the forward's
-    joint: object = None  # the joint graph the partitioner started from
-    num_fwd_outputs: int = 0  # the joint's outputs before the gradients
-    # Per forward placeholder, the model's parameter or buffer it is (its
-    # name in model.named_parameters() or named_buffers()), else None.
-    state_names: list = None
 
 
 @dataclasses.dataclass
@@ -94,122 +77,18 @@ class TorchPoint:
     joint_flops: int = None  # Op.cost of the joint graph's ops
 
 
-def _step_module(model, loss_fn):
-    class TrainingStep(torch.nn.Module):
-        def __init__(self):
-            super().__init__()
-            self.model = model
-
-        def forward(self, *args):
-            return loss_fn(self.model(*args))
-
-    return TrainingStep()
-
-
-def _boxed(gm, into, key):
-    """A compiled function for AOTAutograd that records the tensors it is
-    called with (once) and runs the graph as it is."""
-
-    def run(args):
-        if key not in into:
-            into[key + "_ptrs"] = [
-                a.data_ptr() if isinstance(a, torch.Tensor) else None
-                for a in args
-            ]
-            into[key] = [
-                a.detach().clone() if isinstance(a, torch.Tensor) else a
-                for a in args
-            ]
-        return gm(*args)
-
-    run._boxed_call = True
-    return run
-
-
 def capture(make, budget):
     """The forward and backward graphs torch.compile's min-cut partitioner
     makes of the training step of `make()` (a remat_models factory) at
-    activation_memory_budget `budget`, and the tensors they ran on."""
-    from torch._dynamo.backends.common import aot_autograd
-    from torch._functorch.partitioners import (
-        min_cut_rematerialization_partition,
-    )
-
-    # Some of Inductor's decompositions (max_pool2d's) look up its
-    # lowerings, which torch.compile imports before them.
-    import torch._inductor.lowering  # noqa: F401
-    from torch._inductor.decomposition import select_decomp_table
-
+    activation_memory_budget `budget`, the tensors they ran on, and the
+    joint graph it started from (memplan.torch.joint.capture)."""
     model, inputs, loss_fn = make()
-    seen = {}
-
-    def partition(joint_module, joint_inputs, **kwargs):
-        parts = min_cut_rematerialization_partition(
-            joint_module, joint_inputs, **kwargs
-        )
-        # A copy of the functionalized, decomposed joint graph as the
-        # partitioner split it: it has replaced the module's graph by the
-        # graph with dead code eliminated and common subexpressions merged
-        # (torch._functorch.config.cse), before choosing what to save.
-        graph = torch.fx.Graph()
-        graph.output(graph.graph_copy(joint_module.graph, {}))
-        seen["joint"] = torch.fx.GraphModule(joint_module, graph)
-        seen["num_fwd_outputs"] = kwargs["num_fwd_outputs"]
-        return parts
-
-    def forward_compiler(gm, example_inputs):
-        seen["forward"] = gm
-        meta = torch._guards.TracingContext.get().fw_metadata
-        seen["mutated"] = list(meta.mutated_inp_runtime_indices)
-        return _boxed(gm, seen, "forward_args")
-
-    def backward_compiler(gm, example_inputs):
-        seen["backward"] = gm
-        return _boxed(gm, seen, "backward_args")
-
-    backend = aot_autograd(
-        fw_compiler=forward_compiler,
-        bw_compiler=backward_compiler,
-        partition_fn=partition,
-        decompositions=select_decomp_table(),
-    )
-    torch._dynamo.reset()
-    step = torch.compile(
-        _step_module(model, loss_fn), backend=backend, fullgraph=True
-    )
-    with torch._functorch.config.patch(activation_memory_budget=budget):
-        with torch.random.fork_rng(devices=[]):
-            step(*inputs).backward()
-    torch._dynamo.reset()
-    for key in ("forward", "backward", "forward_args", "backward_args"):
-        if key not in seen:
-            raise RuntimeError(
-                f"torch.compile did not run the {key.split('_')[0]} graph "
-                f"of {getattr(make, '__name__', make)}: no partition to "
-                f"measure"
-            )
-    state = dict(model.named_parameters())
-    state.update(model.named_buffers())
-    by_ptr = {t.data_ptr(): n for n, t in state.items()}
-    state_names = [by_ptr.get(p) for p in seen["forward_args_ptrs"]]
-    ptrs = {t.data_ptr() for t in inputs}
-    user = [i for i, p in enumerate(seen["forward_args_ptrs"]) if p in ptrs]
-    if len(user) != len(inputs):
-        raise RuntimeError(
-            f"the forward graph of {getattr(make, '__name__', make)} "
-            f"takes {len(user)} of the model's {len(inputs)} inputs as they "
-            f"were given: cannot tell its inputs from its parameters"
-        )
-    return Captured(
-        forward=seen["forward"],
-        backward=seen["backward"],
-        forward_args=seen["forward_args"],
-        backward_args=seen["backward_args"],
-        mutated=seen["mutated"],
-        user_inputs=user,
-        joint=seen.get("joint"),
-        num_fwd_outputs=seen.get("num_fwd_outputs", 0),
-        state_names=state_names,
+    return _joint.capture(
+        model,
+        inputs,
+        loss_fn,
+        budget,
+        name=getattr(make, "__name__", None),
     )
 
 
@@ -290,27 +169,7 @@ def _copy_backward(cap, graph, saved):
     return tangents, recomputed, grads
 
 
-def _write_mutations(cap, graph, placeholders, outputs):
-    """Each buffer the step updates (batch norm's running statistics) is
-    written in place, as memplan.torch does: aten.copy_(buffer, new value)
-    right after the later of the new value's op and the old value's last
-    reader."""
-    order = {n: i for i, n in enumerate(graph.nodes)}
-    for k, index in enumerate(cap.mutated):
-        old, new = placeholders[index], outputs[k]
-        shapes = [
-            tuple(getattr(n.meta.get("val"), "shape", ())) for n in (old, new)
-        ]
-        if shapes[0] != shapes[1]:
-            raise RuntimeError(
-                f"the forward graph's mutated input {index} ({old.name}, "
-                f"shape {shapes[0]}) and its new value {new.name} (shape "
-                f"{shapes[1]}) differ: cannot write it in place"
-            )
-        after = max([new, *old.users], key=lambda n: order[n])
-        with graph.inserting_after(after):
-            graph.call_function(torch.ops.aten.copy_.default, (old, new))
-        order = {n: i for i, n in enumerate(graph.nodes)}
+_write_mutations = _joint.write_mutations
 
 
 def joint(cap):
@@ -369,84 +228,24 @@ class JointStep:
     forward_flops: int  # Op.cost of the ops the forward outputs need
     total_flops: int  # Op.cost of all its ops
     # The parameter (model.named_parameters()) of each gradient output,
-    # in the order of the outputs after the loss.
+    # in the order of the outputs (the loss after them).
     grad_names: list
-
-
-def _ancestors(nodes):
-    seen, stack = set(), [n for n in nodes if isinstance(n, torch.fx.Node)]
-    while stack:
-        node = stack.pop()
-        if node in seen:
-            continue
-        seen.add(node)
-        stack += node.all_input_nodes
-    return seen
 
 
 def joint_step(name, cap):
     """The functionalized, decomposed joint graph AOTAutograd gave the
-    partitioner (before any partition: no budget), recorded the way
-    joint() records the partition: the parameters and buffers constants,
-    the model's inputs and the tangents inputs, the gradients outputs, the
-    buffer updates written in place."""
-    graph = torch.fx.Graph()
-    graph.output(graph.graph_copy(cap.joint.graph, {}))
-    placeholders = [n for n in graph.nodes if n.op == "placeholder"]
-    primals = [n for n in placeholders if not n.name.startswith("tangents")]
-    tangents = [n for n in placeholders if n.name.startswith("tangents")]
-    out = graph.output_node()
-    outputs = list(out.args[0])
-    forward_outputs = outputs[: cap.num_fwd_outputs]
-    grads = [n for n in outputs[cap.num_fwd_outputs :] if n is not None]
-    grad_names = [
-        cap.state_names[i]
-        for i, n in enumerate(outputs[cap.num_fwd_outputs :])
-        if n is not None
-    ]
-    forward_nodes = {
-        n.name for n in _ancestors(forward_outputs) if n.op == "call_function"
-    }
-    graph.erase_node(out)
-    _write_mutations(cap, graph, primals, forward_outputs)
-    user_outputs = forward_outputs[len(cap.mutated) :]
-    outputs = tuple(user_outputs + grads)
-    graph.output(outputs)
-    module = torch.fx.GraphModule(torch.nn.Module(), graph)
-    fw_names = [
-        n.name for n in cap.forward.graph.nodes if n.op == "placeholder"
-    ]
-    values = dict(zip(fw_names, cap.forward_args))
-    bw_names = [
-        n.name for n in cap.backward.graph.nodes if n.op == "placeholder"
-    ]
-    values.update(
-        (n, a)
-        for n, a in zip(bw_names, cap.backward_args)
-        if n.startswith("tangents")
+    partitioner (before any partition: no budget), recorded as
+    memplan.torch.trace(..., functional=True) records it
+    (memplan.torch.joint.record_joint): the parameters and buffers
+    constants, the model's inputs and the tangent inputs, the gradients
+    outputs, the buffer updates written in place."""
+    model = remat_models.MODELS[name]()[0]
+    grad_names = [n for n, p in model.named_parameters() if p.requires_grad]
+    record = _joint.record_joint(cap, f"{name}_joint", grad_names)
+    traced = record.traced
+    forward = sum(
+        o.cost or 0 for o in traced.ops if o.name in record.forward_ops
     )
-    missing = [n.name for n in placeholders if n.name not in values]
-    if missing:
-        raise RuntimeError(
-            f"the joint graph of {name} reads {', '.join(missing)}, which "
-            f"neither partitioned graph was called with"
-        )
-    input_names = [primals[i].name for i in cap.user_inputs]
-    input_names += [t.name for t in tangents]
-    names = [n.name for n in placeholders]
-    traced = _record.record(
-        module,
-        names,
-        input_names,
-        {n: values[n] for n in names if n not in input_names},
-        [values[n] for n in input_names],
-        True,
-        f"{name}_joint",
-        # run_in_arena returns the outputs as this flat tuple: the loss,
-        # then the gradients in the order of the parameters.
-        torch.utils._pytree.tree_flatten(outputs)[1],
-    )
-    forward = sum(o.cost or 0 for o in traced.ops if o.name in forward_nodes)
     return JointStep(
         traced=traced,
         forward_flops=forward,

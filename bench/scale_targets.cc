@@ -556,12 +556,15 @@ const Problem& DenseIntervals(int64_t n) {
   return it->second;
 }
 
-// The anytime default (issue 45): S_1 and pangu_2.6B under 2 s, S_1 under
+// The anytime default (issue 45): S_1, pangu_2.6B and Y_1 under 2 s, S_1 under
 // 10^6 work units, 10^6 short intervals under 1 s, dense intervals with no
 // limit (one run each: a run takes a minute on a loaded machine).
 void RegisterAnytimeTargets(const std::vector<Workload>& bundled) {
   for (const Workload& w : bundled) {
-    if (w.name != "trace_S_1" && w.name != "trace_pangu_2.6B") continue;
+    if (w.name != "trace_S_1" && w.name != "trace_pangu_2.6B" &&
+        w.name != "trace_Y_1") {
+      continue;
+    }
     ThreeRuns(benchmark::RegisterBenchmark(
         absl::StrCat("BM_target_anytime_time_limit_2s_", w.name).c_str(),
         [&w](benchmark::State& state) {

@@ -8,7 +8,6 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "memplan/memplan.h"
 #include "memplan/planner.h"
@@ -51,14 +50,8 @@ PyRematResult ToPython(RematResult r, const BuildOptions& build, bool proven) {
 absl::StatusOr<RematResult> FitExact(const Graph& graph, Bytes budget,
                                      const PlanMemoryOptions& options,
                                      bool& proven) {
-  RematExactOptions exact;
-  exact.plan = options;
-  exact.work_limit = WorkLimit(options.plan);
-  if (options.plan.time_limit != absl::InfiniteDuration()) {
-    exact.deadline = absl::Now() + options.plan.time_limit;
-  }
   absl::StatusOr<RematExactResult> fitted =
-      RematerializeExact(graph, budget, exact);
+      RematerializeExact(graph, budget, RematExactOptionsFor(options));
   if (!fitted.ok()) return fitted.status();
   proven = fitted->proven;
   return std::move(fitted->remat);

@@ -78,6 +78,46 @@ Graph TrainingChain(bool write_w) {
   return g;
 }
 
+// A view of `in` (an alias of its bytes) at `cost`, as traced steps read
+// their saved activations through.
+Op View(std::string name, std::string in, std::string out, double cost) {
+  return Op{.name = std::move(name),
+            .type = "alias",
+            .inputs = {std::move(in)},
+            .outputs = {std::move(out)},
+            .alias = {{.output = 0, .input = 0}},
+            .cost = cost,
+            .recomputable = true};
+}
+
+// The chain read back through views: a1 through v1 (made right after f1),
+// a2 through a view of a view (v2, then v2b, made later), a3 directly.
+Graph ViewChain() {
+  Graph g{.name = "views"};
+  g.tensors = {{.name = "x", .size = 100, .kind = TensorKind::kInput},
+               {.name = "a1", .size = 100},
+               {.name = "a1v", .size = 100},
+               {.name = "a2", .size = 100},
+               {.name = "a2v", .size = 100},
+               {.name = "a2vv", .size = 100},
+               {.name = "a3", .size = 100},
+               {.name = "loss", .size = 10},
+               {.name = "g3", .size = 100},
+               {.name = "g2", .size = 100},
+               {.name = "gx", .size = 100, .kind = TensorKind::kOutput}};
+  g.ops = {Layer("f1", {"x"}, {"a1"}, 5, true),
+           View("v1", "a1", "a1v", 1),
+           Layer("f2", {"a1"}, {"a2"}, 20, true),
+           View("v2", "a2", "a2v", 2),
+           Layer("f3", {"a2"}, {"a3"}, 40, true),
+           Layer("f4", {"a3"}, {"loss"}, 1, true),
+           View("v2b", "a2v", "a2vv", 3),
+           Layer("b3", {"loss", "a3"}, {"g3"}, 40, false),
+           Layer("b2", {"g3", "a2vv"}, {"g2"}, 20, false),
+           Layer("b1", {"g2", "a1v", "x"}, {"gx"}, 5, false)};
+  return g;
+}
+
 // What every rewrite must keep (remat_test_util.h), and the live peak the
 // search reports: the lower bound of the rewritten graph's problem.
 void ExpectSound(const Graph& original, const RematExactResult& exact,
@@ -88,10 +128,13 @@ void ExpectSound(const Graph& original, const RematExactResult& exact,
 }
 
 // The least cost over every rewrite of the model, each built and measured
-// by BuildProblem: for each recomputable op from the last to the first,
-// every subset of the stages b >= i + 2 at which its outputs are read (by
-// the graph or by the recomputations chosen for its consumers) and not
-// read at b - 1, where no op in between writes what it reads.
+// by BuildProblem: for each recomputable op without alias or in-place
+// hints from the last to the first, every subset of the stages b >= i + 2
+// at which its outputs or their views are read (by the graph or by the
+// recomputations chosen for its consumers) and not read at b - 1, where no
+// op in between writes what it reads; run again at b, it is followed by
+// its views made before b. (A view: an op with alias hints reading only
+// the op's outputs or their views.)
 class BruteForce {
  public:
   BruteForce(const Graph& graph, Bytes budget, const BuildOptions& build)
@@ -111,6 +154,20 @@ class BruteForce {
     const std::vector<std::string>& in = graph_.ops[op].inputs;
     return std::find(in.begin(), in.end(), tensor) != in.end();
   }
+  bool IsView(int v) const { return !graph_.ops[v].alias.empty(); }
+  // Op i's outputs and their views' outputs; `views` gets the view ops.
+  std::vector<std::string> Group(int i, std::vector<int>* views) const {
+    std::vector<std::string> group = graph_.ops[i].outputs;
+    for (size_t v = i + 1; v < graph_.ops.size(); ++v) {
+      if (!IsView(v)) continue;
+      bool reads = false;
+      for (const std::string& t : group) reads = reads || Reads(v, t);
+      if (!reads) continue;
+      if (views != nullptr) views->push_back(v);
+      for (const std::string& o : graph_.ops[v].outputs) group.push_back(o);
+    }
+    return group;
+  }
   bool Written(int i, int b) const {
     for (int w = i + 1; w < b; ++w) {
       for (int j : graph_.ops[w].writes) {
@@ -123,7 +180,7 @@ class BruteForce {
   std::vector<bool> ReadAt(int i) const {
     std::vector<bool> read(graph_.ops.size(), false);
     read[i] = true;
-    for (const std::string& out : graph_.ops[i].outputs) {
+    for (const std::string& out : Group(i, nullptr)) {
       for (size_t c = i + 1; c < graph_.ops.size(); ++c) {
         if (!Reads(c, out)) continue;
         read[c] = true;
@@ -136,7 +193,9 @@ class BruteForce {
   void Enumerate(int i) {
     if (i < 0) return Measure();
     const Op& op = graph_.ops[i];
-    if (!op.recomputable || !op.writes.empty()) return Enumerate(i - 1);
+    if (!op.recomputable || !op.writes.empty() || IsView(i)) {
+      return Enumerate(i - 1);
+    }
     const std::vector<bool> read = ReadAt(i);
     std::vector<int> choices;
     for (size_t b = i + 2; b < graph_.ops.size(); ++b) {
@@ -176,10 +235,18 @@ class BruteForce {
       }
       g.ops.push_back(std::move(op));
     };
+    std::vector<int> runs(graph_.ops.size(), 0);
     for (size_t t = 0; t < graph_.ops.size(); ++t) {
       for (size_t i = 0; i < t; ++i) {
-        for (size_t k = 0; k < stages_[i].size(); ++k) {
-          if (stages_[i][k] == static_cast<int>(t)) add(graph_.ops[i], k + 1);
+        if (std::find(stages_[i].begin(), stages_[i].end(), t) ==
+            stages_[i].end()) {
+          continue;
+        }
+        add(graph_.ops[i], ++runs[i]);
+        std::vector<int> views;
+        Group(i, &views);
+        for (int v : views) {
+          if (v < static_cast<int>(t)) add(graph_.ops[v], ++runs[v]);
         }
       }
       add(graph_.ops[t], 0);
@@ -256,6 +323,43 @@ TEST(RematExactTest, EqualsTheBruteForceOnALongChain) {
   ExpectBruteForceCosts(testing::LongChain(4), unplanned);
 }
 
+// An op read back through its views runs again with them (those made
+// before the stage), at their cost too: the least cost is the brute
+// force's, proven.
+TEST(RematExactTest, EqualsTheBruteForceThroughViews) {
+  ExpectBruteForceCosts(ViewChain(), {});
+  RematExactOptions unplanned;
+  unplanned.plan.build.plan_inputs = false;
+  ExpectBruteForceCosts(ViewChain(), unplanned);
+}
+
+TEST(RematExactTest, RunsAnOpAgainWithItsViews) {
+  const Graph graph = ViewChain();
+  absl::StatusOr<GraphPlan> plain = PlanMemory(graph);
+  ASSERT_TRUE(plain.ok()) << plain.status();
+  absl::StatusOr<RematExactResult> exact =
+      RematerializeExact(graph, plain->plan.peak - 100);
+  ASSERT_TRUE(exact.ok()) << exact.status();
+  EXPECT_TRUE(exact->proven);
+  EXPECT_FALSE(exact->heuristic);
+  ExpectSound(graph, *exact, plain->plan.peak - 100);
+  // Some op with a view runs again, and its view made before the stage
+  // with it, reading its copy.
+  const std::vector<std::string>& again = exact->remat.recomputed;
+  const bool f1 =
+      std::find(again.begin(), again.end(), "f1.recompute") != again.end();
+  const bool f2 =
+      std::find(again.begin(), again.end(), "f2.recompute") != again.end();
+  ASSERT_TRUE(f1 || f2) << ::testing::PrintToString(again);
+  const std::string view = f1 ? "v1.recompute" : "v2.recompute";
+  const std::string copy = f1 ? "a1.recompute" : "a2.recompute";
+  auto it =
+      std::find_if(exact->remat.graph.ops.begin(), exact->remat.graph.ops.end(),
+                   [&](const Op& op) { return op.name == view; });
+  ASSERT_NE(it, exact->remat.graph.ops.end());
+  EXPECT_EQ(it->inputs, std::vector<std::string>{copy});
+}
+
 TEST(RematExactTest, EqualsTheBruteForceAcrossAWrite) {
   RematExactOptions options;
   options.plan.build.plan_constants = true;  // w is planned
@@ -312,8 +416,10 @@ TEST(RematExactTest, ProvesTheTracedMlpAtFiveBudgets) {
 // reading an earlier activation too, some making a second output that the
 // backward pass reads), a loss, and a backward layer per forward one
 // reading its gradient and activations; sizes 20 to 100 bytes, forward
-// costs 1 to 20.
-Graph RandomStep(uint32_t seed) {
+// costs 1 to 20. `views`: some activations are read back through a view
+// (made right after their op, at cost 0 to 2), some of those through a
+// view of it too (made after the loss).
+Graph RandomStep(uint32_t seed, bool views = false) {
   std::mt19937 random(seed);
   auto pick = [&](int lo, int hi) {
     return std::uniform_int_distribution<int>(lo, hi)(random);
@@ -337,15 +443,34 @@ Graph RandomStep(uint32_t seed) {
     }
     g.ops.push_back(std::move(f));
   }
+  // What the backward pass reads of each activation: itself or a view.
+  std::vector<std::string> saved;
+  std::vector<Op> later;
+  for (int i = 0; i <= layers; ++i) saved.push_back(absl::StrCat("a", i));
+  for (int i = layers; views && i >= 1; --i) {
+    if (pick(0, 9) < 5) continue;
+    const std::string a = absl::StrCat("a", i), v = a + "v";
+    auto after = std::find_if(g.ops.begin(), g.ops.end(),
+                              [&](const Op& op) { return op.outputs[0] == a; });
+    g.ops.insert(after + 1, View(absl::StrCat("v", i), a, v, pick(0, 2)));
+    g.tensors.push_back({.name = v, .size = 10});
+    saved[i] = v;
+    if (pick(0, 1) == 1) {
+      later.push_back(View(absl::StrCat("w", i), v, v + "v", pick(0, 2)));
+      g.tensors.push_back({.name = v + "v", .size = 10});
+      saved[i] = v + "v";
+    }
+  }
   g.tensors.push_back({.name = absl::StrCat("g", layers + 1), .size = 10});
   g.ops.push_back(Op{.name = "loss",
                      .inputs = {absl::StrCat("a", layers)},
                      .outputs = {absl::StrCat("g", layers + 1)}});
+  for (Op& op : later) g.ops.push_back(std::move(op));
   for (int i = layers; i >= 1; --i) {
     Op b{.name = absl::StrCat("b", i),
-         .inputs = {absl::StrCat("g", i + 1), absl::StrCat("a", i - 1)},
+         .inputs = {absl::StrCat("g", i + 1), saved[i - 1]},
          .outputs = {absl::StrCat("g", i)}};
-    if (pick(0, 1) == 1) b.inputs.push_back(absl::StrCat("a", i));
+    if (pick(0, 1) == 1) b.inputs.push_back(saved[i]);
     if (second[i]) b.inputs.push_back(absl::StrCat("s", i));
     g.tensors.push_back(
         {.name = b.outputs[0],
@@ -362,6 +487,15 @@ TEST(RematExactTest, EqualsTheBruteForceOnRandomSteps) {
   for (uint32_t seed = 1; seed <= 16; ++seed) {
     ExpectBruteForceCosts(RandomStep(seed), {}, 1);
     ExpectBruteForceCosts(RandomStep(seed), unplanned, 1);
+  }
+}
+
+TEST(RematExactTest, EqualsTheBruteForceOnRandomStepsWithViews) {
+  RematExactOptions unplanned;
+  unplanned.plan.build.plan_inputs = false;
+  for (uint32_t seed = 1; seed <= 16; ++seed) {
+    ExpectBruteForceCosts(RandomStep(seed, true), {}, 1);
+    ExpectBruteForceCosts(RandomStep(seed, true), unplanned, 1);
   }
 }
 

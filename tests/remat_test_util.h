@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <utility>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/statusor.h"
@@ -18,6 +19,7 @@
 #include "memplan/types.h"
 #include "memplan/verify.h"
 #include "test_util.h"
+#include "workloads/byte_costs.h"
 
 namespace memplan::testing {
 
@@ -132,14 +134,7 @@ inline Graph TrainingStepWithByteCosts(const std::string& name) {
   absl::StatusOr<Graph> graph = ParseGraphJson(text.value_or(""));
   EXPECT_TRUE(graph.ok()) << graph.status();
   if (!graph.ok()) return Graph{};
-  absl::flat_hash_map<std::string, Bytes> size;
-  for (const Tensor& t : graph->tensors) size[t.name] = t.size;
-  for (Op& op : graph->ops) {
-    op.recomputable = op.writes.empty() && !op.pinned;
-    op.cost = 0;
-    for (const std::string& out : op.outputs) *op.cost += size[out];
-  }
-  return *graph;
+  return WithByteCosts(*std::move(graph));
 }
 
 }  // namespace memplan::testing

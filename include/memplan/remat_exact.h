@@ -16,13 +16,21 @@
 // its outputs are read at stage b and not at stage b - 1 (something runs
 // while they are dropped).
 //
-// What may run again is what the greedy allows: a recomputable op without
-// writes, scratch tensors, alias or in-place hints, not pinned, whose
-// outputs are activations that are no graph output, not fixed, in no
-// explicit conflict, not written and sharing bytes with no other tensor;
-// and only while no op between the two runs writes the bytes of one of
-// its inputs. An input merged in place into the output of its last reader
-// is not read after that reader (the merge would no longer hold).
+// What may run again is what the greedy allows (remat/eligible.h): a
+// recomputable op without writes, scratch tensors, alias or in-place
+// hints, not pinned, whose outputs are activations that are no graph
+// output, not fixed, in no explicit conflict, not written, and sharing
+// bytes only with their views (pure ops with alias or in-place hints
+// reading and making only tensors sharing those bytes, as traced steps
+// read saved activations through); and only while no op between the two
+// runs writes the bytes of one of its inputs. An op runs again with the
+// views of its outputs made before the stage (each view's copy reading its
+// copy; its cost and theirs), and a read of a view is a read of the op's
+// outputs. An input merged in place into the output of its last reader is
+// not read after that reader (the merge would no longer hold). When some
+// op runs again with views, the model without those ops is searched first:
+// its least cost bounds the search of the whole model, which proves it
+// least or finds a cheaper rewrite.
 //
 // Live bytes are a lower bound of any placement. The rewrite the search
 // finds is placed with PlanMemory; when its placed peak is above the
@@ -55,6 +63,7 @@
 #include <cstdint>
 
 #include "absl/status/statusor.h"
+#include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "memplan/memplan.h"
 #include "memplan/remat.h"
@@ -72,14 +81,22 @@ struct RematExactOptions {
   PlanMemoryOptions plan;
   // The search's effort in work units (memplan/planner.h: about
   // kWorkPerSecond a second): 0 = kDefaultWorkLimit, about 10 s of CPU
-  // (the MLP training step of 61 ops, bench/data/training, is proven at
-  // budgets from 0.9 to 0.5 of its peak, the slowest, 0.6, in about 7 s
-  // and 3x10^8 units). Counted, so the same graph gives the same result on
-  // any machine.
+  // (the MLP training step of 61 ops, bench/data/training, every pure op
+  // recomputable, is proven at 0.9, 0.8 and 0.7 of its peak, the slowest
+  // in about 3 s and 1.3x10^8 units; not at 0.6 and 0.5). Counted, so the
+  // same graph gives the same result on any machine.
   int64_t work_limit = 0;
   // An optional wall-clock end (results then depend on the machine).
   absl::Time deadline = absl::InfiniteFuture();
 };
+
+// The exact mode's options for the planning's: `options` to build and
+// place, the search's work limit the planning's (WorkLimit: its own, the
+// default, or its time limit's share) and, with a time limit, a deadline
+// that long after `now`. What the tool's --exact and Python's exact=True
+// run with.
+RematExactOptions RematExactOptionsFor(const PlanMemoryOptions& options,
+                                       absl::Time now = absl::Now());
 
 struct RematExactResult {
   // The rewritten graph, its verified plan, the cost; `recomputed` lists

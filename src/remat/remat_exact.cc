@@ -22,6 +22,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <limits>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -37,6 +38,7 @@
 #include "memplan/planner.h"
 #include "memplan/problem.h"
 #include "memplan/remat.h"
+#include "remat/eligible.h"
 
 namespace memplan {
 namespace {
@@ -44,15 +46,38 @@ namespace {
 constexpr int kNone = -1;
 // Steps or decisions the search looks at per work unit.
 constexpr int64_t kStepsPerUnit = 16;
+constexpr double kInfinity = std::numeric_limits<double>::infinity();
 
 // An op the search decides: where it may run again.
 struct Decision {
   int op = 0;
+  // The least cost of running it again: its own and its views' made
+  // before its first stage.
   double cost = 0;
   Bytes bytes = 0;           // the sum of its outputs' buffer sizes
   std::vector<int> outputs;  // tensor indices
-  std::vector<int> inputs;   // tensor indices, distinct
+  std::vector<int> inputs;   // tensor indices (their groups'), distinct
   std::vector<int> stages;   // ascending
+  // A lower bound of the cost of each byte it frees at a step
+  // (CostPerByte).
+  double per_byte = 0;
+  // Over those options that free bytes: the fewest bytes freed and the
+  // least cost (an option frees whole outputs).
+  Bytes least_freed = 0;
+  double least_cost = 0;
+  // The ops making views of its outputs (ascending) and their costs: run
+  // again with it at a stage when made before that stage.
+  std::vector<std::pair<int, double>> views;
+
+  // The cost of running it again at stage b.
+  double CostAt(int b) const {
+    double sum = own_cost;
+    for (const auto& [v, c] : views) {
+      if (v < b) sum += c;
+    }
+    return sum;
+  }
+  double own_cost = 0;
 };
 
 // The stages at which each decision runs again: one vector per decision.
@@ -62,15 +87,21 @@ using Choice = std::vector<std::vector<int>>;
 // stage t, the ops that may run again there (ascending), then op t.
 struct Model {
   int num_ops = 0;
-  std::vector<Decision> decisions;      // descending op index
+  bool views = false;               // some decision runs views again with it
+  std::vector<Decision> decisions;  // descending op index
   std::vector<int> decision_of_tensor;  // the decision making it, or kNone
-  std::vector<int> producer;            // op index or kNone
-  std::vector<Bytes> size;              // its buffer's size (decisions')
-  std::vector<int> buffer_of;           // tensor -> other buffer, or kNone
-  std::vector<Bytes> buffer_size;       // per problem buffer
+  // A decision's output for each tensor sharing its bytes (its views), the
+  // tensor itself for the others: what the search reads when one is read.
+  std::vector<int> group_of;
+  std::vector<int> producer;       // op index or kNone
+  std::vector<Bytes> size;         // its buffer's size (decisions')
+  std::vector<int> buffer_of;      // tensor -> other buffer, or kNone
+  std::vector<Bytes> buffer_size;  // per problem buffer
   std::vector<int> buffer_first, buffer_last;  // steps, inclusive
   std::vector<bool> searched;  // a decision's output: the search counts it
-  std::vector<std::vector<int>> reads;  // decisions' outputs: graph readers
+  // Decisions' outputs: the steps of the graph's readers of them and of
+  // their views, ascending.
+  std::vector<std::vector<int>> reads;
   std::vector<std::vector<int>> stage_ops;
   std::vector<int> stage_base;
   std::vector<int> stage_of_step;
@@ -78,8 +109,13 @@ struct Model {
   // The decisions, cheapest per byte first.
   std::vector<int> by_ratio;
   // Per step: the most bytes that recomputations may yet keep alive there
-  // beyond the graph's own last readers (their inputs).
-  std::vector<Bytes> ext;
+  // beyond the graph's own last readers (their inputs), once the
+  // decisions before k are decided: Ext(k).
+  std::vector<std::vector<Bytes>> ext;
+
+  const std::vector<Bytes>& Ext(size_t k) const {
+    return ext[ext.size() == 1 ? 0 : k];
+  }
 
   int Step(int stage, int op) const {
     const std::vector<int>& ops = stage_ops[stage];
@@ -90,93 +126,29 @@ struct Model {
   int OpStep(int op) const { return Step(op, op); }
 };
 
-// Which tensors share bytes (alias and in-place pairs), the ops writing
-// each group, and the readers of each tensor: the rules of remat.cc,
-// written out again here as that file keeps them to itself.
-struct Sharing {
-  absl::flat_hash_map<std::string, int> tensor;
-  std::vector<int> parent;
-  std::vector<bool> paired, written, in_conflict;
-  std::vector<std::vector<int>> writers;  // per root, ascending
-  std::vector<std::vector<int>> readers;  // per tensor, ascending, distinct
+using remat::GraphIndex;
 
-  int Of(const std::string& name) const {
-    auto it = tensor.find(name);
-    return it == tensor.end() ? kNone : it->second;
-  }
-  int Find(int t) {
-    while (parent[t] != t) t = parent[t] = parent[parent[t]];
-    return t;
-  }
-};
-
-void Pair(const Op& op, const std::vector<OperandPair>& pairs, Sharing& s) {
-  for (const OperandPair& p : pairs) {
-    const int out = s.Of(op.outputs[p.output]);
-    const int in = s.Of(op.inputs[p.input]);
-    if (out == kNone || in == kNone) continue;
-    s.paired[out] = s.paired[in] = true;
-    s.parent[s.Find(out)] = s.Find(in);
-  }
+// The tensors sharing the bytes of tensor t: its group, or t alone.
+const std::vector<int>& GroupOf(GraphIndex& s, int t) {
+  const int root = s.Find(t);
+  return s.shared[root] ? s.group[root] : s.group[t];
 }
 
-Sharing ShareOf(const Graph& graph) {
-  Sharing s;
-  const int n = static_cast<int>(graph.tensors.size());
-  for (int t = 0; t < n; ++t) s.tensor.emplace(graph.tensors[t].name, t);
-  s.parent.resize(n);
-  for (int t = 0; t < n; ++t) s.parent[t] = t;
-  s.paired.assign(n, false);
-  s.written.assign(n, false);
-  s.in_conflict.assign(n, false);
-  s.writers.resize(n);
-  s.readers.resize(n);
-  for (int i = 0; i < static_cast<int>(graph.ops.size()); ++i) {
-    const Op& op = graph.ops[i];
-    Pair(op, op.inplace, s);
-    Pair(op, op.alias, s);
-    for (const std::string& name : op.inputs) {
-      const int t = s.Of(name);
-      if (t != kNone && (s.readers[t].empty() || s.readers[t].back() != i))
-        s.readers[t].push_back(i);
-    }
-  }
-  for (int i = 0; i < static_cast<int>(graph.ops.size()); ++i) {
-    for (int j : graph.ops[i].writes) {
-      const int t = s.Of(graph.ops[i].inputs[j]);
-      if (t == kNone) continue;
-      s.written[t] = true;
-      s.writers[s.Find(t)].push_back(i);
-    }
-  }
-  for (const TensorConflict& c : graph.conflicts) {
-    for (const std::string& name : {c.a, c.b}) {
-      if (const int t = s.Of(name); t != kNone) s.in_conflict[t] = true;
-    }
-  }
-  return s;
-}
-
-// Whether op `i` may run again at all (before its stages are known).
-bool Eligible(const Graph& graph, int i, Sharing& s,
-              const std::vector<int>& buffer_of, const Problem& problem) {
-  const Op& op = graph.ops[i];
-  if (!op.recomputable || op.pinned || !op.writes.empty() ||
-      !op.scratch.empty() || !op.inplace.empty() || !op.alias.empty() ||
-      op.outputs.empty()) {
-    return false;
-  }
-  for (const std::string& name : op.inputs) {
+// Whether op `i` may run again at all (before its stages are known): the
+// rules of remat/eligible.h (`views` gets the ops making views of its
+// outputs), for an op whose outputs' buffers hold only them and their
+// views, and whose inputs are all tensors of the graph.
+bool Eligible(const Graph& graph, int i, GraphIndex& s,
+              const std::vector<int>& buffer_of, const Problem& problem,
+              std::vector<int>& views) {
+  if (!remat::Eligible(graph, i, s, buffer_of, views)) return false;
+  for (const std::string& name : graph.ops[i].inputs) {
     if (s.Of(name) == kNone) return false;
   }
-  for (const std::string& name : op.outputs) {
+  for (const std::string& name : graph.ops[i].outputs) {
     const int t = s.Of(name);
-    if (t == kNone) return false;
-    const Tensor& tensor = graph.tensors[t];
-    if (tensor.kind != TensorKind::kActivation || tensor.fixed.has_value() ||
-        s.paired[t] || s.written[s.Find(t)] || s.in_conflict[t] ||
-        buffer_of[t] == kNone ||
-        problem.buffers[buffer_of[t]].tensors.size() != 1) {
+    if (buffer_of[t] == kNone ||
+        problem.buffers[buffer_of[t]].tensors.size() != GroupOf(s, t).size()) {
       return false;
     }
   }
@@ -185,7 +157,7 @@ bool Eligible(const Graph& graph, int i, Sharing& s,
 
 // The last stage before which each tensor may be read: its last reader's
 // when it is merged in place into that reader's output, else unlimited.
-std::vector<int> ReadLimits(const Graph& graph, Sharing& s,
+std::vector<int> ReadLimits(const Graph& graph, GraphIndex& s,
                             const std::vector<int>& buffer_of) {
   std::vector<int> limit(graph.tensors.size(), std::numeric_limits<int>::max());
   for (const Op& op : graph.ops) {
@@ -204,7 +176,7 @@ std::vector<int> ReadLimits(const Graph& graph, Sharing& s,
 
 // Whether op i may run again before op b: no write to its inputs' bytes
 // in between, no input read past an in-place merge.
-bool Allowed(const Graph& graph, int i, int b, Sharing& s,
+bool Allowed(const Graph& graph, int i, int b, GraphIndex& s,
              const std::vector<int>& limit) {
   for (const std::string& name : graph.ops[i].inputs) {
     const int t = s.Of(name);
@@ -219,31 +191,39 @@ bool Allowed(const Graph& graph, int i, int b, Sharing& s,
 // The decisions, from the last op to the first: an op may run again at
 // the stages where its outputs are read, by the graph's ops or by the
 // recomputations of its consumers, at least two stages after it.
-void FindDecisions(const Graph& graph, const Problem& problem, Sharing& s,
-                   Model& m) {
+void FindDecisions(const Graph& graph, const Problem& problem, GraphIndex& s,
+                   bool with_views, Model& m) {
   const int n = m.num_ops;
   const std::vector<int> limit = ReadLimits(graph, s, m.buffer_of);
   std::vector<int> decision_of_op(n, kNone);
+  std::vector<int> views;
   for (int i = n - 1; i >= 0; --i) {
-    if (!Eligible(graph, i, s, m.buffer_of, problem)) continue;
+    if (!Eligible(graph, i, s, m.buffer_of, problem, views) ||
+        (!with_views && !views.empty())) {
+      continue;
+    }
     std::vector<int> read;
     for (const std::string& name : graph.ops[i].outputs) {
-      for (int r : s.readers[s.Of(name)]) {
-        read.push_back(r);
-        if (decision_of_op[r] == kNone) continue;
-        const std::vector<int>& more = m.decisions[decision_of_op[r]].stages;
-        read.insert(read.end(), more.begin(), more.end());
+      for (int u : GroupOf(s, s.Of(name))) {
+        for (int r : s.readers[u]) {
+          read.push_back(r);
+          if (decision_of_op[r] == kNone) continue;
+          const std::vector<int>& more = m.decisions[decision_of_op[r]].stages;
+          read.insert(read.end(), more.begin(), more.end());
+        }
       }
     }
     std::sort(read.begin(), read.end());
     read.erase(std::unique(read.begin(), read.end()), read.end());
     Decision d;
     d.op = i;
-    d.cost = graph.ops[i].cost.value_or(0);
+    d.own_cost = graph.ops[i].cost.value_or(0);
     for (int b : read) {
       if (b >= i + 2 && Allowed(graph, i, b, s, limit)) d.stages.push_back(b);
     }
     if (d.stages.empty()) continue;
+    for (int v : views) d.views.push_back({v, graph.ops[v].cost.value_or(0)});
+    d.cost = d.CostAt(d.stages.front());
     for (const std::string& name : graph.ops[i].outputs) {
       const int t = s.Of(name);
       d.outputs.push_back(t);
@@ -278,13 +258,22 @@ void LayOutSteps(Model& m) {
 }
 
 // Model::ext: each input of a decision may be read up to the decision's
-// last stage: its bytes from its last reader in the graph to there.
+// last stage: its bytes from its last reader in the graph to there; for
+// the decisions from each one on (the search decides them in order, and
+// those decided are in its live bytes), or all of them when that would
+// take more than kExtensionCells steps in all.
+constexpr int64_t kExtensionCells = int64_t{1} << 22;
+
 void ExtensionBound(Model& m) {
-  // (first step past the graph's last reader, last step, bytes) per
+  // (first step past the graph's last reader, last step) and bytes per
   // tensor of a decision, per buffer otherwise.
   absl::flat_hash_map<int64_t, std::pair<int, int>> span;
   absl::flat_hash_map<int64_t, Bytes> bytes;
-  for (const Decision& d : m.decisions) {
+  const int num = static_cast<int>(m.decisions.size());
+  const bool each = int64_t{num + 1} * m.num_steps <= kExtensionCells;
+  m.ext.assign(each ? num + 1 : 1, std::vector<Bytes>(m.num_steps, 0));
+  for (int k = num - 1; k >= 0; --k) {
+    const Decision& d = m.decisions[k];
     const int end = m.Step(d.stages.back(), d.op);
     for (int t : d.inputs) {
       int64_t key;
@@ -303,24 +292,83 @@ void ExtensionBound(Model& m) {
       auto [it, added] = span.try_emplace(key, from + 1, end);
       it->second.second = std::max(it->second.second, end);
     }
+    if (!each && k > 0) continue;
+    std::vector<Bytes> delta(m.num_steps + 1, 0);
+    for (const auto& [key, range] : span) {
+      if (range.first > range.second) continue;
+      delta[range.first] += bytes[key];
+      delta[range.second + 1] -= bytes[key];
+    }
+    std::vector<Bytes>& ext = m.ext[each ? k : 0];
+    Bytes sum = 0;
+    for (int s = 0; s < m.num_steps; ++s) ext[s] = sum += delta[s];
   }
-  std::vector<Bytes> delta(m.num_steps + 1, 0);
-  for (const auto& [key, range] : span) {
-    if (range.first > range.second) continue;
-    delta[range.first] += bytes[key];
-    delta[range.second + 1] -= bytes[key];
+}
+
+// Decision::per_byte. Dropping a decision's outputs over a step frees
+// their bytes there at its cost; but an input that nothing reads after the
+// decision's op in the graph, and no other decision reads, is then alive
+// over that step too (kept alive up to the run again), unless it is made
+// again as well (a chain, at its producer's cost at least). So each byte
+// freed costs at least the least, over keeping or making again each such
+// input, of the cost over the bytes freed net (no option freeing bytes:
+// infinite). The bound over a step (Search::Droppable) charges each
+// decision that, per byte it drops there: each such input is then dead
+// there, alive only if this decision keeps it, and charged to it alone.
+constexpr int kMostPrivateInputs = 4;
+
+void CostPerByte(Model& m) {
+  absl::flat_hash_map<int, int> readers;  // input -> decisions reading it
+  for (const Decision& d : m.decisions) {
+    for (int t : d.inputs) ++readers[t];
   }
-  m.ext.assign(m.num_steps, 0);
-  Bytes sum = 0;
-  for (int s = 0; s < m.num_steps; ++s) m.ext[s] = sum += delta[s];
+  for (Decision& d : m.decisions) {
+    const int step = m.OpStep(d.op);
+    std::vector<std::pair<Bytes, double>> own;  // (bytes, cost made again)
+    for (int t : d.inputs) {
+      if (readers[t] != 1) continue;
+      if (const int k = m.decision_of_tensor[t]; k != kNone) {
+        const int last =
+            m.reads[t].empty() ? m.OpStep(m.producer[t]) : m.reads[t].back();
+        if (last <= step) own.push_back({m.size[t], m.decisions[k].cost});
+      } else if (const int b = m.buffer_of[t];
+                 b != kNone && m.buffer_last[b] <= step) {
+        own.push_back({m.buffer_size[b], kInfinity});
+      }
+    }
+    d.least_freed = d.bytes;
+    d.least_cost = d.cost;
+    if (d.bytes <= 0) continue;
+    d.per_byte = d.cost / static_cast<double>(d.bytes);
+    if (own.empty() || own.size() > kMostPrivateInputs) continue;
+    double best = kInfinity;
+    d.least_freed = std::numeric_limits<Bytes>::max();
+    d.least_cost = kInfinity;
+    for (uint32_t mask = 0; mask < (1u << own.size()); ++mask) {
+      Bytes freed = d.bytes;  // inputs in mask made again, others kept
+      double cost = d.cost;
+      for (size_t j = 0; j < own.size(); ++j) {
+        if (mask >> j & 1) {
+          cost += own[j].second;
+        } else {
+          freed -= own[j].first;
+        }
+      }
+      if (freed <= 0) continue;
+      best = std::min(best, cost / static_cast<double>(freed));
+      d.least_freed = std::min(d.least_freed, freed);
+      d.least_cost = std::min(d.least_cost, cost);
+    }
+    d.per_byte = best;
+  }
 }
 
 // The model of `graph`, whose problem (built in the graph's own order) is
 // `problem`.
-Model ModelOf(const Graph& graph, const Problem& problem) {
+Model ModelOf(const Graph& graph, const Problem& problem, bool with_views) {
   Model m;
   m.num_ops = static_cast<int>(graph.ops.size());
-  Sharing s = ShareOf(graph);
+  GraphIndex s = remat::IndexGraph(graph);
   const int num_tensors = static_cast<int>(graph.tensors.size());
   m.buffer_of.assign(num_tensors, kNone);
   for (int b = 0; b < static_cast<int>(problem.buffers.size()); ++b) {
@@ -328,7 +376,8 @@ Model ModelOf(const Graph& graph, const Problem& problem) {
       if (const int t = s.Of(name); t != kNone) m.buffer_of[t] = b;
     }
   }
-  FindDecisions(graph, problem, s, m);
+  FindDecisions(graph, problem, s, with_views, m);
+  for (const Decision& d : m.decisions) m.views = m.views || !d.views.empty();
   LayOutSteps(m);
   m.decision_of_tensor.assign(num_tensors, kNone);
   m.producer.assign(num_tensors, kNone);
@@ -340,14 +389,32 @@ Model ModelOf(const Graph& graph, const Problem& problem) {
       if (const int t = s.Of(name); t != kNone) m.producer[t] = i;
     }
   }
+  m.group_of.resize(num_tensors);
+  for (int t = 0; t < num_tensors; ++t) m.group_of[t] = t;
   for (int k = 0; k < static_cast<int>(m.decisions.size()); ++k) {
     for (int t : m.decisions[k].outputs) {
       m.decision_of_tensor[t] = k;
       m.size[t] = problem.buffers[m.buffer_of[t]].size;
-      for (int r : s.readers[t]) m.reads[t].push_back(m.OpStep(r));
       m.searched[m.buffer_of[t]] = true;
-      m.buffer_of[t] = kNone;  // the search counts it
+      std::vector<int>& reads = m.reads[t];
+      for (int u : GroupOf(s, t)) {
+        for (int r : s.readers[u]) reads.push_back(m.OpStep(r));
+        m.group_of[u] = t;
+        m.buffer_of[u] = kNone;  // the search counts it
+      }
+      std::sort(reads.begin(), reads.end());
+      reads.erase(std::unique(reads.begin(), reads.end()), reads.end());
     }
+  }
+  // A decision reading a view reads its group.
+  for (Decision& d : m.decisions) {
+    std::vector<int> inputs;
+    for (int t : d.inputs) {
+      const int g = m.group_of[t];
+      if (std::find(inputs.begin(), inputs.end(), g) == inputs.end())
+        inputs.push_back(g);
+    }
+    d.inputs = std::move(inputs);
   }
   const int last = m.num_ops - 1;
   for (const Buffer& b : problem.buffers) {
@@ -358,13 +425,11 @@ Model ModelOf(const Graph& graph, const Problem& problem) {
     m.buffer_last.push_back(m.OpStep(std::max(first, end)));
   }
   ExtensionBound(m);
+  CostPerByte(m);
   for (int k = 0; k < static_cast<int>(m.decisions.size()); ++k)
     m.by_ratio.push_back(k);
   std::stable_sort(m.by_ratio.begin(), m.by_ratio.end(), [&](int a, int b) {
-    const Decision& x = m.decisions[a];
-    const Decision& y = m.decisions[b];
-    return x.cost * static_cast<double>(y.bytes) <
-           y.cost * static_cast<double>(x.bytes);
+    return m.decisions[a].per_byte < m.decisions[b].per_byte;
   });
   return m;
 }
@@ -375,13 +440,16 @@ enum class Goal { kLeastCost, kLeastPeak };
 // `bound` live bytes, or the least live peak.
 class Search {
  public:
+  // `below`: only rewrites costing less are sought.
   Search(const Model& m, Goal goal, Bytes bound,
-         const std::vector<Choice>& excluded, Budget& effort)
+         const std::vector<Choice>& excluded, Budget& effort,
+         double below = kInfinity)
       : m_(m),
         goal_(goal),
         bound_(bound),
         excluded_(excluded),
         effort_(effort) {
+    best_cost_ = below;
     keep_.assign(m.num_steps, 0);
     exists_.assign(m.num_steps, 0);
     buffer_last_ = m.buffer_last;
@@ -513,34 +581,44 @@ class Search {
   // Over every step above `target`: the bytes the decisions `from` on
   // (undecided, or being branched on) may drop there (their outputs alive
   // there but neither made nor read there, and for the one being branched
-  // on, past the spans decided), and the least cost (fractional, each
-  // decision's cost spread over its bytes, cheapest per byte first) of
-  // dropping the excess.
+  // on, past the spans decided), and a lower bound of the cost of dropping
+  // the excess. A decision each of whose options frees at least the excess
+  // covers it alone: such a cover costs at least the least of their costs;
+  // any other takes only the others, at least the fractional knapsack of
+  // their bytes (each at its cost per byte, the cheapest per byte first).
   void Droppable(size_t from, Bytes target) {
     left_.assign(m_.num_steps, 0);
     dropped_.assign(m_.num_steps, 0);
     need_.assign(m_.num_steps, 0);
+    whole_.assign(m_.num_steps, kInfinity);
     for (int s = 0; s < m_.num_steps; ++s) {
       if (exists_[s] > 0 && keep_[s] > target) left_[s] = keep_[s] - target;
     }
+    excess_ = left_;
     for (int k : m_.by_ratio) {
       if (static_cast<size_t>(k) < from) continue;
       const Decision& d = m_.decisions[k];
-      const double per_byte = d.bytes > 0 ? d.cost / d.bytes : 0;
       const int past = k == partial_ ? partial_upto_ : kNone;
       for (int t : d.outputs) {
         int before = m_.OpStep(d.op);
         for (int r : reads_[t]) {
           for (int s = std::max(before, past) + 1; s < r; ++s) {
             dropped_[s] += m_.size[t];
+            if (d.least_freed >= excess_[s]) {
+              whole_[s] = std::min(whole_[s], d.least_cost);
+              continue;
+            }
             const Bytes take = std::min(left_[s], m_.size[t]);
-            need_[s] += per_byte * static_cast<double>(take);
+            if (take > 0) need_[s] += d.per_byte * static_cast<double>(take);
             left_[s] -= take;
           }
           Count(r - before);
           before = r;
         }
       }
+    }
+    for (int s = 0; s < m_.num_steps; ++s) {
+      need_[s] = std::min(left_[s] > 0 ? kInfinity : need_[s], whole_[s]);
     }
   }
 
@@ -614,8 +692,9 @@ class Search {
       if (it != r.begin()) from = std::max(from, *std::prev(it));
     }
     Count(made - from);
+    const std::vector<Bytes>& ext = m_.Ext(k);
     for (int s = from + 1; s < made; ++s) {
-      if (keep_[s] + m_.ext[s] > bound_) return true;
+      if (keep_[s] + ext[s] > bound_) return true;
     }
     return false;
   }
@@ -634,7 +713,7 @@ class Search {
       if (Promising(k + 1)) Decide(k + 1);
       return;
     }
-    const double cost = m_.decisions[k].cost;
+    const double cost = m_.decisions[k].CostAt(choices[j]);
     const int op = m_.decisions[k].op;
     for (int x = 0; x < 2 && !stopped_; ++x) {
       const bool again = (x == 1) == (goal_ == Goal::kLeastCost);
@@ -667,8 +746,8 @@ class Search {
   Budget& effort_;
   mutable int64_t looked_ = 0;
   // Droppable()'s, per step.
-  std::vector<Bytes> left_, dropped_;
-  std::vector<double> need_;
+  std::vector<Bytes> left_, dropped_, excess_;
+  std::vector<double> need_, whole_;
   std::vector<Bytes> keep_;
   std::vector<int> exists_;
   std::vector<int> buffer_last_;
@@ -708,11 +787,12 @@ struct Rewritten {
 };
 
 // The graph with `choice`'s recomputations inserted: stage by stage, each
-// reader reading the newest version of what it reads.
+// op run again followed by the views of its outputs made before that
+// stage, each reader reading the newest version of what it reads.
 Rewritten RewriteOf(const Graph& graph, const Model& m, const Choice& choice) {
-  std::vector<std::vector<int>> at(m.num_ops);
+  std::vector<std::vector<int>> at(m.num_ops);  // decisions, by op
   for (size_t k = 0; k < choice.size(); ++k) {
-    for (int b : choice[k]) at[b].push_back(m.decisions[k].op);
+    for (int b : choice[k]) at[b].push_back(static_cast<int>(k));
   }
   absl::flat_hash_set<std::string> op_names, tensor_names;
   absl::flat_hash_map<std::string, int> index;
@@ -730,26 +810,34 @@ Rewritten RewriteOf(const Graph& graph, const Model& m, const Choice& choice) {
   std::vector<int> next(m.num_ops, 1);
   Rewritten out{.graph = graph, .recomputed = {}, .cost = 0};
   out.graph.ops.clear();
+  auto emit = [&](int j) {
+    Op copy = graph.ops[j];
+    int k = next[j];
+    copy.name = FreeName(copy.name, k, op_names);
+    next[j] = k + 1;
+    rename(copy.inputs);
+    for (std::string& o : copy.outputs) {
+      Tensor tensor = graph.tensors[index.at(o)];
+      tensor.fixed.reset();
+      int kt = k;
+      tensor.name = FreeName(o, kt, tensor_names);
+      newest[o] = tensor.name;
+      o = tensor.name;
+      out.graph.tensors.push_back(std::move(tensor));
+    }
+    out.recomputed.push_back(copy.name);
+    out.cost += copy.cost.value_or(0);
+    out.graph.ops.push_back(std::move(copy));
+  };
   for (int t = 0; t < m.num_ops; ++t) {
-    std::sort(at[t].begin(), at[t].end());
-    for (int j : at[t]) {
-      Op copy = graph.ops[j];
-      int k = next[j];
-      copy.name = FreeName(copy.name, k, op_names);
-      next[j] = k + 1;
-      rename(copy.inputs);
-      for (std::string& o : copy.outputs) {
-        Tensor tensor = graph.tensors[index.at(o)];
-        tensor.fixed.reset();
-        int kt = k;
-        tensor.name = FreeName(o, kt, tensor_names);
-        newest[o] = tensor.name;
-        o = tensor.name;
-        out.graph.tensors.push_back(std::move(tensor));
+    std::sort(at[t].begin(), at[t].end(), [&](int x, int y) {
+      return m.decisions[x].op < m.decisions[y].op;
+    });
+    for (int k : at[t]) {
+      emit(m.decisions[k].op);
+      for (const auto& [v, cost] : m.decisions[k].views) {
+        if (v < t) emit(v);
       }
-      out.recomputed.push_back(copy.name);
-      out.cost += copy.cost.value_or(0);
-      out.graph.ops.push_back(std::move(copy));
     }
     Op op = graph.ops[t];
     rename(op.inputs);
@@ -830,8 +918,70 @@ absl::Status CheckArguments(Bytes budget, const RematExactOptions& options) {
   return absl::OkStatus();
 }
 
+// What the searches over one model and the placements of their rewrites
+// found.
+struct Solved {
+  std::optional<RematExactResult> fitted;  // a rewrite placed in the budget
+  // `fitted` is least, or, without one, no rewrite of the model fits.
+  bool proven = false;
+  bool spent = false;  // the limits ran out before any rewrite was found
+};
+
+// The searches over model `m` and the placements of their rewrites: only
+// rewrites costing less than `below` are sought.
+absl::StatusOr<Solved> SolveModel(const Graph& graph, const GraphPlan& plain,
+                                  const Model& m, Bytes budget,
+                                  const RematExactOptions& options,
+                                  Budget& effort, double below,
+                                  RematExactResult& counts) {
+  std::vector<Choice> excluded;
+  // The model counts live bytes as BuildProblem does (else nothing is
+  // claimed proven).
+  Solved solved;
+  solved.proven =
+      Search(m, Goal::kLeastCost, budget, excluded, effort).RootLive() ==
+      LiveBytes(plain.problem, graph.ops.size());
+  Bytes bound = budget;
+  for (int round = 0; bound > 0; ++round) {
+    Search search(m, Goal::kLeastCost, bound, excluded, effort, below);
+    search.Run();
+    ++counts.searches;
+    counts.work = effort.work_done();
+    solved.proven = solved.proven && search.complete();
+    if (!search.found()) {
+      solved.spent = !search.complete();
+      break;
+    }
+    Rewritten r = RewriteOf(graph, m, search.best());
+    MEMPLAN_ASSIGN_OR_RETURN(GraphPlan plan, PlanMemory(r.graph, options.plan));
+    const Bytes live = PeakOf(LiveBytes(plan.problem, r.graph.ops.size()));
+    if (live != search.best_peak()) solved.proven = false;
+    if (plan.plan.peak <= budget) {
+      RematExactResult& result = solved.fitted.emplace();
+      result.remat = RematResult{.graph = std::move(r.graph),
+                                 .plan = std::move(plan),
+                                 .added_cost = r.cost,
+                                 .peak_without = plain.plan.peak,
+                                 .recomputed = std::move(r.recomputed)};
+      result.proven = solved.proven;
+      result.live_peak = live;
+      return solved;
+    }
+    if (round < kRematExactRetries) {
+      excluded.push_back(search.best());
+    } else {
+      bound -= plan.plan.peak - budget;
+      solved.proven = false;
+    }
+  }
+  return solved;
+}
+
 // The search and the loop that places its rewrites (RematerializeExact
-// but the comparison with the heuristic).
+// but the comparison with the heuristic). When some op runs again with
+// views, the model without those ops is searched first (smaller, and its
+// least cost bounds the whole model's search); then the whole model, for
+// a rewrite costing less.
 absl::StatusOr<RematExactResult> SearchExact(const Graph& graph, Bytes budget,
                                              const RematExactOptions& options) {
   MEMPLAN_ASSIGN_OR_RETURN(GraphPlan plain, PlanMemory(graph, options.plan));
@@ -853,54 +1003,52 @@ absl::StatusOr<RematExactResult> SearchExact(const Graph& graph, Bytes budget,
   if (graph.ops.empty()) {  // nothing to run again
     return NoFitError(graph, budget, true, plain.plan.peak, plain.plan.peak);
   }
-  const Model m = ModelOf(graph, plain.problem);
   Budget effort(Limits(options, 1));
-  std::vector<Choice> excluded;
-  // The model counts live bytes as BuildProblem does (else nothing is
-  // claimed proven).
-  bool proven =
-      Search(m, Goal::kLeastCost, budget, excluded, effort).RootLive() ==
-      LiveBytes(plain.problem, num_ops);
-  Bytes bound = budget;
-  for (int round = 0; bound > 0; ++round) {
-    Search search(m, Goal::kLeastCost, bound, excluded, effort);
-    search.Run();
-    ++result.searches;
-    result.work = effort.work_done();
-    proven = proven && search.complete();
-    if (!search.found()) {
-      if (search.complete()) break;
-      return absl::ResourceExhaustedError(
-          absl::StrCat("the search spent its limits (", effort.work_done(),
-                       " work units) before it found a rewrite of graph \"",
-                       graph.name, "\" within ", budget,
-                       " bytes: raise the work limit or the deadline"));
-    }
-    Rewritten r = RewriteOf(graph, m, search.best());
-    MEMPLAN_ASSIGN_OR_RETURN(GraphPlan plan, PlanMemory(r.graph, options.plan));
-    const Bytes live = PeakOf(LiveBytes(plan.problem, r.graph.ops.size()));
-    if (live != search.best_peak()) proven = false;
-    if (plan.plan.peak <= budget) {
-      result.remat = RematResult{.graph = std::move(r.graph),
-                                 .plan = std::move(plan),
-                                 .added_cost = r.cost,
-                                 .peak_without = plain.plan.peak,
-                                 .recomputed = std::move(r.recomputed)};
-      result.proven = proven;
-      result.live_peak = live;
-      return result;
-    }
-    if (round < kRematExactRetries) {
-      excluded.push_back(search.best());
-    } else {
-      bound -= plan.plan.peak - budget;
-      proven = false;
-    }
+  const Model whole = ModelOf(graph, plain.problem, /*with_views=*/true);
+  const Model narrow =
+      whole.views ? ModelOf(graph, plain.problem, false) : Model{};
+  Solved first;
+  if (whole.views) {
+    MEMPLAN_ASSIGN_OR_RETURN(
+        first, SolveModel(graph, plain, narrow, budget, options, effort,
+                          kInfinity, result));
   }
-  return NoFit(graph, m, budget, plain.plan.peak, options, proven);
+  const double below =
+      first.fitted.has_value() ? first.fitted->remat.added_cost : kInfinity;
+  MEMPLAN_ASSIGN_OR_RETURN(
+      Solved second,
+      SolveModel(graph, plain, whole, budget, options, effort, below, result));
+  Solved& best = second.fitted.has_value() ? second : first;
+  if (best.fitted.has_value()) {
+    result.remat = std::move(best.fitted->remat);
+    result.live_peak = best.fitted->live_peak;
+    // Least when the whole model's search proved it, or proved that
+    // nothing costs less than the first's rewrite.
+    result.proven = second.proven;
+    return result;
+  }
+  if (second.spent) {
+    return absl::ResourceExhaustedError(absl::StrCat(
+        "the search spent its limits (", effort.work_done(),
+        " work units) before it found a rewrite of graph \"", graph.name,
+        "\" within ", budget, " bytes: raise the work limit or the deadline"));
+  }
+  return NoFit(graph, whole.views ? narrow : whole, budget, plain.plan.peak,
+               options, second.proven);
 }
 
 }  // namespace
+
+RematExactOptions RematExactOptionsFor(const PlanMemoryOptions& options,
+                                       absl::Time now) {
+  RematExactOptions exact;
+  exact.plan = options;
+  exact.work_limit = WorkLimit(options.plan);
+  if (options.plan.time_limit != absl::InfiniteDuration()) {
+    exact.deadline = now + options.plan.time_limit;
+  }
+  return exact;
+}
 
 absl::StatusOr<RematExactResult> RematerializeExact(
     const Graph& graph, Bytes budget, const RematExactOptions& options) {

@@ -210,12 +210,7 @@ std::string NotProvenReason(const RematExactResult& fitted,
 // and a deadline --time-limit from now.
 absl::Status RunExact(const Graph& graph, const PlanMemoryOptions& options) {
   const Bytes budget = absl::GetFlag(FLAGS_budget).bytes;
-  RematExactOptions exact;
-  exact.plan = options;
-  exact.work_limit = WorkLimit(options.plan);
-  if (options.plan.time_limit != absl::InfiniteDuration()) {
-    exact.deadline = absl::Now() + options.plan.time_limit;
-  }
+  const RematExactOptions exact = RematExactOptionsFor(options);
   absl::StatusOr<RematExactResult> fitted =
       RematerializeExact(graph, budget, exact);
   if (absl::IsResourceExhausted(fitted.status()) &&

@@ -70,13 +70,17 @@ rematerialize() fits a training step into a budget in bytes by running
 chosen ops again (memplan.rematerialize on its graph); run_in_arena(traced,
 result.plan, inputs, graph=result.graph) runs the rewritten op list, each
 recomputed op the traced node run again into its own planned place
-(docs/python.md).
+(docs/python.md). Its start is best trace(..., training=True,
+functional=True): the step as the joint graph torch.compile's AOTAutograd
+gives its partitioner (functionalized: no in-place ReLU, which could never
+run again; Inductor's decompositions), captured by compiling the step once
+with a backend that generates no code (memplan.torch.joint).
 
 PyTorch (2.x, with torch.export) is imported when these functions are first
 called, not by `import memplan`.
 
-The jobs live in modules of this package: export (trace()), record (the
-graph recording), dims (symbolic dims), records (what a trace holds),
+The jobs live in modules of this package: export (trace()), joint
+(trace(..., functional=True)), record (the graph recording), dims (symbolic dims), records (what a trace holds),
 arena (run_in_arena()), remat (rematerialize() and the rewritten op list)
 and reporting (report()); the FX rules they share with
 memplan.executorch (written arguments, aliases, pinned ops) are

@@ -36,6 +36,7 @@ def trace(
     name=None,
     dynamic_shapes=None,
     symbolic=False,
+    functional=False,
 ):
     """A Traced of the core ATen graph torch.export makes of
     `model(*example_inputs)`.
@@ -57,8 +58,26 @@ def trace(
     expressions in them. Raises TraceError naming the op when an output
     depends on tensor data, and with symbolic=True when a size is not a
     polynomial with non-negative integer coefficients in the dims.
+
+    functional=True (with training=True): the step as torch.compile's
+    AOTAutograd builds it for its partitioner instead (memplan.torch.joint):
+    functionalized (no in-place op but the buffer updates), with Inductor's
+    decompositions, dead code eliminated and common subexpressions merged;
+    the start for rematerialize(). Fixed sizes only; torch.compile's caches
+    are reset; a step torch.compile cannot compile as one graph is a
+    TraceError.
     """
     torch = torch_module()
+    if functional:
+        return _trace_functional(
+            model,
+            example_inputs,
+            training,
+            loss_fn,
+            name,
+            dynamic_shapes,
+            symbolic,
+        )
     if isinstance(example_inputs, torch.Tensor):
         example_inputs = (example_inputs,)
     example_inputs = tuple(example_inputs)
@@ -83,6 +102,29 @@ def trace(
         return _from_exported(
             ep, example_inputs, training, grad_names, name, dim_names
         )
+
+
+def _trace_functional(
+    model, example_inputs, training, loss_fn, name, dynamic_shapes, symbolic
+):
+    """trace(..., functional=True): memplan.torch.joint's trace."""
+    torch = torch_module()
+    from memplan.torch.joint import trace_joint  # noqa: PLC0415
+
+    if not training:
+        raise ValueError(
+            "functional=True traces a training step: pass training=True"
+        )
+    if symbolic or dynamic_shapes is not None:
+        raise ValueError(
+            "functional=True traces fixed sizes: drop dynamic_shapes and "
+            "symbolic"
+        )
+    if isinstance(example_inputs, torch.Tensor):
+        example_inputs = (example_inputs,)
+    return trace_joint(
+        model, tuple(example_inputs), loss_fn or _default_loss, name
+    )
 
 
 class _TrainingStep:

@@ -21,7 +21,7 @@ _COPY = re.compile(r"^(?P<op>.+)\.recompute(?:_[0-9]+)?$")
 def rematerialize(traced, budget, *, exact=False, **plan_options):
     """memplan.rematerialize(traced.graph, budget, exact=exact,
     **plan_options): the training step `traced` (trace(...,
-    training=True)) fitted into `budget` bytes by running chosen ops again
+    training=True), best with functional=True) fitted into `budget` bytes by running chosen ops again
     (exact=True: the least added cost, proven on small steps; see
     result.proven). Run it with
     run_in_arena(traced, result.plan, inputs, graph=result.graph)."""
