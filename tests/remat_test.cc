@@ -165,6 +165,31 @@ TEST(RematTest, FitsATracedStepWithCostsIntoALowBudget) {
   EXPECT_GT(result->recomputed.size(), 50u);
 }
 
+// resnet18's joint forward and backward graph (as AOTAutograd hands it to
+// torch's partitioner, bench/remat_vs_torch.py): a budget 256 bytes above
+// 54568496 is met by a rewrite placed at exactly 54568496, so that budget
+// itself is met at no higher cost (the search's live bytes of the cheaper
+// rewrite and its placed peak differ: the take-back tries the budget).
+TEST(RematTest, APlacedPeakIsMetAsCheaplyAsTheBudgetThatReachedIt) {
+  absl::StatusOr<LoadedInput> input =
+      LoadInput(testing::DataPath("remat/resnet18_joint_b4.json.gz"), {});
+  ASSERT_TRUE(input.ok()) << input.status();
+  ASSERT_TRUE(input->graph.has_value());
+  const Graph& graph = *input->graph;
+  const Bytes peak = 54568496;
+  absl::StatusOr<RematResult> above = Rematerialize(graph, peak + 256);
+  ASSERT_TRUE(above.ok()) << above.status();
+  ExpectSound(graph, *above, peak + 256);
+  EXPECT_EQ(above->plan.plan.peak, peak);
+  absl::StatusOr<RematResult> at = Rematerialize(graph, peak);
+  ASSERT_TRUE(at.ok()) << at.status();
+  ExpectSound(graph, *at, peak);
+  EXPECT_LE(at->added_cost, above->added_cost);
+  // torch's partition at activation_memory_budget 1.0 reaches this peak
+  // recomputing 3,096,664 FLOPs.
+  EXPECT_LT(at->added_cost, 3096664);
+}
+
 TEST(RematTest, AGraphThatFitsIsPlannedAsGiven) {
   const Graph graph = TrainingChain(false);
   absl::StatusOr<RematResult> result = Rematerialize(graph, 600);

@@ -47,6 +47,9 @@ constexpr int kChainDepth = 8;
 // Placements of rewritten graphs before the last, which goes as far as
 // the search can.
 constexpr int kPlacements = 8;
+// Limits on the live bytes the last take-back tries from the budget down,
+// each with a placement.
+constexpr int kPruneTries = 3;
 
 // The pre-phase a recomputation before the read at event slot `y` runs in.
 int RecSlot(int y) { return y - (y & 1); }
@@ -789,36 +792,50 @@ absl::Status CheckArguments(Bytes budget, const PlanMemoryOptions& options) {
 
 // `best`, or the rewrite of `search` with the rewrites that live bytes of
 // at most `limit` do not need taken back (Search::Prune), when that one
-// still fits the budget at a lower cost.
+// still fits the budget at a lower cost. `placed` gets the placed peak of
+// the pruned rewrite, or 0 when it was not placed (not cheaper).
 absl::Status PruneTo(const PlanMemoryOptions& options, Search& search,
                      Budget& effort, Bytes budget, Bytes limit,
-                     RematResult& best) {
+                     RematResult& best, Bytes& placed) {
+  placed = 0;
   search.Prune(limit, effort);
   RematResult pruned;
   pruned.peak_without = best.peak_without;
   pruned.graph = search.Build(pruned.recomputed, pruned.added_cost);
   if (pruned.added_cost >= best.added_cost) return absl::OkStatus();
   MEMPLAN_ASSIGN_OR_RETURN(pruned.plan, PlanMemory(pruned.graph, options));
-  if (pruned.plan.plan.peak <= budget) best = std::move(pruned);
+  placed = pruned.plan.plan.peak;
+  if (placed <= budget) best = std::move(pruned);
   return absl::OkStatus();
 }
 
-// `fitted` with the rewrites it no longer needs taken back: first those
-// the room left under the budget allows (the live bytes may rise by it),
-// then, when that placement does not fit, those the live bytes as they are
-// allow.
+// `fitted` with the rewrites it no longer needs taken back, each limit on
+// the live bytes tried on a copy of the search from the loosest: the
+// budget itself, lowered by what the placement of the last try went above
+// it (the live bytes of the search and the placed peak may differ by a
+// few bytes either way); the live bytes plus the room the placement of
+// `fitted` left under the budget; the live bytes as they are.
 absl::StatusOr<RematResult> Pruned(const PlanMemoryOptions& options,
                                    Search& search, Budget& effort, Bytes budget,
                                    RematResult fitted) {
-  const Bytes room = budget - fitted.plan.plan.peak;
   const Bytes live = search.MaxLive();
+  const Bytes room = budget - fitted.plan.plan.peak;
+  Bytes placed = 0;
+  Bytes limit = budget;
+  for (int t = 0; t < kPruneTries && limit > live + room; ++t) {
+    Search loose = search;
+    MEMPLAN_RETURN_IF_ERROR(
+        PruneTo(options, loose, effort, budget, limit, fitted, placed));
+    if (placed <= budget) break;
+    limit -= placed - budget;
+  }
   if (room > 0) {
     Search loose = search;
     MEMPLAN_RETURN_IF_ERROR(
-        PruneTo(options, loose, effort, budget, live + room, fitted));
+        PruneTo(options, loose, effort, budget, live + room, fitted, placed));
   }
   MEMPLAN_RETURN_IF_ERROR(
-      PruneTo(options, search, effort, budget, live, fitted));
+      PruneTo(options, search, effort, budget, live, fitted, placed));
   return fitted;
 }
 
