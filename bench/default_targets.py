@@ -422,26 +422,9 @@ def minimise_rows(table, rows):
         )
 
 
-def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--build", default=str(ROOT / "build"))
-    parser.add_argument(
-        "--python",
-        default=str(ROOT / ".venv" / "bin" / "python"),
-        help="the interpreter with torch and executorch, for the ExecuTorch row",
-    )
-    parser.add_argument("--skip-torch", action="store_true")
-    parser.add_argument("--json", help="also write every row's results here")
-    args = parser.parse_args(argv)
-    build = pathlib.Path(args.build).resolve()
-    binary = build / "bench" / "memplan_bench"
-    if not binary.exists():
-        parser.error(
-            f"{binary} does not exist: configure {build} with "
-            "-DMEMPLAN_BUILD_BENCH=ON and build memplan_bench"
-        )
-    began = time.monotonic()
-    load_before = uptime()
+def measure(binary, build, args):
+    """Runs every row once: the benchmark rows, then (unless --skip-torch)
+    the tests' training steps and the ExecuTorch pass."""
     models = stems("models")
     steps = sorted(
         stems("training")
@@ -479,6 +462,30 @@ def main(argv=None):
     if not args.skip_torch:
         test_steps = test_step_rows(args.python, build)
         et = executorch_rows(args.python, build)
+    return models, steps, rows, et, test_steps
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--build", default=str(ROOT / "build"))
+    parser.add_argument(
+        "--python",
+        default=str(ROOT / ".venv" / "bin" / "python"),
+        help="the interpreter with torch and executorch, for the ExecuTorch row",
+    )
+    parser.add_argument("--skip-torch", action="store_true")
+    parser.add_argument("--json", help="also write every row's results here")
+    args = parser.parse_args(argv)
+    build = pathlib.Path(args.build).resolve()
+    binary = build / "bench" / "memplan_bench"
+    if not binary.exists():
+        parser.error(
+            f"{binary} does not exist: configure {build} with "
+            "-DMEMPLAN_BUILD_BENCH=ON and build memplan_bench"
+        )
+    began = time.monotonic()
+    load_before = uptime()
+    models, steps, rows, et, test_steps = measure(binary, build, args)
     load_after = uptime()
     minutes = (time.monotonic() - began) / 60
 
