@@ -595,6 +595,9 @@ class Search {
       if (exists_[s] > 0 && keep_[s] > target) left_[s] = keep_[s] - target;
     }
     excess_ = left_;
+    item_of_.assign(m_.num_steps, kNone);
+    items_.resize(m_.num_steps);
+    for (auto& items : items_) items.clear();
     for (int k : m_.by_ratio) {
       if (static_cast<size_t>(k) < from) continue;
       const Decision& d = m_.decisions[k];
@@ -604,6 +607,10 @@ class Search {
         for (int r : reads_[t]) {
           for (int s = std::max(before, past) + 1; s < r; ++s) {
             dropped_[s] += m_.size[t];
+            if (excess_[s] > 0 && item_of_[s] != k) {
+              item_of_[s] = k;
+              items_[s].push_back({d.bytes, d.least_cost});
+            }
             if (d.least_freed >= excess_[s]) {
               whole_[s] = std::min(whole_[s], d.least_cost);
               continue;
@@ -619,7 +626,32 @@ class Search {
     }
     for (int s = 0; s < m_.num_steps; ++s) {
       need_[s] = std::min(left_[s] > 0 ? kInfinity : need_[s], whole_[s]);
+      if (excess_[s] > 0) need_[s] = std::max(need_[s], FewestItems(s));
     }
+  }
+
+  // A lower bound of the cost of dropping the excess at step s counted in
+  // items: each decision droppable there is one item, freeing at most its
+  // bytes at no less than its least cost (the cost of an option freeing
+  // bytes). A cover takes at least as many items as the fewest of the
+  // largest that free the excess, so it costs at least as much as that
+  // many of the cheapest; none covers it: infinite.
+  double FewestItems(int s) {
+    std::vector<std::pair<Bytes, double>>& items = items_[s];
+    Count(static_cast<int64_t>(items.size()));
+    std::sort(items.begin(), items.end(),
+              [](const auto& a, const auto& b) { return a.first > b.first; });
+    size_t count = 0;
+    for (Bytes freed = 0; freed < excess_[s]; ++count) {
+      if (count == items.size()) return kInfinity;
+      freed += items[count].first;
+    }
+    costs_.clear();
+    for (const auto& item : items) costs_.push_back(item.second);
+    std::partial_sort(costs_.begin(), costs_.begin() + count, costs_.end());
+    double sum = 0;
+    for (size_t i = 0; i < count; ++i) sum += costs_[i];
+    return sum;
   }
 
   // Whether a completion of the decisions before `from` may beat the best.
@@ -747,6 +779,11 @@ class Search {
   mutable int64_t looked_ = 0;
   // Droppable()'s, per step.
   std::vector<Bytes> left_, dropped_, excess_;
+  // FewestItems()'s: per step, the decisions droppable there as (bytes,
+  // least cost), and the last one added.
+  std::vector<std::vector<std::pair<Bytes, double>>> items_;
+  std::vector<int> item_of_;
+  std::vector<double> costs_;
   std::vector<double> need_, whole_;
   std::vector<Bytes> keep_;
   std::vector<int> exists_;
