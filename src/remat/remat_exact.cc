@@ -21,6 +21,7 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <limits>
 #include <optional>
 #include <string>
@@ -596,8 +597,10 @@ class Search {
     }
     excess_ = left_;
     item_of_.assign(m_.num_steps, kNone);
-    items_.resize(m_.num_steps);
-    for (auto& items : items_) items.clear();
+    items_.assign(m_.num_steps, 0);
+    const size_t width = m_.decisions.size();
+    item_bytes_.resize(m_.num_steps * width);
+    item_cost_.resize(m_.num_steps * width);
     for (int k : m_.by_ratio) {
       if (static_cast<size_t>(k) < from) continue;
       const Decision& d = m_.decisions[k];
@@ -609,7 +612,9 @@ class Search {
             dropped_[s] += m_.size[t];
             if (excess_[s] > 0 && item_of_[s] != k) {
               item_of_[s] = k;
-              items_[s].push_back({d.bytes, d.least_cost});
+              const size_t at = s * width + items_[s]++;
+              item_bytes_[at] = d.bytes;
+              item_cost_[at] = d.least_cost;
             }
             if (d.least_freed >= excess_[s]) {
               whole_[s] = std::min(whole_[s], d.least_cost);
@@ -637,20 +642,20 @@ class Search {
   // largest that free the excess, so it costs at least as much as that
   // many of the cheapest; none covers it: infinite.
   double FewestItems(int s) {
-    std::vector<std::pair<Bytes, double>>& items = items_[s];
-    Count(static_cast<int64_t>(items.size()));
-    std::sort(items.begin(), items.end(),
-              [](const auto& a, const auto& b) { return a.first > b.first; });
-    size_t count = 0;
+    const size_t width = m_.decisions.size();
+    Bytes* bytes = item_bytes_.data() + s * width;
+    double* costs = item_cost_.data() + s * width;
+    const int n = items_[s];
+    Count(8 * int64_t{n});
+    std::sort(bytes, bytes + n, std::greater<Bytes>());
+    int count = 0;
     for (Bytes freed = 0; freed < excess_[s]; ++count) {
-      if (count == items.size()) return kInfinity;
-      freed += items[count].first;
+      if (count == n) return kInfinity;
+      freed += bytes[count];
     }
-    costs_.clear();
-    for (const auto& item : items) costs_.push_back(item.second);
-    std::partial_sort(costs_.begin(), costs_.begin() + count, costs_.end());
+    std::partial_sort(costs, costs + count, costs + n);
     double sum = 0;
-    for (size_t i = 0; i < count; ++i) sum += costs_[i];
+    for (int i = 0; i < count; ++i) sum += costs[i];
     return sum;
   }
 
@@ -779,11 +784,12 @@ class Search {
   mutable int64_t looked_ = 0;
   // Droppable()'s, per step.
   std::vector<Bytes> left_, dropped_, excess_;
-  // FewestItems()'s: per step, the decisions droppable there as (bytes,
-  // least cost), and the last one added.
-  std::vector<std::vector<std::pair<Bytes, double>>> items_;
-  std::vector<int> item_of_;
-  std::vector<double> costs_;
+  // FewestItems()'s: per step, how many decisions are droppable there and
+  // the last one counted; their bytes and least costs, a row of
+  // decisions.size() per step.
+  std::vector<int> items_, item_of_;
+  std::vector<Bytes> item_bytes_;
+  std::vector<double> item_cost_;
   std::vector<double> need_, whole_;
   std::vector<Bytes> keep_;
   std::vector<int> exists_;
