@@ -10,8 +10,10 @@
 // from their op to their last known reader. A node is cut when some
 // step's bytes cannot come within the budget even if every undecided op
 // dropped its outputs wherever it may, or when the cost so far plus a
-// fractional knapsack of the undecided ops' costs over the worst step's
-// excess is no less than the best cost found. A recomputation is not
+// lower bound of the cost of dropping the worst step's excess is no less
+// than the best cost found: the larger of a fractional knapsack of the
+// undecided ops' costs and the least cost of as many of them as that
+// excess needs at the fewest. A recomputation is not
 // tried where no step it would drop its outputs over can need it (the
 // bytes there, plus what recomputations may still keep alive, fit with
 // its outputs kept).
