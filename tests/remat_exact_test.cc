@@ -505,14 +505,18 @@ TEST(RematExactTest, EqualsTheBruteForceOnRandomStepsWithViews) {
   }
 }
 
-// Deeper seeded steps, of 5 or 6 layers too (7 to 17 ops): enough
+// Deeper seeded steps, of 5 or 6 layers too (7 to 19 ops): enough
 // rewrites that the first found is often not the least, so a lower bound
-// of the added cost that is too high shows. (Seed 10, 20 ops, takes the
-// brute force half a minute.)
+// of the added cost that is too high shows, and so does a step counted
+// as not droppable that is (seed 24: an op of two outputs passed over at
+// a stage that reads only one). Left out: seed 10 (20 ops, half a minute
+// of brute force) and 15 and 17, where the heuristic's rewrite, outside
+// the model, costs less than any of the model's.
 TEST(RematExactTest, EqualsTheBruteForceOnDeeperRandomSteps) {
   RematExactOptions unplanned;
   unplanned.plan.build.plan_inputs = false;
-  for (uint32_t seed : {1, 2, 3, 4, 5, 6, 7, 8, 9, 11, 12, 13, 14}) {
+  for (uint32_t seed : {1,  2,  3,  4,  5,  6,  7,  8,  9,  11, 12,
+                        13, 14, 16, 18, 19, 20, 21, 22, 23, 24}) {
     ExpectBruteForceCosts(RandomStep(seed, seed % 2 == 0, 6), unplanned, 1);
   }
 }

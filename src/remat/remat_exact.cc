@@ -606,11 +606,17 @@ class Search {
     for (int k : m_.by_ratio) {
       if (static_cast<size_t>(k) < from) continue;
       const Decision& d = m_.decisions[k];
-      const int past = k == partial_ ? partial_upto_ : kNone;
+      // For the one being branched on, a gap of an output ending at or
+      // before the stage of its last decided choice is decided; one ending
+      // after it may yet be dropped whole (a later run drops each output
+      // from its last read before, whichever choices it passed).
+      const int decided =
+          k == partial_ ? m_.stage_of_step[partial_upto_] : kNone;
       for (int t : d.outputs) {
         int before = m_.OpStep(d.op);
         for (int r : reads_[t]) {
-          for (int s = std::max(before, past) + 1; s < r; ++s) {
+          const bool open = decided == kNone || m_.stage_of_step[r] > decided;
+          for (int s = open ? before + 1 : r; s < r; ++s) {
             dropped_[s] += m_.size[t];
             if (excess_[s] > 0 && item_of_[s] != k) {
               item_of_[s] = k;
