@@ -82,9 +82,9 @@ struct RematExactOptions {
   // The search's effort in work units (memplan/planner.h: about
   // kWorkPerSecond a second): 0 = kDefaultWorkLimit, about 10 s of CPU
   // (the MLP training step of 61 ops, bench/data/training, every pure op
-  // recomputable, is proven at 0.9, 0.8 and 0.7 of its peak, the slowest
-  // in about 3 s and 1.3x10^8 units; not at 0.6 and 0.5). Counted, so the
-  // same graph gives the same result on any machine.
+  // recomputable, is proven at 0.9, 0.8 and 0.7 of its peak in about 10^6
+  // units each; not at 0.6 and 0.5, even in 4x10^9). Counted, so the same
+  // graph gives the same result on any machine.
   int64_t work_limit = 0;
   // An optional wall-clock end (results then depend on the machine).
   absl::Time deadline = absl::InfiniteFuture();

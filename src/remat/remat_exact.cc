@@ -10,8 +10,10 @@
 // from their op to their last known reader. A node is cut when some
 // step's bytes cannot come within the budget even if every undecided op
 // dropped its outputs wherever it may, or when the cost so far plus a
-// fractional knapsack of the undecided ops' costs over the worst step's
-// excess is no less than the best cost found. A recomputation is not
+// lower bound of the cost of dropping the worst step's excess is no less
+// than the best cost found: the larger of a fractional knapsack of the
+// undecided ops' costs and the least cost of as many of them as that
+// excess needs at the fewest. A recomputation is not
 // tried where no step it would drop its outputs over can need it (the
 // bytes there, plus what recomputations may still keep alive, fit with
 // its outputs kept).
@@ -21,6 +23,7 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <limits>
 #include <optional>
 #include <string>
@@ -595,15 +598,32 @@ class Search {
       if (exists_[s] > 0 && keep_[s] > target) left_[s] = keep_[s] - target;
     }
     excess_ = left_;
+    item_of_.assign(m_.num_steps, kNone);
+    items_.assign(m_.num_steps, 0);
+    const size_t width = m_.decisions.size();
+    item_bytes_.resize(m_.num_steps * width);
+    item_cost_.resize(m_.num_steps * width);
     for (int k : m_.by_ratio) {
       if (static_cast<size_t>(k) < from) continue;
       const Decision& d = m_.decisions[k];
-      const int past = k == partial_ ? partial_upto_ : kNone;
+      // For the one being branched on, a gap of an output ending at or
+      // before the stage of its last decided choice is decided; one ending
+      // after it may yet be dropped whole (a later run drops each output
+      // from its last read before, whichever choices it passed).
+      const int decided =
+          k == partial_ ? m_.stage_of_step[partial_upto_] : kNone;
       for (int t : d.outputs) {
         int before = m_.OpStep(d.op);
         for (int r : reads_[t]) {
-          for (int s = std::max(before, past) + 1; s < r; ++s) {
+          const bool open = decided == kNone || m_.stage_of_step[r] > decided;
+          for (int s = open ? before + 1 : r; s < r; ++s) {
             dropped_[s] += m_.size[t];
+            if (excess_[s] > 0 && item_of_[s] != k) {
+              item_of_[s] = k;
+              const size_t at = s * width + items_[s]++;
+              item_bytes_[at] = d.bytes;
+              item_cost_[at] = d.least_cost;
+            }
             if (d.least_freed >= excess_[s]) {
               whole_[s] = std::min(whole_[s], d.least_cost);
               continue;
@@ -619,7 +639,32 @@ class Search {
     }
     for (int s = 0; s < m_.num_steps; ++s) {
       need_[s] = std::min(left_[s] > 0 ? kInfinity : need_[s], whole_[s]);
+      if (excess_[s] > 0) need_[s] = std::max(need_[s], FewestItems(s));
     }
+  }
+
+  // A lower bound of the cost of dropping the excess at step s counted in
+  // items: each decision droppable there is one item, freeing at most its
+  // bytes at no less than its least cost (the cost of an option freeing
+  // bytes). A cover takes at least as many items as the fewest of the
+  // largest that free the excess, so it costs at least as much as that
+  // many of the cheapest; none covers it: infinite.
+  double FewestItems(int s) {
+    const size_t width = m_.decisions.size();
+    Bytes* bytes = item_bytes_.data() + s * width;
+    double* costs = item_cost_.data() + s * width;
+    const int n = items_[s];
+    Count(8 * int64_t{n});
+    std::sort(bytes, bytes + n, std::greater<Bytes>());
+    int count = 0;
+    for (Bytes freed = 0; freed < excess_[s]; ++count) {
+      if (count == n) return kInfinity;
+      freed += bytes[count];
+    }
+    std::partial_sort(costs, costs + count, costs + n);
+    double sum = 0;
+    for (int i = 0; i < count; ++i) sum += costs[i];
+    return sum;
   }
 
   // Whether a completion of the decisions before `from` may beat the best.
@@ -747,6 +792,12 @@ class Search {
   mutable int64_t looked_ = 0;
   // Droppable()'s, per step.
   std::vector<Bytes> left_, dropped_, excess_;
+  // FewestItems()'s: per step, how many decisions are droppable there and
+  // the last one counted; their bytes and least costs, a row of
+  // decisions.size() per step.
+  std::vector<int> items_, item_of_;
+  std::vector<Bytes> item_bytes_;
+  std::vector<double> item_cost_;
   std::vector<double> need_, whole_;
   std::vector<Bytes> keep_;
   std::vector<int> exists_;
