@@ -255,12 +255,14 @@ void SortToPack(std::vector<Record>& rest, int pools) {
     last = std::max(last, r.start);
     in_pools = in_pools && r.pool >= 0 && r.pool < pools;
   }
-  // Unsigned, the distance between two int64 is exact.
-  const uint64_t steps =
-      static_cast<uint64_t>(last) - static_cast<uint64_t>(first) + 1;
+  // Unsigned, the distance between two int64 is exact (and compared
+  // before it is counted in steps, which could wrap).
+  const uint64_t span =
+      static_cast<uint64_t>(last) - static_cast<uint64_t>(first);
   const uint64_t most = 4 * rest.size() + 1024;
-  if (rest.empty() || !in_pools || steps > most ||
-      steps * static_cast<uint64_t>(pools) > most) {
+  const uint64_t steps = span + 1;
+  if (rest.empty() || !in_pools || span >= most ||
+      static_cast<uint64_t>(pools) > most / steps) {
     std::sort(rest.begin(), rest.end(), [&](const Record& a, const Record& b) {
       if (a.pool != b.pool) return a.pool < b.pool;
       if (a.start != b.start) return a.start < b.start;
