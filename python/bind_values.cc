@@ -2,6 +2,7 @@
 // Tensor, Op, Pool, Graph, and the Buffer and Problem built from a graph.
 #include <pybind11/operators.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <limits>
 #include <optional>
@@ -301,12 +302,68 @@ void BindGraphAndProblem(py::module_& m) {
       });
 }
 
+// The graph of tensors given by their lifetimes in op steps, built in one
+// call rather than one per tensor and op (memplan.executorch's arena graphs,
+// one op per node of an ExecuTorch graph): tensor i (names[i], sizes[i],
+// shapes[i], dtypes[i], `alignment`) is an output of op starts[i] and an
+// input of op ends[i] when ends[i] > starts[i]; op t is "<op_prefix><t>",
+// for every step t up to the last end (no op without a tensor).
+Graph LifetimeGraph(std::string name, std::vector<std::string> names,
+                    const std::vector<Bytes>& sizes,
+                    const std::vector<int64_t>& starts,
+                    const std::vector<int64_t>& ends,
+                    std::vector<std::vector<int64_t>> shapes,
+                    std::vector<std::string> dtypes, Bytes alignment, Pool pool,
+                    const std::string& op_prefix) {
+  const size_t n = names.size();
+  if (sizes.size() != n || starts.size() != n || ends.size() != n ||
+      shapes.size() != n || dtypes.size() != n) {
+    throw py::value_error(
+        "_lifetime_graph: names, sizes, starts, ends, shapes and dtypes must "
+        "have one entry per tensor");
+  }
+  int64_t last = -1;
+  for (size_t i = 0; i < n; ++i) {
+    if (starts[i] < 0 || ends[i] < starts[i] ||
+        ends[i] >= std::numeric_limits<int>::max()) {
+      throw py::value_error(absl::StrCat(
+          "_lifetime_graph: tensor \"", names[i], "\" has the lifetime [",
+          starts[i], ", ", ends[i], "]; it must be 0 <= start <= end < ",
+          std::numeric_limits<int>::max()));
+    }
+    last = std::max(last, ends[i]);
+  }
+  Graph graph;
+  graph.name = std::move(name);
+  graph.pools.push_back(std::move(pool));
+  graph.ops.resize(static_cast<size_t>(last + 1));
+  for (int64_t t = 0; t <= last; ++t) {
+    graph.ops[t].name = absl::StrCat(op_prefix, t);
+  }
+  graph.tensors.reserve(n);
+  for (size_t i = 0; i < n; ++i) {
+    graph.ops[starts[i]].outputs.push_back(names[i]);
+    if (ends[i] > starts[i]) graph.ops[ends[i]].inputs.push_back(names[i]);
+    Tensor& tensor = graph.tensors.emplace_back();
+    tensor.name = std::move(names[i]);
+    tensor.size = sizes[i];
+    tensor.alignment = alignment;
+    tensor.shape = std::move(shapes[i]);
+    tensor.dtype = std::move(dtypes[i]);
+  }
+  return graph;
+}
+
 }  // namespace
 
 void BindValues(py::module_& m) {
   BindTensor(m);
   BindOpAndPool(m);
   BindGraphAndProblem(m);
+  m.def("_lifetime_graph", &LifetimeGraph, py::arg("name"), py::arg("names"),
+        py::arg("sizes"), py::arg("starts"), py::arg("ends"), py::arg("shapes"),
+        py::arg("dtypes"), py::arg("alignment"), py::arg("pool"),
+        py::arg("op_prefix"));
 }
 
 }  // namespace memplan::python

@@ -58,18 +58,27 @@ import dataclasses as _dataclasses
 
 import memplan as _memplan
 from memplan import _fx_rules
+from memplan._memplan import _lifetime_graph
 
 from executorch.exir.memory_planning import (
     MemoryAlgoResult as _MemoryAlgoResult,
     MemoryPlanningAlgorithmSuite as _Suite,
     SpecAllocResult as _SpecAllocResult,
     Verifier as _Verifier,
-    collect_specs_from_nodes as _collect_specs_from_nodes,
+    _get_mutable_buffer_specs,
+    _is_inplace_node,
+    _is_mutable_buffer,
+    get_graph_input_tensors as _get_graph_input_tensors,
+    get_graph_output_tensors as _get_graph_output_tensors,
+    get_node_tensor_specs as _get_node_tensor_specs,
 )
 from executorch.exir.passes.memory_planning_pass import (
     MemoryPlanningPass as _MemoryPlanningPass,
 )
+from executorch.exir.schema import TensorShapeDynamism as _Dynamism
 from executorch.exir.tensor import ALIGNMENT
+
+_DYNAMIC_UNBOUND = _Dynamism.DYNAMIC_UNBOUND
 
 __all__ = [
     "ALIGNMENT",
@@ -142,8 +151,15 @@ def arena_graph(specs, mem_id, alignment):
     so that memplan's lifetime is exactly [a, b + 1). Specs of size 0 are
     left out (they hold no byte).
     """
-    tensors, starts, ends = [], {}, {}
-    last = 0
+    return _arena_graph(
+        specs, [spec.allocated_memory for spec in specs], mem_id, alignment
+    )
+
+
+def _arena_graph(specs, sizes, mem_id, alignment):
+    """arena_graph() with the specs' `allocated_memory` given (sizes[i] of
+    specs[i]), built by one call into the module."""
+    names, kept, starts, ends, shapes, dtypes = [], [], [], [], [], []
     for i, spec in enumerate(specs):
         start, end = spec.lifetime
         if start is None or end is None or start > end:
@@ -151,36 +167,26 @@ def arena_graph(specs, mem_id, alignment):
                 f"memplan.executorch: {spec} (mem_id {mem_id}) has no valid "
                 f"lifetime: {spec.lifetime}"
             )
-        size = spec.allocated_memory
+        size = sizes[i]
         if size == 0:
             continue
-        name = _spec_name(mem_id, i)
-        tensors.append(
-            _memplan.Tensor(
-                name,
-                size,
-                alignment=alignment,
-                shape=list(spec.shape),
-                dtype=_dtype_name(spec.dtype),
-            )
-        )
-        starts.setdefault(start, []).append(name)
-        if end > start:
-            ends.setdefault(end, []).append(name)
-        last = max(last, end)
-    ops = (
-        [
-            _memplan.Op(f"node{t}", ends.get(t, []), starts.get(t, []))
-            for t in range(last + 1)
-        ]
-        if tensors
-        else []
-    )
-    return _memplan.Graph(
+        names.append(_spec_name(mem_id, i))
+        kept.append(size)
+        starts.append(start)
+        ends.append(end)
+        shapes.append(list(spec.shape))
+        dtypes.append(_dtype_name(spec.dtype))
+    return _lifetime_graph(
         name=f"mem_id_{mem_id}",
-        tensors=tensors,
-        ops=ops,
-        pools=[_memplan.Pool(f"mem_id_{mem_id}", 0, alignment)],
+        names=names,
+        sizes=kept,
+        starts=starts,
+        ends=ends,
+        shapes=shapes,
+        dtypes=dtypes,
+        alignment=alignment,
+        pool=_memplan.Pool(f"mem_id_{mem_id}", 0, alignment),
+        op_prefix="node",
     )
 
 
@@ -239,9 +245,12 @@ class MemplanAlgorithm:
         extra_padding=0,
     ):
         result = _MemoryAlgoResult({}, [])
+        # allocated_memory computes from shape and dtype at each read:
+        # read once per spec (realign returns it).
+        nbytes = {}
         roots, dependents = {}, []
         for spec in specs:
-            spec.realign(alignment)
+            nbytes[spec] = spec.realign(alignment)
             mem_id = 1 if spec.mem_id is None else spec.mem_id
             result.spec_dict[spec] = _SpecAllocResult(mem_id, 0, 0)
             if spec.storage_base is None:
@@ -255,6 +264,7 @@ class MemplanAlgorithm:
             arena = self._plan_arena(
                 mem_id,
                 roots[mem_id],
+                nbytes,
                 alignment,
                 reserved[mem_id] if mem_id < len(reserved) else 0,
                 extra_padding,
@@ -264,13 +274,17 @@ class MemplanAlgorithm:
             sizes.extend([0] * (mem_id + 1 - len(sizes)))
             sizes[mem_id] = arena.size
         for spec in dependents:
-            self._place_dependent(spec, result)
-        _number_objects(result)
+            self._place_dependent(spec, nbytes, result)
+        _number_objects(result, nbytes)
         result.bufsizes = sizes
         return result
 
-    def _plan_arena(self, mem_id, specs, alignment, reserved, padding, result):
-        graph = arena_graph(specs, mem_id, alignment)
+    def _plan_arena(
+        self, mem_id, specs, nbytes, alignment, reserved, padding, result
+    ):
+        graph = _arena_graph(
+            specs, [nbytes[spec] for spec in specs], mem_id, alignment
+        )
         if graph.tensors:
             plan = _memplan.plan(
                 graph, self.planner, alignment=alignment, **self.plan_options
@@ -279,9 +293,10 @@ class MemplanAlgorithm:
             peak, lower, naive = (plan.peak, plan.lower_bound, plan.naive_total)
         else:
             placed, peak, lower, naive = {}, 0, 0, 0
+        spec_dict = result.spec_dict
         for i, spec in enumerate(specs):
             _, offset = placed.get(_spec_name(mem_id, i), (None, 0))
-            result.spec_dict[spec].mem_offset = reserved + offset
+            spec_dict[spec].mem_offset = reserved + offset
         return Arena(
             mem_id=mem_id,
             size=reserved + peak + padding,
@@ -296,7 +311,7 @@ class MemplanAlgorithm:
         )
 
     @staticmethod
-    def _place_dependent(spec, result):
+    def _place_dependent(spec, nbytes, result):
         root, offset = _root(spec)
         if root not in result.spec_dict:
             raise ValueError(
@@ -304,11 +319,11 @@ class MemplanAlgorithm:
                 "which is not among the specs to plan (a graph input or "
                 "output left to the caller?)"
             )
-        if offset + spec.allocated_memory > root.allocated_memory:
+        if offset + nbytes[spec] > nbytes[root]:
             raise ValueError(
-                f"memplan.executorch: {spec} ({spec.allocated_memory} bytes "
+                f"memplan.executorch: {spec} ({nbytes[spec]} bytes "
                 f"at +{offset}) does not fit in its storage base {root} "
-                f"({root.allocated_memory} bytes)"
+                f"({nbytes[root]} bytes)"
             )
         base = result.spec_dict[root]
         mine = result.spec_dict[spec]
@@ -373,29 +388,35 @@ def _check_pass_values(options):
             )
 
 
-def _number_objects(result):
+def _number_objects(result, nbytes):
     """Sets mem_obj_id: one id per group of specs (in one arena) whose byte
     ranges chain into each other, so that two specs share bytes exactly when
-    ExecuTorch's Verifier expects them to share an id."""
+    ExecuTorch's Verifier expects them to share an id. nbytes: {spec:
+    allocated_memory}."""
     by_arena = {}
     for spec, place in result.spec_dict.items():
-        by_arena.setdefault(place.mem_id, []).append((place, spec))
+        by_arena.setdefault(place.mem_id, []).append(
+            (place.mem_offset, -nbytes[spec], place)
+        )
     for entries in by_arena.values():
-        entries.sort(key=lambda e: (e[0].mem_offset, -e[1].allocated_memory))
-        obj, end = -1, None
-        for place, spec in entries:
-            size = spec.allocated_memory
-            if size == 0:  # holds no byte: shares with nothing
+        entries.sort(key=_offset_then_size)
+        obj, end, empty = -1, None, []
+        for offset, minus_size, place in entries:
+            if minus_size == 0:  # holds no byte: shares with nothing
+                empty.append(place)
                 continue
-            if end is None or place.mem_offset >= end:
+            if end is None or offset >= end:
                 obj += 1
-                end = place.mem_offset
+                end = offset
             place.mem_obj_id = obj
-            end = max(end, place.mem_offset + size)
-        for place, spec in entries:
-            if spec.allocated_memory == 0:
-                obj += 1
-                place.mem_obj_id = obj
+            end = max(end, offset - minus_size)
+        for place in empty:
+            obj += 1
+            place.mem_obj_id = obj
+
+
+def _offset_then_size(entry):
+    return entry[0], entry[1]
 
 
 def verify_storage(
@@ -427,18 +448,12 @@ def verify_storage(
     # matters only when they are left out (and costs a scan of the
     # signature per node).
     needs_signature = not (alloc_graph_input and alloc_mutable_buffers)
-    specs = list(
-        _collect_specs_from_nodes(
-            graph_module.graph.nodes,
-            graph_signature if needs_signature else None,
-            ignore_const=True,
-            ignore_graph_input=not alloc_graph_input,
-            ignore_graph_output=not alloc_graph_output,
-            ignore_mutable_buffers=not alloc_mutable_buffers,
-            do_assertion=False,
-            ignore_out_var_node=False,
-            dedup=True,
-        )
+    specs = _specs_to_check(
+        graph_module.graph.nodes,
+        graph_signature if needs_signature else None,
+        ignore_graph_input=not alloc_graph_input,
+        ignore_graph_output=not alloc_graph_output,
+        ignore_mutable_buffers=not alloc_mutable_buffers,
     )
     sizes = list(graph_module.meta.get("non_const_buffer_sizes") or [])
     arenas, nbytes = {}, {}  # allocated_memory computes; read it once
@@ -456,6 +471,69 @@ def verify_storage(
         if not allow_lifetime_and_storage_overlap:
             _check_no_live_overlap(mem_id, members, nbytes)
     return len(specs)
+
+
+def _specs_to_check(
+    nodes,
+    graph_signature,
+    *,
+    ignore_graph_input,
+    ignore_graph_output,
+    ignore_mutable_buffers,
+):
+    """The specs ExecuTorch's Verifier checks: those of
+    `collect_specs_from_nodes(nodes, graph_signature, ignore_*,
+    ignore_const=True, ignore_out_var_node=False, dedup=True)`, in its
+    order, with the same filters, except that whether a node is an in-place
+    op (whose results are its input's specs, left to the input's node) is
+    asked once per op rather than once per node, and that nothing is
+    changed: ExecuTorch's collection also aliases an in-place op's result
+    specs to its input's, which its planning did already."""
+    graph_inputs = (
+        _get_graph_input_tensors(nodes, graph_signature)
+        if ignore_graph_input
+        else ()
+    )
+    graph_outputs = (
+        _get_graph_output_tensors(nodes) if ignore_graph_output else ()
+    )
+    mutable = (
+        _get_mutable_buffer_specs(nodes, graph_signature)
+        if ignore_mutable_buffers
+        else ()
+    )
+    inplace, seen, specs = {}, set(), []
+    for node in nodes:
+        if node.op == "get_attr":
+            continue
+        node_specs = _get_node_tensor_specs(node)
+        if not node_specs:
+            continue
+        if node.op == "call_function":
+            is_inplace = inplace.get(node.target)
+            if is_inplace is None:
+                is_inplace = inplace[node.target] = _is_inplace_node(node)
+            if is_inplace:
+                continue
+        if ignore_mutable_buffers and _is_mutable_buffer(node, graph_signature):
+            continue
+        for spec in node_specs:
+            if (
+                spec is None
+                or spec in seen
+                or spec.shape_dynamism == _DYNAMIC_UNBOUND
+                or spec in graph_inputs
+                or spec in graph_outputs
+                or spec in mutable
+                or (
+                    spec.const
+                    and not node.meta.get("weight_has_gradient", False)
+                )
+            ):
+                continue
+            seen.add(spec)
+            specs.append(spec)
+    return specs
 
 
 def _describe(spec):
@@ -518,6 +596,9 @@ def _storage_groups(specs):
     included when it is among `specs`)."""
     groups = {}
     for spec in specs:
+        if spec.storage_base is None:  # most specs
+            groups.setdefault(spec, []).append(spec)
+            continue
         root, seen = spec, {id(spec)}
         while root.storage_base is not None:
             root = root.storage_base

@@ -10,6 +10,7 @@ Random weights, small inputs (the models of scripts/executorch_table.py)."""
 
 import copy
 import importlib.util
+import itertools
 import pathlib
 
 import pytest
@@ -17,7 +18,9 @@ import torch
 from executorch.exir.error import InternalError
 from executorch.exir.memory_planning import (
     MemoryPlanningAlgorithmSuite,
+    _is_inplace_node,
     _is_out_var_node,
+    collect_specs_from_nodes,
     greedy,
 )
 from executorch.exir.passes import MemoryPlanningPass
@@ -368,6 +371,108 @@ def test_arena_graph_keeps_executorch_lifetimes():
         "m1_spec1": (1, 2, 32),
         "m1_spec2": (3, 6, 16),
     }  # spec3 holds no byte
+
+
+def test_arena_graph_is_the_graph_built_tensor_by_tensor():
+    """arena_graph() builds its graph in one call; it is the graph of one
+    memplan Tensor per spec with bytes and one Op per node."""
+    specs = []
+    for shape, dtype, lifetime in [
+        ((4, 3), torch.float32, [0, 2]),
+        ((8,), torch.int64, [2, 2]),
+        ((0,), torch.float32, [1, 3]),
+        ((5,), torch.uint8, [1, 4]),
+        ((2, 2), torch.float16, [0, 4]),
+    ]:
+        spec = TensorSpec(dtype, torch.Size(shape))
+        spec.lifetime = lifetime
+        spec.realign(16)
+        specs.append(spec)
+    names = {0: "m2_spec0", 1: "m2_spec1", 3: "m2_spec3", 4: "m2_spec4"}
+    tensors = [
+        memplan.Tensor(
+            names[i],
+            specs[i].allocated_memory,
+            alignment=16,
+            shape=list(specs[i].shape),
+            dtype=str(specs[i].dtype).replace("torch.", ""),
+        )
+        for i in names
+    ]
+    outputs = {0: ["m2_spec0", "m2_spec4"], 1: ["m2_spec3"], 2: ["m2_spec1"]}
+    inputs = {2: ["m2_spec0"], 4: ["m2_spec3", "m2_spec4"]}
+    expected = memplan.Graph(
+        name="mem_id_2",
+        tensors=tensors,
+        ops=[
+            memplan.Op(f"node{t}", inputs.get(t, []), outputs.get(t, []))
+            for t in range(5)
+        ],
+        pools=[memplan.Pool("mem_id_2", 0, 16)],
+    )
+    assert met.arena_graph(specs, 2, 16) == expected
+    empty = met.arena_graph(specs[2:3], 1, 16)
+    assert not empty.tensors and not empty.ops
+    specs[1].lifetime = [3, 2]
+    with pytest.raises(ValueError, match="no valid lifetime"):
+        met.arena_graph(specs, 2, 16)
+
+
+class Planned(met.MemplanPlanningPass):
+    """memplan's pass that keeps the graphs it planned."""
+
+    def __init__(self):
+        super().__init__(met.algorithm())
+        self.planned = []
+
+    def run(self, graph_module, graph_signature=None):
+        result = super().run(graph_module, graph_signature)
+        self.planned.append((graph_module, graph_signature))
+        return result
+
+
+def test_storage_check_checks_the_specs_executorch_verifier_does():
+    """verify_storage() collects the specs ExecuTorch's Verifier collects,
+    for each choice of the specs left out (a model with in-place writes to
+    mutable buffers, graph inputs and outputs)."""
+    model, inputs = table.MODELS["llama_kv_cache_2048"](IMAGE)
+    planned = Planned()
+    table.export(model, inputs, planned)
+    graph_module, signature = planned.planned[-1]
+    nodes = graph_module.graph.nodes
+    assert any(_is_inplace_node(node) for node in nodes)
+    for left_out in itertools.product([False, True], repeat=3):
+        options = dict(
+            zip(
+                (
+                    "ignore_graph_input",
+                    "ignore_graph_output",
+                    "ignore_mutable_buffers",
+                ),
+                left_out,
+            )
+        )
+        expected = list(
+            collect_specs_from_nodes(
+                nodes,
+                signature,
+                ignore_const=True,
+                ignore_out_var_node=False,
+                dedup=True,
+                do_assertion=False,
+                **options,
+            )
+        )
+        assert met._specs_to_check(nodes, signature, **options) == expected
+    assert met.verify_storage(graph_module, signature) == len(
+        met._specs_to_check(
+            nodes,
+            None,
+            ignore_graph_input=False,
+            ignore_graph_output=False,
+            ignore_mutable_buffers=False,
+        )
+    )
 
 
 def test_bad_options_are_named():
