@@ -19,7 +19,7 @@ import torch
 
 import memplan
 import memplan.torch as mt
-from memplan.torch import arena as arena_module
+import remat_checks
 import remat_models
 
 torch.set_num_threads(1)
@@ -66,20 +66,6 @@ def peak_without(name):
     return plan.peak
 
 
-def arena_sizes(monkeypatch):
-    """The plan bytes of each arena run_in_arena lays out."""
-    sizes = []
-    init = arena_module._ArenaRun.__init__
-
-    def recording(self, *args, **kwargs):
-        init(self, *args, **kwargs)
-        sizes.append(self.size)
-        assert self.arena.numel() >= self.size
-
-    monkeypatch.setattr(arena_module._ArenaRun, "__init__", recording)
-    return sizes
-
-
 @pytest.mark.parametrize("name", list(CASES))
 def test_the_functional_step_writes_only_buffers(name):
     """Functionalized: the only ops that write are the buffer updates (no
@@ -114,34 +100,13 @@ def test_rematerialized_joint_step_gives_eager_gradients(
     result = mt.rematerialize(
         traced, budget, alignment=ALIGNMENT, plan_outputs=plan_outputs
     )
-    assert result.peak_without == peak_without(name)
-    assert result.plan.peak <= budget < result.peak_without
-    assert result.recomputed and result.added_cost > 0
-    memplan.verify(result.graph, result.plan)
-    # No op with writes runs twice: every recomputed op copies a traced op
-    # that writes nothing, and each writer is in the op list once.
-    ops = {op.name: op for op in result.graph.ops}
-    traced_ops = {op.name: op for op in traced.ops}
-    for copied in result.recomputed:
-        original = traced_ops[re.sub(r"\.recompute(_\d+)?$", "", copied)]
-        assert not ops[copied].writes and not original.writes
-        assert original.recomputable
-    names = [op.name for op in result.graph.ops]
+    remat_checks.check_rewrite(traced, result, budget, peak_without(name))
+    # Functionalized: the buffer updates are the only writers.
     writers = [op.name for op in result.graph.ops if op.writes]
     assert sorted(writers) == sorted(traced.buffer_writes.values())
-    assert all(names.count(w) == 1 for w in writers)
-    assert len(names) == len(traced.ops) + len(result.recomputed)
-
-    sizes = arena_sizes(monkeypatch)
-    state = {n: c.clone() for n, c in traced.constants.items()}
-    out = mt.run_in_arena(
-        traced, result.plan, inputs, state=state, graph=result.graph
+    remat_checks.check_run_in_arena(
+        traced, result, inputs, grads, buffers, monkeypatch
     )
-    assert sizes == [result.plan.peak]
-    torch.testing.assert_close(out, tuple(grads))
-    for n, value in buffers.items():
-        assert not torch.equal(value, traced.constants[n])  # the step moved it
-        torch.testing.assert_close(state[n], value)
 
 
 def test_an_ordinary_run_gives_eager_gradients_and_statistics():
