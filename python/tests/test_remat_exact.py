@@ -110,23 +110,31 @@ def test_exact_arguments_are_checked():
         memplan.rematerialize(graph, 0, exact=True)
 
 
-def test_torch_exact_step_runs_with_eager_gradients():
+def mlp_step(bias):
+    """A traced training step of a 3-hidden-layer MLP (ReLU, width 64, a
+    batch of 64), its input and eager PyTorch's gradients."""
     torch = pytest.importorskip("torch")
     import memplan.torch as mt
 
     torch.manual_seed(0)
-    layers = [torch.nn.Linear(16, 64), torch.nn.ReLU()]
+    layers = [torch.nn.Linear(16, 64, bias=bias), torch.nn.ReLU()]
     for _ in range(2):
-        layers += [torch.nn.Linear(64, 64), torch.nn.ReLU()]
-    model = torch.nn.Sequential(*layers, torch.nn.Linear(64, 4))
+        layers += [torch.nn.Linear(64, 64, bias=bias), torch.nn.ReLU()]
+    model = torch.nn.Sequential(*layers, torch.nn.Linear(64, 4, bias=bias))
     x = torch.randn(64, 16)
 
     def loss_fn(out):
         return out.square().mean()
 
-    params = list(model.parameters())
-    grads = torch.autograd.grad(loss_fn(model(x)), params)
-    traced = mt.trace(model, (x,), training=True, loss_fn=loss_fn)
+    grads = torch.autograd.grad(loss_fn(model(x)), list(model.parameters()))
+    return mt.trace(model, (x,), training=True, loss_fn=loss_fn), x, grads
+
+
+def test_torch_exact_step_runs_with_eager_gradients():
+    torch = pytest.importorskip("torch")
+    import memplan.torch as mt
+
+    traced, x, grads = mlp_step(bias=True)
     assert len(traced.graph.ops) == 64
     peak = memplan.plan(traced.graph).peak
     result = mt.rematerialize(traced, int(peak * 0.9), exact=True)
@@ -142,26 +150,13 @@ def test_torch_exact_step_runs_with_eager_gradients():
 def test_torch_exact_proves_a_step_read_through_views_at_five_budgets():
     """A traced MLP step of 56 ops reads each saved activation through a
     view (alias): the exact mode runs the activation's op again with its
-    view, proves the least cost at five budgets, each in under 10 s of CPU,
-    and the rewritten step runs in one arena with eager's gradients."""
+    view, proves the least cost at five budgets within the default work
+    limit (a few thousand work units each, docs/remat.md), and the
+    rewritten step runs in one arena with eager's gradients."""
     torch = pytest.importorskip("torch")
-    import time
-
     import memplan.torch as mt
 
-    torch.manual_seed(0)
-    layers = [torch.nn.Linear(16, 64, bias=False), torch.nn.ReLU()]
-    for _ in range(2):
-        layers += [torch.nn.Linear(64, 64, bias=False), torch.nn.ReLU()]
-    model = torch.nn.Sequential(*layers, torch.nn.Linear(64, 4, bias=False))
-    x = torch.randn(64, 16)
-
-    def loss_fn(out):
-        return out.square().mean()
-
-    params = list(model.parameters())
-    grads = torch.autograd.grad(loss_fn(model(x)), params)
-    traced = mt.trace(model, (x,), training=True, loss_fn=loss_fn)
+    traced, x, grads = mlp_step(bias=False)
     assert len(traced.graph.ops) == 56
     # The arena holds the step's own tensors: weights and gradients are the
     # caller's.
@@ -169,9 +164,7 @@ def test_torch_exact_proves_a_step_read_through_views_at_five_budgets():
     peak = memplan.plan(traced.graph, **options).peak
     for fraction in (0.95, 0.9, 0.85, 0.8, 0.78):
         budget = int(peak * fraction)
-        start = time.process_time()
         result = mt.rematerialize(traced, budget, exact=True, **options)
-        assert time.process_time() - start < 10
         assert result.proven, fraction
         assert 0 < result.added_cost and result.plan.peak <= budget
         memplan.verify(result.graph, result.plan)
