@@ -16,6 +16,25 @@ def torch_module():
     return torch
 
 
+def training_step_module(model, loss_fn, as_tuple):
+    """The module of the training step loss_fn(model(*args)): the model as
+    its submodule "model", the loss its output (in a 1-tuple when
+    `as_tuple`, as torch.export's training trace takes it; bare for
+    AOTAutograd's joint graph)."""
+    torch = torch_module()
+
+    class TrainingStep(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.model = model
+
+        def forward(self, *args):
+            loss = loss_fn(self.model(*args))
+            return (loss,) if as_tuple else loss
+
+    return TrainingStep()
+
+
 def fetch_attr(module, target):
     value = module
     for part in target.split("."):

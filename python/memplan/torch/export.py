@@ -10,7 +10,11 @@ from memplan import _fx_rules
 
 import memplan.torch.dims as _dims
 import memplan.torch.record as _record
-from memplan.torch._common import flatten, torch_module
+from memplan.torch._common import (
+    flatten,
+    torch_module,
+    training_step_module,
+)
 from memplan.torch.errors import TraceError
 
 
@@ -135,17 +139,9 @@ class _TrainingStep:
 
     @staticmethod
     def module(model, loss_fn):
-        torch = torch_module()
-
-        class TrainingStep(torch.nn.Module):
-            def __init__(self):
-                super().__init__()
-                self.model = model
-
-            def forward(self, *args):
-                return ((loss_fn or _default_loss)(self.model(*args)),)
-
-        return TrainingStep()
+        return training_step_module(
+            model, loss_fn or _default_loss, as_tuple=True
+        )
 
 
 def _export(model, example_inputs, training, loss_fn, name, dynamic_shapes):

@@ -18,7 +18,7 @@ capture() at each activation_memory_budget."""
 import dataclasses
 
 from memplan.torch import record as _record
-from memplan.torch._common import torch_module
+from memplan.torch._common import torch_module, training_step_module
 from memplan.torch.errors import TraceError
 
 _FALLBACK = (
@@ -43,20 +43,6 @@ class Captured:
     # Per forward placeholder, the model's parameter or buffer it is (its
     # name in model.named_parameters() or named_buffers()), else None.
     state_names: list = None
-
-
-def _step_module(model, loss_fn):
-    torch = torch_module()
-
-    class TrainingStep(torch.nn.Module):
-        def __init__(self):
-            super().__init__()
-            self.model = model
-
-        def forward(self, *args):
-            return loss_fn(self.model(*args))
-
-    return TrainingStep()
 
 
 def _boxed(gm, into, key):
@@ -154,7 +140,9 @@ def _compile_and_run(model, inputs, loss_fn, budget, seen, name):
     )
     torch._dynamo.reset()
     step = torch.compile(
-        _step_module(model, loss_fn), backend=backend, fullgraph=True
+        training_step_module(model, loss_fn, as_tuple=False),
+        backend=backend,
+        fullgraph=True,
     )
     try:
         with torch._functorch.config.patch(activation_memory_budget=budget):
