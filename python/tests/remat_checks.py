@@ -1,6 +1,6 @@
-"""The checks of a rematerialized training step that test_remat.py (the
-torch.export trace) and test_remat_joint.py (AOTAutograd's joint graph)
-share: the rewrite fits its budget, is verified and runs no op with writes
+"""The cases and checks of a rematerialized training step that
+test_remat.py (the torch.export trace) and test_remat_joint.py
+(AOTAutograd's joint graph) share: the rewrite fits its budget, is verified and runs no op with writes
 twice; run in one arena of its plan's size, it gives eager PyTorch's
 gradients and buffer updates."""
 
@@ -11,6 +11,15 @@ import torch
 import memplan
 import memplan.torch as mt
 from memplan.torch import arena as arena_module
+
+ALIGNMENT = 64
+# model -> (plan_outputs, budgets as fractions of the peak without
+# recomputation)
+CASES = {
+    "cnn_bn": (False, (0.9, 0.75, 0.6)),
+    "transformer": (True, (0.9, 0.75, 0.6)),
+    "unet": (True, (0.9, 0.75, 0.6)),
+}
 
 
 def check_rewrite(traced, result, budget, peak_without):

@@ -20,18 +20,10 @@ import torch
 import memplan
 import memplan.torch as mt
 import remat_checks
+from remat_checks import ALIGNMENT, CASES
 import remat_models
 
 torch.set_num_threads(1)
-
-ALIGNMENT = 64
-# model -> (plan_outputs, budgets as fractions of the peak without
-# recomputation)
-CASES = {
-    "cnn_bn": (False, (0.9, 0.75, 0.6)),
-    "transformer": (True, (0.9, 0.75, 0.6)),
-    "unet": (True, (0.9, 0.75, 0.6)),
-}
 
 
 @functools.lru_cache(maxsize=None)
